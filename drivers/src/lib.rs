@@ -1,0 +1,2 @@
+//! Transports and vendor drivers. See DESIGN.md §4.
+pub mod transport;

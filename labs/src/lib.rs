@@ -1,0 +1,1 @@
+//! Device simulators and lab topologies.
