@@ -4,3 +4,4 @@
 //! precedence and deep merge, allowlists, and secrets that never print.
 
 pub mod secret;
+pub mod facts;

@@ -23,3 +23,9 @@ impl Default for Timeouts {
         }
     }
 }
+
+pub mod credentials;
+pub mod http;
+pub mod netconf;
+pub mod snmp;
+pub mod ssh;

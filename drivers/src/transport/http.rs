@@ -1,0 +1,1 @@
+//! HTTP JSON APIs (reqwest + rustls): eAPI, iControl REST, the Chef server.

@@ -1,0 +1,1 @@
+//! SSH transport (russh): exec channels, subsystems (NETCONF) and interactive CLI shells.
