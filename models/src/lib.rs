@@ -3,5 +3,16 @@
 //! Chef's node object (RFC 45 desired/current split), run-lists and their expansion, attribute
 //! precedence and deep merge, allowlists, and secrets that never print.
 
-pub mod secret;
+pub mod allowlist;
+pub mod attributes;
+pub mod error;
 pub mod facts;
+pub mod name;
+pub mod node;
+pub mod runlist;
+pub mod secret;
+
+pub use error::ModelError;
+pub use name::NodeName;
+pub use node::{Attrs, CurrentState, DesiredState, Environment, Node, Role};
+pub use runlist::{RunList, RunListItem};
