@@ -27,7 +27,10 @@ impl AllowEntry {
             parts.remove(0);
         }
         if parts.is_empty() {
-            return Err(ModelError::InvalidAllowlist { entry: s.into(), reason: "names no attribute" });
+            return Err(ModelError::InvalidAllowlist {
+                entry: s.into(),
+                reason: "names no attribute",
+            });
         }
         Ok(AllowEntry(parts))
     }
@@ -36,7 +39,10 @@ impl AllowEntry {
         match v {
             Value::String(s) => AllowEntry::parse(s),
             Value::Array(items) => {
-                let keys: Option<Vec<String>> = items.iter().map(|i| i.as_str().map(str::to_owned)).collect();
+                let keys: Option<Vec<String>> = items
+                    .iter()
+                    .map(|i| i.as_str().map(str::to_owned))
+                    .collect();
                 match keys {
                     Some(k) if !k.is_empty() => Ok(AllowEntry(k)),
                     _ => Err(ModelError::InvalidAllowlist {
@@ -45,7 +51,10 @@ impl AllowEntry {
                     }),
                 }
             }
-            _ => Err(ModelError::InvalidAllowlist { entry: v.to_string(), reason: "must be a string or an array" }),
+            _ => Err(ModelError::InvalidAllowlist {
+                entry: v.to_string(),
+                reason: "must be a string or an array",
+            }),
         }
     }
 }
@@ -96,7 +105,9 @@ fn add(data: &Attrs, out: &mut Attrs, path: &[String]) {
     };
     let mut dst = out;
     for p in parents {
-        let slot = dst.entry(p.clone()).or_insert_with(|| Value::Object(Attrs::new()));
+        let slot = dst
+            .entry(p.clone())
+            .or_insert_with(|| Value::Object(Attrs::new()));
         if !slot.is_object() {
             *slot = Value::Object(Attrs::new());
         }
@@ -161,15 +172,27 @@ mod tests {
 
     #[test]
     fn array_entry_for_keys_with_slashes() {
-        let f = filter(&ohai(), Some(&entries(json!([["filesystem", "/dev/diskos2"]]))));
-        assert_eq!(Value::Object(f), json!({"filesystem": {"/dev/diskos2": {"size": "10G"}}}));
+        let f = filter(
+            &ohai(),
+            Some(&entries(json!([["filesystem", "/dev/diskos2"]]))),
+        );
+        assert_eq!(
+            Value::Object(f),
+            json!({"filesystem": {"/dev/diskos2": {"size": "10G"}}})
+        );
     }
 
     #[test]
     fn several_entries_false_values_and_missing_paths() {
         let f = filter(
             &ohai(),
-            Some(&entries(json!(["network/interfaces/eth0", "hostname", "enabled", "nope/deeper", "/network/default_gateway"]))),
+            Some(&entries(json!([
+                "network/interfaces/eth0",
+                "hostname",
+                "enabled",
+                "nope/deeper",
+                "/network/default_gateway"
+            ]))),
         );
         assert_eq!(
             Value::Object(f),
@@ -184,8 +207,12 @@ mod tests {
         assert!(serde_json::from_value::<Vec<AllowEntry>>(json!([1])).is_err());
         assert!(serde_json::from_value::<Vec<AllowEntry>>(json!([[]])).is_err());
         assert!(serde_json::from_value::<Allowlists>(json!({"automatc": []})).is_err());
-        let a: Allowlists = serde_json::from_value(json!({"automatic": ["a/b"], "normal": []})).unwrap();
-        assert_eq!(a.automatic.unwrap()[0], AllowEntry(vec!["a".into(), "b".into()]));
+        let a: Allowlists =
+            serde_json::from_value(json!({"automatic": ["a/b"], "normal": []})).unwrap();
+        assert_eq!(
+            a.automatic.unwrap()[0],
+            AllowEntry(vec!["a".into(), "b".into()])
+        );
         assert_eq!(a.normal, Some(vec![]));
         assert_eq!(a.default, None);
     }

@@ -64,10 +64,18 @@ impl Component {
         Component::ForceOverride,
         Component::Automatic,
     ];
-    const DEFAULTS: [Component; 4] =
-        [Component::Default, Component::EnvDefault, Component::RoleDefault, Component::ForceDefault];
-    const OVERRIDES: [Component; 4] =
-        [Component::Override, Component::RoleOverride, Component::EnvOverride, Component::ForceOverride];
+    const DEFAULTS: [Component; 4] = [
+        Component::Default,
+        Component::EnvDefault,
+        Component::RoleDefault,
+        Component::ForceDefault,
+    ];
+    const OVERRIDES: [Component; 4] = [
+        Component::Override,
+        Component::RoleOverride,
+        Component::EnvOverride,
+        Component::ForceOverride,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -112,11 +120,20 @@ pub enum Source {
     /// Node-level parameters from an external node classifier (this run only).
     Classifier,
     /// A cookbook attribute file, `cookbooks/CB/attributes/FILE`.
-    AttributeFile { cookbook: String, file: String },
+    AttributeFile {
+        cookbook: String,
+        file: String,
+    },
     /// A recipe's `attributes:` block.
-    Recipe { recipe: String },
-    Role { role: String },
-    Environment { environment: String },
+    Recipe {
+        recipe: String,
+    },
+    Role {
+        role: String,
+    },
+    Environment {
+        environment: String,
+    },
     /// Facts gathered from the device.
     Automatic,
 }
@@ -140,7 +157,9 @@ impl fmt::Display for Source {
         match self {
             Source::Node => f.write_str("node"),
             Source::Classifier => f.write_str("classifier"),
-            Source::AttributeFile { cookbook, file } => write!(f, "attribute file {cookbook}/attributes/{file}"),
+            Source::AttributeFile { cookbook, file } => {
+                write!(f, "attribute file {cookbook}/attributes/{file}")
+            }
             Source::Recipe { recipe } => write!(f, "recipe {recipe}"),
             Source::Role { role } => write!(f, "role {role}"),
             Source::Environment { environment } => write!(f, "environment {environment}"),
@@ -212,7 +231,11 @@ impl AttributeSet {
     /// Add a layer. Layers of one component are kept in source order (node, classifier, attribute
     /// files, recipes), and in insertion order within the same kind of source.
     pub fn push(&mut self, component: Component, source: Source, value: Attrs) {
-        let layer = Layer { component, source, value };
+        let layer = Layer {
+            component,
+            source,
+            value,
+        };
         let key = (layer.component, layer.source.rank());
         let at = self
             .layers
@@ -255,7 +278,9 @@ impl AttributeSet {
     }
 
     fn group(&self, components: &[Component]) -> Value {
-        components.iter().fold(Value::Null, |acc, c| deep_merge(acc, self.component(*c)))
+        components
+            .iter()
+            .fold(Value::Null, |acc, c| deep_merge(acc, self.component(*c)))
     }
 
     /// The merged attributes the node sees (`node[...]` in a recipe).
@@ -287,7 +312,11 @@ impl AttributeSet {
             for l in self.layers.iter().rev().filter(|l| l.component == *c) {
                 let obj = Value::Object(l.value.clone());
                 if let Some(v) = get_path(&obj, path).filter(|v| !v.is_null()) {
-                    contributors.push(Contributor { level: *c, source: l.source.to_string(), value: v.clone() });
+                    contributors.push(Contributor {
+                        level: *c,
+                        source: l.source.to_string(),
+                        value: v.clone(),
+                    });
                 }
             }
         }
@@ -305,11 +334,17 @@ impl AttributeSet {
 /// Split `a.b.c` into a path. Empty segments are an error.
 pub fn parse_dotted_path(path: &str) -> Result<Vec<String>, ModelError> {
     if path.is_empty() {
-        return Err(ModelError::InvalidAttributePath { path: path.into(), reason: "is empty" });
+        return Err(ModelError::InvalidAttributePath {
+            path: path.into(),
+            reason: "is empty",
+        });
     }
     let parts: Vec<String> = path.split('.').map(str::to_owned).collect();
     if parts.iter().any(String::is_empty) {
-        return Err(ModelError::InvalidAttributePath { path: path.into(), reason: "has an empty segment" });
+        return Err(ModelError::InvalidAttributePath {
+            path: path.into(),
+            reason: "has an empty segment",
+        });
     }
     Ok(parts)
 }
@@ -414,7 +449,10 @@ pub fn assign_merge(earlier: Value, later: Value) -> Value {
 
 /// Split an attribute-file or recipe `attributes:` document into component layers. Top-level keys must
 /// be `default`, `force_default`, `normal`, `override` or `force_override`, each a mapping.
-pub fn layers_from_document(context: &str, doc: &Value) -> Result<Vec<(Component, Attrs)>, ModelError> {
+pub fn layers_from_document(
+    context: &str,
+    doc: &Value,
+) -> Result<Vec<(Component, Attrs)>, ModelError> {
     let map = match doc {
         Value::Null => return Ok(Vec::new()),
         Value::Object(m) => m,
@@ -466,13 +504,18 @@ mod tests {
         Source::Role { role: name.into() }
     }
     fn file(cb: &str) -> Source {
-        Source::AttributeFile { cookbook: cb.into(), file: "default.yml".into() }
+        Source::AttributeFile {
+            cookbook: cb.into(),
+            file: "default.yml".into(),
+        }
     }
     fn recipe(r: &str) -> Source {
         Source::Recipe { recipe: r.into() }
     }
     fn env(e: &str) -> Source {
-        Source::Environment { environment: e.into() }
+        Source::Environment {
+            environment: e.into(),
+        }
     }
     fn path(p: &str) -> Vec<String> {
         parse_dotted_path(p).unwrap()
@@ -483,37 +526,58 @@ mod tests {
 
     #[test]
     fn deep_merge_substitution_of_a_string() {
-        assert_eq!(role_merge(json!({"x":"1","y":"2"}), json!({"y":"3"})), json!({"x":"1","y":"3"}));
+        assert_eq!(
+            role_merge(json!({"x":"1","y":"2"}), json!({"y":"3"})),
+            json!({"x":"1","y":"3"})
+        );
     }
 
     #[test]
     fn deep_merge_substitution_of_a_boolean() {
-        assert_eq!(role_merge(json!({"x":true,"y":false}), json!({"y":true})), json!({"x":true,"y":true}));
+        assert_eq!(
+            role_merge(json!({"x":true,"y":false}), json!({"y":true})),
+            json!({"x":true,"y":true})
+        );
     }
 
     #[test]
     fn deep_merge_substitution_of_an_array_by_a_hash() {
-        assert_eq!(role_merge(json!(["1", "2", "3"]), json!({"x":"1","y":"2"})), json!({"x":"1","y":"2"}));
+        assert_eq!(
+            role_merge(json!(["1", "2", "3"]), json!({"x":"1","y":"2"})),
+            json!({"x":"1","y":"2"})
+        );
     }
 
     #[test]
     fn deep_merge_addition_of_a_string_in_a_hash() {
-        assert_eq!(role_merge(json!({"x":"1","y":"2"}), json!({"z":"3"})), json!({"x":"1","y":"2","z":"3"}));
+        assert_eq!(
+            role_merge(json!({"x":"1","y":"2"}), json!({"z":"3"})),
+            json!({"x":"1","y":"2","z":"3"})
+        );
     }
 
     #[test]
     fn deep_merge_addition_of_a_string_in_an_array() {
-        assert_eq!(role_merge(json!(["1", "2"]), json!(["3"])), json!(["1", "2", "3"]));
+        assert_eq!(
+            role_merge(json!(["1", "2"]), json!(["3"])),
+            json!(["1", "2", "3"])
+        );
     }
 
     #[test]
     fn deep_merge_addition_in_a_multi_level_hash() {
-        assert_eq!(role_merge(json!({"x":{"y":"2"}}), json!({"x":{"z":"3"}})), json!({"x":{"y":"2","z":"3"}}));
+        assert_eq!(
+            role_merge(json!({"x":{"y":"2"}}), json!({"x":{"z":"3"}})),
+            json!({"x":{"y":"2","z":"3"}})
+        );
     }
 
     #[test]
     fn deep_merge_addition_in_a_multi_level_array() {
-        assert_eq!(role_merge(json!([[1, 2]]), json!([[3]])), json!([[1, 2], [3]]));
+        assert_eq!(
+            role_merge(json!([[1, 2]]), json!([[3]])),
+            json!([[1, 2], [3]])
+        );
     }
 
     #[test]
@@ -536,7 +600,11 @@ mod tests {
             obj(json!({"apache": {"listen_ports": [80], "prefork": {
                 "startservers": 20, "minspareservers": 20, "maxspareservers": 40}}})),
         );
-        set.push(Component::RoleOverride, role("web"), obj(json!({"apache": {"prefork": {"startservers": 30}}})));
+        set.push(
+            Component::RoleOverride,
+            role("web"),
+            obj(json!({"apache": {"prefork": {"startservers": 30}}})),
+        );
         let merged = Value::Object(set.merged());
         assert_eq!(
             merged["apache"]["prefork"],
@@ -546,9 +614,18 @@ mod tests {
         // Arrays are replaced between the default and override groups.
         assert_eq!(merged["apache"]["listen_ports"], json!([80]));
         let r = set.resolve(&path("apache.prefork.startservers")).unwrap();
-        assert_eq!((r.level, r.source.as_str()), (Component::RoleOverride, "role web"));
+        assert_eq!(
+            (r.level, r.source.as_str()),
+            (Component::RoleOverride, "role web")
+        );
         let r = set.resolve(&path("apache.prefork.serverlimit")).unwrap();
-        assert_eq!((r.level, r.source.as_str()), (Component::Default, "attribute file apache2/attributes/default.yml"));
+        assert_eq!(
+            (r.level, r.source.as_str()),
+            (
+                Component::Default,
+                "attribute file apache2/attributes/default.yml"
+            )
+        );
     }
 
     // ---- The 15-position precedence table ----
@@ -597,9 +674,21 @@ mod tests {
     fn role_beats_environment_for_default_but_not_for_override() {
         let mut set = AttributeSet::new();
         set.push(Component::EnvDefault, env("prod"), obj(json!({"d": "env"})));
-        set.push(Component::RoleDefault, role("leaf"), obj(json!({"d": "role"})));
-        set.push(Component::RoleOverride, role("leaf"), obj(json!({"o": "role"})));
-        set.push(Component::EnvOverride, env("prod"), obj(json!({"o": "env"})));
+        set.push(
+            Component::RoleDefault,
+            role("leaf"),
+            obj(json!({"d": "role"})),
+        );
+        set.push(
+            Component::RoleOverride,
+            role("leaf"),
+            obj(json!({"o": "role"})),
+        );
+        set.push(
+            Component::EnvOverride,
+            env("prod"),
+            obj(json!({"o": "env"})),
+        );
         let m = set.merged();
         assert_eq!(m["d"], "role");
         assert_eq!(m["o"], "env");
@@ -608,8 +697,16 @@ mod tests {
     #[test]
     fn normal_beats_force_default_and_loses_to_override() {
         let mut set = AttributeSet::new();
-        set.push(Component::ForceDefault, recipe("a"), obj(json!({"x": 1, "y": 1})));
-        set.push(Component::Normal, Source::Node, obj(json!({"x": 2, "y": 2})));
+        set.push(
+            Component::ForceDefault,
+            recipe("a"),
+            obj(json!({"x": 1, "y": 1})),
+        );
+        set.push(
+            Component::Normal,
+            Source::Node,
+            obj(json!({"x": 2, "y": 2})),
+        );
         set.push(Component::Override, file("a"), obj(json!({"y": 3})));
         let m = set.merged();
         assert_eq!((m["x"].clone(), m["y"].clone()), (json!(2), json!(3)));
@@ -620,10 +717,26 @@ mod tests {
     #[test]
     fn arrays_union_within_the_default_group() {
         let mut set = AttributeSet::new();
-        set.push(Component::Default, file("a"), obj(json!({"ntp": ["a", "b"]})));
-        set.push(Component::EnvDefault, env("prod"), obj(json!({"ntp": ["b", "c"]})));
-        set.push(Component::RoleDefault, role("r"), obj(json!({"ntp": ["d"]})));
-        set.push(Component::ForceDefault, recipe("a"), obj(json!({"ntp": ["a", "e"]})));
+        set.push(
+            Component::Default,
+            file("a"),
+            obj(json!({"ntp": ["a", "b"]})),
+        );
+        set.push(
+            Component::EnvDefault,
+            env("prod"),
+            obj(json!({"ntp": ["b", "c"]})),
+        );
+        set.push(
+            Component::RoleDefault,
+            role("r"),
+            obj(json!({"ntp": ["d"]})),
+        );
+        set.push(
+            Component::ForceDefault,
+            recipe("a"),
+            obj(json!({"ntp": ["a", "e"]})),
+        );
         assert_eq!(set.merged()["ntp"], json!(["a", "b", "c", "d", "e"]));
     }
 
@@ -631,7 +744,11 @@ mod tests {
     fn arrays_union_within_the_override_group() {
         let mut set = AttributeSet::new();
         set.push(Component::Override, recipe("a"), obj(json!({"v": [1]})));
-        set.push(Component::RoleOverride, role("r"), obj(json!({"v": [2, 1]})));
+        set.push(
+            Component::RoleOverride,
+            role("r"),
+            obj(json!({"v": [2, 1]})),
+        );
         set.push(Component::EnvOverride, env("e"), obj(json!({"v": [3]})));
         set.push(Component::ForceOverride, file("a"), obj(json!({"v": [4]})));
         assert_eq!(set.merged()["v"], json!([1, 2, 3, 4]));
@@ -645,7 +762,11 @@ mod tests {
         assert_eq!(set.merged()["v"], json!([3]));
         set.push(Component::Override, file("a"), obj(json!({"v": [4]})));
         assert_eq!(set.merged()["v"], json!([4]));
-        set.push(Component::Automatic, Source::Automatic, obj(json!({"v": [5]})));
+        set.push(
+            Component::Automatic,
+            Source::Automatic,
+            obj(json!({"v": [5]})),
+        );
         assert_eq!(set.merged()["v"], json!([5]));
     }
 
@@ -653,8 +774,16 @@ mod tests {
     fn arrays_replaced_by_successive_assignments_in_one_component() {
         // Two attribute files assigning the same default: the later replaces (the gist case in Chef).
         let mut set = AttributeSet::new();
-        set.push(Component::Default, file("one"), obj(json!({"exclude": ["one", "two", "three"]})));
-        set.push(Component::Default, file("two"), obj(json!({"exclude": ["three", "four", "five"]})));
+        set.push(
+            Component::Default,
+            file("one"),
+            obj(json!({"exclude": ["one", "two", "three"]})),
+        );
+        set.push(
+            Component::Default,
+            file("two"),
+            obj(json!({"exclude": ["three", "four", "five"]})),
+        );
         assert_eq!(set.merged()["exclude"], json!(["three", "four", "five"]));
     }
 
@@ -670,11 +799,26 @@ mod tests {
     fn later_role_beats_earlier_and_parent_beats_included() {
         // Layers arrive in application order: included role first, then its parent, then a later role.
         let mut set = AttributeSet::new();
-        set.push(Component::RoleDefault, role("child"), obj(json!({"a": "child", "b": "child", "c": "child"})));
-        set.push(Component::RoleDefault, role("parent"), obj(json!({"a": "parent", "b": "parent"})));
-        set.push(Component::RoleDefault, role("later"), obj(json!({"a": "later"})));
+        set.push(
+            Component::RoleDefault,
+            role("child"),
+            obj(json!({"a": "child", "b": "child", "c": "child"})),
+        );
+        set.push(
+            Component::RoleDefault,
+            role("parent"),
+            obj(json!({"a": "parent", "b": "parent"})),
+        );
+        set.push(
+            Component::RoleDefault,
+            role("later"),
+            obj(json!({"a": "later"})),
+        );
         let m = set.merged();
-        assert_eq!((m["a"].as_str(), m["b"].as_str(), m["c"].as_str()), (Some("later"), Some("parent"), Some("child")));
+        assert_eq!(
+            (m["a"].as_str(), m["b"].as_str(), m["c"].as_str()),
+            (Some("later"), Some("parent"), Some("child"))
+        );
         assert_eq!(set.resolve(&path("b")).unwrap().source, "role parent");
     }
 
@@ -689,16 +833,34 @@ mod tests {
     #[test]
     fn hashes_deep_merge_across_levels_and_resolution_reports_contributors() {
         let mut set = AttributeSet::new();
-        set.push(Component::Default, file("netdev"), obj(json!({"netdev": {"vlans": {"10": {"name": "a"}}}})));
-        set.push(Component::Normal, Source::Node, obj(json!({"netdev": {"vlans": {"20": {"name": "b"}}}})));
-        set.push(Component::Automatic, Source::Automatic, obj(json!({"hostname": "sw1"})));
+        set.push(
+            Component::Default,
+            file("netdev"),
+            obj(json!({"netdev": {"vlans": {"10": {"name": "a"}}}})),
+        );
+        set.push(
+            Component::Normal,
+            Source::Node,
+            obj(json!({"netdev": {"vlans": {"20": {"name": "b"}}}})),
+        );
+        set.push(
+            Component::Automatic,
+            Source::Automatic,
+            obj(json!({"hostname": "sw1"})),
+        );
         let m = set.merged();
-        assert_eq!(m["netdev"]["vlans"], json!({"10": {"name": "a"}, "20": {"name": "b"}}));
+        assert_eq!(
+            m["netdev"]["vlans"],
+            json!({"10": {"name": "a"}, "20": {"name": "b"}})
+        );
         let r = set.resolve(&path("netdev.vlans")).unwrap();
         assert_eq!(r.level, Component::Normal);
         assert_eq!(r.contributors.len(), 2);
         assert!(set.resolve(&path("netdev.nothing")).is_none());
-        assert_eq!(set.resolve(&path("hostname")).unwrap().source, "automatic (device facts)");
+        assert_eq!(
+            set.resolve(&path("hostname")).unwrap().source,
+            "automatic (device facts)"
+        );
         assert!(parse_dotted_path("a..b").is_err());
     }
 
@@ -718,7 +880,9 @@ mod tests {
         let l = layers_from_document("cookbooks/x/attributes/default.yml", &doc).unwrap();
         assert_eq!(l.len(), 2);
         assert_eq!(l[0].0, Component::Default);
-        let e = layers_from_document("f.yml", &json!({"defualt": {}})).unwrap_err().to_string();
+        let e = layers_from_document("f.yml", &json!({"defualt": {}}))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("f.yml") && e.contains("defualt"), "{e}");
         assert!(layers_from_document("f.yml", &json!({"default": [1]})).is_err());
         assert!(layers_from_document("f.yml", &json!([1])).is_err());

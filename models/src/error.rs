@@ -8,13 +8,21 @@ pub enum ModelError {
     InvalidNodeName { name: String, reason: &'static str },
 
     #[error("invalid {kind} name {name:?}: {reason}")]
-    InvalidObjectName { kind: &'static str, name: String, reason: &'static str },
+    InvalidObjectName {
+        kind: &'static str,
+        name: String,
+        reason: &'static str,
+    },
 
     #[error("invalid run-list item {item:?}: {reason}")]
     InvalidRunListItem { item: String, reason: String },
 
     #[error("run list requires {cookbook} at versions {first} and {second}")]
-    CookbookVersionConflict { cookbook: String, first: String, second: String },
+    CookbookVersionConflict {
+        cookbook: String,
+        first: String,
+        second: String,
+    },
 
     #[error("invalid allowlist entry {entry:?}: {reason}")]
     InvalidAllowlist { entry: String, reason: &'static str },
@@ -23,5 +31,9 @@ pub enum ModelError {
     InvalidAttributePath { path: String, reason: &'static str },
 
     #[error("in {context}: field {field:?}: {reason}")]
-    InvalidField { context: String, field: String, reason: String },
+    InvalidField {
+        context: String,
+        field: String,
+        reason: String,
+    },
 }

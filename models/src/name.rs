@@ -38,7 +38,10 @@ pub struct NodeName(String);
 
 impl NodeName {
     pub fn new(name: &str) -> Result<Self, ModelError> {
-        check(name, &[':', '.']).map_err(|reason| ModelError::InvalidNodeName { name: name.to_owned(), reason })?;
+        check(name, &[':', '.']).map_err(|reason| ModelError::InvalidNodeName {
+            name: name.to_owned(),
+            reason,
+        })?;
         Ok(NodeName(name.to_owned()))
     }
 
@@ -69,21 +72,36 @@ impl std::str::FromStr for NodeName {
 
 /// Validate a role name (`^[-[:alnum:]_]+$`).
 pub fn validate_role_name(name: &str) -> Result<(), ModelError> {
-    check(name, &[]).map_err(|reason| ModelError::InvalidObjectName { kind: "role", name: name.to_owned(), reason })
+    check(name, &[]).map_err(|reason| ModelError::InvalidObjectName {
+        kind: "role",
+        name: name.to_owned(),
+        reason,
+    })
 }
 
 /// Validate an environment name (`^[-[:alnum:]_]+$`).
 pub fn validate_environment_name(name: &str) -> Result<(), ModelError> {
-    check(name, &[])
-        .map_err(|reason| ModelError::InvalidObjectName { kind: "environment", name: name.to_owned(), reason })
+    check(name, &[]).map_err(|reason| ModelError::InvalidObjectName {
+        kind: "environment",
+        name: name.to_owned(),
+        reason,
+    })
 }
 
 /// Validate a cookbook or recipe name as netgw uses it to find files (`^[-[:alnum:]_.]+$`, not `.`/`..`).
 pub fn validate_cookbook_name(kind: &'static str, name: &str) -> Result<(), ModelError> {
     if name == "." || name == ".." {
-        return Err(ModelError::InvalidObjectName { kind, name: name.to_owned(), reason: "is a relative path" });
+        return Err(ModelError::InvalidObjectName {
+            kind,
+            name: name.to_owned(),
+            reason: "is a relative path",
+        });
     }
-    check(name, &['.']).map_err(|reason| ModelError::InvalidObjectName { kind, name: name.to_owned(), reason })
+    check(name, &['.']).map_err(|reason| ModelError::InvalidObjectName {
+        kind,
+        name: name.to_owned(),
+        reason,
+    })
 }
 
 #[cfg(test)]
@@ -92,7 +110,14 @@ mod tests {
 
     #[test]
     fn node_names_follow_chefs_rule() {
-        for ok in ["sw1", "leaf-01.dc1.example.com", "core_sw:1", "A", "nœud-1", "..."] {
+        for ok in [
+            "sw1",
+            "leaf-01.dc1.example.com",
+            "core_sw:1",
+            "A",
+            "nœud-1",
+            "...",
+        ] {
             assert!(NodeName::new(ok).is_ok(), "{ok} should be valid");
         }
         for (bad, why) in [
@@ -107,7 +132,10 @@ mod tests {
         ] {
             let err = NodeName::new(bad).expect_err(bad).to_string();
             assert!(err.contains(why), "{bad:?}: {err}");
-            assert!(err.contains(&format!("{bad:?}")), "error names the input: {err}");
+            assert!(
+                err.contains(&format!("{bad:?}")),
+                "error names the input: {err}"
+            );
         }
         assert!(NodeName::new(&"a".repeat(251)).is_err());
     }

@@ -153,7 +153,12 @@ impl Node {
 
 impl DesiredState {
     pub fn new(name: NodeName) -> Self {
-        DesiredState { name, chef_environment: default_env(), run_list: RunList::new(), normal: Attrs::new() }
+        DesiredState {
+            name,
+            chef_environment: default_env(),
+            run_list: RunList::new(),
+            normal: Attrs::new(),
+        }
     }
 
     pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
@@ -169,13 +174,21 @@ impl DesiredState {
 
 impl CurrentState {
     pub fn new(name: NodeName) -> Self {
-        CurrentState { name, default: Attrs::new(), override_: Attrs::new(), automatic: Attrs::new() }
+        CurrentState {
+            name,
+            default: Attrs::new(),
+            override_: Attrs::new(),
+            automatic: Attrs::new(),
+        }
     }
 }
 
 fn tags_of(normal: &Attrs) -> Vec<String> {
     match normal.get("tags") {
-        Some(Value::Array(a)) => a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -237,10 +250,9 @@ impl<'de> Deserialize<'de> for EnvRunLists {
                             }
                         }
                     }
-                    Some(
-                        RunList::parse(&strs)
-                            .map_err(|e| serde::de::Error::custom(format!("env_run_lists.{env}: {e}")))?,
-                    )
+                    Some(RunList::parse(&strs).map_err(|e| {
+                        serde::de::Error::custom(format!("env_run_lists.{env}: {e}"))
+                    })?)
                 }
                 other => {
                     return Err(serde::de::Error::custom(format!(
@@ -268,7 +280,13 @@ impl Role {
         self.env_run_lists
             .0
             .iter()
-            .find_map(|(env, rl)| if env == environment { rl.as_ref() } else { None })
+            .find_map(|(env, rl)| {
+                if env == environment {
+                    rl.as_ref()
+                } else {
+                    None
+                }
+            })
             .unwrap_or(&self.run_list)
     }
 }
@@ -356,11 +374,17 @@ mod tests {
 
     #[test]
     fn bad_nodes_are_clear_errors() {
-        let e = Node::from_json(r#"{"name":"sw 1"}"#).unwrap_err().to_string();
+        let e = Node::from_json(r#"{"name":"sw 1"}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("invalid node name \"sw 1\""), "{e}");
-        let e = Node::from_json(r#"{"name":"sw1","run_list":["role[a"]}"#).unwrap_err().to_string();
+        let e = Node::from_json(r#"{"name":"sw1","run_list":["role[a"]}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("role[a"), "{e}");
-        let e = Node::from_json(r#"{"name":"sw1","chef_environment":"pr/od"}"#).unwrap_err().to_string();
+        let e = Node::from_json(r#"{"name":"sw1","chef_environment":"pr/od"}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("pr/od"), "{e}");
         assert!(Node::from_json(r#"{"name":"sw1","normal":[]}"#).is_err());
     }
@@ -375,7 +399,10 @@ mod tests {
                    "normal":{"tags":["fabric","leaf"],"netdev":{"vlans":{"100":{"name":"web"}}}}})
         );
         let c = serde_json::to_value(node.current()).unwrap();
-        assert_eq!(c, json!({"name":"leaf1","default":{"a":1},"override":{"b":2},"automatic":{"hostname":"leaf1"}}));
+        assert_eq!(
+            c,
+            json!({"name":"leaf1","default":{"a":1},"override":{"b":2},"automatic":{"hostname":"leaf1"}})
+        );
         let joined = Node::from_parts(node.desired(), Some(node.current()));
         assert_eq!(joined.desired(), node.desired());
         assert_eq!(joined.current(), node.current());
@@ -392,7 +419,9 @@ mod tests {
         assert_eq!(r.run_list_for("prod").items()[0].name, "b");
         assert!(r.run_list_for("lab").is_empty());
         assert_eq!(r.run_list_for("other").items()[0].name, "a");
-        let e = Role::from_json(r#"{"name":"leaf","env_run_lists":{"prod":["role[x"]}}"#).unwrap_err().to_string();
+        let e = Role::from_json(r#"{"name":"leaf","env_run_lists":{"prod":["role[x"]}}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("env_run_lists.prod"), "{e}");
         assert!(Role::from_json(r#"{"name":"le af"}"#).is_err());
 

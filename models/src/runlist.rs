@@ -31,11 +31,17 @@ pub struct RunListItem {
 fn is_version(v: &str) -> bool {
     // Chef: [0-9]+(\.[0-9]+){1,2}
     let parts: Vec<&str> = v.split('.').collect();
-    (2..=3).contains(&parts.len()) && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    (2..=3).contains(&parts.len())
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn invalid(item: &str, reason: impl Into<String>) -> ModelError {
-    ModelError::InvalidRunListItem { item: item.to_owned(), reason: reason.into() }
+    ModelError::InvalidRunListItem {
+        item: item.to_owned(),
+        reason: reason.into(),
+    }
 }
 
 impl RunListItem {
@@ -45,7 +51,11 @@ impl RunListItem {
 
     pub fn role(name: &str) -> Result<Self, ModelError> {
         validate_role_name(name).map_err(|e| invalid(&format!("role[{name}]"), e.to_string()))?;
-        Ok(RunListItem { kind: ItemKind::Role, name: name.to_owned(), version: None })
+        Ok(RunListItem {
+            kind: ItemKind::Role,
+            name: name.to_owned(),
+            version: None,
+        })
     }
 
     /// Parse one item as Chef does: `recipe[NAME]`, `recipe[NAME@X.Y(.Z)]`, `role[NAME]`, `NAME@X.Y.Z`, or a
@@ -63,7 +73,11 @@ impl RunListItem {
                 return Err(invalid(item, "a role name cannot contain brackets"));
             }
             validate_role_name(inner).map_err(|e| invalid(item, e.to_string()))?;
-            return Ok(RunListItem { kind: ItemKind::Role, name: inner.to_owned(), version: None });
+            return Ok(RunListItem {
+                kind: ItemKind::Role,
+                name: inner.to_owned(),
+                version: None,
+            });
         }
         if s.contains('[') || s.contains(']') {
             return Err(invalid(item, "must be recipe[NAME] or role[NAME]"));
@@ -92,7 +106,11 @@ impl RunListItem {
         if let Some(r) = recipe {
             validate_cookbook_name("recipe", r).map_err(|e| invalid(item, e.to_string()))?;
         }
-        Ok(RunListItem { kind: ItemKind::Recipe, name: name.to_owned(), version })
+        Ok(RunListItem {
+            kind: ItemKind::Recipe,
+            name: name.to_owned(),
+            version,
+        })
     }
 
     /// Cookbook and recipe a recipe item names (`cb` means `cb::default`).
@@ -260,9 +278,15 @@ pub enum ExpandError {
 }
 
 fn missing_roles_message(m: &[MissingRole]) -> String {
-    let names: Vec<String> =
-        m.iter().map(|r| format!("{} (included by '{}')", r.name, r.included_by)).collect();
-    format!("{} missing role(s) in the run-list: {}", m.len(), names.join(", "))
+    let names: Vec<String> = m
+        .iter()
+        .map(|r| format!("{} (included by '{}')", r.name, r.included_by))
+        .collect();
+    format!(
+        "{} missing role(s) in the run-list: {}",
+        m.len(),
+        names.join(", ")
+    )
 }
 
 /// Expand `run_list` for `environment`. `fetch` returns a role by name, `Ok(None)` when it does not
@@ -302,7 +326,12 @@ struct State<'a> {
 }
 
 impl State<'_> {
-    fn expand_items<E, F>(&mut self, items: &[RunListItem], included_by: &str, fetch: &mut F) -> Result<(), E>
+    fn expand_items<E, F>(
+        &mut self,
+        items: &[RunListItem],
+        included_by: &str,
+        fetch: &mut F,
+    ) -> Result<(), E>
     where
         F: FnMut(&str) -> Result<Option<Role>, E>,
         E: From<ModelError>,
@@ -317,9 +346,10 @@ impl State<'_> {
                     }
                     self.applied.push(entry.name.clone());
                     match fetch(&entry.name)? {
-                        None => self
-                            .missing
-                            .push(MissingRole { name: entry.name.clone(), included_by: included_by.to_owned() }),
+                        None => self.missing.push(MissingRole {
+                            name: entry.name.clone(),
+                            included_by: included_by.to_owned(),
+                        }),
                         Some(role) => {
                             self.found.push(entry.name.clone());
                             let sub = role.run_list_for(self.environment).clone();
@@ -357,7 +387,10 @@ impl State<'_> {
                 existing.version = entry.version.clone();
             }
         } else {
-            self.recipes.push(ExpandedRecipe { name: entry.name.clone(), version: entry.version.clone() });
+            self.recipes.push(ExpandedRecipe {
+                name: entry.name.clone(),
+                version: entry.version.clone(),
+            });
         }
         Ok(())
     }
@@ -375,10 +408,20 @@ mod tests {
 
     #[test]
     fn parses_every_item_form() {
-        assert_eq!(item("recipe[cb::r]"), RunListItem { kind: ItemKind::Recipe, name: "cb::r".into(), version: None });
+        assert_eq!(
+            item("recipe[cb::r]"),
+            RunListItem {
+                kind: ItemKind::Recipe,
+                name: "cb::r".into(),
+                version: None
+            }
+        );
         assert_eq!(item("recipe[cb]").name, "cb");
         let v = item("recipe[cb@1.2.3]");
-        assert_eq!((v.name.as_str(), v.version.as_deref()), ("cb", Some("1.2.3")));
+        assert_eq!(
+            (v.name.as_str(), v.version.as_deref()),
+            ("cb", Some("1.2.3"))
+        );
         assert_eq!(item("recipe[cb::r@1.2]").version.as_deref(), Some("1.2"));
         assert_eq!(item("role[leaf]").kind, ItemKind::Role);
         assert_eq!(item("cb::r"), item("recipe[cb::r]"));
@@ -391,8 +434,21 @@ mod tests {
     #[test]
     fn rejects_malformed_items_naming_them() {
         for bad in [
-            "", "recipe[]", "role[]", "role[a", "recipe[a", "rol[a]", "[a]", "recipe[a@1]", "recipe[a@1.2.3.4]",
-            "recipe[a@x.y]", "role[a.b]", "recipe[a b]", "recipe[../x]", "recipe[a::]", "recipe[a;reboot]",
+            "",
+            "recipe[]",
+            "role[]",
+            "role[a",
+            "recipe[a",
+            "rol[a]",
+            "[a]",
+            "recipe[a@1]",
+            "recipe[a@1.2.3.4]",
+            "recipe[a@x.y]",
+            "role[a.b]",
+            "recipe[a b]",
+            "recipe[../x]",
+            "recipe[a::]",
+            "recipe[a;reboot]",
         ] {
             let e = RunListItem::parse(bad).expect_err(bad).to_string();
             assert!(e.contains(&format!("{bad:?}")), "{e}");
@@ -408,10 +464,18 @@ mod tests {
         assert_eq!(RunList::parse_str("foo,foo::default").unwrap().len(), 2);
         assert!(RunList::parse_str("a,,b").is_err());
         // Serialized form is Chef's.
-        assert_eq!(serde_json::to_value(&rl).unwrap(), json!(["recipe[a]", "role[b]", "recipe[c::d]"]));
+        assert_eq!(
+            serde_json::to_value(&rl).unwrap(),
+            json!(["recipe[a]", "role[b]", "recipe[c::d]"])
+        );
     }
 
-    fn role(name: &str, run_list: &[&str], env_run_lists: serde_json::Value, d: serde_json::Value) -> Role {
+    fn role(
+        name: &str,
+        run_list: &[&str],
+        env_run_lists: serde_json::Value,
+        d: serde_json::Value,
+    ) -> Role {
         serde_json::from_value(json!({
             "name": name, "run_list": run_list, "env_run_lists": env_run_lists,
             "default_attributes": d, "override_attributes": {}
@@ -421,7 +485,10 @@ mod tests {
 
     fn expand_with(env: &str, rl: &str, roles: Vec<Role>) -> Expansion {
         let map: HashMap<String, Role> = roles.into_iter().map(|r| (r.name.clone(), r)).collect();
-        expand::<ModelError, _>(env, &RunList::parse_str(rl).unwrap(), |n| Ok(map.get(n).cloned())).unwrap()
+        expand::<ModelError, _>(env, &RunList::parse_str(rl).unwrap(), |n| {
+            Ok(map.get(n).cloned())
+        })
+        .unwrap()
     }
 
     #[test]
@@ -430,7 +497,12 @@ mod tests {
             "_default",
             "recipe[first],role[outer],recipe[last]",
             vec![
-                role("outer", &["recipe[o1]", "role[inner]", "recipe[o2]"], json!({}), json!({})),
+                role(
+                    "outer",
+                    &["recipe[o1]", "role[inner]", "recipe[o2]"],
+                    json!({}),
+                    json!({}),
+                ),
                 role("inner", &["recipe[i1]"], json!({}), json!({})),
             ],
         );
@@ -446,7 +518,12 @@ mod tests {
         let e = expand_with(
             "_default",
             "recipe[a],role[r],recipe[a::default]",
-            vec![role("r", &["recipe[a]", "recipe[b]", "recipe[a]"], json!({}), json!({}))],
+            vec![role(
+                "r",
+                &["recipe[a]", "recipe[b]", "recipe[a]"],
+                json!({}),
+                json!({}),
+            )],
         );
         assert_eq!(e.recipe_names(), ["a", "b", "a::default"]);
     }
@@ -463,7 +540,11 @@ mod tests {
         );
         assert_eq!(e.recipe_names(), ["x", "y"]);
         assert_eq!(e.roles, ["a", "b"]);
-        assert_eq!(e.role_layers.len(), 2, "each role's attributes applied once");
+        assert_eq!(
+            e.role_layers.len(),
+            2,
+            "each role's attributes applied once"
+        );
     }
 
     #[test]
@@ -474,10 +555,23 @@ mod tests {
             json!({"prod": ["recipe[netdev::links]"], "lab": [], "dev": null}),
             json!({}),
         )];
-        assert_eq!(expand_with("prod", "role[leaf]", roles.clone()).recipe_names(), ["netdev::links"]);
-        assert!(expand_with("lab", "role[leaf]", roles.clone()).recipes.is_empty());
-        assert_eq!(expand_with("dev", "role[leaf]", roles.clone()).recipe_names(), ["netdev::vlans"]);
-        assert_eq!(expand_with("_default", "role[leaf]", roles).recipe_names(), ["netdev::vlans"]);
+        assert_eq!(
+            expand_with("prod", "role[leaf]", roles.clone()).recipe_names(),
+            ["netdev::links"]
+        );
+        assert!(
+            expand_with("lab", "role[leaf]", roles.clone())
+                .recipes
+                .is_empty()
+        );
+        assert_eq!(
+            expand_with("dev", "role[leaf]", roles.clone()).recipe_names(),
+            ["netdev::vlans"]
+        );
+        assert_eq!(
+            expand_with("_default", "role[leaf]", roles).recipe_names(),
+            ["netdev::vlans"]
+        );
     }
 
     #[test]
@@ -485,18 +579,37 @@ mod tests {
         let e = expand_with(
             "_default",
             "role[gone],recipe[a],role[present]",
-            vec![role("present", &["role[also_gone]", "recipe[b]"], json!({}), json!({}))],
+            vec![role(
+                "present",
+                &["role[also_gone]", "recipe[b]"],
+                json!({}),
+                json!({}),
+            )],
         );
-        assert_eq!(e.recipe_names(), ["a", "b"], "expansion continues past missing roles");
+        assert_eq!(
+            e.recipe_names(),
+            ["a", "b"],
+            "expansion continues past missing roles"
+        );
         assert_eq!(
             e.missing_roles,
             vec![
-                MissingRole { name: "gone".into(), included_by: "top level".into() },
-                MissingRole { name: "also_gone".into(), included_by: "present".into() },
+                MissingRole {
+                    name: "gone".into(),
+                    included_by: "top level".into()
+                },
+                MissingRole {
+                    name: "also_gone".into(),
+                    included_by: "present".into()
+                },
             ]
         );
         let msg = e.ensure_complete().unwrap_err().to_string();
-        assert!(msg.contains("gone (included by 'top level')") && msg.contains("also_gone (included by 'present')"), "{msg}");
+        assert!(
+            msg.contains("gone (included by 'top level')")
+                && msg.contains("also_gone (included by 'present')"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -506,14 +619,24 @@ mod tests {
         assert!(matches!(r, Err(ModelError::CookbookVersionConflict { .. })));
         let rl = RunList::parse_str("recipe[a@1.0.0],recipe[a]").unwrap();
         let e = expand::<ModelError, _>("_default", &rl, |_| Ok(None)).unwrap();
-        assert_eq!(e.recipes, vec![ExpandedRecipe { name: "a".into(), version: Some("1.0.0".into()) }]);
+        assert_eq!(
+            e.recipes,
+            vec![ExpandedRecipe {
+                name: "a".into(),
+                version: Some("1.0.0".into())
+            }]
+        );
     }
 
     #[test]
     fn fetch_errors_stop_expansion() {
         let rl = RunList::parse_str("role[bad]").unwrap();
         let r = expand::<ModelError, _>("_default", &rl, |n| {
-            Err(ModelError::InvalidObjectName { kind: "role", name: n.into(), reason: "broken file" })
+            Err(ModelError::InvalidObjectName {
+                kind: "role",
+                name: n.into(),
+                reason: "broken file",
+            })
         });
         assert!(r.is_err());
     }

@@ -1,0 +1,390 @@
+//! Command-line interface (DESIGN.md §6). Exit codes: 0 success, 1 a node failed, 2 usage or
+//! configuration error.
+
+use crate::resolve::{self, ResolveError};
+use crate::store::local::LocalRepo;
+use clap::{Parser, Subcommand, ValueEnum};
+use netgw_models::NodeName;
+use netgw_models::attributes::parse_dotted_path;
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "netgw",
+    version,
+    about = "Converge network devices from Chef-style desired state"
+)]
+pub struct Cli {
+    /// Local repo (ChefFS layout: nodes/, roles/, environments/, cookbooks/).
+    #[arg(long, global = true, env = "NETGW_REPO", default_value = "repo")]
+    pub repo: PathBuf,
+
+    /// Log filter (tracing EnvFilter syntax), e.g. `info` or `netgw=debug`.
+    #[arg(long, global = true, env = "NETGW_LOG", default_value = "warn")]
+    pub log: String,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Node objects.
+    Node {
+        #[command(subcommand)]
+        command: NodeCommand,
+    },
+    /// Show a node's expanded run-list, roles, and attribute layers.
+    Expand {
+        name: String,
+        #[arg(long, value_enum, default_value = "human")]
+        format: Format,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum NodeCommand {
+    /// Desired, current and merged view of a node, or one attribute with the precedence that won.
+    Show {
+        name: String,
+        /// Dotted attribute path, e.g. `netdev.vlans.100.name`.
+        #[arg(long)]
+        attribute: Option<String>,
+        #[arg(long, value_enum, default_value = "human")]
+        format: Format,
+    },
+}
+
+/// Exit status with its meaning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Ok = 0,
+    NodeFailed = 1,
+    Usage = 2,
+}
+
+impl From<Status> for ExitCode {
+    fn from(s: Status) -> Self {
+        ExitCode::from(s as u8)
+    }
+}
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                Status::Usage
+            } else {
+                Status::Ok
+            };
+            let _ = e.print();
+            return code.into();
+        }
+    };
+    init_tracing(&cli.log);
+    let mut out = std::io::stdout().lock();
+    match run(&cli, &mut out) {
+        Ok(status) => status.into(),
+        Err(Failure { status, message }) => {
+            let _ = out.flush();
+            eprintln!("netgw: error: {message}");
+            status.into()
+        }
+    }
+}
+
+fn init_tracing(filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// An error that ends the command, with the exit status it maps to.
+#[derive(Debug)]
+pub struct Failure {
+    pub status: Status,
+    pub message: String,
+}
+
+impl Failure {
+    fn usage(message: impl Into<String>) -> Self {
+        Failure {
+            status: Status::Usage,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<ResolveError> for Failure {
+    fn from(e: ResolveError) -> Self {
+        let status = if e.is_node_failure() {
+            Status::NodeFailed
+        } else {
+            Status::Usage
+        };
+        Failure {
+            status,
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<crate::store::StoreError> for Failure {
+    fn from(e: crate::store::StoreError) -> Self {
+        ResolveError::from(e).into()
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Failure {
+            status: Status::Usage,
+            message: format!("writing output: {e}"),
+        }
+    }
+}
+
+/// Run a parsed command, writing its output to `out`.
+pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
+    match &cli.command {
+        Command::Node {
+            command:
+                NodeCommand::Show {
+                    name,
+                    attribute,
+                    format,
+                },
+        } => {
+            let repo = LocalRepo::open(&cli.repo)?;
+            node_show(&repo, name, attribute.as_deref(), *format, out)
+        }
+        Command::Expand { name, format } => {
+            let repo = LocalRepo::open(&cli.repo)?;
+            expand_cmd(&repo, name, *format, out)
+        }
+    }
+}
+
+fn node_name(name: &str) -> Result<NodeName, Failure> {
+    NodeName::new(name).map_err(|e| Failure::usage(e.to_string()))
+}
+
+fn node_show(
+    repo: &LocalRepo,
+    name: &str,
+    attribute: Option<&str>,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<Status, Failure> {
+    let name = node_name(name)?;
+    let path = match attribute {
+        Some(a) => {
+            Some(parse_dotted_path(a).map_err(|e| Failure::usage(format!("--attribute: {e}")))?)
+        }
+        None => None,
+    };
+    let view = resolve::resolve(repo, &name)?;
+    if let Some(path) = path {
+        let Some(r) = view.attributes.resolve(&path) else {
+            return Err(Failure {
+                status: Status::NodeFailed,
+                message: format!("node {name}: attribute {} is not set", path.join(".")),
+            });
+        };
+        match format {
+            Format::Json => {
+                let v = json!({"path": r.path, "value": r.value, "level": r.level, "source": r.source,
+                               "contributors": r.contributors});
+                writeln!(out, "{}", pretty(&v))?;
+            }
+            Format::Human => {
+                writeln!(out, "{} = {}", r.path, compact(&r.value))?;
+                writeln!(out, "  level:  {}", r.level)?;
+                writeln!(out, "  source: {}", r.source)?;
+                if r.contributors.len() > 1 {
+                    writeln!(out, "  also set by (highest first):")?;
+                    for c in &r.contributors[1..] {
+                        writeln!(
+                            out,
+                            "    {} from {}: {}",
+                            c.level,
+                            c.source,
+                            compact(&c.value)
+                        )?;
+                    }
+                }
+            }
+        }
+        return Ok(Status::Ok);
+    }
+    let merged = Value::Object(view.attributes.merged());
+    match format {
+        Format::Json => {
+            let v = json!({
+                "name": name.as_str(),
+                "desired": view.desired,
+                "current": view.current,
+                "merged": merged,
+            });
+            writeln!(out, "{}", pretty(&v))?;
+        }
+        Format::Human => {
+            writeln!(out, "Node:        {name}")?;
+            writeln!(out, "Environment: {}", view.desired.chef_environment)?;
+            writeln!(
+                out,
+                "Run list:    {}",
+                join_items(view.desired.run_list.items().iter().map(|i| i.to_string()))
+            )?;
+            writeln!(
+                out,
+                "Tags:        {}",
+                join_items(view.desired.tags().into_iter())
+            )?;
+            writeln!(
+                out,
+                "Roles:       {}",
+                join_items(view.expansion.roles.iter().cloned())
+            )?;
+            writeln!(
+                out,
+                "Recipes:     {}",
+                join_items(view.expansion.recipes.iter().map(|r| r.name.clone()))
+            )?;
+            match &view.current {
+                Some(_) => writeln!(
+                    out,
+                    "Current:     saved ({})",
+                    repo.current_path(&name).display()
+                )?,
+                None => writeln!(out, "Current:     none saved yet")?,
+            }
+            writeln!(out, "Attributes (merged):")?;
+            for line in pretty(&merged).lines() {
+                writeln!(out, "  {line}")?;
+            }
+        }
+    }
+    Ok(Status::Ok)
+}
+
+fn expand_cmd(
+    repo: &LocalRepo,
+    name: &str,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<Status, Failure> {
+    let name = node_name(name)?;
+    let desired = repo.load_desired(&name)?;
+    let (_env, expansion) = resolve::expand_node(repo, &desired)?;
+    let status = if expansion.missing_roles.is_empty() {
+        Status::Ok
+    } else {
+        Status::NodeFailed
+    };
+    match format {
+        Format::Json => {
+            let v = json!({
+                "environment": expansion.environment,
+                "run_list": desired.run_list,
+                "recipes": expansion.recipes.iter().map(|r| match &r.version {
+                    Some(v) => format!("{}@{v}", r.name),
+                    None => r.name.clone(),
+                }).collect::<Vec<_>>(),
+                "roles": expansion.roles,
+                "missing_roles": expansion.missing_roles,
+                "attribute_layers": expansion.role_layers.iter().map(|l| json!({
+                    "role": l.role,
+                    "default_attributes": l.default_attributes,
+                    "override_attributes": l.override_attributes,
+                })).collect::<Vec<_>>(),
+            });
+            writeln!(out, "{}", pretty(&v))?;
+        }
+        Format::Human => {
+            writeln!(out, "Node:        {name}")?;
+            writeln!(out, "Environment: {}", expansion.environment)?;
+            writeln!(
+                out,
+                "Run list:    {}",
+                join_items(desired.run_list.items().iter().map(|i| i.to_string()))
+            )?;
+            writeln!(
+                out,
+                "Roles:       {}",
+                join_items(expansion.roles.iter().cloned())
+            )?;
+            writeln!(out, "Recipes:")?;
+            for r in &expansion.recipes {
+                match &r.version {
+                    Some(v) => writeln!(out, "  {}@{v}", r.name)?,
+                    None => writeln!(out, "  {}", r.name)?,
+                }
+            }
+            writeln!(
+                out,
+                "Attribute layers (applied in this order, later wins within a level):"
+            )?;
+            writeln!(
+                out,
+                "  env_default / env_override: environment {}",
+                expansion.environment
+            )?;
+            for l in &expansion.role_layers {
+                writeln!(
+                    out,
+                    "  role_default / role_override: role {} ({} / {} keys)",
+                    l.role,
+                    l.default_attributes.len(),
+                    l.override_attributes.len()
+                )?;
+            }
+        }
+    }
+    if status != Status::Ok {
+        let names: Vec<String> = expansion
+            .missing_roles
+            .iter()
+            .map(|m| format!("{} (included by '{}')", m.name, m.included_by))
+            .collect();
+        return Err(Failure {
+            status,
+            message: format!(
+                "node {name}: {} missing role(s): {}",
+                names.len(),
+                names.join(", ")
+            ),
+        });
+    }
+    Ok(status)
+}
+
+fn join_items(items: impl Iterator<Item = String>) -> String {
+    let v: Vec<String> = items.collect();
+    if v.is_empty() {
+        "(none)".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+}
+
+fn compact(v: &Value) -> String {
+    v.to_string()
+}

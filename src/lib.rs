@@ -1,0 +1,6 @@
+//! netgw: a network-device management gateway. It plays the part chef-client plays on a server, once
+//! per device, for a whole inventory at a time. See DESIGN.md for the architecture.
+
+pub mod cli;
+pub mod resolve;
+pub mod store;

@@ -1,0 +1,5 @@
+//! The `netgw` binary: parse arguments, set up tracing, call the library.
+
+fn main() -> std::process::ExitCode {
+    netgw::cli::main()
+}

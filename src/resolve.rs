@@ -1,0 +1,211 @@
+//! Assemble a node's view from a store: desired and current state, the environment, the expanded
+//! run-list, and every attribute layer in Chef's order (DESIGN.md §3 steps 2, 5 and 6).
+
+use crate::store::StoreError;
+use crate::store::local::LocalRepo;
+use netgw_models::attributes::{AttributeSet, Component, Source, layers_from_document};
+use netgw_models::runlist::{ExpandError, Expansion, expand};
+use netgw_models::{CurrentState, DesiredState, Environment, ModelError, NodeName};
+use thiserror::Error;
+
+/// Recipes netgw provides without a file: they read `node['netdev']`.
+pub const BUILTIN_RECIPES: &[&str] = &["netdev::vlans", "netdev::links"];
+
+#[derive(Debug, Error)]
+pub enum ResolveError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+
+    #[error("node {node}: {source}")]
+    Expand {
+        node: String,
+        #[source]
+        source: ExpandError,
+    },
+
+    #[error("node {node}: unknown recipe {recipe:?} (not built in, and no file {path})")]
+    UnknownRecipe {
+        node: String,
+        recipe: String,
+        path: String,
+    },
+
+    #[error("{context}: {source}")]
+    Model {
+        context: String,
+        #[source]
+        source: ModelError,
+    },
+}
+
+impl ResolveError {
+    /// Node-level failures (exit 1) as opposed to configuration errors (exit 2).
+    pub fn is_node_failure(&self) -> bool {
+        match self {
+            ResolveError::Store(e) => e.is_not_found(),
+            ResolveError::Expand { .. } | ResolveError::UnknownRecipe { .. } => true,
+            ResolveError::Model { .. } => false,
+        }
+    }
+}
+
+/// Everything known about a node before touching its device.
+#[derive(Debug, Clone)]
+pub struct NodeView {
+    pub name: NodeName,
+    pub desired: DesiredState,
+    pub current: Option<CurrentState>,
+    pub environment: Environment,
+    pub expansion: Expansion,
+    pub attributes: AttributeSet,
+}
+
+/// Expand a node's run-list against the repo. Missing roles are reported in the expansion (not as an
+/// error) so callers can show them; [`resolve`] turns them into an error.
+pub fn expand_node(
+    repo: &LocalRepo,
+    desired: &DesiredState,
+) -> Result<(Environment, Expansion), ResolveError> {
+    let environment = repo.load_environment(&desired.chef_environment)?;
+    let expansion =
+        expand::<ResolveError, _>(&desired.chef_environment, &desired.run_list, |role| {
+            Ok(repo.load_role(role)?)
+        })?;
+    Ok((environment, expansion))
+}
+
+impl From<ModelError> for ResolveError {
+    fn from(source: ModelError) -> Self {
+        ResolveError::Model {
+            context: "run-list".into(),
+            source,
+        }
+    }
+}
+
+/// Load and resolve a node: desired, current, environment, expansion and attribute layers.
+pub fn resolve(repo: &LocalRepo, name: &NodeName) -> Result<NodeView, ResolveError> {
+    let desired = repo.load_desired(name)?;
+    let current = repo.load_current(name)?;
+    let (environment, expansion) = expand_node(repo, &desired)?;
+    expansion
+        .ensure_complete()
+        .map_err(|source| ResolveError::Expand {
+            node: name.to_string(),
+            source,
+        })?;
+
+    let mut attrs = AttributeSet::new();
+    attrs.push(Component::Normal, Source::Node, desired.normal.clone());
+    let env_src = Source::Environment {
+        environment: environment.name.clone(),
+    };
+    attrs.push(
+        Component::EnvDefault,
+        env_src.clone(),
+        environment.default_attributes.clone(),
+    );
+    attrs.push(
+        Component::EnvOverride,
+        env_src,
+        environment.override_attributes.clone(),
+    );
+    for layer in &expansion.role_layers {
+        let src = Source::Role {
+            role: layer.role.clone(),
+        };
+        attrs.push(
+            Component::RoleDefault,
+            src.clone(),
+            layer.default_attributes.clone(),
+        );
+        attrs.push(
+            Component::RoleOverride,
+            src,
+            layer.override_attributes.clone(),
+        );
+    }
+
+    // Attribute files of every cookbook in the run-list, in run-list order, each cookbook once.
+    let mut cookbooks: Vec<&str> = Vec::new();
+    for r in &expansion.recipes {
+        let cb = r.name.split_once("::").map(|(c, _)| c).unwrap_or(&r.name);
+        if !cookbooks.contains(&cb) {
+            cookbooks.push(cb);
+        }
+    }
+    for cb in &cookbooks {
+        for file in repo.attribute_files(cb)? {
+            let context = file.path.display().to_string();
+            let layers = layers_from_document(&context, &file.document).map_err(|source| {
+                ResolveError::Model {
+                    context: context.clone(),
+                    source,
+                }
+            })?;
+            for (component, value) in layers {
+                attrs.push(
+                    component,
+                    Source::AttributeFile {
+                        cookbook: file.cookbook.clone(),
+                        file: file.file.clone(),
+                    },
+                    value,
+                );
+            }
+        }
+    }
+
+    // Recipe attribute blocks, in run-list order. `cb` and `cb::default` are one recipe file, loaded once.
+    let mut loaded: Vec<String> = Vec::new();
+    for r in &expansion.recipes {
+        let (cb, rec) = r.name.split_once("::").unwrap_or((&r.name, "default"));
+        let full = format!("{cb}::{rec}");
+        if loaded.contains(&full) {
+            continue;
+        }
+        loaded.push(full.clone());
+        match repo.load_recipe(cb, rec)? {
+            Some(file) => {
+                let context = file.path.display().to_string();
+                let layers =
+                    layers_from_document(&context, &file.attributes).map_err(|source| {
+                        ResolveError::Model {
+                            context: context.clone(),
+                            source,
+                        }
+                    })?;
+                for (component, value) in layers {
+                    attrs.push(
+                        component,
+                        Source::Recipe {
+                            recipe: full.clone(),
+                        },
+                        value,
+                    );
+                }
+            }
+            None if BUILTIN_RECIPES.contains(&full.as_str()) => {}
+            None => {
+                return Err(ResolveError::UnknownRecipe {
+                    node: name.to_string(),
+                    recipe: r.name.clone(),
+                    path: format!("cookbooks/{cb}/recipes/{rec}.yml"),
+                });
+            }
+        }
+    }
+
+    if let Some(c) = &current {
+        attrs.push(Component::Automatic, Source::Automatic, c.automatic.clone());
+    }
+
+    Ok(NodeView {
+        name: name.clone(),
+        desired,
+        current,
+        environment,
+        expansion,
+        attributes: attrs,
+    })
+}

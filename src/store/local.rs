@@ -1,0 +1,765 @@
+//! The local repo: a directory in the ChefFS layout RFC 45 describes.
+//!
+//! ```text
+//! nodes/NAME.json             desired state (run_list, chef_environment, normal) — the operator's file
+//! nodes/current/NAME.json     current state (default, override, automatic) — written by runs
+//! roles/NAME.json             roles
+//! environments/NAME.json      environments (`_default` exists implicitly)
+//! cookbooks/CB/attributes/*.yml   declarative attribute files
+//! cookbooks/CB/recipes/R.yml      declarative recipes (attributes: and resources:)
+//! ```
+//!
+//! Writes are atomic (temp file in the same directory, fsync, rename, fsync of the directory), and every
+//! write of a node's files happens under an exclusive lock on `nodes/.locks/NAME.lock`, so two processes
+//! writing at once never lose each other's changes: a desired-state update re-reads the file under the
+//! lock and changes only the fields it owns, and the writer of current state never touches the desired
+//! file at all.
+//!
+//! These functions do blocking file I/O; async callers run them on `spawn_blocking`.
+
+use super::StoreError;
+use netgw_models::name::{validate_cookbook_name, validate_environment_name, validate_role_name};
+use netgw_models::node::DEFAULT_ENVIRONMENT;
+use netgw_models::{CurrentState, DesiredState, Environment, NodeName, Role};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Largest repo file netgw reads (a node or role bigger than this is surely a mistake).
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct LocalRepo {
+    root: PathBuf,
+}
+
+/// One declarative attribute file of a cookbook.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttributeFile {
+    pub cookbook: String,
+    pub file: String,
+    pub path: PathBuf,
+    pub document: Value,
+}
+
+/// A declarative recipe file: `attributes:` (same keys as attribute files) and `resources:`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecipeFile {
+    pub path: PathBuf,
+    pub attributes: Value,
+    pub resources: Vec<Value>,
+}
+
+impl LocalRepo {
+    /// Open a repo directory. It must exist and contain a `nodes/` directory.
+    pub fn open(root: impl Into<PathBuf>) -> Result<Self, StoreError> {
+        let root = root.into();
+        if !root.is_dir() {
+            return Err(StoreError::Repo {
+                path: root,
+                reason: "is not a directory (set --repo or NETGW_REPO to a repo with nodes/, roles/, environments/, cookbooks/)"
+                    .into(),
+            });
+        }
+        if !root.join("nodes").is_dir() {
+            return Err(StoreError::Repo {
+                path: root,
+                reason: "has no nodes/ directory".into(),
+            });
+        }
+        Ok(LocalRepo { root })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn desired_path(&self, name: &NodeName) -> PathBuf {
+        self.root.join("nodes").join(format!("{name}.json"))
+    }
+
+    pub fn current_path(&self, name: &NodeName) -> PathBuf {
+        self.root
+            .join("nodes")
+            .join("current")
+            .join(format!("{name}.json"))
+    }
+
+    /// Names of all nodes with a desired-state file, sorted.
+    pub fn node_names(&self) -> Result<Vec<NodeName>, StoreError> {
+        let dir = self.root.join("nodes");
+        let mut names = Vec::new();
+        for entry in fs::read_dir(&dir).map_err(|source| StoreError::Io {
+            path: dir.clone(),
+            source,
+        })? {
+            let entry = entry.map_err(|source| StoreError::Io {
+                path: dir.clone(),
+                source,
+            })?;
+            let file_name = entry.file_name();
+            let Some(stem) = file_name.to_str().and_then(|f| f.strip_suffix(".json")) else {
+                continue;
+            };
+            if stem.starts_with('.') || !entry.path().is_file() {
+                continue;
+            }
+            let name = NodeName::new(stem).map_err(|source| StoreError::Model {
+                path: entry.path(),
+                source,
+            })?;
+            names.push(name);
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    /// The desired state of a node. A full Chef node file is accepted: its desired part is used.
+    pub fn load_desired(&self, name: &NodeName) -> Result<DesiredState, StoreError> {
+        let path = self.desired_path(name);
+        let Some(text) = read_optional(&path)? else {
+            return Err(StoreError::NotFound {
+                kind: "node",
+                name: name.to_string(),
+                path,
+            });
+        };
+        let d: DesiredState = parse_json(&path, &text)?;
+        validate_environment_name(&d.chef_environment)
+            .map_err(|e| field_error(&path, "chef_environment", &e.to_string()))?;
+        if &d.name != name {
+            return Err(field_error(
+                &path,
+                "name",
+                &format!(
+                    "is {:?} but the file is named for {name:?}",
+                    d.name.as_str()
+                ),
+            ));
+        }
+        Ok(d)
+    }
+
+    /// The current state last saved for a node, if any.
+    pub fn load_current(&self, name: &NodeName) -> Result<Option<CurrentState>, StoreError> {
+        let path = self.current_path(name);
+        let Some(text) = read_optional(&path)? else {
+            return Ok(None);
+        };
+        let c: CurrentState = parse_json(&path, &text)?;
+        if &c.name != name {
+            return Err(field_error(
+                &path,
+                "name",
+                &format!(
+                    "is {:?} but the file is named for {name:?}",
+                    c.name.as_str()
+                ),
+            ));
+        }
+        Ok(Some(c))
+    }
+
+    /// Save current state atomically. The desired file is never read or written here, so an
+    /// operator's edit of `nodes/NAME.json` made during a run survives it.
+    pub fn save_current(&self, current: &CurrentState) -> Result<(), StoreError> {
+        let _lock = self.lock_node(&current.name)?;
+        let path = self.current_path(&current.name);
+        write_json_atomic(
+            &path,
+            &serde_json::to_value(current).map_err(|e| parse_err(&path, e.to_string()))?,
+        )
+    }
+
+    /// Create a node's desired-state file if there is none (`POST /nodes` on a server). Returns true when
+    /// it was created, false when one already existed (which is then left untouched).
+    pub fn create_node(&self, desired: &DesiredState) -> Result<bool, StoreError> {
+        let _lock = self.lock_node(&desired.name)?;
+        let path = self.desired_path(&desired.name);
+        if path.exists() {
+            return Ok(false);
+        }
+        write_json_atomic(
+            &path,
+            &serde_json::to_value(desired).map_err(|e| parse_err(&path, e.to_string()))?,
+        )?;
+        Ok(true)
+    }
+
+    /// Update desired state under the node lock: re-read the file, let `f` change the desired fields,
+    /// and write back only if they changed. Fields of the file that are not desired state (a full Chef
+    /// node's `automatic`, unknown keys) are kept as they are. Returns whether the file was written.
+    pub fn update_desired<F>(&self, name: &NodeName, f: F) -> Result<bool, StoreError>
+    where
+        F: FnOnce(&mut DesiredState),
+    {
+        let _lock = self.lock_node(name)?;
+        let path = self.desired_path(name);
+        let Some(text) = read_optional(&path)? else {
+            return Err(StoreError::NotFound {
+                kind: "node",
+                name: name.to_string(),
+                path,
+            });
+        };
+        let mut raw: serde_json::Map<String, Value> = parse_json(&path, &text)?;
+        let before: DesiredState = parse_json(&path, &text)?;
+        let mut after = before.clone();
+        f(&mut after);
+        if after == before {
+            return Ok(false);
+        }
+        if after.name != before.name {
+            return Err(field_error(
+                &path,
+                "name",
+                "a desired-state update cannot rename a node",
+            ));
+        }
+        let v = serde_json::to_value(&after).map_err(|e| parse_err(&path, e.to_string()))?;
+        if let Value::Object(m) = v {
+            for (k, v) in m {
+                raw.insert(k, v);
+            }
+        }
+        write_json_atomic(&path, &Value::Object(raw))?;
+        Ok(true)
+    }
+
+    pub fn load_role(&self, name: &str) -> Result<Option<Role>, StoreError> {
+        let path = self.root.join("roles").join(format!("{name}.json"));
+        validate_role_name(name).map_err(|source| StoreError::Model {
+            path: path.clone(),
+            source,
+        })?;
+        let Some(text) = read_optional(&path)? else {
+            return Ok(None);
+        };
+        let role: Role = parse_json(&path, &text)?;
+        if role.name != name {
+            return Err(field_error(
+                &path,
+                "name",
+                &format!("is {:?} but the file is named for {name:?}", role.name),
+            ));
+        }
+        Ok(Some(role))
+    }
+
+    /// An environment; `_default` exists even without a file.
+    pub fn load_environment(&self, name: &str) -> Result<Environment, StoreError> {
+        let path = self.root.join("environments").join(format!("{name}.json"));
+        validate_environment_name(name).map_err(|source| StoreError::Model {
+            path: path.clone(),
+            source,
+        })?;
+        match read_optional(&path)? {
+            Some(text) => {
+                let env: Environment = parse_json(&path, &text)?;
+                if env.name != name {
+                    return Err(field_error(
+                        &path,
+                        "name",
+                        &format!("is {:?} but the file is named for {name:?}", env.name),
+                    ));
+                }
+                Ok(env)
+            }
+            None if name == DEFAULT_ENVIRONMENT => Ok(Environment::default_environment()),
+            None => Err(StoreError::NotFound {
+                kind: "environment",
+                name: name.into(),
+                path,
+            }),
+        }
+    }
+
+    /// A cookbook's attribute files: `default.yml` first, then the others in lexical order.
+    pub fn attribute_files(&self, cookbook: &str) -> Result<Vec<AttributeFile>, StoreError> {
+        let dir = self
+            .root
+            .join("cookbooks")
+            .join(cookbook)
+            .join("attributes");
+        validate_cookbook_name("cookbook", cookbook).map_err(|source| StoreError::Model {
+            path: dir.clone(),
+            source,
+        })?;
+        let entries = match fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => return Err(StoreError::Io { path: dir, source }),
+        };
+        let mut files: Vec<String> = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|source| StoreError::Io {
+                path: dir.clone(),
+                source,
+            })?;
+            if let Some(f) = entry.file_name().to_str() {
+                if (f.ends_with(".yml") || f.ends_with(".yaml")) && !f.starts_with('.') {
+                    files.push(f.to_owned());
+                }
+            }
+        }
+        files.sort_by(|a, b| {
+            let da = a == "default.yml" || a == "default.yaml";
+            let db = b == "default.yml" || b == "default.yaml";
+            db.cmp(&da).then_with(|| a.cmp(b))
+        });
+        let mut out = Vec::new();
+        for f in files {
+            let path = dir.join(&f);
+            let text = read_optional(&path)?.unwrap_or_default();
+            let document = parse_yaml(&path, &text)?;
+            out.push(AttributeFile {
+                cookbook: cookbook.into(),
+                file: f,
+                path,
+                document,
+            });
+        }
+        Ok(out)
+    }
+
+    /// A declarative recipe file, if the cookbook has one.
+    pub fn load_recipe(
+        &self,
+        cookbook: &str,
+        recipe: &str,
+    ) -> Result<Option<RecipeFile>, StoreError> {
+        let dir = self.root.join("cookbooks").join(cookbook).join("recipes");
+        validate_cookbook_name("cookbook", cookbook).map_err(|source| StoreError::Model {
+            path: dir.clone(),
+            source,
+        })?;
+        validate_cookbook_name("recipe", recipe).map_err(|source| StoreError::Model {
+            path: dir.clone(),
+            source,
+        })?;
+        for ext in ["yml", "yaml"] {
+            let path = dir.join(format!("{recipe}.{ext}"));
+            if let Some(text) = read_optional(&path)? {
+                let doc = parse_yaml(&path, &text)?;
+                return recipe_from_document(&path, doc).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    fn lock_node(&self, name: &NodeName) -> Result<NodeLock, StoreError> {
+        let dir = self.root.join("nodes").join(".locks");
+        fs::create_dir_all(&dir).map_err(|source| StoreError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let path = dir.join(format!("{name}.lock"));
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|source| StoreError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        file.lock()
+            .map_err(|source| StoreError::Io { path, source })?;
+        Ok(NodeLock(file))
+    }
+}
+
+/// An exclusive advisory lock on one node's files; released on drop (closing the file).
+struct NodeLock(File);
+
+impl Drop for NodeLock {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
+fn recipe_from_document(path: &Path, doc: Value) -> Result<RecipeFile, StoreError> {
+    let map = match doc {
+        Value::Null => serde_json::Map::new(),
+        Value::Object(m) => m,
+        _ => {
+            return Err(field_error(
+                path,
+                "(document)",
+                "must be a mapping with keys attributes and resources",
+            ));
+        }
+    };
+    let mut attributes = Value::Null;
+    let mut resources = Vec::new();
+    for (k, v) in map {
+        match k.as_str() {
+            "attributes" => attributes = v,
+            "resources" => match v {
+                Value::Array(a) => resources = a,
+                Value::Null => {}
+                _ => return Err(field_error(path, "resources", "must be a list")),
+            },
+            "description" => {}
+            other => {
+                return Err(field_error(
+                    path,
+                    other,
+                    "unknown key (expected attributes, resources, description)",
+                ));
+            }
+        }
+    }
+    Ok(RecipeFile {
+        path: path.to_owned(),
+        attributes,
+        resources,
+    })
+}
+
+fn read_optional(path: &Path) -> Result<Option<String>, StoreError> {
+    match fs::metadata(path) {
+        Ok(m) if m.len() > MAX_FILE_BYTES => {
+            return Err(parse_err(
+                path,
+                format!(
+                    "file is {} bytes, larger than the {MAX_FILE_BYTES}-byte limit",
+                    m.len()
+                ),
+            ));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(StoreError::Io {
+                path: path.to_owned(),
+                source,
+            });
+        }
+    }
+    match fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|e| parse_err(path, format!("not UTF-8: {e}"))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(StoreError::Io {
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}
+
+fn parse_err(path: &Path, message: String) -> StoreError {
+    StoreError::Parse {
+        path: path.to_owned(),
+        message,
+    }
+}
+
+fn field_error(path: &Path, field: &str, reason: &str) -> StoreError {
+    parse_err(path, format!("field `{field}`: {reason}"))
+}
+
+/// Parse JSON, naming the field that was wrong (`run_list[2]`) and the line and column.
+pub fn parse_json<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, StoreError> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let field = e.path().to_string();
+        let inner = e.into_inner();
+        if inner.is_syntax() || inner.is_eof() {
+            parse_err(path, format!("invalid JSON: {inner}"))
+        } else if field == "." || field.is_empty() {
+            parse_err(path, inner.to_string())
+        } else {
+            parse_err(path, format!("field `{field}`: {inner}"))
+        }
+    })
+}
+
+/// Parse YAML into a JSON value (mapping keys become strings, as in Chef's attribute hashes).
+pub fn parse_yaml(path: &Path, text: &str) -> Result<Value, StoreError> {
+    let v: serde_norway::Value =
+        serde_norway::from_str(text).map_err(|e| parse_err(path, format!("invalid YAML: {e}")))?;
+    yaml_to_json(v).map_err(|m| parse_err(path, m))
+}
+
+fn yaml_to_json(v: serde_norway::Value) -> Result<Value, String> {
+    use serde_norway::Value as Y;
+    Ok(match v {
+        Y::Null => Value::Null,
+        Y::Bool(b) => Value::Bool(b),
+        Y::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Value::from(i)
+            } else if let Some(u) = n.as_u64() {
+                Value::from(u)
+            } else {
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                serde_json::Number::from_f64(f)
+                    .map(Value::Number)
+                    .ok_or_else(|| format!("number {n} is not finite"))?
+            }
+        }
+        Y::String(s) => Value::String(s),
+        Y::Sequence(s) => Value::Array(s.into_iter().map(yaml_to_json).collect::<Result<_, _>>()?),
+        Y::Mapping(m) => {
+            let mut out = serde_json::Map::new();
+            for (k, v) in m {
+                let key = match k {
+                    Y::String(s) => s,
+                    Y::Number(n) => n.to_string(),
+                    Y::Bool(b) => b.to_string(),
+                    other => {
+                        return Err(format!(
+                            "mapping key {other:?} must be a string or a number"
+                        ));
+                    }
+                };
+                out.insert(key, yaml_to_json(v)?);
+            }
+            Value::Object(out)
+        }
+        Y::Tagged(t) => return Err(format!("YAML tag {} is not supported", t.tag)),
+    })
+}
+
+/// Write JSON atomically: a temp file in the same directory, fsync, rename over the target, fsync the
+/// directory. Readers see the old file or the new one, never a part.
+pub fn write_json_atomic(path: &Path, value: &Value) -> Result<(), StoreError> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| parse_err(path, "has no parent directory".into()))?;
+    fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+        path: dir.to_owned(),
+        source,
+    })?;
+    let mut body = serde_json::to_vec_pretty(value).map_err(|e| parse_err(path, e.to_string()))?;
+    body.push(b'\n');
+    let file_name = path
+        .file_name()
+        .and_then(|f| f.to_str())
+        .unwrap_or("node.json");
+    let tmp = dir.join(format!(
+        ".{file_name}.tmp-{}-{}",
+        std::process::id(),
+        unique()
+    ));
+    let result = (|| {
+        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(&body)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)?;
+        File::open(dir)?.sync_all()
+    })();
+    if let Err(source) = result {
+        let _ = fs::remove_file(&tmp);
+        return Err(StoreError::Io {
+            path: path.to_owned(),
+            source,
+        });
+    }
+    Ok(())
+}
+
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    t ^ N.fetch_add(1, Ordering::Relaxed).rotate_left(40)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn repo() -> (tempfile::TempDir, LocalRepo) {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("nodes")).unwrap();
+        let repo = LocalRepo::open(dir.path()).unwrap();
+        (dir, repo)
+    }
+
+    fn name(n: &str) -> NodeName {
+        NodeName::new(n).unwrap()
+    }
+
+    #[test]
+    fn open_requires_a_repo() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = LocalRepo::open(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("nodes/"), "{e}");
+        assert!(LocalRepo::open(dir.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn save_current_never_touches_desired() {
+        let (_d, repo) = repo();
+        let n = name("sw1");
+        let desired_text =
+            "{\"name\": \"sw1\", \"run_list\": [\"role[leaf]\"], \"normal\": {\"x\": 1}}\n";
+        fs::write(repo.desired_path(&n), desired_text).unwrap();
+        let mut cur = CurrentState::new(n.clone());
+        cur.automatic.insert("hostname".into(), json!("sw1"));
+        repo.save_current(&cur).unwrap();
+        assert_eq!(
+            fs::read_to_string(repo.desired_path(&n)).unwrap(),
+            desired_text,
+            "byte for byte"
+        );
+        assert_eq!(repo.load_current(&n).unwrap().unwrap(), cur);
+    }
+
+    #[test]
+    fn update_desired_keeps_other_fields_and_skips_noop() {
+        let (_d, repo) = repo();
+        let n = name("sw1");
+        fs::write(
+            repo.desired_path(&n),
+            r#"{"name":"sw1","run_list":[],"normal":{},"automatic":{"keep":true},"custom":"x"}"#,
+        )
+        .unwrap();
+        assert!(
+            !repo.update_desired(&n, |_| {}).unwrap(),
+            "no change, no write"
+        );
+        assert!(
+            repo.update_desired(&n, |d| {
+                d.normal.insert("tags".into(), json!(["a"]));
+            })
+            .unwrap()
+        );
+        let v: Value =
+            serde_json::from_str(&fs::read_to_string(repo.desired_path(&n)).unwrap()).unwrap();
+        assert_eq!(v["automatic"], json!({"keep": true}));
+        assert_eq!(v["custom"], "x");
+        assert_eq!(v["normal"]["tags"], json!(["a"]));
+    }
+
+    #[test]
+    fn create_node_does_not_clobber() {
+        let (_d, repo) = repo();
+        let n = name("new1");
+        assert!(repo.create_node(&DesiredState::new(n.clone())).unwrap());
+        repo.update_desired(&n, |d| d.chef_environment = "prod".into())
+            .unwrap();
+        assert!(!repo.create_node(&DesiredState::new(n.clone())).unwrap());
+        assert_eq!(repo.load_desired(&n).unwrap().chef_environment, "prod");
+    }
+
+    #[test]
+    fn parse_errors_name_file_and_field() {
+        let (_d, repo) = repo();
+        let n = name("sw1");
+        fs::write(
+            repo.desired_path(&n),
+            r#"{"name":"sw1","run_list":["recipe[a]","role[b"]}"#,
+        )
+        .unwrap();
+        let e = repo.load_desired(&n).unwrap_err().to_string();
+        assert!(
+            e.contains("sw1.json") && e.contains("run_list") && e.contains("role[b"),
+            "{e}"
+        );
+        fs::write(repo.desired_path(&n), r#"{"name":"sw1","normal":[]}"#).unwrap();
+        let e = repo.load_desired(&n).unwrap_err().to_string();
+        assert!(e.contains("field `normal`"), "{e}");
+        fs::write(repo.desired_path(&n), r#"{"name":"sw2"}"#).unwrap();
+        let e = repo.load_desired(&n).unwrap_err().to_string();
+        assert!(e.contains("field `name`"), "{e}");
+        fs::write(repo.desired_path(&n), "{\"name\":").unwrap();
+        let e = repo.load_desired(&n).unwrap_err().to_string();
+        assert!(e.contains("invalid JSON") && e.contains("line 1"), "{e}");
+        let e = repo.load_desired(&name("ghost")).unwrap_err();
+        assert!(e.is_not_found());
+    }
+
+    #[test]
+    fn default_environment_is_implicit() {
+        let (_d, repo) = repo();
+        assert_eq!(repo.load_environment("_default").unwrap().name, "_default");
+        assert!(repo.load_environment("prod").unwrap_err().is_not_found());
+        assert!(repo.load_environment("../x").is_err());
+    }
+
+    #[test]
+    fn attribute_files_default_first_then_lexical_and_yaml_int_keys() {
+        let (d, repo) = repo();
+        let dir = d.path().join("cookbooks/netdev/attributes");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("zeta.yml"), "default: {z: 1}\n").unwrap();
+        fs::write(dir.join("alpha.yml"), "default: {a: 1}\n").unwrap();
+        fs::write(
+            dir.join("default.yml"),
+            "default:\n  netdev:\n    vlans:\n      100: {name: web}\n",
+        )
+        .unwrap();
+        let files = repo.attribute_files("netdev").unwrap();
+        let names: Vec<&str> = files.iter().map(|f| f.file.as_str()).collect();
+        assert_eq!(names, ["default.yml", "alpha.yml", "zeta.yml"]);
+        assert_eq!(
+            files[0].document["default"]["netdev"]["vlans"]["100"]["name"],
+            "web"
+        );
+        fs::write(dir.join("bad.yml"), "default: [unclosed\n").unwrap();
+        let e = repo.attribute_files("netdev").unwrap_err().to_string();
+        assert!(e.contains("bad.yml") && e.contains("invalid YAML"), "{e}");
+    }
+
+    #[test]
+    fn recipes_are_read_and_validated() {
+        let (d, repo) = repo();
+        let dir = d.path().join("cookbooks/site/recipes");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(
+            dir.join("default.yml"),
+            "attributes:\n  default: {a: 1}\nresources:\n  - {type: vlan, id: 10}\n",
+        )
+        .unwrap();
+        let r = repo.load_recipe("site", "default").unwrap().unwrap();
+        assert_eq!(r.resources.len(), 1);
+        assert!(repo.load_recipe("site", "none").unwrap().is_none());
+        fs::write(dir.join("typo.yml"), "resorces: []\n").unwrap();
+        let e = repo.load_recipe("site", "typo").unwrap_err().to_string();
+        assert!(e.contains("resorces"), "{e}");
+        assert!(repo.load_recipe("..", "x").is_err());
+    }
+
+    #[test]
+    fn concurrent_writers_lose_nothing() {
+        // Threads updating different normal keys of the same node under the lock: every key survives.
+        let (_d, repo) = repo();
+        let n = name("sw1");
+        repo.create_node(&DesiredState::new(n.clone())).unwrap();
+        std::thread::scope(|s| {
+            for t in 0..8 {
+                let repo = repo.clone();
+                let n = n.clone();
+                s.spawn(move || {
+                    for i in 0..25 {
+                        repo.update_desired(&n, |d| {
+                            d.normal.insert(format!("k{t}_{i}"), json!(i));
+                        })
+                        .unwrap();
+                        let mut c = CurrentState::new(n.clone());
+                        c.automatic.insert("t".into(), json!(t));
+                        repo.save_current(&c).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(repo.load_desired(&n).unwrap().normal.len(), 200);
+        assert!(repo.load_current(&n).unwrap().is_some());
+        let leftovers: Vec<_> = fs::read_dir(repo.root().join("nodes"))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+            .collect();
+        assert!(leftovers.is_empty(), "no temp files left behind");
+    }
+}
