@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (.ci/run calls exactly this).
+#
+# 1. installs what the tests need on a fresh Debian 12 machine: the third-party peers (apt packages,
+#    Python venvs under .peers/), each through its scripts/peers/NAME.sh install;
+# 2. checks formatting and lints;
+# 3. runs every test of the workspace. Tests that need a peer fail loudly if it is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== installing test peers"
+for script in scripts/peers/*.sh; do
+    echo "-- $script install"
+    bash "$script" install
+done
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets -- -D warnings
+
+echo "== cargo test"
+cargo test --workspace --all-targets
