@@ -16,3 +16,5 @@ pub use error::ModelError;
 pub use name::NodeName;
 pub use node::{Attrs, CurrentState, DesiredState, Environment, Node, Role};
 pub use runlist::{RunList, RunListItem};
+pub mod plan;
+pub mod resource;

@@ -298,10 +298,11 @@ impl LocalRepo {
                 path: dir.clone(),
                 source,
             })?;
-            if let Some(f) = entry.file_name().to_str() {
-                if (f.ends_with(".yml") || f.ends_with(".yaml")) && !f.starts_with('.') {
-                    files.push(f.to_owned());
-                }
+            if let Some(f) = entry.file_name().to_str()
+                && (f.ends_with(".yml") || f.ends_with(".yaml"))
+                && !f.starts_with('.')
+            {
+                files.push(f.to_owned());
             }
         }
         files.sort_by(|a, b| {

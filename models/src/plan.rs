@@ -1,0 +1,674 @@
+//! The planner: a pure diff of desired against observed resources, per resource and property.
+//!
+//! Collection policies (DESIGN.md §3 step 8):
+//! * `merge` (default): only declared properties change; a trunk's allowed VLANs are added to.
+//! * `replace`: declared resources are fully owned: undeclared `description` is cleared, `enabled`
+//!   defaults to true, `native_vlan` to the platform default, and a trunk's allowed list is replaced
+//!   as a whole.
+//! * `purge`: as `merge` for declared VLANs, and VLANs on the device that are not declared are removed,
+//!   except the reserved ones the driver names (1, and 1002-1005 on Cisco), which are never touched.
+
+use crate::resource::{Link, LinkMode, Presence, Vlan, VlanId, VlanSet};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    #[default]
+    Merge,
+    Replace,
+    Purge,
+}
+
+impl std::str::FromStr for Policy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "merge" => Ok(Policy::Merge),
+            "replace" => Ok(Policy::Replace),
+            "purge" => Ok(Policy::Purge),
+            other => Err(format!(
+                "unknown policy {other:?} (expected merge, replace or purge)"
+            )),
+        }
+    }
+}
+
+/// Which resource a plan entry is about.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ResourceRef {
+    Vlan { id: VlanId },
+    Link { name: String },
+}
+
+impl fmt::Display for ResourceRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResourceRef::Vlan { id } => write!(f, "vlan[{id}]"),
+            ResourceRef::Link { name } => write!(f, "link[{name}]"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Create,
+    Update,
+    Delete,
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Action::Create => "create",
+            Action::Update => "update",
+            Action::Delete => "delete",
+        })
+    }
+}
+
+/// One property that changes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PropertyChange {
+    pub property: &'static str,
+    pub before: Value,
+    pub after: Value,
+}
+
+/// A VLAN to create, update or delete. `after` is the full target state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VlanChange {
+    pub id: VlanId,
+    pub action: Action,
+    pub before: Option<Vlan>,
+    pub after: Option<Vlan>,
+    pub changes: Vec<PropertyChange>,
+}
+
+/// A link to update. `after` is the full target state of the managed properties.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkChange {
+    pub before: Link,
+    pub after: Link,
+    pub changes: Vec<PropertyChange>,
+    /// VLANs to add to and remove from the trunk's allowed list.
+    pub trunk_add: VlanSet,
+    pub trunk_remove: VlanSet,
+    /// True when the policy asks to replace the trunk list as a whole.
+    pub trunk_replace: bool,
+}
+
+impl LinkChange {
+    pub fn changed(&self, property: &str) -> bool {
+        self.changes.iter().any(|c| c.property == property)
+    }
+}
+
+/// The outcome of planning one declared (or purged) resource.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResourcePlan {
+    pub resource: ResourceRef,
+    /// `create`, `update` or `delete` when something changes; `None` when up to date.
+    pub action: Option<Action>,
+    pub changes: Vec<PropertyChange>,
+    /// Why this resource cannot be planned (it then fails, and the rest goes on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The plan for one device.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Plan {
+    pub vlans: Vec<VlanChange>,
+    pub links: Vec<LinkChange>,
+    /// One entry per declared resource (and per purged VLAN), in order, for reporting.
+    pub resources: Vec<ResourcePlan>,
+}
+
+impl Plan {
+    pub fn is_empty(&self) -> bool {
+        self.vlans.is_empty() && self.links.is_empty()
+    }
+
+    pub fn failures(&self) -> impl Iterator<Item = &ResourcePlan> {
+        self.resources.iter().filter(|r| r.error.is_some())
+    }
+
+    /// VLANs created or updated (render before links), and VLANs deleted (render after links).
+    pub fn vlan_upserts(&self) -> impl Iterator<Item = &VlanChange> {
+        self.vlans.iter().filter(|v| v.action != Action::Delete)
+    }
+
+    pub fn vlan_deletes(&self) -> impl Iterator<Item = &VlanChange> {
+        self.vlans.iter().filter(|v| v.action == Action::Delete)
+    }
+}
+
+/// What the driver says about the platform that the planner must respect.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PlanRules {
+    /// VLANs purge never removes and that cannot be declared absent.
+    pub reserved_vlans: VlanSet,
+    /// Native VLAN of a trunk when none is configured (1 on every vendor netgw drives).
+    pub default_native_vlan: Option<VlanId>,
+}
+
+fn opt<T: Serialize>(v: &Option<T>) -> Value {
+    v.as_ref()
+        .map(|x| serde_json::to_value(x).unwrap_or(Value::Null))
+        .unwrap_or(Value::Null)
+}
+
+/// Plan VLANs and links together. Declared resources are validated first; an invalid one is reported
+/// as a failed resource and left out of the plan.
+pub fn plan(
+    desired_vlans: &[Vlan],
+    observed_vlans: &[Vlan],
+    vlan_policy: Policy,
+    desired_links: &[Link],
+    observed_links: &[Link],
+    link_policy: Policy,
+    rules: &PlanRules,
+) -> Plan {
+    let mut p = Plan::default();
+    plan_vlans(&mut p, desired_vlans, observed_vlans, vlan_policy, rules);
+    plan_links(&mut p, desired_links, observed_links, link_policy, rules);
+    p
+}
+
+fn plan_vlans(
+    p: &mut Plan,
+    desired: &[Vlan],
+    observed: &[Vlan],
+    policy: Policy,
+    rules: &PlanRules,
+) {
+    let obs: BTreeMap<VlanId, &Vlan> = observed.iter().map(|v| (v.id, v)).collect();
+    let mut declared: Vec<VlanId> = Vec::new();
+    for d in desired {
+        let resource = ResourceRef::Vlan { id: d.id };
+        declared.push(d.id);
+        if let Err(e) = d.validate() {
+            p.resources.push(ResourcePlan {
+                resource,
+                action: None,
+                changes: vec![],
+                error: Some(e.to_string()),
+            });
+            continue;
+        }
+        let before = obs.get(&d.id).copied();
+        match (d.state, before) {
+            (Presence::Absent, _) if rules.reserved_vlans.contains(d.id) => {
+                p.resources.push(ResourcePlan {
+                    resource,
+                    action: None,
+                    changes: vec![],
+                    error: Some(format!(
+                        "VLAN {} is reserved on this platform and cannot be removed",
+                        d.id
+                    )),
+                });
+            }
+            (Presence::Absent, None) => p.resources.push(ResourcePlan {
+                resource,
+                action: None,
+                changes: vec![],
+                error: None,
+            }),
+            (Presence::Absent, Some(b)) => {
+                let changes = vec![PropertyChange {
+                    property: "state",
+                    before: json!("present"),
+                    after: json!("absent"),
+                }];
+                p.vlans.push(VlanChange {
+                    id: d.id,
+                    action: Action::Delete,
+                    before: Some(b.clone()),
+                    after: None,
+                    changes: changes.clone(),
+                });
+                p.resources.push(ResourcePlan {
+                    resource,
+                    action: Some(Action::Delete),
+                    changes,
+                    error: None,
+                });
+            }
+            (Presence::Present, None) => {
+                let mut changes = vec![PropertyChange {
+                    property: "state",
+                    before: json!("absent"),
+                    after: json!("present"),
+                }];
+                if d.name.is_some() {
+                    changes.push(PropertyChange {
+                        property: "name",
+                        before: Value::Null,
+                        after: opt(&d.name),
+                    });
+                }
+                if d.description.is_some() {
+                    changes.push(PropertyChange {
+                        property: "description",
+                        before: Value::Null,
+                        after: opt(&d.description),
+                    });
+                }
+                p.vlans.push(VlanChange {
+                    id: d.id,
+                    action: Action::Create,
+                    before: None,
+                    after: Some(d.clone()),
+                    changes: changes.clone(),
+                });
+                p.resources.push(ResourcePlan {
+                    resource,
+                    action: Some(Action::Create),
+                    changes,
+                    error: None,
+                });
+            }
+            (Presence::Present, Some(b)) => {
+                let mut after = b.clone();
+                let mut changes = Vec::new();
+                if d.name.is_some() && d.name != b.name {
+                    changes.push(PropertyChange {
+                        property: "name",
+                        before: opt(&b.name),
+                        after: opt(&d.name),
+                    });
+                    after.name = d.name.clone();
+                }
+                let want_desc = match (policy, &d.description) {
+                    (_, Some(x)) => Some(Some(x.clone())),
+                    (Policy::Replace, None) => Some(None),
+                    _ => None,
+                };
+                if let Some(want) = want_desc
+                    && want != b.description
+                {
+                    changes.push(PropertyChange {
+                        property: "description",
+                        before: opt(&b.description),
+                        after: opt(&want),
+                    });
+                    after.description = want;
+                }
+
+                if changes.is_empty() {
+                    p.resources.push(ResourcePlan {
+                        resource,
+                        action: None,
+                        changes,
+                        error: None,
+                    });
+                } else {
+                    p.vlans.push(VlanChange {
+                        id: d.id,
+                        action: Action::Update,
+                        before: Some(b.clone()),
+                        after: Some(after),
+                        changes: changes.clone(),
+                    });
+                    p.resources.push(ResourcePlan {
+                        resource,
+                        action: Some(Action::Update),
+                        changes,
+                        error: None,
+                    });
+                }
+            }
+        }
+    }
+    if policy == Policy::Purge {
+        for (id, b) in &obs {
+            if declared.contains(id) || rules.reserved_vlans.contains(*id) {
+                continue;
+            }
+            let changes = vec![PropertyChange {
+                property: "state",
+                before: json!("present"),
+                after: json!("absent"),
+            }];
+            p.vlans.push(VlanChange {
+                id: *id,
+                action: Action::Delete,
+                before: Some((*b).clone()),
+                after: None,
+                changes: changes.clone(),
+            });
+            p.resources.push(ResourcePlan {
+                resource: ResourceRef::Vlan { id: *id },
+                action: Some(Action::Delete),
+                changes,
+                error: None,
+            });
+        }
+    }
+}
+
+fn plan_links(
+    p: &mut Plan,
+    desired: &[Link],
+    observed: &[Link],
+    policy: Policy,
+    rules: &PlanRules,
+) {
+    for d in desired {
+        let resource = ResourceRef::Link {
+            name: d.name.clone(),
+        };
+        if let Err(e) = d.validate() {
+            p.resources.push(ResourcePlan {
+                resource,
+                action: None,
+                changes: vec![],
+                error: Some(e.to_string()),
+            });
+            continue;
+        }
+        let Some(b) = observed.iter().find(|o| o.name == d.name) else {
+            p.resources.push(ResourcePlan {
+                resource,
+                action: None,
+                changes: vec![],
+                error: Some(format!("interface {} does not exist on the device", d.name)),
+            });
+            continue;
+        };
+        let replace = policy == Policy::Replace;
+        let mut after = b.clone();
+        let mut changes = Vec::new();
+        let mut set = |property: &'static str, before: Value, after_v: Value| {
+            if before != after_v {
+                changes.push(PropertyChange {
+                    property,
+                    before,
+                    after: after_v,
+                });
+            }
+        };
+
+        let want_desc = match (&d.description, replace) {
+            (Some(x), _) => Some(Some(x.clone())),
+            (None, true) => Some(None),
+            (None, false) => None,
+        };
+        if let Some(w) = want_desc {
+            set("description", opt(&b.description), opt(&w));
+            after.description = w;
+        }
+        let want_enabled = d.enabled.or(if replace { Some(true) } else { None });
+        if let Some(w) = want_enabled {
+            set("enabled", opt(&b.enabled), json!(w));
+            after.enabled = Some(w);
+        }
+        if let Some(m) = d.mtu {
+            set("mtu", opt(&b.mtu), json!(m));
+            after.mtu = Some(m);
+        }
+        if let Some(m) = d.mode {
+            set("mode", opt(&b.mode), json!(m));
+            after.mode = Some(m);
+        }
+        let mode = after.mode;
+        if let Some(v) = d.access_vlan {
+            set("access_vlan", opt(&b.access_vlan), json!(v));
+            after.access_vlan = Some(v);
+        }
+        let mut trunk_add = VlanSet::new();
+        let mut trunk_remove = VlanSet::new();
+        if mode == Some(LinkMode::Trunk) || d.trunk_vlans.is_some() {
+            let before_set = b.trunk_vlans.clone().unwrap_or_default();
+            if let Some(want) = &d.trunk_vlans {
+                let target = if replace {
+                    want.clone()
+                } else {
+                    before_set.union(want)
+                };
+                trunk_add = target.difference(&before_set);
+                trunk_remove = before_set.difference(&target);
+                set(
+                    "trunk_vlans",
+                    opt(&b.trunk_vlans),
+                    json!(target.to_range_string()),
+                );
+                after.trunk_vlans = Some(target);
+            }
+            let want_native = d.native_vlan.or(if replace {
+                rules.default_native_vlan
+            } else {
+                None
+            });
+            if let Some(n) = want_native {
+                set("native_vlan", opt(&b.native_vlan), json!(n));
+                after.native_vlan = Some(n);
+            }
+        }
+        if changes.is_empty() {
+            p.resources.push(ResourcePlan {
+                resource,
+                action: None,
+                changes,
+                error: None,
+            });
+        } else {
+            p.resources.push(ResourcePlan {
+                resource,
+                action: Some(Action::Update),
+                changes: changes.clone(),
+                error: None,
+            });
+            p.links.push(LinkChange {
+                before: b.clone(),
+                after,
+                changes,
+                trunk_add,
+                trunk_remove,
+                trunk_replace: replace,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn vlans(v: Value) -> Vec<Vlan> {
+        serde_json::from_value(v).unwrap()
+    }
+    fn links(v: Value) -> Vec<Link> {
+        serde_json::from_value(v).unwrap()
+    }
+    fn cisco() -> PlanRules {
+        PlanRules {
+            reserved_vlans: VlanSet::parse("1,1002-1005").unwrap(),
+            default_native_vlan: VlanId::new(1).ok(),
+        }
+    }
+
+    #[test]
+    fn vlan_create_rename_delete_and_up_to_date() {
+        let d = vlans(json!([
+            {"id": 10, "name": "web"},
+            {"id": 20, "name": "db"},
+            {"id": 30, "state": "absent"},
+            {"id": 40, "name": "same"},
+            {"id": 50, "state": "absent"}
+        ]));
+        let o = vlans(
+            json!([{"id": 1, "name": "default"}, {"id": 20, "name": "old"}, {"id": 30, "name": "x"}, {"id": 40, "name": "same"}, {"id": 99}]),
+        );
+        let p = plan(&d, &o, Policy::Merge, &[], &[], Policy::Merge, &cisco());
+        let actions: Vec<(String, Option<Action>)> = p
+            .resources
+            .iter()
+            .map(|r| (r.resource.to_string(), r.action))
+            .collect();
+        assert_eq!(
+            actions,
+            vec![
+                ("vlan[10]".into(), Some(Action::Create)),
+                ("vlan[20]".into(), Some(Action::Update)),
+                ("vlan[30]".into(), Some(Action::Delete)),
+                ("vlan[40]".into(), None),
+                ("vlan[50]".into(), None),
+            ]
+        );
+        assert_eq!(
+            p.resources[1].changes,
+            vec![PropertyChange {
+                property: "name",
+                before: json!("old"),
+                after: json!("db")
+            }]
+        );
+        assert_eq!(p.vlans.len(), 3, "merge leaves undeclared VLAN 99 alone");
+    }
+
+    #[test]
+    fn purge_removes_undeclared_but_never_reserved() {
+        let d = vlans(json!([{"id": 10, "name": "web"}]));
+        let o = vlans(
+            json!([{"id": 1}, {"id": 10, "name": "web"}, {"id": 99}, {"id": 1002}, {"id": 1005}]),
+        );
+        let p = plan(&d, &o, Policy::Purge, &[], &[], Policy::Merge, &cisco());
+        let deleted: Vec<u16> = p.vlan_deletes().map(|v| v.id.get()).collect();
+        assert_eq!(deleted, [99]);
+        let d = vlans(json!([{"id": 1, "state": "absent"}]));
+        let p = plan(&d, &o, Policy::Merge, &[], &[], Policy::Merge, &cisco());
+        assert!(
+            p.resources[0]
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("reserved")
+        );
+        assert!(p.is_empty());
+    }
+
+    #[test]
+    fn invalid_resources_fail_alone() {
+        let d = vlans(json!([{"id": 10, "name": "bad name"}, {"id": 11, "name": "ok"}]));
+        let p = plan(&d, &[], Policy::Merge, &[], &[], Policy::Merge, &cisco());
+        assert!(p.resources[0].error.is_some());
+        assert_eq!(p.vlans.len(), 1);
+    }
+
+    #[test]
+    fn replace_clears_undeclared_description_merge_keeps_it() {
+        let d = vlans(json!([{"id": 10, "name": "web"}]));
+        let o = vlans(json!([{"id": 10, "name": "web", "description": "legacy"}]));
+        assert!(plan(&d, &o, Policy::Merge, &[], &[], Policy::Merge, &cisco()).is_empty());
+        let p = plan(&d, &o, Policy::Replace, &[], &[], Policy::Merge, &cisco());
+        assert_eq!(p.vlans[0].after.as_ref().unwrap().description, None);
+    }
+
+    #[test]
+    fn trunk_lists_add_on_merge_and_replace_on_replace() {
+        let d = links(
+            json!([{"name": "Gi0/1", "mode": "trunk", "trunk_vlans": "10,20", "native_vlan": 10}]),
+        );
+        let o = links(
+            json!([{"name": "Gi0/1", "mode": "trunk", "trunk_vlans": "10,30", "native_vlan": 1, "enabled": true}]),
+        );
+        let m = plan(&[], &[], Policy::Merge, &d, &o, Policy::Merge, &cisco());
+        let c = &m.links[0];
+        assert_eq!(
+            c.after.trunk_vlans.as_ref().unwrap().to_range_string(),
+            "10,20,30"
+        );
+        assert_eq!(
+            (
+                c.trunk_add.to_range_string(),
+                c.trunk_remove.to_range_string()
+            ),
+            ("20".into(), "none".into())
+        );
+        assert!(c.changed("native_vlan") && !c.trunk_replace);
+        let r = plan(&[], &[], Policy::Merge, &d, &o, Policy::Replace, &cisco());
+        let c = &r.links[0];
+        assert_eq!(
+            c.after.trunk_vlans.as_ref().unwrap().to_range_string(),
+            "10,20"
+        );
+        assert_eq!(c.trunk_remove.to_range_string(), "30");
+        assert!(c.trunk_replace);
+    }
+
+    #[test]
+    fn ranges_compare_equal_to_their_expansion() {
+        let d = links(json!([{"name": "Et1", "mode": "trunk", "trunk_vlans": "1-10,21-30"}]));
+        let o = links(
+            json!([{"name": "Et1", "mode": "trunk", "trunk_vlans": [1,2,3,4,5,6,7,8,9,10,21,22,23,24,25,26,27,28,29,30], "enabled": true}]),
+        );
+        let p = plan(
+            &[],
+            &[],
+            Policy::Merge,
+            &d,
+            &o,
+            Policy::Replace,
+            &PlanRules::default(),
+        );
+        assert!(p.is_empty(), "{:?}", p.resources);
+        assert_eq!(p.resources[0].action, None);
+    }
+
+    #[test]
+    fn access_port_and_missing_interface() {
+        let d = links(
+            json!([{"name": "Gi0/2", "mode": "access", "access_vlan": 20, "description": "server"}, {"name": "Gi9/9", "enabled": false}]),
+        );
+        let o = links(
+            json!([{"name": "Gi0/2", "mode": "trunk", "trunk_vlans": "1-4094", "enabled": true}]),
+        );
+        let p = plan(&[], &[], Policy::Merge, &d, &o, Policy::Merge, &cisco());
+        let props: Vec<&str> = p.links[0].changes.iter().map(|c| c.property).collect();
+        assert_eq!(props, ["description", "mode", "access_vlan"]);
+        assert!(
+            p.resources[1]
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("does not exist")
+        );
+    }
+
+    #[test]
+    fn second_plan_after_apply_is_empty() {
+        let d = links(json!([{"name": "Et1", "description": "x", "enabled": false, "mtu": 9000}]));
+        let o = links(json!([{"name": "Et1", "enabled": true, "mtu": 1500}]));
+        let p = plan(
+            &[],
+            &[],
+            Policy::Merge,
+            &d,
+            &o,
+            Policy::Merge,
+            &PlanRules::default(),
+        );
+        let applied = vec![p.links[0].after.clone()];
+        assert!(
+            plan(
+                &[],
+                &[],
+                Policy::Merge,
+                &d,
+                &applied,
+                Policy::Merge,
+                &PlanRules::default()
+            )
+            .is_empty()
+        );
+    }
+}
