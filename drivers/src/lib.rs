@@ -1,2 +1,12 @@
 //! Transports and vendor drivers. See DESIGN.md §4.
+//!
+//! `transport/` moves bytes (SSH, NETCONF, SNMP, HTTP); each vendor module (`junos/`, `eos/`, ...)
+//! renders and parses with pure functions (`facts.rs`, `vlan.rs`, `link.rs`) and implements
+//! [`driver::Driver`] in its `mod.rs` as glue only. [`registry`] is the one place that maps a platform
+//! to its driver.
+
+pub mod conformance;
+pub mod driver;
+pub mod registry;
+pub mod target;
 pub mod transport;

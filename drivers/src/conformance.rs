@@ -1,0 +1,22 @@
+//! The shared driver conformance suite's entry point (in the spirit of NAPALM's getter tests): every
+//! vendor's parsers run on recorded real outputs and are compared with expected results.
+//!
+//! Cases live in `drivers/tests/fixtures/conformance/<vendor>/<getter>/<case>/`: the recorded device
+//! outputs (file names say which command or RPC they answer) and `expected.json`. The test runner
+//! (`drivers/tests/conformance.rs`) reads a case and calls [`run`]; this function only dispatches, so
+//! the parsing that runs is exactly the drivers' own. Getters: `facts` (DeviceFacts), `vlans`
+//! (`[Vlan]`), `links` (`[Link]`).
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Run `getter` of `vendor` on the files of one case (file name -> content).
+pub fn run(vendor: &str, getter: &str, files: &BTreeMap<String, String>) -> Result<Value, String> {
+    match vendor {
+        // One arm per vendor: "junos" => crate::junos::conformance::run(getter, files),
+        other => {
+            let _ = (getter, files);
+            Err(format!("no driver registered for vendor {other:?}"))
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! The one `Driver` trait every vendor implements (DESIGN.md §4), and the types around it.
+//!
+//! A driver value is one session with one device. The converge engine calls, in order:
+//!
+//! ```text
+//!   facts() ─▶ observe() ─▶ [pure plan] ─▶ stage(plan) ─▶ why-run: discard()
+//!                                                      └▶ commit(opts) ─▶ observe() + verify ─▶ confirm()
+//!                                                                                    └ failed ─▶ rollback()
+//! ```
+//!
+//! Two-phase change in the manner of holo's `CommitPhase` (Prepare / Abort / Apply): `stage` prepares the
+//! change on the device where it has a candidate or a session and returns the device's own diff;
+//! `discard` aborts it; `commit` applies it (a confirmed commit where the platform has one, so the device
+//! itself rolls back if the gateway dies); `confirm` makes it permanent; `rollback` undoes a commit that
+//! was not confirmed (from the recorded pre-state where the device has no rollback of its own).
+//! Capabilities are declared, never discovered by a runtime "not implemented".
+
+use async_trait::async_trait;
+use netgw_models::facts::DeviceFacts;
+use netgw_models::plan::{Plan, PlanRules, ResourceRef};
+use netgw_models::resource::{Link, Vlan};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::time::Duration;
+use thiserror::Error;
+
+/// The platforms netgw drives: one closed list, one registration point ([`crate::registry`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Platform {
+    Junos,
+    Eos,
+    Ios,
+    Nxos,
+    F5,
+    Linux,
+}
+
+impl Platform {
+    pub const ALL: [Platform; 6] =
+        [Platform::Junos, Platform::Eos, Platform::Ios, Platform::Nxos, Platform::F5, Platform::Linux];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Platform::Junos => "junos",
+            Platform::Eos => "eos",
+            Platform::Ios => "ios",
+            Platform::Nxos => "nxos",
+            Platform::F5 => "f5",
+            Platform::Linux => "linux",
+        }
+    }
+
+    /// netgw's names and the Nornir / NAPALM / Netmiko / scrapli spellings.
+    pub fn parse(name: &str) -> Option<Platform> {
+        Some(match name.trim().to_ascii_lowercase().as_str() {
+            "junos" | "juniper_junos" | "juniper" | "junos_netconf" => Platform::Junos,
+            "eos" | "arista_eos" | "arista" => Platform::Eos,
+            "ios" | "cisco_ios" | "iosxe" | "ios-xe" | "ios_xe" | "cisco_xe" | "cisco_iosxe" => Platform::Ios,
+            "nxos" | "nx-os" | "cisco_nxos" | "nxos_ssh" | "cisco_nxos_ssh" => Platform::Nxos,
+            "f5" | "bigip" | "big-ip" | "f5_tmsh" | "f5_ltm" | "f5_linux" => Platform::F5,
+            "linux" | "cumulus" | "sonic" | "linux_ssh" => Platform::Linux,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for Platform {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a platform can do, declared by its driver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Capabilities {
+    /// A candidate configuration (Junos) or configuration session (EOS) to stage changes in.
+    pub candidate: bool,
+    /// A commit the device rolls back by itself unless confirmed.
+    pub confirmed_commit: bool,
+    /// Named configuration sessions (EOS `configure session`).
+    pub sessions: bool,
+    /// A device-side rollback (Junos `rollback`, NX-OS checkpoints); without it the driver rolls back
+    /// from the recorded pre-state.
+    pub rollback: bool,
+    /// The device can show its own diff of a staged change.
+    pub device_diff: bool,
+}
+
+/// VLANs and links as the device has them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Observed {
+    pub vlans: Vec<Vlan>,
+    pub links: Vec<Link>,
+}
+
+/// A change staged on the device.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Staged {
+    /// The device's own diff (Junos `show | compare`, EOS `show session-config diffs`), or the rendered
+    /// commands where the platform cannot show one.
+    pub diff: String,
+    /// What will be sent (configuration lines, XML or REST calls), for reports and debugging.
+    pub rendered: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitOptions {
+    /// Commit comment, naming the run (`netgw run RUN-ID`).
+    pub comment: String,
+    /// How long the device waits for `confirm` before rolling back by itself.
+    pub confirm_timeout: Duration,
+}
+
+impl Default for CommitOptions {
+    fn default() -> Self {
+        CommitOptions { comment: "netgw".into(), confirm_timeout: Duration::from_secs(120) }
+    }
+}
+
+/// Kinds of failure, for reports and metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    Connect,
+    Auth,
+    Timeout,
+    Transport,
+    Parse,
+    Rejected,
+    Verify,
+    Unsupported,
+    Config,
+}
+
+/// Errors of a driver session. A device's own error (an `rpc-error`, a CLI `% Invalid input`, an
+/// iControl error body) is kept verbatim in `Rejected`.
+#[derive(Debug, Error)]
+pub enum DriverError {
+    #[error("{device}: {step}: {source}")]
+    Transport {
+        device: String,
+        step: &'static str,
+        kind: ErrorKind,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
+    #[error("{device}: cannot parse the reply to {command}: {reason}")]
+    Parse { device: String, command: String, reason: String },
+
+    #[error("{device}: the device rejected {step}: {message}")]
+    Rejected { device: String, step: &'static str, message: String },
+
+    #[error("{device}: verification after commit found {} change(s) still pending: {}", .remaining.len(), .remaining.join("; "))]
+    Verify { device: String, remaining: Vec<String> },
+
+    #[error("{device}: {what} is not supported on {platform}")]
+    Unsupported { device: String, platform: Platform, what: String },
+
+    #[error("{device}: {message}")]
+    Config { device: String, message: String },
+}
+
+impl DriverError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            DriverError::Transport { kind, .. } => *kind,
+            DriverError::Parse { .. } => ErrorKind::Parse,
+            DriverError::Rejected { .. } => ErrorKind::Rejected,
+            DriverError::Verify { .. } => ErrorKind::Verify,
+            DriverError::Unsupported { .. } => ErrorKind::Unsupported,
+            DriverError::Config { .. } => ErrorKind::Config,
+        }
+    }
+
+    pub fn parse(device: &str, command: &str, reason: impl Into<String>) -> Self {
+        DriverError::Parse { device: device.into(), command: command.into(), reason: reason.into() }
+    }
+}
+
+/// One session with one device.
+#[async_trait]
+pub trait Driver: Send {
+    fn platform(&self) -> Platform;
+    fn capabilities(&self) -> Capabilities;
+    /// Reserved VLANs and defaults the planner must respect on this platform.
+    fn plan_rules(&self) -> PlanRules;
+    /// Vendor limits on desired resources (name length, reserved names), checked before anything is
+    /// sent. Each entry names a resource that cannot be applied and why.
+    fn validate(&self, vlans: &[Vlan], links: &[Link]) -> Vec<(ResourceRef, String)>;
+
+    /// Gather facts (automatic attributes).
+    async fn facts(&mut self) -> Result<DeviceFacts, DriverError>;
+    /// Read the VLANs and links the device has now.
+    async fn observe(&mut self) -> Result<Observed, DriverError>;
+    /// Stage a plan on the device and return its diff. Nothing is active yet.
+    async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError>;
+    /// Throw away what `stage` prepared.
+    async fn discard(&mut self) -> Result<(), DriverError>;
+    /// Apply what `stage` prepared (confirmed where the platform has it).
+    async fn commit(&mut self, options: &CommitOptions) -> Result<(), DriverError>;
+    /// Make a commit permanent.
+    async fn confirm(&mut self) -> Result<(), DriverError>;
+    /// Undo a commit that was not confirmed; the device ends as it was before `stage`.
+    async fn rollback(&mut self) -> Result<(), DriverError>;
+    /// End the session cleanly.
+    async fn close(&mut self) -> Result<(), DriverError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn platform_spellings() {
+        for (s, p) in [
+            ("juniper_junos", Platform::Junos),
+            ("arista_eos", Platform::Eos),
+            ("cisco_xe", Platform::Ios),
+            ("cisco_ios", Platform::Ios),
+            ("cisco_nxos", Platform::Nxos),
+            ("f5_tmsh", Platform::F5),
+            ("EOS", Platform::Eos),
+            ("linux", Platform::Linux),
+        ] {
+            assert_eq!(Platform::parse(s), Some(p), "{s}");
+        }
+        assert_eq!(Platform::parse("nokia_srlinux"), None);
+        for p in Platform::ALL {
+            assert_eq!(Platform::parse(p.as_str()), Some(p));
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Where a device is and how to reach it: what the inventory resolves a host into (DESIGN.md §6).
+
+use crate::driver::Platform;
+use crate::transport::Timeouts;
+use netgw_models::secret::Secret;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Per-transport overrides (Nornir `connection_options`: `netconf`, `eapi`, `ssh`, `rest`, `snmp`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConnectionOptions {
+    pub hostname: Option<String>,
+    pub port: Option<u16>,
+    pub username: Option<String>,
+    pub password: Option<Secret>,
+    /// Transport-specific settings (`snmp`: version, community, user, auth_proto, ...).
+    pub extras: serde_json::Map<String, Value>,
+}
+
+/// TLS settings for HTTPS transports (eAPI, iControl REST).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsOptions {
+    /// Verify the device's certificate (on by default).
+    pub verify: bool,
+    /// A CA bundle (PEM) to verify against instead of the system roots.
+    pub ca_file: Option<PathBuf>,
+}
+
+impl Default for TlsOptions {
+    fn default() -> Self {
+        TlsOptions { verify: true, ca_file: None }
+    }
+}
+
+/// One device, fully resolved. `Debug` shows no secret.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceTarget {
+    /// The node name (used in every error and log line).
+    pub name: String,
+    pub platform: Platform,
+    /// Management address.
+    pub host: String,
+    /// Port of the primary transport; `None` means the platform's default.
+    pub port: Option<u16>,
+    pub username: String,
+    pub password: Option<Secret>,
+    /// Private key for SSH public-key authentication.
+    pub key_file: Option<PathBuf>,
+    /// Preferred transport where a platform has several (`eapi` or `ssh` on EOS).
+    pub transport: Option<String>,
+    pub connection_options: BTreeMap<String, ConnectionOptions>,
+    pub known_hosts: PathBuf,
+    pub accept_new_host_keys: bool,
+    /// Cisco `enable` secret.
+    pub enable_secret: Option<Secret>,
+    pub tls: TlsOptions,
+    pub timeouts: Timeouts,
+    /// Other `data.netgw` settings, for drivers that take options (e.g. `junos_style: els`).
+    pub options: serde_json::Map<String, Value>,
+}
+
+impl DeviceTarget {
+    pub fn new(name: impl Into<String>, platform: Platform, host: impl Into<String>) -> Self {
+        DeviceTarget {
+            name: name.into(),
+            platform,
+            host: host.into(),
+            port: None,
+            username: String::new(),
+            password: None,
+            key_file: None,
+            transport: None,
+            connection_options: BTreeMap::new(),
+            known_hosts: PathBuf::from("known_hosts"),
+            accept_new_host_keys: false,
+            enable_secret: None,
+            tls: TlsOptions::default(),
+            timeouts: Timeouts::default(),
+            options: serde_json::Map::new(),
+        }
+    }
+
+    /// Effective host, port, username and password for one transport: its connection options over the
+    /// host's own settings, and `default_port` when neither gives one.
+    pub fn endpoint(&self, transport: &str, default_port: u16) -> Endpoint {
+        let co = self.connection_options.get(transport);
+        Endpoint {
+            host: co.and_then(|c| c.hostname.clone()).unwrap_or_else(|| self.host.clone()),
+            port: co.and_then(|c| c.port).or(self.port).unwrap_or(default_port),
+            username: co.and_then(|c| c.username.clone()).unwrap_or_else(|| self.username.clone()),
+            password: co.and_then(|c| c.password.clone()).or_else(|| self.password.clone()),
+        }
+    }
+}
+
+/// Where one transport connects.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Endpoint {
+    pub host: String,
+    pub port: u16,
+    pub username: String,
+    pub password: Option<Secret>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoint_prefers_connection_options() {
+        let mut t = DeviceTarget::new("sw1", Platform::Junos, "10.0.0.1");
+        t.username = "admin".into();
+        t.password = Some(Secret::new("pw"));
+        t.connection_options.insert(
+            "netconf".into(),
+            ConnectionOptions { port: Some(830), username: Some("nc".into()), ..Default::default() },
+        );
+        let e = t.endpoint("netconf", 22);
+        assert_eq!((e.host.as_str(), e.port, e.username.as_str()), ("10.0.0.1", 830, "nc"));
+        assert_eq!(e.password.unwrap().expose(), "pw");
+        assert_eq!(t.endpoint("ssh", 22).port, 22);
+        assert!(!format!("{t:?}").contains("\"pw\""));
+    }
+}
