@@ -1,1 +1,379 @@
 //! Device facts: the automatic-attribute shape every driver and the SNMP collector produce (DESIGN.md §3 step 4).
+//!
+//! Facts play the part Ohai plays on a server: they are gathered at the start of every run and become the
+//! node's `automatic` attributes, the highest precedence level (DESIGN.md §3 step 6). The shape follows
+//! NAPALM's getters (`get_facts`, `get_interfaces`, `get_vlans`, `get_lldp_neighbors_detail`) so every vendor
+//! driver fills the same fields, and the SNMP collector can fill the gaps a driver leaves
+//! ([`DeviceFacts::fill_missing_from`]).
+//!
+//! Every field is optional or a possibly-empty map: a device that does not report something leaves it out,
+//! it never gets a made-up default. Serialised keys are snake_case; absent fields are omitted.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Everything a run knows about a device before it changes anything.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeviceFacts {
+    /// Short host name (the first label of `fqdn` when the device reports a dotted name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
+    /// Fully-qualified name as the device reports it (sysName, `show hostname`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fqdn: Option<String>,
+    /// Lower-case vendor name: `cisco`, `juniper`, `arista`, `f5`, ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vendor: Option<String>,
+    /// Operating system family: `eos`, `junos`, `ios`, `nxos`, `tmos`, `linux`, ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform: Option<String>,
+    /// Software version as the device prints it (`4.20.5F`, `13.3R9.13`, `12.2(55)SE3`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform_version: Option<String>,
+    /// Hardware model (`DCS-7150S-52-CL`, `WS-C3560G-48TS-E`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Chassis serial number.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
+    /// Seconds since the device (or its management agent) started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uptime: Option<u64>,
+    /// Interfaces by name (the name the device's CLI uses, e.g. IF-MIB ifName).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub interfaces: BTreeMap<String, InterfaceFacts>,
+    /// VLAN id -> name. JSON object keys are the decimal ids.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub vlans: BTreeMap<u16, String>,
+    /// LLDP neighbours by local interface name; a port can see several neighbours (a hub, a VM host).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub lldp_neighbors: BTreeMap<String, Vec<LldpNeighbor>>,
+    /// The SNMP system group (RFC 3418), when the facts came over SNMP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snmp: Option<SnmpSystem>,
+}
+
+/// IF-MIB ifAdminStatus (RFC 2863): what the operator asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AdminStatus {
+    Up,
+    Down,
+    Testing,
+}
+
+impl AdminStatus {
+    /// From the IF-MIB integer (1 up, 2 down, 3 testing); anything else is not a status.
+    pub fn from_if_mib(value: i64) -> Option<Self> {
+        match value {
+            1 => Some(AdminStatus::Up),
+            2 => Some(AdminStatus::Down),
+            3 => Some(AdminStatus::Testing),
+            _ => None,
+        }
+    }
+}
+
+/// IF-MIB ifOperStatus (RFC 2863 §3.1.12): what the interface is actually doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OperStatus {
+    Up,
+    Down,
+    Testing,
+    Unknown,
+    Dormant,
+    NotPresent,
+    LowerLayerDown,
+}
+
+impl OperStatus {
+    /// From the IF-MIB integer (1 up .. 7 lowerLayerDown); anything else is not a status.
+    pub fn from_if_mib(value: i64) -> Option<Self> {
+        match value {
+            1 => Some(OperStatus::Up),
+            2 => Some(OperStatus::Down),
+            3 => Some(OperStatus::Testing),
+            4 => Some(OperStatus::Unknown),
+            5 => Some(OperStatus::Dormant),
+            6 => Some(OperStatus::NotPresent),
+            7 => Some(OperStatus::LowerLayerDown),
+            _ => None,
+        }
+    }
+}
+
+/// One interface.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct InterfaceFacts {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admin_status: Option<AdminStatus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oper_status: Option<OperStatus>,
+    /// Largest IP datagram / frame payload in bytes (ifMtu).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u32>,
+    /// Bits per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speed: Option<u64>,
+    /// Lower-case colon-separated hardware address (`00:1c:73:aa:bb:cc`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mac: Option<String>,
+    /// Operator-set description (ifAlias, `description ...`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// SNMP ifIndex, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ifindex: Option<u32>,
+}
+
+/// One LLDP neighbour seen on a local port (LLDP-MIB lldpRemTable, IEEE 802.1AB).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LldpNeighbor {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote_system_name: Option<String>,
+    /// The neighbour's port id (an interface name, a MAC address or a local number, see `remote_port_id_subtype`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote_port: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote_port_description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote_chassis_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote_system_description: Option<String>,
+    /// LldpChassisIdSubtype name: `chassis_component`, `interface_alias`, `port_component`, `mac_address`,
+    /// `network_address`, `interface_name`, `local`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote_chassis_id_subtype: Option<String>,
+    /// LldpPortIdSubtype name: `interface_alias`, `port_component`, `mac_address`, `network_address`,
+    /// `interface_name`, `agent_circuit_id`, `local`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote_port_id_subtype: Option<String>,
+}
+
+/// The SNMP system group (SNMPv2-MIB, RFC 3418 §2).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SnmpSystem {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sys_descr: Option<String>,
+    /// Dotted numeric OID (`1.3.6.1.4.1.30065.1.3011.7150.3282.52.2745`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sys_object_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sys_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sys_location: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sys_contact: Option<String>,
+    /// sysUpTime in hundredths of a second (TimeTicks), as the agent reports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sys_up_time: Option<u64>,
+}
+
+impl DeviceFacts {
+    /// The facts as the `automatic` attribute object: snake_case keys, absent facts left out.
+    pub fn to_automatic(&self) -> serde_json::Value {
+        // The derive only produces strings, integers, maps and arrays, so this cannot fail; an empty object
+        // is still the right answer if it ever did.
+        serde_json::to_value(self).unwrap_or_else(|_| serde_json::Value::Object(Default::default()))
+    }
+
+    /// Read facts back from an `automatic` attribute object (the inverse of [`DeviceFacts::to_automatic`]).
+    pub fn from_automatic(value: &serde_json::Value) -> Result<Self, serde_json::Error> {
+        DeviceFacts::deserialize(value)
+    }
+
+    /// Fill every fact `self` lacks from `other` (a driver's own facts first, SNMP's for the rest).
+    /// Interfaces present in both are completed field by field; maps gain the entries they lack.
+    pub fn fill_missing_from(&mut self, other: &DeviceFacts) {
+        fn fill<T: Clone>(mine: &mut Option<T>, theirs: &Option<T>) {
+            if mine.is_none() {
+                mine.clone_from(theirs);
+            }
+        }
+        fill(&mut self.hostname, &other.hostname);
+        fill(&mut self.fqdn, &other.fqdn);
+        fill(&mut self.vendor, &other.vendor);
+        fill(&mut self.platform, &other.platform);
+        fill(&mut self.platform_version, &other.platform_version);
+        fill(&mut self.model, &other.model);
+        fill(&mut self.serial, &other.serial);
+        fill(&mut self.uptime, &other.uptime);
+        for (name, theirs) in &other.interfaces {
+            let mine = self.interfaces.entry(name.clone()).or_default();
+            fill(&mut mine.admin_status, &theirs.admin_status);
+            fill(&mut mine.oper_status, &theirs.oper_status);
+            fill(&mut mine.mtu, &theirs.mtu);
+            fill(&mut mine.speed, &theirs.speed);
+            fill(&mut mine.mac, &theirs.mac);
+            fill(&mut mine.description, &theirs.description);
+            fill(&mut mine.ifindex, &theirs.ifindex);
+        }
+        for (id, name) in &other.vlans {
+            self.vlans.entry(*id).or_insert_with(|| name.clone());
+        }
+        for (port, neighbors) in &other.lldp_neighbors {
+            self.lldp_neighbors
+                .entry(port.clone())
+                .or_insert_with(|| neighbors.clone());
+        }
+        fill(&mut self.snmp, &other.snmp);
+    }
+}
+
+/// Split a reported host name into (hostname, fqdn): `sw1.example.net` -> (`sw1`, `sw1.example.net`);
+/// a name without a dot is both. Empty or blank names give `None`.
+pub fn split_hostname(name: &str) -> Option<(String, String)> {
+    let name = name.trim();
+    if name.is_empty() {
+        return None;
+    }
+    let short = name.split('.').next().unwrap_or(name);
+    let short = if short.is_empty() { name } else { short };
+    Some((short.to_owned(), name.to_owned()))
+}
+
+/// Format a hardware address as lower-case colon-separated hex; `None` for an empty one.
+pub fn format_mac(bytes: &[u8]) -> Option<String> {
+    if bytes.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    Some(parts.join(":"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sample() -> DeviceFacts {
+        let mut f = DeviceFacts {
+            hostname: Some("sw1".into()),
+            fqdn: Some("sw1.example.net".into()),
+            vendor: Some("arista".into()),
+            platform: Some("eos".into()),
+            platform_version: Some("4.20.5F".into()),
+            model: Some("DCS-7150S-52-CL".into()),
+            serial: Some("JPE15151458".into()),
+            uptime: Some(16_921_773),
+            snmp: Some(SnmpSystem {
+                sys_name: Some("sw1.example.net".into()),
+                sys_up_time: Some(1_692_177_370),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        f.interfaces.insert(
+            "Ethernet1".into(),
+            InterfaceFacts {
+                admin_status: Some(AdminStatus::Up),
+                oper_status: Some(OperStatus::LowerLayerDown),
+                mtu: Some(9214),
+                speed: Some(10_000_000_000),
+                mac: format_mac(&[0x00, 0x1c, 0x73, 0x2a, 0xbb, 0x01]),
+                description: Some("uplink".into()),
+                ifindex: Some(1),
+            },
+        );
+        f.vlans.insert(1, "default".into());
+        f.vlans.insert(40, "Baopan-Zhilian".into());
+        f.lldp_neighbors.insert(
+            "Ethernet47".into(),
+            vec![LldpNeighbor {
+                remote_system_name: Some("ZJ-BP-Bak-Arista".into()),
+                remote_port: Some("Ethernet23".into()),
+                remote_port_id_subtype: Some("interface_name".into()),
+                ..Default::default()
+            }],
+        );
+        f
+    }
+
+    #[test]
+    fn facts_to_automatic_has_snake_case_keys_and_omits_absent_facts() {
+        let v = sample().to_automatic();
+        assert_eq!(v["hostname"], "sw1");
+        assert_eq!(v["platform_version"], "4.20.5F");
+        assert_eq!(v["uptime"], 16_921_773);
+        assert_eq!(
+            v["interfaces"]["Ethernet1"],
+            json!({"admin_status": "up", "oper_status": "lower_layer_down", "mtu": 9214,
+                   "speed": 10_000_000_000u64, "mac": "00:1c:73:2a:bb:01", "description": "uplink",
+                   "ifindex": 1})
+        );
+        assert_eq!(v["vlans"], json!({"1": "default", "40": "Baopan-Zhilian"}));
+        assert_eq!(
+            v["lldp_neighbors"]["Ethernet47"][0]["remote_port"],
+            "Ethernet23"
+        );
+        assert_eq!(
+            v["snmp"],
+            json!({"sys_name": "sw1.example.net", "sys_up_time": 1_692_177_370u64})
+        );
+        assert!(v.get("snmp").unwrap().get("sys_descr").is_none());
+        assert!(
+            DeviceFacts::default()
+                .to_automatic()
+                .as_object()
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn facts_round_trip_through_automatic() {
+        let f = sample();
+        assert_eq!(DeviceFacts::from_automatic(&f.to_automatic()).unwrap(), f);
+    }
+
+    #[test]
+    fn facts_fill_missing_keeps_own_values() {
+        let mut driver = DeviceFacts {
+            hostname: Some("from-driver".into()),
+            ..Default::default()
+        };
+        driver.interfaces.insert(
+            "Ethernet1".into(),
+            InterfaceFacts {
+                description: Some("driver says".into()),
+                ..Default::default()
+            },
+        );
+        driver.fill_missing_from(&sample());
+        assert_eq!(driver.hostname.as_deref(), Some("from-driver"));
+        assert_eq!(driver.serial.as_deref(), Some("JPE15151458"));
+        let e1 = &driver.interfaces["Ethernet1"];
+        assert_eq!(e1.description.as_deref(), Some("driver says"));
+        assert_eq!(e1.mtu, Some(9214));
+        assert_eq!(driver.vlans.len(), 2);
+    }
+
+    #[test]
+    fn facts_split_hostname_and_mac() {
+        assert_eq!(
+            split_hostname("sw1.example.net"),
+            Some(("sw1".into(), "sw1.example.net".into()))
+        );
+        assert_eq!(
+            split_hostname("DUMSYS-87"),
+            Some(("DUMSYS-87".into(), "DUMSYS-87".into()))
+        );
+        assert_eq!(split_hostname("  "), None);
+        assert_eq!(format_mac(&[]), None);
+        assert_eq!(format_mac(&[0xe8, 0x04, 0x62]).as_deref(), Some("e8:04:62"));
+    }
+
+    #[test]
+    fn facts_statuses_from_if_mib() {
+        assert_eq!(AdminStatus::from_if_mib(2), Some(AdminStatus::Down));
+        assert_eq!(AdminStatus::from_if_mib(9), None);
+        assert_eq!(OperStatus::from_if_mib(6), Some(OperStatus::NotPresent));
+        assert_eq!(OperStatus::from_if_mib(0), None);
+    }
+}

@@ -16,5 +16,6 @@ pub use error::ModelError;
 pub use name::NodeName;
 pub use node::{Attrs, CurrentState, DesiredState, Environment, Node, Role};
 pub use runlist::{RunList, RunListItem};
+pub mod compile;
 pub mod plan;
 pub mod resource;

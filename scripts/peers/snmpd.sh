@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# net-snmp snmpd (Debian 12: 5.9.3): a real SNMP agent for v2c and v3 (PEERS.md).
+#
+#   scripts/peers/snmpd.sh install     idempotent: apt-get install snmpd, only when snmpd is missing
+#   scripts/peers/snmpd.sh start DIR   write DIR/snmpd.conf, start snmpd on 127.0.0.1:<free port>; writes
+#                                      DIR/snmpd.pid, DIR/snmpd.log, DIR/snmpd.env (SNMPD_HOST, SNMPD_PORT,
+#                                      SNMPD_PID, SNMPD_COMMUNITY, SNMPD_SYSNAME, SNMPD_V3_* for each user)
+#   NETGW_PEER_WATCH_PID=PID: also stop it when process PID exits (see watch_parent)
+#   scripts/peers/snmpd.sh stop DIR    stop snmpd by its PID
+#
+# Users (all read-only): netgw-sha (authPriv SHA/AES), netgw-auth (authNoPriv SHA),
+# netgw-sha256 (authPriv SHA-256/AES), netgw-md5 (authPriv MD5/AES). Persistent state (engine ID, localised
+# keys) goes to DIR/persist, never /var/lib/snmp.
+set -euo pipefail
+
+install() {
+    if command -v snmpd >/dev/null 2>&1 || [ -x /usr/sbin/snmpd ]; then
+        echo "snmpd: already installed ($(command -v snmpd || echo /usr/sbin/snmpd))"
+        return 0
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # No daemon is started by the package in a container without systemd (PEERS.md).
+    apt-get install -y -qq snmpd >/dev/null
+    echo "snmpd: installed"
+}
+
+snmpd_bin() {
+    command -v snmpd 2>/dev/null || echo /usr/sbin/snmpd
+}
+
+# NETGW_PEER_WATCH_PID=PID (tests set it to their own PID): stop the peer when that process is gone, so a
+# test binary that shares one peer across its tests leaves nothing behind.
+watch_parent() {
+    local pid="$1" watched="${NETGW_PEER_WATCH_PID:-}"
+    [ -n "$watched" ] || return 0
+    (
+        while kill -0 "$watched" 2>/dev/null && kill -0 "$pid" 2>/dev/null; do sleep 1; done
+        kill "$pid" 2>/dev/null || true
+    ) </dev/null >/dev/null 2>&1 &
+}
+
+free_udp_port() {
+    python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+start() {
+    local dir="${1:?usage: start DIR}"
+    local bin
+    bin="$(snmpd_bin)"
+    [ -x "$bin" ] || { echo "snmpd not installed: run $0 install" >&2; exit 1; }
+    mkdir -p "$dir/persist"
+    dir="$(cd "$dir" && pwd)"
+    local port
+    port="$(free_udp_port)"
+    cat >"$dir/snmpd.conf" <<EOF
+agentAddress udp:127.0.0.1:$port
+sysName netgw-snmpd
+sysLocation netgw test lab
+sysContact ops@example.invalid
+rocommunity netgw-public 127.0.0.1
+createUser netgw-sha SHA "netgw-auth-pass" AES "netgw-priv-pass"
+createUser netgw-auth SHA "netgw-auth-pass"
+createUser netgw-sha256 SHA-256 "netgw-auth-pass" AES "netgw-priv-pass"
+createUser netgw-md5 MD5 "netgw-auth-pass" AES "netgw-priv-pass"
+rouser netgw-sha priv
+rouser netgw-auth auth
+rouser netgw-sha256 priv
+rouser netgw-md5 priv
+EOF
+    # -C: only our config; -I -smux: no SMUX (else it listens on TCP 0.0.0.0:199); MIBS= : Debian ships none.
+    SNMP_PERSISTENT_DIR="$dir/persist" MIBS= "$bin" -f -Lo -C -I -smux -c "$dir/snmpd.conf" \
+        >"$dir/snmpd.log" 2>&1 &
+    local pid=$!
+    echo "$pid" >"$dir/snmpd.pid"
+    watch_parent "$pid"
+    for _ in $(seq 1 300); do
+        if grep -q 'NET-SNMP version' "$dir/snmpd.log" 2>/dev/null; then
+            cat >"$dir/snmpd.env" <<EOF
+SNMPD_HOST=127.0.0.1
+SNMPD_PORT=$port
+SNMPD_PID=$pid
+SNMPD_COMMUNITY=netgw-public
+SNMPD_SYSNAME=netgw-snmpd
+SNMPD_SYSLOCATION=netgw test lab
+SNMPD_SYSCONTACT=ops@example.invalid
+SNMPD_V3_USER=netgw-sha
+SNMPD_V3_AUTH_ONLY_USER=netgw-auth
+SNMPD_V3_SHA256_USER=netgw-sha256
+SNMPD_V3_MD5_USER=netgw-md5
+SNMPD_V3_AUTH_KEY=netgw-auth-pass
+SNMPD_V3_PRIV_KEY=netgw-priv-pass
+EOF
+            echo "snmpd: ready on 127.0.0.1:$port (pid $pid)"
+            return 0
+        fi
+        if ! kill -0 "$pid" 2>/dev/null; then
+            echo "snmpd: exited; log:" >&2
+            cat "$dir/snmpd.log" >&2
+            exit 1
+        fi
+        sleep 0.1
+    done
+    echo "snmpd: not ready after 30 s; log:" >&2
+    cat "$dir/snmpd.log" >&2
+    kill "$pid" 2>/dev/null || true
+    exit 1
+}
+
+stop() {
+    local dir="${1:?usage: stop DIR}"
+    if [ -f "$dir/snmpd.pid" ]; then
+        kill "$(cat "$dir/snmpd.pid")" 2>/dev/null || true
+        rm -f "$dir/snmpd.pid"
+    fi
+}
+
+case "${1:-}" in
+    install) install ;;
+    start) shift; start "$@" ;;
+    stop) shift; stop "$@" ;;
+    *) echo "usage: $0 install | start DIR | stop DIR" >&2; exit 2 ;;
+esac
