@@ -4,6 +4,7 @@ use crate::driver::{Driver, DriverError};
 use crate::target::DeviceTarget;
 
 /// Open a driver session with a device.
+#[allow(clippy::match_single_binding)] // until every platform has its arm
 pub async fn connect(target: &DeviceTarget) -> Result<Box<dyn Driver>, DriverError> {
     match target.platform {
         // One arm per vendor driver, e.g. Platform::Junos => Ok(Box::new(crate::junos::JunosDriver::connect(target).await?)),

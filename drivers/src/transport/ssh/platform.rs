@@ -1,0 +1,317 @@
+//! CLI platform behaviour as data (the scrapli pattern, STYLE.md): prompt patterns per mode, failure
+//! strings, on-open commands, enable and configuration-mode commands. One table, [`PLATFORMS`]; the
+//! shell ([`super::shell`]) is generic over it. Adding a platform is one entry here.
+//!
+//! Sources: scrapli's core platforms (`scrapli/driver/core/{cisco_iosxe,cisco_nxos,arista_eos,
+//! juniper_junos}/base_driver.py`: prompt patterns, failed-when-contains, on-open) and Netmiko's
+//! per-vendor `session_preparation`, adjusted for fake-switches (see comments).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// The platforms with an interactive CLI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PlatformKind {
+    Ios,
+    Nxos,
+    Eos,
+    /// Junos operational/configuration CLI (the Junos driver itself uses NETCONF).
+    JunosCli,
+    Linux,
+}
+
+impl PlatformKind {
+    pub const ALL: [PlatformKind; 5] = [
+        PlatformKind::Ios,
+        PlatformKind::Nxos,
+        PlatformKind::Eos,
+        PlatformKind::JunosCli,
+        PlatformKind::Linux,
+    ];
+}
+
+/// The raw table row: plain `&'static str` so the whole table reads as data.
+#[derive(Debug)]
+pub struct PlatformSpec {
+    pub kind: PlatformKind,
+    pub name: &'static str,
+    /// Prompt of the unprivileged mode (IOS `sw1>`); matched against the last output line, trailing
+    /// blanks removed.
+    pub user_prompt: &'static str,
+    /// Prompt of the privileged / operational mode (IOS `sw1#`, Junos `user@sw1>`).
+    pub privileged_prompt: &'static str,
+    /// Prompt of configuration mode (IOS `sw1(config-vlan)#`, Junos `user@sw1#`).
+    pub config_prompt: Option<&'static str>,
+    /// Output containing one of these means the command failed.
+    pub failure_strings: &'static [&'static str],
+    /// Sent once the first prompt is seen (paging off, wide terminal). Re-sent after `enable` if they
+    /// failed before it (fake-switches accepts `terminal` only in privileged mode).
+    pub on_open: &'static [&'static str],
+    /// Command that enters privileged mode, and its password prompt.
+    pub enable: Option<(&'static str, &'static str)>,
+    /// Command that enters configuration mode.
+    pub config_enter: Option<&'static str>,
+    /// Command that leaves configuration mode from any depth. When it fails, the shell falls back to
+    /// `exit` until the privileged prompt (fake-switches' IOS has no `end`).
+    pub config_end: Option<&'static str>,
+}
+
+/// The table. Hostname characters in prompts: IOS allows letters, digits and `-_.`; `@/:` are accepted
+/// too for user@host-style prompts and slot names.
+pub static PLATFORMS: &[PlatformSpec] = &[
+    PlatformSpec {
+        kind: PlatformKind::Ios,
+        name: "ios",
+        user_prompt: r"^[\w.\-@/:]{1,63}>$",
+        privileged_prompt: r"^[\w.\-@/:]{1,63}#$",
+        config_prompt: Some(r"^[\w.\-@/:]{1,63}\(conf[\w.\-@/:+]{0,32}\)#$"),
+        failure_strings: &[
+            "% Invalid input",
+            "% Incomplete command",
+            "% Ambiguous command",
+            "% Unknown command",
+            "% Unrecognized command",
+            "% Bad mask",
+            "% Access denied",
+            // fake-switches' answer to a command it does not know (real IOS says `% Invalid input`).
+            "No such command :",
+        ],
+        on_open: &["terminal length 0", "terminal width 511"],
+        enable: Some(("enable", r"(?i)^password:$")),
+        config_enter: Some("configure terminal"),
+        config_end: Some("end"),
+    },
+    PlatformSpec {
+        kind: PlatformKind::Nxos,
+        name: "nxos",
+        user_prompt: r"^[\w.\-@/:]{1,63}>$",
+        privileged_prompt: r"^[\w.\-@/:]{1,63}#$",
+        config_prompt: Some(r"^[\w.\-@/:]{1,63}\(config[\w.\-@/:+]{0,32}\)#$"),
+        failure_strings: &[
+            "% Invalid command",
+            "% Invalid input",
+            "% Incomplete command",
+            "% Ambiguous command",
+            "% Invalid number",
+            "% Invalid parameter",
+            "% Permission denied",
+            "Syntax error while parsing",
+            "ERROR:",
+        ],
+        on_open: &["terminal length 0", "terminal width 511"],
+        // NX-OS puts users straight into privileged mode; `enable` exists only with feature privilege.
+        enable: None,
+        config_enter: Some("configure terminal"),
+        config_end: Some("end"),
+    },
+    PlatformSpec {
+        kind: PlatformKind::Eos,
+        name: "eos",
+        user_prompt: r"^[\w.\-@/:]{1,63}>$",
+        privileged_prompt: r"^[\w.\-@/:]{1,63}#$",
+        config_prompt: Some(r"^[\w.\-@/:]{1,63}\(config[\w.\-@/:+]{0,48}\)#$"),
+        failure_strings: &[
+            "% Invalid input",
+            "% Incomplete command",
+            "% Ambiguous command",
+            "% Unrecognized command",
+            "% This is an unconverted command",
+            "% Error",
+        ],
+        on_open: &["terminal length 0", "terminal width 32767"],
+        enable: Some(("enable", r"(?i)^password:$")),
+        config_enter: Some("configure terminal"),
+        config_end: Some("end"),
+    },
+    PlatformSpec {
+        kind: PlatformKind::JunosCli,
+        name: "junos",
+        // Junos has no unprivileged/enable split: `user@host>` is operational mode.
+        user_prompt: r"\b\B",
+        privileged_prompt: r"^[\w.\-@/:]{1,63}>$",
+        config_prompt: Some(r"^[\w.\-@/:]{1,63}#$"),
+        failure_strings: &[
+            "syntax error",
+            "unknown command",
+            "is ambiguous",
+            "missing argument",
+            "invalid value",
+            "error:",
+        ],
+        on_open: &[
+            "set cli screen-length 0",
+            "set cli screen-width 511",
+            "set cli complete-on-space off",
+        ],
+        enable: None,
+        config_enter: Some("configure"),
+        config_end: Some("exit configuration-mode"),
+    },
+    PlatformSpec {
+        kind: PlatformKind::Linux,
+        name: "linux",
+        // bash/sh prompts: `user@host:~$`, `[root@host ~]#`, `$`.
+        user_prompt: r"^[\w.\-@:~/\[\] ]{0,128}\$$",
+        privileged_prompt: r"^[\w.\-@:~/\[\] ]{0,128}#$",
+        config_prompt: None,
+        failure_strings: &[
+            "command not found",
+            "No such file or directory",
+            "Permission denied",
+        ],
+        // No pager, no colours, no line editing surprises.
+        on_open: &["export PAGER=cat TERM=dumb", "unset PROMPT_COMMAND"],
+        enable: None,
+        config_enter: None,
+        config_end: None,
+    },
+];
+
+/// A platform with its patterns compiled. Obtain the built-ins with [`CliPlatform::get`]; clone and
+/// adjust fields for a variant (extra on-open commands, another failure string).
+#[derive(Debug, Clone)]
+pub struct CliPlatform {
+    pub kind: PlatformKind,
+    pub name: &'static str,
+    pub user_prompt: Regex,
+    pub privileged_prompt: Regex,
+    pub config_prompt: Option<Regex>,
+    pub failure_strings: Vec<String>,
+    pub on_open: Vec<String>,
+    /// `(command, password prompt)`.
+    pub enable: Option<(String, Regex)>,
+    pub config_enter: Option<String>,
+    pub config_end: Option<String>,
+}
+
+static COMPILED: LazyLock<Vec<CliPlatform>> =
+    LazyLock::new(|| PLATFORMS.iter().map(CliPlatform::compile).collect());
+
+impl CliPlatform {
+    /// The built-in platform of this kind.
+    pub fn get(kind: PlatformKind) -> &'static CliPlatform {
+        // The table has one row per kind (tested); fall back to the first row rather than panic.
+        COMPILED
+            .iter()
+            .find(|p| p.kind == kind)
+            .unwrap_or_else(|| &COMPILED[0])
+    }
+
+    /// Look a platform up by its netgw name (`ios`, `nxos`, `eos`, `junos`, `linux`).
+    pub fn by_name(name: &str) -> Option<&'static CliPlatform> {
+        COMPILED.iter().find(|p| p.name == name)
+    }
+
+    fn compile(spec: &PlatformSpec) -> CliPlatform {
+        CliPlatform {
+            kind: spec.kind,
+            name: spec.name,
+            user_prompt: re(spec.user_prompt),
+            privileged_prompt: re(spec.privileged_prompt),
+            config_prompt: spec.config_prompt.map(re),
+            failure_strings: spec
+                .failure_strings
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
+            on_open: spec.on_open.iter().map(|s| (*s).to_owned()).collect(),
+            enable: spec.enable.map(|(c, p)| (c.to_owned(), re(p))),
+            config_enter: spec.config_enter.map(str::to_owned),
+            config_end: spec.config_end.map(str::to_owned),
+        }
+    }
+
+    /// Which mode a (trimmed) last output line is the prompt of, if any.
+    pub fn prompt_mode(&self, line: &str) -> Option<super::CliMode> {
+        use super::CliMode;
+        // Config first: IOS `sw1(config)#` also ends in `#`.
+        if self
+            .config_prompt
+            .as_ref()
+            .is_some_and(|r| r.is_match(line))
+        {
+            Some(CliMode::Config)
+        } else if self.privileged_prompt.is_match(line) {
+            Some(CliMode::Privileged)
+        } else if self.user_prompt.is_match(line) {
+            Some(CliMode::User)
+        } else {
+            None
+        }
+    }
+
+    /// The first failure string contained in `output`.
+    pub fn failure_in(&self, output: &str) -> Option<&str> {
+        self.failure_strings
+            .iter()
+            .find(|f| output.contains(f.as_str()))
+            .map(String::as_str)
+    }
+}
+
+/// The table holds literals, every one compiled by the `table_is_valid_and_complete` test: a failure
+/// here is a programming error in this file, never a reaction to device input.
+fn re(pattern: &str) -> Regex {
+    #[allow(clippy::expect_used)]
+    Regex::new(pattern).expect("PLATFORMS table patterns are valid (tested)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::CliMode;
+    use super::*;
+
+    #[test]
+    fn table_is_valid_and_complete() {
+        for spec in PLATFORMS {
+            for p in [spec.user_prompt, spec.privileged_prompt]
+                .into_iter()
+                .chain(spec.config_prompt)
+                .chain(spec.enable.map(|e| e.1))
+            {
+                Regex::new(p).unwrap_or_else(|e| panic!("{}: bad pattern {p}: {e}", spec.name));
+            }
+        }
+        for kind in PlatformKind::ALL {
+            assert_eq!(
+                PLATFORMS.iter().filter(|p| p.kind == kind).count(),
+                1,
+                "{kind:?}"
+            );
+            assert_eq!(CliPlatform::get(kind).kind, kind);
+        }
+    }
+
+    #[test]
+    fn ios_prompts() {
+        let p = CliPlatform::get(PlatformKind::Ios);
+        assert_eq!(p.prompt_mode("sw1>"), Some(CliMode::User));
+        assert_eq!(p.prompt_mode("sw1#"), Some(CliMode::Privileged));
+        assert_eq!(p.prompt_mode("sw1(config)#"), Some(CliMode::Config));
+        assert_eq!(p.prompt_mode("sw1(config-vlan)#"), Some(CliMode::Config));
+        assert_eq!(p.prompt_mode("sw1(config-if)#"), Some(CliMode::Config));
+        assert_eq!(p.prompt_mode("VLAN0123  active"), None);
+        assert_eq!(p.prompt_mode("Password:"), None);
+        assert!(p.enable.as_ref().unwrap().1.is_match("Password:"));
+        assert_eq!(
+            p.failure_in("  ^\n% Invalid input detected at '^' marker."),
+            Some("% Invalid input")
+        );
+    }
+
+    #[test]
+    fn junos_and_linux_prompts() {
+        let j = CliPlatform::get(PlatformKind::JunosCli);
+        assert_eq!(j.prompt_mode("admin@vsrx>"), Some(CliMode::Privileged));
+        assert_eq!(j.prompt_mode("admin@vsrx#"), Some(CliMode::Config));
+        assert_eq!(j.prompt_mode(""), None);
+        let l = CliPlatform::get(PlatformKind::Linux);
+        assert_eq!(l.prompt_mode("user@host:~$"), Some(CliMode::User));
+        assert_eq!(l.prompt_mode("[root@host ~]#"), Some(CliMode::Privileged));
+        assert_eq!(
+            CliPlatform::by_name("eos").map(|p| p.kind),
+            Some(PlatformKind::Eos)
+        );
+    }
+}

@@ -1,0 +1,590 @@
+//! Interactive CLI shell over an SSH `shell` channel with a PTY: the channel layer of scrapli's
+//! transport -> channel -> platform split. Everything vendor-specific comes from [`CliPlatform`].
+//!
+//! One command at a time: write `command\n`, read until the last line is a prompt of the platform
+//! (user, privileged or config mode), then strip the echoed command and the prompt. Output is
+//! normalised first: CRLF and lone CR removed, ANSI escape sequences removed, backspaces applied.
+//! Output containing one of the platform's failure strings is a typed [`SshError::Cli`].
+//!
+//! Every read is bounded by the session's operation timeout. After a timeout or a lost channel the
+//! shell is unusable (the device may still be printing); further calls fail fast.
+
+use std::sync::LazyLock;
+
+use netgw_models::secret::Secret;
+use regex::Regex;
+use russh::ChannelMsg;
+use russh::client;
+use tokio::time::{Duration, Instant, timeout_at};
+use tracing::{debug, warn};
+
+use super::platform::CliPlatform;
+use super::{MAX_OUTPUT_BYTES, SshError, SshSession, abbreviate};
+
+/// CLI modes, recognised from the prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CliMode {
+    /// Unprivileged exec (IOS `sw1>`).
+    User,
+    /// Privileged exec / operational mode (IOS `sw1#`, Junos `user@sw1>`).
+    Privileged,
+    /// Configuration mode, any depth (IOS `sw1(config-if)#`, Junos `user@sw1#`).
+    Config,
+}
+
+/// What one command produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandOutput {
+    /// Device output without the echoed command and the trailing prompt.
+    pub output: String,
+    /// The prompt that ended the output.
+    pub prompt: String,
+    /// The mode that prompt belongs to.
+    pub mode: CliMode,
+    /// The platform failure string found in the output, if any.
+    pub failure: Option<String>,
+}
+
+/// How a read ended.
+enum Stop {
+    Prompt(CliMode),
+    /// The extra pattern (e.g. a password prompt) matched.
+    Extra,
+}
+
+/// An interactive CLI session on one shell channel.
+pub struct CliShell {
+    device: String,
+    platform: CliPlatform,
+    channel: russh::Channel<client::Msg>,
+    operation_limit: Duration,
+    /// Raw bytes received and not yet consumed.
+    raw: Vec<u8>,
+    mode: CliMode,
+    prompt: String,
+    /// On-open commands that failed before `enable` (retried after it).
+    pending_on_open: Vec<String>,
+    /// Set once the shell cannot be trusted any more (timeout, channel closed).
+    broken: Option<String>,
+}
+
+impl std::fmt::Debug for CliShell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CliShell")
+            .field("device", &self.device)
+            .field("platform", &self.platform.name)
+            .field("mode", &self.mode)
+            .field("prompt", &self.prompt)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CliShell {
+    /// PTY + shell, wait for the first prompt, run the platform's on-open commands.
+    pub(super) async fn open(
+        session: &SshSession,
+        platform: &CliPlatform,
+    ) -> Result<CliShell, SshError> {
+        let device = session.device().to_owned();
+        let limit = session.timeouts().operation;
+        let operation = format!("open {} shell", platform.name);
+        let deadline = Instant::now() + limit;
+        let mut channel = session.open_channel(&operation, deadline).await?;
+
+        let setup = async {
+            // A wide terminal keeps long lines (and echoed commands) from wrapping.
+            channel
+                .request_pty(true, "vt100", 511, 200, 0, 0, &[])
+                .await
+                .map_err(|e| session.russh_error(&operation, e))?;
+            wait_reply(&mut channel, session, "pty request").await?;
+            channel
+                .request_shell(true)
+                .await
+                .map_err(|e| session.russh_error(&operation, e))?;
+            wait_reply(&mut channel, session, "shell request").await
+        };
+        match timeout_at(deadline, setup).await {
+            Ok(r) => r?,
+            Err(_) => {
+                return Err(SshError::Timeout {
+                    device,
+                    operation,
+                    limit,
+                });
+            }
+        }
+
+        let mut shell = CliShell {
+            device,
+            platform: platform.clone(),
+            channel,
+            operation_limit: limit,
+            raw: Vec::new(),
+            mode: CliMode::User,
+            prompt: String::new(),
+            pending_on_open: Vec::new(),
+            broken: None,
+        };
+
+        // Banner/MOTD, then the first prompt. Some devices print it only after a newline: nudge once.
+        let nudge_at = Instant::now() + limit.min(Duration::from_secs(3)) / 2;
+        let first = match shell.read_until(&operation, nudge_at, None).await {
+            Err(SshError::Timeout { .. }) => {
+                shell.broken = None;
+                shell.send_line(&operation, "").await?;
+                shell.read_until(&operation, deadline, None).await?
+            }
+            other => other?,
+        };
+        if let (_, Stop::Prompt(mode), prompt) = first {
+            shell.mode = mode;
+            shell.prompt = prompt;
+        }
+        debug!(device = %shell.device, prompt = %shell.prompt, mode = ?shell.mode, "shell open");
+
+        for cmd in platform.on_open.clone() {
+            let out = shell.command_raw(&cmd).await?;
+            if let Some(f) = out.failure {
+                debug!(device = %shell.device, command = %cmd, failure = %f,
+                    "on-open command failed; will retry after enable");
+                shell.pending_on_open.push(cmd);
+            }
+        }
+        if !shell.pending_on_open.is_empty() && shell.platform.enable.is_none() {
+            warn!(device = %shell.device, commands = ?shell.pending_on_open,
+                "on-open commands failed (paging may stay on)");
+        }
+        Ok(shell)
+    }
+
+    pub fn mode(&self) -> CliMode {
+        self.mode
+    }
+
+    /// The last prompt seen, e.g. `sw1(config-vlan)#`.
+    pub fn prompt(&self) -> &str {
+        &self.prompt
+    }
+
+    pub fn platform(&self) -> &CliPlatform {
+        &self.platform
+    }
+
+    /// Run one command; output containing a platform failure string is an [`SshError::Cli`].
+    pub async fn command(&mut self, command: &str) -> Result<String, SshError> {
+        let out = self.command_raw(command).await?;
+        match out.failure {
+            Some(_) => Err(SshError::Cli {
+                device: self.device.clone(),
+                command: abbreviate(command),
+                output: out.output.trim().to_owned(),
+            }),
+            None => Ok(out.output),
+        }
+    }
+
+    /// Run commands in order, stopping at the first failure.
+    pub async fn commands(&mut self, commands: &[&str]) -> Result<Vec<String>, SshError> {
+        let mut outputs = Vec::with_capacity(commands.len());
+        for c in commands {
+            outputs.push(self.command(c).await?);
+        }
+        Ok(outputs)
+    }
+
+    /// Run one command and return what the device said, failure or not.
+    pub async fn command_raw(&mut self, command: &str) -> Result<CommandOutput, SshError> {
+        if command.contains(['\n', '\r']) {
+            return Err(SshError::InvalidCommand {
+                device: self.device.clone(),
+                command: abbreviate(command),
+                reason: "it contains a line break (send one command per call)",
+            });
+        }
+        let operation = format!("command `{}`", abbreviate(command));
+        let deadline = Instant::now() + self.operation_limit;
+        self.send_line(&operation, command).await?;
+        let (text, stop, prompt) = self.read_until(&operation, deadline, None).await?;
+        let Stop::Prompt(mode) = stop else {
+            // Unreachable without an extra pattern; treat as a protocol surprise.
+            return Err(SshError::Mode {
+                device: self.device.clone(),
+                operation,
+                expected: "any prompt",
+                prompt,
+            });
+        };
+        self.mode = mode;
+        self.prompt = prompt.clone();
+        let output = strip_echo(&text, command);
+        let failure = self.platform.failure_in(&output).map(str::to_owned);
+        Ok(CommandOutput {
+            output,
+            prompt,
+            mode,
+            failure,
+        })
+    }
+
+    /// Enter privileged mode. `secret` answers the password prompt when the device asks. Does nothing
+    /// when already privileged or in config mode, or when the platform has no enable.
+    pub async fn enable(&mut self, secret: Option<&Secret>) -> Result<(), SshError> {
+        let Some((command, password_prompt)) = self.platform.enable.clone() else {
+            return Ok(());
+        };
+        if self.mode != CliMode::User {
+            return Ok(());
+        }
+        let operation = "enable".to_owned();
+        let deadline = Instant::now() + self.operation_limit;
+        self.send_line(&operation, &command).await?;
+        let mut attempts = 0;
+        let mut said = String::new();
+        loop {
+            let (text, stop, prompt) = self
+                .read_until(&operation, deadline, Some(&password_prompt))
+                .await?;
+            said.push_str(&text);
+            match stop {
+                Stop::Extra => {
+                    attempts += 1;
+                    // IOS asks up to three times. After a refused secret, answer the remaining
+                    // prompts with it again so the device gives up with `% Bad secrets` and returns
+                    // to the user prompt (an empty answer is *accepted* by some simulators).
+                    let Some(secret) = secret else {
+                        self.send_line(&operation, "").await?;
+                        if attempts > 3 {
+                            return Err(self.enable_failed("password prompt repeated", &said));
+                        }
+                        continue;
+                    };
+                    if attempts > 3 {
+                        return Err(self.enable_failed("password prompt repeated", &said));
+                    }
+                    // The secret goes to the device only; it is never logged or put in errors.
+                    self.send_secret_line(&operation, secret).await?;
+                }
+                Stop::Prompt(mode) => {
+                    self.mode = mode;
+                    self.prompt = prompt;
+                    if mode == CliMode::User {
+                        let reason = if secret.is_none() {
+                            "the device asked for a secret and none is configured"
+                        } else {
+                            "secret refused"
+                        };
+                        return Err(self.enable_failed(reason, &said));
+                    }
+                    break;
+                }
+            }
+        }
+        debug!(device = %self.device, prompt = %self.prompt, "privileged mode");
+        let pending = std::mem::take(&mut self.pending_on_open);
+        for cmd in pending {
+            let out = self.command_raw(&cmd).await?;
+            if let Some(f) = out.failure {
+                warn!(device = %self.device, command = %cmd, failure = %f,
+                    "on-open command failed in privileged mode (paging may stay on)");
+            }
+        }
+        Ok(())
+    }
+
+    fn enable_failed(&self, reason: &str, said: &str) -> SshError {
+        let device_text: String = said
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with('%'))
+            .collect::<Vec<_>>()
+            .join(" ");
+        SshError::Enable {
+            device: self.device.clone(),
+            reason: if device_text.is_empty() {
+                reason.to_owned()
+            } else {
+                format!("{reason}: {device_text}")
+            },
+        }
+    }
+
+    /// Enter configuration mode (from privileged mode).
+    pub async fn enter_config(&mut self) -> Result<(), SshError> {
+        if self.mode == CliMode::Config {
+            return Ok(());
+        }
+        let Some(enter) = self.platform.config_enter.clone() else {
+            return Err(self.mode_error("enter config", "config"));
+        };
+        self.command(&enter).await?;
+        if self.mode != CliMode::Config {
+            return Err(self.mode_error(&format!("`{enter}`"), "config"));
+        }
+        Ok(())
+    }
+
+    /// Leave configuration mode from any depth. Uses the platform's `end`; when the device does not
+    /// know it (fake-switches' IOS), falls back to `exit` until the privileged prompt.
+    pub async fn exit_config(&mut self) -> Result<(), SshError> {
+        if self.mode != CliMode::Config {
+            return Ok(());
+        }
+        if let Some(end) = self.platform.config_end.clone() {
+            let out = self.command_raw(&end).await?;
+            if out.failure.is_none() && self.mode != CliMode::Config {
+                return Ok(());
+            }
+        }
+        for _ in 0..8 {
+            self.command("exit").await?;
+            if self.mode != CliMode::Config {
+                return Ok(());
+            }
+        }
+        Err(self.mode_error("exit config", "privileged"))
+    }
+
+    /// Enter config mode, run `commands`, leave config mode, even when a command failed (the first
+    /// error is returned after leaving).
+    pub async fn config(&mut self, commands: &[&str]) -> Result<Vec<String>, SshError> {
+        self.enter_config().await?;
+        let result = self.commands(commands).await;
+        let exit = self.exit_config().await;
+        let outputs = result?;
+        exit?;
+        Ok(outputs)
+    }
+
+    /// Close the shell channel (the SSH session stays open).
+    pub async fn close(self) -> Result<(), SshError> {
+        let _ = self.channel.eof().await;
+        let _ = self.channel.close().await;
+        Ok(())
+    }
+
+    fn mode_error(&self, operation: &str, expected: &'static str) -> SshError {
+        SshError::Mode {
+            device: self.device.clone(),
+            operation: operation.to_owned(),
+            expected,
+            prompt: self.prompt.clone(),
+        }
+    }
+
+    fn check_usable(&self, operation: &str) -> Result<(), SshError> {
+        match &self.broken {
+            Some(reason) => Err(SshError::Disconnected {
+                device: self.device.clone(),
+                operation: operation.to_owned(),
+                reason: Some(format!("shell unusable after {reason}")),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    async fn send_line(&mut self, operation: &str, line: &str) -> Result<(), SshError> {
+        self.check_usable(operation)?;
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        self.send(operation, bytes).await
+    }
+
+    async fn send_secret_line(&mut self, operation: &str, secret: &Secret) -> Result<(), SshError> {
+        self.check_usable(operation)?;
+        let mut bytes = Vec::with_capacity(secret.expose().len() + 1);
+        bytes.extend_from_slice(secret.expose().as_bytes());
+        bytes.push(b'\n');
+        self.send(operation, bytes).await
+    }
+
+    async fn send(&mut self, operation: &str, bytes: Vec<u8>) -> Result<(), SshError> {
+        if let Err(e) = self.channel.data(&bytes[..]).await {
+            self.broken = Some(format!("send failure in {operation}"));
+            return Err(SshError::Disconnected {
+                device: self.device.clone(),
+                operation: operation.to_owned(),
+                reason: Some(e.to_string()),
+            });
+        }
+        Ok(())
+    }
+
+    /// Read until the last line is a prompt (or matches `extra`). Returns the cleaned text before that
+    /// line, how it stopped, and the (trimmed) last line.
+    async fn read_until(
+        &mut self,
+        operation: &str,
+        deadline: Instant,
+        extra: Option<&Regex>,
+    ) -> Result<(String, Stop, String), SshError> {
+        self.check_usable(operation)?;
+        loop {
+            if let Some(found) = self.match_tail(extra) {
+                return Ok(found);
+            }
+            let msg = match timeout_at(deadline, self.channel.wait()).await {
+                Ok(m) => m,
+                Err(_) => {
+                    self.broken = Some(format!("timeout in {operation}"));
+                    return Err(SshError::Timeout {
+                        device: self.device.clone(),
+                        operation: format!(
+                            "{operation} (waiting for the prompt; last output: {:?})",
+                            tail_for_error(&self.raw)
+                        ),
+                        limit: self.operation_limit,
+                    });
+                }
+            };
+            match msg {
+                Some(ChannelMsg::Data { data }) => self.raw.extend_from_slice(&data),
+                Some(ChannelMsg::ExtendedData { data, .. }) => self.raw.extend_from_slice(&data),
+                Some(ChannelMsg::Eof | ChannelMsg::Close) | None => {
+                    self.broken = Some(format!("channel closed in {operation}"));
+                    return Err(SshError::Disconnected {
+                        device: self.device.clone(),
+                        operation: operation.to_owned(),
+                        reason: Some(format!(
+                            "the device closed the shell; last output: {:?}",
+                            tail_for_error(&self.raw)
+                        )),
+                    });
+                }
+                Some(_) => {}
+            }
+            if self.raw.len() > MAX_OUTPUT_BYTES {
+                self.broken = Some(format!("oversized output in {operation}"));
+                return Err(SshError::Disconnected {
+                    device: self.device.clone(),
+                    operation: operation.to_owned(),
+                    reason: Some(format!("output exceeds {MAX_OUTPUT_BYTES} bytes")),
+                });
+            }
+        }
+    }
+
+    /// If the buffered output ends in a prompt, consume it.
+    fn match_tail(&mut self, extra: Option<&Regex>) -> Option<(String, Stop, String)> {
+        let start = self
+            .raw
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let last = clean(&self.raw[start..]);
+        let last = last.trim();
+        let stop = if let Some(mode) = self.platform.prompt_mode(last) {
+            Stop::Prompt(mode)
+        } else if extra.is_some_and(|r| r.is_match(last)) {
+            Stop::Extra
+        } else {
+            return None;
+        };
+        let prompt = last.to_owned();
+        let text = clean(&self.raw[..start]);
+        self.raw.clear();
+        Some((text, stop, prompt))
+    }
+}
+
+async fn wait_reply(
+    channel: &mut russh::Channel<client::Msg>,
+    session: &SshSession,
+    request: &str,
+) -> Result<(), SshError> {
+    loop {
+        match channel.wait().await {
+            Some(ChannelMsg::Success) => return Ok(()),
+            Some(ChannelMsg::Failure) => {
+                return Err(SshError::ChannelRefused {
+                    device: session.device().to_owned(),
+                    request: request.to_owned(),
+                });
+            }
+            Some(ChannelMsg::Eof | ChannelMsg::Close) | None => {
+                return Err(session.disconnected(request));
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+static ANSI: LazyLock<Regex> = LazyLock::new(|| {
+    // CSI sequences (`ESC [ ... final`), charset selection (`ESC ( B`), and two-byte escapes.
+    #[allow(clippy::expect_used)]
+    Regex::new(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>78DEHMNOZc]")
+        .expect("literal regex (tested)")
+});
+
+/// Terminal output to text: lossy UTF-8, ANSI escapes removed, backspace applied, CR removed, NUL and
+/// BEL dropped.
+pub fn clean(raw: &[u8]) -> String {
+    let text = String::from_utf8_lossy(raw);
+    let text = ANSI.replace_all(&text, "");
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\u{8}' => {
+                out.pop();
+            }
+            '\r' | '\0' | '\u{7}' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Remove the echoed command (the first line containing it, near the start) and surrounding blank
+/// lines.
+fn strip_echo(text: &str, command: &str) -> String {
+    let body = match text.find(command.trim()) {
+        // The echo is at the start, possibly after leftover prompt text; never deep in the output.
+        Some(pos) if !command.trim().is_empty() && !text[..pos].contains('\n') => {
+            match text[pos..].find('\n') {
+                Some(nl) => &text[pos + nl + 1..],
+                None => "",
+            }
+        }
+        _ => text,
+    };
+    body.trim_matches('\n').trim_end().to_owned()
+}
+
+/// The last 200 characters of raw output, cleaned, for error messages.
+fn tail_for_error(raw: &[u8]) -> String {
+    let text = clean(raw);
+    let chars: Vec<char> = text.chars().collect();
+    let from = chars.len().saturating_sub(200);
+    chars[from..].iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_terminal_output() {
+        assert_eq!(clean(b"show vlan\r\n\x1b[0mVLAN\r\n"), "show vlan\nVLAN\n");
+        assert_eq!(clean(b"ab\x08c\x07\x00"), "ac");
+        assert_eq!(clean(b"\x1b[?25h\x1b(Bsw1#"), "sw1#");
+        // Invalid UTF-8 from the device does not panic.
+        assert_eq!(clean(&[0xff, b'a']), "\u{fffd}a");
+    }
+
+    #[test]
+    fn echo_is_stripped_once() {
+        let text = "show vlan\n\nVLAN Name\n1    default\n\n";
+        assert_eq!(strip_echo(text, "show vlan"), "VLAN Name\n1    default");
+        // The command text deeper in the output is not the echo.
+        let no_echo = "line\nshow vlan\n";
+        assert_eq!(strip_echo(no_echo, "show vlan"), "line\nshow vlan");
+        assert_eq!(strip_echo("terminal length 0\n", "terminal length 0"), "");
+    }
+
+    #[test]
+    fn tail_is_bounded() {
+        let raw = vec![b'x'; 1000];
+        assert_eq!(tail_for_error(&raw).len(), 200);
+    }
+}
