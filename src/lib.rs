@@ -2,5 +2,6 @@
 //! per device, for a whole inventory at a time. See DESIGN.md for the architecture.
 
 pub mod cli;
+pub mod inventory;
 pub mod resolve;
 pub mod store;

@@ -4,12 +4,10 @@
 use crate::store::StoreError;
 use crate::store::local::LocalRepo;
 use netgw_models::attributes::{AttributeSet, Component, Source, layers_from_document};
+use netgw_models::compile::RecipeSource;
 use netgw_models::runlist::{ExpandError, Expansion, expand};
 use netgw_models::{CurrentState, DesiredState, Environment, ModelError, NodeName};
 use thiserror::Error;
-
-/// Recipes netgw provides without a file: they read `node['netdev']`.
-pub const BUILTIN_RECIPES: &[&str] = &["netdev::vlans", "netdev::links"];
 
 #[derive(Debug, Error)]
 pub enum ResolveError {
@@ -58,6 +56,8 @@ pub struct NodeView {
     pub environment: Environment,
     pub expansion: Expansion,
     pub attributes: AttributeSet,
+    /// Every recipe to compile, in run-list order (`cb` and `cb::default` once, as `cb::default`).
+    pub recipes: Vec<(String, RecipeSource)>,
 }
 
 /// Expand a node's run-list against the repo. Missing roles are reported in the expansion (not as an
@@ -158,6 +158,7 @@ pub fn resolve(repo: &LocalRepo, name: &NodeName) -> Result<NodeView, ResolveErr
 
     // Recipe attribute blocks, in run-list order. `cb` and `cb::default` are one recipe file, loaded once.
     let mut loaded: Vec<String> = Vec::new();
+    let mut recipes: Vec<(String, RecipeSource)> = Vec::new();
     for r in &expansion.recipes {
         let (cb, rec) = r.name.split_once("::").unwrap_or((&r.name, "default"));
         let full = format!("{cb}::{rec}");
@@ -184,8 +185,14 @@ pub fn resolve(repo: &LocalRepo, name: &NodeName) -> Result<NodeView, ResolveErr
                         value,
                     );
                 }
+                recipes.push((full.clone(), RecipeSource::Declarative(file.resources)));
             }
-            None if BUILTIN_RECIPES.contains(&full.as_str()) => {}
+            None if full == "netdev::vlans" => {
+                recipes.push((full.clone(), RecipeSource::BuiltinVlans))
+            }
+            None if full == "netdev::links" => {
+                recipes.push((full.clone(), RecipeSource::BuiltinLinks))
+            }
             None => {
                 return Err(ResolveError::UnknownRecipe {
                     node: name.to_string(),
@@ -207,5 +214,6 @@ pub fn resolve(repo: &LocalRepo, name: &NodeName) -> Result<NodeView, ResolveErr
         environment,
         expansion,
         attributes: attrs,
+        recipes,
     })
 }

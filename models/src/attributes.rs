@@ -246,6 +246,13 @@ impl AttributeSet {
         self.layers.insert(at, layer);
     }
 
+    /// Replace every layer of one component with a single new one (a run's fresh facts replace the
+    /// automatic attributes saved by the last run).
+    pub fn replace(&mut self, component: Component, source: Source, value: Attrs) {
+        self.layers.retain(|l| l.component != component);
+        self.push(component, source, value);
+    }
+
     pub fn layers(&self) -> &[Layer] {
         &self.layers
     }

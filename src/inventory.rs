@@ -1,0 +1,571 @@
+//! Inventories: Nornir's SimpleInventory format (DESIGN.md §6), so existing Nornir inventories and the
+//! `nornir-simple-inventory.yml` containerlab generates work unchanged.
+//!
+//! Forms accepted for `--inventory PATH`:
+//! * one file with `hosts:`, `groups:`, `defaults:` sections;
+//! * a hosts file (top-level keys are host names, as containerlab writes it), with Nornir's
+//!   `groups.yaml`/`defaults.yaml` beside it when they exist;
+//! * a directory holding `hosts.yaml` (+ `groups.yaml`, `defaults.yaml`).
+//!
+//! Resolution is Nornir's: host > its groups (in order, each group before the groups it belongs to) >
+//! defaults, field by field; `connection_options.NAME` fields fall through the same way. `data` is
+//! deep-merged with the same priority (netgw's settings live under `data.netgw`). A group a host names
+//! but nobody defines is a warning (containerlab names groups it does not write), not an error.
+//!
+//! A host whose own settings are unusable (no address, an unsupported platform, a credential reference
+//! that does not resolve) fails alone, at converge time; a malformed file fails the whole inventory.
+
+use netgw_drivers::driver::Platform;
+use netgw_drivers::target::{ConnectionOptions, DeviceTarget, TlsOptions};
+use netgw_drivers::transport::Timeouts;
+use netgw_drivers::transport::credentials;
+use netgw_models::NodeName;
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum InventoryError {
+    #[error("inventory {path}: {message}")]
+    File { path: PathBuf, message: String },
+    #[error("inventory host {host}: {message}")]
+    Host { host: String, message: String },
+}
+
+/// One inventory entry (host, group or defaults), as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    #[serde(default)]
+    pub hostname: Option<String>,
+    #[serde(default)]
+    pub port: Option<u16>,
+    #[serde(default)]
+    pub username: Option<String>,
+    #[serde(default)]
+    pub password: Option<String>,
+    #[serde(default)]
+    pub platform: Option<String>,
+    #[serde(default)]
+    pub groups: Vec<String>,
+    #[serde(default)]
+    pub data: serde_json::Map<String, Value>,
+    #[serde(default)]
+    pub connection_options: BTreeMap<String, ConnEntry>,
+}
+
+/// One `connection_options.NAME` block, as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnEntry {
+    #[serde(default)]
+    pub hostname: Option<String>,
+    #[serde(default)]
+    pub port: Option<u16>,
+    #[serde(default)]
+    pub username: Option<String>,
+    #[serde(default)]
+    pub password: Option<String>,
+    #[serde(default)]
+    pub platform: Option<String>,
+    #[serde(default)]
+    pub extras: Option<serde_json::Map<String, Value>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SingleFile {
+    #[serde(default)]
+    hosts: BTreeMap<String, Option<Entry>>,
+    #[serde(default)]
+    groups: BTreeMap<String, Option<Entry>>,
+    #[serde(default)]
+    defaults: Option<Entry>,
+}
+
+/// A loaded inventory.
+#[derive(Debug, Clone)]
+pub struct Inventory {
+    pub source: PathBuf,
+    pub hosts: BTreeMap<String, Entry>,
+    pub groups: BTreeMap<String, Entry>,
+    pub defaults: Entry,
+    pub warnings: Vec<String>,
+}
+
+fn file_err(path: &Path, message: impl Into<String>) -> InventoryError {
+    InventoryError::File {
+        path: path.to_owned(),
+        message: message.into(),
+    }
+}
+
+fn read(path: &Path) -> Result<String, InventoryError> {
+    std::fs::read_to_string(path).map_err(|e| file_err(path, e.to_string()))
+}
+
+fn parse<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, InventoryError> {
+    // Syntax first (with its line and column), then the shape (with the path of the wrong field).
+    let value: serde_norway::Value =
+        serde_norway::from_str(text).map_err(|e| file_err(path, format!("invalid YAML: {e}")))?;
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let field = e.path().to_string();
+        let inner = e.into_inner();
+        if field == "." || field.is_empty() {
+            file_err(path, inner.to_string())
+        } else {
+            file_err(path, format!("field `{field}`: {inner}"))
+        }
+    })
+}
+
+fn flatten(m: BTreeMap<String, Option<Entry>>) -> BTreeMap<String, Entry> {
+    m.into_iter()
+        .map(|(k, v)| (k, v.unwrap_or_default()))
+        .collect()
+}
+
+impl Inventory {
+    /// Load an inventory from a file or a directory.
+    pub fn load(path: &Path) -> Result<Inventory, InventoryError> {
+        let (hosts, groups, defaults) = if path.is_dir() {
+            let hosts_file = ["hosts.yaml", "hosts.yml"]
+                .iter()
+                .map(|f| path.join(f))
+                .find(|p| p.exists());
+            let Some(hosts_file) = hosts_file else {
+                return Err(file_err(path, "is a directory without hosts.yaml"));
+            };
+            Self::split_files(&hosts_file)?
+        } else {
+            let text = read(path)?;
+            let probe: Value = parse(path, &text)?;
+            let is_single = probe.as_object().is_some_and(|m| {
+                m.contains_key("hosts")
+                    && m.keys()
+                        .all(|k| ["hosts", "groups", "defaults"].contains(&k.as_str()))
+            });
+            if is_single {
+                let f: SingleFile = parse(path, &text)?;
+                (
+                    flatten(f.hosts),
+                    flatten(f.groups),
+                    f.defaults.unwrap_or_default(),
+                )
+            } else {
+                Self::split_files(path)?
+            }
+        };
+        let mut inv = Inventory {
+            source: path.to_owned(),
+            hosts,
+            groups,
+            defaults,
+            warnings: Vec::new(),
+        };
+        inv.check()?;
+        Ok(inv)
+    }
+
+    fn split_files(
+        hosts_file: &Path,
+    ) -> Result<(BTreeMap<String, Entry>, BTreeMap<String, Entry>, Entry), InventoryError> {
+        let text = read(hosts_file)?;
+        let hosts: Option<BTreeMap<String, Option<Entry>>> = parse(hosts_file, &text)?;
+        let dir = hosts_file.parent().unwrap_or(Path::new("."));
+        let sibling = |names: &[&str]| names.iter().map(|n| dir.join(n)).find(|p| p.exists());
+        let groups = match sibling(&["groups.yaml", "groups.yml"]) {
+            Some(p) => parse::<Option<BTreeMap<String, Option<Entry>>>>(&p, &read(&p)?)?
+                .unwrap_or_default(),
+            None => BTreeMap::new(),
+        };
+        let defaults = match sibling(&["defaults.yaml", "defaults.yml"]) {
+            Some(p) => parse::<Option<Entry>>(&p, &read(&p)?)?.unwrap_or_default(),
+            None => Entry::default(),
+        };
+        Ok((
+            flatten(hosts.unwrap_or_default()),
+            flatten(groups),
+            defaults,
+        ))
+    }
+
+    fn check(&mut self) -> Result<(), InventoryError> {
+        for name in self.hosts.keys() {
+            NodeName::new(name)
+                .map_err(|e| file_err(&self.source, format!("host {name:?}: {e}")))?;
+        }
+        let mut warnings = Vec::new();
+        let all: Vec<(&String, &Entry)> = self.hosts.iter().chain(self.groups.iter()).collect();
+        for (name, e) in all {
+            for g in &e.groups {
+                if !self.groups.contains_key(g) {
+                    warnings.push(format!("{name}: group {g:?} is not defined; ignored"));
+                }
+            }
+        }
+        warnings.sort();
+        warnings.dedup();
+        self.warnings = warnings;
+        Ok(())
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.hosts.keys().cloned().collect()
+    }
+
+    /// Hosts in the named group (directly or through a parent group).
+    pub fn in_group(&self, group: &str) -> Vec<String> {
+        self.hosts
+            .iter()
+            .filter(|(_, e)| self.chain(e).iter().any(|g| g == group))
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+
+    /// The host's groups in resolution order: each group, then the groups it belongs to, depth first;
+    /// each once.
+    fn chain(&self, entry: &Entry) -> Vec<String> {
+        let mut out = Vec::new();
+        fn walk(inv: &Inventory, groups: &[String], out: &mut Vec<String>, depth: usize) {
+            for g in groups {
+                if out.contains(g) || depth > 32 {
+                    continue;
+                }
+                out.push(g.clone());
+                if let Some(e) = inv.groups.get(g) {
+                    walk(inv, &e.groups, out, depth + 1);
+                }
+            }
+        }
+        walk(self, &entry.groups, &mut out, 0);
+        out
+    }
+
+    /// Entries that apply to a host, highest priority first.
+    fn layers<'a>(&'a self, host: &'a Entry) -> Vec<&'a Entry> {
+        let mut v = vec![host];
+        for g in self.chain(host) {
+            if let Some(e) = self.groups.get(&g) {
+                v.push(e);
+            }
+        }
+        v.push(&self.defaults);
+        v
+    }
+
+    /// Resolve a host into a device target (credentials resolved; errors name the host).
+    pub fn target(&self, name: &str) -> Result<DeviceTarget, InventoryError> {
+        let host_err = |message: String| InventoryError::Host {
+            host: name.to_owned(),
+            message,
+        };
+        let host = self
+            .hosts
+            .get(name)
+            .ok_or_else(|| host_err("is not in the inventory".into()))?;
+        let layers = self.layers(host);
+        let first = |f: &dyn Fn(&Entry) -> Option<String>| {
+            layers.iter().find_map(|e| f(e).filter(|s| !s.is_empty()))
+        };
+
+        let platform_raw =
+            first(&|e| e.platform.clone()).ok_or_else(|| host_err("has no platform".into()))?;
+        let platform = Platform::parse(&platform_raw).ok_or_else(|| {
+            host_err(format!("platform {platform_raw:?} is not supported (netgw drives junos, eos, ios, nxos, f5, linux)"))
+        })?;
+        let hostname = first(&|e| e.hostname.clone())
+            .ok_or_else(|| host_err("has no hostname (management address)".into()))?;
+
+        let mut data = serde_json::Map::new();
+        for e in layers.iter().rev() {
+            data = deep_merge(data, &e.data);
+        }
+        let netgw = data
+            .get("netgw")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+
+        let mut t = DeviceTarget::new(name, platform, hostname);
+        t.port = layers.iter().find_map(|e| e.port);
+        t.username = first(&|e| e.username.clone()).unwrap_or_default();
+        if let Some(p) = first(&|e| e.password.clone()) {
+            t.password =
+                Some(credentials::resolve(&p).map_err(|e| host_err(format!("password: {e}")))?);
+        }
+
+        let mut conn_names: Vec<&String> = layers
+            .iter()
+            .flat_map(|e| e.connection_options.keys())
+            .collect();
+        conn_names.sort();
+        conn_names.dedup();
+        for cname in conn_names {
+            let blocks: Vec<&ConnEntry> = layers
+                .iter()
+                .filter_map(|e| e.connection_options.get(cname))
+                .collect();
+            let pick = |f: &dyn Fn(&ConnEntry) -> Option<String>| blocks.iter().find_map(|c| f(c));
+            let mut extras = serde_json::Map::new();
+            for b in blocks.iter().rev() {
+                if let Some(x) = &b.extras {
+                    extras = deep_merge(extras, x);
+                }
+            }
+            let password =
+                match pick(&|c| c.password.clone()) {
+                    Some(p) => Some(credentials::resolve(&p).map_err(|e| {
+                        host_err(format!("connection_options.{cname}.password: {e}"))
+                    })?),
+                    None => None,
+                };
+            t.connection_options.insert(
+                cname.clone(),
+                ConnectionOptions {
+                    hostname: pick(&|c| c.hostname.clone()),
+                    port: blocks.iter().find_map(|c| c.port),
+                    username: pick(&|c| c.username.clone()),
+                    password,
+                    extras,
+                },
+            );
+        }
+
+        apply_netgw_settings(&mut t, &netgw).map_err(host_err)?;
+        Ok(t)
+    }
+}
+
+fn deep_merge(
+    mut base: serde_json::Map<String, Value>,
+    over: &serde_json::Map<String, Value>,
+) -> serde_json::Map<String, Value> {
+    for (k, v) in over {
+        let merged = match (base.remove(k), v) {
+            (Some(Value::Object(a)), Value::Object(b)) => Value::Object(deep_merge(a, b)),
+            (_, v) => v.clone(),
+        };
+        base.insert(k.clone(), merged);
+    }
+    base
+}
+
+fn apply_netgw_settings(
+    t: &mut DeviceTarget,
+    s: &serde_json::Map<String, Value>,
+) -> Result<(), String> {
+    let mut timeouts = Timeouts::default();
+    let mut tls = TlsOptions::default();
+    for (k, v) in s {
+        let bad = |what: &str| format!("data.netgw.{k}: must be {what}, found {v}");
+        match k.as_str() {
+            "transport" => {
+                t.transport = Some(v.as_str().ok_or_else(|| bad("a string"))?.to_owned())
+            }
+            "known_hosts" => {
+                t.known_hosts = PathBuf::from(v.as_str().ok_or_else(|| bad("a path"))?)
+            }
+            "accept_new_host_keys" => {
+                t.accept_new_host_keys = v.as_bool().ok_or_else(|| bad("true or false"))?
+            }
+            "key_file" => {
+                t.key_file = Some(PathBuf::from(v.as_str().ok_or_else(|| bad("a path"))?))
+            }
+            "enable_secret" => {
+                let r = v
+                    .as_str()
+                    .ok_or_else(|| bad("a string or credential reference"))?;
+                t.enable_secret = Some(
+                    credentials::resolve(r)
+                        .map_err(|e| format!("data.netgw.enable_secret: {e}"))?,
+                );
+            }
+            "tls_verify" => tls.verify = v.as_bool().ok_or_else(|| bad("true or false"))?,
+            "tls_ca" | "ca_file" => {
+                tls.ca_file = Some(PathBuf::from(v.as_str().ok_or_else(|| bad("a path"))?))
+            }
+            "connect_timeout" | "idle_timeout" | "operation_timeout" => {
+                let secs = v
+                    .as_f64()
+                    .filter(|s| *s > 0.0 && *s <= 86_400.0)
+                    .ok_or_else(|| bad("seconds (0 < s <= 86400)"))?;
+                let d = Duration::from_secs_f64(secs);
+                match k.as_str() {
+                    "connect_timeout" => timeouts.connect = d,
+                    "idle_timeout" => timeouts.idle = d,
+                    _ => timeouts.operation = d,
+                }
+            }
+            _ => {
+                t.options.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    t.timeouts = timeouts;
+    t.tls = tls;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn single_file_with_groups_and_defaults() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(
+            d.path(),
+            "inv.yml",
+            r#"
+hosts:
+  leaf1:
+    hostname: 127.0.0.1
+    groups: [leaves]
+    connection_options:
+      eapi: {port: 8443}
+  spine1:
+    hostname: 127.0.0.2
+    platform: juniper_junos
+    password: override
+groups:
+  leaves:
+    platform: arista_eos
+    groups: [fabric]
+    data: {netgw: {transport: eapi, tls_verify: false}}
+    connection_options:
+      eapi: {username: api}
+  fabric:
+    username: fabric-admin
+    data: {netgw: {known_hosts: /etc/netgw/known_hosts, operation_timeout: 5}, site: dc1}
+defaults:
+  username: admin
+  password: admin
+"#,
+        );
+        let inv = Inventory::load(&p).unwrap();
+        assert!(inv.warnings.is_empty());
+        let t = inv.target("leaf1").unwrap();
+        assert_eq!(t.platform, Platform::Eos);
+        assert_eq!(t.username, "fabric-admin", "group beats defaults");
+        assert_eq!(t.password.as_ref().unwrap().expose(), "admin");
+        assert_eq!(t.transport.as_deref(), Some("eapi"));
+        assert!(!t.tls.verify);
+        assert_eq!(
+            t.known_hosts,
+            PathBuf::from("/etc/netgw/known_hosts"),
+            "data deep-merged across groups"
+        );
+        assert_eq!(t.timeouts.operation, Duration::from_secs(5));
+        let e = t.endpoint("eapi", 443);
+        assert_eq!((e.port, e.username.as_str()), (8443, "api"));
+        let s = inv.target("spine1").unwrap();
+        assert_eq!(
+            (
+                s.platform,
+                s.username.as_str(),
+                s.password.unwrap().expose()
+            ),
+            (Platform::Junos, "admin", "override")
+        );
+        assert_eq!(inv.in_group("fabric"), ["leaf1"]);
+    }
+
+    #[test]
+    fn containerlab_generated_inventories_load() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/containerlab/nornir");
+        for case in ["case2-scrapli-platform", "case4-default-groups-platform"] {
+            let inv =
+                Inventory::load(&root.join(case).join("nornir-simple-inventory.yml")).unwrap();
+            assert!(!inv.hosts.is_empty(), "{case}");
+        }
+        let inv = Inventory::load(&root.join("case2-scrapli-platform/nornir-simple-inventory.yml"))
+            .unwrap();
+        let e = inv.target("node1").unwrap_err().to_string();
+        assert!(e.contains("node1") && e.contains("hostname"), "{e}");
+        let inv = Inventory::load(
+            &root.join("case4-default-groups-platform/nornir-simple-inventory.yml"),
+        )
+        .unwrap();
+        assert!(
+            inv.warnings.iter().any(|w| w.contains("spine")),
+            "{:?}",
+            inv.warnings
+        );
+        let e = inv.target("node1").unwrap_err().to_string();
+        assert!(
+            e.contains("nokia_srlinux") && e.contains("not supported"),
+            "{e}"
+        );
+        assert_eq!(inv.target("node4").unwrap().platform, Platform::Linux);
+    }
+
+    #[test]
+    fn split_files_and_directories() {
+        let d = tempfile::tempdir().unwrap();
+        write(
+            d.path(),
+            "hosts.yaml",
+            "sw1:\n  hostname: 10.0.0.1\n  groups: [ios]\n",
+        );
+        write(d.path(), "groups.yaml", "ios:\n  platform: cisco_ios\n");
+        write(d.path(), "defaults.yaml", "username: u\n");
+        let inv = Inventory::load(d.path()).unwrap();
+        assert_eq!(inv.target("sw1").unwrap().platform, Platform::Ios);
+        let inv = Inventory::load(&d.path().join("hosts.yaml")).unwrap();
+        assert_eq!(inv.target("sw1").unwrap().username, "u");
+    }
+
+    #[test]
+    fn errors_name_file_host_and_field() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(d.path(), "bad.yml", "hosts:\n  sw1:\n    hostnme: x\n");
+        let e = Inventory::load(&p).unwrap_err().to_string();
+        assert!(e.contains("bad.yml") && e.contains("hostnme"), "{e}");
+        let p = write(d.path(), "bad2.yml", "hosts: [unclosed\n");
+        assert!(
+            Inventory::load(&p)
+                .unwrap_err()
+                .to_string()
+                .contains("invalid YAML")
+        );
+        let p = write(d.path(), "bad3.yml", "hosts:\n  'sw 1': {}\n");
+        assert!(
+            Inventory::load(&p)
+                .unwrap_err()
+                .to_string()
+                .contains("invalid node name")
+        );
+        let p = write(
+            d.path(),
+            "bad4.yml",
+            "hosts:\n  sw1: {hostname: h, platform: eos, password: '${NETGW_TEST_SURELY_UNSET_VAR}'}\n",
+        );
+        let e = Inventory::load(&p)
+            .unwrap()
+            .target("sw1")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("NETGW_TEST_SURELY_UNSET_VAR"), "{e}");
+        let p = write(
+            d.path(),
+            "bad5.yml",
+            "hosts:\n  sw1: {hostname: h, platform: eos, data: {netgw: {tls_verify: maybe}}}\n",
+        );
+        let e = Inventory::load(&p)
+            .unwrap()
+            .target("sw1")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tls_verify"), "{e}");
+    }
+}
