@@ -1,6 +1,9 @@
 //! Command-line interface (DESIGN.md §6). Exit codes: 0 success, 1 a node failed, 2 usage or
 //! configuration error.
 
+use crate::engine::{self, EngineOptions, Job, RegistryConnector};
+use crate::inventory::Inventory;
+use crate::report;
 use crate::resolve::{self, ResolveError};
 use crate::store::local::LocalRepo;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -10,6 +13,7 @@ use serde_json::{Value, json};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -49,6 +53,49 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
     },
+    /// Converge devices to their desired state (all inventory hosts when no NODE is given).
+    Converge {
+        nodes: Vec<String>,
+        #[command(flatten)]
+        source: DeviceSource,
+        /// Plan and stage on the device, show the device's diff, discard; change nothing, save nothing.
+        #[arg(long)]
+        why_run: bool,
+        /// Devices converged at once.
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10000))]
+        concurrency: u32,
+        /// Seconds a device waits for confirmation before rolling a commit back by itself.
+        #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(10..=3600))]
+        confirm_timeout: u64,
+        #[arg(long, value_enum, default_value = "human")]
+        format: Format,
+    },
+    /// Gather and print a device's facts (its automatic attributes).
+    Facts {
+        name: String,
+        #[command(flatten)]
+        source: DeviceSource,
+        #[arg(long, value_enum, default_value = "json")]
+        format: Format,
+    },
+    /// Compare devices with their desired state; change nothing (exit 1 when something drifted).
+    Drift {
+        nodes: Vec<String>,
+        #[command(flatten)]
+        source: DeviceSource,
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10000))]
+        concurrency: u32,
+        #[arg(long, value_enum, default_value = "human")]
+        format: Format,
+    },
+}
+
+/// Where devices come from.
+#[derive(Debug, clap::Args)]
+pub struct DeviceSource {
+    /// Nornir SimpleInventory (one file with hosts/groups/defaults, a hosts file, or a directory).
+    #[arg(long, env = "NETGW_INVENTORY")]
+    pub inventory: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -175,7 +222,160 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
             let repo = LocalRepo::open(&cli.repo)?;
             expand_cmd(&repo, name, *format, out)
         }
+        Command::Converge {
+            nodes,
+            source,
+            why_run,
+            concurrency,
+            confirm_timeout,
+            format,
+        } => {
+            let opts = EngineOptions {
+                why_run: *why_run,
+                concurrency: *concurrency as usize,
+                confirm_timeout: std::time::Duration::from_secs(*confirm_timeout),
+                ..Default::default()
+            };
+            converge_cmd(cli, nodes, source, opts, *format, out)
+        }
+        Command::Drift {
+            nodes,
+            source,
+            concurrency,
+            format,
+        } => {
+            let opts = EngineOptions {
+                why_run: true,
+                compare_only: true,
+                concurrency: *concurrency as usize,
+                ..Default::default()
+            };
+            converge_cmd(cli, nodes, source, opts, *format, out)
+        }
+        Command::Facts {
+            name,
+            source,
+            format,
+        } => facts_cmd(name, source, *format, out),
     }
+}
+
+fn load_inventory(source: &DeviceSource) -> Result<Inventory, Failure> {
+    let Some(path) = &source.inventory else {
+        return Err(Failure::usage(
+            "no devices: give --inventory FILE (or set NETGW_INVENTORY)",
+        ));
+    };
+    let inv = Inventory::load(path).map_err(|e| Failure::usage(e.to_string()))?;
+    for w in &inv.warnings {
+        tracing::warn!(inventory = %path.display(), "{w}");
+    }
+    Ok(inv)
+}
+
+fn select(inv: &Inventory, nodes: &[String]) -> Result<Vec<String>, Failure> {
+    if nodes.is_empty() {
+        return Ok(inv.names());
+    }
+    for n in nodes {
+        NodeName::new(n).map_err(|e| Failure::usage(e.to_string()))?;
+        if !inv.hosts.contains_key(n) {
+            return Err(Failure::usage(format!(
+                "node {n:?} is not in inventory {}",
+                inv.source.display()
+            )));
+        }
+    }
+    Ok(nodes.to_vec())
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::usage(format!("starting the async runtime: {e}")))
+}
+
+fn converge_cmd(
+    cli: &Cli,
+    nodes: &[String],
+    source: &DeviceSource,
+    opts: EngineOptions,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<Status, Failure> {
+    let repo = LocalRepo::open(&cli.repo)?;
+    let inv = load_inventory(source)?;
+    let names = select(&inv, nodes)?;
+    let jobs: Vec<Job> = names
+        .iter()
+        .map(|n| Job {
+            name: n.clone(),
+            target: inv.target(n).map_err(|e| e.to_string()),
+        })
+        .collect();
+    let compare_only = opts.compare_only;
+    let report = runtime()?.block_on(engine::converge(
+        repo,
+        jobs,
+        Arc::new(RegistryConnector),
+        opts,
+    ));
+    match format {
+        Format::Json => writeln!(
+            out,
+            "{}",
+            pretty(&serde_json::to_value(&report).unwrap_or(Value::Null))
+        )?,
+        Format::Human => {
+            for n in &report.nodes {
+                writeln!(out, "{}", report::human_node(n))?;
+            }
+            write!(out, "{}", report::human_summary(&report))?;
+        }
+    }
+    let drifted = compare_only && report.summary.updated > 0;
+    Ok(if report.any_failed() || drifted {
+        Status::NodeFailed
+    } else {
+        Status::Ok
+    })
+}
+
+fn facts_cmd(
+    name: &str,
+    source: &DeviceSource,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<Status, Failure> {
+    let inv = load_inventory(source)?;
+    let names = select(&inv, &[name.to_owned()])?;
+    let target = inv.target(&names[0]).map_err(|e| Failure {
+        status: Status::NodeFailed,
+        message: e.to_string(),
+    })?;
+    let facts = runtime()?.block_on(async {
+        let mut driver = netgw_drivers::registry::connect(&target).await?;
+        let facts = driver.facts().await;
+        let _ = driver.close().await;
+        facts
+    });
+    let facts = facts.map_err(|e| Failure {
+        status: Status::NodeFailed,
+        message: e.to_string(),
+    })?;
+    let v = facts.to_automatic();
+    match format {
+        Format::Json => writeln!(out, "{}", pretty(&v))?,
+        Format::Human => {
+            if let Value::Object(m) = &v {
+                for (k, val) in m {
+                    writeln!(out, "{k}: {}", compact(val))?;
+                }
+            }
+        }
+    }
+    Ok(Status::Ok)
 }
 
 fn node_name(name: &str) -> Result<NodeName, Failure> {

@@ -86,6 +86,9 @@ struct SingleFile {
     defaults: Option<Entry>,
 }
 
+/// Hosts, groups and defaults, as read.
+type Sections = (BTreeMap<String, Entry>, BTreeMap<String, Entry>, Entry);
+
 /// A loaded inventory.
 #[derive(Debug, Clone)]
 pub struct Inventory {
@@ -170,9 +173,7 @@ impl Inventory {
         Ok(inv)
     }
 
-    fn split_files(
-        hosts_file: &Path,
-    ) -> Result<(BTreeMap<String, Entry>, BTreeMap<String, Entry>, Entry), InventoryError> {
+    fn split_files(hosts_file: &Path) -> Result<Sections, InventoryError> {
         let text = read(hosts_file)?;
         let hosts: Option<BTreeMap<String, Option<Entry>>> = parse(hosts_file, &text)?;
         let dir = hosts_file.parent().unwrap_or(Path::new("."));

@@ -2,6 +2,8 @@
 //! per device, for a whole inventory at a time. See DESIGN.md for the architecture.
 
 pub mod cli;
+pub mod engine;
 pub mod inventory;
+pub mod report;
 pub mod resolve;
 pub mod store;

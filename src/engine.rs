@@ -1,0 +1,1159 @@
+//! The converge engine: DESIGN.md §3 for every node, concurrently.
+//!
+//! ```text
+//!   converge(targets) ──▶ one task per node (JoinSet), at most `concurrency` at once (Semaphore)
+//!        │                   resolve desired ─▶ connect ─▶ facts ─▶ merge ─▶ compile ─▶ observe ─▶ plan
+//!        │                   ─▶ why-run: stage + diff + discard
+//!        │                   ─▶ apply:   stage ─▶ commit (confirmed) ─▶ observe + verify ─▶ confirm
+//!        │                                  any failure ─▶ discard / rollback, device as before
+//!        │                   ─▶ save current state (never the desired file) ─▶ NodeReport
+//!        └──▶ RunReport (a failed node never stops the others)
+//! ```
+//!
+//! Tasks are owned by a JoinSet, so dropping the run aborts them; each node's whole run is bounded by
+//! `node_timeout` on top of the transports' own timeouts.
+
+use crate::report::{
+    NodeReport, NodeStatus, ResourceReport, ResourceStatus, RunReport, StepTiming, resource_ident,
+    summarize,
+};
+use crate::resolve::{self, ResolveError};
+use crate::store::local::LocalRepo;
+use async_trait::async_trait;
+use netgw_drivers::driver::{CommitOptions, Driver, DriverError, ErrorKind};
+use netgw_drivers::target::DeviceTarget;
+use netgw_models::allowlist::{Allowlists, filter};
+use netgw_models::attributes::{Component, Source};
+use netgw_models::compile::{Compiled, compile};
+use netgw_models::plan::{Plan, ResourceRef, plan};
+use netgw_models::{Attrs, CurrentState, DesiredState, NodeName};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tracing::{Instrument, info, info_span, warn};
+
+/// Largest node body a store accepts (the Chef server's limit).
+pub const MAX_NODE_BYTES: usize = 1_000_000;
+
+/// How drivers are opened; tests swap it, the product uses [`RegistryConnector`].
+#[async_trait]
+pub trait Connector: Send + Sync + 'static {
+    async fn connect(&self, target: &DeviceTarget) -> Result<Box<dyn Driver>, DriverError>;
+}
+
+/// Opens drivers through `netgw_drivers::registry`.
+pub struct RegistryConnector;
+
+#[async_trait]
+impl Connector for RegistryConnector {
+    async fn connect(&self, target: &DeviceTarget) -> Result<Box<dyn Driver>, DriverError> {
+        netgw_drivers::registry::connect(target).await
+    }
+}
+
+/// Called between loading desired state and saving current state (tests inject operator edits here).
+pub type Hook = Arc<dyn Fn(&str) + Send + Sync>;
+
+#[derive(Clone)]
+pub struct EngineOptions {
+    pub why_run: bool,
+    /// With `why_run`: compare only, do not even stage on the device (`netgw drift`).
+    pub compare_only: bool,
+    pub concurrency: usize,
+    pub run_id: String,
+    pub confirm_timeout: Duration,
+    pub node_timeout: Duration,
+    pub allowlists: Allowlists,
+    pub before_save: Option<Hook>,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            why_run: false,
+            compare_only: false,
+            concurrency: 50,
+            run_id: new_run_id(),
+            confirm_timeout: Duration::from_secs(120),
+            node_timeout: Duration::from_secs(600),
+            allowlists: Allowlists::default(),
+            before_save: None,
+        }
+    }
+}
+
+/// A run id: time-ordered and unique enough for one gateway.
+pub fn new_run_id() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static SEQ: AtomicU32 = AtomicU32::new(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    format!(
+        "{:x}-{:x}-{}",
+        now.as_secs(),
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A node to converge: its name and its resolved device (or why it could not be resolved).
+pub struct Job {
+    pub name: String,
+    pub target: Result<DeviceTarget, String>,
+}
+
+/// Converge every job; returns when all nodes finished.
+pub async fn converge(
+    repo: LocalRepo,
+    jobs: Vec<Job>,
+    connector: Arc<dyn Connector>,
+    opts: EngineOptions,
+) -> RunReport {
+    let started = Instant::now();
+    let started_at = now_rfc3339();
+    let sem = Arc::new(Semaphore::new(opts.concurrency.max(1)));
+    let mut set = JoinSet::new();
+    let order: Vec<String> = jobs.iter().map(|j| j.name.clone()).collect();
+    for job in jobs {
+        let sem = sem.clone();
+        let repo = repo.clone();
+        let connector = connector.clone();
+        let opts = opts.clone();
+        let span = info_span!("node", node = %job.name, run = %opts.run_id);
+        set.spawn(
+            async move {
+                let _permit = sem.acquire_owned().await;
+                let name = job.name.clone();
+                let t0 = Instant::now();
+                let mut report = match tokio::time::timeout(
+                    opts.node_timeout,
+                    converge_node(&repo, job, connector.as_ref(), &opts),
+                )
+                .await
+                {
+                    Ok(r) => r,
+                    Err(_) => {
+                        let mut r = NodeReport::new(&name, opts.why_run);
+                        fail(
+                            &mut r,
+                            ErrorKind::Timeout,
+                            format!("node run exceeded {:?}", opts.node_timeout),
+                        );
+                        r
+                    }
+                };
+                report.duration_secs = t0.elapsed().as_secs_f64();
+                report
+            }
+            .instrument(span),
+        );
+    }
+    let mut nodes = Vec::new();
+    while let Some(res) = set.join_next().await {
+        match res {
+            Ok(r) => nodes.push(r),
+            Err(e) => warn!(error = %e, "a node task ended abnormally"),
+        }
+    }
+    // A task that panicked still gets a report.
+    for name in &order {
+        if !nodes.iter().any(|n| &n.name == name) {
+            let mut r = NodeReport::new(name, opts.why_run);
+            fail(
+                &mut r,
+                ErrorKind::Config,
+                "the node's task ended abnormally (see the log)".into(),
+            );
+            nodes.push(r);
+        }
+    }
+    nodes.sort_by_key(|n| order.iter().position(|o| o == &n.name));
+    let summary = summarize(&nodes);
+    RunReport {
+        run_id: opts.run_id.clone(),
+        why_run: opts.why_run,
+        started_at,
+        duration_secs: started.elapsed().as_secs_f64(),
+        nodes,
+        summary,
+    }
+}
+
+fn fail(r: &mut NodeReport, kind: ErrorKind, message: String) {
+    r.status = NodeStatus::Failed;
+    r.error_kind = Some(kind);
+    r.error = Some(message);
+}
+
+struct Steps<'a> {
+    report: &'a mut NodeReport,
+    t: Instant,
+}
+
+impl Steps<'_> {
+    fn mark(&mut self, step: &'static str) {
+        let now = Instant::now();
+        self.report.steps.push(StepTiming {
+            step,
+            duration_secs: (now - self.t).as_secs_f64(),
+        });
+        self.t = now;
+    }
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| format!("store task failed: {e}"))
+}
+
+async fn converge_node(
+    repo: &LocalRepo,
+    job: Job,
+    connector: &dyn Connector,
+    opts: &EngineOptions,
+) -> NodeReport {
+    let mut report = NodeReport::new(&job.name, opts.why_run);
+    let mut steps = Steps {
+        report: &mut report,
+        t: Instant::now(),
+    };
+    let outcome = run_node(repo, job, connector, opts, &mut steps).await;
+    if let Err((kind, msg)) = outcome {
+        fail(&mut report, kind, msg);
+    }
+    report.updated = report
+        .resources
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.status,
+                ResourceStatus::Updated | ResourceStatus::WouldUpdate
+            )
+        })
+        .count();
+    report.total = report.resources.len();
+    report
+}
+
+type StepResult<T> = Result<T, (ErrorKind, String)>;
+
+fn drv(e: DriverError) -> (ErrorKind, String) {
+    (e.kind(), e.to_string())
+}
+
+async fn run_node(
+    repo: &LocalRepo,
+    job: Job,
+    connector: &dyn Connector,
+    opts: &EngineOptions,
+    steps: &mut Steps<'_>,
+) -> StepResult<()> {
+    // 1. Resolve the node from the inventory.
+    let target = job.target.map_err(|e| (ErrorKind::Config, e))?;
+    steps.report.platform = Some(target.platform.to_string());
+    let name = NodeName::new(&job.name).map_err(|e| (ErrorKind::Config, e.to_string()))?;
+
+    // 2. Load desired state; a node that does not exist is created (POST /nodes).
+    let (r, n) = (repo.clone(), name.clone());
+    let created = blocking(move || -> Result<bool, crate::store::StoreError> {
+        match r.load_desired(&n) {
+            Ok(_) => Ok(false),
+            Err(e) if e.is_not_found() => r.create_node(&DesiredState::new(n.clone())),
+            Err(e) => Err(e),
+        }
+    })
+    .await
+    .map_err(|e| (ErrorKind::Config, e))?
+    .map_err(|e| (ErrorKind::Config, e.to_string()))?;
+    steps.report.created = created;
+    let (r, n) = (repo.clone(), name.clone());
+    let view = blocking(move || resolve::resolve(&r, &n))
+        .await
+        .map_err(|e| (ErrorKind::Config, e))?
+        .map_err(|e: ResolveError| (ErrorKind::Config, e.to_string()))?;
+    steps.mark("load");
+
+    // 4. Connect and gather facts.
+    let mut driver = connector.connect(&target).await.map_err(drv)?;
+    steps.mark("connect");
+    let result = with_driver(repo, &name, view, driver.as_mut(), opts, steps).await;
+    if let Err(e) = driver.close().await {
+        warn!(error = %e, "closing the device session failed");
+    }
+    result
+}
+
+async fn with_driver(
+    repo: &LocalRepo,
+    name: &NodeName,
+    mut view: resolve::NodeView,
+    driver: &mut dyn Driver,
+    opts: &EngineOptions,
+    steps: &mut Steps<'_>,
+) -> StepResult<()> {
+    let facts = driver.facts().await.map_err(drv)?;
+    let mut automatic = match facts.to_automatic() {
+        Value::Object(m) => m,
+        _ => Attrs::new(),
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    automatic.insert("ohai_time".into(), Value::from(now.as_secs_f64()));
+    automatic.insert(
+        "netgw".into(),
+        serde_json::json!({"platform": driver.platform().as_str(), "run_id": opts.run_id}),
+    );
+    steps.mark("facts");
+
+    // 5-6. Expansion was done with the desired state; merge with fresh facts.
+    view.attributes
+        .replace(Component::Automatic, Source::Automatic, automatic.clone());
+    let merged = view.attributes.merged();
+
+    // 7. Compile resources.
+    let compiled = compile(&merged, &view.recipes);
+    steps.mark("compile");
+    if !compiled.errors.is_empty() {
+        for e in &compiled.errors {
+            steps
+                .report
+                .resources
+                .push(failed_resource(&e.recipe, &e.resource, &e.message));
+        }
+        return Err((
+            ErrorKind::Config,
+            format!(
+                "{} resource(s) could not be compiled; nothing was changed",
+                compiled.errors.len()
+            ),
+        ));
+    }
+    let vlans = compiled.vlan_list();
+    let links = compiled.link_list();
+    let invalid = driver.validate(&vlans, &links);
+    if !invalid.is_empty() {
+        for (r, msg) in &invalid {
+            let (kind, rname) = resource_ident(r);
+            steps.report.resources.push(failed_resource(
+                &recipe_of(&compiled, r),
+                &format!("{kind}[{rname}]"),
+                msg,
+            ));
+        }
+        return Err((
+            ErrorKind::Config,
+            format!(
+                "{} resource(s) exceed platform limits; nothing was changed",
+                invalid.len()
+            ),
+        ));
+    }
+
+    // 8. Observe and plan.
+    let observed = driver.observe().await.map_err(drv)?;
+    let rules = driver.plan_rules();
+    let the_plan = plan(
+        &vlans,
+        &observed.vlans,
+        compiled.vlan_policy,
+        &links,
+        &observed.links,
+        compiled.link_policy,
+        &rules,
+    );
+    steps.mark("plan");
+    let failures: Vec<String> = the_plan
+        .failures()
+        .map(|f| format!("{}: {}", f.resource, f.error.clone().unwrap_or_default()))
+        .collect();
+    if !failures.is_empty() {
+        record_plan(
+            steps.report,
+            &compiled,
+            &the_plan,
+            ResourceStatus::Skipped,
+            0.0,
+        );
+        return Err((
+            ErrorKind::Config,
+            format!("cannot plan {}; nothing was changed", failures.join("; ")),
+        ));
+    }
+
+    // 9. why-run or apply.
+    if the_plan.is_empty() {
+        record_plan(
+            steps.report,
+            &compiled,
+            &the_plan,
+            ResourceStatus::UpToDate,
+            0.0,
+        );
+    } else if opts.why_run && opts.compare_only {
+        record_plan(
+            steps.report,
+            &compiled,
+            &the_plan,
+            ResourceStatus::WouldUpdate,
+            0.0,
+        );
+    } else if opts.why_run {
+        let staged = driver.stage(&the_plan).await;
+        let discarded = driver.discard().await;
+        let staged = staged.map_err(drv)?;
+        discarded.map_err(drv)?;
+        steps.report.device_diff = Some(staged.diff);
+        record_plan(
+            steps.report,
+            &compiled,
+            &the_plan,
+            ResourceStatus::WouldUpdate,
+            0.0,
+        );
+        steps.mark("stage");
+    } else {
+        let t_apply = Instant::now();
+        apply(
+            driver,
+            &the_plan,
+            &vlans,
+            &links,
+            compiled.vlan_policy,
+            compiled.link_policy,
+            opts,
+            steps,
+        )
+        .await
+        .inspect_err(|_| {
+            record_plan(
+                steps.report,
+                &compiled,
+                &the_plan,
+                ResourceStatus::Failed,
+                0.0,
+            );
+        })?;
+        record_plan(
+            steps.report,
+            &compiled,
+            &the_plan,
+            ResourceStatus::Updated,
+            t_apply.elapsed().as_secs_f64(),
+        );
+    }
+
+    // 10. Save current state (not in why-run). The desired file is never written here.
+    if !opts.why_run {
+        if let Some(hook) = &opts.before_save {
+            hook(name.as_str());
+        }
+        let mut current = CurrentState::new(name.clone());
+        current.default = filter(
+            &as_obj(view.attributes.combined_default()),
+            opts.allowlists.default.as_deref(),
+        );
+        current.override_ = filter(
+            &as_obj(view.attributes.combined_override()),
+            opts.allowlists.override_.as_deref(),
+        );
+        current.automatic = filter(&automatic, opts.allowlists.automatic.as_deref());
+        check_size(&view.desired, &current)?;
+        let r = repo.clone();
+        blocking(move || r.save_current(&current))
+            .await
+            .map_err(|e| (ErrorKind::Config, e))?
+            .map_err(|e| (ErrorKind::Config, e.to_string()))?;
+        steps.mark("save");
+        info!("current state saved");
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn apply(
+    driver: &mut dyn Driver,
+    the_plan: &Plan,
+    vlans: &[netgw_models::resource::Vlan],
+    links: &[netgw_models::resource::Link],
+    vlan_policy: netgw_models::plan::Policy,
+    link_policy: netgw_models::plan::Policy,
+    opts: &EngineOptions,
+    steps: &mut Steps<'_>,
+) -> StepResult<()> {
+    let staged = match driver.stage(the_plan).await {
+        Ok(s) => s,
+        Err(e) => {
+            if let Err(d) = driver.discard().await {
+                warn!(error = %d, "discard after a failed stage failed");
+            }
+            return Err(drv(e));
+        }
+    };
+    steps.report.device_diff = Some(staged.diff);
+    steps.mark("stage");
+    let commit_opts = CommitOptions {
+        comment: format!("netgw run {}", opts.run_id),
+        confirm_timeout: opts.confirm_timeout,
+    };
+    if let Err(e) = driver.commit(&commit_opts).await {
+        // The commit may have been partly applied: roll back to the state before the run.
+        if let Err(r) = driver.rollback().await {
+            warn!(error = %r, "rollback after a failed commit failed");
+        }
+        return Err(drv(e));
+    }
+    steps.mark("commit");
+    // Verify: re-observe and re-plan; anything left means the device did not take the change.
+    let verify = async {
+        let observed = driver.observe().await?;
+        let rules = driver.plan_rules();
+        let again = plan(
+            vlans,
+            &observed.vlans,
+            vlan_policy,
+            links,
+            &observed.links,
+            link_policy,
+            &rules,
+        );
+        if again.is_empty() {
+            Ok(())
+        } else {
+            let remaining = again
+                .resources
+                .iter()
+                .filter(|r| r.action.is_some())
+                .map(|r| r.resource.to_string())
+                .collect();
+            Err(DriverError::Verify {
+                device: String::new(),
+                remaining,
+            })
+        }
+    };
+    if let Err(e) = verify.await {
+        if let Err(r) = driver.rollback().await {
+            warn!(error = %r, "rollback after a failed verification failed");
+        }
+        let e = match e {
+            DriverError::Verify { remaining, .. } => DriverError::Verify {
+                device: steps.report.name.clone(),
+                remaining,
+            },
+            other => other,
+        };
+        return Err(drv(e));
+    }
+    steps.mark("verify");
+    driver.confirm().await.map_err(drv)?;
+    steps.mark("confirm");
+    Ok(())
+}
+
+fn as_obj(v: Value) -> Attrs {
+    match v {
+        Value::Object(m) => m,
+        _ => Attrs::new(),
+    }
+}
+
+fn check_size(desired: &DesiredState, current: &CurrentState) -> StepResult<()> {
+    let body = serde_json::json!({"desired": desired, "current": current});
+    let size = serde_json::to_vec(&body)
+        .map(|b| b.len())
+        .unwrap_or(usize::MAX);
+    if size <= MAX_NODE_BYTES {
+        return Ok(());
+    }
+    let mut subtrees: Vec<(String, usize)> = current
+        .automatic
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                serde_json::to_vec(v).map(|b| b.len()).unwrap_or(0),
+            )
+        })
+        .collect();
+    subtrees.sort_by_key(|s| std::cmp::Reverse(s.1));
+    let top: Vec<String> = subtrees
+        .iter()
+        .take(3)
+        .map(|(k, n)| format!("automatic.{k} ({n} bytes)"))
+        .collect();
+    Err((
+        ErrorKind::Config,
+        format!(
+            "node body is {size} bytes, over the {MAX_NODE_BYTES}-byte limit; largest subtrees: {} (add an automatic allowlist)",
+            top.join(", ")
+        ),
+    ))
+}
+
+fn recipe_of(compiled: &Compiled, r: &ResourceRef) -> String {
+    match r {
+        ResourceRef::Vlan { id } => compiled
+            .vlans
+            .iter()
+            .find(|d| d.resource.id == *id)
+            .map(|d| d.recipe.clone())
+            .unwrap_or_else(|| "netdev::vlans (purge)".into()),
+        ResourceRef::Link { name } => compiled
+            .links
+            .iter()
+            .find(|d| &d.resource.name == name)
+            .map(|d| d.recipe.clone())
+            .unwrap_or_default(),
+    }
+}
+
+fn failed_resource(recipe: &str, resource: &str, message: &str) -> ResourceReport {
+    let (kind, name) = match resource.split_once('[') {
+        Some((k, rest)) if k == "vlan" || k == "link" => (
+            if k == "vlan" { "vlan" } else { "link" },
+            rest.trim_end_matches(']').to_owned(),
+        ),
+        _ => ("attribute", resource.to_owned()),
+    };
+    ResourceReport {
+        kind,
+        name,
+        recipe: recipe.into(),
+        action: "nothing".into(),
+        status: ResourceStatus::Failed,
+        changes: vec![],
+        before: Value::Null,
+        after: Value::Null,
+        duration_secs: 0.0,
+        error: Some(message.into()),
+    }
+}
+
+/// Turn the plan into resource reports. `changed_status` is what a resource with changes gets
+/// (updated, would-update, failed or skipped); resources without changes are up to date.
+fn record_plan(
+    report: &mut NodeReport,
+    compiled: &Compiled,
+    p: &Plan,
+    changed_status: ResourceStatus,
+    duration: f64,
+) {
+    report.resources.clear();
+    let changed = p
+        .resources
+        .iter()
+        .filter(|r| r.action.is_some())
+        .count()
+        .max(1) as f64;
+    for r in &p.resources {
+        let (kind, name) = resource_ident(&r.resource);
+        let status = match (&r.error, r.action) {
+            (Some(_), _) => ResourceStatus::Failed,
+            (None, None) => ResourceStatus::UpToDate,
+            (None, Some(_)) => changed_status,
+        };
+        let mut before = serde_json::Map::new();
+        let mut after = serde_json::Map::new();
+        for c in &r.changes {
+            before.insert(c.property.into(), c.before.clone());
+            after.insert(c.property.into(), c.after.clone());
+        }
+        report.resources.push(ResourceReport {
+            kind,
+            name,
+            recipe: recipe_of(compiled, &r.resource),
+            action: r
+                .action
+                .map(|a| a.to_string())
+                .unwrap_or_else(|| "nothing".into()),
+            status,
+            changes: r.changes.clone(),
+            before: Value::Object(before),
+            after: Value::Object(after),
+            duration_secs: if r.action.is_some() {
+                duration / changed
+            } else {
+                0.0
+            },
+            error: r.error.clone(),
+        });
+    }
+}
+
+fn now_rfc3339() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs() as i64;
+    let (days, secs) = (now.div_euclid(86_400), now.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        (secs % 3600) / 60,
+        secs % 60
+    )
+}
+
+/// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_414), (2025, 11, 22));
+    }
+}
+
+#[cfg(test)]
+mod engine_tests {
+    //! The engine's logic against an in-memory device. The drivers are tested on their own against real
+    //! outputs and third-party peers; here the device only has to keep state and fail on request.
+    use super::*;
+    use crate::report::ResourceStatus as S;
+    use netgw_drivers::driver::{Capabilities, Observed, Platform, Staged};
+    use netgw_models::facts::DeviceFacts;
+    use netgw_models::plan::PlanRules;
+    use netgw_models::resource::{Link, Vlan, VlanId, VlanSet};
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    struct Device {
+        vlans: Vec<Vlan>,
+        links: Vec<Link>,
+        reject_commit: bool,
+        drop_on_commit: bool,
+        commits: usize,
+    }
+
+    struct MemDriver {
+        dev: Arc<Mutex<Device>>,
+        staged: Option<Plan>,
+        pre: Option<(Vec<Vlan>, Vec<Link>)>,
+    }
+
+    fn apply_plan(d: &mut Device, p: &Plan) {
+        for c in &p.vlans {
+            d.vlans.retain(|v| v.id != c.id);
+            if let Some(a) = &c.after {
+                d.vlans.push(a.clone());
+            }
+        }
+        d.vlans.sort_by_key(|v| v.id);
+        for c in &p.links {
+            if let Some(l) = d.links.iter_mut().find(|l| l.name == c.after.name) {
+                *l = c.after.clone();
+            }
+        }
+    }
+
+    #[async_trait]
+    impl Driver for MemDriver {
+        fn platform(&self) -> Platform {
+            Platform::Eos
+        }
+        fn capabilities(&self) -> Capabilities {
+            Capabilities {
+                candidate: true,
+                ..Default::default()
+            }
+        }
+        fn plan_rules(&self) -> PlanRules {
+            PlanRules {
+                reserved_vlans: VlanSet::parse("1").unwrap(),
+                default_native_vlan: VlanId::new(1).ok(),
+            }
+        }
+        fn validate(&self, vlans: &[Vlan], _links: &[Link]) -> Vec<(ResourceRef, String)> {
+            vlans
+                .iter()
+                .filter(|v| v.name.as_ref().is_some_and(|n| n.len() > 32))
+                .map(|v| {
+                    (
+                        ResourceRef::Vlan { id: v.id },
+                        "name longer than 32".to_string(),
+                    )
+                })
+                .collect()
+        }
+        async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {
+            Ok(DeviceFacts {
+                hostname: Some("mem1".into()),
+                vendor: Some("arista".into()),
+                ..Default::default()
+            })
+        }
+        async fn observe(&mut self) -> Result<Observed, DriverError> {
+            let d = self.dev.lock().unwrap();
+            Ok(Observed {
+                vlans: d.vlans.clone(),
+                links: d.links.clone(),
+            })
+        }
+        async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
+            self.staged = Some(plan.clone());
+            Ok(Staged {
+                diff: format!("+{} vlan change(s)", plan.vlans.len()),
+                rendered: vec![],
+            })
+        }
+        async fn discard(&mut self) -> Result<(), DriverError> {
+            self.staged = None;
+            Ok(())
+        }
+        async fn commit(&mut self, _o: &CommitOptions) -> Result<(), DriverError> {
+            let mut d = self.dev.lock().unwrap();
+            if d.reject_commit {
+                return Err(DriverError::Rejected {
+                    device: "mem1".into(),
+                    step: "commit",
+                    message: "% Invalid input".into(),
+                });
+            }
+            self.pre = Some((d.vlans.clone(), d.links.clone()));
+            let p = self.staged.take().unwrap_or_default();
+            if d.drop_on_commit {
+                // The device answers ok but applies only part of it.
+                let mut partial = p.clone();
+                partial
+                    .vlans
+                    .truncate(partial.vlans.len().saturating_sub(1));
+                apply_plan(&mut d, &partial);
+            } else {
+                apply_plan(&mut d, &p);
+            }
+            d.commits += 1;
+            Ok(())
+        }
+        async fn confirm(&mut self) -> Result<(), DriverError> {
+            self.pre = None;
+            Ok(())
+        }
+        async fn rollback(&mut self) -> Result<(), DriverError> {
+            if let Some((v, l)) = self.pre.take() {
+                let mut d = self.dev.lock().unwrap();
+                d.vlans = v;
+                d.links = l;
+            }
+            Ok(())
+        }
+        async fn close(&mut self) -> Result<(), DriverError> {
+            Ok(())
+        }
+    }
+
+    struct MemConnector(std::collections::HashMap<String, Arc<Mutex<Device>>>);
+
+    #[async_trait]
+    impl Connector for MemConnector {
+        async fn connect(&self, t: &DeviceTarget) -> Result<Box<dyn Driver>, DriverError> {
+            match self.0.get(&t.name) {
+                Some(dev) => Ok(Box::new(MemDriver {
+                    dev: dev.clone(),
+                    staged: None,
+                    pre: None,
+                })),
+                None => Err(DriverError::Transport {
+                    device: t.name.clone(),
+                    step: "connect",
+                    kind: ErrorKind::Connect,
+                    source: "connection refused".into(),
+                }),
+            }
+        }
+    }
+
+    fn device() -> Arc<Mutex<Device>> {
+        let links = vec![Link {
+            enabled: Some(true),
+            mode: Some(netgw_models::resource::LinkMode::Trunk),
+            trunk_vlans: Some(VlanSet::parse("1").unwrap()),
+            native_vlan: VlanId::new(1).ok(),
+            ..Link::new("Ethernet1")
+        }];
+        Arc::new(Mutex::new(Device {
+            vlans: vec![Vlan::new(VlanId::new(1).unwrap())],
+            links,
+            ..Default::default()
+        }))
+    }
+
+    fn repo_with(nodes: &[(&str, &str)]) -> (tempfile::TempDir, LocalRepo) {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("nodes")).unwrap();
+        for (name, body) in nodes {
+            std::fs::write(d.path().join(format!("nodes/{name}.json")), body).unwrap();
+        }
+        let repo = LocalRepo::open(d.path()).unwrap();
+        (d, repo)
+    }
+
+    fn job(name: &str) -> Job {
+        Job {
+            name: name.into(),
+            target: Ok(DeviceTarget::new(name, Platform::Eos, "127.0.0.1")),
+        }
+    }
+
+    const SW1: &str = r#"{"name":"sw1","run_list":["recipe[netdev::vlans]","recipe[netdev::links]"],
+      "normal":{"netdev":{"vlans":{"10":{"name":"web"},"20":"db"},
+                          "links":{"Et1":{"description":"uplink","trunk_vlans":"10,20","native_vlan":10}}}}}"#;
+
+    async fn run(
+        repo: &LocalRepo,
+        devs: &[(&str, Arc<Mutex<Device>>)],
+        names: &[&str],
+        opts: EngineOptions,
+    ) -> RunReport {
+        let conn = MemConnector(
+            devs.iter()
+                .map(|(n, d)| (n.to_string(), d.clone()))
+                .collect(),
+        );
+        converge(
+            repo.clone(),
+            names.iter().map(|n| job(n)).collect(),
+            Arc::new(conn),
+            opts,
+        )
+        .await
+    }
+
+    #[tokio::test]
+    async fn converge_then_up_to_date() {
+        let (_d, repo) = repo_with(&[("sw1", SW1)]);
+        let dev = device();
+        let r = run(
+            &repo,
+            &[("sw1", dev.clone())],
+            &["sw1"],
+            EngineOptions::default(),
+        )
+        .await;
+        let n = &r.nodes[0];
+        assert_eq!(n.status, NodeStatus::Success, "{:?}", n.error);
+        assert_eq!((n.updated, n.total), (3, 3));
+        assert_eq!(dev.lock().unwrap().vlans.len(), 3);
+        let l = dev.lock().unwrap().links[0].clone();
+        assert_eq!(
+            l.trunk_vlans.unwrap().to_range_string(),
+            "1,10,20",
+            "merge adds to the trunk list"
+        );
+        let cur = repo
+            .load_current(&NodeName::new("sw1").unwrap())
+            .unwrap()
+            .unwrap();
+        assert_eq!(cur.automatic["hostname"], "mem1");
+        assert!(cur.automatic.contains_key("ohai_time"));
+        let text = crate::report::human_node(n);
+        assert!(
+            text.contains("Recipe: netdev::vlans") && text.contains("* vlan[10] action create"),
+            "{text}"
+        );
+        assert!(text.contains("3/3 resources updated"), "{text}");
+
+        let commits = dev.lock().unwrap().commits;
+        let r2 = run(
+            &repo,
+            &[("sw1", dev.clone())],
+            &["sw1"],
+            EngineOptions::default(),
+        )
+        .await;
+        assert_eq!(r2.nodes[0].updated, 0);
+        assert!(
+            r2.nodes[0]
+                .resources
+                .iter()
+                .all(|r| r.status == S::UpToDate)
+        );
+        assert_eq!(
+            dev.lock().unwrap().commits,
+            commits,
+            "nothing sent the second time"
+        );
+    }
+
+    #[tokio::test]
+    async fn why_run_changes_nothing() {
+        let (d, repo) = repo_with(&[("sw1", SW1)]);
+        let dev = device();
+        let opts = EngineOptions {
+            why_run: true,
+            ..Default::default()
+        };
+        let r = run(&repo, &[("sw1", dev.clone())], &["sw1"], opts).await;
+        let n = &r.nodes[0];
+        assert_eq!(n.status, NodeStatus::Success);
+        assert!(n.resources.iter().all(|r| r.status == S::WouldUpdate));
+        assert_eq!(n.device_diff.as_deref(), Some("+2 vlan change(s)"));
+        assert_eq!(dev.lock().unwrap().vlans.len(), 1, "device untouched");
+        assert!(
+            !d.path().join("nodes/current/sw1.json").exists(),
+            "store untouched"
+        );
+        assert!(crate::report::human_node(n).contains("- Would create vlan[10]"));
+    }
+
+    #[tokio::test]
+    async fn failures_are_isolated_and_leave_devices_as_they_were() {
+        let bad = r#"{"name":"bad","run_list":["recipe[netdev::vlans]"],"normal":{"netdev":{"vlans":{"4095":{}}}}}"#;
+        let rej = SW1.replace("sw1", "rej");
+        let ver = SW1.replace("sw1", "ver");
+        let (_d, repo) = repo_with(&[
+            ("sw1", SW1),
+            ("bad", bad),
+            ("rej", &rej),
+            ("ver", &ver),
+            ("gone", &SW1.replace("sw1", "gone")),
+        ]);
+        let (ok, badd, rejd, verd) = (device(), device(), device(), device());
+        rejd.lock().unwrap().reject_commit = true;
+        verd.lock().unwrap().drop_on_commit = true;
+        let before_ver = verd.lock().unwrap().vlans.clone();
+        let r = run(
+            &repo,
+            &[
+                ("sw1", ok.clone()),
+                ("bad", badd.clone()),
+                ("rej", rejd.clone()),
+                ("ver", verd.clone()),
+            ],
+            &["sw1", "bad", "rej", "ver", "gone"],
+            EngineOptions {
+                concurrency: 2,
+                ..Default::default()
+            },
+        )
+        .await;
+        let st: Vec<(&str, NodeStatus)> = r
+            .nodes
+            .iter()
+            .map(|n| (n.name.as_str(), n.status))
+            .collect();
+        assert_eq!(
+            st,
+            [
+                ("sw1", NodeStatus::Success),
+                ("bad", NodeStatus::Failed),
+                ("rej", NodeStatus::Failed),
+                ("ver", NodeStatus::Failed),
+                ("gone", NodeStatus::Failed)
+            ]
+        );
+        assert!(r.any_failed());
+        assert_eq!(r.summary.failed, 4);
+        let bad_r = &r.nodes[1];
+        assert!(
+            bad_r.resources[0]
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("4095"),
+            "{:?}",
+            bad_r.resources
+        );
+        assert_eq!(badd.lock().unwrap().commits, 0);
+        assert!(
+            r.nodes[2]
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("% Invalid input")
+        );
+        assert_eq!(rejd.lock().unwrap().vlans.len(), 1);
+        assert_eq!(r.nodes[3].error_kind, Some(ErrorKind::Verify));
+        assert_eq!(
+            verd.lock().unwrap().vlans,
+            before_ver,
+            "rolled back after verification failed"
+        );
+        assert_eq!(r.nodes[4].error_kind, Some(ErrorKind::Connect));
+        assert!(
+            repo.load_current(&NodeName::new("rej").unwrap())
+                .unwrap()
+                .is_none(),
+            "no current state for a failed run"
+        );
+    }
+
+    #[tokio::test]
+    async fn operator_edit_during_run_survives() {
+        let (d, repo) = repo_with(&[("sw1", SW1)]);
+        let path = d.path().join("nodes/sw1.json");
+        let p2 = path.clone();
+        let hook: Hook = Arc::new(move |_node| {
+            let mut v: Value =
+                serde_json::from_str(&std::fs::read_to_string(&p2).unwrap()).unwrap();
+            v["run_list"] = serde_json::json!(["role[edited]"]);
+            v["chef_environment"] = "prod".into();
+            std::fs::write(&p2, v.to_string()).unwrap();
+        });
+        let r = run(
+            &repo,
+            &[("sw1", device())],
+            &["sw1"],
+            EngineOptions {
+                before_save: Some(hook),
+                ..Default::default()
+            },
+        )
+        .await;
+        assert_eq!(
+            r.nodes[0].status,
+            NodeStatus::Success,
+            "{:?}",
+            r.nodes[0].error
+        );
+        let after: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(after["run_list"], serde_json::json!(["role[edited]"]));
+        assert_eq!(after["chef_environment"], "prod");
+    }
+
+    #[tokio::test]
+    async fn missing_node_is_created_and_platform_limits_checked() {
+        let long = r#"{"name":"lim","run_list":["recipe[netdev::vlans]"],"normal":{"netdev":{"vlans":{"10":{"name":"a_very_long_vlan_name_that_exceeds_32"}}}}}"#;
+        let (d, repo) = repo_with(&[("lim", long)]);
+        let limd = device();
+        let r = run(
+            &repo,
+            &[("new1", device()), ("lim", limd.clone())],
+            &["new1", "lim"],
+            EngineOptions::default(),
+        )
+        .await;
+        assert_eq!(r.nodes[0].status, NodeStatus::Success);
+        assert!(r.nodes[0].created);
+        assert!(d.path().join("nodes/new1.json").exists());
+        assert_eq!(r.nodes[1].status, NodeStatus::Failed);
+        assert!(
+            r.nodes[1].resources[0]
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("longer than 32")
+        );
+        assert_eq!(limd.lock().unwrap().commits, 0);
+    }
+}

@@ -1,0 +1,243 @@
+//! Run reports: per node, per resource, in the JSON shape the API and `--format json` share, and the
+//! human form modelled on chef-client's doc formatter.
+
+use netgw_drivers::driver::ErrorKind;
+use netgw_models::plan::{PropertyChange, ResourceRef};
+use serde::Serialize;
+use serde_json::Value;
+use std::fmt::Write as _;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResourceStatus {
+    UpToDate,
+    Updated,
+    WouldUpdate,
+    Failed,
+    Skipped,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResourceReport {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub name: String,
+    pub recipe: String,
+    /// Chef-style action: `create`, `update`, `delete`, or `nothing` when up to date.
+    pub action: String,
+    pub status: ResourceStatus,
+    pub changes: Vec<PropertyChange>,
+    pub before: Value,
+    pub after: Value,
+    pub duration_secs: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl ResourceReport {
+    pub fn display_name(&self) -> String {
+        format!("{}[{}]", self.kind, self.name)
+    }
+}
+
+pub fn resource_ident(r: &ResourceRef) -> (&'static str, String) {
+    match r {
+        ResourceRef::Vlan { id } => ("vlan", id.to_string()),
+        ResourceRef::Link { name } => ("link", name.clone()),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeStatus {
+    Success,
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepTiming {
+    pub step: &'static str,
+    pub duration_secs: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NodeReport {
+    pub name: String,
+    pub status: NodeStatus,
+    pub why_run: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform: Option<String>,
+    pub resources: Vec<ResourceReport>,
+    pub updated: usize,
+    pub total: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_diff: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ErrorKind>,
+    /// Whether this run created the node's desired state (it did not exist).
+    pub created: bool,
+    pub duration_secs: f64,
+    pub steps: Vec<StepTiming>,
+}
+
+impl NodeReport {
+    pub fn new(name: &str, why_run: bool) -> Self {
+        NodeReport {
+            name: name.into(),
+            status: NodeStatus::Success,
+            why_run,
+            platform: None,
+            resources: Vec::new(),
+            updated: 0,
+            total: 0,
+            device_diff: None,
+            error: None,
+            error_kind: None,
+            created: false,
+            duration_secs: 0.0,
+            steps: Vec::new(),
+        }
+    }
+
+    pub fn failed(&self) -> bool {
+        self.status == NodeStatus::Failed
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummary {
+    pub nodes: usize,
+    pub succeeded: usize,
+    pub failed: usize,
+    pub resources: usize,
+    pub updated: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunReport {
+    pub run_id: String,
+    pub why_run: bool,
+    pub started_at: String,
+    pub duration_secs: f64,
+    pub nodes: Vec<NodeReport>,
+    pub summary: RunSummary,
+}
+
+impl RunReport {
+    pub fn any_failed(&self) -> bool {
+        self.nodes.iter().any(NodeReport::failed)
+    }
+}
+
+pub fn summarize(nodes: &[NodeReport]) -> RunSummary {
+    RunSummary {
+        nodes: nodes.len(),
+        succeeded: nodes.iter().filter(|n| !n.failed()).count(),
+        failed: nodes.iter().filter(|n| n.failed()).count(),
+        resources: nodes.iter().map(|n| n.total).sum(),
+        updated: nodes.iter().map(|n| n.updated).sum(),
+    }
+}
+
+fn show(v: &Value) -> String {
+    match v {
+        Value::Null => "(none)".into(),
+        Value::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    }
+}
+
+/// One node in chef-client's doc-formatter style.
+pub fn human_node(n: &NodeReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Starting netgw run for {}{}",
+        n.name,
+        if n.why_run { " (why-run)" } else { "" }
+    );
+    let mut recipe = "";
+    for r in &n.resources {
+        if r.recipe != recipe {
+            recipe = &r.recipe;
+            let _ = writeln!(out, "Recipe: {recipe}");
+        }
+        let suffix = match r.status {
+            ResourceStatus::UpToDate => " (up to date)",
+            ResourceStatus::Skipped => " (skipped)",
+            _ => "",
+        };
+        let _ = writeln!(out, "  * {} action {}{suffix}", r.display_name(), r.action);
+        let verb = if r.status == ResourceStatus::WouldUpdate {
+            "Would "
+        } else {
+            ""
+        };
+        if matches!(
+            r.status,
+            ResourceStatus::Updated | ResourceStatus::WouldUpdate
+        ) {
+            if matches!(r.action.as_str(), "create" | "delete") {
+                let _ = writeln!(out, "    - {verb}{} {}", r.action, r.display_name());
+            }
+            for c in &r.changes {
+                if c.property == "state" {
+                    continue;
+                }
+                let _ = writeln!(
+                    out,
+                    "    - {verb}update {} from {} to {}",
+                    c.property,
+                    show(&c.before),
+                    show(&c.after)
+                );
+            }
+        }
+        if let Some(e) = &r.error {
+            let _ = writeln!(out, "    ! {e}");
+        }
+    }
+    if let Some(diff) = &n.device_diff
+        && !diff.trim().is_empty()
+    {
+        let _ = writeln!(out, "Device diff:");
+        for line in diff.lines() {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+    if let Some(e) = &n.error {
+        let _ = writeln!(out, "\nnetgw run FAILED for {}: {e}", n.name);
+    }
+    let verb = if n.why_run {
+        "would be updated"
+    } else {
+        "updated"
+    };
+    let _ = writeln!(
+        out,
+        "\nnetgw run for {} finished, {}/{} resources {verb} in {:.2} seconds",
+        n.name, n.updated, n.total, n.duration_secs
+    );
+    out
+}
+
+pub fn human_summary(r: &RunReport) -> String {
+    let s = &r.summary;
+    format!(
+        "\nRun {}: {} node(s), {} succeeded, {} failed; {}/{} resources {} in {:.2} seconds\n",
+        r.run_id,
+        s.nodes,
+        s.succeeded,
+        s.failed,
+        s.updated,
+        s.resources,
+        if r.why_run {
+            "would be updated"
+        } else {
+            "updated"
+        },
+        r.duration_secs
+    )
+}
