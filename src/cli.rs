@@ -316,6 +316,7 @@ fn converge_cmd(
         .collect();
     let compare_only = opts.compare_only;
     let report = runtime()?.block_on(engine::converge(
+        Arc::new(repo.clone()),
         repo,
         jobs,
         Arc::new(RegistryConnector),

@@ -18,6 +18,7 @@ use crate::report::{
     summarize,
 };
 use crate::resolve::{self, ResolveError};
+use crate::store::NodeStore;
 use crate::store::local::LocalRepo;
 use async_trait::async_trait;
 use netgw_drivers::driver::{CommitOptions, Driver, DriverError, ErrorKind};
@@ -107,11 +108,13 @@ pub struct Job {
 
 /// Converge every job; returns when all nodes finished.
 pub async fn converge(
-    repo: LocalRepo,
+    store: Arc<dyn NodeStore>,
+    cookbooks: LocalRepo,
     jobs: Vec<Job>,
     connector: Arc<dyn Connector>,
     opts: EngineOptions,
 ) -> RunReport {
+    let ctx = Arc::new(Ctx { store, cookbooks });
     let started = Instant::now();
     let started_at = now_rfc3339();
     let sem = Arc::new(Semaphore::new(opts.concurrency.max(1)));
@@ -119,7 +122,7 @@ pub async fn converge(
     let order: Vec<String> = jobs.iter().map(|j| j.name.clone()).collect();
     for job in jobs {
         let sem = sem.clone();
-        let repo = repo.clone();
+        let ctx = ctx.clone();
         let connector = connector.clone();
         let opts = opts.clone();
         let span = info_span!("node", node = %job.name, run = %opts.run_id);
@@ -130,7 +133,7 @@ pub async fn converge(
                 let t0 = Instant::now();
                 let mut report = match tokio::time::timeout(
                     opts.node_timeout,
-                    converge_node(&repo, job, connector.as_ref(), &opts),
+                    converge_node(&ctx, job, connector.as_ref(), &opts),
                 )
                 .await
                 {
@@ -204,14 +207,14 @@ impl Steps<'_> {
     }
 }
 
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| format!("store task failed: {e}"))
+/// Where a run reads and writes node state, and where cookbooks come from.
+struct Ctx {
+    store: Arc<dyn NodeStore>,
+    cookbooks: LocalRepo,
 }
 
 async fn converge_node(
-    repo: &LocalRepo,
+    repo: &Ctx,
     job: Job,
     connector: &dyn Connector,
     opts: &EngineOptions,
@@ -246,7 +249,7 @@ fn drv(e: DriverError) -> (ErrorKind, String) {
 }
 
 async fn run_node(
-    repo: &LocalRepo,
+    ctx: &Ctx,
     job: Job,
     connector: &dyn Connector,
     opts: &EngineOptions,
@@ -258,29 +261,25 @@ async fn run_node(
     let name = NodeName::new(&job.name).map_err(|e| (ErrorKind::Config, e.to_string()))?;
 
     // 2. Load desired state; a node that does not exist is created (POST /nodes).
-    let (r, n) = (repo.clone(), name.clone());
-    let created = blocking(move || -> Result<bool, crate::store::StoreError> {
-        match r.load_desired(&n) {
-            Ok(_) => Ok(false),
-            Err(e) if e.is_not_found() => r.create_node(&DesiredState::new(n.clone())),
-            Err(e) => Err(e),
-        }
-    })
-    .await
-    .map_err(|e| (ErrorKind::Config, e))?
-    .map_err(|e| (ErrorKind::Config, e.to_string()))?;
+    let store_err = |e: crate::store::StoreError| (ErrorKind::Config, e.to_string());
+    let created = match ctx.store.load_desired(&name).await.map_err(store_err)? {
+        Some(_) => false,
+        None => ctx
+            .store
+            .create_node(&DesiredState::new(name.clone()))
+            .await
+            .map_err(store_err)?,
+    };
     steps.report.created = created;
-    let (r, n) = (repo.clone(), name.clone());
-    let view = blocking(move || resolve::resolve(&r, &n))
+    let view = resolve::resolve_from(ctx.store.as_ref(), &ctx.cookbooks, &name)
         .await
-        .map_err(|e| (ErrorKind::Config, e))?
         .map_err(|e: ResolveError| (ErrorKind::Config, e.to_string()))?;
     steps.mark("load");
 
     // 4. Connect and gather facts.
     let mut driver = connector.connect(&target).await.map_err(drv)?;
     steps.mark("connect");
-    let result = with_driver(repo, &name, view, driver.as_mut(), opts, steps).await;
+    let result = with_driver(ctx, &name, view, driver.as_mut(), opts, steps).await;
     if let Err(e) = driver.close().await {
         warn!(error = %e, "closing the device session failed");
     }
@@ -288,7 +287,7 @@ async fn run_node(
 }
 
 async fn with_driver(
-    repo: &LocalRepo,
+    ctx: &Ctx,
     name: &NodeName,
     mut view: resolve::NodeView,
     driver: &mut dyn Driver,
@@ -463,10 +462,9 @@ async fn with_driver(
         );
         current.automatic = filter(&automatic, opts.allowlists.automatic.as_deref());
         check_size(&view.desired, &current)?;
-        let r = repo.clone();
-        blocking(move || r.save_current(&current))
+        ctx.store
+            .save_current(&view.desired, &current)
             .await
-            .map_err(|e| (ErrorKind::Config, e))?
             .map_err(|e| (ErrorKind::Config, e.to_string()))?;
         steps.mark("save");
         info!("current state saved");
@@ -931,6 +929,7 @@ mod engine_tests {
                 .collect(),
         );
         converge(
+            Arc::new(repo.clone()),
             repo.clone(),
             names.iter().map(|n| job(n)).collect(),
             Arc::new(conn),

@@ -1,12 +1,13 @@
 //! Assemble a node's view from a store: desired and current state, the environment, the expanded
 //! run-list, and every attribute layer in Chef's order (DESIGN.md §3 steps 2, 5 and 6).
 
+use crate::store::NodeStore;
 use crate::store::StoreError;
 use crate::store::local::LocalRepo;
 use netgw_models::attributes::{AttributeSet, Component, Source, layers_from_document};
 use netgw_models::compile::RecipeSource;
 use netgw_models::runlist::{ExpandError, Expansion, expand};
-use netgw_models::{CurrentState, DesiredState, Environment, ModelError, NodeName};
+use netgw_models::{CurrentState, DesiredState, Environment, ModelError, NodeName, Role};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -83,11 +84,78 @@ impl From<ModelError> for ResolveError {
     }
 }
 
-/// Load and resolve a node: desired, current, environment, expansion and attribute layers.
+/// Load and resolve a node from the local repo: desired, current, environment, expansion and
+/// attribute layers.
 pub fn resolve(repo: &LocalRepo, name: &NodeName) -> Result<NodeView, ResolveError> {
     let desired = repo.load_desired(name)?;
     let current = repo.load_current(name)?;
     let (environment, expansion) = expand_node(repo, &desired)?;
+    assemble(repo, name, desired, current, environment, expansion)
+}
+
+/// Resolve a node whose desired state, roles and environments come from any store (a Chef server or
+/// the local repo), with cookbooks from the local repo. Roles are fetched as the expansion reaches them.
+pub async fn resolve_from(
+    store: &dyn NodeStore,
+    cookbooks: &LocalRepo,
+    name: &NodeName,
+) -> Result<NodeView, ResolveError> {
+    let Some(desired) = store.load_desired(name).await? else {
+        return Err(ResolveError::Store(StoreError::NotFound {
+            kind: "node",
+            name: name.to_string(),
+            path: store.describe(name).into(),
+        }));
+    };
+    let current = store.load_current(name).await?;
+    let environment = store.load_environment(&desired.chef_environment).await?;
+    // Expand with what is fetched so far; fetch the roles it asked for; repeat until nothing new is
+    // asked for. Each round fetches at least one role, so this ends.
+    let mut cache: std::collections::HashMap<String, Option<Role>> =
+        std::collections::HashMap::new();
+    let expansion = loop {
+        let mut needed: Vec<String> = Vec::new();
+        let exp =
+            expand::<ResolveError, _>(&desired.chef_environment, &desired.run_list, |role| {
+                match cache.get(role) {
+                    Some(r) => Ok(r.clone()),
+                    None => {
+                        needed.push(role.to_owned());
+                        Ok(None)
+                    }
+                }
+            })?;
+        if needed.is_empty() {
+            break exp;
+        }
+        for r in needed {
+            let role = store.load_role(&r).await?;
+            cache.insert(r, role);
+        }
+    };
+    let (cb, n) = (cookbooks.clone(), name.clone());
+    tokio::task::spawn_blocking(move || assemble(&cb, &n, desired, current, environment, expansion))
+        .await
+        .map_err(|e| ResolveError::Model {
+            context: "resolve".into(),
+            source: ModelError::InvalidField {
+                context: "task".into(),
+                field: "join".into(),
+                reason: e.to_string(),
+            },
+        })?
+}
+
+/// Everything after expansion: attribute layers from the environment, roles, cookbook attribute files
+/// and recipes, and the recipes to compile.
+fn assemble(
+    repo: &LocalRepo,
+    name: &NodeName,
+    desired: DesiredState,
+    current: Option<CurrentState>,
+    environment: Environment,
+    expansion: Expansion,
+) -> Result<NodeView, ResolveError> {
     expansion
         .ensure_complete()
         .map_err(|source| ResolveError::Expand {

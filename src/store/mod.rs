@@ -43,3 +43,87 @@ impl StoreError {
         matches!(self, StoreError::NotFound { .. })
     }
 }
+
+use async_trait::async_trait;
+use netgw_models::{CurrentState, DesiredState, Environment, NodeName, Role};
+
+/// Where desired state, roles and environments live, and where current state is saved.
+#[async_trait]
+pub trait NodeStore: Send + Sync + 'static {
+    /// Where a node lives, for messages (`repo/nodes/sw1.json`, `https://chef/nodes/sw1`).
+    fn describe(&self, name: &NodeName) -> String;
+    /// The node's desired state; `Ok(None)` when the node does not exist.
+    async fn load_desired(&self, name: &NodeName) -> Result<Option<DesiredState>, StoreError>;
+    /// The current state the last run saved, if any.
+    async fn load_current(&self, name: &NodeName) -> Result<Option<CurrentState>, StoreError>;
+    /// Create a node (`POST /nodes`); false when it already existed (then it is left untouched).
+    async fn create_node(&self, desired: &DesiredState) -> Result<bool, StoreError>;
+    async fn load_role(&self, name: &str) -> Result<Option<Role>, StoreError>;
+    /// An environment; `_default` always exists.
+    async fn load_environment(&self, name: &str) -> Result<Environment, StoreError>;
+    /// Save current state without reverting any desired-state change made since `loaded` was read
+    /// (RFC 45; CHEF-4978).
+    async fn save_current(
+        &self,
+        loaded: &DesiredState,
+        current: &CurrentState,
+    ) -> Result<(), StoreError>;
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, StoreError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| StoreError::Repo {
+            path: PathBuf::from("."),
+            reason: format!("store task failed: {e}"),
+        })?
+}
+
+#[async_trait]
+impl NodeStore for local::LocalRepo {
+    fn describe(&self, name: &NodeName) -> String {
+        self.desired_path(name).display().to_string()
+    }
+
+    async fn load_desired(&self, name: &NodeName) -> Result<Option<DesiredState>, StoreError> {
+        let (r, n) = (self.clone(), name.clone());
+        blocking(move || match r.load_desired(&n) {
+            Ok(d) => Ok(Some(d)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        })
+        .await
+    }
+
+    async fn load_current(&self, name: &NodeName) -> Result<Option<CurrentState>, StoreError> {
+        let (r, n) = (self.clone(), name.clone());
+        blocking(move || r.load_current(&n)).await
+    }
+
+    async fn create_node(&self, desired: &DesiredState) -> Result<bool, StoreError> {
+        let (r, d) = (self.clone(), desired.clone());
+        blocking(move || r.create_node(&d)).await
+    }
+
+    async fn load_role(&self, name: &str) -> Result<Option<Role>, StoreError> {
+        let (r, n) = (self.clone(), name.to_owned());
+        blocking(move || r.load_role(&n)).await
+    }
+
+    async fn load_environment(&self, name: &str) -> Result<Environment, StoreError> {
+        let (r, n) = (self.clone(), name.to_owned());
+        blocking(move || r.load_environment(&n)).await
+    }
+
+    async fn save_current(
+        &self,
+        _loaded: &DesiredState,
+        current: &CurrentState,
+    ) -> Result<(), StoreError> {
+        // The repo keeps current state in its own file: the desired file is never written here.
+        let (r, c) = (self.clone(), current.clone());
+        blocking(move || r.save_current(&c)).await
+    }
+}
