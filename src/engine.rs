@@ -57,6 +57,32 @@ impl Connector for RegistryConnector {
 /// Called between loading desired state and saving current state (tests inject operator edits here).
 pub type Hook = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// Progress of a run, for the trigger API's event stream and progress bars.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum RunEvent {
+    NodeStarted {
+        run_id: String,
+        node: String,
+    },
+    Resource {
+        run_id: String,
+        node: String,
+        resource: ResourceReport,
+    },
+    NodeFinished {
+        run_id: String,
+        node: String,
+        status: NodeStatus,
+        updated: usize,
+        total: usize,
+        error: Option<String>,
+    },
+}
+
+/// Receives run events; must not block.
+pub type EventSink = Arc<dyn Fn(RunEvent) + Send + Sync>;
+
 #[derive(Clone)]
 pub struct EngineOptions {
     pub why_run: bool,
@@ -68,6 +94,10 @@ pub struct EngineOptions {
     pub node_timeout: Duration,
     pub allowlists: Allowlists,
     pub before_save: Option<Hook>,
+    pub events: Option<EventSink>,
+    /// Cancelling stops nodes at the next safe point: before connecting, staging or committing a
+    /// staged change is discarded; a commit already made is verified and confirmed or rolled back.
+    pub cancel: Option<tokio_util::sync::CancellationToken>,
 }
 
 impl Default for EngineOptions {
@@ -81,6 +111,8 @@ impl Default for EngineOptions {
             node_timeout: Duration::from_secs(600),
             allowlists: Allowlists::default(),
             before_save: None,
+            events: None,
+            cancel: None,
         }
     }
 }
@@ -130,6 +162,15 @@ pub async fn converge(
             async move {
                 let _permit = sem.acquire_owned().await;
                 let name = job.name.clone();
+                let emit = |e: RunEvent| {
+                    if let Some(sink) = &opts.events {
+                        sink(e)
+                    }
+                };
+                emit(RunEvent::NodeStarted {
+                    run_id: opts.run_id.clone(),
+                    node: name.clone(),
+                });
                 let t0 = Instant::now();
                 let mut report = match tokio::time::timeout(
                     opts.node_timeout,
@@ -149,6 +190,23 @@ pub async fn converge(
                     }
                 };
                 report.duration_secs = t0.elapsed().as_secs_f64();
+                for r in &report.resources {
+                    if r.status != ResourceStatus::UpToDate {
+                        emit(RunEvent::Resource {
+                            run_id: opts.run_id.clone(),
+                            node: name.clone(),
+                            resource: r.clone(),
+                        });
+                    }
+                }
+                emit(RunEvent::NodeFinished {
+                    run_id: opts.run_id.clone(),
+                    node: name.clone(),
+                    status: report.status,
+                    updated: report.updated,
+                    total: report.total,
+                    error: report.error.clone(),
+                });
                 report
             }
             .instrument(span),
@@ -244,6 +302,16 @@ async fn converge_node(
 
 type StepResult<T> = Result<T, (ErrorKind, String)>;
 
+fn check_cancel(opts: &EngineOptions) -> StepResult<()> {
+    match &opts.cancel {
+        Some(c) if c.is_cancelled() => Err((
+            ErrorKind::Cancelled,
+            "cancelled before any change was made (gateway shutting down)".into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn drv(e: DriverError) -> (ErrorKind, String) {
     (e.kind(), e.to_string())
 }
@@ -277,6 +345,7 @@ async fn run_node(
     steps.mark("load");
 
     // 4. Connect and gather facts.
+    check_cancel(opts)?;
     let mut driver = connector.connect(&target).await.map_err(drv)?;
     steps.mark("connect");
     let result = with_driver(ctx, &name, view, driver.as_mut(), opts, steps).await;
@@ -483,6 +552,7 @@ async fn apply(
     opts: &EngineOptions,
     steps: &mut Steps<'_>,
 ) -> StepResult<()> {
+    check_cancel(opts)?;
     let staged = match driver.stage(the_plan).await {
         Ok(s) => s,
         Err(e) => {
@@ -494,6 +564,12 @@ async fn apply(
     };
     steps.report.device_diff = Some(staged.diff);
     steps.mark("stage");
+    if let Err(e) = check_cancel(opts) {
+        if let Err(d) = driver.discard().await {
+            warn!(error = %d, "discard after cancellation failed");
+        }
+        return Err(e);
+    }
     let commit_opts = CommitOptions {
         comment: format!("netgw run {}", opts.run_id),
         confirm_timeout: opts.confirm_timeout,
@@ -724,7 +800,7 @@ mod tests {
 }
 
 #[cfg(test)]
-mod engine_tests {
+mod engine_tests_support {
     //! The engine's logic against an in-memory device. The drivers are tested on their own against real
     //! outputs and third-party peers; here the device only has to keep state and fail on request.
     use super::*;
@@ -736,21 +812,21 @@ mod engine_tests {
     use std::sync::Mutex;
 
     #[derive(Default)]
-    struct Device {
-        vlans: Vec<Vlan>,
-        links: Vec<Link>,
-        reject_commit: bool,
-        drop_on_commit: bool,
-        commits: usize,
+    pub(crate) struct Device {
+        pub(crate) vlans: Vec<Vlan>,
+        pub(crate) links: Vec<Link>,
+        pub(crate) reject_commit: bool,
+        pub(crate) drop_on_commit: bool,
+        pub(crate) commits: usize,
     }
 
-    struct MemDriver {
+    pub(crate) struct MemDriver {
         dev: Arc<Mutex<Device>>,
         staged: Option<Plan>,
         pre: Option<(Vec<Vlan>, Vec<Link>)>,
     }
 
-    fn apply_plan(d: &mut Device, p: &Plan) {
+    pub(crate) fn apply_plan(d: &mut Device, p: &Plan) {
         for c in &p.vlans {
             d.vlans.retain(|v| v.id != c.id);
             if let Some(a) = &c.after {
@@ -860,7 +936,9 @@ mod engine_tests {
         }
     }
 
-    struct MemConnector(std::collections::HashMap<String, Arc<Mutex<Device>>>);
+    pub(crate) struct MemConnector(
+        pub(crate) std::collections::HashMap<String, Arc<Mutex<Device>>>,
+    );
 
     #[async_trait]
     impl Connector for MemConnector {
@@ -881,7 +959,7 @@ mod engine_tests {
         }
     }
 
-    fn device() -> Arc<Mutex<Device>> {
+    pub(crate) fn device() -> Arc<Mutex<Device>> {
         let links = vec![Link {
             enabled: Some(true),
             mode: Some(netgw_models::resource::LinkMode::Trunk),
@@ -896,7 +974,7 @@ mod engine_tests {
         }))
     }
 
-    fn repo_with(nodes: &[(&str, &str)]) -> (tempfile::TempDir, LocalRepo) {
+    pub(crate) fn repo_with(nodes: &[(&str, &str)]) -> (tempfile::TempDir, LocalRepo) {
         let d = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(d.path().join("nodes")).unwrap();
         for (name, body) in nodes {
@@ -906,18 +984,18 @@ mod engine_tests {
         (d, repo)
     }
 
-    fn job(name: &str) -> Job {
+    pub(crate) fn job(name: &str) -> Job {
         Job {
             name: name.into(),
             target: Ok(DeviceTarget::new(name, Platform::Eos, "127.0.0.1")),
         }
     }
 
-    const SW1: &str = r#"{"name":"sw1","run_list":["recipe[netdev::vlans]","recipe[netdev::links]"],
+    pub(crate) const SW1: &str = r#"{"name":"sw1","run_list":["recipe[netdev::vlans]","recipe[netdev::links]"],
       "normal":{"netdev":{"vlans":{"10":{"name":"web"},"20":"db"},
                           "links":{"Et1":{"description":"uplink","trunk_vlans":"10,20","native_vlan":10}}}}}"#;
 
-    async fn run(
+    pub(crate) async fn run(
         repo: &LocalRepo,
         devs: &[(&str, Arc<Mutex<Device>>)],
         names: &[&str],
@@ -1154,5 +1232,59 @@ mod engine_tests {
                 .contains("longer than 32")
         );
         assert_eq!(limd.lock().unwrap().commits, 0);
+    }
+}
+
+#[cfg(test)]
+mod event_tests {
+    use super::engine_tests_support::*;
+    use super::*;
+
+    #[tokio::test]
+    async fn events_are_emitted_and_cancel_changes_nothing() {
+        let (_d, repo) = repo_with(&[("sw1", SW1)]);
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let s2 = seen.clone();
+        let sink: EventSink = Arc::new(move |e| s2.lock().unwrap().push(e));
+        let dev = device();
+        let r = run(
+            &repo,
+            &[("sw1", dev.clone())],
+            &["sw1"],
+            EngineOptions {
+                events: Some(sink),
+                ..Default::default()
+            },
+        )
+        .await;
+        assert_eq!(r.nodes[0].status, NodeStatus::Success);
+        let ev = seen.lock().unwrap().clone();
+        assert!(matches!(ev.first(), Some(RunEvent::NodeStarted { .. })));
+        assert_eq!(
+            ev.iter()
+                .filter(|e| matches!(e, RunEvent::Resource { .. }))
+                .count(),
+            3
+        );
+        assert!(matches!(
+            ev.last(),
+            Some(RunEvent::NodeFinished { updated: 3, .. })
+        ));
+
+        let token = tokio_util::sync::CancellationToken::new();
+        token.cancel();
+        let dev2 = device();
+        let r = run(
+            &repo,
+            &[("sw1", dev2.clone())],
+            &["sw1"],
+            EngineOptions {
+                cancel: Some(token),
+                ..Default::default()
+            },
+        )
+        .await;
+        assert_eq!(r.nodes[0].error_kind, Some(ErrorKind::Cancelled));
+        assert_eq!(dev2.lock().unwrap().commits, 0);
     }
 }

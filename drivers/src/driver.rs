@@ -131,6 +131,7 @@ pub enum ErrorKind {
     Verify,
     Unsupported,
     Config,
+    Cancelled,
 }
 
 /// Errors of a driver session. A device's own error (an `rpc-error`, a CLI `% Invalid input`, an
