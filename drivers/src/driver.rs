@@ -37,8 +37,14 @@ pub enum Platform {
 }
 
 impl Platform {
-    pub const ALL: [Platform; 6] =
-        [Platform::Junos, Platform::Eos, Platform::Ios, Platform::Nxos, Platform::F5, Platform::Linux];
+    pub const ALL: [Platform; 6] = [
+        Platform::Junos,
+        Platform::Eos,
+        Platform::Ios,
+        Platform::Nxos,
+        Platform::F5,
+        Platform::Linux,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -56,7 +62,9 @@ impl Platform {
         Some(match name.trim().to_ascii_lowercase().as_str() {
             "junos" | "juniper_junos" | "juniper" | "junos_netconf" => Platform::Junos,
             "eos" | "arista_eos" | "arista" => Platform::Eos,
-            "ios" | "cisco_ios" | "iosxe" | "ios-xe" | "ios_xe" | "cisco_xe" | "cisco_iosxe" => Platform::Ios,
+            "ios" | "cisco_ios" | "iosxe" | "ios-xe" | "ios_xe" | "cisco_xe" | "cisco_iosxe" => {
+                Platform::Ios
+            }
             "nxos" | "nx-os" | "cisco_nxos" | "nxos_ssh" | "cisco_nxos_ssh" => Platform::Nxos,
             "f5" | "bigip" | "big-ip" | "f5_tmsh" | "f5_ltm" | "f5_linux" => Platform::F5,
             "linux" | "cumulus" | "sonic" | "linux_ssh" => Platform::Linux,
@@ -114,7 +122,10 @@ pub struct CommitOptions {
 
 impl Default for CommitOptions {
     fn default() -> Self {
-        CommitOptions { comment: "netgw".into(), confirm_timeout: Duration::from_secs(120) }
+        CommitOptions {
+            comment: "netgw".into(),
+            confirm_timeout: Duration::from_secs(120),
+        }
     }
 }
 
@@ -148,16 +159,31 @@ pub enum DriverError {
     },
 
     #[error("{device}: cannot parse the reply to {command}: {reason}")]
-    Parse { device: String, command: String, reason: String },
+    Parse {
+        device: String,
+        command: String,
+        reason: String,
+    },
 
     #[error("{device}: the device rejected {step}: {message}")]
-    Rejected { device: String, step: &'static str, message: String },
+    Rejected {
+        device: String,
+        step: &'static str,
+        message: String,
+    },
 
     #[error("{device}: verification after commit found {} change(s) still pending: {}", .remaining.len(), .remaining.join("; "))]
-    Verify { device: String, remaining: Vec<String> },
+    Verify {
+        device: String,
+        remaining: Vec<String>,
+    },
 
     #[error("{device}: {what} is not supported on {platform}")]
-    Unsupported { device: String, platform: Platform, what: String },
+    Unsupported {
+        device: String,
+        platform: Platform,
+        what: String,
+    },
 
     #[error("{device}: {message}")]
     Config { device: String, message: String },
@@ -176,7 +202,11 @@ impl DriverError {
     }
 
     pub fn parse(device: &str, command: &str, reason: impl Into<String>) -> Self {
-        DriverError::Parse { device: device.into(), command: command.into(), reason: reason.into() }
+        DriverError::Parse {
+            device: device.into(),
+            command: command.into(),
+            reason: reason.into(),
+        }
     }
 }
 

@@ -29,7 +29,10 @@ pub struct TlsOptions {
 
 impl Default for TlsOptions {
     fn default() -> Self {
-        TlsOptions { verify: true, ca_file: None }
+        TlsOptions {
+            verify: true,
+            ca_file: None,
+        }
     }
 }
 
@@ -86,10 +89,19 @@ impl DeviceTarget {
     pub fn endpoint(&self, transport: &str, default_port: u16) -> Endpoint {
         let co = self.connection_options.get(transport);
         Endpoint {
-            host: co.and_then(|c| c.hostname.clone()).unwrap_or_else(|| self.host.clone()),
-            port: co.and_then(|c| c.port).or(self.port).unwrap_or(default_port),
-            username: co.and_then(|c| c.username.clone()).unwrap_or_else(|| self.username.clone()),
-            password: co.and_then(|c| c.password.clone()).or_else(|| self.password.clone()),
+            host: co
+                .and_then(|c| c.hostname.clone())
+                .unwrap_or_else(|| self.host.clone()),
+            port: co
+                .and_then(|c| c.port)
+                .or(self.port)
+                .unwrap_or(default_port),
+            username: co
+                .and_then(|c| c.username.clone())
+                .unwrap_or_else(|| self.username.clone()),
+            password: co
+                .and_then(|c| c.password.clone())
+                .or_else(|| self.password.clone()),
         }
     }
 }
@@ -114,10 +126,17 @@ mod tests {
         t.password = Some(Secret::new("pw"));
         t.connection_options.insert(
             "netconf".into(),
-            ConnectionOptions { port: Some(830), username: Some("nc".into()), ..Default::default() },
+            ConnectionOptions {
+                port: Some(830),
+                username: Some("nc".into()),
+                ..Default::default()
+            },
         );
         let e = t.endpoint("netconf", 22);
-        assert_eq!((e.host.as_str(), e.port, e.username.as_str()), ("10.0.0.1", 830, "nc"));
+        assert_eq!(
+            (e.host.as_str(), e.port, e.username.as_str()),
+            ("10.0.0.1", 830, "nc")
+        );
         assert_eq!(e.password.unwrap().expose(), "pw");
         assert_eq!(t.endpoint("ssh", 22).port, 22);
         assert!(!format!("{t:?}").contains("\"pw\""));

@@ -21,12 +21,19 @@ fn cases() -> Vec<(String, String, PathBuf)> {
 }
 
 fn name(p: &Path) -> String {
-    p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()
+    p.file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn sorted_dirs(p: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = fs::read_dir(p)
-        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_dir()).collect())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
         .unwrap_or_default();
     v.sort();
     v
@@ -55,11 +62,16 @@ fn every_case_matches_its_expected_result() {
         };
         count += 1;
         if regenerate {
-            fs::write(&expected_path, serde_json::to_string_pretty(&got).unwrap() + "\n").unwrap();
+            fs::write(
+                &expected_path,
+                serde_json::to_string_pretty(&got).unwrap() + "\n",
+            )
+            .unwrap();
             continue;
         }
         let expected: serde_json::Value = match fs::read_to_string(&expected_path) {
-            Ok(t) => serde_json::from_str(&t).unwrap_or_else(|e| panic!("{}: {e}", expected_path.display())),
+            Ok(t) => serde_json::from_str(&t)
+                .unwrap_or_else(|e| panic!("{}: {e}", expected_path.display())),
             Err(e) => {
                 failures.push(format!("{}: {e}", expected_path.display()));
                 continue;
@@ -74,6 +86,11 @@ fn every_case_matches_its_expected_result() {
             ));
         }
     }
-    assert!(failures.is_empty(), "{} conformance failure(s):\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} conformance failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     eprintln!("{count} conformance cases passed");
 }
