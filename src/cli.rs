@@ -69,6 +69,8 @@ pub enum Command {
         confirm_timeout: u64,
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
+        #[command(flatten)]
+        reporting: Reporting,
     },
     /// Gather and print a device's facts (its automatic attributes).
     Facts {
@@ -88,6 +90,17 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
     },
+}
+
+/// Where run reports go besides stdout.
+#[derive(Debug, Default, clap::Args)]
+pub struct Reporting {
+    /// Post Chef data-collector messages (run_start, run_converge) to this URL.
+    #[arg(long, env = "NETGW_DATA_COLLECTOR_URL")]
+    pub data_collector: Option<String>,
+    /// Token for the data collector: a literal, `${ENV_VAR}` or `file:PATH`.
+    #[arg(long, env = "NETGW_DATA_COLLECTOR_TOKEN", hide_env_values = true)]
+    pub data_collector_token: Option<String>,
 }
 
 /// Where devices come from.
@@ -228,6 +241,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
             why_run,
             concurrency,
             confirm_timeout,
+            reporting,
             format,
         } => {
             let opts = EngineOptions {
@@ -236,7 +250,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
                 confirm_timeout: std::time::Duration::from_secs(*confirm_timeout),
                 ..Default::default()
             };
-            converge_cmd(cli, nodes, source, opts, *format, out)
+            converge_cmd(cli, nodes, source, opts, reporting, *format, out)
         }
         Command::Drift {
             nodes,
@@ -250,7 +264,15 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
                 concurrency: *concurrency as usize,
                 ..Default::default()
             };
-            converge_cmd(cli, nodes, source, opts, *format, out)
+            converge_cmd(
+                cli,
+                nodes,
+                source,
+                opts,
+                &Reporting::default(),
+                *format,
+                out,
+            )
         }
         Command::Facts {
             name,
@@ -300,7 +322,8 @@ fn converge_cmd(
     cli: &Cli,
     nodes: &[String],
     source: &DeviceSource,
-    opts: EngineOptions,
+    mut opts: EngineOptions,
+    reporting: &Reporting,
     format: Format,
     out: &mut dyn Write,
 ) -> Result<Status, Failure> {
@@ -315,13 +338,64 @@ fn converge_cmd(
         })
         .collect();
     let compare_only = opts.compare_only;
-    let report = runtime()?.block_on(engine::converge(
-        Arc::new(repo.clone()),
-        repo,
-        jobs,
-        Arc::new(RegistryConnector),
-        opts,
-    ));
+    let rt = runtime()?;
+    let mut sinks: Vec<engine::EventSink> = Vec::new();
+    let progress = progress_bar(jobs.len());
+    if let Some(pb) = &progress {
+        let pb = pb.clone();
+        sinks.push(Arc::new(move |e| {
+            if let engine::RunEvent::NodeFinished { node, .. } = e {
+                pb.set_message(node);
+                pb.inc(1);
+            }
+        }));
+    }
+    let mut collector_task = None;
+    if let Some(url) = &reporting.data_collector {
+        let token = match &reporting.data_collector_token {
+            Some(r) => Some(
+                netgw_drivers::transport::credentials::resolve(r)
+                    .map_err(|e| Failure::usage(format!("--data-collector-token: {e}")))?,
+            ),
+            None => None,
+        };
+        let cfg = crate::collector::CollectorConfig {
+            url: url.clone(),
+            token,
+            organization: "netgw".into(),
+            server_fqdn: cli.repo.display().to_string(),
+            timeout: std::time::Duration::from_secs(10),
+        };
+        let _guard = rt.enter();
+        let (sink, task) = crate::collector::start(cfg).map_err(Failure::usage)?;
+        sinks.push(sink);
+        collector_task = Some(task);
+    }
+    if !sinks.is_empty() {
+        opts.events = Some(Arc::new(move |e: engine::RunEvent| {
+            for s in &sinks {
+                s(e.clone());
+            }
+        }));
+    }
+    let report = rt.block_on(async move {
+        let report = engine::converge(
+            Arc::new(repo.clone()),
+            repo,
+            jobs,
+            Arc::new(RegistryConnector),
+            opts,
+        )
+        .await;
+        if let Some(task) = collector_task {
+            // The engine's sink (and so the channel) is dropped with the options: the poster drains and ends.
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(30), task).await;
+        }
+        report
+    });
+    if let Some(pb) = progress {
+        pb.finish_and_clear();
+    }
     match format {
         Format::Json => writeln!(
             out,
@@ -341,6 +415,20 @@ fn converge_cmd(
     } else {
         Status::Ok
     })
+}
+
+/// A progress bar on stderr when it is a terminal; none otherwise (logs and pipes stay clean).
+fn progress_bar(len: usize) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() || len < 2 {
+        return None;
+    }
+    let pb = indicatif::ProgressBar::new(len as u64);
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} nodes  {msg}")
+    {
+        pb.set_style(style);
+    }
+    Some(pb)
 }
 
 fn facts_cmd(

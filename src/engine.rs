@@ -759,7 +759,7 @@ fn record_plan(
     }
 }
 
-fn now_rfc3339() -> String {
+pub fn now_rfc3339() -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default()

@@ -2,6 +2,7 @@
 //! per device, for a whole inventory at a time. See DESIGN.md for the architecture.
 
 pub mod cli;
+pub mod collector;
 pub mod engine;
 pub mod inventory;
 pub mod report;
