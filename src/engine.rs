@@ -302,6 +302,19 @@ async fn converge_node(
 
 type StepResult<T> = Result<T, (ErrorKind, String)>;
 
+fn compile_errors(compiled: &Compiled, steps: &mut Steps<'_>) -> StepResult<()> {
+    if compiled.errors.is_empty() {
+        return Ok(());
+    }
+    for e in &compiled.errors {
+        steps.report.resources.push(failed_resource(&e.recipe, &e.resource, &e.message));
+    }
+    Err((
+        ErrorKind::Config,
+        format!("{} resource(s) could not be compiled; nothing was changed", compiled.errors.len()),
+    ))
+}
+
 fn check_cancel(opts: &EngineOptions) -> StepResult<()> {
     match &opts.cancel {
         Some(c) if c.is_cancelled() => Err((
@@ -343,6 +356,11 @@ async fn run_node(
         .await
         .map_err(|e: ResolveError| (ErrorKind::Config, e.to_string()))?;
     steps.mark("load");
+
+    // Pre-flight: compile with the facts saved by the last run, so bad desired state fails here,
+    // before any device is contacted. The real compile after fact gathering follows.
+    let preflight = compile(&view.attributes.merged(), &view.recipes);
+    compile_errors(&preflight, steps)?;
 
     // 4. Connect and gather facts.
     check_cancel(opts)?;
@@ -386,21 +404,7 @@ async fn with_driver(
     // 7. Compile resources.
     let compiled = compile(&merged, &view.recipes);
     steps.mark("compile");
-    if !compiled.errors.is_empty() {
-        for e in &compiled.errors {
-            steps
-                .report
-                .resources
-                .push(failed_resource(&e.recipe, &e.resource, &e.message));
-        }
-        return Err((
-            ErrorKind::Config,
-            format!(
-                "{} resource(s) could not be compiled; nothing was changed",
-                compiled.errors.len()
-            ),
-        ));
-    }
+    compile_errors(&compiled, steps)?;
     let vlans = compiled.vlan_list();
     let links = compiled.link_list();
     let invalid = driver.validate(&vlans, &links);

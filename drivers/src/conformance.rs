@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 pub fn run(vendor: &str, getter: &str, files: &BTreeMap<String, String>) -> Result<Value, String> {
     match vendor {
         // One arm per vendor: "junos" => crate::junos::conformance::run(getter, files),
+        "junos" => crate::junos::conformance::run(getter, files),
         other => {
             let _ = (getter, files);
             Err(format!("no driver registered for vendor {other:?}"))

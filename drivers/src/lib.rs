@@ -7,6 +7,8 @@
 
 pub mod conformance;
 pub mod driver;
+pub mod junos;
+pub mod netconf_txn;
 pub mod registry;
 pub mod target;
 pub mod transport;

@@ -8,6 +8,9 @@ use crate::target::DeviceTarget;
 pub async fn connect(target: &DeviceTarget) -> Result<Box<dyn Driver>, DriverError> {
     match target.platform {
         // One arm per vendor driver, e.g. Platform::Junos => Ok(Box::new(crate::junos::JunosDriver::connect(target).await?)),
+        crate::driver::Platform::Junos => {
+            Ok(Box::new(crate::junos::JunosDriver::connect(target).await?))
+        }
         p => Err(DriverError::Unsupported {
             device: target.name.clone(),
             platform: p,

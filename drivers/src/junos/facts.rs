@@ -1,0 +1,373 @@
+//! Facts from Junos RPC replies (`get-software-information`, `get-chassis-inventory`,
+//! `get-interface-information`, `get-lldp-neighbors-information`, `get-vlan-information` /
+//! `get-bridge-instance-information`), with the running configuration as the fall-back for what a
+//! device does not answer (fake-switches answers none of these RPCs but `get-interface-information
+//! terse`).
+
+use super::config::JunosConfig;
+use super::render::{find, text};
+use super::vlan::{VlanInfo, parse_vlan_information};
+use crate::transport::netconf::XmlElement;
+use netgw_models::facts::{
+    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, split_hostname,
+};
+use std::collections::BTreeMap;
+
+/// What `get-software-information` says.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SoftwareInfo {
+    pub host_name: Option<String>,
+    pub model: Option<String>,
+    pub version: Option<String>,
+}
+
+/// Parse `get-software-information`; on a multi-RE system the first routing engine's answer.
+pub fn parse_software_information(root: &XmlElement) -> Option<SoftwareInfo> {
+    let sw = find(root, "software-information")?;
+    let mut version = text(sw, "junos-version");
+    if version.is_none() {
+        // Older releases: `<package-information><name>junos-version</name><comment>Junos: 14.2R4`
+        // or `<name>junos</name><comment>JUNOS Software Release [12.3X48-D40.5]`.
+        let packages: Vec<(String, String)> = sw
+            .children_named("package-information")
+            .filter_map(|p| Some((text(p, "name")?, text(p, "comment")?)))
+            .collect();
+        let from = |wanted: &str| {
+            packages
+                .iter()
+                .find(|(n, _)| n == wanted)
+                .map(|(_, c)| c.clone())
+        };
+        version = from("junos-version")
+            .and_then(|c| c.rsplit(':').next().map(|v| v.trim().to_string()))
+            .or_else(|| from("junos").and_then(|c| bracketed(&c)))
+            .or_else(|| packages.iter().find_map(|(_, c)| bracketed(c)));
+    }
+    Some(SoftwareInfo {
+        host_name: text(sw, "host-name"),
+        model: text(sw, "product-model"),
+        version,
+    })
+}
+
+fn bracketed(s: &str) -> Option<String> {
+    let start = s.find('[')? + 1;
+    let end = s[start..].find(']')? + start;
+    let v = s[start..end].trim();
+    (!v.is_empty()).then(|| v.to_string())
+}
+
+/// `(serial, description)` of the chassis in `get-chassis-inventory`.
+pub fn parse_chassis_inventory(root: &XmlElement) -> Option<(Option<String>, Option<String>)> {
+    let chassis = find(root, "chassis")?;
+    Some((text(chassis, "serial-number"), text(chassis, "description")))
+}
+
+fn admin(s: &str) -> Option<AdminStatus> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "up" => Some(AdminStatus::Up),
+        "down" => Some(AdminStatus::Down),
+        _ => None,
+    }
+}
+
+fn oper(s: &str) -> Option<OperStatus> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "up" => Some(OperStatus::Up),
+        "down" => Some(OperStatus::Down),
+        "testing" => Some(OperStatus::Testing),
+        "dormant" => Some(OperStatus::Dormant),
+        "notpresent" | "not-present" => Some(OperStatus::NotPresent),
+        "lowerlayerdown" => Some(OperStatus::LowerLayerDown),
+        _ => None,
+    }
+}
+
+/// `1000mbps`, `10Gbps`, `100Kbps` -> bits per second; `Auto`, `Unlimited` and unknown -> `None`.
+pub fn parse_speed(s: &str) -> Option<u64> {
+    let t = s.trim().to_ascii_lowercase();
+    let digits: String = t
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let unit = t[digits.len()..].trim();
+    let n: f64 = digits.parse().ok()?;
+    let mult = match unit {
+        "gbps" | "g" => 1e9,
+        "mbps" | "m" => 1e6,
+        "kbps" | "k" => 1e3,
+        "bps" => 1.0,
+        _ => return None,
+    };
+    Some((n * mult).round() as u64)
+}
+
+fn mac(s: &str) -> Option<String> {
+    let t = s.trim().to_ascii_lowercase();
+    let ok = t.len() == 17
+        && t.split(':')
+            .all(|p| p.len() == 2 && p.chars().all(|c| c.is_ascii_hexdigit()));
+    ok.then_some(t)
+}
+
+/// Physical interfaces of `get-interface-information` (terse or detailed).
+pub fn parse_interface_information(root: &XmlElement) -> BTreeMap<String, InterfaceFacts> {
+    let mut out = BTreeMap::new();
+    let Some(info) = find(root, "interface-information") else {
+        return out;
+    };
+    for p in info.children_named("physical-interface") {
+        let Some(name) = text(p, "name") else {
+            continue;
+        };
+        let f = InterfaceFacts {
+            admin_status: text(p, "admin-status").and_then(|s| admin(&s)),
+            oper_status: text(p, "oper-status").and_then(|s| oper(&s)),
+            mtu: text(p, "mtu").and_then(|s| s.parse().ok()),
+            speed: text(p, "speed").and_then(|s| parse_speed(&s)),
+            mac: text(p, "current-physical-address")
+                .or_else(|| text(p, "hardware-physical-address"))
+                .and_then(|s| mac(&s)),
+            description: text(p, "description"),
+            ifindex: text(p, "snmp-index").and_then(|s| s.parse().ok()),
+        };
+        out.insert(name, f);
+    }
+    out
+}
+
+fn subtype(s: &str) -> String {
+    // "Mac address" -> "mac_address", "Interface name" -> "interface_name", "Locally assigned" -> "local".
+    let t = s.trim().to_ascii_lowercase().replace([' ', '-'], "_");
+    match t.as_str() {
+        "locally_assigned" => "local".into(),
+        _ => t,
+    }
+}
+
+/// `get-lldp-neighbors-information`: local port -> neighbours.
+pub fn parse_lldp_neighbors(root: &XmlElement) -> BTreeMap<String, Vec<LldpNeighbor>> {
+    let mut out: BTreeMap<String, Vec<LldpNeighbor>> = BTreeMap::new();
+    let Some(info) = find(root, "lldp-neighbors-information") else {
+        return out;
+    };
+    for n in info.children_named("lldp-neighbor-information") {
+        let Some(local) = text(n, "lldp-local-port-id").or_else(|| text(n, "lldp-local-interface"))
+        else {
+            continue;
+        };
+        let nb = LldpNeighbor {
+            remote_system_name: text(n, "lldp-remote-system-name"),
+            remote_port: text(n, "lldp-remote-port-id")
+                .or_else(|| text(n, "lldp-remote-port-description")),
+            remote_port_description: text(n, "lldp-remote-port-description"),
+            remote_chassis_id: text(n, "lldp-remote-chassis-id"),
+            remote_system_description: text(n, "lldp-remote-system-description"),
+            remote_chassis_id_subtype: text(n, "lldp-remote-chassis-id-subtype")
+                .map(|s| subtype(&s)),
+            remote_port_id_subtype: text(n, "lldp-remote-port-id-subtype").map(|s| subtype(&s)),
+        };
+        out.entry(local).or_default().push(nb);
+    }
+    out
+}
+
+/// The replies facts are built from; `None` for an RPC the device did not answer.
+#[derive(Debug, Default)]
+pub struct FactsInputs<'a> {
+    pub software: Option<&'a XmlElement>,
+    pub chassis: Option<&'a XmlElement>,
+    /// `get-interface-information` (detailed), or terse when that is all the device answers.
+    pub interfaces: Option<&'a XmlElement>,
+    pub lldp: Option<&'a XmlElement>,
+    /// `get-vlan-information` or `get-bridge-instance-information`.
+    pub vlans: Option<&'a XmlElement>,
+    pub config: Option<&'a JunosConfig>,
+}
+
+/// Assemble facts: RPC answers first, the configuration for what they leave out.
+pub fn build_facts(inputs: &FactsInputs<'_>) -> DeviceFacts {
+    let mut f = DeviceFacts {
+        vendor: Some("juniper".into()),
+        platform: Some("junos".into()),
+        ..Default::default()
+    };
+    let sw = inputs
+        .software
+        .and_then(parse_software_information)
+        .unwrap_or_default();
+    let mut host = sw.host_name.clone();
+    if let Some(cfg) = inputs.config
+        && host.is_none()
+    {
+        host = cfg.host_name.as_ref().map(|h| match &cfg.domain_name {
+            Some(d) if !h.contains('.') => format!("{h}.{d}"),
+            _ => h.clone(),
+        });
+    }
+    if let Some((short, fqdn)) = host.as_deref().and_then(split_hostname) {
+        f.hostname = Some(short);
+        f.fqdn = Some(fqdn);
+    }
+    f.platform_version = sw.version;
+    f.model = sw.model.map(|m| m.to_ascii_uppercase());
+    if let Some((serial, descr)) = inputs.chassis.and_then(parse_chassis_inventory) {
+        f.serial = serial;
+        if f.model.is_none() {
+            f.model = descr;
+        }
+    }
+    if let Some(i) = inputs.interfaces {
+        f.interfaces = parse_interface_information(i);
+    }
+    if let Some(cfg) = inputs.config {
+        for i in &cfg.interfaces {
+            if i.name.contains('.') {
+                continue;
+            }
+            let e = f.interfaces.entry(i.name.clone()).or_default();
+            if e.description.is_none() {
+                e.description = i.description.clone();
+            }
+            if e.mtu.is_none() {
+                e.mtu = i.mtu;
+            }
+            if e.admin_status.is_none() {
+                e.admin_status = Some(if i.disabled {
+                    AdminStatus::Down
+                } else {
+                    AdminStatus::Up
+                });
+            }
+        }
+    }
+    if let Some(l) = inputs.lldp {
+        f.lldp_neighbors = parse_lldp_neighbors(l);
+    }
+    let oper: BTreeMap<u16, VlanInfo> =
+        inputs.vlans.map(parse_vlan_information).unwrap_or_default();
+    if !oper.is_empty() {
+        f.vlans = oper.into_iter().map(|(id, v)| (id, v.name)).collect();
+    } else if let Some(cfg) = inputs.config {
+        f.vlans = cfg
+            .vlans
+            .iter()
+            .filter_map(|v| Some((v.id?, v.name.clone())))
+            .collect();
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::netconf::reply::parse_document;
+    use serde_json::Value;
+    use std::path::Path;
+
+    fn real(path: &str) -> XmlElement {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/conformance/junos")
+            .join(path);
+        let s = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        parse_document(&s).unwrap()
+    }
+
+    #[test]
+    fn software_information_shapes() {
+        let s =
+            parse_software_information(&real("facts/srx3600_simple/get-software-information.xml"))
+                .unwrap();
+        assert_eq!(
+            s,
+            SoftwareInfo {
+                host_name: Some("lsys500".into()),
+                model: Some("srx3600".into()),
+                version: Some("12.3X48-D40.5".into())
+            }
+        );
+        let m = parse_software_information(&real("facts/multi_re/get-software-information.xml"))
+            .unwrap();
+        assert_eq!(
+            (m.host_name.as_deref(), m.version.as_deref()),
+            (Some("pyez"), Some("14.2R4"))
+        );
+        assert_eq!(parse_speed("1000mbps"), Some(1_000_000_000));
+        assert_eq!(parse_speed("10Gbps"), Some(10_000_000_000));
+        assert_eq!(parse_speed("Unlimited"), None);
+        assert_eq!(parse_speed("Auto"), None);
+    }
+
+    /// Cross-check with NAPALM's expected get_interfaces / get_lldp_neighbors for the same replies.
+    #[test]
+    fn interfaces_and_lldp_match_napalm_expected_results() {
+        let dir = "facts/mx_iffdown";
+        let ifs =
+            parse_interface_information(&real(&format!("{dir}/get-interface-information.xml")));
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/conformance/junos")
+            .join(dir)
+            .join("napalm_expected_result.json");
+        let napalm: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        let mut compared = 0;
+        for (name, v) in napalm.as_object().unwrap() {
+            if name.contains('.') {
+                continue; // napalm lists logical units too; netgw's facts are per physical port
+            }
+            let ours = ifs.get(name).unwrap_or_else(|| panic!("{name} missing"));
+            assert_eq!(
+                ours.admin_status == Some(AdminStatus::Up),
+                v["is_enabled"].as_bool().unwrap(),
+                "{name}"
+            );
+            assert_eq!(
+                ours.oper_status == Some(OperStatus::Up),
+                v["is_up"].as_bool().unwrap(),
+                "{name}"
+            );
+            let speed_mbps = ours.speed.map(|s| (s / 1_000_000) as i64).unwrap_or(-1);
+            assert_eq!(speed_mbps, v["speed"].as_f64().unwrap() as i64, "{name}");
+            let napalm_mac = v["mac_address"].as_str().unwrap().to_ascii_lowercase();
+            assert_eq!(
+                ours.mac.clone().unwrap_or_else(|| "none".into()),
+                napalm_mac,
+                "{name}"
+            );
+            assert_eq!(
+                ours.description.clone().unwrap_or_default(),
+                v["description"].as_str().unwrap(),
+                "{name}"
+            );
+            compared += 1;
+        }
+        assert!(compared > 10, "{compared}");
+
+        for case in ["normal", "old_without_remote_port_id"] {
+            let dir = format!("facts/lldp_{case}");
+            let got =
+                parse_lldp_neighbors(&real(&format!("{dir}/get-lldp-neighbors-information.xml")));
+            let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/conformance/junos")
+                .join(&dir)
+                .join("napalm_expected_result.json");
+            let napalm: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+            let napalm = napalm.as_object().unwrap();
+            assert_eq!(got.len(), napalm.len(), "{case}");
+            for (port, list) in napalm {
+                let ours = &got[port];
+                for (o, n) in ours.iter().zip(list.as_array().unwrap()) {
+                    assert_eq!(
+                        o.remote_system_name.as_deref(),
+                        n["hostname"].as_str(),
+                        "{case} {port}"
+                    );
+                    assert_eq!(
+                        o.remote_port.as_deref(),
+                        n["port"].as_str(),
+                        "{case} {port}"
+                    );
+                }
+            }
+        }
+    }
+}

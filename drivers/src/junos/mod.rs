@@ -1,0 +1,594 @@
+//! Juniper Junos over NETCONF (DESIGN.md §4): glue between the [`Driver`] trait, the NETCONF session
+//! and the pure parsers and renderers of this module.
+//!
+//! ```text
+//!  facts    get-software-information, get-chassis-inventory, get-interface-information,
+//!           get-lldp-neighbors-information, get-vlan-information | get-bridge-instance-information,
+//!           get-config running (the fall-back for every RPC the device does not answer)
+//!  observe  get-config running + get-interface-information terse
+//!  stage    [discard-changes, unlock] lock, get-config running (recorded pre-state), edit-config,
+//!           get-configuration compare rollback 0 (or a diff computed from get-config candidate)
+//!  commit   commit-configuration confirmed, log "<comment>"
+//!  confirm  commit-configuration, unlock
+//!  rollback cancel-commit (confirmed-commit:1.1) | edit-config of the recorded pre-state + commit
+//!  discard  discard-changes, unlock
+//! ```
+//! Any failure discards and unlocks, and reports the device's `rpc-error`s verbatim.
+
+pub mod config;
+pub mod conformance;
+pub mod facts;
+pub mod link;
+pub mod render;
+pub mod vlan;
+
+use crate::driver::{
+    Capabilities, CommitOptions, Driver, DriverError, ErrorKind, Observed, Platform, Staged,
+};
+use crate::netconf_txn::{Dialect, NetconfTxn, TxnError};
+use crate::target::DeviceTarget;
+use crate::transport::netconf::ops::{CAP_CANDIDATE, CAP_CONFIRMED_COMMIT_11};
+use crate::transport::netconf::{Datastore, NetconfError, NetconfSsh, XmlElement, connect_ssh};
+use crate::transport::ssh::{HostKeyPolicy, SshAuth, SshTarget};
+use async_trait::async_trait;
+use config::{JunosConfig, Style, detect_style_xml, parse_config, style_from_model};
+use netgw_models::facts::DeviceFacts;
+use netgw_models::plan::{Plan, PlanRules, ResourceRef};
+use netgw_models::resource::{Link, Vlan, VlanId, VlanSet};
+use render::El;
+use std::collections::BTreeMap;
+
+/// NETCONF over SSH (RFC 6242 §2).
+pub const DEFAULT_PORT: u16 = 830;
+/// Junos' own capability, advertised by real devices (and fake-switches).
+pub const CAP_JUNOS: &str = "http://xml.juniper.net/netconf/junos/1.0";
+
+/// What `stage` recorded, for `commit`, `confirm` and `rollback`.
+#[derive(Debug)]
+struct StagedChange {
+    plan: Plan,
+    /// The running configuration before the change (the reply root).
+    pre: XmlElement,
+    style: Style,
+    committed: bool,
+    comment: String,
+}
+
+/// One NETCONF session with one Junos device.
+pub struct JunosDriver {
+    device: String,
+    session: Option<NetconfSsh>,
+    style_option: Option<Style>,
+    style_seen: Option<Style>,
+    txn: NetconfTxn,
+    staged: Option<StagedChange>,
+}
+
+impl std::fmt::Debug for JunosDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JunosDriver")
+            .field("device", &self.device)
+            .field("style", &self.style())
+            .finish()
+    }
+}
+
+/// Map a NETCONF failure: the device's `rpc-error`s verbatim as `Rejected`, anything else as transport.
+fn netconf_err(device: &str, step: &'static str, e: NetconfError) -> DriverError {
+    let errs = e.rpc_errors();
+    if !errs.is_empty() {
+        let message = errs
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ");
+        return DriverError::Rejected {
+            device: device.into(),
+            step,
+            message,
+        };
+    }
+    let kind = if e.is_timeout() {
+        ErrorKind::Timeout
+    } else {
+        ErrorKind::Transport
+    };
+    DriverError::Transport {
+        device: device.into(),
+        step,
+        kind,
+        source: Box::new(e),
+    }
+}
+
+fn txn_err(device: &str, e: TxnError) -> DriverError {
+    netconf_err(device, e.step, e.source)
+}
+
+/// The open session, borrowed apart from the rest of the driver.
+fn sess<'a>(
+    session: &'a mut Option<NetconfSsh>,
+    device: &str,
+) -> Result<&'a mut NetconfSsh, DriverError> {
+    session.as_mut().ok_or_else(|| DriverError::Config {
+        device: device.into(),
+        message: "the session is closed".into(),
+    })
+}
+
+impl JunosDriver {
+    /// Connect over SSH and NETCONF. The target option `junos_style` (`ex`, `els`, `mx`) overrides the
+    /// style read from the configuration.
+    pub async fn connect(target: &DeviceTarget) -> Result<JunosDriver, DriverError> {
+        let device = target.name.clone();
+        let style_option = match target.options.get("junos_style") {
+            None => None,
+            Some(v) => {
+                Some(
+                    v.as_str()
+                        .and_then(Style::parse)
+                        .ok_or_else(|| DriverError::Config {
+                            device: device.clone(),
+                            message: format!("junos_style must be ex, els or mx, not {v}"),
+                        })?,
+                )
+            }
+        };
+        let ep = target.endpoint("netconf", DEFAULT_PORT);
+        let auth = match (&target.key_file, ep.password) {
+            (Some(path), _) => SshAuth::PublicKey {
+                path: path.clone(),
+                passphrase: None,
+            },
+            (None, Some(p)) => SshAuth::Password(p),
+            (None, None) => {
+                return Err(DriverError::Config {
+                    device,
+                    message: "no password or key file for the netconf connection".into(),
+                });
+            }
+        };
+        let ssh = SshTarget {
+            device: device.clone(),
+            host: ep.host,
+            port: ep.port,
+            username: ep.username,
+            auth,
+            host_keys: HostKeyPolicy {
+                known_hosts: target.known_hosts.clone(),
+                accept_new: target.accept_new_host_keys,
+            },
+            timeouts: target.timeouts,
+        };
+        let session = connect_ssh(&ssh).await.map_err(|e| {
+            let kind = if e.is_timeout() {
+                ErrorKind::Timeout
+            } else {
+                ErrorKind::Connect
+            };
+            DriverError::Transport {
+                device: device.clone(),
+                step: "netconf connect",
+                kind,
+                source: Box::new(e),
+            }
+        })?;
+        Ok(JunosDriver::from_session(device, session, style_option))
+    }
+
+    /// Wrap an open session (tests, or a caller that connects itself).
+    pub fn from_session(
+        device: String,
+        session: NetconfSsh,
+        style_option: Option<Style>,
+    ) -> JunosDriver {
+        JunosDriver {
+            device,
+            session: Some(session),
+            style_option,
+            style_seen: None,
+            txn: NetconfTxn::new(Dialect::Junos, true),
+            staged: None,
+        }
+    }
+
+    /// The style in use: the option, else what the configuration or the model showed, else ELS (the
+    /// syntax of every current EX and QFX).
+    pub fn style(&self) -> Style {
+        self.style_option.or(self.style_seen).unwrap_or(Style::Els)
+    }
+
+    fn session(&mut self) -> Result<&mut NetconfSsh, DriverError> {
+        sess(&mut self.session, &self.device)
+    }
+
+    /// A vendor RPC the device may not implement: `Ok(None)` when it answers with an `rpc-error`.
+    async fn optional_rpc(
+        &mut self,
+        xml: &str,
+        step: &'static str,
+    ) -> Result<Option<XmlElement>, DriverError> {
+        let device = self.device.clone();
+        match self.session()?.rpc_raw(xml).await {
+            Ok(r) => Ok(Some(r.root)),
+            Err(e) if !e.rpc_errors().is_empty() => {
+                tracing::debug!(device = %device, rpc = step, error = %e, "RPC not answered; using the configuration");
+                Ok(None)
+            }
+            Err(e) => Err(netconf_err(&device, step, e)),
+        }
+    }
+
+    async fn config(&mut self, source: Datastore) -> Result<XmlElement, DriverError> {
+        let device = self.device.clone();
+        let reply = self
+            .session()?
+            .get_config(source, None)
+            .await
+            .map_err(|e| netconf_err(&device, "get-config", e))?;
+        Ok(reply.root)
+    }
+
+    fn note_style(&mut self, root: &XmlElement) {
+        if let Some(s) = detect_style_xml(root) {
+            self.style_seen = Some(s);
+        }
+    }
+
+    async fn observe_with(
+        &mut self,
+        root: &XmlElement,
+    ) -> Result<(JunosConfig, Observed), DriverError> {
+        let cfg = parse_config(root);
+        let terse = self
+            .optional_rpc(
+                "<get-interface-information><terse/></get-interface-information>",
+                "get-interface-information",
+            )
+            .await?;
+        let names = terse
+            .as_ref()
+            .map(link::parse_interface_names)
+            .unwrap_or_default();
+        let observed = Observed {
+            vlans: vlan::parse_vlans(&cfg),
+            links: link::parse_links(&cfg, &names),
+        };
+        Ok((cfg, observed))
+    }
+
+    /// Discard and unlock after a failure; the original error is what the caller reports.
+    async fn abort(&mut self) {
+        let device = self.device.clone();
+        if let Some(s) = self.session.as_mut()
+            && let Err(e) = self.txn.discard(s).await
+        {
+            tracing::warn!(device = %device, error = %e, "discard after a failure failed");
+        }
+        self.staged = None;
+    }
+
+    /// Put the touched resources back as recorded before the change, and commit.
+    async fn restore(&mut self) -> Result<(), DriverError> {
+        let device = self.device.clone();
+        let Some(st) = self.staged.take() else {
+            return Ok(());
+        };
+        let now_root = self.config(Datastore::Running).await?;
+        let now = parse_config(&now_root);
+        let s = sess(&mut self.session, &device)?;
+        let Some(xml) = render::render_restore(&st.pre, &now, &st.plan, st.style) else {
+            return self.txn.unlock(s).await.map_err(|e| txn_err(&device, e));
+        };
+        let _ = s.discard_changes().await;
+        let comment = format!("{} (rollback)", st.comment);
+        let mut r = self.txn.edit(s, &xml.to_xml()).await;
+        if r.is_ok() {
+            r = self.txn.commit(s, &comment).await;
+        }
+        if r.is_ok() {
+            r = self.txn.unlock(s).await;
+        }
+        if let Err(e) = r {
+            let err = txn_err(&device, e);
+            self.abort().await;
+            return Err(err);
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Driver for JunosDriver {
+    fn platform(&self) -> Platform {
+        Platform::Junos
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        let Some(s) = self.session.as_ref() else {
+            return Capabilities::default();
+        };
+        let cancel = s.has_capability(CAP_CONFIRMED_COMMIT_11);
+        Capabilities {
+            candidate: s.has_capability(CAP_CANDIDATE),
+            confirmed_commit: NetconfTxn::has_confirmed_commit(s),
+            sessions: false,
+            rollback: cancel,
+            device_diff: s.has_capability(CAP_JUNOS),
+        }
+    }
+
+    fn plan_rules(&self) -> PlanRules {
+        // VLAN 1 is the `default` VLAN of ELS switches; Junos has no native VLAN unless configured.
+        PlanRules {
+            reserved_vlans: VlanSet::from_ids(VlanId::new(1).ok()),
+            default_native_vlan: None,
+        }
+    }
+
+    fn validate(&self, vlans: &[Vlan], links: &[Link]) -> Vec<(ResourceRef, String)> {
+        let mut out = Vec::new();
+        let mut names: BTreeMap<String, VlanId> = BTreeMap::new();
+        for v in vlans {
+            let r = ResourceRef::Vlan { id: v.id };
+            let name = v.name.clone().unwrap_or_else(|| vlan::generated_name(v.id));
+            if let Some(why) = vlan::validate_vlan_name(&name) {
+                out.push((r.clone(), why));
+            }
+            if v.state == netgw_models::resource::Presence::Present
+                && let Some(other) = names.insert(name.clone(), v.id)
+            {
+                out.push((r, format!("VLAN name {name:?} is also given to VLAN {other}; Junos names VLANs uniquely")));
+            }
+        }
+        let max_mtu = self.style().max_mtu();
+        for l in links {
+            let r = ResourceRef::Link {
+                name: l.name.clone(),
+            };
+            if let Some(why) = link::validate_interface_name(&l.name) {
+                out.push((r.clone(), why));
+            }
+            if let Some(m) = l.mtu
+                && !(256..=max_mtu).contains(&m)
+            {
+                out.push((
+                    r,
+                    format!(
+                        "mtu {m} is outside 256..{max_mtu} on Junos ({})",
+                        self.style().as_str()
+                    ),
+                ));
+            }
+        }
+        out
+    }
+
+    async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {
+        let software = self
+            .optional_rpc("<get-software-information/>", "get-software-information")
+            .await?;
+        let chassis = self
+            .optional_rpc("<get-chassis-inventory/>", "get-chassis-inventory")
+            .await?;
+        let mut interfaces = self
+            .optional_rpc("<get-interface-information/>", "get-interface-information")
+            .await?;
+        if interfaces.is_none() {
+            interfaces = self
+                .optional_rpc(
+                    "<get-interface-information><terse/></get-interface-information>",
+                    "get-interface-information",
+                )
+                .await?;
+        }
+        let lldp = self
+            .optional_rpc(
+                "<get-lldp-neighbors-information/>",
+                "get-lldp-neighbors-information",
+            )
+            .await?;
+        let mut vlans = self
+            .optional_rpc("<get-vlan-information/>", "get-vlan-information")
+            .await?;
+        if vlans.is_none() {
+            vlans = self
+                .optional_rpc(
+                    "<get-bridge-instance-information/>",
+                    "get-bridge-instance-information",
+                )
+                .await?;
+        }
+        let root = self.config(Datastore::Running).await?;
+        self.note_style(&root);
+        let cfg = parse_config(&root);
+        let f = facts::build_facts(&facts::FactsInputs {
+            software: software.as_ref(),
+            chassis: chassis.as_ref(),
+            interfaces: interfaces.as_ref(),
+            lldp: lldp.as_ref(),
+            vlans: vlans.as_ref(),
+            config: Some(&cfg),
+        });
+        if self.style_seen.is_none()
+            && let Some(s) = f.model.as_deref().and_then(style_from_model)
+        {
+            self.style_seen = Some(s);
+        }
+        Ok(f)
+    }
+
+    async fn observe(&mut self) -> Result<Observed, DriverError> {
+        let root = self.config(Datastore::Running).await?;
+        self.note_style(&root);
+        Ok(self.observe_with(&root).await?.1)
+    }
+
+    async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
+        let device = self.device.clone();
+        if self.staged.is_some() {
+            return Err(DriverError::Config {
+                device,
+                message: "a change is already staged".into(),
+            });
+        }
+        if plan.is_empty() {
+            return Ok(Staged::default());
+        }
+        let s = sess(&mut self.session, &device)?;
+        if let Err(e) = self.txn.begin(s).await {
+            let err = txn_err(&device, e);
+            self.abort().await;
+            return Err(err);
+        }
+        let r = self.stage_locked(plan).await;
+        if r.is_err() {
+            self.abort().await;
+        }
+        r
+    }
+
+    async fn discard(&mut self) -> Result<(), DriverError> {
+        let device = self.device.clone();
+        self.staged = None;
+        let s = sess(&mut self.session, &device)?;
+        self.txn.discard(s).await.map_err(|e| txn_err(&device, e))
+    }
+
+    async fn commit(&mut self, options: &CommitOptions) -> Result<(), DriverError> {
+        let device = self.device.clone();
+        let Some(st) = self.staged.as_mut() else {
+            return Ok(());
+        };
+        st.comment = options.comment.clone();
+        let s = sess(&mut self.session, &device)?;
+        match self
+            .txn
+            .commit_confirmed(s, options.confirm_timeout, &options.comment)
+            .await
+        {
+            Ok(()) => {
+                if let Some(st) = self.staged.as_mut() {
+                    st.committed = true;
+                }
+                Ok(())
+            }
+            Err(e) => {
+                let err = txn_err(&device, e);
+                self.abort().await;
+                Err(err)
+            }
+        }
+    }
+
+    async fn confirm(&mut self) -> Result<(), DriverError> {
+        let device = self.device.clone();
+        let Some(st) = self.staged.take() else {
+            return Ok(());
+        };
+        if !st.committed {
+            self.staged = Some(st);
+            return Err(DriverError::Config {
+                device,
+                message: "confirm before commit".into(),
+            });
+        }
+        let s = sess(&mut self.session, &device)?;
+        self.txn
+            .confirm(s, &st.comment)
+            .await
+            .map_err(|e| txn_err(&device, e))
+    }
+
+    async fn rollback(&mut self) -> Result<(), DriverError> {
+        let device = self.device.clone();
+        match self.staged.as_ref() {
+            None => return Ok(()),
+            Some(st) if !st.committed => return self.discard().await,
+            Some(_) => {}
+        }
+        let s = sess(&mut self.session, &device)?;
+        match self.txn.cancel(s).await {
+            Ok(true) => {
+                self.staged = None;
+                Ok(())
+            }
+            Ok(false) => self.restore().await,
+            Err(e) => {
+                tracing::warn!(device = %device, error = %e, "cancel-commit failed; restoring the recorded state");
+                self.restore().await
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), DriverError> {
+        let device = self.device.clone();
+        match self.session.take() {
+            Some(s) => s
+                .close()
+                .await
+                .map_err(|e| netconf_err(&device, "close-session", e)),
+            None => Ok(()),
+        }
+    }
+}
+
+impl JunosDriver {
+    async fn stage_locked(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
+        let device = self.device.clone();
+        // The pre-state is read under the lock, so nobody changes it between reading and editing.
+        let pre = self.config(Datastore::Running).await?;
+        self.note_style(&pre);
+        let style = self.style();
+        let running = parse_config(&pre);
+        let mut cfg = El::new("configuration");
+        if let Some(v) =
+            vlan::render_vlans(plan, &running, style).map_err(|message| DriverError::Config {
+                device: device.clone(),
+                message,
+            })?
+        {
+            cfg.push(v);
+        }
+        if let Some(l) = link::render_links(&plan.links, &running, style) {
+            cfg.push(l);
+        }
+        let xml = cfg.to_xml();
+        let s = sess(&mut self.session, &device)?;
+        self.txn
+            .edit(s, &xml)
+            .await
+            .map_err(|e| txn_err(&device, e))?;
+
+        let diff = match self.txn.device_diff(s).await {
+            Ok(Some(d)) if d.contains("[edit") => d,
+            other => {
+                let why = match other {
+                    Ok(Some(_)) => {
+                        "the device answered get-configuration compare without a diff".to_string()
+                    }
+                    Ok(None) => "the device has no diff".to_string(),
+                    Err(e) => e.to_string(),
+                };
+                let cand_root = self.config(Datastore::Candidate).await?;
+                let (_, cand) = self.observe_with(&cand_root).await?;
+                let (_, run) = self.observe_with(&pre).await?;
+                format!(
+                    "# diff computed by netgw from get-config candidate vs running ({why})\n{}",
+                    render::computed_diff((&run.vlans, &run.links), (&cand.vlans, &cand.links))
+                )
+            }
+        };
+        self.staged = Some(StagedChange {
+            plan: plan.clone(),
+            pre,
+            style,
+            committed: false,
+            comment: String::new(),
+        });
+        Ok(Staged {
+            diff,
+            rendered: vec![xml],
+        })
+    }
+}
