@@ -16,6 +16,7 @@ pub fn run(vendor: &str, getter: &str, files: &BTreeMap<String, String>) -> Resu
     match vendor {
         // One arm per vendor: "junos" => crate::junos::conformance::run(getter, files),
         "junos" => crate::junos::conformance::run(getter, files),
+        "eos" => crate::eos::conformance::run(getter, files),
         other => {
             let _ = (getter, files);
             Err(format!("no driver registered for vendor {other:?}"))

@@ -7,6 +7,7 @@
 
 pub mod conformance;
 pub mod driver;
+pub mod eos;
 pub mod junos;
 pub mod netconf_txn;
 pub mod registry;

@@ -11,6 +11,9 @@ pub async fn connect(target: &DeviceTarget) -> Result<Box<dyn Driver>, DriverErr
         crate::driver::Platform::Junos => {
             Ok(Box::new(crate::junos::JunosDriver::connect(target).await?))
         }
+        crate::driver::Platform::Eos => Ok(Box::new(crate::eos::EosDriver::connect(target).await?)),
+            Ok(Box::new(crate::nxos::NxosDriver::connect(target).await?))
+        }
         p => Err(DriverError::Unsupported {
             device: target.name.clone(),
             platform: p,

@@ -1,0 +1,655 @@
+//! Arista EOS over eAPI (DESIGN.md §4): glue between the [`Driver`] trait and the pure parsers and
+//! renderers in `facts.rs`, `vlan.rs`, `link.rs` and `config.rs`.
+//!
+//! ```text
+//!   connect ─▶ show version ─▶ Capabilities (declared once: EOS 4.x has configuration sessions,
+//!                               4.18+ a commit timer; an unknown version, e.g. fake-switches, has neither)
+//!
+//!   sessions:     stage = configure session netgw-ID + lines + show session-config diffs
+//!                 commit = ... commit timer HH:MM:SS │ confirm = ... commit │ rollback/discard = ... abort
+//!   no sessions:  stage = record the pre-state (observe) + render; diff = the rendered lines
+//!                 commit = configure + lines + end; on any failure the pre-state is restored at once
+//!                 rollback = re-observe, apply config::revert_plan, verify nothing is left to revert
+//! ```
+//!
+//! Connection settings: `connection_options.eapi` (hostname, port, username, password, extras
+//! `transport: http|https`, or NAPALM-style `optional_args.transport`); `data.netgw` options
+//! `eapi_transport` (same values), `eos_sessions` (bool, overrides the version rule) and
+//! `eos_write_memory` (bool, default true: `write memory` on confirm). Default port 443 (80 over http).
+
+pub mod config;
+pub mod conformance;
+pub mod eapi;
+pub mod facts;
+pub mod link;
+pub mod vlan;
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use netgw_models::facts::DeviceFacts;
+use netgw_models::plan::{Plan, PlanRules, ResourceRef};
+use netgw_models::resource::{Link, Vlan, VlanId, VlanSet};
+use serde_json::Value;
+
+use crate::driver::{Capabilities, CommitOptions, Driver, DriverError, Observed, Platform, Staged};
+use crate::target::DeviceTarget;
+use crate::transport::http::{HttpAuth, HttpClient, HttpConfig, TlsMode};
+use eapi::{Eapi, EapiError, HttpEapi};
+
+/// A rendered line that must not be sent (a newline, `;` or control character would let a value run
+/// a second command). The models already reject such values; this is the last guard.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("refusing to send {line:?}: {reason}")]
+pub struct RenderError {
+    pub line: String,
+    pub reason: &'static str,
+}
+
+pub(crate) fn check_lines(lines: &[String]) -> Result<(), RenderError> {
+    for l in lines {
+        let reason = if l.trim().is_empty() {
+            "empty command"
+        } else if l.chars().any(char::is_control) {
+            "contains a newline or control character"
+        } else if l.contains(';') {
+            "contains ';'"
+        } else {
+            continue;
+        };
+        return Err(RenderError {
+            line: l.clone(),
+            reason,
+        });
+    }
+    Ok(())
+}
+
+/// How to reach eAPI, resolved from the target.
+#[derive(Debug, Clone)]
+pub struct EapiSettings {
+    pub base_url: String,
+    pub http: HttpConfig,
+    /// `eos_sessions` option: force configuration sessions on or off.
+    pub sessions_override: Option<bool>,
+    pub write_memory: bool,
+}
+
+fn str_opt<'a>(m: &'a serde_json::Map<String, Value>, k: &str) -> Option<&'a str> {
+    m.get(k).and_then(Value::as_str)
+}
+
+impl EapiSettings {
+    pub fn from_target(t: &DeviceTarget) -> Result<Self, DriverError> {
+        let cfg_err = |message: String| DriverError::Config {
+            device: t.name.clone(),
+            message,
+        };
+        let co = t.connection_options.get("eapi");
+        let scheme = co
+            .and_then(|c| {
+                str_opt(&c.extras, "transport").or_else(|| {
+                    c.extras
+                        .get("optional_args")
+                        .and_then(Value::as_object)
+                        .and_then(|o| str_opt(o, "transport"))
+                })
+            })
+            .or_else(|| str_opt(&t.options, "eapi_transport"))
+            .unwrap_or("https")
+            .to_ascii_lowercase();
+        let default_port = match scheme.as_str() {
+            "https" => 443,
+            "http" => 80,
+            other => {
+                return Err(cfg_err(format!(
+                    "eAPI transport {other:?} is not http or https"
+                )));
+            }
+        };
+        let ep = t.endpoint("eapi", default_port);
+        let host = if ep.host.contains(':') && !ep.host.starts_with('[') {
+            format!("[{}]", ep.host)
+        } else {
+            ep.host.clone()
+        };
+        let base_url = format!("{scheme}://{host}:{}", ep.port);
+        let mut http = HttpConfig::new(t.name.clone(), base_url.clone());
+        http.tls = if !t.tls.verify {
+            TlsMode::Insecure
+        } else if let Some(ca) = &t.tls.ca_file {
+            TlsMode::CaFile(ca.clone())
+        } else {
+            TlsMode::Verify
+        };
+        if !ep.username.is_empty() {
+            http.auth = HttpAuth::Basic {
+                username: ep.username.clone(),
+                password: ep.password.clone().unwrap_or_default(),
+            };
+        }
+        http.connect_timeout = t.timeouts.connect;
+        http.request_timeout = t.timeouts.operation;
+        let bool_opt = |k: &str| -> Result<Option<bool>, DriverError> {
+            match t.options.get(k) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Bool(b)) => Ok(Some(*b)),
+                Some(other) => Err(cfg_err(format!(
+                    "option {k} must be true or false, not {other}"
+                ))),
+            }
+        };
+        Ok(EapiSettings {
+            base_url,
+            http,
+            sessions_override: bool_opt("eos_sessions")?,
+            write_memory: bool_opt("eos_write_memory")?.unwrap_or(true),
+        })
+    }
+}
+
+/// What a release can do. Sessions exist on every EOS 4.x; the commit timer (confirmed commit) is
+/// assumed from 4.18 on. An unknown version declares neither.
+pub fn capabilities_for(version: Option<&str>, sessions_override: Option<bool>) -> Capabilities {
+    let release = version.and_then(facts::parse_release);
+    let sessions = sessions_override.unwrap_or(release.is_some_and(|r| r.major >= 4));
+    let timer = sessions && release.is_some_and(|r| (r.major, r.minor) >= (4, 18));
+    Capabilities {
+        candidate: sessions,
+        confirmed_commit: timer,
+        sessions,
+        rollback: false,
+        device_diff: sessions,
+    }
+}
+
+/// A change in progress.
+#[derive(Debug, Clone)]
+struct Pending {
+    plan: Plan,
+    lines: Vec<String>,
+    /// The configuration session holding the change (sessions only).
+    session: Option<String>,
+    /// The device before the change, where rollback has to rebuild it.
+    pre: Option<Observed>,
+    /// Committed with a commit timer: EOS rolls back by itself unless confirmed.
+    timed: bool,
+}
+
+#[derive(Debug, Default)]
+enum State {
+    #[default]
+    Idle,
+    Staged(Pending),
+    Committed(Pending),
+}
+
+/// One eAPI session with one EOS device.
+#[derive(Debug)]
+pub struct EosDriver {
+    device: String,
+    eapi: Eapi,
+    show_version: Option<Value>,
+    caps: Capabilities,
+    write_memory: bool,
+    state: State,
+    seq: u32,
+}
+
+fn now_secs() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+impl EosDriver {
+    /// Connect over HTTP(S) as the target says and read `show version`.
+    pub async fn connect(target: &DeviceTarget) -> Result<Self, DriverError> {
+        let s = EapiSettings::from_target(target)?;
+        let client = HttpClient::new(s.http.clone())
+            .map_err(|e| EapiError::Http(e).into_driver(&target.name, "connect"))?;
+        let eapi = Eapi::new(
+            target.name.clone(),
+            Box::new(HttpEapi::new(client)),
+            target.enable_secret.clone(),
+        );
+        Self::with_eapi(eapi, s.sessions_override, s.write_memory).await
+    }
+
+    /// Start a session on an existing eAPI client (tests pass one over a recording transport).
+    pub async fn with_eapi(
+        eapi: Eapi,
+        sessions_override: Option<bool>,
+        write_memory: bool,
+    ) -> Result<Self, DriverError> {
+        let device = eapi.device().to_owned();
+        let show_version = match eapi.run_one_json("show version").await {
+            Ok(v) => Some(v),
+            Err(e) if e.is_unavailable() => {
+                tracing::info!(device = %device, error = %e, "show version unavailable: version unknown, no configuration sessions");
+                None
+            }
+            Err(e) => return Err(e.into_driver(&device, "connect (show version)")),
+        };
+        let version = show_version
+            .as_ref()
+            .and_then(|v| facts::parse_show_version(v, None).version);
+        let caps = capabilities_for(version.as_deref(), sessions_override);
+        tracing::debug!(device = %device, version = ?version, sessions = caps.sessions, confirmed_commit = caps.confirmed_commit, "eos connected");
+        Ok(EosDriver {
+            device,
+            eapi,
+            show_version,
+            caps,
+            write_memory,
+            state: State::Idle,
+            seq: 0,
+        })
+    }
+
+    /// The eAPI client (tests read the device back through it).
+    pub fn eapi(&self) -> &Eapi {
+        &self.eapi
+    }
+
+    fn err(&self, step: &'static str) -> impl Fn(EapiError) -> DriverError + '_ {
+        move |e| e.into_driver(&self.device, step)
+    }
+
+    async fn optional(&self, cmd: &str) -> Result<Option<Value>, DriverError> {
+        match self.eapi.run_one_json(cmd).await {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if e.is_unavailable() => {
+                tracing::debug!(device = %self.device, command = cmd, error = %e, "optional command unavailable");
+                Ok(None)
+            }
+            Err(e) => Err(e.into_driver(&self.device, "facts")),
+        }
+    }
+
+    fn session_name(&mut self) -> String {
+        self.seq += 1;
+        let secs = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        format!("netgw-{secs:x}-{:x}-{}", std::process::id(), self.seq)
+    }
+
+    fn render(&self, plan: &Plan) -> Result<Vec<String>, DriverError> {
+        config::render_plan(plan).map_err(|e| DriverError::Config {
+            device: self.device.clone(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Take the device back to `p.pre` for what `p.plan` touched; verify by reading back.
+    async fn restore(&self, p: &Pending) -> Result<usize, DriverError> {
+        let Some(pre) = &p.pre else {
+            return Err(DriverError::Config {
+                device: self.device.clone(),
+                message: "no recorded pre-state to roll back to".into(),
+            });
+        };
+        let now = self.read().await?;
+        let revert = config::revert_plan(&p.plan, pre, &now);
+        let failed: Vec<String> = revert
+            .failures()
+            .map(|r| format!("{}: {}", r.resource, r.error.as_deref().unwrap_or("")))
+            .collect();
+        if revert.is_empty() && failed.is_empty() {
+            return Ok(0);
+        }
+        let lines = self.render(&revert)?;
+        if !lines.is_empty() {
+            self.eapi
+                .run_json(&config::plain_apply_commands(&lines))
+                .await
+                .map_err(self.err("rollback"))?;
+        }
+        let after = self.read().await?;
+        let left = config::revert_plan(&p.plan, pre, &after);
+        if !left.is_empty() || !failed.is_empty() {
+            let mut remaining: Vec<String> = left
+                .resources
+                .iter()
+                .filter(|r| r.action.is_some())
+                .map(|r| r.resource.to_string())
+                .collect();
+            remaining.extend(failed);
+            return Err(DriverError::Verify {
+                device: self.device.clone(),
+                remaining,
+            });
+        }
+        Ok(lines.len())
+    }
+
+    /// `show vlan` + `show interfaces` + `show interfaces switchport` (or running-config text).
+    async fn read(&self) -> Result<Observed, DriverError> {
+        let r = self
+            .eapi
+            .run_json(&["show vlan".to_owned(), "show interfaces".to_owned()])
+            .await
+            .map_err(self.err("observe"))?;
+        let vlans = vlan::parse_show_vlan(&r[0]);
+        let mut links = link::parse_show_interfaces(&r[1]);
+        match self.eapi.run_one_json("show interfaces switchport").await {
+            Ok(v) => link::apply_switchports(&mut links, &v),
+            Err(e) if e.is_unavailable() => {
+                tracing::debug!(device = %self.device, error = %e, "no switchport JSON; reading running-config");
+                let cmds: Vec<String> = links
+                    .iter()
+                    .map(|l| format!("show running-config interfaces {}", l.name))
+                    .collect();
+                if !cmds.is_empty() {
+                    let texts = self
+                        .eapi
+                        .run_text(&cmds)
+                        .await
+                        .map_err(self.err("observe"))?;
+                    link::apply_running_config(&mut links, &texts.join("\n"));
+                }
+            }
+            Err(e) => return Err(e.into_driver(&self.device, "observe")),
+        }
+        Ok(Observed { vlans, links })
+    }
+}
+
+#[async_trait]
+impl Driver for EosDriver {
+    fn platform(&self) -> Platform {
+        Platform::Eos
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        self.caps
+    }
+
+    fn plan_rules(&self) -> PlanRules {
+        // VLAN 1 cannot be deleted on EOS; a trunk's native VLAN defaults to 1.
+        PlanRules {
+            reserved_vlans: VlanSet::from_ids(VlanId::new(1).ok()),
+            default_native_vlan: VlanId::new(1).ok(),
+        }
+    }
+
+    fn validate(&self, vlans: &[Vlan], links: &[Link]) -> Vec<(ResourceRef, String)> {
+        let mut out = Vec::new();
+        for v in vlans {
+            if let Err(e) = vlan::validate_vlan(v) {
+                out.push((ResourceRef::Vlan { id: v.id }, e));
+            }
+        }
+        for l in links {
+            if let Err(e) = link::validate_link(l) {
+                out.push((
+                    ResourceRef::Link {
+                        name: l.name.clone(),
+                    },
+                    e,
+                ));
+            }
+        }
+        out
+    }
+
+    async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {
+        let hostname = self.optional("show hostname").await?;
+        let interfaces = self.optional("show interfaces").await?;
+        let vlans = self.optional("show vlan").await?;
+        let detail = self.optional("show lldp neighbors detail").await?;
+        let summary = if detail.is_none() {
+            self.optional("show lldp neighbors").await?
+        } else {
+            None
+        };
+        let inputs = facts::FactsInputs {
+            show_version: self.show_version.as_ref(),
+            show_hostname: hostname.as_ref(),
+            show_interfaces: interfaces.as_ref(),
+            show_vlan: vlans.as_ref(),
+            show_lldp_neighbors_detail: detail.as_ref(),
+            show_lldp_neighbors: summary.as_ref(),
+        };
+        Ok(facts::build_facts(&inputs, Some(now_secs())))
+    }
+
+    async fn observe(&mut self) -> Result<Observed, DriverError> {
+        self.read().await
+    }
+
+    async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
+        if !matches!(self.state, State::Idle) {
+            return Err(DriverError::Config {
+                device: self.device.clone(),
+                message: "a change is already staged or committed; discard, confirm or roll it back first".into(),
+            });
+        }
+        if plan.is_empty() {
+            // Nothing to change: nothing is sent, nothing is opened.
+            return Ok(Staged::default());
+        }
+        let lines = self.render(plan)?;
+        let needs_pre = !(self.caps.sessions && self.caps.confirmed_commit);
+        let pre = if needs_pre {
+            Some(self.read().await?)
+        } else {
+            None
+        };
+        if self.caps.sessions {
+            let name = self.session_name();
+            let cmds = config::session_stage_commands(&name, &lines);
+            let out = match self.eapi.run_text(&cmds).await {
+                Ok(out) => out,
+                Err(e) => {
+                    // Nothing in a session is active; throw the session away.
+                    if let Err(abort) = self
+                        .eapi
+                        .run_json(&[config::session_abort_command(&name)])
+                        .await
+                    {
+                        tracing::warn!(device = %self.device, session = %name, error = %abort, "session abort after a failed stage failed");
+                    }
+                    return Err(e.into_driver(&self.device, "stage"));
+                }
+            };
+            let diff = out.get(lines.len() + 1).cloned().unwrap_or_default();
+            self.state = State::Staged(Pending {
+                plan: plan.clone(),
+                lines: lines.clone(),
+                session: Some(name),
+                pre,
+                timed: false,
+            });
+            Ok(Staged {
+                diff,
+                rendered: lines,
+            })
+        } else {
+            let diff = lines.join("\n");
+            self.state = State::Staged(Pending {
+                plan: plan.clone(),
+                lines: lines.clone(),
+                session: None,
+                pre,
+                timed: false,
+            });
+            Ok(Staged {
+                diff,
+                rendered: lines,
+            })
+        }
+    }
+
+    async fn discard(&mut self) -> Result<(), DriverError> {
+        match std::mem::take(&mut self.state) {
+            State::Idle => Ok(()),
+            State::Staged(p) => match &p.session {
+                Some(name) => {
+                    self.eapi
+                        .run_json(&[config::session_abort_command(name)])
+                        .await
+                        .map_err(self.err("discard"))?;
+                    Ok(())
+                }
+                None => Ok(()),
+            },
+            committed @ State::Committed(_) => {
+                self.state = committed;
+                self.rollback().await
+            }
+        }
+    }
+
+    async fn commit(&mut self, options: &CommitOptions) -> Result<(), DriverError> {
+        let mut p = match std::mem::take(&mut self.state) {
+            State::Idle => return Ok(()),
+            State::Staged(p) => p,
+            committed @ State::Committed(_) => {
+                self.state = committed;
+                return Err(DriverError::Config {
+                    device: self.device.clone(),
+                    message: "already committed".into(),
+                });
+            }
+        };
+        tracing::info!(device = %self.device, comment = %options.comment, lines = p.lines.len(), "eos commit");
+        if let Some(name) = p.session.clone() {
+            let timer = self
+                .caps
+                .confirmed_commit
+                .then_some(options.confirm_timeout);
+            if let Err(e) = self
+                .eapi
+                .run_json(&[config::session_commit_command(&name, timer)])
+                .await
+            {
+                // A session commit is atomic: nothing was applied. Abort the session.
+                if let Err(abort) = self
+                    .eapi
+                    .run_json(&[config::session_abort_command(&name)])
+                    .await
+                {
+                    tracing::warn!(device = %self.device, session = %name, error = %abort, "session abort after a failed commit failed");
+                }
+                return Err(e.into_driver(&self.device, "commit"));
+            }
+            p.timed = timer.is_some();
+            self.state = State::Committed(p);
+            return Ok(());
+        }
+        match self
+            .eapi
+            .run_json(&config::plain_apply_commands(&p.lines))
+            .await
+        {
+            Ok(_) => {
+                self.state = State::Committed(p);
+                Ok(())
+            }
+            Err(e) => {
+                // Commands before the failed one are active: put the device back now.
+                let restored = self.restore(&p).await;
+                let err = e.into_driver(&self.device, "commit");
+                match (err, restored) {
+                    (
+                        DriverError::Rejected {
+                            device,
+                            step,
+                            message,
+                        },
+                        Ok(n),
+                    ) => Err(DriverError::Rejected {
+                        device,
+                        step,
+                        message: format!(
+                            "{message}; the device was restored to its state before the change ({n} command(s) sent)"
+                        ),
+                    }),
+                    (
+                        DriverError::Rejected {
+                            device,
+                            step,
+                            message,
+                        },
+                        Err(r),
+                    ) => Err(DriverError::Rejected {
+                        device,
+                        step,
+                        message: format!(
+                            "{message}; restoring the state before the change FAILED: {r}"
+                        ),
+                    }),
+                    (other, restored) => {
+                        tracing::error!(device = %self.device, restored = ?restored.as_ref().map_err(|e| e.to_string()), "commit failed");
+                        Err(other)
+                    }
+                }
+            }
+        }
+    }
+
+    async fn confirm(&mut self) -> Result<(), DriverError> {
+        let p = match std::mem::take(&mut self.state) {
+            State::Idle => return Ok(()),
+            State::Committed(p) => p,
+            staged @ State::Staged(_) => {
+                self.state = staged;
+                return Err(DriverError::Config {
+                    device: self.device.clone(),
+                    message: "confirm before commit".into(),
+                });
+            }
+        };
+        let mut cmds = Vec::new();
+        if let (true, Some(name)) = (p.timed, &p.session) {
+            cmds.push(config::session_commit_command(name, None));
+        }
+        if self.write_memory {
+            cmds.push("write memory".to_owned());
+        }
+        if !cmds.is_empty()
+            && let Err(e) = self.eapi.run_json(&cmds).await
+        {
+            self.state = State::Committed(p);
+            return Err(e.into_driver(&self.device, "confirm"));
+        }
+        Ok(())
+    }
+
+    async fn rollback(&mut self) -> Result<(), DriverError> {
+        match std::mem::take(&mut self.state) {
+            State::Idle => Ok(()),
+            staged @ State::Staged(_) => {
+                self.state = staged;
+                self.discard().await
+            }
+            State::Committed(p) => {
+                if let (true, Some(name)) = (p.timed, &p.session) {
+                    // Aborting a session under a commit timer restores the configuration before it.
+                    self.eapi
+                        .run_json(&[config::session_abort_command(name)])
+                        .await
+                        .map_err(self.err("rollback"))?;
+                    return Ok(());
+                }
+                let n = self.restore(&p).await?;
+                tracing::info!(device = %self.device, commands = n, "eos rolled back from the recorded pre-state");
+                Ok(())
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), DriverError> {
+        if let State::Staged(_) = self.state {
+            self.discard().await?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;
