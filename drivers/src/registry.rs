@@ -1,19 +1,14 @@
 //! The one registration point: platform -> driver (STYLE.md habit 3).
 
-use crate::driver::{Driver, DriverError};
+use crate::driver::{Driver, DriverError, Platform};
 use crate::target::DeviceTarget;
 
 /// Open a driver session with a device.
-#[allow(clippy::match_single_binding)] // until every platform has its arm
+#[rustfmt::skip]
 pub async fn connect(target: &DeviceTarget) -> Result<Box<dyn Driver>, DriverError> {
     match target.platform {
-        // One arm per vendor driver, e.g. Platform::Junos => Ok(Box::new(crate::junos::JunosDriver::connect(target).await?)),
-        crate::driver::Platform::Junos => {
-            Ok(Box::new(crate::junos::JunosDriver::connect(target).await?))
-        }
-        crate::driver::Platform::Eos => Ok(Box::new(crate::eos::EosDriver::connect(target).await?)),
-            Ok(Box::new(crate::nxos::NxosDriver::connect(target).await?))
-        }
+        Platform::Junos => Ok(Box::new(crate::junos::JunosDriver::connect(target).await?)),
+        Platform::Eos => Ok(Box::new(crate::eos::EosDriver::connect(target).await?)),
         p => Err(DriverError::Unsupported {
             device: target.name.clone(),
             platform: p,
