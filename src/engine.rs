@@ -307,11 +307,17 @@ fn compile_errors(compiled: &Compiled, steps: &mut Steps<'_>) -> StepResult<()> 
         return Ok(());
     }
     for e in &compiled.errors {
-        steps.report.resources.push(failed_resource(&e.recipe, &e.resource, &e.message));
+        steps
+            .report
+            .resources
+            .push(failed_resource(&e.recipe, &e.resource, &e.message));
     }
     Err((
         ErrorKind::Config,
-        format!("{} resource(s) could not be compiled; nothing was changed", compiled.errors.len()),
+        format!(
+            "{} resource(s) could not be compiled; nothing was changed",
+            compiled.errors.len()
+        ),
     ))
 }
 

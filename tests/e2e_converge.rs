@@ -50,11 +50,19 @@ fn fake_switches(spec: Value, log: &Path) -> FakeSwitches {
         }
     });
     loop {
-        let line = rx.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|_| {
-            panic!("PEER BROKEN: fake-switches did not start:\n{}", std::fs::read_to_string(log).unwrap_or_default())
-        });
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| {
+                panic!(
+                    "PEER BROKEN: fake-switches did not start:\n{}",
+                    std::fs::read_to_string(log).unwrap_or_default()
+                )
+            });
         if let Some(p) = line.strip_prefix("READY ") {
-            return FakeSwitches { child, ports: serde_json::from_str(p).unwrap() };
+            return FakeSwitches {
+                child,
+                ports: serde_json::from_str(p).unwrap(),
+            };
         }
     }
 }
@@ -100,7 +108,11 @@ fn lab() -> Lab {
         r#"{"name":"eos1","chef_environment":"prod","run_list":["role[fabric]","recipe[netdev::links]"],
             "normal":{"netdev":{"links":{"Et1":{"mode":"trunk","trunk_vlans":"10,20"}}}}}"#,
     );
-    write(d, "repo/nodes/junos1.json", r#"{"name":"junos1","chef_environment":"prod","run_list":["role[fabric]"]}"#);
+    write(
+        d,
+        "repo/nodes/junos1.json",
+        r#"{"name":"junos1","chef_environment":"prod","run_list":["role[fabric]"]}"#,
+    );
     write(
         d,
         "inventory.yml",
@@ -127,7 +139,11 @@ defaults:
             kh = d.join("known_hosts").display()
         ),
     );
-    Lab { _peer: peer, dir, eapi_port }
+    Lab {
+        _peer: peer,
+        dir,
+        eapi_port,
+    }
 }
 
 fn netgw(lab: &Lab, args: &[&str]) -> (i32, Value, String) {
@@ -144,7 +160,11 @@ fn netgw(lab: &Lab, args: &[&str]) -> (i32, Value, String) {
     let stdout = String::from_utf8_lossy(&o.stdout).to_string();
     let stderr = String::from_utf8_lossy(&o.stderr).to_string();
     let v = serde_json::from_str(&stdout).unwrap_or(Value::Null);
-    (o.status.code().unwrap_or(-1), v, format!("{stdout}\n{stderr}"))
+    (
+        o.status.code().unwrap_or(-1),
+        v,
+        format!("{stdout}\n{stderr}"),
+    )
 }
 
 /// The peer's own answer (raw eAPI), not netgw's parsers.
@@ -183,11 +203,24 @@ fn why_run_then_converge_then_nothing_left() {
     assert_eq!(code, 0, "{text}");
     for n in report["nodes"].as_array().unwrap() {
         assert_eq!(n["status"], "success", "{text}");
-        assert!(n["resources"].as_array().unwrap().iter().all(|r| r["status"] == "would-update"), "{text}");
-        assert!(n["device_diff"].as_str().is_some_and(|d| !d.is_empty()), "{text}");
+        assert!(
+            n["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|r| r["status"] == "would-update"),
+            "{text}"
+        );
+        assert!(
+            n["device_diff"].as_str().is_some_and(|d| !d.is_empty()),
+            "{text}"
+        );
     }
     assert_eq!(eos_vlans(&lab), before, "why-run changed the device");
-    assert!(!lab.dir.path().join("repo/nodes/current").exists(), "why-run saved state");
+    assert!(
+        !lab.dir.path().join("repo/nodes/current").exists(),
+        "why-run saved state"
+    );
     let desired_before = std::fs::read(lab.dir.path().join("repo/nodes/eos1.json")).unwrap();
 
     // converge.
@@ -195,12 +228,21 @@ fn why_run_then_converge_then_nothing_left() {
     assert_eq!(code, 0, "{text}");
     let eos = &report["nodes"][0];
     assert_eq!(eos["name"], "eos1");
-    assert_eq!((eos["updated"].as_u64(), eos["total"].as_u64()), (Some(3), Some(3)), "{text}");
+    assert_eq!(
+        (eos["updated"].as_u64(), eos["total"].as_u64()),
+        (Some(3), Some(3)),
+        "{text}"
+    );
     assert_eq!(report["nodes"][1]["updated"], 2, "{text}");
     let after = eos_vlans(&lab);
-    assert!(after.contains(&"10:web".to_string()) && after.contains(&"20:db_prod".to_string()), "{after:?}");
-    let current: Value =
-        serde_json::from_str(&std::fs::read_to_string(lab.dir.path().join("repo/nodes/current/eos1.json")).unwrap()).unwrap();
+    assert!(
+        after.contains(&"10:web".to_string()) && after.contains(&"20:db_prod".to_string()),
+        "{after:?}"
+    );
+    let current: Value = serde_json::from_str(
+        &std::fs::read_to_string(lab.dir.path().join("repo/nodes/current/eos1.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(current["automatic"]["vendor"], "arista");
     assert_eq!(current["default"]["netdev"]["vlans"]["10"]["name"], "web");
     assert_eq!(
@@ -217,7 +259,11 @@ fn why_run_then_converge_then_nothing_left() {
     assert_eq!(code, 0, "{text}");
 
     // An out-of-band change on the device is drift (exit 1), and the next converge repairs it.
-    write(lab.dir.path(), "repo/nodes/junos1.json", r#"{"name":"junos1","chef_environment":"prod","run_list":["role[fabric]"],"normal":{"netdev":{"vlans":{"30":"voice"}}}}"#);
+    write(
+        lab.dir.path(),
+        "repo/nodes/junos1.json",
+        r#"{"name":"junos1","chef_environment":"prod","run_list":["role[fabric]"],"normal":{"netdev":{"vlans":{"30":"voice"}}}}"#,
+    );
     let (code, report, text) = netgw(&lab, &["drift", "junos1"]);
     assert_eq!(code, 1, "{text}");
     assert_eq!(report["nodes"][0]["updated"], 1, "{text}");
