@@ -63,7 +63,7 @@ async fn poster(cfg: CollectorConfig, client: reqwest::Client, mut rx: mpsc::Rec
             }
             RunEvent::Resource { node, resource, .. } => {
                 if let Some(r) = runs.get_mut(&node) {
-                    r.resources.push(resource);
+                    r.resources.push(*resource);
                 }
                 continue;
             }

@@ -68,7 +68,7 @@ pub enum RunEvent {
     Resource {
         run_id: String,
         node: String,
-        resource: ResourceReport,
+        resource: Box<ResourceReport>,
     },
     NodeFinished {
         run_id: String,
@@ -195,7 +195,7 @@ pub async fn converge(
                         emit(RunEvent::Resource {
                             run_id: opts.run_id.clone(),
                             node: name.clone(),
-                            resource: r.clone(),
+                            resource: Box::new(r.clone()),
                         });
                     }
                 }
