@@ -30,6 +30,23 @@ pub struct Cli {
     #[arg(long, global = true, env = "NETGW_LOG", default_value = "warn")]
     pub log: String,
 
+    /// Chef server URL (`https://chef/organizations/ORG`): desired state, roles and environments come
+    /// from it and current state is saved to it; cookbooks still come from --repo.
+    #[arg(long, global = true, env = "NETGW_CHEF_SERVER")]
+    pub server: Option<String>,
+
+    /// Chef client the gateway signs requests as (with --server).
+    #[arg(long, global = true, env = "NETGW_CHEF_CLIENT")]
+    pub client_name: Option<String>,
+
+    /// That client's private key (PEM; with --server).
+    #[arg(long, global = true, env = "NETGW_CHEF_KEY")]
+    pub client_key: Option<PathBuf>,
+
+    /// External node classifier (Puppet ENC contract), run with each node's name.
+    #[arg(long, global = true, env = "NETGW_CLASSIFIER")]
+    pub classifier: Option<PathBuf>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -378,15 +395,13 @@ fn converge_cmd(
             }
         }));
     }
+    opts.classifier = cli.classifier.clone();
+    let store: Arc<dyn crate::store::NodeStore> = match chef_store(cli)? {
+        Some(server) => Arc::new(server),
+        None => Arc::new(repo.clone()),
+    };
     let report = rt.block_on(async move {
-        let report = engine::converge(
-            Arc::new(repo.clone()),
-            repo,
-            jobs,
-            Arc::new(RegistryConnector),
-            opts,
-        )
-        .await;
+        let report = engine::converge(store, repo, jobs, Arc::new(RegistryConnector), opts).await;
         if let Some(task) = collector_task {
             // The engine's sink (and so the channel) is dropped with the options: the poster drains and ends.
             let _ = tokio::time::timeout(std::time::Duration::from_secs(30), task).await;
@@ -415,6 +430,22 @@ fn converge_cmd(
     } else {
         Status::Ok
     })
+}
+
+/// The Chef server store when `--server` is given (DESIGN.md §5).
+fn chef_store(cli: &Cli) -> Result<Option<crate::store::chef::ChefServer>, Failure> {
+    let Some(url) = &cli.server else {
+        return Ok(None);
+    };
+    let (Some(client), Some(key)) = (&cli.client_name, &cli.client_key) else {
+        return Err(Failure::usage(
+            "--server needs --client-name and --client-key (or NETGW_CHEF_CLIENT and NETGW_CHEF_KEY)",
+        ));
+    };
+    let config = crate::store::chef::ChefConfig::new(url.as_str(), client.as_str(), key);
+    crate::store::chef::ChefServer::new(config)
+        .map(Some)
+        .map_err(|e| Failure::usage(e.to_string()))
 }
 
 /// A progress bar on stderr when it is a terminal; none otherwise (logs and pipes stay clean).

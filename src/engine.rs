@@ -94,6 +94,8 @@ pub struct EngineOptions {
     pub node_timeout: Duration,
     pub allowlists: Allowlists,
     pub before_save: Option<Hook>,
+    /// External node classifier (Puppet ENC contract) run for every node; see `crate::classify`.
+    pub classifier: Option<std::path::PathBuf>,
     pub events: Option<EventSink>,
     /// Cancelling stops nodes at the next safe point: before connecting, staging or committing a
     /// staged change is discarded; a commit already made is verified and confirmed or rolled back.
@@ -111,6 +113,7 @@ impl Default for EngineOptions {
             node_timeout: Duration::from_secs(600),
             allowlists: Allowlists::default(),
             before_save: None,
+            classifier: None,
             events: None,
             cancel: None,
         }
@@ -358,9 +361,29 @@ async fn run_node(
             .map_err(store_err)?,
     };
     steps.report.created = created;
-    let view = resolve::resolve_from(ctx.store.as_ref(), &ctx.cookbooks, &name)
+    // 3. Classify (optional): the classifier's classes, environment and parameters apply to this run
+    // only; `view.desired` stays the desired state as loaded.
+    let view = match &opts.classifier {
+        None => resolve::resolve_from(ctx.store.as_ref(), &ctx.cookbooks, &name)
+            .await
+            .map_err(|e: ResolveError| (ErrorKind::Config, e.to_string()))?,
+        Some(path) => crate::classify::resolve_classified(
+            ctx.store.clone(),
+            &ctx.cookbooks,
+            &name,
+            path,
+            crate::classify::DEFAULT_TIMEOUT,
+        )
         .await
-        .map_err(|e: ResolveError| (ErrorKind::Config, e.to_string()))?;
+        .map_err(|e| {
+            let kind = if e.is_timeout() {
+                ErrorKind::Timeout
+            } else {
+                ErrorKind::Config
+            };
+            (kind, e.to_string())
+        })?,
+    };
     steps.mark("load");
 
     // Pre-flight: compile with the facts saved by the last run, so bad desired state fails here,

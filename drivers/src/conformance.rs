@@ -17,6 +17,9 @@ pub fn run(vendor: &str, getter: &str, files: &BTreeMap<String, String>) -> Resu
         // One arm per vendor: "junos" => crate::junos::conformance::run(getter, files),
         "junos" => crate::junos::conformance::run(getter, files),
         "eos" => crate::eos::conformance::run(getter, files),
+        "f5" => crate::f5::conformance::run(getter, files),
+        "ios" => crate::ios::conformance::run(getter, files),
+        "nxos" => crate::nxos::conformance::run(getter, files),
         other => {
             let _ = (getter, files);
             Err(format!("no driver registered for vendor {other:?}"))

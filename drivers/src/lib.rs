@@ -8,8 +8,11 @@
 pub mod conformance;
 pub mod driver;
 pub mod eos;
+pub mod f5;
+pub mod ios;
 pub mod junos;
 pub mod netconf_txn;
+pub mod nxos;
 pub mod registry;
 pub mod target;
 pub mod transport;

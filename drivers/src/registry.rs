@@ -9,6 +9,9 @@ pub async fn connect(target: &DeviceTarget) -> Result<Box<dyn Driver>, DriverErr
     match target.platform {
         Platform::Junos => Ok(Box::new(crate::junos::JunosDriver::connect(target).await?)),
         Platform::Eos => Ok(Box::new(crate::eos::EosDriver::connect(target).await?)),
+        Platform::Ios => Ok(Box::new(crate::ios::IosDriver::connect(target).await?)),
+        Platform::Nxos => Ok(Box::new(crate::nxos::NxosDriver::connect(target).await?)),
+        Platform::F5 => Ok(Box::new(crate::f5::F5Driver::connect(target).await?)),
         p => Err(DriverError::Unsupported {
             device: target.name.clone(),
             platform: p,

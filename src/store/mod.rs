@@ -1,6 +1,7 @@
 //! Stores of desired and current node state: the local repo (the embedded default) and, later, a Chef
 //! server. Stores never write desired state unless a run dirtied it (RFC 45).
 
+pub mod chef;
 pub mod local;
 
 use std::path::PathBuf;
@@ -35,6 +36,10 @@ pub enum StoreError {
         #[source]
         source: netgw_models::ModelError,
     },
+
+    /// A Chef server's answer or the way to it (boxed: it is large and rare).
+    #[error(transparent)]
+    Chef(Box<chef::ChefError>),
 }
 
 impl StoreError {

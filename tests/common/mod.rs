@@ -40,6 +40,11 @@ pub fn fake_switches(spec: Value, log: &Path) -> FakeSwitches {
         .spawn()
         .expect("PEER MISSING: cannot start fake-switches");
     let stdout = child.stdout.take().unwrap();
+    // Owned by the guard from here on, so the process is killed and reaped on every path.
+    let mut peer = FakeSwitches {
+        child,
+        ports: Value::Null,
+    };
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
@@ -58,10 +63,8 @@ pub fn fake_switches(spec: Value, log: &Path) -> FakeSwitches {
                 )
             });
         if let Some(p) = line.strip_prefix("READY ") {
-            return FakeSwitches {
-                child,
-                ports: serde_json::from_str(p).unwrap(),
-            };
+            peer.ports = serde_json::from_str(p).unwrap();
+            return peer;
         }
     }
 }

@@ -76,6 +76,8 @@ pub static PLATFORMS: &[PlatformSpec] = &[
             "% Access denied",
             // fake-switches' answer to a command it does not know (real IOS says `% Invalid input`).
             "No such command :",
+            // IOS (and fake-switches) for an out-of-range VLAN: `Command rejected: Bad VLAN list`.
+            "Command rejected",
         ],
         on_open: &["terminal length 0", "terminal width 511"],
         enable: Some(("enable", r"(?i)^password:$")),

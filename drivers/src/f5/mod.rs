@@ -1,0 +1,431 @@
+//! F5 BIG-IP over iControl REST (DESIGN.md §4): glue between the [`Driver`] trait and the session in
+//! `rest.rs`, the pure parsers in `facts.rs`, `vlan.rs`, `link.rs` and the renderer in `config.rs`.
+//!
+//! ```text
+//!   connect ─▶ POST /mgmt/shared/authn/login (token; refreshed before expiry and on 401)
+//!   facts   ─▶ GET sys/version, sys/hardware, sys/global-settings (else shared/.../device-info),
+//!              net/interface, net/vlan, net/lldp-neighbors (404 or no items = no neighbours)
+//!   observe ─▶ GET net/vlan?expandSubcollections=true (+ .../interfaces per VLAN when not expanded),
+//!              net/interface, net/trunk
+//!   stage   ─▶ observe (the pre-state) ─▶ config::render_plan ─▶ POST /mgmt/tm/transaction
+//!              ─▶ every operation with X-F5-REST-Coordination-Id (queued, nothing applied)
+//!              diff = the operations, one `METHOD path body` per line
+//!   commit  ─▶ PATCH /mgmt/tm/transaction/ID {"state":"VALIDATING"} ─▶ COMPLETED, or FAILED and
+//!              nothing changed (the device's message is reported verbatim)
+//!   confirm ─▶ nothing, or POST /mgmt/tm/sys/config {"command":"save"} with option save_config: true
+//!   rollback ─▶ observe ─▶ config::render_restore(pre, now) in a new transaction ─▶ verify
+//!   discard ─▶ DELETE /mgmt/tm/transaction/ID (or rollback after a commit)
+//!   close   ─▶ discard what is staged, DELETE /mgmt/shared/authz/tokens/TOKEN
+//! ```
+//!
+//! Capabilities: a candidate (the transaction), no confirmed commit, no device-side rollback (the
+//! driver restores from the recorded pre-state), no device diff (the diff is the rendered operations).
+//! Settings: `connection_options.rest` (hostname, port, username, password; extras `scheme: http` for
+//! labs, `login_provider`), TLS per the target, option `save_config`. See `vlan.rs` and `link.rs` for
+//! how BIG-IP VLANs, interfaces and trunks map onto netgw's model, and what that mapping cannot say.
+
+pub mod config;
+pub mod conformance;
+pub mod error;
+pub mod facts;
+pub mod link;
+pub mod rest;
+pub mod vlan;
+
+use async_trait::async_trait;
+use netgw_models::facts::DeviceFacts;
+use netgw_models::plan::{Plan, PlanRules, ResourceRef};
+use netgw_models::resource::{Link, Vlan, VlanSet};
+use serde_json::{Value, json};
+
+use crate::driver::{Capabilities, CommitOptions, Driver, DriverError, Observed, Platform, Staged};
+use crate::target::DeviceTarget;
+use config::{DeviceState, Rendered};
+use rest::{ReqwestTransport, Rest, RestError, RestMethod, RestOp, RestSettings, RestTransport};
+
+pub const VLANS_EXPANDED: &str = "/mgmt/tm/net/vlan?expandSubcollections=true";
+pub const SAVE_CONFIG_PATH: &str = "/mgmt/tm/sys/config";
+
+/// What the driver declares (see the module docs).
+pub const CAPABILITIES: Capabilities = Capabilities {
+    candidate: true,
+    confirmed_commit: false,
+    sessions: false,
+    rollback: false,
+    device_diff: false,
+};
+
+#[derive(Debug, Default)]
+enum State {
+    #[default]
+    Idle,
+    Staged {
+        trans_id: Option<String>,
+        rendered: Rendered,
+        pre: DeviceState,
+    },
+    Committed {
+        rendered: Rendered,
+        pre: DeviceState,
+    },
+}
+
+/// One iControl REST session with one BIG-IP.
+#[derive(Debug)]
+pub struct F5Driver {
+    device: String,
+    rest: Rest,
+    save_config: bool,
+    state: State,
+}
+
+fn rendered_lines(ops: &[RestOp]) -> Vec<String> {
+    ops.iter().map(RestOp::render).collect()
+}
+
+impl F5Driver {
+    /// Connect as the target says and log in.
+    pub async fn connect(target: &DeviceTarget) -> Result<Self, DriverError> {
+        let s = RestSettings::from_target(target)?;
+        let transport = ReqwestTransport::new(&s)
+            .map_err(|e| RestError::Http(e).into_driver(&target.name, "connect"))?;
+        Self::with_transport(&s, Box::new(transport)).await
+    }
+
+    /// Start a session over a given transport (tests) and log in.
+    pub async fn with_transport(
+        s: &RestSettings,
+        transport: Box<dyn RestTransport>,
+    ) -> Result<Self, DriverError> {
+        let mut rest = Rest::new(s, transport);
+        rest.login()
+            .await
+            .map_err(|e| e.into_driver(&s.device, "login"))?;
+        tracing::debug!(device = %s.device, "f5 connected");
+        Ok(F5Driver {
+            device: s.device.clone(),
+            rest,
+            save_config: s.save_config,
+            state: State::Idle,
+        })
+    }
+
+    /// The REST session (tests count logins through it).
+    pub fn rest(&self) -> &Rest {
+        &self.rest
+    }
+
+    fn err(&self, step: &'static str) -> impl Fn(RestError) -> DriverError + '_ {
+        move |e| e.into_driver(&self.device, step)
+    }
+
+    fn config_err(&self, message: impl Into<String>) -> DriverError {
+        DriverError::Config {
+            device: self.device.clone(),
+            message: message.into(),
+        }
+    }
+
+    async fn optional(
+        &mut self,
+        path: &str,
+        step: &'static str,
+    ) -> Result<Option<Value>, DriverError> {
+        match self.rest.get_optional(path).await {
+            Ok(v) => Ok(v),
+            Err(e) => Err(e.into_driver(&self.device, step)),
+        }
+    }
+
+    /// VLANs with members, interfaces and trunks, raw enough to render and restore from.
+    async fn read_state(&mut self) -> Result<DeviceState, DriverError> {
+        let v = self
+            .rest
+            .get(VLANS_EXPANDED)
+            .await
+            .map_err(self.err("observe"))?;
+        let mut vlans = vlan::parse_vlans(&v);
+        for v in vlans.iter_mut().filter(|v| v.members.is_none()) {
+            let path = format!("{}/interfaces", v.path());
+            let m = self
+                .rest
+                .get_optional(&path)
+                .await
+                .map_err(|e| e.into_driver(&self.device, "observe"))?;
+            v.members = Some(
+                m.as_ref()
+                    .map(vlan::parse_vlan_interfaces)
+                    .unwrap_or_default(),
+            );
+        }
+        let ifs = self
+            .rest
+            .get(link::INTERFACE_COLLECTION)
+            .await
+            .map_err(self.err("observe"))?;
+        let mut links = link::parse_interfaces(&ifs);
+        if let Some(t) = self.optional(link::TRUNK_COLLECTION, "observe").await? {
+            links.extend(link::parse_trunks(&t));
+        }
+        Ok(DeviceState { vlans, links })
+    }
+
+    /// Create a transaction, queue `ops` into it; on any failure the transaction is deleted.
+    async fn open_transaction(
+        &mut self,
+        ops: &[RestOp],
+        step: &'static str,
+    ) -> Result<String, DriverError> {
+        let t = self
+            .rest
+            .begin_transaction()
+            .await
+            .map_err(self.err(step))?;
+        for op in ops {
+            if let Err(e) = self.rest.queue(&t.trans_id, op).await {
+                if let Err(d) = self.rest.delete_transaction(&t.trans_id).await {
+                    tracing::warn!(device = %self.device, trans_id = %t.trans_id, error = %d, "deleting a half-queued transaction failed");
+                }
+                return Err(e.into_driver(&self.device, step));
+            }
+        }
+        Ok(t.trans_id)
+    }
+
+    /// Commit a transaction; a failed one is deleted (it changed nothing).
+    async fn commit_transaction(
+        &mut self,
+        trans_id: &str,
+        step: &'static str,
+    ) -> Result<(), DriverError> {
+        match self.rest.commit_transaction(trans_id).await {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                if let Err(d) = self.rest.delete_transaction(trans_id).await {
+                    tracing::debug!(device = %self.device, trans_id, error = %d, "deleting a failed transaction failed");
+                }
+                Err(e.into_driver(&self.device, step))
+            }
+        }
+    }
+
+    /// Take the touched objects back to `pre` in one transaction and verify by reading back.
+    async fn restore(&mut self, pre: &DeviceState, touched: &Rendered) -> Result<(), DriverError> {
+        let now = self.read_state().await?;
+        let ops = config::render_restore(pre, &now, touched).map_err(|m| self.config_err(m))?;
+        if ops.is_empty() {
+            return Ok(());
+        }
+        tracing::info!(device = %self.device, operations = ops.len(), "restoring the pre-change state");
+        let id = self.open_transaction(&ops, "rollback").await?;
+        self.commit_transaction(&id, "rollback").await?;
+        let after = self.read_state().await?;
+        let left = config::render_restore(pre, &after, touched).map_err(|m| self.config_err(m))?;
+        if !left.is_empty() {
+            return Err(DriverError::Verify {
+                device: self.device.clone(),
+                remaining: rendered_lines(&left),
+            });
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Driver for F5Driver {
+    fn platform(&self) -> Platform {
+        Platform::F5
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        CAPABILITIES
+    }
+
+    fn plan_rules(&self) -> PlanRules {
+        // BIG-IP has no built-in VLAN (no VLAN 1 to protect) and no native VLAN by default.
+        PlanRules {
+            reserved_vlans: VlanSet::new(),
+            default_native_vlan: None,
+        }
+    }
+
+    fn validate(&self, vlans: &[Vlan], links: &[Link]) -> Vec<(ResourceRef, String)> {
+        let mut out = Vec::new();
+        for v in vlans {
+            if let Err(e) = vlan::validate_vlan(v) {
+                out.push((ResourceRef::Vlan { id: v.id }, e));
+            }
+        }
+        for l in links {
+            if let Err(e) = link::validate_link(l) {
+                out.push((
+                    ResourceRef::Link {
+                        name: l.name.clone(),
+                    },
+                    e,
+                ));
+            }
+        }
+        out
+    }
+
+    async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {
+        let version = self.optional("/mgmt/tm/sys/version", "facts").await?;
+        let hardware = self.optional("/mgmt/tm/sys/hardware", "facts").await?;
+        let global = self
+            .optional("/mgmt/tm/sys/global-settings", "facts")
+            .await?;
+        let device_info = if version.is_none()
+            || global
+                .as_ref()
+                .and_then(facts::parse_global_settings)
+                .is_none()
+        {
+            self.optional(
+                "/mgmt/shared/identified-devices/config/device-info",
+                "facts",
+            )
+            .await?
+        } else {
+            None
+        };
+        let interfaces = self.optional(link::INTERFACE_COLLECTION, "facts").await?;
+        let vlans = self.optional(vlan::VLAN_COLLECTION, "facts").await?;
+        let lldp = self
+            .optional("/mgmt/tm/net/lldp-neighbors", "facts")
+            .await?;
+        Ok(facts::build_facts(&facts::FactsInputs {
+            sys_version: version.as_ref(),
+            sys_hardware: hardware.as_ref(),
+            global_settings: global.as_ref(),
+            device_info: device_info.as_ref(),
+            interfaces: interfaces.as_ref(),
+            vlans: vlans.as_ref(),
+            lldp_neighbors: lldp.as_ref(),
+        }))
+    }
+
+    async fn observe(&mut self) -> Result<Observed, DriverError> {
+        Ok(self.read_state().await?.observed())
+    }
+
+    async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
+        if !matches!(self.state, State::Idle) {
+            return Err(self.config_err(
+                "a change is already staged or committed; discard, confirm or roll it back first",
+            ));
+        }
+        if plan.is_empty() {
+            return Ok(Staged::default());
+        }
+        let pre = self.read_state().await?;
+        let rendered = config::render_plan(plan, &pre).map_err(|m| self.config_err(m))?;
+        let lines = rendered_lines(&rendered.ops);
+        let trans_id = if rendered.ops.is_empty() {
+            None
+        } else {
+            Some(self.open_transaction(&rendered.ops, "stage").await?)
+        };
+        tracing::debug!(device = %self.device, trans_id = ?trans_id, operations = lines.len(), "staged");
+        self.state = State::Staged {
+            trans_id,
+            rendered,
+            pre,
+        };
+        Ok(Staged {
+            diff: lines.join("\n"),
+            rendered: lines,
+        })
+    }
+
+    async fn discard(&mut self) -> Result<(), DriverError> {
+        match std::mem::take(&mut self.state) {
+            State::Idle | State::Staged { trans_id: None, .. } => Ok(()),
+            State::Staged {
+                trans_id: Some(id), ..
+            } => self
+                .rest
+                .delete_transaction(&id)
+                .await
+                .map_err(self.err("discard")),
+            committed @ State::Committed { .. } => {
+                self.state = committed;
+                self.rollback().await
+            }
+        }
+    }
+
+    async fn commit(&mut self, options: &CommitOptions) -> Result<(), DriverError> {
+        match std::mem::take(&mut self.state) {
+            State::Idle => Ok(()),
+            State::Staged {
+                trans_id,
+                rendered,
+                pre,
+            } => {
+                if let Some(id) = trans_id {
+                    // iControl REST transactions carry no comment; the run is named in the log.
+                    tracing::info!(device = %self.device, trans_id = %id, comment = %options.comment, "committing transaction");
+                    self.commit_transaction(&id, "commit").await?;
+                }
+                self.state = State::Committed { rendered, pre };
+                Ok(())
+            }
+            committed @ State::Committed { .. } => {
+                self.state = committed;
+                Err(self.config_err("already committed"))
+            }
+        }
+    }
+
+    async fn confirm(&mut self) -> Result<(), DriverError> {
+        match std::mem::take(&mut self.state) {
+            State::Committed { .. } if self.save_config => {
+                self.rest
+                    .call(
+                        RestMethod::Post,
+                        SAVE_CONFIG_PATH,
+                        Some(&json!({"command": "save"})),
+                        None,
+                    )
+                    .await
+                    .map_err(self.err("confirm (save sys config)"))?;
+                Ok(())
+            }
+            State::Committed { .. } | State::Idle => Ok(()),
+            staged @ State::Staged { .. } => {
+                self.state = staged;
+                Err(self.config_err(
+                    "nothing committed to confirm; commit or discard the staged change",
+                ))
+            }
+        }
+    }
+
+    async fn rollback(&mut self) -> Result<(), DriverError> {
+        match std::mem::take(&mut self.state) {
+            State::Idle => Ok(()),
+            staged @ State::Staged { .. } => {
+                self.state = staged;
+                self.discard().await
+            }
+            State::Committed { rendered, pre } => {
+                let r = self.restore(&pre, &rendered).await;
+                if r.is_err() {
+                    // Keep what is needed to try again.
+                    self.state = State::Committed { rendered, pre };
+                }
+                r
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), DriverError> {
+        if matches!(self.state, State::Staged { .. })
+            && let Err(e) = self.discard().await
+        {
+            tracing::warn!(device = %self.device, error = %e, "discarding the staged transaction on close failed");
+        }
+        self.rest.logout().await.map_err(self.err("logout"))
+    }
+}

@@ -1,0 +1,543 @@
+//! IOS / IOS-XE facts: one parser per command (`show version`, `show inventory`, `show interfaces`,
+//! `show lldp neighbors detail`, `show cdp neighbors detail`) and [`build_facts`], which combines what
+//! the device answered. Every input may be empty (fake-switches answers nothing to `show interfaces`,
+//! lldp and cdp): a missing input leaves its facts out.
+
+use std::collections::BTreeMap;
+
+use netgw_models::facts::{
+    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, split_hostname,
+};
+use netgw_models::resource::normalize_interface_name;
+
+/// What `show version` says.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShowVersion {
+    pub hostname: Option<String>,
+    pub version: Option<String>,
+    pub model: Option<String>,
+    pub serial: Option<String>,
+    pub uptime: Option<u64>,
+    /// IOS-XE (the software line or an `IOS XE Version` / `IOS-XE` mention).
+    pub xe: bool,
+}
+
+/// Parse `show version` (classic IOS and IOS-XE, including 16.x/17.x `Cisco IOS XE Software, Version`).
+pub fn parse_show_version(text: &str) -> ShowVersion {
+    let mut v = ShowVersion::default();
+    let mut board_id: Option<String> = None;
+    let mut system_serial: Option<String> = None;
+    let mut xe_version = false;
+    for raw in text.lines() {
+        let line = raw.trim();
+        if line.contains("IOS XE") || line.contains("IOS-XE") {
+            v.xe = true;
+        }
+        // The `Cisco IOS Software, ... Version X,` line (as NAPALM and ntc-templates read it); the
+        // IOS-XE 16+/17 `Cisco IOS XE Software, Version X` line only when there is no other.
+        let xe_line =
+            line.starts_with("Cisco IOS XE Software") || line.starts_with("Cisco IOS-XE Software");
+        if (v.version.is_none() || (xe_version && !xe_line))
+            && (line.starts_with("Cisco IOS") || line.starts_with("IOS (tm)"))
+            && let Some(pos) = line.find("Version ")
+        {
+            let rest = &line[pos + "Version ".len()..];
+            let ver = rest.split([',', ' ']).next().unwrap_or("").trim();
+            if !ver.is_empty() {
+                v.version = Some(ver.to_owned());
+                xe_version = xe_line;
+            }
+        }
+        if v.hostname.is_none()
+            && let Some(pos) = line.find(" uptime is ")
+        {
+            let host = &line[..pos];
+            if !host.contains(' ') && !host.is_empty() {
+                v.hostname = Some(host.to_owned());
+                v.uptime = parse_uptime(&line[pos + " uptime is ".len()..]);
+            }
+        }
+        if v.model.is_none()
+            && (line.starts_with("cisco ") || line.starts_with("Cisco "))
+            && (line.contains(" processor") || line.contains("bytes of memory"))
+            && let Some(m) = line.split_whitespace().nth(1)
+        {
+            v.model = Some(m.to_owned());
+        }
+        if let Some(id) = line.strip_prefix("Processor board ID ") {
+            let id = id.split([',', ' ']).next().unwrap_or("").trim();
+            if !id.is_empty() && board_id.is_none() {
+                board_id = Some(id.to_owned());
+            }
+        }
+        if let Some((k, val)) = line.split_once(':')
+            && k.trim().eq_ignore_ascii_case("System serial number")
+            && system_serial.is_none()
+            && !val.trim().is_empty()
+        {
+            system_serial = Some(val.trim().to_owned());
+        }
+    }
+    v.serial = system_serial.or(board_id);
+    v
+}
+
+/// `2 years, 31 weeks, 6 days, 9 hours, 55 minutes` -> seconds (a year is 365 days, as NAPALM counts).
+pub fn parse_uptime(s: &str) -> Option<u64> {
+    let mut total: u64 = 0;
+    let mut any = false;
+    for part in s.split(',') {
+        let mut it = part.split_whitespace();
+        let (Some(n), Some(unit)) = (it.next(), it.next()) else {
+            continue;
+        };
+        let Ok(n) = n.parse::<u64>() else { continue };
+        let mult = match unit.trim_end_matches('s') {
+            "year" => 365 * 86400,
+            "week" => 7 * 86400,
+            "day" => 86400,
+            "hour" => 3600,
+            "minute" => 60,
+            "second" => 1,
+            _ => continue,
+        };
+        total = total.saturating_add(n.saturating_mul(mult));
+        any = true;
+    }
+    any.then_some(total)
+}
+
+/// One `show inventory` entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InventoryItem {
+    pub name: String,
+    pub descr: String,
+    pub pid: Option<String>,
+    pub vid: Option<String>,
+    pub sn: Option<String>,
+}
+
+/// Parse `show inventory` (`NAME: "..", DESCR: ".."` then `PID: .. , VID: .. , SN: ..`).
+pub fn parse_show_inventory(text: &str) -> Vec<InventoryItem> {
+    let mut out: Vec<InventoryItem> = Vec::new();
+    for raw in text.lines() {
+        let line = raw.trim();
+        if line.starts_with("NAME:") {
+            let name = quoted_after(line, "NAME:").unwrap_or_default();
+            let descr = quoted_after(line, "DESCR:").unwrap_or_default();
+            out.push(InventoryItem {
+                name,
+                descr,
+                ..Default::default()
+            });
+        } else if line.starts_with("PID:")
+            && let Some(item) = out.last_mut()
+        {
+            for field in line.split(',') {
+                let Some((k, val)) = field.split_once(':') else {
+                    continue;
+                };
+                let val = val.trim();
+                let val = (!val.is_empty()).then(|| val.to_owned());
+                match k.trim() {
+                    "PID" => item.pid = val,
+                    "VID" => item.vid = val,
+                    "SN" => item.sn = val,
+                    _ => {}
+                }
+            }
+        }
+    }
+    out
+}
+
+fn quoted_after(line: &str, key: &str) -> Option<String> {
+    let rest = &line[line.find(key)? + key.len()..];
+    let start = rest.find('"')? + 1;
+    let end = rest[start..].find('"')? + start;
+    Some(rest[start..end].trim().to_owned())
+}
+
+/// Parse `show interfaces`: admin/oper status, MTU, bandwidth, MAC, description per interface.
+pub fn parse_show_interfaces(text: &str) -> BTreeMap<String, InterfaceFacts> {
+    let mut out = BTreeMap::new();
+    let mut cur: Option<(String, InterfaceFacts)> = None;
+    for raw in text.lines() {
+        if !raw.starts_with(' ') && !raw.trim().is_empty() {
+            if let Some(pos) = raw.find(" is ")
+                && (raw.contains("line protocol")
+                    || raw.contains(" is up")
+                    || raw.contains(" is down"))
+            {
+                if let Some((n, f)) = cur.take() {
+                    out.insert(n, f);
+                }
+                let name = raw[..pos].trim().to_owned();
+                let status = raw[pos + 4..].split(',').next().unwrap_or("").trim();
+                let (admin, oper) = if status.starts_with("administratively down") {
+                    (AdminStatus::Down, OperStatus::Down)
+                } else if status.starts_with("up") {
+                    let proto_up = raw
+                        .split("line protocol is ")
+                        .nth(1)
+                        .is_some_and(|p| p.trim_start().starts_with("up"));
+                    (
+                        AdminStatus::Up,
+                        if proto_up {
+                            OperStatus::Up
+                        } else {
+                            OperStatus::Down
+                        },
+                    )
+                } else {
+                    // `down`, `reset`, `deleted`: enabled but not forwarding.
+                    (AdminStatus::Up, OperStatus::Down)
+                };
+                cur = Some((
+                    name,
+                    InterfaceFacts {
+                        admin_status: Some(admin),
+                        oper_status: Some(oper),
+                        ..Default::default()
+                    },
+                ));
+            }
+            continue;
+        }
+        let Some((_, f)) = cur.as_mut() else { continue };
+        let line = raw.trim();
+        if let Some(d) = line.strip_prefix("Description: ") {
+            f.description = Some(d.trim_end().to_owned());
+        } else if line.starts_with("Hardware is ")
+            && let Some(pos) = line.find("address is ")
+        {
+            let mac = line[pos + "address is ".len()..]
+                .split_whitespace()
+                .next()
+                .unwrap_or("");
+            f.mac = dotted_mac(mac);
+        } else if let Some(rest) = line.strip_prefix("MTU ") {
+            f.mtu = rest.split_whitespace().next().and_then(|m| m.parse().ok());
+            if let Some(pos) = rest.find("BW ") {
+                f.speed = rest[pos + 3..]
+                    .split_whitespace()
+                    .next()
+                    .and_then(|k| k.parse::<u64>().ok())
+                    .map(|kbit| kbit.saturating_mul(1000));
+            }
+        }
+    }
+    if let Some((n, f)) = cur.take() {
+        out.insert(n, f);
+    }
+    out
+}
+
+/// `fa16.3e57.336f` (or `fa:16:...`) -> `fa:16:3e:57:33:6f`.
+pub fn dotted_mac(s: &str) -> Option<String> {
+    let hex: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
+    if hex.len() != 12
+        || s.chars()
+            .any(|c| !(c.is_ascii_hexdigit() || matches!(c, '.' | ':' | '-')))
+    {
+        return None;
+    }
+    let lower = hex.to_ascii_lowercase();
+    let parts: Vec<&str> = (0..6).map(|i| &lower[i * 2..i * 2 + 2]).collect();
+    Some(parts.join(":"))
+}
+
+/// Parse `show lldp neighbors detail` into neighbours by (long) local interface name.
+pub fn parse_show_lldp_neighbors_detail(text: &str) -> BTreeMap<String, Vec<LldpNeighbor>> {
+    let mut out: BTreeMap<String, Vec<LldpNeighbor>> = BTreeMap::new();
+    let mut cur: Option<(String, LldpNeighbor)> = None;
+    let mut in_sysdesc = false;
+    let flush = |cur: &mut Option<(String, LldpNeighbor)>,
+                 out: &mut BTreeMap<String, Vec<LldpNeighbor>>| {
+        if let Some((port, n)) = cur.take() {
+            out.entry(port).or_default().push(n);
+        }
+    };
+    for raw in text.lines() {
+        let line = raw.trim();
+        if let Some(p) = line.strip_prefix("Local Intf:") {
+            flush(&mut cur, &mut out);
+            cur = Some((normalize_interface_name(p.trim()), LldpNeighbor::default()));
+            in_sysdesc = false;
+            continue;
+        }
+        let Some((_, n)) = cur.as_mut() else { continue };
+        if in_sysdesc {
+            if line.is_empty() {
+                if n.remote_system_description.is_some() {
+                    in_sysdesc = false;
+                }
+                continue;
+            }
+            if line.starts_with("Time remaining") || line.starts_with("System Capabilities") {
+                in_sysdesc = false;
+            } else {
+                let d = n.remote_system_description.get_or_insert_with(String::new);
+                if !d.is_empty() {
+                    d.push(' ');
+                }
+                d.push_str(line);
+                continue;
+            }
+        }
+        let value = |key: &str| -> Option<String> {
+            let v = line.strip_prefix(key)?.trim();
+            (!v.is_empty() && !v.contains("not advertised")).then(|| v.to_owned())
+        };
+        if let Some(v) = value("Chassis id:") {
+            n.remote_chassis_id = Some(v);
+        } else if let Some(v) = value("Port id:") {
+            n.remote_port = Some(v);
+        } else if let Some(v) = value("Port Description:") {
+            n.remote_port_description = Some(v);
+        } else if let Some(v) = value("System Name:") {
+            n.remote_system_name = Some(v);
+        } else if line.starts_with("System Description:") {
+            match value("System Description:") {
+                Some(v) => n.remote_system_description = Some(v),
+                None if !line.contains("not advertised") => in_sysdesc = true,
+                None => {}
+            }
+        }
+    }
+    flush(&mut cur, &mut out);
+    out
+}
+
+/// Parse `show cdp neighbors detail`: CDP neighbours in the LLDP neighbour shape (system name =
+/// Device ID, port = `Port ID (outgoing port)`, description = the first line of `Version :`).
+pub fn parse_show_cdp_neighbors_detail(text: &str) -> BTreeMap<String, Vec<LldpNeighbor>> {
+    let mut out: BTreeMap<String, Vec<LldpNeighbor>> = BTreeMap::new();
+    let mut cur: Option<(Option<String>, LldpNeighbor)> = None;
+    let mut want_version = false;
+    let flush = |cur: &mut Option<(Option<String>, LldpNeighbor)>,
+                 out: &mut BTreeMap<String, Vec<LldpNeighbor>>| {
+        if let Some((Some(port), n)) = cur.take() {
+            out.entry(port).or_default().push(n);
+        }
+    };
+    for raw in text.lines() {
+        let line = raw.trim();
+        if let Some(id) = line.strip_prefix("Device ID:") {
+            flush(&mut cur, &mut out);
+            let id = id.trim();
+            cur = Some((
+                None,
+                LldpNeighbor {
+                    remote_system_name: (!id.is_empty()).then(|| id.to_owned()),
+                    ..Default::default()
+                },
+            ));
+            want_version = false;
+            continue;
+        }
+        let Some((port, n)) = cur.as_mut() else {
+            continue;
+        };
+        if want_version {
+            if !line.is_empty() {
+                n.remote_system_description = Some(line.to_owned());
+                want_version = false;
+            }
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("Interface:") {
+            let mut parts = rest.splitn(2, ',');
+            let local = parts.next().unwrap_or("").trim();
+            if !local.is_empty() {
+                *port = Some(normalize_interface_name(local));
+            }
+            if let Some(remote) = parts
+                .next()
+                .and_then(|r| r.split_once(':'))
+                .map(|(_, p)| p.trim())
+                && !remote.is_empty()
+            {
+                n.remote_port = Some(remote.to_owned());
+                n.remote_port_id_subtype = Some("interface_name".into());
+            }
+        } else if line.starts_with("Version :") || line.starts_with("Version:") {
+            want_version = true;
+        }
+    }
+    flush(&mut cur, &mut out);
+    out
+}
+
+/// The answers of one facts run; `None` (or empty text) means the command was not answered.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FactsInputs<'a> {
+    pub show_version: Option<&'a str>,
+    pub show_inventory: Option<&'a str>,
+    pub show_interfaces: Option<&'a str>,
+    pub show_vlan_brief: Option<&'a str>,
+    pub show_lldp_neighbors_detail: Option<&'a str>,
+    pub show_cdp_neighbors_detail: Option<&'a str>,
+    /// `show running-config` (interface descriptions/shutdown when `show interfaces` is empty).
+    pub show_running_config: Option<&'a str>,
+}
+
+/// Combine the parsed answers into facts.
+pub fn build_facts(i: &FactsInputs<'_>) -> DeviceFacts {
+    let mut f = DeviceFacts {
+        vendor: Some("cisco".into()),
+        platform: Some("ios".into()),
+        ..Default::default()
+    };
+    if let Some(t) = i.show_version {
+        let v = parse_show_version(t);
+        if v.xe {
+            f.platform = Some("iosxe".into());
+        }
+        if let Some((h, fq)) = v.hostname.as_deref().and_then(split_hostname) {
+            f.hostname = Some(h);
+            f.fqdn = Some(fq);
+        }
+        f.platform_version = v.version;
+        f.model = v.model;
+        f.serial = v.serial;
+        f.uptime = v.uptime;
+    }
+    if let Some(t) = i.show_inventory {
+        let items = parse_show_inventory(t);
+        let chassis = items
+            .iter()
+            .find(|it| it.name.eq_ignore_ascii_case("chassis") || it.name == "1")
+            .or_else(|| items.first());
+        if let Some(c) = chassis {
+            if f.model.is_none() {
+                f.model = c.pid.clone();
+            }
+            if f.serial.is_none() {
+                f.serial = c.sn.clone();
+            }
+        }
+    }
+    if let Some(t) = i.show_interfaces {
+        f.interfaces = parse_show_interfaces(t);
+    }
+    if f.interfaces.is_empty()
+        && let Some(t) = i.show_running_config
+    {
+        // No `show interfaces` (fake-switches): at least the names, admin status and descriptions.
+        for c in super::link::parse_running_config_interfaces(t) {
+            f.interfaces.insert(
+                c.name.clone(),
+                InterfaceFacts {
+                    admin_status: Some(if c.shutdown {
+                        AdminStatus::Down
+                    } else {
+                        AdminStatus::Up
+                    }),
+                    description: c.description.clone(),
+                    mtu: c.mtu,
+                    ..Default::default()
+                },
+            );
+        }
+    }
+    if let Some(t) = i.show_vlan_brief {
+        for r in super::vlan::parse_show_vlan_brief(t) {
+            f.vlans.insert(r.id.get(), r.name);
+        }
+    }
+    if let Some(t) = i.show_lldp_neighbors_detail {
+        f.lldp_neighbors = parse_show_lldp_neighbors_detail(t);
+    }
+    if let Some(t) = i.show_cdp_neighbors_detail {
+        for (port, ns) in parse_show_cdp_neighbors_detail(t) {
+            f.lldp_neighbors.entry(port).or_insert(ns);
+        }
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FAKE_VERSION: &str = "Cisco IOS Software, C3750 Software (C3750-IPSERVICESK9-M), Version 12.2(58)SE2, RELEASE SOFTWARE (fc1)\nTechnical Support: http://www.cisco.com/techsupport\n\nsw uptime is 1 year, 18 weeks, 5 days, 1 hour, 11 minutes\n\ncisco WS-C3750G-24TS-1U (PowerPC405) processor (revision H0) with 131072K bytes of memory.\nProcessor board ID FOC1530X2F7\nModel number                    : WS-C3750G-24TS-S1U\nSystem serial number            : FOC1530X2F7\n";
+
+    #[test]
+    fn version_of_fake_switches() {
+        let v = parse_show_version(FAKE_VERSION);
+        assert_eq!(v.hostname.as_deref(), Some("sw"));
+        assert_eq!(v.version.as_deref(), Some("12.2(58)SE2"));
+        assert_eq!(v.model.as_deref(), Some("WS-C3750G-24TS-1U"));
+        assert_eq!(v.serial.as_deref(), Some("FOC1530X2F7"));
+        assert_eq!(
+            v.uptime,
+            Some(365 * 86400 + 18 * 7 * 86400 + 5 * 86400 + 3600 + 660)
+        );
+        assert!(!v.xe);
+    }
+
+    #[test]
+    fn xe_17_version_line() {
+        let v = parse_show_version(
+            "Cisco IOS XE Software, Version 17.03.04a\nCisco IOS Software [Amsterdam], Catalyst L3 Switch Software (CAT9K_IOSXE), Version 17.3.4a, RELEASE SOFTWARE (fc3)\nsw9k uptime is 2 minutes\n",
+        );
+        assert_eq!(v.version.as_deref(), Some("17.3.4a"));
+        assert!(v.xe);
+        assert_eq!(v.uptime, Some(120));
+    }
+
+    #[test]
+    fn inventory() {
+        let t = "NAME: \"1\", DESCR: \"WS-C3750G-24TS-1U\"\nPID: WS-C3750G-24TS-1U , VID: V05  , SN: FOC1530X2F7\n\nNAME: \"GigabitEthernet1/0/25\", DESCR: \"1000BaseSX SFP\"\nPID: Unspecified       , VID:      , SN: FNS0\n";
+        let items = parse_show_inventory(t);
+        assert_eq!(items.len(), 2);
+        assert_eq!(items[0].pid.as_deref(), Some("WS-C3750G-24TS-1U"));
+        assert_eq!(items[0].sn.as_deref(), Some("FOC1530X2F7"));
+        assert_eq!(items[1].vid, None);
+        let f = build_facts(&FactsInputs {
+            show_inventory: Some(t),
+            ..Default::default()
+        });
+        assert_eq!(f.serial.as_deref(), Some("FOC1530X2F7"));
+    }
+
+    #[test]
+    fn interfaces_status_mtu_speed_mac() {
+        let t = "GigabitEthernet0/0 is reset, line protocol is down (notconnect)\n  Hardware is iGbE, address is fa16.3e57.336f (bia fa16.3e57.336f)\n  MTU 1500 bytes, BW 1000000 Kbit/sec, DLY 10 usec,\nGigabitEthernet0/1 is up, line protocol is up (connected)\n  Description: to iosvl2-2\n  MTU 9000 bytes, BW 100000 Kbit/sec, DLY 10 usec,\nLoopback0 is administratively down, line protocol is down \n";
+        let m = parse_show_interfaces(t);
+        assert_eq!(m.len(), 3);
+        let g0 = &m["GigabitEthernet0/0"];
+        assert_eq!(
+            (g0.admin_status, g0.oper_status),
+            (Some(AdminStatus::Up), Some(OperStatus::Down))
+        );
+        assert_eq!(g0.mac.as_deref(), Some("fa:16:3e:57:33:6f"));
+        assert_eq!(g0.speed, Some(1_000_000_000));
+        let g1 = &m["GigabitEthernet0/1"];
+        assert_eq!(
+            (g1.mtu, g1.description.as_deref()),
+            (Some(9000), Some("to iosvl2-2"))
+        );
+        assert_eq!(m["Loopback0"].admin_status, Some(AdminStatus::Down));
+        assert!(parse_show_interfaces("").is_empty());
+    }
+
+    #[test]
+    fn empty_inputs_degrade() {
+        let f = build_facts(&FactsInputs {
+            show_version: Some(""),
+            show_interfaces: Some(""),
+            show_lldp_neighbors_detail: Some(""),
+            show_cdp_neighbors_detail: Some(""),
+            show_running_config: Some("interface FastEthernet0/1\n shutdown\n!\n"),
+            ..Default::default()
+        });
+        assert_eq!(f.vendor.as_deref(), Some("cisco"));
+        assert_eq!(
+            f.interfaces["FastEthernet0/1"].admin_status,
+            Some(AdminStatus::Down)
+        );
+        assert!(f.lldp_neighbors.is_empty());
+    }
+}

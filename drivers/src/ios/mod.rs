@@ -1,0 +1,542 @@
+//! Cisco IOS / IOS-XE over the SSH CLI (DESIGN.md §4): glue between the [`Driver`] trait and the pure
+//! parsers and renderers in `facts.rs`, `vlan.rs`, `link.rs` and `config.rs`.
+//!
+//! ```text
+//!   connect ─▶ SSH shell (ios platform: paging off, echo/CRLF handled) ─▶ enable (enable_secret)
+//!
+//!   observe  = show vlan brief + show running-config (+ show interfaces for MTU, when answered)
+//!   stage    = record the pre-state (the same reads) + render; diff = the rendered lines
+//!   commit   = configure terminal, each line checked for `% ` errors, leave config mode
+//!              └ any failure: re-read, send config::render_revert (the exact inverse), verify
+//!   confirm  = `write memory` only when the target option `save_config: true`
+//!   rollback = re-read, send config::render_revert, verify nothing is left to revert
+//!   discard  = nothing was sent: forget the staged change
+//! ```
+//!
+//! IOS has neither a candidate nor a confirmed commit; the capabilities say so. Quirks handled by the
+//! shell and here: no `end` on fake-switches (the shell falls back to `exit`), echoed commands, CRLF,
+//! `terminal length 0` only after enable, empty answers to `show interfaces` / lldp / cdp.
+//! `show ip interface brief` is never sent (it kills fake-switches' session).
+
+pub mod config;
+pub mod conformance;
+pub mod facts;
+pub mod link;
+pub mod vlan;
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use netgw_models::facts::DeviceFacts;
+use netgw_models::plan::{Plan, PlanRules, ResourceRef};
+use netgw_models::resource::{Link, Vlan, VlanId};
+use serde_json::Value;
+
+use crate::driver::{
+    Capabilities, CommitOptions, Driver, DriverError, ErrorKind, Observed, Platform, Staged,
+};
+use crate::target::DeviceTarget;
+use crate::transport::ssh::{
+    CliPlatform, CliShell, HostKeyPolicy, PlatformKind, SshAuth, SshError, SshSession, SshTarget,
+};
+use config::DeviceState;
+
+/// A rendered line that must not be sent (a newline, `;`, `|` or `?` would let a value run a second
+/// command or ask for help). The models already reject such values; this is the last guard.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("refusing to send {line:?}: {reason}")]
+pub struct RenderError {
+    pub line: String,
+    pub reason: &'static str,
+}
+
+/// An SSH session with one interactive CLI shell: shared by the IOS and NX-OS drivers.
+pub(crate) struct CliConn {
+    pub device: String,
+    session: Option<SshSession>,
+    shell: Option<CliShell>,
+}
+
+impl std::fmt::Debug for CliConn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CliConn")
+            .field("device", &self.device)
+            .field("shell", &self.shell)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn ssh_err(device: &str, step: &'static str, e: SshError) -> DriverError {
+    match e {
+        SshError::Cli {
+            command, output, ..
+        } => DriverError::Rejected {
+            device: device.to_owned(),
+            step,
+            message: format!("`{command}`: {output}"),
+        },
+        other => {
+            let kind = match &other {
+                SshError::Timeout { .. } => ErrorKind::Timeout,
+                SshError::AuthRejected { .. }
+                | SshError::Enable { .. }
+                | SshError::PrivateKey { .. } => ErrorKind::Auth,
+                SshError::Connect { .. }
+                | SshError::HostKeyUnknown { .. }
+                | SshError::HostKeyChanged(_)
+                | SshError::HostKeyRevoked { .. }
+                | SshError::HostCertificate { .. } => ErrorKind::Connect,
+                _ => ErrorKind::Transport,
+            };
+            DriverError::Transport {
+                device: device.to_owned(),
+                step,
+                kind,
+                source: Box::new(other),
+            }
+        }
+    }
+}
+
+impl CliConn {
+    /// Connect over SSH (`connection_options.ssh` over the host's settings, port 22), open a shell of
+    /// `kind` and enter privileged mode with the target's enable secret.
+    pub async fn connect(
+        target: &DeviceTarget,
+        kind: PlatformKind,
+    ) -> Result<CliConn, DriverError> {
+        let device = target.name.clone();
+        let ep = target.endpoint("ssh", 22);
+        let auth = match (&target.key_file, ep.password) {
+            (Some(path), _) => SshAuth::PublicKey {
+                path: path.clone(),
+                passphrase: None,
+            },
+            (None, Some(p)) => SshAuth::Password(p),
+            (None, None) => {
+                return Err(DriverError::Config {
+                    device,
+                    message: "no password or key file for the SSH connection".into(),
+                });
+            }
+        };
+        let ssh = SshTarget {
+            device: device.clone(),
+            host: ep.host,
+            port: ep.port,
+            username: ep.username,
+            auth,
+            host_keys: HostKeyPolicy {
+                known_hosts: target.known_hosts.clone(),
+                accept_new: target.accept_new_host_keys,
+            },
+            timeouts: target.timeouts,
+        };
+        let session = SshSession::connect(&ssh)
+            .await
+            .map_err(|e| ssh_err(&device, "ssh connect", e))?;
+        let mut shell = session
+            .shell(CliPlatform::get(kind))
+            .await
+            .map_err(|e| ssh_err(&device, "open shell", e))?;
+        shell
+            .enable(target.enable_secret.as_ref())
+            .await
+            .map_err(|e| ssh_err(&device, "enable", e))?;
+        Ok(CliConn {
+            device,
+            session: Some(session),
+            shell: Some(shell),
+        })
+    }
+
+    fn shell(&mut self) -> Result<&mut CliShell, DriverError> {
+        self.shell.as_mut().ok_or_else(|| DriverError::Transport {
+            device: self.device.clone(),
+            step: "cli",
+            kind: ErrorKind::Transport,
+            source: "the session is closed".into(),
+        })
+    }
+
+    /// Run one command; a device failure string is `Rejected`.
+    pub async fn run(&mut self, step: &'static str, cmd: &str) -> Result<String, DriverError> {
+        let device = self.device.clone();
+        self.shell()?
+            .command(cmd)
+            .await
+            .map_err(|e| ssh_err(&device, step, e))
+    }
+
+    /// A command the device may not know (or answer with nothing): `None` when it fails with a
+    /// failure string or prints nothing.
+    pub async fn optional(&mut self, cmd: &str) -> Result<Option<String>, DriverError> {
+        let device = self.device.clone();
+        match self.shell()?.command(cmd).await {
+            Ok(t) if t.trim().is_empty() => Ok(None),
+            Ok(t) => Ok(Some(t)),
+            Err(SshError::Cli { output, .. }) => {
+                tracing::debug!(device = %device, command = cmd, output = %output, "optional command not answered");
+                Ok(None)
+            }
+            Err(e) => Err(ssh_err(&device, "facts", e)),
+        }
+    }
+
+    /// Configuration mode, `lines` one by one (stopping at the first failure), back to exec mode.
+    pub async fn config(
+        &mut self,
+        step: &'static str,
+        lines: &[String],
+    ) -> Result<(), DriverError> {
+        let device = self.device.clone();
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        self.shell()?
+            .config(&refs)
+            .await
+            .map(|_| ())
+            .map_err(|e| ssh_err(&device, step, e))
+    }
+
+    pub async fn close(&mut self) -> Result<(), DriverError> {
+        if let Some(shell) = self.shell.take() {
+            let _ = shell.close().await;
+        }
+        if let Some(session) = self.session.take() {
+            session
+                .close()
+                .await
+                .map_err(|e| ssh_err(&self.device, "close", e))?;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn bool_option(t: &DeviceTarget, key: &str) -> Result<bool, DriverError> {
+    match t.options.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(DriverError::Config {
+            device: t.name.clone(),
+            message: format!("option {key} must be true or false, not {other}"),
+        }),
+    }
+}
+
+/// A change in progress.
+#[derive(Debug, Clone)]
+struct Pending {
+    plan: Plan,
+    lines: Vec<String>,
+    pre: DeviceState,
+}
+
+#[derive(Debug, Default)]
+enum State {
+    #[default]
+    Idle,
+    Staged(Pending),
+    Committed(Pending),
+}
+
+/// One SSH CLI session with one IOS / IOS-XE device.
+#[derive(Debug)]
+pub struct IosDriver {
+    device: String,
+    conn: CliConn,
+    save_config: bool,
+    state: State,
+}
+
+impl IosDriver {
+    /// Connect, open the CLI, enter privileged mode. Option `save_config: true` makes `confirm` run
+    /// `write memory` (off by default).
+    pub async fn connect(target: &DeviceTarget) -> Result<Self, DriverError> {
+        let save_config = bool_option(target, "save_config")?;
+        let conn = CliConn::connect(target, PlatformKind::Ios).await?;
+        Ok(IosDriver {
+            device: target.name.clone(),
+            conn,
+            save_config,
+            state: State::Idle,
+        })
+    }
+
+    /// Run a read-only `show` command (tests read the device back with it).
+    pub async fn show(&mut self, cmd: &str) -> Result<String, DriverError> {
+        if !cmd.starts_with("show ") || config::check_lines(&[cmd.to_owned()]).is_err() {
+            return Err(DriverError::Config {
+                device: self.device.clone(),
+                message: format!("not a plain show command: {cmd:?}"),
+            });
+        }
+        self.conn.run("show", cmd).await
+    }
+
+    fn render_err(&self, e: RenderError) -> DriverError {
+        DriverError::Config {
+            device: self.device.clone(),
+            message: e.to_string(),
+        }
+    }
+
+    /// The device as configured, and as the planner sees it.
+    async fn read(&mut self) -> Result<(DeviceState, Observed), DriverError> {
+        let vlans = self.conn.run("observe", "show vlan brief").await?;
+        let run = self.conn.run("observe", "show running-config").await?;
+        let rows = vlan::parse_show_vlan_brief(&vlans);
+        let state = DeviceState::new(&rows, link::parse_running_config_interfaces(&run));
+        let mtu: BTreeMap<String, u32> = match self.conn.optional("show interfaces").await? {
+            Some(t) => facts::parse_show_interfaces(&t)
+                .into_iter()
+                .filter_map(|(n, f)| f.mtu.map(|m| (n, m)))
+                .collect(),
+            None => BTreeMap::new(),
+        };
+        let observed = state.observed(&rows, &mtu);
+        Ok((state, observed))
+    }
+
+    /// Take what `p.plan` touched back to `p.pre`; verify by reading back. Returns the lines sent.
+    async fn restore(&mut self, p: &Pending) -> Result<usize, DriverError> {
+        let (now, _) = self.read().await?;
+        let lines = config::render_revert(&p.plan, &p.pre, &now).map_err(|e| self.render_err(e))?;
+        if lines.is_empty() {
+            return Ok(0);
+        }
+        self.conn.config("rollback", &lines).await?;
+        let (after, _) = self.read().await?;
+        let left =
+            config::render_revert(&p.plan, &p.pre, &after).map_err(|e| self.render_err(e))?;
+        if !left.is_empty() {
+            return Err(DriverError::Verify {
+                device: self.device.clone(),
+                remaining: left,
+            });
+        }
+        Ok(lines.len())
+    }
+}
+
+/// IOS plan rules: VLAN 1 and 1002-1005 are reserved; a trunk's native VLAN defaults to 1.
+pub fn ios_plan_rules() -> PlanRules {
+    PlanRules {
+        reserved_vlans: vlan::reserved_vlans(),
+        default_native_vlan: VlanId::new(1).ok(),
+    }
+}
+
+pub(crate) fn validate_with(
+    vlans: &[Vlan],
+    links: &[Link],
+    vf: impl Fn(&Vlan) -> Result<(), String>,
+    lf: impl Fn(&Link) -> Result<(), String>,
+) -> Vec<(ResourceRef, String)> {
+    let mut out = Vec::new();
+    for v in vlans {
+        if let Err(e) = vf(v) {
+            out.push((ResourceRef::Vlan { id: v.id }, e));
+        }
+    }
+    for l in links {
+        if let Err(e) = lf(l) {
+            out.push((
+                ResourceRef::Link {
+                    name: l.name.clone(),
+                },
+                e,
+            ));
+        }
+    }
+    out
+}
+
+#[async_trait]
+impl Driver for IosDriver {
+    fn platform(&self) -> Platform {
+        Platform::Ios
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            candidate: false,
+            confirmed_commit: false,
+            sessions: false,
+            rollback: false,
+            device_diff: false,
+        }
+    }
+
+    fn plan_rules(&self) -> PlanRules {
+        ios_plan_rules()
+    }
+
+    fn validate(&self, vlans: &[Vlan], links: &[Link]) -> Vec<(ResourceRef, String)> {
+        validate_with(vlans, links, vlan::validate_vlan, link::validate_link)
+    }
+
+    async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {
+        let version = self.conn.optional("show version").await?;
+        let inventory = self.conn.optional("show inventory").await?;
+        let interfaces = self.conn.optional("show interfaces").await?;
+        let running = if interfaces.is_none() {
+            self.conn.optional("show running-config").await?
+        } else {
+            None
+        };
+        let vlans = self.conn.optional("show vlan brief").await?;
+        let lldp = self.conn.optional("show lldp neighbors detail").await?;
+        let cdp = self.conn.optional("show cdp neighbors detail").await?;
+        let inputs = facts::FactsInputs {
+            show_version: version.as_deref(),
+            show_inventory: inventory.as_deref(),
+            show_interfaces: interfaces.as_deref(),
+            show_vlan_brief: vlans.as_deref(),
+            show_lldp_neighbors_detail: lldp.as_deref(),
+            show_cdp_neighbors_detail: cdp.as_deref(),
+            show_running_config: running.as_deref(),
+        };
+        Ok(facts::build_facts(&inputs))
+    }
+
+    async fn observe(&mut self) -> Result<Observed, DriverError> {
+        Ok(self.read().await?.1)
+    }
+
+    async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
+        if !matches!(self.state, State::Idle) {
+            return Err(DriverError::Config {
+                device: self.device.clone(),
+                message: "a change is already staged or committed; discard, confirm or roll it back first".into(),
+            });
+        }
+        if plan.is_empty() {
+            return Ok(Staged::default());
+        }
+        let lines = config::render_plan(plan).map_err(|e| self.render_err(e))?;
+        let (pre, _) = self.read().await?;
+        self.state = State::Staged(Pending {
+            plan: plan.clone(),
+            lines: lines.clone(),
+            pre,
+        });
+        Ok(Staged {
+            diff: lines.join("\n"),
+            rendered: lines,
+        })
+    }
+
+    async fn discard(&mut self) -> Result<(), DriverError> {
+        match std::mem::take(&mut self.state) {
+            State::Idle | State::Staged(_) => Ok(()),
+            committed @ State::Committed(_) => {
+                self.state = committed;
+                self.rollback().await
+            }
+        }
+    }
+
+    async fn commit(&mut self, options: &CommitOptions) -> Result<(), DriverError> {
+        let p = match std::mem::take(&mut self.state) {
+            State::Idle => return Ok(()),
+            State::Staged(p) => p,
+            committed @ State::Committed(_) => {
+                self.state = committed;
+                return Err(DriverError::Config {
+                    device: self.device.clone(),
+                    message: "already committed".into(),
+                });
+            }
+        };
+        tracing::info!(device = %self.device, comment = %options.comment, lines = p.lines.len(), "ios commit");
+        match self.conn.config("commit", &p.lines).await {
+            Ok(()) => {
+                self.state = State::Committed(p);
+                Ok(())
+            }
+            Err(e) => {
+                // Lines before the failed one are active: put the device back now.
+                let restored = self.restore(&p).await;
+                Err(match (e, restored) {
+                    (
+                        DriverError::Rejected {
+                            device,
+                            step,
+                            message,
+                        },
+                        Ok(n),
+                    ) => DriverError::Rejected {
+                        device,
+                        step,
+                        message: format!(
+                            "{message}; the device was restored to its state before the change ({n} line(s) sent)"
+                        ),
+                    },
+                    (
+                        DriverError::Rejected {
+                            device,
+                            step,
+                            message,
+                        },
+                        Err(r),
+                    ) => DriverError::Rejected {
+                        device,
+                        step,
+                        message: format!(
+                            "{message}; restoring the state before the change FAILED: {r}"
+                        ),
+                    },
+                    (other, restored) => {
+                        tracing::error!(device = %self.device, restored = ?restored.as_ref().map_err(|e| e.to_string()), "ios commit failed");
+                        other
+                    }
+                })
+            }
+        }
+    }
+
+    async fn confirm(&mut self) -> Result<(), DriverError> {
+        match std::mem::take(&mut self.state) {
+            State::Idle => Ok(()),
+            staged @ State::Staged(_) => {
+                self.state = staged;
+                Err(DriverError::Config {
+                    device: self.device.clone(),
+                    message: "confirm before commit".into(),
+                })
+            }
+            State::Committed(p) => {
+                if self.save_config
+                    && let Err(e) = self.conn.run("confirm", "write memory").await
+                {
+                    self.state = State::Committed(p);
+                    return Err(e);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    async fn rollback(&mut self) -> Result<(), DriverError> {
+        match std::mem::take(&mut self.state) {
+            State::Idle | State::Staged(_) => Ok(()),
+            State::Committed(p) => match self.restore(&p).await {
+                Ok(n) => {
+                    tracing::info!(device = %self.device, lines = n, "ios rolled back from the recorded pre-state");
+                    Ok(())
+                }
+                Err(e) => {
+                    self.state = State::Committed(p);
+                    Err(e)
+                }
+            },
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), DriverError> {
+        if let State::Staged(_) = self.state {
+            self.state = State::Idle;
+        }
+        self.conn.close().await
+    }
+}

@@ -1,0 +1,49 @@
+//! Pure pieces of applying a plan on NX-OS: the configuration lines (IOS syntax, see
+//! `crate::ios::config`) and the checkpoint commands that make the change reversible.
+//!
+//! ```text
+//!   commit:   checkpoint netgw-ID                                   (exec mode: snapshot)
+//!             configure terminal, <lines>, end                       (each line checked)
+//!             └ any failure: rollback running-config checkpoint netgw-ID
+//!   confirm:  [copy running-config startup-config]  no checkpoint netgw-ID
+//!   rollback: rollback running-config checkpoint netgw-ID, no checkpoint netgw-ID
+//! ```
+
+/// A checkpoint name: `netgw-` and a run-unique suffix of letters, digits and `-` only.
+pub fn checkpoint_name(suffix: &str) -> Option<String> {
+    let ok = !suffix.is_empty()
+        && suffix.len() <= 40
+        && suffix
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-');
+    ok.then(|| format!("netgw-{suffix}"))
+}
+
+pub fn checkpoint_create(name: &str) -> String {
+    format!("checkpoint {name}")
+}
+
+pub fn checkpoint_rollback(name: &str) -> String {
+    format!("rollback running-config checkpoint {name}")
+}
+
+pub fn checkpoint_delete(name: &str) -> String {
+    format!("no checkpoint {name}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_safe() {
+        assert_eq!(checkpoint_name("5f3a-12").as_deref(), Some("netgw-5f3a-12"));
+        assert!(checkpoint_name("a b").is_none());
+        assert!(checkpoint_name("a;b").is_none());
+        assert!(checkpoint_name("").is_none());
+        assert_eq!(
+            checkpoint_rollback("netgw-1"),
+            "rollback running-config checkpoint netgw-1"
+        );
+    }
+}

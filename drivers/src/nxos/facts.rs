@@ -1,0 +1,470 @@
+//! NX-OS facts: `show version`, `show hostname`, `show inventory`, `show interface` (each as NX-API
+//! `| json` or as text, one parser per form) and `show lldp neighbors detail` (text), combined by
+//! [`build_facts`]. A missing or empty answer leaves its facts out.
+
+use std::collections::BTreeMap;
+
+use netgw_models::facts::{
+    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, split_hostname,
+};
+use netgw_models::resource::normalize_interface_name;
+use serde_json::Value;
+
+use crate::ios::facts::{dotted_mac, parse_show_inventory};
+
+/// What `show version` says.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShowVersion {
+    pub hostname: Option<String>,
+    pub version: Option<String>,
+    pub model: Option<String>,
+    pub serial: Option<String>,
+    pub uptime: Option<u64>,
+}
+
+/// NX-API rows: `TABLE_x.ROW_x` is an object for one row and a list for several.
+pub fn rows<'a>(v: &'a Value, table: &str, row: &str) -> Vec<&'a Value> {
+    match v.get(table).and_then(|t| t.get(row)) {
+        Some(Value::Array(a)) => a.iter().collect(),
+        Some(o @ Value::Object(_)) => vec![o],
+        _ => Vec::new(),
+    }
+}
+
+/// A string or number field as text.
+pub fn text(v: &Value, key: &str) -> Option<String> {
+    match v.get(key)? {
+        Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_owned()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn num(v: &Value, key: &str) -> Option<u64> {
+    match v.get(key)? {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// `7.3(1)D1(1) [build 7.3(1)D1(0.10)]` -> `7.3(1)D1(1)`.
+fn first_word(s: &str) -> String {
+    s.split_whitespace().next().unwrap_or("").to_owned()
+}
+
+/// `cisco Nexus9000 93180YC-EX chassis` / `Nexus 6001 Chassis` -> the model words.
+fn chassis_model(s: &str) -> Option<String> {
+    let s = s.trim();
+    let s = s.strip_prefix("cisco ").unwrap_or(s);
+    let s = s.split(" (").next().unwrap_or(s);
+    let lower = s.to_ascii_lowercase();
+    let s = match lower.rfind(" chassis") {
+        Some(pos) => &s[..pos],
+        None => s,
+    };
+    (!s.trim().is_empty()).then(|| s.trim().to_owned())
+}
+
+/// `show version | json` (NX-API shape).
+pub fn parse_show_version_json(v: &Value) -> ShowVersion {
+    let days = num(v, "kern_uptm_days");
+    let uptime = days.map(|d| {
+        d * 86400
+            + num(v, "kern_uptm_hrs").unwrap_or(0) * 3600
+            + num(v, "kern_uptm_mins").unwrap_or(0) * 60
+            + num(v, "kern_uptm_secs").unwrap_or(0)
+    });
+    ShowVersion {
+        hostname: text(v, "host_name"),
+        version: text(v, "nxos_ver_str")
+            .or_else(|| text(v, "sys_ver_str"))
+            .or_else(|| text(v, "kickstart_ver_str"))
+            .map(|s| first_word(&s)),
+        model: text(v, "chassis_id").and_then(|c| chassis_model(&c)),
+        serial: text(v, "proc_board_id"),
+        uptime,
+    }
+}
+
+/// `show version` as text.
+pub fn parse_show_version_text(t: &str) -> ShowVersion {
+    let mut v = ShowVersion::default();
+    let mut system: Option<String> = None;
+    let mut nxos: Option<String> = None;
+    for raw in t.lines() {
+        let line = raw.trim();
+        if let Some(rest) = line.strip_prefix("NXOS: version ") {
+            nxos = Some(first_word(rest));
+        } else if let Some(rest) = line.strip_prefix("system:") {
+            system = rest.trim().strip_prefix("version ").map(first_word);
+        } else if let Some(rest) = line.strip_prefix("Device name:") {
+            let h = rest.trim();
+            if !h.is_empty() {
+                v.hostname = Some(h.to_owned());
+            }
+        } else if let Some(rest) = line.strip_prefix("Processor Board ID ") {
+            v.serial = Some(rest.trim().to_owned());
+        } else if line.starts_with("cisco ")
+            && line.to_ascii_lowercase().contains("chassis")
+            && v.model.is_none()
+        {
+            v.model = chassis_model(line);
+        } else if let Some(rest) = line.strip_prefix("Kernel uptime is ") {
+            v.uptime = parse_nxos_uptime(rest);
+        }
+    }
+    v.version = nxos.or(system);
+    v
+}
+
+/// `749 day(s), 15 hour(s), 17 minute(s), 48 second(s)` -> seconds.
+pub fn parse_nxos_uptime(s: &str) -> Option<u64> {
+    let mut total = 0u64;
+    let mut any = false;
+    for part in s.split(',') {
+        let mut it = part.split_whitespace();
+        let (Some(n), Some(unit)) = (it.next(), it.next()) else {
+            continue;
+        };
+        let Ok(n) = n.parse::<u64>() else { continue };
+        let mult = match unit.trim_end_matches("(s)") {
+            "day" => 86400,
+            "hour" => 3600,
+            "minute" => 60,
+            "second" => 1,
+            _ => continue,
+        };
+        total = total.saturating_add(n.saturating_mul(mult));
+        any = true;
+    }
+    any.then_some(total)
+}
+
+/// `show interface | json`: per interface admin/oper status, MTU, bandwidth, MAC, description.
+pub fn parse_show_interface_json(v: &Value) -> BTreeMap<String, InterfaceFacts> {
+    let mut out = BTreeMap::new();
+    for r in rows(v, "TABLE_interface", "ROW_interface") {
+        let Some(name) = text(r, "interface") else {
+            continue;
+        };
+        let admin = text(r, "admin_state").map(|s| s.eq_ignore_ascii_case("up"));
+        let admin =
+            admin.or_else(|| text(r, "svi_admin_state").map(|s| s.eq_ignore_ascii_case("up")));
+        let oper = text(r, "state")
+            .or_else(|| text(r, "svi_line_proto"))
+            .map(|s| s.eq_ignore_ascii_case("up"));
+        // An admin-down interface reports `state: down` with `state_rsn_desc: Administratively down`.
+        let admin = admin.or_else(|| {
+            text(r, "state_rsn_desc")
+                .map(|s| !s.to_ascii_lowercase().contains("administratively down"))
+        });
+        let f = InterfaceFacts {
+            admin_status: admin.map(|up| {
+                if up {
+                    AdminStatus::Up
+                } else {
+                    AdminStatus::Down
+                }
+            }),
+            oper_status: oper.map(|up| if up { OperStatus::Up } else { OperStatus::Down }),
+            mtu: num(r, "eth_mtu")
+                .or_else(|| num(r, "svi_mtu"))
+                .and_then(|m| u32::try_from(m).ok()),
+            speed: num(r, "eth_bw")
+                .or_else(|| num(r, "svi_bw"))
+                .map(|kbit| kbit.saturating_mul(1000)),
+            mac: text(r, "eth_hw_addr")
+                .or_else(|| text(r, "svi_mac"))
+                .and_then(|m| dotted_mac(&m)),
+            description: text(r, "desc").or_else(|| text(r, "svi_desc")),
+            ifindex: None,
+        };
+        out.insert(name, f);
+    }
+    out
+}
+
+/// `show interface` as text (`Ethernet1/1 is down (Administratively down)`, `Hardware: ..., address:
+/// 0000.d200.0000`, `MTU 1500 bytes, BW 1000000 Kbit`).
+pub fn parse_show_interface_text(t: &str) -> BTreeMap<String, InterfaceFacts> {
+    let mut out = BTreeMap::new();
+    let mut cur: Option<(String, InterfaceFacts)> = None;
+    for raw in t.lines() {
+        if !raw.starts_with(' ') && !raw.trim().is_empty() {
+            if let Some(pos) = raw.find(" is ") {
+                let name = raw[..pos].trim();
+                if !name.contains(' ') && !name.is_empty() {
+                    if let Some((n, f)) = cur.take() {
+                        out.insert(n, f);
+                    }
+                    let rest = raw[pos + 4..].to_ascii_lowercase();
+                    let admin_down = rest.contains("administratively down");
+                    let up = rest.starts_with("up");
+                    cur = Some((
+                        name.to_owned(),
+                        InterfaceFacts {
+                            admin_status: Some(if admin_down {
+                                AdminStatus::Down
+                            } else {
+                                AdminStatus::Up
+                            }),
+                            oper_status: Some(if up { OperStatus::Up } else { OperStatus::Down }),
+                            ..Default::default()
+                        },
+                    ));
+                }
+            }
+            continue;
+        }
+        let Some((_, f)) = cur.as_mut() else { continue };
+        let line = raw.trim();
+        if let Some(d) = line.strip_prefix("Description: ") {
+            f.description = Some(d.trim_end().to_owned());
+        } else if line.starts_with("Hardware")
+            && let Some(pos) = line.find("address")
+        {
+            let rest = line[pos + "address".len()..]
+                .trim_start_matches([':', ' '])
+                .trim_start_matches("is ");
+            f.mac = rest.split_whitespace().next().and_then(dotted_mac);
+        } else if let Some(rest) = line.strip_prefix("admin state is ") {
+            // N9K: `admin state is up, Dedicated Interface`.
+            f.admin_status = Some(if rest.starts_with("up") {
+                AdminStatus::Up
+            } else {
+                AdminStatus::Down
+            });
+        } else if let Some(rest) = line.strip_prefix("MTU ") {
+            f.mtu = rest.split_whitespace().next().and_then(|m| m.parse().ok());
+            if let Some(pos) = rest.find("BW ") {
+                f.speed = rest[pos + 3..]
+                    .split_whitespace()
+                    .next()
+                    .and_then(|k| k.parse::<u64>().ok())
+                    .map(|k| k.saturating_mul(1000));
+            }
+        }
+    }
+    if let Some((n, f)) = cur.take() {
+        out.insert(n, f);
+    }
+    out
+}
+
+/// `show lldp neighbors detail` (text): records start at `Chassis id:`; the local port is `Local Port
+/// id:`. Records without a local port are left out (NX-OS prints it on every release netgw knows).
+pub fn parse_show_lldp_neighbors_detail(t: &str) -> BTreeMap<String, Vec<LldpNeighbor>> {
+    let mut out: BTreeMap<String, Vec<LldpNeighbor>> = BTreeMap::new();
+    let mut cur: Option<(Option<String>, LldpNeighbor)> = None;
+    let flush = |cur: &mut Option<(Option<String>, LldpNeighbor)>,
+                 out: &mut BTreeMap<String, Vec<LldpNeighbor>>| {
+        if let Some((Some(p), n)) = cur.take() {
+            out.entry(p).or_default().push(n);
+        }
+    };
+    for raw in t.lines() {
+        let line = raw.trim();
+        let value = |key: &str| -> Option<String> {
+            let v = line.strip_prefix(key)?.trim();
+            (!v.is_empty() && !v.contains("not advertised") && v != "null").then(|| v.to_owned())
+        };
+        if line.starts_with("Chassis id:") {
+            flush(&mut cur, &mut out);
+            cur = Some((
+                None,
+                LldpNeighbor {
+                    remote_chassis_id: value("Chassis id:"),
+                    ..Default::default()
+                },
+            ));
+            continue;
+        }
+        let Some((port, n)) = cur.as_mut() else {
+            continue;
+        };
+        if let Some(v) = value("Local Port id:") {
+            *port = Some(normalize_interface_name(&v));
+        } else if let Some(v) = value("Port id:") {
+            n.remote_port = Some(v);
+        } else if let Some(v) = value("Port Description:") {
+            n.remote_port_description = Some(v);
+        } else if let Some(v) = value("System Name:") {
+            n.remote_system_name = Some(v);
+        } else if let Some(v) = value("System Description:") {
+            n.remote_system_description = Some(v);
+        }
+    }
+    flush(&mut cur, &mut out);
+    out
+}
+
+/// `show inventory | json` chassis (model, serial).
+pub fn parse_show_inventory_json(v: &Value) -> (Option<String>, Option<String>) {
+    let rs = rows(v, "TABLE_inv", "ROW_inv");
+    let chassis = rs
+        .iter()
+        .find(|r| text(r, "name").is_some_and(|n| n.eq_ignore_ascii_case("chassis")))
+        .or(rs.first());
+    match chassis {
+        Some(c) => (text(c, "productid"), text(c, "serialnum")),
+        None => (None, None),
+    }
+}
+
+/// One answer, as NX-API JSON when the device gave it, else as text.
+#[derive(Debug, Clone, Copy)]
+pub enum Answer<'a> {
+    Json(&'a Value),
+    Text(&'a str),
+}
+
+/// The answers of one facts run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FactsInputs<'a> {
+    pub show_version: Option<Answer<'a>>,
+    pub show_hostname: Option<&'a str>,
+    pub show_inventory: Option<Answer<'a>>,
+    pub show_interface: Option<Answer<'a>>,
+    pub show_vlan_brief: Option<Answer<'a>>,
+    pub show_lldp_neighbors_detail: Option<&'a str>,
+}
+
+pub fn build_facts(i: &FactsInputs<'_>) -> DeviceFacts {
+    let mut f = DeviceFacts {
+        vendor: Some("cisco".into()),
+        platform: Some("nxos".into()),
+        ..Default::default()
+    };
+    if let Some(a) = i.show_version {
+        let v = match a {
+            Answer::Json(j) => parse_show_version_json(j),
+            Answer::Text(t) => parse_show_version_text(t),
+        };
+        if let Some((h, fq)) = v.hostname.as_deref().and_then(split_hostname) {
+            f.hostname = Some(h);
+            f.fqdn = Some(fq);
+        }
+        f.platform_version = v.version;
+        f.model = v.model;
+        f.serial = v.serial;
+        f.uptime = v.uptime;
+    }
+    // `show hostname` carries the domain (`nxos-spine1.domain.com`); prefer it for fqdn.
+    if let Some(t) = i.show_hostname {
+        let name = serde_json::from_str::<Value>(t.trim())
+            .ok()
+            .and_then(|j| text(&j, "hostname"))
+            .unwrap_or_else(|| t.trim().to_owned());
+        if let Some((h, fq)) = split_hostname(&name) {
+            f.hostname = Some(h);
+            f.fqdn = Some(fq);
+        }
+    }
+    if let Some(a) = i.show_inventory {
+        let (pid, sn) = match a {
+            Answer::Json(j) => parse_show_inventory_json(j),
+            Answer::Text(t) => {
+                let items = parse_show_inventory(t);
+                let c = items
+                    .iter()
+                    .find(|it| it.name.eq_ignore_ascii_case("chassis"))
+                    .or(items.first());
+                (c.and_then(|c| c.pid.clone()), c.and_then(|c| c.sn.clone()))
+            }
+        };
+        // `show version`'s chassis line first (as NAPALM), the inventory's product id when it has none.
+        if f.model.is_none() {
+            f.model = pid;
+        }
+        if f.serial.is_none() {
+            f.serial = sn;
+        }
+    }
+    if let Some(a) = i.show_interface {
+        f.interfaces = match a {
+            Answer::Json(j) => parse_show_interface_json(j),
+            Answer::Text(t) => parse_show_interface_text(t),
+        };
+    }
+    if let Some(a) = i.show_vlan_brief {
+        let vlans = match a {
+            Answer::Json(j) => super::vlan::parse_show_vlan_brief_json(j),
+            Answer::Text(t) => {
+                crate::ios::vlan::vlans_from_rows(&crate::ios::vlan::parse_show_vlan_brief(t))
+            }
+        };
+        for v in vlans {
+            f.vlans.insert(v.id.get(), v.name.unwrap_or_default());
+        }
+    }
+    if let Some(t) = i.show_lldp_neighbors_detail {
+        f.lldp_neighbors = parse_show_lldp_neighbors_detail(t);
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn version_json_and_text() {
+        let v = parse_show_version_json(
+            &json!({"sys_ver_str": "7.3(1)D1(1) [build 7.3(1)D1(0.10)]", "chassis_id": "NX-OSv Chassis",
+            "proc_board_id": "TM6017D760B", "host_name": "nxos-spine1", "kern_uptm_days": 47, "kern_uptm_hrs": 1, "kern_uptm_mins": 37, "kern_uptm_secs": 11}),
+        );
+        assert_eq!(v.version.as_deref(), Some("7.3(1)D1(1)"));
+        assert_eq!(v.model.as_deref(), Some("NX-OSv"));
+        assert_eq!(v.uptime, Some(47 * 86400 + 3600 + 37 * 60 + 11));
+        let t = "Software\n  NXOS: version 7.0(3)I7(2)\nHardware\n  cisco Nexus9000 93180YC-EX chassis \n  Processor Board ID FDO21270U84\n  Device name: SWITCHNAME\nKernel uptime is 2 day(s), 23 hour(s), 4 minute(s), 51 second(s)\n";
+        let v = parse_show_version_text(t);
+        assert_eq!(
+            (
+                v.version.as_deref(),
+                v.model.as_deref(),
+                v.serial.as_deref(),
+                v.hostname.as_deref()
+            ),
+            (
+                Some("7.0(3)I7(2)"),
+                Some("Nexus9000 93180YC-EX"),
+                Some("FDO21270U84"),
+                Some("SWITCHNAME")
+            )
+        );
+        assert_eq!(v.uptime, Some(2 * 86400 + 23 * 3600 + 4 * 60 + 51));
+    }
+
+    #[test]
+    fn interface_text_and_json() {
+        let t = "Vlan1 is down (Administratively down), line protocol is down\n  Hardware is EtherSVI, address is  00de.fb01.c9bc\n  MTU 1500 bytes, BW 1000000 Kbit, DLY 10 usec\n\nEthernet106/1/1 is down (Link not connected)\n  Hardware: 10/100/1000 Ethernet, address: 0000.d200.0000 (bia 0000.d200.0000)\n  MTU 9216 bytes, BW 23 Kbit, DLY 10 usec\n";
+        let m = parse_show_interface_text(t);
+        assert_eq!(m["Vlan1"].admin_status, Some(AdminStatus::Down));
+        assert_eq!(m["Vlan1"].mac.as_deref(), Some("00:de:fb:01:c9:bc"));
+        let e = &m["Ethernet106/1/1"];
+        assert_eq!(
+            (e.admin_status, e.oper_status, e.mtu),
+            (Some(AdminStatus::Up), Some(OperStatus::Down), Some(9216))
+        );
+        assert_eq!(e.mac.as_deref(), Some("00:00:d2:00:00:00"));
+        let j = json!({"TABLE_interface": {"ROW_interface": {"interface": "Ethernet1/2", "state": "down", "admin_state": "down", "eth_mtu": "1500", "eth_bw": 1000000, "eth_hw_addr": "2cc2.604f.feb3"}}});
+        let m = parse_show_interface_json(&j);
+        assert_eq!(m["Ethernet1/2"].admin_status, Some(AdminStatus::Down));
+        assert_eq!(m["Ethernet1/2"].speed, Some(1_000_000_000));
+    }
+
+    #[test]
+    fn lldp_detail_text() {
+        let t = "Device ID            Local Intf      Hold-time  Capability  Port ID\n\nChassis id: 2cc2.6054.dc2c\nPort id: Eth2/1\nLocal Port id: Eth2/1\nPort Description: Ethernet2/1\nSystem Name: nxos2\nSystem Description: Cisco NX-OS(tm)\nVlan ID: not advertised\n\nChassis id: 2cc2.6064.e15f\nPort id: Eth2/2\nLocal Port id: Eth2/2\nSystem Name: nxos2\n";
+        let m = parse_show_lldp_neighbors_detail(t);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m["Ethernet2/1"][0].remote_port.as_deref(), Some("Eth2/1"));
+        assert_eq!(
+            m["Ethernet2/1"][0].remote_chassis_id.as_deref(),
+            Some("2cc2.6054.dc2c")
+        );
+        assert!(parse_show_lldp_neighbors_detail("").is_empty());
+    }
+}

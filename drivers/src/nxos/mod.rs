@@ -1,0 +1,351 @@
+//! Cisco NX-OS over the SSH CLI (DESIGN.md §4): `| json` (NX-API shapes) where the device answers it,
+//! text parsers otherwise; changes inside a named checkpoint. Glue only: parsing and rendering live in
+//! `facts.rs`, `vlan.rs`, `link.rs`, `config.rs` (and the IOS renderers, same syntax).
+//!
+//! ```text
+//!   connect ─▶ SSH shell (nxos platform: paging off)
+//!   read X   = `X | json` ─ parsed JSON? ─▶ NX-API parser
+//!                          └ otherwise (older release, simulator) ─▶ `X` text ─▶ text parser
+//!   stage    = render; diff = the rendered lines (nothing sent)
+//!   commit   = checkpoint netgw-ID, configure terminal + lines (each checked), end
+//!              └ failure: rollback running-config checkpoint netgw-ID, no checkpoint netgw-ID
+//!   confirm  = [copy running-config startup-config when save_config], no checkpoint netgw-ID
+//!   rollback = rollback running-config checkpoint netgw-ID, no checkpoint netgw-ID
+//! ```
+
+pub mod config;
+pub mod conformance;
+pub mod facts;
+pub mod link;
+pub mod vlan;
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use netgw_models::facts::DeviceFacts;
+use netgw_models::plan::{Plan, PlanRules, ResourceRef};
+use netgw_models::resource::{Link, Vlan, VlanId};
+use serde_json::Value;
+
+use crate::driver::{Capabilities, CommitOptions, Driver, DriverError, Observed, Platform, Staged};
+use crate::ios::{CliConn, bool_option, validate_with};
+use crate::target::DeviceTarget;
+use crate::transport::ssh::PlatformKind;
+use facts::Answer;
+
+/// An answer that is really a refusal: simulators and old releases print these without a `%`.
+fn unanswered(t: &str) -> bool {
+    let t = t.trim();
+    t.is_empty()
+        || t.starts_with("Unknown command")
+        || t.starts_with("% ")
+        || t.contains("% Invalid")
+        || t.starts_with("Syntax error")
+}
+
+/// An owned answer.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    Json(Value),
+    Text(String),
+}
+
+impl Reply {
+    pub fn as_answer(&self) -> Answer<'_> {
+        match self {
+            Reply::Json(v) => Answer::Json(v),
+            Reply::Text(t) => Answer::Text(t),
+        }
+    }
+}
+
+/// One SSH CLI session with one NX-OS device.
+#[derive(Debug)]
+pub struct NxosDriver {
+    device: String,
+    conn: CliConn,
+    save_config: bool,
+    /// Cleared after the first `| json` the device does not answer, so later reads go straight to text.
+    json: bool,
+    staged: Option<(Plan, Vec<String>)>,
+    /// The checkpoint of a commit not yet confirmed or rolled back.
+    checkpoint: Option<String>,
+    seq: u32,
+}
+
+impl NxosDriver {
+    /// Connect and open the CLI. Option `save_config: true` makes `confirm` copy running to startup.
+    pub async fn connect(target: &DeviceTarget) -> Result<Self, DriverError> {
+        let save_config = bool_option(target, "save_config")?;
+        let conn = CliConn::connect(target, PlatformKind::Nxos).await?;
+        Ok(NxosDriver {
+            device: target.name.clone(),
+            conn,
+            save_config,
+            json: true,
+            staged: None,
+            checkpoint: None,
+            seq: 0,
+        })
+    }
+
+    /// `cmd | json` when answered, else each text form in turn; `None` when nothing answered.
+    pub async fn read(
+        &mut self,
+        cmd: &str,
+        text_forms: &[&str],
+    ) -> Result<Option<Reply>, DriverError> {
+        if self.json {
+            if let Some(t) = self.conn.optional(&format!("{cmd} | json")).await? {
+                match serde_json::from_str::<Value>(t.trim()) {
+                    Ok(v @ Value::Object(_)) => return Ok(Some(Reply::Json(v))),
+                    _ => {
+                        tracing::debug!(device = %self.device, command = cmd, "no `| json` answer; using text output");
+                        self.json = false;
+                    }
+                }
+            } else {
+                self.json = false;
+            }
+        }
+        for form in text_forms {
+            if let Some(t) = self.conn.optional(form).await?
+                && !unanswered(&t)
+            {
+                return Ok(Some(Reply::Text(t)));
+            }
+        }
+        Ok(None)
+    }
+
+    async fn observe_inner(&mut self) -> Result<Observed, DriverError> {
+        let vlans = match self
+            .read("show vlan brief", &["show vlan brief", "show vlan"])
+            .await?
+        {
+            Some(Reply::Json(v)) => vlan::parse_show_vlan_brief_json(&v),
+            Some(Reply::Text(t)) => {
+                crate::ios::vlan::vlans_from_rows(&crate::ios::vlan::parse_show_vlan_brief(&t))
+            }
+            None => Vec::new(),
+        };
+        let mut links = match self.read("show interface", &["show interface"]).await? {
+            Some(Reply::Json(v)) => link::parse_show_interface_json(&v),
+            Some(Reply::Text(t)) => link::links_from_interface_text(&t),
+            None => Vec::new(),
+        };
+        let sps = match self
+            .read(
+                "show interface switchport",
+                &["show interface switchport", "show interfaces switchport"],
+            )
+            .await?
+        {
+            Some(Reply::Json(v)) => link::parse_show_interface_switchport_json(&v),
+            Some(Reply::Text(t)) => crate::ios::link::parse_show_interfaces_switchport(&t),
+            None => Vec::new(),
+        };
+        link::apply_switchports(&mut links, &sps);
+        Ok(Observed { vlans, links })
+    }
+
+    fn new_checkpoint(&mut self) -> Result<String, DriverError> {
+        self.seq += 1;
+        let secs = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        config::checkpoint_name(&format!("{secs:x}-{:x}-{}", std::process::id(), self.seq))
+            .ok_or_else(|| DriverError::Config {
+                device: self.device.clone(),
+                message: "bad checkpoint name".into(),
+            })
+    }
+
+    /// Roll the running configuration back to `name` and delete it.
+    async fn rollback_to(&mut self, name: &str) -> Result<(), DriverError> {
+        self.conn
+            .run("rollback", &config::checkpoint_rollback(name))
+            .await?;
+        self.conn
+            .run("rollback", &config::checkpoint_delete(name))
+            .await?;
+        Ok(())
+    }
+}
+
+/// NX-OS plan rules: VLAN 1 and 3968-4094 reserved; native VLAN 1.
+pub fn nxos_plan_rules() -> PlanRules {
+    PlanRules {
+        reserved_vlans: vlan::reserved_vlans(),
+        default_native_vlan: VlanId::new(1).ok(),
+    }
+}
+
+#[async_trait]
+impl Driver for NxosDriver {
+    fn platform(&self) -> Platform {
+        Platform::Nxos
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            candidate: false,
+            confirmed_commit: false,
+            sessions: false,
+            rollback: true,
+            device_diff: false,
+        }
+    }
+
+    fn plan_rules(&self) -> PlanRules {
+        nxos_plan_rules()
+    }
+
+    fn validate(&self, vlans: &[Vlan], links: &[Link]) -> Vec<(ResourceRef, String)> {
+        validate_with(vlans, links, vlan::validate_vlan, link::validate_link)
+    }
+
+    async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {
+        let version = self.read("show version", &["show version"]).await?;
+        let hostname = self
+            .conn
+            .optional("show hostname")
+            .await?
+            .filter(|t| !unanswered(t));
+        let inventory = self.read("show inventory", &["show inventory"]).await?;
+        let interfaces = self.read("show interface", &["show interface"]).await?;
+        let vlans = self
+            .read("show vlan brief", &["show vlan brief", "show vlan"])
+            .await?;
+        let lldp = self
+            .conn
+            .optional("show lldp neighbors detail")
+            .await?
+            .filter(|t| !unanswered(t));
+        let inputs = facts::FactsInputs {
+            show_version: version.as_ref().map(Reply::as_answer),
+            show_hostname: hostname.as_deref(),
+            show_inventory: inventory.as_ref().map(Reply::as_answer),
+            show_interface: interfaces.as_ref().map(Reply::as_answer),
+            show_vlan_brief: vlans.as_ref().map(Reply::as_answer),
+            show_lldp_neighbors_detail: lldp.as_deref(),
+        };
+        Ok(facts::build_facts(&inputs))
+    }
+
+    async fn observe(&mut self) -> Result<Observed, DriverError> {
+        self.observe_inner().await
+    }
+
+    async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
+        if self.staged.is_some() || self.checkpoint.is_some() {
+            return Err(DriverError::Config {
+                device: self.device.clone(),
+                message: "a change is already staged or committed; discard, confirm or roll it back first".into(),
+            });
+        }
+        if plan.is_empty() {
+            return Ok(Staged::default());
+        }
+        let lines = crate::ios::config::render_plan(plan).map_err(|e| DriverError::Config {
+            device: self.device.clone(),
+            message: e.to_string(),
+        })?;
+        self.staged = Some((plan.clone(), lines.clone()));
+        Ok(Staged {
+            diff: lines.join("\n"),
+            rendered: lines,
+        })
+    }
+
+    async fn discard(&mut self) -> Result<(), DriverError> {
+        self.staged = None;
+        if self.checkpoint.is_some() {
+            return self.rollback().await;
+        }
+        Ok(())
+    }
+
+    async fn commit(&mut self, options: &CommitOptions) -> Result<(), DriverError> {
+        let Some((_, lines)) = self.staged.take() else {
+            return Ok(());
+        };
+        let name = self.new_checkpoint()?;
+        tracing::info!(device = %self.device, comment = %options.comment, checkpoint = %name, lines = lines.len(), "nxos commit");
+        self.conn
+            .run("checkpoint", &config::checkpoint_create(&name))
+            .await?;
+        match self.conn.config("commit", &lines).await {
+            Ok(()) => {
+                self.checkpoint = Some(name);
+                Ok(())
+            }
+            Err(e) => {
+                let restored = self.rollback_to(&name).await;
+                Err(match (e, restored) {
+                    (
+                        DriverError::Rejected {
+                            device,
+                            step,
+                            message,
+                        },
+                        Ok(()),
+                    ) => DriverError::Rejected {
+                        device,
+                        step,
+                        message: format!(
+                            "{message}; the running configuration was rolled back to checkpoint {name}"
+                        ),
+                    },
+                    (
+                        DriverError::Rejected {
+                            device,
+                            step,
+                            message,
+                        },
+                        Err(r),
+                    ) => DriverError::Rejected {
+                        device,
+                        step,
+                        message: format!(
+                            "{message}; rolling back to checkpoint {name} FAILED: {r}"
+                        ),
+                    },
+                    (other, _) => other,
+                })
+            }
+        }
+    }
+
+    async fn confirm(&mut self) -> Result<(), DriverError> {
+        let Some(name) = self.checkpoint.clone() else {
+            return Ok(());
+        };
+        if self.save_config {
+            self.conn
+                .run("confirm", "copy running-config startup-config")
+                .await?;
+        }
+        self.conn
+            .run("confirm", &config::checkpoint_delete(&name))
+            .await?;
+        self.checkpoint = None;
+        Ok(())
+    }
+
+    async fn rollback(&mut self) -> Result<(), DriverError> {
+        self.staged = None;
+        let Some(name) = self.checkpoint.clone() else {
+            return Ok(());
+        };
+        self.rollback_to(&name).await?;
+        self.checkpoint = None;
+        Ok(())
+    }
+
+    async fn close(&mut self) -> Result<(), DriverError> {
+        self.staged = None;
+        self.conn.close().await
+    }
+}
