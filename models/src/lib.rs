@@ -19,3 +19,4 @@ pub use runlist::{RunList, RunListItem};
 pub mod compile;
 pub mod plan;
 pub mod resource;
+pub mod topology;

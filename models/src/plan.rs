@@ -425,10 +425,14 @@ fn plan_links(
         }
         let mut trunk_add = VlanSet::new();
         let mut trunk_remove = VlanSet::new();
+        // A port that becomes a trunk gets exactly the declared list: whatever allowed list it had
+        // while not a trunk (on EOS and IOS, implicitly all VLANs) is not something to add to.
+        let becomes_trunk = mode == Some(LinkMode::Trunk) && b.mode != Some(LinkMode::Trunk);
+        let replace_trunk = replace || becomes_trunk;
         if mode == Some(LinkMode::Trunk) || d.trunk_vlans.is_some() {
             let before_set = b.trunk_vlans.clone().unwrap_or_default();
             if let Some(want) = &d.trunk_vlans {
-                let target = if replace {
+                let target = if replace_trunk {
                     want.clone()
                 } else {
                     before_set.union(want)
@@ -472,7 +476,7 @@ fn plan_links(
                 changes,
                 trunk_add,
                 trunk_remove,
-                trunk_replace: replace,
+                trunk_replace: replace_trunk,
             });
         }
     }
@@ -603,6 +607,24 @@ mod tests {
         );
         assert_eq!(c.trunk_remove.to_range_string(), "30");
         assert!(c.trunk_replace);
+    }
+
+    #[test]
+    fn a_port_becoming_a_trunk_gets_exactly_the_declared_list() {
+        let d = links(json!([{"name": "Et1", "mode": "trunk", "trunk_vlans": "10"}]));
+        let o = links(
+            json!([{"name": "Et1", "mode": "access", "access_vlan": 5, "trunk_vlans": "1-4094", "enabled": true}]),
+        );
+        let p = plan(&[], &[], Policy::Merge, &d, &o, Policy::Merge, &cisco());
+        let c = &p.links[0];
+        assert!(
+            c.trunk_replace,
+            "merge still replaces when the mode changes to trunk"
+        );
+        assert_eq!(
+            c.after.trunk_vlans.as_ref().unwrap().to_range_string(),
+            "10"
+        );
     }
 
     #[test]

@@ -1,0 +1,461 @@
+//! A running lab: every node of a containerlab topology served as a simulated device on 127.0.0.1,
+//! its own port per node, and the Nornir inventory that reaches them.
+//!
+//! ```text
+//!   Lab::start(topology, options)
+//!     ├─ per node: Device (state + faults) ─▶ simulator (EOS eAPI | Junos NETCONF | IOS/NX-OS CLI | F5 REST)
+//!     │            one TcpListener, one accept task (connections are tasks too; no OS thread per device)
+//!     ├─ LLDP neighbours and link state from the topology's links
+//!     └─ Lab::inventory() ─▶ hosts: {hostname, port, platform, username, password,
+//!                                    connection_options.{eapi|netconf|ssh|rest}, data.netgw}
+//!   Dropping the Lab aborts every task (listeners close, sessions end).
+//! ```
+
+use crate::sim::Device;
+use crate::sim::cli::CliSim;
+use crate::sim::eos::EosSim;
+use crate::sim::f5::F5Sim;
+use crate::sim::fault::{FaultError, Faults};
+use crate::sim::http::{self, Handler, LabTls};
+use crate::sim::junos::{JunosSim, JunosStyle};
+use crate::sim::ssh::{self, SshApp};
+use crate::sim::state::{Dialect, Neighbor, mac_for};
+use netgw_models::topology::{ConnectionAccess, NodeAccess, Topology, nornir_inventory};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use thiserror::Error;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+#[derive(Debug, Error)]
+pub enum LabError {
+    #[error("node {node}: {source}")]
+    Fault { node: String, source: FaultError },
+    #[error("node {node}: cannot listen on 127.0.0.1:{port}: {source}")]
+    Listen {
+        node: String,
+        port: u16,
+        source: std::io::Error,
+    },
+    #[error("node {node}: {message}")]
+    Node { node: String, message: String },
+    #[error("TLS setup: {0}")]
+    Tls(#[from] http::TlsSetupError),
+    #[error("SSH setup: {0}")]
+    Ssh(#[from] ssh::SshSetupError),
+    #[error("writing {path}: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// How to run a lab.
+#[derive(Debug, Clone)]
+pub struct LabOptions {
+    /// First port; nodes get consecutive ports. `None`: the OS picks (127.0.0.1:0).
+    pub base_port: Option<u16>,
+    /// Replicate the topology this many times (benchmarks); node names get `-N` suffixes when > 1.
+    pub count: usize,
+    /// eAPI over HTTPS (the lab CA signs the certificate) rather than plain HTTP.
+    pub eapi_https: bool,
+    pub username: String,
+    pub password: String,
+    /// Extra faults (`node`, `key`, `value`), on top of the nodes' `netgw-lab.*` labels.
+    pub faults: Vec<(String, String, String)>,
+}
+
+impl Default for LabOptions {
+    fn default() -> Self {
+        LabOptions {
+            base_port: None,
+            count: 1,
+            eapi_https: true,
+            username: "admin".into(),
+            password: "admin".into(),
+            faults: Vec::new(),
+        }
+    }
+}
+
+/// The simulator behind one node.
+#[derive(Debug, Clone)]
+pub enum Sim {
+    Eos(Arc<EosSim>),
+    Junos(Arc<JunosSim>),
+    Cli(Arc<CliSim>),
+    F5(Arc<F5Sim>),
+}
+
+/// One served node.
+#[derive(Debug, Clone)]
+pub struct LabNode {
+    pub name: String,
+    pub platform: &'static str,
+    pub port: u16,
+    pub device: Arc<Device>,
+    pub sim: Sim,
+}
+
+/// A running lab. Dropping it stops every device.
+pub struct Lab {
+    pub topology: Topology,
+    pub nodes: Vec<LabNode>,
+    pub tls: LabTls,
+    /// `ssh-ed25519 AAAA...`, the host key every SSH device presents.
+    pub host_key: String,
+    pub options: LabOptions,
+    /// Nodes not simulated, and why.
+    pub skipped: Vec<String>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+/// The topology `count` times over (`leaf1-1`, `leaf1-2`, ...), links included.
+pub fn replicate(topo: &Topology, count: usize) -> Topology {
+    if count <= 1 {
+        return topo.clone();
+    }
+    let mut out = Topology {
+        name: topo.name.clone(),
+        prefix: topo.prefix.clone(),
+        mgmt: topo.mgmt.clone(),
+        ..Topology::default()
+    };
+    for i in 1..=count {
+        let rename = |n: &str| {
+            if topo.nodes.contains_key(n) {
+                format!("{n}-{i}")
+            } else {
+                n.to_owned()
+            }
+        };
+        for (name, node) in &topo.nodes {
+            let mut n = node.clone();
+            n.name = rename(name);
+            n.mgmt_ipv4 = None;
+            n.mgmt_ipv6 = None;
+            out.nodes.insert(n.name.clone(), n);
+        }
+        for l in &topo.links {
+            let mut l = l.clone();
+            for e in &mut l.endpoints {
+                e.node = rename(&e.node);
+            }
+            out.links.push(l);
+        }
+    }
+    out
+}
+
+/// A Junos node's layer-2 style: the `netgw-lab.junos-style` label, else from the kind (vMX: MX).
+fn junos_style(n: &netgw_models::topology::Node) -> JunosStyle {
+    if let Some(s) = n
+        .labels
+        .get("netgw-lab.junos-style")
+        .and_then(|s| JunosStyle::parse(s))
+    {
+        return s;
+    }
+    match n.kind.as_deref() {
+        Some("juniper_vmx" | "vr-vmx" | "juniper_vjunosrouter") => JunosStyle::Mx,
+        _ => JunosStyle::Els,
+    }
+}
+
+fn ports_needed(dialect: Dialect, used: &[String]) -> usize {
+    let mut n = 8;
+    for i in 0..256 {
+        if used.contains(&dialect.port_name(i)) {
+            n = n.max(i + 1);
+        }
+    }
+    n
+}
+
+impl Lab {
+    /// Start every node of `topo` (after replication). Nodes of kinds netgw-lab does not simulate
+    /// (linux, unsupported) are listed in `skipped`.
+    pub async fn start(topo: &Topology, opts: LabOptions) -> Result<Lab, LabError> {
+        let topo = replicate(topo, opts.count);
+        let tls = LabTls::generate()?;
+        let ssh_config = ssh::server_config()?;
+        let host_key = ssh::host_key_openssh(&ssh_config).unwrap_or_default();
+        let mut extra: BTreeMap<&str, Vec<(&str, &str)>> = BTreeMap::new();
+        for (n, k, v) in &opts.faults {
+            extra
+                .entry(n.as_str())
+                .or_default()
+                .push((k.as_str(), v.as_str()));
+        }
+        // Pass 1: devices (indices, ports) so pass 2 can wire LLDP both ways.
+        let mut devices: Vec<(String, &'static str, Dialect, u32, Arc<Device>)> = Vec::new();
+        let mut skipped = Vec::new();
+        let mut index_of: BTreeMap<String, (u32, Dialect)> = BTreeMap::new();
+        for (i, (name, node)) in topo.nodes.iter().enumerate() {
+            let Some(platform) = node.platform else {
+                skipped.push(format!(
+                    "{name}: kind {} is not simulated",
+                    node.kind.as_deref().unwrap_or("?")
+                ));
+                continue;
+            };
+            let Some(dialect) = Dialect::from_platform(platform) else {
+                skipped.push(format!("{name}: platform {platform} is not simulated"));
+                continue;
+            };
+            index_of.insert(name.clone(), (i as u32 + 1, dialect));
+        }
+        for (name, node) in &topo.nodes {
+            let Some(&(index, dialect)) = index_of.get(name) else {
+                continue;
+            };
+            let mut faults =
+                Faults::from_labels(&node.labels).map_err(|source| LabError::Fault {
+                    node: name.clone(),
+                    source,
+                })?;
+            for (k, v) in extra.get(name.as_str()).into_iter().flatten() {
+                faults.set(k, v).map_err(|source| LabError::Fault {
+                    node: name.clone(),
+                    source,
+                })?;
+            }
+            let neighbors = topo.neighbors(name);
+            let used: Vec<String> = neighbors
+                .iter()
+                .filter_map(|(l, _, _)| dialect.port_from_clab(l))
+                .collect();
+            let ports = node
+                .labels
+                .get("netgw-lab.ports")
+                .and_then(|p| p.parse().ok())
+                .unwrap_or_else(|| ports_needed(dialect, &used));
+            let dev = Device::new(
+                name,
+                dialect,
+                index,
+                ports,
+                &opts.username,
+                &opts.password,
+                faults,
+            );
+            {
+                let mut st = dev.state();
+                for (local, peer, peer_if) in &neighbors {
+                    let Some(lp) = dialect.port_from_clab(local) else {
+                        continue;
+                    };
+                    let (pidx, pdialect) = index_of.get(peer).copied().unwrap_or((0, Dialect::Eos));
+                    let rp = pdialect
+                        .port_from_clab(peer_if)
+                        .unwrap_or_else(|| peer_if.clone());
+                    if let Some(f) = st.iface_mut(&lp) {
+                        f.oper_up = true;
+                    }
+                    st.neighbors.push(Neighbor {
+                        local_port: lp,
+                        system_name: peer.clone(),
+                        port: rp,
+                        chassis_id: mac_for(pidx, 1),
+                    });
+                }
+            }
+            devices.push((
+                name.clone(),
+                node.platform.unwrap_or("?"),
+                dialect,
+                index,
+                Arc::new(dev),
+            ));
+        }
+        let mut lab = Lab {
+            topology: topo.clone(),
+            nodes: Vec::new(),
+            tls,
+            host_key,
+            options: opts.clone(),
+            skipped,
+            tasks: Vec::new(),
+        };
+        for (seq, (name, platform, dialect, _index, dev)) in devices.into_iter().enumerate() {
+            let port = opts.base_port.map_or(0, |b| {
+                b.saturating_add(u16::try_from(seq).unwrap_or(u16::MAX))
+            });
+            let listener = TcpListener::bind(("127.0.0.1", port))
+                .await
+                .map_err(|source| LabError::Listen {
+                    node: name.clone(),
+                    port,
+                    source,
+                })?;
+            let port = listener
+                .local_addr()
+                .map_err(|source| LabError::Listen {
+                    node: name.clone(),
+                    port,
+                    source,
+                })?
+                .port();
+            let node = topo.nodes.get(&name);
+            let limit = dev.faults.reset_after_bytes;
+            let (sim, task) = match dialect {
+                Dialect::Eos => {
+                    let s = EosSim::new(dev.clone());
+                    let s2 = s.clone();
+                    let handler: Handler =
+                        Arc::new(move |req, ctl| Box::pin(s2.clone().handle_http(req, ctl)));
+                    let acc = opts.eapi_https.then(|| lab.tls.acceptor.clone());
+                    (
+                        Sim::Eos(s),
+                        tokio::spawn(http::serve(listener, acc, limit, handler)),
+                    )
+                }
+                Dialect::F5 => {
+                    let s = F5Sim::new(dev.clone());
+                    let s2 = s.clone();
+                    let handler: Handler =
+                        Arc::new(move |req, ctl| Box::pin(s2.clone().handle_http(req, ctl)));
+                    (
+                        Sim::F5(s),
+                        tokio::spawn(http::serve(
+                            listener,
+                            Some(lab.tls.acceptor.clone()),
+                            limit,
+                            handler,
+                        )),
+                    )
+                }
+                Dialect::Junos => {
+                    let style = node.map_or(JunosStyle::Els, junos_style);
+                    let s = JunosSim::new(dev.clone(), style);
+                    (
+                        Sim::Junos(s.clone()),
+                        tokio::spawn(ssh::serve(listener, ssh_config.clone(), SshApp::Netconf(s))),
+                    )
+                }
+                Dialect::Ios | Dialect::Nxos => {
+                    let s = CliSim::new(dev.clone());
+                    (
+                        Sim::Cli(s.clone()),
+                        tokio::spawn(ssh::serve(listener, ssh_config.clone(), SshApp::Cli(s))),
+                    )
+                }
+            };
+            lab.tasks.push(task);
+            lab.nodes.push(LabNode {
+                name,
+                platform,
+                port,
+                device: dev,
+                sim,
+            });
+        }
+        Ok(lab)
+    }
+
+    pub fn node(&self, name: &str) -> Option<&LabNode> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+
+    /// `known_hosts` text for every SSH node (`[127.0.0.1]:PORT ssh-ed25519 ...`).
+    pub fn known_hosts(&self) -> String {
+        let mut s = String::new();
+        for n in &self.nodes {
+            if matches!(n.sim, Sim::Junos(_) | Sim::Cli(_)) {
+                s.push_str(&format!("[127.0.0.1]:{} {}\n", n.port, self.host_key));
+            }
+        }
+        s
+    }
+
+    /// The Nornir inventory reaching every node. `files` is where the lab CA and known-hosts files
+    /// are (referenced from `data.netgw`), written by [`Lab::write_inventory`].
+    pub fn inventory(&self, ca_file: &Path, known_hosts: &Path) -> Value {
+        let mut access = BTreeMap::new();
+        for n in &self.nodes {
+            let mut a = NodeAccess {
+                hostname: "127.0.0.1".into(),
+                port: Some(n.port),
+                username: self.options.username.clone(),
+                password: self.options.password.clone(),
+                ..NodeAccess::default()
+            };
+            let mut netgw = Map::new();
+            let (conn, extras) = match n.sim {
+                Sim::Eos(_) => (
+                    "eapi",
+                    json!({"transport": if self.options.eapi_https { "https" } else { "http" }}),
+                ),
+                Sim::Junos(_) => ("netconf", json!({})),
+                Sim::Cli(_) => ("ssh", json!({})),
+                Sim::F5(_) => ("rest", json!({})),
+            };
+            match n.sim {
+                Sim::Eos(_) | Sim::F5(_) => {
+                    netgw.insert(
+                        "tls_ca".into(),
+                        Value::String(ca_file.display().to_string()),
+                    );
+                }
+                Sim::Junos(_) | Sim::Cli(_) => {
+                    netgw.insert(
+                        "known_hosts".into(),
+                        Value::String(known_hosts.display().to_string()),
+                    );
+                    netgw.insert("accept_new_host_keys".into(), Value::Bool(false));
+                }
+            }
+            if matches!(n.sim, Sim::Cli(_)) {
+                netgw.insert(
+                    "enable_secret".into(),
+                    Value::String(self.options.password.clone()),
+                );
+            }
+            a.connection_options.insert(
+                conn.into(),
+                ConnectionAccess {
+                    port: Some(n.port),
+                    extras: extras.as_object().cloned().unwrap_or_default(),
+                },
+            );
+            a.netgw = netgw;
+            access.insert(n.name.clone(), a);
+        }
+        nornir_inventory(&self.topology, &access)
+    }
+
+    /// Write the inventory (YAML) to `path`, with `lab-ca.pem` and `lab-known_hosts` beside it.
+    pub fn write_inventory(&self, path: &Path) -> Result<(), LabError> {
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
+        let ca = dir.join("lab-ca.pem");
+        let kh = dir.join("lab-known_hosts");
+        let write = |p: &Path, s: &str| {
+            std::fs::write(p, s).map_err(|source| LabError::Write {
+                path: p.display().to_string(),
+                source,
+            })
+        };
+        write(&ca, &self.tls.ca_pem)?;
+        write(&kh, &self.known_hosts())?;
+        let inv = self.inventory(&ca, &kh);
+        let yaml = serde_norway::to_string(&inv).map_err(|e| LabError::Write {
+            path: path.display().to_string(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+        write(path, &yaml)
+    }
+}

@@ -1,0 +1,303 @@
+//! Fault injection, per device.
+//!
+//! Faults come from the topology (node `labels` with the `netgw-lab.` prefix) or from the command line
+//! (`--fault NODE:KEY=VALUE`); the keys are the same:
+//!
+//! | key | value | effect |
+//! |---|---|---|
+//! | `latency-ms` | ms | every reply is delayed |
+//! | `reset-after-bytes` | n | the connection is reset once the device has sent n bytes on it |
+//! | `reset-at` | `before-commit` \| `after-commit` \| `verify` | the connection is reset at that step (once per lab run): instead of committing; after a commit was applied, before its reply; at the first read after a commit |
+//! | `auth-fail` | `true` | every login is refused (SSH auth failure, HTTP 401) |
+//! | `reject-commit` | message | every commit fails with this message (the candidate / session is kept) |
+//! | `slow-commit-ms` | ms | commits take this long |
+//!
+//! A reset is done below the protocol: [`FaultStream`] wraps the TCP stream and fails every read and
+//! write once its [`ConnCtl`] is killed, so the peer sees the TCP connection close mid-conversation, as
+//! when a device reboots or a firewall drops the flow.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+/// Named steps of a change where a connection can be reset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    BeforeCommit,
+    AfterCommit,
+    Verify,
+}
+
+impl Step {
+    pub fn parse(s: &str) -> Option<Step> {
+        Some(
+            match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+                "before-commit" => Step::BeforeCommit,
+                "after-commit" | "after-commit-before-confirm" | "before-confirm" => {
+                    Step::AfterCommit
+                }
+                "verify" | "during-verify" => Step::Verify,
+                _ => return None,
+            },
+        )
+    }
+}
+
+/// The faults of one device.
+#[derive(Debug, Default)]
+pub struct Faults {
+    pub latency: Option<Duration>,
+    pub reset_after_bytes: Option<u64>,
+    pub reset_at: Option<Step>,
+    pub auth_fail: bool,
+    pub reject_commit: Option<String>,
+    pub slow_commit: Option<Duration>,
+    /// The named-step reset has fired.
+    fired: AtomicBool,
+    /// A commit happened and the next read is the verification.
+    pub(crate) verify_armed: AtomicBool,
+}
+
+impl Clone for Faults {
+    fn clone(&self) -> Self {
+        Faults {
+            latency: self.latency,
+            reset_after_bytes: self.reset_after_bytes,
+            reset_at: self.reset_at,
+            auth_fail: self.auth_fail,
+            reject_commit: self.reject_commit.clone(),
+            slow_commit: self.slow_commit,
+            fired: AtomicBool::new(false),
+            verify_armed: AtomicBool::new(false),
+        }
+    }
+}
+
+impl PartialEq for Faults {
+    fn eq(&self, o: &Self) -> bool {
+        (
+            self.latency,
+            self.reset_after_bytes,
+            self.reset_at,
+            self.auth_fail,
+            &self.reject_commit,
+            self.slow_commit,
+        ) == (
+            o.latency,
+            o.reset_after_bytes,
+            o.reset_at,
+            o.auth_fail,
+            &o.reject_commit,
+            o.slow_commit,
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("fault {key}={value}: {reason}")]
+pub struct FaultError {
+    pub key: String,
+    pub value: String,
+    pub reason: String,
+}
+
+impl Faults {
+    pub fn is_empty(&self) -> bool {
+        *self == Faults::default()
+    }
+
+    /// Set one fault by key (see the module table).
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), FaultError> {
+        let err = |reason: &str| FaultError {
+            key: key.into(),
+            value: value.into(),
+            reason: reason.into(),
+        };
+        let ms = || {
+            value
+                .trim()
+                .parse::<u64>()
+                .map(Duration::from_millis)
+                .map_err(|_| err("not a number of milliseconds"))
+        };
+        match key.trim() {
+            "latency-ms" | "latency" => self.latency = Some(ms()?),
+            "reset-after-bytes" => {
+                self.reset_after_bytes =
+                    Some(value.trim().parse().map_err(|_| err("not a number"))?)
+            }
+            "reset-at" => {
+                self.reset_at = Some(
+                    Step::parse(value)
+                        .ok_or_else(|| err("not before-commit, after-commit or verify"))?,
+                )
+            }
+            "auth-fail" => self.auth_fail = matches!(value.trim(), "true" | "yes" | "1" | ""),
+            "reject-commit" => {
+                self.reject_commit = Some(if value.is_empty() {
+                    "commit rejected".into()
+                } else {
+                    value.into()
+                })
+            }
+            "slow-commit-ms" | "slow-commit" => self.slow_commit = Some(ms()?),
+            _ => return Err(err("unknown fault")),
+        }
+        Ok(())
+    }
+
+    /// Faults from a node's labels (`netgw-lab.KEY: VALUE`).
+    pub fn from_labels<'a>(
+        labels: impl IntoIterator<Item = (&'a String, &'a String)>,
+    ) -> Result<Faults, FaultError> {
+        let mut f = Faults::default();
+        for (k, v) in labels {
+            if let Some(key) = k.strip_prefix("netgw-lab.") {
+                f.set(key, v)?;
+            }
+        }
+        Ok(f)
+    }
+
+    /// Whether the connection must be reset at `step` now (fires once).
+    pub fn reset_now(&self, step: Step) -> bool {
+        self.reset_at == Some(step) && !self.fired.swap(true, Ordering::SeqCst)
+    }
+
+    /// Called after a commit was applied: arms the verify fault, and says whether to reset now
+    /// (after-commit).
+    pub fn after_commit(&self) -> bool {
+        self.verify_armed.store(true, Ordering::SeqCst);
+        self.reset_now(Step::AfterCommit)
+    }
+
+    /// Called on every read: resets at the first read after a commit when `reset-at: verify`.
+    pub fn on_read(&self) -> bool {
+        self.verify_armed.swap(false, Ordering::SeqCst) && self.reset_now(Step::Verify)
+    }
+
+    pub async fn delay(&self) {
+        if let Some(d) = self.latency {
+            tokio::time::sleep(d).await;
+        }
+    }
+}
+
+/// Per-connection control: killed, and bytes written so far.
+#[derive(Debug, Default)]
+pub struct ConnCtl {
+    killed: AtomicBool,
+    written: AtomicU64,
+    limit: Option<u64>,
+}
+
+impl ConnCtl {
+    pub fn new(limit: Option<u64>) -> Arc<ConnCtl> {
+        Arc::new(ConnCtl {
+            killed: AtomicBool::new(false),
+            written: AtomicU64::new(0),
+            limit,
+        })
+    }
+
+    pub fn kill(&self) {
+        self.killed.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_killed(&self) -> bool {
+        self.killed.load(Ordering::SeqCst)
+    }
+}
+
+/// A stream that fails once its connection is killed or has written its byte budget.
+pub struct FaultStream<S> {
+    inner: S,
+    ctl: Arc<ConnCtl>,
+}
+
+impl<S> FaultStream<S> {
+    pub fn new(inner: S, ctl: Arc<ConnCtl>) -> Self {
+        FaultStream { inner, ctl }
+    }
+}
+
+fn reset() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::ConnectionReset,
+        "netgw-lab: injected connection reset",
+    )
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for FaultStream<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        if self.ctl.is_killed() {
+            return Poll::Ready(Err(reset()));
+        }
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for FaultStream<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        if self.ctl.is_killed() {
+            return Poll::Ready(Err(reset()));
+        }
+        let mut allowed = buf.len();
+        if let Some(limit) = self.ctl.limit {
+            let done = self.ctl.written.load(Ordering::SeqCst);
+            if done >= limit {
+                self.ctl.kill();
+                return Poll::Ready(Err(reset()));
+            }
+            allowed = allowed.min(usize::try_from(limit - done).unwrap_or(usize::MAX));
+        }
+        match Pin::new(&mut self.inner).poll_write(cx, &buf[..allowed]) {
+            Poll::Ready(Ok(n)) => {
+                self.ctl.written.fetch_add(n as u64, Ordering::SeqCst);
+                Poll::Ready(Ok(n))
+            }
+            other => other,
+        }
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn labels_parse() {
+        let mut l = BTreeMap::new();
+        l.insert("netgw-lab.latency-ms".to_owned(), "20".to_owned());
+        l.insert("netgw-lab.reset-at".to_owned(), "after-commit".to_owned());
+        l.insert("netgw-lab.reject-commit".to_owned(), "no way".to_owned());
+        l.insert("role".to_owned(), "leaf".to_owned());
+        let f = Faults::from_labels(&l).unwrap();
+        assert_eq!(f.latency, Some(Duration::from_millis(20)));
+        assert_eq!(f.reset_at, Some(Step::AfterCommit));
+        assert!(f.reset_now(Step::AfterCommit));
+        assert!(!f.reset_now(Step::AfterCommit), "fires once");
+        assert!(Faults::default().set("nope", "1").is_err());
+        assert!(Faults::default().set("latency-ms", "x").is_err());
+    }
+}

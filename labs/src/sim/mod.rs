@@ -1,0 +1,110 @@
+//! The simulated devices.
+//!
+//! ```text
+//!   Device (name, dialect, credentials, faults, Mutex<DeviceState>)
+//!     ├─ eos.rs    eAPI JSON-RPC over HTTP(S)           (http.rs: hyper server, lab TLS)
+//!     ├─ junos.rs  NETCONF over SSH, candidate/commit   (ssh.rs: russh server, shared host key)
+//!     ├─ cli.rs    IOS / NX-OS interactive CLI over SSH
+//!     └─ f5.rs     iControl REST over HTTPS
+//!   fault.rs: latency, resets (per connection, FaultStream), auth failure, rejected / slow commits
+//! ```
+
+pub mod cli;
+pub mod diff;
+pub mod eos;
+pub mod f5;
+pub mod fault;
+pub mod http;
+pub mod junos;
+pub mod ssh;
+pub mod state;
+
+use fault::Faults;
+use state::{DeviceState, Dialect};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// One simulated device.
+#[derive(Debug)]
+pub struct Device {
+    pub name: String,
+    pub dialect: Dialect,
+    /// Position in the lab (MACs, serials).
+    pub index: u32,
+    pub username: String,
+    pub password: String,
+    pub faults: Faults,
+    /// Unix time the device "booted".
+    pub boot_time: f64,
+    state: Mutex<DeviceState>,
+}
+
+impl Device {
+    pub fn new(
+        name: &str,
+        dialect: Dialect,
+        index: u32,
+        ports: usize,
+        username: &str,
+        password: &str,
+        faults: Faults,
+    ) -> Device {
+        Device {
+            name: name.to_owned(),
+            dialect,
+            index,
+            username: username.to_owned(),
+            password: password.to_owned(),
+            faults,
+            boot_time: now(),
+            state: Mutex::new(DeviceState::new(dialect, name, index, ports)),
+        }
+    }
+
+    /// The state, for a short critical section (never held across an await).
+    pub fn state(&self) -> MutexGuard<'_, DeviceState> {
+        // A panic while holding the lock cannot leave the state half-written in a way that matters for
+        // a simulator: keep serving.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn check_login(&self, user: &str, password: &str) -> bool {
+        !self.faults.auth_fail && user == self.username && password == self.password
+    }
+
+    pub fn serial(&self) -> String {
+        format!("NGW{:09}", self.index)
+    }
+}
+
+pub fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// XML text escaping.
+pub fn xml_escape(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// `aabb.ccdd.eeff` (Cisco / Arista dotted MAC) from `aa:bb:cc:dd:ee:ff`.
+pub fn dotted_mac(mac: &str) -> String {
+    let h: String = mac.chars().filter(char::is_ascii_hexdigit).collect();
+    if h.len() != 12 {
+        return mac.to_owned();
+    }
+    format!("{}.{}.{}", &h[0..4], &h[4..8], &h[8..12])
+}

@@ -1,0 +1,776 @@
+//! The state of one simulated switch: hostname, VLANs, interfaces (description, enabled, mtu, layer-2
+//! mode, access VLAN, allowed VLANs, native VLAN) and LLDP neighbours from the topology's links.
+//!
+//! One model for every vendor; each simulator renders it in its vendor's shapes. Configuration lines in
+//! Cisco/Arista syntax (`vlan 10`, `interface X`, `switchport trunk allowed vlan add 10`) are applied by
+//! [`ConfigSession`], shared by the EOS, IOS and NX-OS simulators. Junos keeps its configuration as an
+//! XML tree (see `junos.rs`) and derives this model from it.
+//!
+//! Held behind a `std::sync::Mutex`: every critical section is short and never awaits (mini-redis
+//! `db.rs` explains why a std mutex beats a tokio one here).
+
+use netgw_models::resource::{VlanId, VlanSet};
+use std::collections::BTreeMap;
+
+/// Which vendor's syntax and naming a device uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    Eos,
+    Junos,
+    Ios,
+    Nxos,
+    F5,
+}
+
+impl Dialect {
+    pub fn from_platform(p: &str) -> Option<Dialect> {
+        Some(match p {
+            "eos" => Dialect::Eos,
+            "junos" => Dialect::Junos,
+            "ios" => Dialect::Ios,
+            "nxos" => Dialect::Nxos,
+            "f5" => Dialect::F5,
+            _ => return None,
+        })
+    }
+
+    /// Name of front-panel port `i` (0-based).
+    pub fn port_name(self, i: usize) -> String {
+        match self {
+            Dialect::Eos => format!("Ethernet{}", i + 1),
+            Dialect::Junos => format!("ge-0/0/{i}"),
+            // IOL L2: four ports per slot, Ethernet0/0..0/3, 1/0..
+            Dialect::Ios => format!("Ethernet{}/{}", i / 4, i % 4),
+            Dialect::Nxos => format!("Ethernet1/{}", i + 1),
+            Dialect::F5 => format!("1.{}", i + 1),
+        }
+    }
+
+    /// The port a containerlab interface name refers to (`eth1`, `e1-1`, `Ethernet0/1`, `ge-0/0/2`...).
+    pub fn port_from_clab(self, ifname: &str) -> Option<String> {
+        let lower = ifname.to_ascii_lowercase();
+        if let Some(n) = lower
+            .strip_prefix("eth")
+            .and_then(|s| s.parse::<usize>().ok())
+        {
+            // containerlab's ethN is the N-th data port (eth0 is management).
+            return n.checked_sub(1).map(|i| self.port_name(i));
+        }
+        match self {
+            Dialect::Ios => {
+                let rest = lower
+                    .strip_prefix("ethernet")
+                    .or_else(|| lower.strip_prefix('e'))?;
+                let (s, p) = rest.split_once('/')?;
+                Some(format!(
+                    "Ethernet{}/{}",
+                    s.parse::<u32>().ok()?,
+                    p.parse::<u32>().ok()?
+                ))
+            }
+            Dialect::Junos
+                if lower.starts_with("ge-")
+                    || lower.starts_with("xe-")
+                    || lower.starts_with("et-") =>
+            {
+                Some(ifname.to_owned())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A set of VLAN ids as a 4096-bit map: 512 bytes, where a `BTreeSet` of all 4094 ids costs tens of
+/// kilobytes per trunk (10,000 devices x 9 ports must stay small).
+#[derive(Clone, PartialEq, Eq)]
+pub struct VlanBits(Box<[u64; 64]>);
+
+impl std::fmt::Debug for VlanBits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "VlanBits({})", self.to_range_string())
+    }
+}
+
+impl VlanBits {
+    pub fn new() -> VlanBits {
+        VlanBits(Box::new([0; 64]))
+    }
+
+    /// 1..=4094.
+    pub fn all() -> VlanBits {
+        let mut b = VlanBits(Box::new([u64::MAX; 64]));
+        b.clear_raw(0);
+        b.clear_raw(4095);
+        b
+    }
+
+    fn clear_raw(&mut self, v: u16) {
+        self.0[usize::from(v / 64)] &= !(1u64 << (v % 64));
+    }
+
+    fn has_raw(&self, v: u16) -> bool {
+        self.0[usize::from(v / 64)] & (1u64 << (v % 64)) != 0
+    }
+
+    pub fn contains(&self, id: VlanId) -> bool {
+        self.has_raw(id.get())
+    }
+
+    pub fn insert(&mut self, id: VlanId) {
+        let v = id.get();
+        self.0[usize::from(v / 64)] |= 1u64 << (v % 64);
+    }
+
+    pub fn union(&self, other: &VlanSet) -> VlanBits {
+        let mut b = self.clone();
+        for id in other.ids() {
+            b.insert(id);
+        }
+        b
+    }
+
+    pub fn difference(&self, other: &VlanSet) -> VlanBits {
+        let mut b = self.clone();
+        for id in other.ids() {
+            b.clear_raw(id.get());
+        }
+        b
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|w| *w == 0)
+    }
+
+    pub fn is_all(&self) -> bool {
+        *self == VlanBits::all()
+    }
+
+    pub fn to_set(&self) -> VlanSet {
+        VlanSet::from_ids(
+            (1..=4094u16)
+                .filter(|v| self.has_raw(*v))
+                .filter_map(|v| VlanId::new(i64::from(v)).ok()),
+        )
+    }
+
+    /// `1-10,20` (`none` when empty).
+    pub fn to_range_string(&self) -> String {
+        self.to_set().to_range_string()
+    }
+}
+
+impl Default for VlanBits {
+    fn default() -> Self {
+        VlanBits::new()
+    }
+}
+
+impl From<VlanSet> for VlanBits {
+    fn from(s: VlanSet) -> VlanBits {
+        VlanBits::new().union(&s)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Access,
+    Trunk,
+    Routed,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Iface {
+    pub description: String,
+    pub enabled: bool,
+    pub mtu: u32,
+    pub mode: Mode,
+    pub access_vlan: u16,
+    pub trunk_allowed: VlanBits,
+    pub native_vlan: u16,
+    pub mac: String,
+    pub ifindex: u32,
+    /// Link up (a connected topology link, or the management port).
+    pub oper_up: bool,
+    pub speed_mbps: u64,
+}
+
+impl Iface {
+    pub fn new(ifindex: u32, mac: String, default_mtu: u32, oper_up: bool) -> Iface {
+        Iface {
+            description: String::new(),
+            enabled: true,
+            mtu: default_mtu,
+            mode: Mode::Access,
+            access_vlan: 1,
+            trunk_allowed: VlanBits::all(),
+            native_vlan: 1,
+            mac,
+            ifindex,
+            oper_up,
+            speed_mbps: 1000,
+        }
+    }
+
+    pub fn status_up(&self) -> bool {
+        self.enabled && self.oper_up
+    }
+}
+
+/// One LLDP neighbour as the simulated device sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Neighbor {
+    pub local_port: String,
+    pub system_name: String,
+    pub port: String,
+    pub chassis_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceState {
+    pub hostname: String,
+    pub vlans: BTreeMap<u16, String>,
+    /// Interfaces in port order (`Vec` keeps the natural order `Ethernet2` before `Ethernet10`).
+    pub interfaces: Vec<(String, Iface)>,
+    pub neighbors: Vec<Neighbor>,
+    pub mgmt_interface: Option<String>,
+}
+
+/// A MAC derived from the device index and port, locally administered.
+pub fn mac_for(device_index: u32, port: u32) -> String {
+    let b = device_index.to_be_bytes();
+    format!(
+        "02:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+        b[1],
+        b[2],
+        b[3],
+        (port >> 8) as u8,
+        port as u8
+    )
+}
+
+impl DeviceState {
+    /// A switch with `ports` front-panel ports, VLAN 1 and, for EOS/NX-OS, a management port.
+    pub fn new(dialect: Dialect, hostname: &str, device_index: u32, ports: usize) -> DeviceState {
+        let mut interfaces = Vec::with_capacity(ports + 1);
+        let mtu = match dialect {
+            Dialect::Eos => 9214,
+            Dialect::Junos => 1514,
+            _ => 1500,
+        };
+        for i in 0..ports {
+            let mut f = Iface::new(
+                i as u32 + 1,
+                mac_for(device_index, i as u32 + 1),
+                mtu,
+                false,
+            );
+            if dialect == Dialect::Nxos {
+                f.speed_mbps = 10_000;
+            }
+            interfaces.push((dialect.port_name(i), f));
+        }
+        let mgmt = match dialect {
+            Dialect::Eos => Some("Management1"),
+            Dialect::Nxos => Some("mgmt0"),
+            _ => None,
+        };
+        if let Some(m) = mgmt {
+            let mut f = Iface::new(999_001, mac_for(device_index, 0), 1500, true);
+            f.mode = Mode::Routed;
+            interfaces.push((m.to_owned(), f));
+        }
+        let mut vlans = BTreeMap::new();
+        vlans.insert(1, "default".to_owned());
+        DeviceState {
+            hostname: hostname.to_owned(),
+            vlans,
+            interfaces,
+            neighbors: Vec::new(),
+            mgmt_interface: mgmt.map(str::to_owned),
+        }
+    }
+
+    pub fn iface(&self, name: &str) -> Option<&Iface> {
+        self.interfaces
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, f)| f)
+    }
+
+    pub fn iface_mut(&mut self, name: &str) -> Option<&mut Iface> {
+        self.interfaces
+            .iter_mut()
+            .find(|(n, _)| n == name)
+            .map(|(_, f)| f)
+    }
+
+    /// Ports whose VLAN membership includes `vid` (access in it, or trunk allowing it).
+    pub fn members(&self, vid: u16) -> Vec<&str> {
+        let Ok(id) = VlanId::new(i64::from(vid)) else {
+            return Vec::new();
+        };
+        self.interfaces
+            .iter()
+            .filter(|(_, f)| match f.mode {
+                Mode::Access => f.access_vlan == vid,
+                Mode::Trunk => f.trunk_allowed.contains(id),
+                Mode::Routed => false,
+            })
+            .map(|(n, _)| n.as_str())
+            .collect()
+    }
+
+    /// Canonical interface name for what a user typed (`Et1`, `eth1`, `ethernet 1`, `Gi0/1`), if the
+    /// device has it.
+    pub fn resolve_iface(&self, typed: &str) -> Option<String> {
+        let t: String = typed.chars().filter(|c| !c.is_whitespace()).collect();
+        if let Some((n, _)) = self
+            .interfaces
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(&t))
+        {
+            return Some(n.clone());
+        }
+        let split = t.find(|c: char| c.is_ascii_digit())?;
+        let (prefix, num) = t.split_at(split);
+        let prefix = prefix.to_ascii_lowercase();
+        if prefix.is_empty() {
+            return None;
+        }
+        self.interfaces
+            .iter()
+            .find(|(n, _)| {
+                let s = n.find(|c: char| c.is_ascii_digit()).unwrap_or(n.len());
+                let (np, nn) = n.split_at(s);
+                nn == num && np.to_ascii_lowercase().starts_with(&prefix)
+            })
+            .map(|(n, _)| n.clone())
+    }
+
+    /// `interface` stanzas in Cisco/Arista running-config syntax (what `show running-config interfaces X`
+    /// prints). Defaults are omitted, as the devices do.
+    pub fn render_interface(&self, dialect: Dialect, name: &str) -> Option<String> {
+        let f = self.iface(name)?;
+        let mut s = format!("interface {name}\n");
+        let ind = if dialect == Dialect::Eos { "   " } else { " " };
+        if !f.description.is_empty() {
+            s.push_str(&format!("{ind}description {}\n", f.description));
+        }
+        let default_mtu = if dialect == Dialect::Eos { 9214 } else { 1500 };
+        if f.mtu != default_mtu {
+            s.push_str(&format!("{ind}mtu {}\n", f.mtu));
+        }
+        match f.mode {
+            Mode::Routed => {
+                if Some(name) != self.mgmt_interface.as_deref() {
+                    s.push_str(&format!("{ind}no switchport\n"));
+                }
+            }
+            Mode::Access => {
+                if dialect == Dialect::Ios {
+                    s.push_str(&format!("{ind}switchport mode access\n"));
+                }
+                if f.access_vlan != 1 {
+                    s.push_str(&format!("{ind}switchport access vlan {}\n", f.access_vlan));
+                }
+            }
+            Mode::Trunk => {
+                if dialect == Dialect::Ios {
+                    s.push_str(&format!("{ind}switchport trunk encapsulation dot1q\n"));
+                }
+                if f.native_vlan != 1 {
+                    s.push_str(&format!(
+                        "{ind}switchport trunk native vlan {}\n",
+                        f.native_vlan
+                    ));
+                }
+                if !f.trunk_allowed.is_all() {
+                    s.push_str(&format!(
+                        "{ind}switchport trunk allowed vlan {}\n",
+                        f.trunk_allowed.to_range_string()
+                    ));
+                }
+                s.push_str(&format!("{ind}switchport mode trunk\n"));
+            }
+        }
+        if !f.enabled {
+            s.push_str(&format!("{ind}shutdown\n"));
+        } else if dialect == Dialect::Nxos && f.mode != Mode::Routed {
+            s.push_str(&format!("{ind}no shutdown\n"));
+        }
+        Some(s)
+    }
+
+    /// The whole running configuration (hostname, VLANs, interfaces), Cisco/Arista syntax.
+    pub fn running_config(&self, dialect: Dialect) -> String {
+        let mut s = String::new();
+        s.push_str(&format!("hostname {}\n!\n", self.hostname));
+        for (id, name) in &self.vlans {
+            if *id == 1 {
+                continue;
+            }
+            s.push_str(&format!("vlan {id}\n"));
+            if *name != default_vlan_name(*id) {
+                let ind = if dialect == Dialect::Eos { "   " } else { " " };
+                s.push_str(&format!("{ind}name {name}\n"));
+            }
+            s.push_str("!\n");
+        }
+        for (n, _) in &self.interfaces {
+            if let Some(i) = self.render_interface(dialect, n) {
+                s.push_str(&i);
+                s.push_str("!\n");
+            }
+        }
+        s.push_str("end\n");
+        s
+    }
+}
+
+/// `VLAN0010`, the name every vendor gives a VLAN created without one.
+pub fn default_vlan_name(id: u16) -> String {
+    format!("VLAN{id:04}")
+}
+
+/// A rejected configuration line, with the vendor's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineError {
+    /// The vendor message (`Invalid input`, `% Invalid input detected at '^' marker.`).
+    pub message: String,
+}
+
+/// Where in the configuration tree a session is.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Context {
+    #[default]
+    Top,
+    Vlan(Vec<u16>),
+    Interface(Vec<String>),
+}
+
+/// Applies configuration lines to a [`DeviceState`], tracking the sub-mode.
+#[derive(Debug, Clone)]
+pub struct ConfigSession {
+    pub dialect: Dialect,
+    pub context: Context,
+}
+
+fn invalid(dialect: Dialect, line: &str, token: usize) -> LineError {
+    let tok = line.split_whitespace().nth(token).unwrap_or("");
+    let message = match dialect {
+        Dialect::Eos => format!("Invalid input (at token {token}: '{tok}')"),
+        Dialect::Nxos => "% Invalid command at '^' marker.".to_owned(),
+        _ => "% Invalid input detected at '^' marker.".to_owned(),
+    };
+    LineError { message }
+}
+
+fn parse_vlan_list(s: &str) -> Option<Vec<u16>> {
+    let set = VlanSet::parse(s).ok()?;
+    if set.is_empty() {
+        return None;
+    }
+    Some(set.ids().map(|v| v.get()).collect())
+}
+
+impl ConfigSession {
+    pub fn new(dialect: Dialect) -> Self {
+        ConfigSession {
+            dialect,
+            context: Context::Top,
+        }
+    }
+
+    /// `exit` at top level leaves configuration mode: `Ok(true)`.
+    pub fn apply(&mut self, st: &mut DeviceState, raw: &str) -> Result<bool, LineError> {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('!') {
+            return Ok(false);
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let bad = |token: usize| invalid(self.dialect, line, token);
+        match words.as_slice() {
+            ["exit"] => {
+                if self.context == Context::Top {
+                    return Ok(true);
+                }
+                self.context = Context::Top;
+                return Ok(false);
+            }
+            ["end"] => {
+                self.context = Context::Top;
+                return Ok(true);
+            }
+            ["hostname", h] => {
+                st.hostname = (*h).to_owned();
+                self.context = Context::Top;
+                return Ok(false);
+            }
+            ["vlan", list] => {
+                let ids = parse_vlan_list(list).ok_or_else(|| bad(1))?;
+                for id in &ids {
+                    st.vlans
+                        .entry(*id)
+                        .or_insert_with(|| default_vlan_name(*id));
+                }
+                self.context = Context::Vlan(ids);
+                return Ok(false);
+            }
+            ["no", "vlan", list] => {
+                let ids = parse_vlan_list(list).ok_or_else(|| bad(2))?;
+                for id in ids {
+                    if id == 1 {
+                        return Err(LineError {
+                            message: match self.dialect {
+                                Dialect::Eos => "Default VLAN cannot be removed".into(),
+                                _ => "%Default VLAN 1 may not be deleted.".into(),
+                            },
+                        });
+                    }
+                    st.vlans.remove(&id);
+                }
+                self.context = Context::Top;
+                return Ok(false);
+            }
+            ["interface", rest @ ..] if !rest.is_empty() => {
+                let joined = rest.join(" ");
+                let mut names = Vec::new();
+                for part in joined.split(',') {
+                    let part = part.trim();
+                    match st.resolve_iface(part) {
+                        Some(n) => names.push(n),
+                        None => {
+                            // Loopbacks and SVIs are created on first mention, as on the devices.
+                            let lower = part.to_ascii_lowercase();
+                            if lower.starts_with("loopback") || lower.starts_with("vlan") {
+                                let idx = 500_000 + st.interfaces.len() as u32;
+                                let mut f = Iface::new(idx, mac_for(0, idx), 1500, true);
+                                f.mode = Mode::Routed;
+                                let canon = if lower.starts_with("loopback") {
+                                    format!("Loopback{}", part[8..].trim())
+                                } else {
+                                    format!("Vlan{}", part[4..].trim())
+                                };
+                                st.interfaces.push((canon.clone(), f));
+                                names.push(canon);
+                            } else {
+                                return Err(bad(1));
+                            }
+                        }
+                    }
+                }
+                self.context = Context::Interface(names);
+                return Ok(false);
+            }
+            _ => {}
+        }
+        match self.context.clone() {
+            Context::Vlan(ids) => match words.as_slice() {
+                ["name", name @ ..] if !name.is_empty() => {
+                    let n = name.join(" ");
+                    for id in ids {
+                        st.vlans.insert(id, n.clone());
+                    }
+                    Ok(false)
+                }
+                ["no", "name", ..] => {
+                    for id in ids {
+                        st.vlans.insert(id, default_vlan_name(id));
+                    }
+                    Ok(false)
+                }
+                ["state", "active" | "suspend"] => Ok(false),
+                _ => Err(bad(0)),
+            },
+            Context::Interface(names) => {
+                for n in &names {
+                    let vlans = st.vlans.clone();
+                    let Some(f) = st.iface_mut(n) else {
+                        return Err(bad(1));
+                    };
+                    self.apply_interface(f, &words, line, &vlans)?;
+                }
+                Ok(false)
+            }
+            Context::Top => Err(bad(0)),
+        }
+    }
+
+    fn apply_interface(
+        &self,
+        f: &mut Iface,
+        words: &[&str],
+        line: &str,
+        vlans: &BTreeMap<u16, String>,
+    ) -> Result<(), LineError> {
+        let bad = |token: usize| invalid(self.dialect, line, token);
+        let vid = |s: &str, token: usize| -> Result<u16, LineError> {
+            s.parse::<u16>()
+                .ok()
+                .filter(|v| (1..=4094).contains(v))
+                .ok_or_else(|| bad(token))
+        };
+        let routed_guard = |f: &Iface| -> Result<(), LineError> {
+            if f.mode == Mode::Routed {
+                Err(LineError {
+                    message: match self.dialect {
+                        Dialect::Eos => "Interface is not a switchport".into(),
+                        _ => "% Interface is not a switchport.".into(),
+                    },
+                })
+            } else {
+                Ok(())
+            }
+        };
+        let _ = vlans;
+        match words {
+            ["description", d @ ..] if !d.is_empty() => {
+                f.description = line.trim_start()["description".len()..].trim().to_owned();
+            }
+            ["no", "description", ..] | ["default", "description", ..] => f.description.clear(),
+            ["shutdown"] => f.enabled = false,
+            ["no", "shutdown"] => f.enabled = true,
+            ["mtu", m] => {
+                let v: u32 = m.parse().map_err(|_| bad(1))?;
+                let max = if self.dialect == Dialect::Eos {
+                    9214
+                } else {
+                    9216
+                };
+                if !(68..=max).contains(&v) {
+                    return Err(bad(1));
+                }
+                f.mtu = v;
+            }
+            ["no", "mtu", ..] | ["default", "mtu", ..] => {
+                f.mtu = if self.dialect == Dialect::Eos {
+                    9214
+                } else {
+                    1500
+                }
+            }
+            ["switchport"] => {
+                if f.mode == Mode::Routed {
+                    f.mode = Mode::Access;
+                }
+            }
+            ["no", "switchport"] => f.mode = Mode::Routed,
+            ["switchport", "mode", m] => {
+                routed_guard(f)?;
+                f.mode = match *m {
+                    "access" => Mode::Access,
+                    "trunk" => Mode::Trunk,
+                    _ => return Err(bad(2)),
+                }
+            }
+            ["no", "switchport", "mode", ..] => {
+                routed_guard(f)?;
+                f.mode = Mode::Access;
+            }
+            ["switchport", "trunk", "encapsulation", "dot1q"] => routed_guard(f)?,
+            ["switchport", "access", "vlan", v] => {
+                routed_guard(f)?;
+                f.access_vlan = vid(v, 3)?;
+            }
+            ["no", "switchport", "access", "vlan", ..] => f.access_vlan = 1,
+            ["switchport", "trunk", "native", "vlan", v] => {
+                routed_guard(f)?;
+                f.native_vlan = vid(v, 4)?;
+            }
+            ["no", "switchport", "trunk", "native", "vlan", ..] => f.native_vlan = 1,
+            ["switchport", "trunk", "allowed", "vlan", rest @ ..] => {
+                routed_guard(f)?;
+                let parse = |s: &str, token: usize| VlanSet::parse(s).map_err(|_| bad(token));
+                match rest {
+                    ["add", l] => f.trunk_allowed = f.trunk_allowed.union(&parse(l, 5)?),
+                    ["remove", l] => f.trunk_allowed = f.trunk_allowed.difference(&parse(l, 5)?),
+                    ["except", l] => f.trunk_allowed = VlanBits::all().difference(&parse(l, 5)?),
+                    [l] => f.trunk_allowed = parse(l, 4)?.into(),
+                    _ => return Err(bad(4)),
+                }
+            }
+            ["no", "switchport", "trunk", "allowed", "vlan", ..] => {
+                f.trunk_allowed = VlanBits::all()
+            }
+            ["speed", ..]
+            | ["negotiation", ..]
+            | ["spanning-tree", ..]
+            | ["no", "spanning-tree", ..] => {}
+            _ => return Err(bad(0)),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_change_state() {
+        let mut st = DeviceState::new(Dialect::Eos, "sw1", 1, 4);
+        let mut c = ConfigSession::new(Dialect::Eos);
+        for l in [
+            "vlan 10",
+            "name web",
+            "exit",
+            "interface Et2",
+            "description up link",
+            "switchport mode trunk",
+            "switchport trunk allowed vlan 10,20",
+            "switchport trunk allowed vlan add 30",
+            "switchport trunk native vlan 10",
+            "shutdown",
+            "mtu 1500",
+            "exit",
+            "interface Ethernet3",
+            "switchport access vlan 10",
+            "no switchport",
+            "end",
+        ] {
+            c.apply(&mut st, l).unwrap();
+        }
+        assert_eq!(st.vlans[&10], "web");
+        let e2 = st.iface("Ethernet2").unwrap();
+        assert_eq!(e2.description, "up link");
+        assert_eq!(
+            (e2.mode, e2.native_vlan, e2.enabled, e2.mtu),
+            (Mode::Trunk, 10, false, 1500)
+        );
+        assert_eq!(e2.trunk_allowed.to_range_string(), "10,20,30");
+        assert_eq!(st.iface("Ethernet3").unwrap().mode, Mode::Routed);
+        let e = c.apply(&mut st, "frobnicate").unwrap_err();
+        assert!(e.message.contains("Invalid input"));
+        let mut c = ConfigSession::new(Dialect::Ios);
+        assert!(c.apply(&mut st, "no vlan 1").is_err());
+        assert!(c.apply(&mut st, "interface Ethernet9").is_err());
+        assert!(
+            st.running_config(Dialect::Eos)
+                .contains("   switchport trunk allowed vlan 10,20,30")
+        );
+    }
+
+    #[test]
+    fn clab_interface_names() {
+        assert_eq!(
+            Dialect::Eos.port_from_clab("eth1").as_deref(),
+            Some("Ethernet1")
+        );
+        assert_eq!(
+            Dialect::Junos.port_from_clab("eth1").as_deref(),
+            Some("ge-0/0/0")
+        );
+        assert_eq!(
+            Dialect::Ios.port_from_clab("e0/2").as_deref(),
+            Some("Ethernet0/2")
+        );
+        assert_eq!(
+            Dialect::Ios.port_from_clab("Ethernet1/1").as_deref(),
+            Some("Ethernet1/1")
+        );
+        assert_eq!(
+            Dialect::Nxos.port_from_clab("eth3").as_deref(),
+            Some("Ethernet1/3")
+        );
+    }
+}

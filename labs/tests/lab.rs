@@ -1,0 +1,946 @@
+//! netgw-labs integration tests: topologies, and every simulator driven by netgw's own transports and
+//! drivers on 127.0.0.1 (nothing else is contacted).
+
+use netgw_drivers::driver::{CommitOptions, Driver, DriverError, Platform};
+use netgw_drivers::eos::EosDriver;
+use netgw_drivers::junos::JunosDriver;
+use netgw_drivers::target::DeviceTarget;
+use netgw_drivers::transport::Timeouts;
+use netgw_drivers::transport::http::{HttpAuth, HttpClient, HttpConfig, TlsMode};
+use netgw_drivers::transport::netconf::reply::parse_document;
+use netgw_drivers::transport::netconf::{
+    ClientOptions, Datastore, Framing, XmlElement, connect_ssh_with,
+};
+use netgw_drivers::transport::ssh::{
+    CliPlatform, HostKeyPolicy, PlatformKind, SshAuth, SshSession, SshTarget,
+};
+use netgw_labs::{Lab, LabOptions};
+use netgw_models::plan::{PlanRules, Policy, plan};
+use netgw_models::resource::{Link, LinkMode, Vlan, VlanId, VlanSet};
+use netgw_models::secret::Secret;
+use netgw_models::topology::Topology;
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            files_under(&p, out);
+        } else if p.extension().is_some_and(|x| x == "yml" || x == "yaml") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn every_fixture_topology_parses() {
+    let mut files = Vec::new();
+    files_under(&fixtures().join("containerlab"), &mut files);
+    assert!(files.len() >= 35, "{} topology files", files.len());
+    let mut kinds = BTreeSet::new();
+    for f in &files {
+        let t = Topology::parse(&std::fs::read_to_string(f).unwrap())
+            .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        for n in t.nodes.values() {
+            kinds.insert((n.kind.clone().unwrap_or_default(), n.platform));
+        }
+    }
+    for (k, p) in [
+        ("arista_ceos", Some("eos")),
+        ("ceos", Some("eos")),
+        ("juniper_vjunosswitch", Some("junos")),
+        ("cisco_iol", Some("ios")),
+        ("f5_bigip-ve", Some("f5")),
+        ("linux", Some("linux")),
+        ("nokia_srlinux", None),
+    ] {
+        assert!(
+            kinds.contains(&(k.to_owned(), p)),
+            "{k} -> {p:?} in {kinds:?}"
+        );
+    }
+    let avd = Topology::parse(
+        &std::fs::read_to_string(
+            fixtures().join("containerlab/avd-cEOS-Lab/avd_sym_irb/topology.yaml"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        avd.nodes
+            .values()
+            .filter(|n| n.platform == Some("eos"))
+            .count()
+            >= 4
+    );
+    assert!(!avd.links.is_empty());
+}
+
+#[test]
+fn shipped_containerlab_topology_parses() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../containerlab/netgw-fabric.clab.yml");
+    let t = Topology::parse(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let platforms: BTreeSet<&str> = t.nodes.values().filter_map(|n| n.platform).collect();
+    for p in ["eos", "junos", "ios", "f5"] {
+        assert!(platforms.contains(p), "{p}");
+    }
+}
+
+const FABRIC: &str = r#"
+name: t
+topology:
+  nodes:
+    spine1: {kind: arista_ceos}
+    leaf1: {kind: arista_ceos}
+    leaf2: {kind: juniper_vjunosswitch}
+    acc1: {kind: cisco_iol, type: l2}
+    nx1: {kind: cisco_n9kv}
+    lb1: {kind: f5_bigip-ve}
+    srv: {kind: linux}
+  links:
+    - endpoints: ["spine1:eth1", "leaf1:eth1"]
+    - endpoints: ["spine1:eth2", "leaf2:eth1"]
+    - endpoints: ["leaf1:eth3", "acc1:e0/1"]
+"#;
+
+struct Env {
+    lab: Lab,
+    dir: tempfile::TempDir,
+}
+
+async fn start(yaml: &str, faults: &[(&str, &str, &str)]) -> Env {
+    let topo = Topology::parse(yaml).unwrap();
+    let opts = LabOptions {
+        faults: faults
+            .iter()
+            .map(|(n, k, v)| ((*n).into(), (*k).into(), (*v).into()))
+            .collect(),
+        ..LabOptions::default()
+    };
+    let lab = Lab::start(&topo, opts).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    lab.write_inventory(&dir.path().join("inventory.yml"))
+        .unwrap();
+    Env { lab, dir }
+}
+
+impl Env {
+    fn target(&self, name: &str) -> DeviceTarget {
+        let n = self.lab.node(name).unwrap();
+        let platform = Platform::parse(n.platform).unwrap();
+        let mut t = DeviceTarget::new(name, platform, "127.0.0.1");
+        t.port = Some(n.port);
+        t.username = "admin".into();
+        t.password = Some(Secret::new("admin"));
+        t.known_hosts = self.dir.path().join("lab-known_hosts");
+        t.tls.ca_file = Some(self.dir.path().join("lab-ca.pem"));
+        t.enable_secret = Some(Secret::new("admin"));
+        t.timeouts = Timeouts {
+            connect: Duration::from_secs(5),
+            idle: Duration::from_secs(30),
+            operation: Duration::from_secs(10),
+        };
+        t
+    }
+
+    fn ssh_target(&self, name: &str) -> SshTarget {
+        let n = self.lab.node(name).unwrap();
+        SshTarget {
+            device: name.into(),
+            host: "127.0.0.1".into(),
+            port: n.port,
+            username: "admin".into(),
+            auth: SshAuth::Password(Secret::new("admin")),
+            host_keys: HostKeyPolicy {
+                known_hosts: self.dir.path().join("lab-known_hosts"),
+                accept_new: false,
+            },
+            timeouts: Timeouts {
+                connect: Duration::from_secs(5),
+                idle: Duration::from_secs(30),
+                operation: Duration::from_secs(10),
+            },
+        }
+    }
+
+    fn http(&self, name: &str, auth: HttpAuth) -> HttpClient {
+        let n = self.lab.node(name).unwrap();
+        let mut c = HttpConfig::new(name, format!("https://127.0.0.1:{}", n.port));
+        c.tls = TlsMode::CaFile(self.dir.path().join("lab-ca.pem"));
+        c.auth = auth;
+        HttpClient::new(c).unwrap()
+    }
+}
+
+fn basic() -> HttpAuth {
+    HttpAuth::Basic {
+        username: "admin".into(),
+        password: Secret::new("admin"),
+    }
+}
+
+fn vid(n: i64) -> VlanId {
+    VlanId::new(n).unwrap()
+}
+
+/// The plan: VLAN 10 `web`, `port` a trunk of 10 (or an access port of 10) with a description.
+fn change_as(
+    rules: &PlanRules,
+    port: &str,
+    observed: &netgw_drivers::driver::Observed,
+    trunk: bool,
+) -> netgw_models::plan::Plan {
+    let mut v = Vlan::new(vid(10));
+    v.name = Some("web".into());
+    let mut l = Link::new(port);
+    l.description = Some("uplink to spine".into());
+    if trunk {
+        l.mode = Some(LinkMode::Trunk);
+        l.trunk_vlans = Some(VlanSet::from_ids([vid(10)]));
+    } else {
+        l.mode = Some(LinkMode::Access);
+        l.access_vlan = Some(vid(10));
+    }
+    plan(
+        &[v],
+        &observed.vlans,
+        Policy::Merge,
+        &[l],
+        &observed.links,
+        Policy::Merge,
+        rules,
+    )
+}
+
+fn change(
+    rules: &PlanRules,
+    port: &str,
+    observed: &netgw_drivers::driver::Observed,
+) -> netgw_models::plan::Plan {
+    change_as(rules, port, observed, true)
+}
+
+/// Structural comparison: the simulator's reply has the real sample's keys (recursively, looking at
+/// the first entry of maps keyed by names) and the same JSON types.
+fn same_shape(real: &Value, sim: &Value, path: &str, keyed_maps: &[&str]) {
+    match (real, sim) {
+        (Value::Object(r), Value::Object(s)) => {
+            let last = path.rsplit('.').next().unwrap_or("");
+            if keyed_maps.contains(&last) {
+                if let (Some(rv), Some(sv)) = (r.values().next(), s.values().next()) {
+                    same_shape(rv, sv, &format!("{path}.*"), keyed_maps);
+                }
+                return;
+            }
+            for (k, rv) in r {
+                let sv = s
+                    .get(k)
+                    .unwrap_or_else(|| panic!("{path}.{k} missing in the simulator's reply"));
+                same_shape(rv, sv, &format!("{path}.{k}"), keyed_maps);
+            }
+        }
+        (Value::Array(r), Value::Array(s)) => {
+            if let (Some(rv), Some(sv)) = (r.first(), s.first()) {
+                same_shape(rv, sv, &format!("{path}[0]"), keyed_maps);
+            }
+        }
+        (Value::Number(_), Value::Number(_))
+        | (Value::String(_), Value::String(_))
+        | (Value::Bool(_), Value::Bool(_))
+        | (Value::Null, _) => {}
+        (r, s) => panic!("{path}: real {r} vs simulated {s}"),
+    }
+}
+
+fn real_json(name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(fixtures().join("real").join(name)).unwrap())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn eos_shapes_match_real_samples() {
+    let env = start(FABRIC, &[]).await;
+    let t = env.target("leaf1");
+    let d = EosDriver::connect(&t).await.unwrap();
+    let eapi = d.eapi();
+    let keyed = ["interfaces", "vlans", "lldpNeighbors", "switchports"];
+    for (cmd, file) in [
+        ("show version", "eos/show_version.json"),
+        ("show hostname", "eos/show_hostname.json"),
+        ("show vlan", "eos/show_vlan.json"),
+        ("show interfaces", "eos/show_interfaces.json"),
+        (
+            "show lldp neighbors detail",
+            "eos/show_lldp_neighbors__detail.json",
+        ),
+    ] {
+        let sim = eapi.run_one_json(cmd).await.unwrap();
+        let real = real_json(file);
+        same_shape(&real, &sim, cmd, &keyed);
+    }
+    // The driver's own parsers, over the real sample and over the simulator's answer.
+    use netgw_drivers::eos::facts;
+    let sim_if =
+        facts::parse_interfaces_facts(&eapi.run_one_json("show interfaces").await.unwrap());
+    let real_if = facts::parse_interfaces_facts(&real_json("eos/show_interfaces.json"));
+    assert!(!real_if.is_empty() && sim_if.contains_key("Ethernet1"));
+    let sim_lldp = facts::parse_lldp_neighbors_detail(
+        &eapi
+            .run_one_json("show lldp neighbors detail")
+            .await
+            .unwrap(),
+    );
+    assert!(
+        !facts::parse_lldp_neighbors_detail(&real_json("eos/show_lldp_neighbors__detail.json"))
+            .is_empty()
+    );
+    let n = &sim_lldp["Ethernet1"][0];
+    assert_eq!(
+        (n.remote_system_name.as_deref(), n.remote_port.as_deref()),
+        (Some("spine1"), Some("Ethernet1"))
+    );
+    let v = facts::parse_show_version(&eapi.run_one_json("show version").await.unwrap(), None);
+    let r = facts::parse_show_version(&real_json("eos/show_version.json"), None);
+    assert_eq!(format!("{:?}", v).is_empty(), format!("{:?}", r).is_empty());
+}
+
+#[tokio::test]
+async fn eos_driver_converges_statefully() {
+    let env = start(FABRIC, &[]).await;
+    let t = env.target("leaf1");
+    let mut d = EosDriver::connect(&t).await.unwrap();
+    let caps = d.capabilities();
+    assert!(caps.sessions && caps.confirmed_commit, "{caps:?}");
+    let f = d.facts().await.unwrap();
+    assert_eq!(f.hostname.as_deref(), Some("leaf1"));
+    assert_eq!(f.vendor.as_deref(), Some("arista"));
+    assert!(f.vlans.contains_key(&1));
+    let before = d.observe().await.unwrap();
+    // Access mode: an access -> trunk change with `add` lines keeps EOS' default allowed list (ALL),
+    // on the simulator as on a real switch (reported to the driver's owners).
+    let p = change_as(&d.plan_rules(), "Ethernet2", &before, false);
+    assert!(!p.is_empty());
+    let staged = d.stage(&p).await.unwrap();
+    assert!(
+        staged.diff.contains("+vlan 10") && staged.diff.contains("+   description uplink to spine"),
+        "{}",
+        staged.diff
+    );
+    // Staged only: nothing visible yet.
+    assert!(
+        !d.observe()
+            .await
+            .unwrap()
+            .vlans
+            .iter()
+            .any(|v| v.id == vid(10))
+    );
+    d.commit(&CommitOptions {
+        comment: "test".into(),
+        confirm_timeout: Duration::from_secs(60),
+    })
+    .await
+    .unwrap();
+    d.confirm().await.unwrap();
+    let after = d.observe().await.unwrap();
+    let v10 = after.vlans.iter().find(|v| v.id == vid(10)).unwrap();
+    assert_eq!(v10.name.as_deref(), Some("web"));
+    let e2 = after.links.iter().find(|l| l.name == "Ethernet2").unwrap();
+    assert_eq!(
+        (e2.mode, e2.description.as_deref(), e2.access_vlan),
+        (
+            Some(LinkMode::Access),
+            Some("uplink to spine"),
+            Some(vid(10))
+        )
+    );
+    // Converged: planning again changes nothing.
+    assert!(change_as(&d.plan_rules(), "Ethernet2", &after, false).is_empty());
+    let Some(netgw_labs::Sim::Eos(sim)) = env.lab.node("leaf1").map(|n| n.sim.clone()) else {
+        panic!()
+    };
+    assert!(!sim.pending_timer(), "confirmed");
+}
+
+#[tokio::test]
+async fn eos_commit_timer_rolls_back_when_not_confirmed() {
+    let env = start(FABRIC, &[]).await;
+    let mut d = EosDriver::connect(&env.target("leaf1")).await.unwrap();
+    let before = d.observe().await.unwrap();
+    d.stage(&change(&d.plan_rules(), "Ethernet2", &before))
+        .await
+        .unwrap();
+    d.commit(&CommitOptions {
+        comment: "t".into(),
+        confirm_timeout: Duration::from_secs(1),
+    })
+    .await
+    .unwrap();
+    assert!(
+        d.observe()
+            .await
+            .unwrap()
+            .vlans
+            .iter()
+            .any(|v| v.id == vid(10)),
+        "active during the timer"
+    );
+    tokio::time::sleep(Duration::from_millis(1600)).await;
+    let after = d.observe().await.unwrap();
+    assert_eq!(
+        after, before,
+        "the commit timer expired: back to the pre-state"
+    );
+}
+
+#[tokio::test]
+async fn eos_errors_and_faults() {
+    let env = start(
+        FABRIC,
+        &[
+            ("spine1", "auth-fail", "true"),
+            ("leaf1", "reset-at", "before-commit"),
+        ],
+    )
+    .await;
+    // Bad command: an eAPI command error naming the command.
+    let d = EosDriver::connect(&env.target("leaf1")).await.unwrap();
+    let e = d
+        .eapi()
+        .run_json(&["show vlan".into(), "show frobnication".into()])
+        .await
+        .unwrap_err();
+    assert!(e.is_command_error(), "{e}");
+    assert!(e.to_string().contains("show frobnication"), "{e}");
+    // Authentication failure.
+    let e = EosDriver::connect(&env.target("spine1"))
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string().contains("401") || e.to_string().to_lowercase().contains("auth"),
+        "{e}"
+    );
+    // Connection reset instead of the commit; the device keeps its state.
+    let mut d = EosDriver::connect(&env.target("leaf1")).await.unwrap();
+    let before = d.observe().await.unwrap();
+    d.stage(&change(&d.plan_rules(), "Ethernet2", &before))
+        .await
+        .unwrap();
+    let e = d.commit(&CommitOptions::default()).await.unwrap_err();
+    assert!(matches!(e, DriverError::Transport { .. }), "{e:?}");
+    let d2 = EosDriver::connect(&env.target("leaf1")).await.unwrap();
+    assert!(
+        !d2.eapi().run_one_json("show vlan").await.unwrap()["vlans"]
+            .as_object()
+            .unwrap()
+            .contains_key("10")
+    );
+}
+
+#[tokio::test]
+async fn eos_latency_fault_delays_replies() {
+    let env = start(FABRIC, &[("leaf1", "latency-ms", "150")]).await;
+    let d = EosDriver::connect(&env.target("leaf1")).await.unwrap();
+    let t0 = std::time::Instant::now();
+    d.eapi().run_one_json("show hostname").await.unwrap();
+    assert!(t0.elapsed() >= Duration::from_millis(150));
+}
+
+fn doc(path: &str) -> XmlElement {
+    parse_document(&std::fs::read_to_string(fixtures().join("real").join(path)).unwrap()).unwrap()
+}
+
+/// Element names along the first-child path of each element, as a set (structure, not values).
+fn element_names(el: &XmlElement, out: &mut BTreeSet<String>) {
+    for c in el.elements() {
+        out.insert(c.name.clone());
+        element_names(c, out);
+    }
+}
+
+#[tokio::test]
+async fn junos_shapes_match_real_samples() {
+    let env = start(FABRIC, &[]).await;
+    let mut s = connect_ssh_with(&env.ssh_target("leaf2"), ClientOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(s.framing(), Framing::Chunked, "both sides said base:1.1");
+    use netgw_drivers::junos::{facts, link, vlan};
+    let sw = s.rpc_raw("<get-software-information/>").await.unwrap().root;
+    let real_sw =
+        facts::parse_software_information(&doc("junos/get-software-information.xml")).unwrap();
+    let sim_sw = facts::parse_software_information(&sw).unwrap();
+    assert!(real_sw.version.is_some() && sim_sw.version.as_deref() == Some("23.2R1.14"));
+    assert_eq!(sim_sw.host_name.as_deref(), Some("leaf2"));
+    let ch = s.rpc_raw("<get-chassis-inventory/>").await.unwrap().root;
+    assert!(
+        facts::parse_chassis_inventory(&doc("junos/get-chassis-inventory.xml"))
+            .unwrap()
+            .0
+            .is_some()
+    );
+    assert!(facts::parse_chassis_inventory(&ch).unwrap().0.is_some());
+    let ifs = s
+        .rpc_raw("<get-interface-information/>")
+        .await
+        .unwrap()
+        .root;
+    let real_ifs = facts::parse_interface_information(&doc("junos/get-interface-information.xml"));
+    let sim_ifs = facts::parse_interface_information(&ifs);
+    assert!(!real_ifs.is_empty());
+    let ge0 = &sim_ifs["ge-0/0/0"];
+    assert!(
+        ge0.mtu.is_some() && ge0.mac.is_some() && ge0.speed.is_some(),
+        "{ge0:?}"
+    );
+    // Every element name the real reply uses for a physical interface's basics is there too.
+    let (mut real_names, mut sim_names) = (BTreeSet::new(), BTreeSet::new());
+    element_names(&doc("junos/get-interface-information.xml"), &mut real_names);
+    element_names(&ifs, &mut sim_names);
+    for n in [
+        "physical-interface",
+        "name",
+        "admin-status",
+        "oper-status",
+        "mtu",
+        "speed",
+        "snmp-index",
+        "current-physical-address",
+        "logical-interface",
+    ] {
+        assert!(real_names.contains(n) && sim_names.contains(n), "{n}");
+    }
+    let lldp = s
+        .rpc_raw("<get-lldp-neighbors-information/>")
+        .await
+        .unwrap()
+        .root;
+    assert!(
+        !facts::parse_lldp_neighbors(&doc("junos/get-lldp-neighbors-information.xml")).is_empty()
+    );
+    let n = &facts::parse_lldp_neighbors(&lldp)["ge-0/0/0"][0];
+    assert_eq!(n.remote_system_name.as_deref(), Some("spine1"));
+    let vl = s.rpc_raw("<get-vlan-information/>").await.unwrap().root;
+    assert!(!vlan::parse_vlan_information(&doc("junos/get-vlan-information.xml")).is_empty());
+    assert_eq!(vlan::parse_vlan_information(&vl).len(), 1, "default VLAN");
+    let terse = s
+        .rpc_raw("<get-interface-information><terse/></get-interface-information>")
+        .await
+        .unwrap()
+        .root;
+    assert!(link::parse_interface_names(&terse).contains(&"ge-0/0/0".to_string()));
+    // rpc-error on nonsense.
+    let e = s.rpc_raw("<get-frobnication/>").await.unwrap_err();
+    assert!(!e.rpc_errors().is_empty(), "{e}");
+    s.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn junos_base10_framing_works() {
+    let env = start(FABRIC, &[]).await;
+    let opts = ClientOptions {
+        base11: false,
+        ..ClientOptions::default()
+    };
+    let mut s = connect_ssh_with(&env.ssh_target("leaf2"), opts)
+        .await
+        .unwrap();
+    assert_eq!(s.framing(), Framing::EndOfMessage);
+    let cfg = s.running_config(None).await.unwrap();
+    assert!(cfg.contains("<host-name>leaf2</host-name>"), "{cfg}");
+}
+
+#[tokio::test]
+async fn junos_driver_converges_statefully() {
+    let env = start(FABRIC, &[]).await;
+    let mut d = JunosDriver::connect(&env.target("leaf2")).await.unwrap();
+    let caps = d.capabilities();
+    assert!(
+        caps.candidate && caps.confirmed_commit && caps.rollback && caps.device_diff,
+        "{caps:?}"
+    );
+    let f = d.facts().await.unwrap();
+    assert_eq!(f.hostname.as_deref(), Some("leaf2"));
+    let before = d.observe().await.unwrap();
+    let p = change(&d.plan_rules(), "ge-0/0/1", &before);
+    let staged = d.stage(&p).await.unwrap();
+    assert!(
+        staged.diff.contains("[edit vlans]") && staged.diff.contains("vlan-id 10"),
+        "{}",
+        staged.diff
+    );
+    d.commit(&CommitOptions {
+        comment: "netgw test".into(),
+        confirm_timeout: Duration::from_secs(60),
+    })
+    .await
+    .unwrap();
+    d.confirm().await.unwrap();
+    let after = d.observe().await.unwrap();
+    assert!(
+        after
+            .vlans
+            .iter()
+            .any(|v| v.id == vid(10) && v.name.as_deref() == Some("web")),
+        "{:?}",
+        after.vlans
+    );
+    let l = after.links.iter().find(|l| l.name == "ge-0/0/1").unwrap();
+    assert_eq!(
+        (l.mode, l.description.as_deref()),
+        (Some(LinkMode::Trunk), Some("uplink to spine")),
+        "{l:?}"
+    );
+    assert!(
+        change(&d.plan_rules(), "ge-0/0/1", &after).is_empty(),
+        "converged"
+    );
+    let Some(netgw_labs::Sim::Junos(sim)) = env.lab.node("leaf2").map(|n| n.sim.clone()) else {
+        panic!()
+    };
+    assert!(!sim.pending_confirm());
+    // The driver's rollback of an unconfirmed commit (cancel-commit).
+    let mut v = Vlan::new(vid(20));
+    v.name = Some("db".into());
+    let p = plan(
+        &[v],
+        &after.vlans,
+        Policy::Merge,
+        &[],
+        &after.links,
+        Policy::Merge,
+        &d.plan_rules(),
+    );
+    d.stage(&p).await.unwrap();
+    d.commit(&CommitOptions::default()).await.unwrap();
+    assert!(sim.pending_confirm());
+    d.rollback().await.unwrap();
+    assert!(
+        !d.observe()
+            .await
+            .unwrap()
+            .vlans
+            .iter()
+            .any(|v| v.id == vid(20))
+    );
+    d.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn junos_confirmed_commit_rolls_back_after_its_timeout() {
+    let env = start(FABRIC, &[]).await;
+    let mut s = connect_ssh_with(&env.ssh_target("leaf2"), ClientOptions::default())
+        .await
+        .unwrap();
+    let before = s.running_config(None).await.unwrap();
+    s.lock(Datastore::Candidate).await.unwrap();
+    s.rpc_raw("<edit-config><target><candidate/></target><config><configuration><vlans><vlan><name>tmp</name><vlan-id>30</vlan-id></vlan></vlans></configuration></config></edit-config>")
+        .await
+        .unwrap();
+    s.confirmed_commit(Some(1), None).await.unwrap();
+    assert!(
+        s.running_config(None)
+            .await
+            .unwrap()
+            .contains("<name>tmp</name>")
+    );
+    tokio::time::sleep(Duration::from_millis(1600)).await;
+    assert_eq!(
+        s.running_config(None).await.unwrap(),
+        before,
+        "rolled back by the timer"
+    );
+    // Invalid input is an rpc-error, and commit validation speaks Junos.
+    s.rpc_raw("<edit-config><target><candidate/></target><config><configuration><interfaces><interface><name>ge-0/0/2</name><unit><name>0</name><family><ethernet-switching><vlan><members>99</members></vlan></ethernet-switching></family></unit></interface></interfaces></configuration></config></edit-config>")
+        .await
+        .unwrap();
+    let e = s.commit().await.unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("No vlan matches vlan tag 99 for interface ge-0/0/2.0"),
+        "{e}"
+    );
+    let e = s.rpc_raw("<edit-config><target><running/></target><config><configuration/></config></edit-config>").await.unwrap_err();
+    assert!(!e.rpc_errors().is_empty());
+    s.discard_changes().await.unwrap();
+    s.unlock(Datastore::Candidate).await.unwrap();
+}
+
+#[tokio::test]
+async fn junos_faults() {
+    let env = start(
+        FABRIC,
+        &[
+            ("leaf2", "reject-commit", "commit blocked by policy"),
+            ("spine1", "latency-ms", "0"),
+        ],
+    )
+    .await;
+    let mut d = JunosDriver::connect(&env.target("leaf2")).await.unwrap();
+    let before = d.observe().await.unwrap();
+    d.stage(&change(&d.plan_rules(), "ge-0/0/1", &before))
+        .await
+        .unwrap();
+    let e = d.commit(&CommitOptions::default()).await.unwrap_err();
+    assert!(
+        matches!(e, DriverError::Rejected { .. })
+            && e.to_string().contains("commit blocked by policy"),
+        "{e:?}"
+    );
+    // Auth failure and reset at the verify step.
+    let env = start(FABRIC, &[("leaf2", "auth-fail", "true")]).await;
+    assert!(JunosDriver::connect(&env.target("leaf2")).await.is_err());
+    let env = start(FABRIC, &[("leaf2", "reset-at", "verify")]).await;
+    let mut d = JunosDriver::connect(&env.target("leaf2")).await.unwrap();
+    let before = d.observe().await.unwrap();
+    d.stage(&change(&d.plan_rules(), "ge-0/0/1", &before))
+        .await
+        .unwrap();
+    d.commit(&CommitOptions::default()).await.unwrap();
+    assert!(
+        d.observe().await.is_err(),
+        "the session is reset at the first read after the commit"
+    );
+}
+
+#[tokio::test]
+async fn ios_cli_is_stateful_and_shaped_like_ios() {
+    let env = start(FABRIC, &[]).await;
+    let ssh = SshSession::connect(&env.ssh_target("acc1")).await.unwrap();
+    let mut sh = ssh
+        .shell(CliPlatform::get(PlatformKind::Ios))
+        .await
+        .unwrap();
+    sh.command("disable").await.unwrap();
+    sh.enable(Some(&Secret::new("admin"))).await.unwrap();
+    let v = sh.command("show version").await.unwrap();
+    assert!(
+        v.contains("Cisco IOS Software") && v.contains("acc1 uptime is"),
+        "{v}"
+    );
+    sh.config(&[
+        "vlan 10",
+        "name web",
+        "exit",
+        "interface Ethernet0/2",
+        "description to leaf",
+        "switchport mode access",
+        "switchport access vlan 10",
+    ])
+    .await
+    .unwrap();
+    let vb = sh.command("show vlan brief").await.unwrap();
+    let real =
+        std::fs::read_to_string(fixtures().join("real/ios/cisco_ios_show_vlan.raw")).unwrap();
+    assert_eq!(
+        vb.lines()
+            .find(|l| l.starts_with("VLAN"))
+            .unwrap()
+            .trim_end(),
+        real.lines().next().unwrap().trim_end(),
+        "same header"
+    );
+    assert!(
+        vb.lines()
+            .any(|l| l.starts_with("10   web") && l.contains("Et0/2")),
+        "{vb}"
+    );
+    let sp = sh.command("show interfaces switchport").await.unwrap();
+    assert!(
+        sp.contains("Name: Et0/2\nSwitchport: Enabled\nAdministrative Mode: static access")
+            && sp.contains("Access Mode VLAN: 10 (web)"),
+        "{sp}"
+    );
+    let real_sp = std::fs::read_to_string(
+        fixtures().join("real/ios/cisco_ios_show_interfaces_switchport.raw"),
+    )
+    .unwrap();
+    for key in [
+        "Name:",
+        "Switchport:",
+        "Administrative Mode:",
+        "Operational Mode:",
+        "Access Mode VLAN:",
+        "Trunking Native Mode VLAN:",
+        "Trunking VLANs Enabled:",
+    ] {
+        assert!(real_sp.contains(key) && sp.contains(key), "{key}");
+    }
+    let rc = sh
+        .command("show running-config interface Ethernet0/2")
+        .await
+        .unwrap();
+    assert!(rc.contains("interface Ethernet0/2\n description to leaf\n switchport mode access\n switchport access vlan 10"), "{rc}");
+    let e = sh.command("show frobnication").await.unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("% Invalid input detected at '^' marker."),
+        "{e}"
+    );
+    sh.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn nxos_json_outputs() {
+    let env = start(FABRIC, &[]).await;
+    let ssh = SshSession::connect(&env.ssh_target("nx1")).await.unwrap();
+    let mut sh = ssh
+        .shell(CliPlatform::get(PlatformKind::Nxos))
+        .await
+        .unwrap();
+    sh.config(&["vlan 20", "name app"]).await.unwrap();
+    let v: Value =
+        serde_json::from_str(&sh.command("show vlan brief | json").await.unwrap()).unwrap();
+    let rows = v["TABLE_vlanbriefxbrief"]["ROW_vlanbriefxbrief"]
+        .as_array()
+        .unwrap();
+    assert!(
+        rows.iter()
+            .any(|r| r["vlanshowbr-vlanid"] == "20" && r["vlanshowbr-vlanname"] == "app")
+    );
+    let i: Value =
+        serde_json::from_str(&sh.command("show interface | json").await.unwrap()).unwrap();
+    assert_eq!(
+        i["TABLE_interface"]["ROW_interface"][0]["interface"],
+        "Ethernet1/1"
+    );
+}
+
+#[tokio::test]
+async fn f5_rest_tokens_vlans_transactions() {
+    let env = start(FABRIC, &[]).await;
+    let anon = env.http("lb1", HttpAuth::None);
+    let login: Value = anon
+        .post_json(
+            "/mgmt/shared/authn/login",
+            &json!({"username": "admin", "password": "admin", "loginProviderName": "tmos"}),
+        )
+        .await
+        .unwrap();
+    same_shape(&real_json("f5/authn_login.json"), &login, "login", &[]);
+    let token = login["token"]["token"].as_str().unwrap().to_owned();
+    let c = env.http(
+        "lb1",
+        HttpAuth::Header {
+            name: "X-F5-Auth-Token".into(),
+            value: Secret::new(token.clone()),
+        },
+    );
+    let v: Value = c.get_json("/mgmt/tm/sys/version").await.unwrap();
+    same_shape(
+        &real_json("f5/sys_version.json"),
+        &v,
+        "version",
+        &["entries"],
+    );
+    let ifs: Value = c.get_json("/mgmt/tm/net/interface").await.unwrap();
+    same_shape(&real_json("f5/net_interface.json"), &ifs, "interfaces", &[]);
+    // A transaction: queued, then applied at once.
+    let tx: Value = c
+        .post_json("/mgmt/tm/transaction", &json!({}))
+        .await
+        .unwrap();
+    let id = tx["transId"].as_u64().unwrap();
+    let r = post_in_transaction(&env, &login["token"]["token"], id).await;
+    assert_eq!(r["evalOrder"], 1);
+    let before: Value = c.get_json("/mgmt/tm/net/vlan").await.unwrap();
+    assert_eq!(
+        before["items"].as_array().unwrap().len(),
+        0,
+        "nothing applied before VALIDATING"
+    );
+    let done: Value = c
+        .patch_json(
+            &format!("/mgmt/tm/transaction/{id}"),
+            &json!({"state": "VALIDATING"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done["state"], "COMPLETED");
+    let after: Value = c.get_json("/mgmt/tm/net/vlan").await.unwrap();
+    same_shape(&real_json("f5/net_vlan.json"), &after, "vlans", &[]);
+    assert_eq!(after["items"][0]["tag"], 10);
+    let members: Value = c
+        .get_json("/mgmt/tm/net/vlan/~Common~web/interfaces")
+        .await
+        .unwrap();
+    assert_eq!(members["items"][0]["name"], "1.1");
+    let e = c
+        .get_json::<Value>("/mgmt/tm/net/vlan/~Common~nope")
+        .await
+        .unwrap_err();
+    assert_eq!(e.status(), Some(404));
+    let e = anon
+        .get_json::<Value>("/mgmt/tm/net/vlan")
+        .await
+        .unwrap_err();
+    assert_eq!(e.status(), Some(401));
+}
+
+/// POST a VLAN inside transaction `id` (the coordination header is per request, which netgw's
+/// HttpClient does not send; reqwest does it here).
+async fn post_in_transaction(env: &Env, token: &Value, id: u64) -> Value {
+    let ca = reqwest::Certificate::from_pem(env.lab.tls.ca_pem.as_bytes()).unwrap();
+    let client = reqwest::Client::builder()
+        .add_root_certificate(ca)
+        .build()
+        .unwrap();
+    let body = json!({"name": "web", "tag": 10, "interfaces": [{"name": "1.1", "tagged": false}]});
+    client
+        .post(format!(
+            "https://127.0.0.1:{}/mgmt/tm/net/vlan",
+            env.lab.node("lb1").unwrap().port
+        ))
+        .header("X-F5-Auth-Token", token.as_str().unwrap())
+        .header("X-F5-REST-Coordination-Id", id.to_string())
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn many_devices_start_and_answer() {
+    let topo = Topology::parse(
+        "name: s\ntopology: {nodes: {sw: {kind: arista_ceos}, j: {kind: juniper_vjunosswitch}}}",
+    )
+    .unwrap();
+    let lab = Lab::start(
+        &topo,
+        LabOptions {
+            count: 300,
+            eapi_https: false,
+            ..LabOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(lab.nodes.len(), 600);
+    let dir = tempfile::tempdir().unwrap();
+    let inv = dir.path().join("inv.yml");
+    lab.write_inventory(&inv).unwrap();
+    let v: Value = serde_norway::from_str(&std::fs::read_to_string(&inv).unwrap()).unwrap();
+    assert_eq!(v["hosts"].as_object().unwrap().len(), 600);
+    assert_eq!(v["hosts"]["sw-300"]["platform"], "eos");
+    assert_eq!(
+        v["hosts"]["j-1"]["connection_options"]["netconf"]["port"],
+        lab.node("j-1").unwrap().port
+    );
+    let n = lab.node("sw-150").unwrap();
+    let mut c = HttpConfig::new("sw-150", format!("http://127.0.0.1:{}", n.port));
+    c.auth = basic();
+    let client = HttpClient::new(c).unwrap();
+    let r: Value = client.post_json("/command-api", &json!({"jsonrpc": "2.0", "method": "runCmds", "params": {"version": 1, "cmds": ["show hostname"]}, "id": "1"})).await.unwrap();
+    assert_eq!(r["result"][0]["hostname"], "sw-150");
+}
