@@ -124,8 +124,11 @@ pub struct Reporting {
 #[derive(Debug, clap::Args)]
 pub struct DeviceSource {
     /// Nornir SimpleInventory (one file with hosts/groups/defaults, a hosts file, or a directory).
-    #[arg(long, env = "NETGW_INVENTORY")]
+    #[arg(long, env = "NETGW_INVENTORY", conflicts_with = "topology")]
     pub inventory: Option<PathBuf>,
+    /// containerlab topology (`*.clab.yml`): nodes of kinds netgw drives, by management address.
+    #[arg(long, env = "NETGW_TOPOLOGY")]
+    pub topology: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -300,12 +303,16 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
 }
 
 fn load_inventory(source: &DeviceSource) -> Result<Inventory, Failure> {
-    let Some(path) = &source.inventory else {
-        return Err(Failure::usage(
-            "no devices: give --inventory FILE (or set NETGW_INVENTORY)",
-        ));
+    let (path, inv) = match (&source.inventory, &source.topology) {
+        (Some(p), _) => (p, Inventory::load(p)),
+        (None, Some(p)) => (p, Inventory::from_topology(p)),
+        (None, None) => {
+            return Err(Failure::usage(
+                "no devices: give --inventory FILE or --topology FILE.clab.yml (or set NETGW_INVENTORY)",
+            ));
+        }
     };
-    let inv = Inventory::load(path).map_err(|e| Failure::usage(e.to_string()))?;
+    let inv = inv.map_err(|e| Failure::usage(e.to_string()))?;
     for w in &inv.warnings {
         tracing::warn!(inventory = %path.display(), "{w}");
     }

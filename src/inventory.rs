@@ -125,6 +125,20 @@ fn parse<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, I
     })
 }
 
+/// A hosts file: top-level keys are host names.
+fn parse_hosts(path: &Path, text: &str) -> Result<BTreeMap<String, Entry>, InventoryError> {
+    let hosts: Option<BTreeMap<String, Option<Entry>>> = parse(path, text)?;
+    Ok(flatten(hosts.unwrap_or_default()))
+}
+
+/// What one inventory file holds.
+enum FileSections {
+    /// The whole inventory.
+    Single(Sections),
+    /// Only hosts; groups and defaults may come from sibling files.
+    Hosts(BTreeMap<String, Entry>),
+}
+
 fn flatten(m: BTreeMap<String, Option<Entry>>) -> BTreeMap<String, Entry> {
     m.into_iter()
         .map(|(k, v)| (k, v.unwrap_or_default()))
@@ -134,7 +148,7 @@ fn flatten(m: BTreeMap<String, Option<Entry>>) -> BTreeMap<String, Entry> {
 impl Inventory {
     /// Load an inventory from a file or a directory.
     pub fn load(path: &Path) -> Result<Inventory, InventoryError> {
-        let (hosts, groups, defaults) = if path.is_dir() {
+        let sections = if path.is_dir() {
             let hosts_file = ["hosts.yaml", "hosts.yml"]
                 .iter()
                 .map(|f| path.join(f))
@@ -145,25 +159,33 @@ impl Inventory {
             Self::split_files(&hosts_file)?
         } else {
             let text = read(path)?;
-            let probe: Value = parse(path, &text)?;
-            let is_single = probe.as_object().is_some_and(|m| {
-                m.contains_key("hosts")
-                    && m.keys()
-                        .all(|k| ["hosts", "groups", "defaults"].contains(&k.as_str()))
-            });
-            if is_single {
-                let f: SingleFile = parse(path, &text)?;
-                (
-                    flatten(f.hosts),
-                    flatten(f.groups),
-                    f.defaults.unwrap_or_default(),
-                )
-            } else {
-                Self::split_files(path)?
+            match Self::file_sections(path, &text)? {
+                FileSections::Single(sections) => sections,
+                FileSections::Hosts(hosts) => {
+                    let (groups, defaults) = Self::sibling_files(path)?;
+                    (hosts, groups, defaults)
+                }
             }
         };
+        Self::from_sections(path, sections)
+    }
+
+    /// Parse one inventory file's text without touching the filesystem: the single-file form, or a
+    /// hosts file (then with no groups or defaults, as when it has no sibling `groups.yaml` /
+    /// `defaults.yaml`). `source` only names the input in errors. [`Inventory::load`] of a file is
+    /// reading it plus this (plus the sibling files).
+    pub fn from_text(source: &Path, text: &str) -> Result<Inventory, InventoryError> {
+        let sections = match Self::file_sections(source, text)? {
+            FileSections::Single(sections) => sections,
+            FileSections::Hosts(hosts) => (hosts, BTreeMap::new(), Entry::default()),
+        };
+        Self::from_sections(source, sections)
+    }
+
+    fn from_sections(source: &Path, sections: Sections) -> Result<Inventory, InventoryError> {
+        let (hosts, groups, defaults) = sections;
         let mut inv = Inventory {
-            source: path.to_owned(),
+            source: source.to_owned(),
             hosts,
             groups,
             defaults,
@@ -173,9 +195,38 @@ impl Inventory {
         Ok(inv)
     }
 
+    /// One file's sections: the whole inventory (`hosts:` with optional `groups:`/`defaults:` and no
+    /// other top-level key), or else a hosts file.
+    fn file_sections(path: &Path, text: &str) -> Result<FileSections, InventoryError> {
+        let probe: Value = parse(path, text)?;
+        let is_single = probe.as_object().is_some_and(|m| {
+            m.contains_key("hosts")
+                && m.keys()
+                    .all(|k| ["hosts", "groups", "defaults"].contains(&k.as_str()))
+        });
+        if is_single {
+            let f: SingleFile = parse(path, text)?;
+            Ok(FileSections::Single((
+                flatten(f.hosts),
+                flatten(f.groups),
+                f.defaults.unwrap_or_default(),
+            )))
+        } else {
+            Ok(FileSections::Hosts(parse_hosts(path, text)?))
+        }
+    }
+
     fn split_files(hosts_file: &Path) -> Result<Sections, InventoryError> {
         let text = read(hosts_file)?;
-        let hosts: Option<BTreeMap<String, Option<Entry>>> = parse(hosts_file, &text)?;
+        let hosts = parse_hosts(hosts_file, &text)?;
+        let (groups, defaults) = Self::sibling_files(hosts_file)?;
+        Ok((hosts, groups, defaults))
+    }
+
+    /// Nornir's `groups.yaml` / `defaults.yaml` beside a hosts file, when they exist.
+    fn sibling_files(
+        hosts_file: &Path,
+    ) -> Result<(BTreeMap<String, Entry>, Entry), InventoryError> {
         let dir = hosts_file.parent().unwrap_or(Path::new("."));
         let sibling = |names: &[&str]| names.iter().map(|n| dir.join(n)).find(|p| p.exists());
         let groups = match sibling(&["groups.yaml", "groups.yml"]) {
@@ -187,11 +238,7 @@ impl Inventory {
             Some(p) => parse::<Option<Entry>>(&p, &read(&p)?)?.unwrap_or_default(),
             None => Entry::default(),
         };
-        Ok((
-            flatten(hosts.unwrap_or_default()),
-            flatten(groups),
-            defaults,
-        ))
+        Ok((flatten(groups), defaults))
     }
 
     fn check(&mut self) -> Result<(), InventoryError> {
@@ -212,6 +259,70 @@ impl Inventory {
         warnings.dedup();
         self.warnings = warnings;
         Ok(())
+    }
+
+    /// An inventory from a containerlab topology (`--topology FILE.clab.yml`): every node of a kind
+    /// netgw drives, addressed by its `mgmt-ipv4` (or containerlab's DNS name `PREFIX-LAB-NODE` when it
+    /// has none). Credentials: the node labels `netgw.username` / `netgw.password` (a literal,
+    /// `${ENV_VAR}` or `file:PATH`), else `NETGW_USERNAME` / `NETGW_PASSWORD`, else containerlab's
+    /// documented defaults for the kind. Nodes of other kinds are reported as unsupported warnings.
+    pub fn from_topology(path: &Path) -> Result<Inventory, InventoryError> {
+        use netgw_models::topology::{NodeAccess, Topology, nornir_inventory};
+        let text = read(path)?;
+        let topo = Topology::parse(&text).map_err(|e| file_err(path, e.to_string()))?;
+        let mut access = BTreeMap::new();
+        let mut warnings = topo.warnings.clone();
+        for node in topo.nodes.values() {
+            let driven = node
+                .platform
+                .and_then(Platform::parse)
+                .is_some_and(netgw_drivers::registry::has_driver);
+            if !driven {
+                warnings.push(format!(
+                    "{}: kind {:?} is not supported by netgw (skipped)",
+                    node.name,
+                    node.kind.as_deref().unwrap_or("?")
+                ));
+                continue;
+            }
+            let prefix = topo.prefix.clone().unwrap_or_else(|| "clab".into());
+            let hostname = node.mgmt_ipv4.clone().unwrap_or_else(|| {
+                if prefix.is_empty() || prefix == "\"\"" {
+                    node.name.clone()
+                } else {
+                    format!("{prefix}-{}-{}", topo.name, node.name)
+                }
+            });
+            let (user, pass) = default_credentials(node.kind.as_deref().unwrap_or(""));
+            let username = node
+                .labels
+                .get("netgw.username")
+                .cloned()
+                .or_else(|| std::env::var("NETGW_USERNAME").ok())
+                .unwrap_or_else(|| user.into());
+            let password = node
+                .labels
+                .get("netgw.password")
+                .cloned()
+                .or_else(|| std::env::var("NETGW_PASSWORD").ok().map(|_| "${NETGW_PASSWORD}".into()))
+                .unwrap_or_else(|| pass.into());
+            access.insert(
+                node.name.clone(),
+                NodeAccess { hostname, port: None, username, password, ..Default::default() },
+            );
+        }
+        let v = nornir_inventory(&topo, &access);
+        let f: SingleFile = serde_json::from_value(v).map_err(|e| file_err(path, e.to_string()))?;
+        let mut inv = Inventory {
+            source: path.to_owned(),
+            hosts: flatten(f.hosts),
+            groups: BTreeMap::new(),
+            defaults: Entry::default(),
+            warnings: Vec::new(),
+        };
+        inv.check()?;
+        inv.warnings.extend(warnings);
+        Ok(inv)
     }
 
     pub fn names(&self) -> Vec<String> {
@@ -355,6 +466,15 @@ fn deep_merge(
     base
 }
 
+/// containerlab's documented default credentials per kind (its "Kinds" pages).
+fn default_credentials(kind: &str) -> (&'static str, &'static str) {
+    if kind.starts_with("juniper_") || kind.starts_with("vr-") {
+        ("admin", "admin@123")
+    } else {
+        ("admin", "admin")
+    }
+}
+
 fn apply_netgw_settings(
     t: &mut DeviceTarget,
     s: &serde_json::Map<String, Value>,
@@ -419,6 +539,22 @@ mod tests {
         let p = dir.join(name);
         std::fs::write(&p, text).unwrap();
         p
+    }
+
+    #[test]
+    fn from_text_is_load_without_the_filesystem() {
+        let text = "hosts:\n  leaf1: {hostname: 10.0.0.1, platform: eos, groups: [g]}\ngroups:\n  g: {username: u}\n";
+        let d = tempfile::tempdir().unwrap();
+        let p = write(d.path(), "inv.yml", text);
+        let loaded = Inventory::load(&p).unwrap();
+        let parsed = Inventory::from_text(&p, text).unwrap();
+        assert_eq!(format!("{loaded:?}"), format!("{parsed:?}"));
+        // A hosts file alone: no groups, no defaults (no sibling files to read).
+        let hosts = Inventory::from_text(Path::new("hosts.yaml"), "sw1: {hostname: h, platform: ios}\n").unwrap();
+        assert_eq!(hosts.names(), ["sw1"]);
+        assert!(hosts.groups.is_empty());
+        let e = Inventory::from_text(Path::new("bad.yaml"), "hosts: [").unwrap_err().to_string();
+        assert!(e.contains("bad.yaml") && e.contains("invalid YAML"), "{e}");
     }
 
     #[test]
@@ -508,6 +644,44 @@ defaults:
             "{e}"
         );
         assert_eq!(inv.target("node4").unwrap().platform, Platform::Linux);
+    }
+
+    #[test]
+    fn containerlab_topologies_become_inventories() {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("containerlab/netgw-fabric.clab.yml");
+        let inv = Inventory::from_topology(&p).unwrap();
+        assert_eq!(inv.names(), ["access1", "lb1", "leaf1", "leaf2", "spine1", "spine2"]);
+        assert!(inv.warnings.iter().any(|w| w.contains("host1") && w.contains("linux")), "{:?}", inv.warnings);
+        let t = inv.target("spine2").unwrap();
+        assert_eq!((t.platform, t.host.as_str()), (Platform::Junos, "172.20.40.12"));
+        assert_eq!(t.password.unwrap().expose(), "admin@123");
+        assert_eq!(inv.target("access1").unwrap().platform, Platform::Ios);
+    }
+
+    #[test]
+    fn every_real_containerlab_topology_becomes_an_inventory() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("labs/tests/fixtures/containerlab");
+        let mut stack = vec![root];
+        let mut n = 0;
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap().filter_map(|e| e.ok()) {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.to_string_lossy().ends_with(".yml") || p.to_string_lossy().ends_with(".yaml") {
+                    let text = std::fs::read_to_string(&p).unwrap();
+                    if !text.contains("topology:") {
+                        continue; // generated inventories live beside some topologies
+                    }
+                    let inv = Inventory::from_topology(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                    for h in inv.names() {
+                        inv.target(&h).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                    }
+                    n += 1;
+                }
+            }
+        }
+        assert!(n >= 30, "only {n} topologies found");
     }
 
     #[test]

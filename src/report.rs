@@ -186,13 +186,17 @@ pub fn human_node(n: &NodeReport) -> String {
                 if c.property == "state" {
                     continue;
                 }
-                let _ = writeln!(
-                    out,
-                    "    - {verb}update {} from {} to {}",
-                    c.property,
-                    show(&c.before),
-                    show(&c.after)
-                );
+                let _ = if r.action == "create" {
+                    writeln!(out, "    - {verb}set {} to {}", c.property, show(&c.after))
+                } else {
+                    writeln!(
+                        out,
+                        "    - {verb}update {} from {} to {}",
+                        c.property,
+                        show(&c.before),
+                        show(&c.after)
+                    )
+                };
             }
         }
         if let Some(e) = &r.error {

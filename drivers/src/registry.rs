@@ -3,6 +3,11 @@
 use crate::driver::{Driver, DriverError, Platform};
 use crate::target::DeviceTarget;
 
+/// Whether netgw has a driver for a platform (Linux switches: not yet).
+pub fn has_driver(platform: Platform) -> bool {
+    !matches!(platform, Platform::Linux)
+}
+
 /// Open a driver session with a device.
 #[rustfmt::skip]
 pub async fn connect(target: &DeviceTarget) -> Result<Box<dyn Driver>, DriverError> {

@@ -164,7 +164,10 @@ fn builtin_vlans(c: &mut Compiled, recipe: &str, v: &Value) {
             format!("must be a map of VLAN id to properties, found {v}"),
         );
     };
-    for (key, props) in map {
+    // In VLAN-id order, whatever order the attribute layers merged them in (reports read better).
+    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+    entries.sort_by_key(|(k, _)| (k.trim().parse::<u32>().unwrap_or(u32::MAX), k.to_string()));
+    for (key, props) in entries {
         let id = match VlanId::parse(key) {
             Ok(id) => id,
             Err(e) => {
@@ -342,14 +345,14 @@ mod tests {
             [
                 "netdev.vlan_policy",
                 "vlan[0]",
-                "vlan[4095]",
                 "vlan[10]",
                 "vlan[11]",
+                "vlan[4095]",
                 "link[Et1;reload]",
                 "link[Et2]"
             ]
         );
-        assert!(c.errors[4].message.contains("nmae"), "{:?}", c.errors[4]);
+        assert!(c.errors[3].message.contains("nmae"), "{:?}", c.errors[3]);
     }
 
     #[test]

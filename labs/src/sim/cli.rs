@@ -86,7 +86,8 @@ impl CliSim {
             cfg: ConfigSession::new(self.dev.dialect),
             changed: false,
         };
-        let banner = format!("\r\n{}\r\n", self.prompt(&sh));
+        // Like a real device: the first prompt ends the banner, with no newline after it.
+        let banner = format!("\r\n{}", self.prompt(&sh));
         if channel.data(banner.as_bytes()).await.is_err() {
             return;
         }

@@ -105,6 +105,20 @@ impl F5Sim {
                 "Authorization failed: no user authentication header or token detected. Uri:http://localhost:8100/mgmt/tm/net/vlan Referrer:127.0.0.1 Sender:127.0.0.1",
             );
         }
+        // Logout: delete the token (the real device answers with the token item).
+        if req.method == "DELETE"
+            && let Some(t) = req.path.strip_prefix("/mgmt/shared/authz/tokens/")
+        {
+            let removed = self.rest().tokens.remove(t);
+            return if removed {
+                HttpReply::json(
+                    200,
+                    &json!({"token": t, "name": t, "kind": "shared:authz:tokens:authtokenitemstate"}),
+                )
+            } else {
+                err(404, &format!("Object not found - {t}"))
+            };
+        }
         // Transactions.
         if req.path == "/mgmt/tm/transaction" && req.method == "POST" {
             let mut r = self.rest();

@@ -5,6 +5,10 @@
 //! Sources: scrapli's core platforms (`scrapli/driver/core/{cisco_iosxe,cisco_nxos,arista_eos,
 //! juniper_junos}/base_driver.py`: prompt patterns, failed-when-contains, on-open) and Netmiko's
 //! per-vendor `session_preparation`, adjusted for fake-switches (see comments).
+//!
+//! Prompt classes are ASCII (`[A-Za-z0-9_...]`, never Unicode `\w`): device hostnames are ASCII, and a
+//! Unicode class under a `{1,63}` repetition compiles into an automaton so large that building it took
+//! seconds per process in unoptimised builds.
 
 use std::sync::LazyLock;
 
@@ -63,9 +67,9 @@ pub static PLATFORMS: &[PlatformSpec] = &[
     PlatformSpec {
         kind: PlatformKind::Ios,
         name: "ios",
-        user_prompt: r"^[\w.\-@/:]{1,63}>$",
-        privileged_prompt: r"^[\w.\-@/:]{1,63}#$",
-        config_prompt: Some(r"^[\w.\-@/:]{1,63}\(conf[\w.\-@/:+]{0,32}\)#$"),
+        user_prompt: r"^[A-Za-z0-9_.\-@/:]{1,63}>$",
+        privileged_prompt: r"^[A-Za-z0-9_.\-@/:]{1,63}#$",
+        config_prompt: Some(r"^[A-Za-z0-9_.\-@/:]{1,63}\(conf[A-Za-z0-9_.\-@/:+]{0,32}\)#$"),
         failure_strings: &[
             "% Invalid input",
             "% Incomplete command",
@@ -87,9 +91,9 @@ pub static PLATFORMS: &[PlatformSpec] = &[
     PlatformSpec {
         kind: PlatformKind::Nxos,
         name: "nxos",
-        user_prompt: r"^[\w.\-@/:]{1,63}>$",
-        privileged_prompt: r"^[\w.\-@/:]{1,63}#$",
-        config_prompt: Some(r"^[\w.\-@/:]{1,63}\(config[\w.\-@/:+]{0,32}\)#$"),
+        user_prompt: r"^[A-Za-z0-9_.\-@/:]{1,63}>$",
+        privileged_prompt: r"^[A-Za-z0-9_.\-@/:]{1,63}#$",
+        config_prompt: Some(r"^[A-Za-z0-9_.\-@/:]{1,63}\(config[A-Za-z0-9_.\-@/:+]{0,32}\)#$"),
         failure_strings: &[
             "% Invalid command",
             "% Invalid input",
@@ -110,9 +114,9 @@ pub static PLATFORMS: &[PlatformSpec] = &[
     PlatformSpec {
         kind: PlatformKind::Eos,
         name: "eos",
-        user_prompt: r"^[\w.\-@/:]{1,63}>$",
-        privileged_prompt: r"^[\w.\-@/:]{1,63}#$",
-        config_prompt: Some(r"^[\w.\-@/:]{1,63}\(config[\w.\-@/:+]{0,48}\)#$"),
+        user_prompt: r"^[A-Za-z0-9_.\-@/:]{1,63}>$",
+        privileged_prompt: r"^[A-Za-z0-9_.\-@/:]{1,63}#$",
+        config_prompt: Some(r"^[A-Za-z0-9_.\-@/:]{1,63}\(config[A-Za-z0-9_.\-@/:+]{0,48}\)#$"),
         failure_strings: &[
             "% Invalid input",
             "% Incomplete command",
@@ -131,8 +135,8 @@ pub static PLATFORMS: &[PlatformSpec] = &[
         name: "junos",
         // Junos has no unprivileged/enable split: `user@host>` is operational mode.
         user_prompt: r"\b\B",
-        privileged_prompt: r"^[\w.\-@/:]{1,63}>$",
-        config_prompt: Some(r"^[\w.\-@/:]{1,63}#$"),
+        privileged_prompt: r"^[A-Za-z0-9_.\-@/:]{1,63}>$",
+        config_prompt: Some(r"^[A-Za-z0-9_.\-@/:]{1,63}#$"),
         failure_strings: &[
             "syntax error",
             "unknown command",
@@ -154,8 +158,8 @@ pub static PLATFORMS: &[PlatformSpec] = &[
         kind: PlatformKind::Linux,
         name: "linux",
         // bash/sh prompts: `user@host:~$`, `[root@host ~]#`, `$`.
-        user_prompt: r"^[\w.\-@:~/\[\] ]{0,128}\$$",
-        privileged_prompt: r"^[\w.\-@:~/\[\] ]{0,128}#$",
+        user_prompt: r"^[A-Za-z0-9_.\-@:~/\[\] ]{0,128}\$$",
+        privileged_prompt: r"^[A-Za-z0-9_.\-@:~/\[\] ]{0,128}#$",
         config_prompt: None,
         failure_strings: &[
             "command not found",
