@@ -134,7 +134,7 @@ fn parse_hosts(path: &Path, text: &str) -> Result<BTreeMap<String, Entry>, Inven
 /// What one inventory file holds.
 enum FileSections {
     /// The whole inventory.
-    Single(Sections),
+    Single(Box<Sections>),
     /// Only hosts; groups and defaults may come from sibling files.
     Hosts(BTreeMap<String, Entry>),
 }
@@ -160,7 +160,7 @@ impl Inventory {
         } else {
             let text = read(path)?;
             match Self::file_sections(path, &text)? {
-                FileSections::Single(sections) => sections,
+                FileSections::Single(sections) => *sections,
                 FileSections::Hosts(hosts) => {
                     let (groups, defaults) = Self::sibling_files(path)?;
                     (hosts, groups, defaults)
@@ -176,7 +176,7 @@ impl Inventory {
     /// reading it plus this (plus the sibling files).
     pub fn from_text(source: &Path, text: &str) -> Result<Inventory, InventoryError> {
         let sections = match Self::file_sections(source, text)? {
-            FileSections::Single(sections) => sections,
+            FileSections::Single(sections) => *sections,
             FileSections::Hosts(hosts) => (hosts, BTreeMap::new(), Entry::default()),
         };
         Self::from_sections(source, sections)
@@ -206,11 +206,11 @@ impl Inventory {
         });
         if is_single {
             let f: SingleFile = parse(path, text)?;
-            Ok(FileSections::Single((
+            Ok(FileSections::Single(Box::new((
                 flatten(f.hosts),
                 flatten(f.groups),
                 f.defaults.unwrap_or_default(),
-            )))
+            ))))
         } else {
             Ok(FileSections::Hosts(parse_hosts(path, text)?))
         }
@@ -304,11 +304,21 @@ impl Inventory {
                 .labels
                 .get("netgw.password")
                 .cloned()
-                .or_else(|| std::env::var("NETGW_PASSWORD").ok().map(|_| "${NETGW_PASSWORD}".into()))
+                .or_else(|| {
+                    std::env::var("NETGW_PASSWORD")
+                        .ok()
+                        .map(|_| "${NETGW_PASSWORD}".into())
+                })
                 .unwrap_or_else(|| pass.into());
             access.insert(
                 node.name.clone(),
-                NodeAccess { hostname, port: None, username, password, ..Default::default() },
+                NodeAccess {
+                    hostname,
+                    port: None,
+                    username,
+                    password,
+                    ..Default::default()
+                },
             );
         }
         let v = nornir_inventory(&topo, &access);
@@ -550,10 +560,16 @@ mod tests {
         let parsed = Inventory::from_text(&p, text).unwrap();
         assert_eq!(format!("{loaded:?}"), format!("{parsed:?}"));
         // A hosts file alone: no groups, no defaults (no sibling files to read).
-        let hosts = Inventory::from_text(Path::new("hosts.yaml"), "sw1: {hostname: h, platform: ios}\n").unwrap();
+        let hosts = Inventory::from_text(
+            Path::new("hosts.yaml"),
+            "sw1: {hostname: h, platform: ios}\n",
+        )
+        .unwrap();
         assert_eq!(hosts.names(), ["sw1"]);
         assert!(hosts.groups.is_empty());
-        let e = Inventory::from_text(Path::new("bad.yaml"), "hosts: [").unwrap_err().to_string();
+        let e = Inventory::from_text(Path::new("bad.yaml"), "hosts: [")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("bad.yaml") && e.contains("invalid YAML"), "{e}");
     }
 
@@ -650,10 +666,22 @@ defaults:
     fn containerlab_topologies_become_inventories() {
         let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("containerlab/netgw-fabric.clab.yml");
         let inv = Inventory::from_topology(&p).unwrap();
-        assert_eq!(inv.names(), ["access1", "lb1", "leaf1", "leaf2", "spine1", "spine2"]);
-        assert!(inv.warnings.iter().any(|w| w.contains("host1") && w.contains("linux")), "{:?}", inv.warnings);
+        assert_eq!(
+            inv.names(),
+            ["access1", "lb1", "leaf1", "leaf2", "spine1", "spine2"]
+        );
+        assert!(
+            inv.warnings
+                .iter()
+                .any(|w| w.contains("host1") && w.contains("linux")),
+            "{:?}",
+            inv.warnings
+        );
         let t = inv.target("spine2").unwrap();
-        assert_eq!((t.platform, t.host.as_str()), (Platform::Junos, "172.20.40.12"));
+        assert_eq!(
+            (t.platform, t.host.as_str()),
+            (Platform::Junos, "172.20.40.12")
+        );
         assert_eq!(t.password.unwrap().expose(), "admin@123");
         assert_eq!(inv.target("access1").unwrap().platform, Platform::Ios);
     }
@@ -668,14 +696,18 @@ defaults:
                 let p = e.path();
                 if p.is_dir() {
                     stack.push(p);
-                } else if p.to_string_lossy().ends_with(".yml") || p.to_string_lossy().ends_with(".yaml") {
+                } else if p.to_string_lossy().ends_with(".yml")
+                    || p.to_string_lossy().ends_with(".yaml")
+                {
                     let text = std::fs::read_to_string(&p).unwrap();
                     if !text.contains("topology:") {
                         continue; // generated inventories live beside some topologies
                     }
-                    let inv = Inventory::from_topology(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                    let inv = Inventory::from_topology(&p)
+                        .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
                     for h in inv.names() {
-                        inv.target(&h).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                        inv.target(&h)
+                            .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
                     }
                     n += 1;
                 }
