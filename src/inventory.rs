@@ -27,6 +27,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use thiserror::Error;
 
+mod clab;
+
 #[derive(Debug, Error)]
 pub enum InventoryError {
     #[error("inventory {path}: {message}")]
@@ -159,6 +161,9 @@ impl Inventory {
             Self::split_files(&hosts_file)?
         } else {
             let text = read(path)?;
+            if let Some(inv) = Self::containerlab_generated(path, &text)? {
+                return Ok(inv);
+            }
             match Self::file_sections(path, &text)? {
                 FileSections::Single(sections) => *sections,
                 FileSections::Hosts(hosts) => {
@@ -168,6 +173,44 @@ impl Inventory {
             }
         };
         Self::from_sections(path, sections)
+    }
+
+    /// containerlab's generated `topology-data.json` and `ansible-inventory.yml`, recognised by their
+    /// shape; `None` for anything else.
+    fn containerlab_generated(
+        path: &Path,
+        text: &str,
+    ) -> Result<Option<Inventory>, InventoryError> {
+        let is_json = path.extension().is_some_and(|e| e == "json");
+        let read = if is_json {
+            let v: Value = serde_json::from_str(text)
+                .map_err(|e| file_err(path, format!("invalid JSON: {e}")))?;
+            if v.get("nodes").is_some() && v.get("type").and_then(Value::as_str) == Some("clab") {
+                clab::topology_data(path, &v)?
+            } else {
+                return Err(file_err(
+                    path,
+                    "a JSON inventory must be containerlab's topology-data.json",
+                ));
+            }
+        } else {
+            let probe: Value = parse(path, text)?;
+            match probe.as_object() {
+                Some(m)
+                    if m.len() == 1
+                        && m.get("all").is_some_and(|a| {
+                            a.get("children").is_some() || a.get("hosts").is_some()
+                        }) =>
+                {
+                    clab::ansible(path, &probe)?
+                }
+                _ => return Ok(None),
+            }
+        };
+        let (hosts, groups, warnings) = read;
+        let mut inv = Self::from_sections(path, (hosts, groups, Entry::default()))?;
+        inv.warnings.extend(warnings);
+        Ok(Some(inv))
     }
 
     /// Parse one inventory file's text without touching the filesystem: the single-file form, or a
@@ -714,6 +757,62 @@ defaults:
             }
         }
         assert!(n >= 30, "only {n} topologies found");
+    }
+
+    #[test]
+    fn containerlab_generated_topology_data_and_ansible_inventories() {
+        let d = tempfile::tempdir().unwrap();
+        let td = write(
+            d.path(),
+            "topology-data.json",
+            r#"{"name":"lab","type":"clab","nodes":{
+                "sw1":{"kind":"arista_ceos","mgmt-ipv4-address":"172.20.20.2","longname":"clab-lab-sw1","group":"leaves"},
+                "j1":{"kind":"juniper_vjunosswitch","mgmt-ipv4-address":"172.20.20.3"},
+                "srl":{"kind":"srl","mgmt-ipv4-address":"172.20.20.4"}}}"#,
+        );
+        let inv = Inventory::load(&td).unwrap();
+        assert_eq!(inv.names(), ["j1", "sw1"]);
+        assert!(inv.warnings.iter().any(|w| w.contains("srl")));
+        assert_eq!(inv.target("sw1").unwrap().host, "172.20.20.2");
+        assert_eq!(
+            inv.target("j1").unwrap().password.unwrap().expose(),
+            "admin@123"
+        );
+        assert_eq!(inv.in_group("leaves"), ["sw1"]);
+
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/containerlab");
+        let mut found = 0;
+        let mut stack = vec![root];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()) {
+                let p = e.path();
+                let n = p.file_name().unwrap().to_string_lossy().to_string();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if n == "ansible-inventory.yml"
+                    || n.ends_with("topology-data.json")
+                    || n == "topology-data.json"
+                {
+                    Inventory::load(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                    found += 1;
+                }
+            }
+        }
+        assert!(found >= 3, "containerlab's generated files: {found}");
+
+        let a = write(
+            d.path(),
+            "ansible-inventory.yml",
+            "all:\n  vars: {ansible_httpapi_use_proxy: false}\n  children:\n    arista_ceos:\n      vars: {ansible_network_os: arista.eos.eos, ansible_user: admin, ansible_password: pw1}\n      hosts:\n        clab-x-sw1: {ansible_host: 172.20.20.5}\n    spine:\n      hosts:\n        clab-x-sw1: {ansible_host: 172.20.20.5}\n    linux:\n      hosts:\n        clab-x-h1:\n",
+        );
+        let inv = Inventory::load(&a).unwrap();
+        assert_eq!(inv.names(), ["clab-x-sw1"]);
+        let t = inv.target("clab-x-sw1").unwrap();
+        assert_eq!(
+            (t.platform, t.host.as_str(), t.password.unwrap().expose()),
+            (Platform::Eos, "172.20.20.5", "pw1")
+        );
+        assert_eq!(inv.in_group("spine"), ["clab-x-sw1"]);
     }
 
     #[test]

@@ -4,6 +4,10 @@
 #[path = "fixtures/chef/mem_driver.rs"]
 mod mem;
 
+mod common;
+
+use common::Goiardi;
+
 use netgw::engine::{self, EngineOptions, Hook};
 use netgw::resolve;
 use netgw::store::NodeStore;
@@ -13,70 +17,9 @@ use netgw::store::local::LocalRepo;
 use netgw_models::{CurrentState, DesiredState, Environment, Node, NodeName, Role};
 use reqwest::Method;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
-
-struct Goiardi {
-    dir: tempfile::TempDir,
-    url: String,
-    admin_key: PathBuf,
-}
-
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/peers/goiardi.sh")
-}
-
-impl Goiardi {
-    fn start() -> Goiardi {
-        assert!(
-            Path::new("/usr/bin/goiardi").exists(),
-            "PEER MISSING: goiardi is not installed; run `scripts/peers/goiardi.sh install`"
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let out = Command::new(script())
-            .arg("start")
-            .arg(dir.path())
-            .output()
-            .expect("running scripts/peers/goiardi.sh");
-        assert!(
-            out.status.success(),
-            "PEER FAILED: goiardi did not start: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let env = std::fs::read_to_string(dir.path().join("goiardi.env")).unwrap();
-        let get = |k: &str| {
-            env.lines()
-                .find_map(|l| l.strip_prefix(&format!("{k}=")))
-                .unwrap_or_else(|| panic!("{k} missing from goiardi.env"))
-                .to_owned()
-        };
-        Goiardi {
-            url: get("GOIARDI_URL"),
-            admin_key: PathBuf::from(get("GOIARDI_ADMIN_KEY")),
-            dir,
-        }
-    }
-
-    fn config(&self) -> ChefConfig {
-        ChefConfig::new(&self.url, "admin", &self.admin_key)
-    }
-
-    fn server(&self) -> ChefServer {
-        ChefServer::new(self.config()).unwrap()
-    }
-}
-
-impl Drop for Goiardi {
-    fn drop(&mut self) {
-        let _ = Command::new(script())
-            .arg("stop")
-            .arg(self.dir.path())
-            .status();
-    }
-}
 
 fn name(n: &str) -> NodeName {
     NodeName::new(n).unwrap()

@@ -1,6 +1,7 @@
 //! Helpers shared by the end-to-end tests: third-party peers and temp repos.
 #![allow(dead_code)]
 
+use netgw::store::chef::{ChefConfig, ChefServer};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -73,4 +74,64 @@ pub fn write(dir: &Path, rel: &str, body: &str) {
     let p = dir.join(rel);
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(p, body).unwrap();
+}
+
+pub struct Goiardi {
+    pub dir: tempfile::TempDir,
+    pub url: String,
+    pub admin_key: PathBuf,
+}
+
+fn goiardi_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/peers/goiardi.sh")
+}
+
+impl Goiardi {
+    pub fn start() -> Goiardi {
+        assert!(
+            Path::new("/usr/bin/goiardi").exists(),
+            "PEER MISSING: goiardi is not installed; run `scripts/peers/goiardi.sh install`"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let out = Command::new(goiardi_script())
+            .arg("start")
+            .arg(dir.path())
+            .output()
+            .expect("running scripts/peers/goiardi.sh");
+        assert!(
+            out.status.success(),
+            "PEER FAILED: goiardi did not start: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let env = std::fs::read_to_string(dir.path().join("goiardi.env")).unwrap();
+        let get = |k: &str| {
+            env.lines()
+                .find_map(|l| l.strip_prefix(&format!("{k}=")))
+                .unwrap_or_else(|| panic!("{k} missing from goiardi.env"))
+                .to_owned()
+        };
+        Goiardi {
+            url: get("GOIARDI_URL"),
+            admin_key: PathBuf::from(get("GOIARDI_ADMIN_KEY")),
+            dir,
+        }
+    }
+
+    pub fn config(&self) -> ChefConfig {
+        ChefConfig::new(&self.url, "admin", &self.admin_key)
+    }
+
+    pub fn server(&self) -> ChefServer {
+        ChefServer::new(self.config()).unwrap()
+    }
+}
+
+impl Drop for Goiardi {
+    fn drop(&mut self) {
+        let _ = Command::new(goiardi_script())
+            .arg("stop")
+            .arg(self.dir.path())
+            .status();
+    }
 }
