@@ -84,6 +84,14 @@ pub enum Command {
         /// Seconds a device waits for confirmation before rolling a commit back by itself.
         #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(10..=3600))]
         confirm_timeout: u64,
+        /// Seconds a node waits while another process converges it (its lock in --lock-dir) before
+        /// failing; 0 fails at once.
+        #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(0..=86400))]
+        lock_timeout: u64,
+        /// Directory of the per-node run locks shared by every netgw converging these nodes
+        /// (default: REPO/nodes/.locks).
+        #[arg(long, env = "NETGW_LOCK_DIR")]
+        lock_dir: Option<PathBuf>,
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
         #[command(flatten)]
@@ -261,6 +269,8 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
             why_run,
             concurrency,
             confirm_timeout,
+            lock_timeout,
+            lock_dir,
             reporting,
             format,
         } => {
@@ -268,6 +278,8 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
                 why_run: *why_run,
                 concurrency: *concurrency as usize,
                 confirm_timeout: std::time::Duration::from_secs(*confirm_timeout),
+                lock_timeout: std::time::Duration::from_secs(*lock_timeout),
+                lock_dir: lock_dir.clone(),
                 ..Default::default()
             };
             converge_cmd(cli, nodes, source, opts, reporting, *format, out)

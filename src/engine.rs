@@ -100,6 +100,12 @@ pub struct EngineOptions {
     /// Cancelling stops nodes at the next safe point: before connecting, staging or committing a
     /// staged change is discarded; a commit already made is verified and confirmed or rolled back.
     pub cancel: Option<tokio_util::sync::CancellationToken>,
+    /// Directory of the per-node run locks (`NAME.run.lock`, see `crate::lock`); default: the
+    /// cookbook repo's `nodes/.locks`. Processes coordinate only through the same directory.
+    pub lock_dir: Option<std::path::PathBuf>,
+    /// How long a node waits for another process's run of it before failing; not part of
+    /// `node_timeout`.
+    pub lock_timeout: Duration,
 }
 
 impl Default for EngineOptions {
@@ -116,6 +122,8 @@ impl Default for EngineOptions {
             classifier: None,
             events: None,
             cancel: None,
+            lock_dir: None,
+            lock_timeout: crate::lock::DEFAULT_LOCK_TIMEOUT,
         }
     }
 }
@@ -175,20 +183,44 @@ pub async fn converge(
                     node: name.clone(),
                 });
                 let t0 = Instant::now();
-                let mut report = match tokio::time::timeout(
-                    opts.node_timeout,
-                    converge_node(&ctx, job, connector.as_ref(), &opts),
-                )
-                .await
-                {
-                    Ok(r) => r,
-                    Err(_) => {
+                // One run of a node at a time, across processes: held from before loading until
+                // after the device session closed and current state was saved (crate::lock).
+                let mut report = match lock_node(&ctx, &job, &opts).await {
+                    Err((kind, message)) => {
                         let mut r = NodeReport::new(&name, opts.why_run);
-                        fail(
-                            &mut r,
-                            ErrorKind::Timeout,
-                            format!("node run exceeded {:?}", opts.node_timeout),
-                        );
+                        r.platform = job.target.as_ref().ok().map(|t| t.platform.to_string());
+                        fail(&mut r, kind, message);
+                        r
+                    }
+                    Ok(lock) => {
+                        let waited = t0.elapsed();
+                        let mut r = match tokio::time::timeout(
+                            opts.node_timeout,
+                            converge_node(&ctx, job, connector.as_ref(), &opts),
+                        )
+                        .await
+                        {
+                            Ok(r) => r,
+                            Err(_) => {
+                                let mut r = NodeReport::new(&name, opts.why_run);
+                                fail(
+                                    &mut r,
+                                    ErrorKind::Timeout,
+                                    format!("node run exceeded {:?}", opts.node_timeout),
+                                );
+                                r
+                            }
+                        };
+                        if lock.is_some() {
+                            r.steps.insert(
+                                0,
+                                StepTiming {
+                                    step: "lock",
+                                    duration_secs: waited.as_secs_f64(),
+                                },
+                            );
+                        }
+                        drop(lock);
                         r
                     }
                 };
@@ -244,6 +276,39 @@ pub async fn converge(
         nodes,
         summary,
     }
+}
+
+/// The node's run lock, waiting up to `lock_timeout`. `Ok(None)` when the job cannot reach a device
+/// anyway (no target, invalid name): its run fails before any session, without waiting.
+async fn lock_node(
+    ctx: &Ctx,
+    job: &Job,
+    opts: &EngineOptions,
+) -> StepResult<Option<crate::lock::NodeRunLock>> {
+    use crate::lock::{LockError, NodeRunLock, lock_path};
+    let (Ok(_), Ok(name)) = (&job.target, NodeName::new(&job.name)) else {
+        return Ok(None);
+    };
+    let dir = match &opts.lock_dir {
+        Some(d) => d.clone(),
+        None => ctx.cookbooks.root().join("nodes").join(".locks"),
+    };
+    NodeRunLock::acquire(
+        lock_path(&dir, &name),
+        name.as_str(),
+        &opts.run_id,
+        opts.lock_timeout,
+        opts.cancel.as_ref(),
+    )
+    .await
+    .map(Some)
+    .map_err(|e| {
+        let kind = match e {
+            LockError::Cancelled { .. } => ErrorKind::Cancelled,
+            LockError::Held { .. } | LockError::Io { .. } => ErrorKind::Config,
+        };
+        (kind, e.to_string())
+    })
 }
 
 fn fail(r: &mut NodeReport, kind: ErrorKind, message: String) {
@@ -851,6 +916,9 @@ mod engine_tests_support {
         pub(crate) reject_commit: bool,
         pub(crate) drop_on_commit: bool,
         pub(crate) commits: usize,
+        /// Open sessions now, and the most ever open at once.
+        pub(crate) sessions: usize,
+        pub(crate) max_sessions: usize,
     }
 
     pub(crate) struct MemDriver {
@@ -965,6 +1033,8 @@ mod engine_tests_support {
             Ok(())
         }
         async fn close(&mut self) -> Result<(), DriverError> {
+            let mut d = self.dev.lock().unwrap();
+            d.sessions = d.sessions.saturating_sub(1);
             Ok(())
         }
     }
@@ -977,11 +1047,20 @@ mod engine_tests_support {
     impl Connector for MemConnector {
         async fn connect(&self, t: &DeviceTarget) -> Result<Box<dyn Driver>, DriverError> {
             match self.0.get(&t.name) {
-                Some(dev) => Ok(Box::new(MemDriver {
-                    dev: dev.clone(),
-                    staged: None,
-                    pre: None,
-                })),
+                Some(dev) => {
+                    {
+                        let mut d = dev.lock().unwrap();
+                        d.sessions += 1;
+                        d.max_sessions = d.max_sessions.max(d.sessions);
+                    }
+                    // Let other tasks run inside the session, so overlaps would show.
+                    tokio::task::yield_now().await;
+                    Ok(Box::new(MemDriver {
+                        dev: dev.clone(),
+                        staged: None,
+                        pre: None,
+                    }))
+                }
                 None => Err(DriverError::Transport {
                     device: t.name.clone(),
                     step: "connect",
@@ -1319,5 +1398,106 @@ mod event_tests {
         .await;
         assert_eq!(r.nodes[0].error_kind, Some(ErrorKind::Cancelled));
         assert_eq!(dev2.lock().unwrap().commits, 0);
+    }
+}
+
+#[cfg(test)]
+mod lock_tests {
+    use super::engine_tests_support::*;
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn runs_of_one_node_never_overlap() {
+        let (_d, repo) = repo_with(&[("sw1", SW1)]);
+        let dev = device();
+        let r = run(
+            &repo,
+            &[("sw1", dev.clone())],
+            &["sw1", "sw1", "sw1", "sw1"],
+            EngineOptions {
+                concurrency: 4,
+                ..Default::default()
+            },
+        )
+        .await;
+        for n in &r.nodes {
+            assert_eq!(n.status, NodeStatus::Success, "{:?}", n.error);
+            assert_eq!(
+                n.steps.first().map(|s| s.step),
+                Some("lock"),
+                "{:?}",
+                n.steps
+            );
+        }
+        let d = dev.lock().unwrap();
+        assert_eq!(d.max_sessions, 1, "two device sessions of sw1 overlapped");
+        assert_eq!(d.sessions, 0);
+        assert_eq!(
+            d.commits, 1,
+            "each later run observed the first one's commit"
+        );
+        let updated: Vec<usize> = r.nodes.iter().map(|n| n.updated).collect();
+        assert_eq!(
+            updated.iter().filter(|u| **u == 3).count(),
+            1,
+            "{updated:?}"
+        );
+        assert_eq!(updated.iter().sum::<usize>(), 3, "{updated:?}");
+    }
+
+    #[tokio::test]
+    async fn a_node_locked_elsewhere_fails_clearly_and_touches_nothing() {
+        let (d, repo) = repo_with(&[("sw1", SW1)]);
+        let lock_file = d.path().join("nodes/.locks/sw1.run.lock");
+        let _held = crate::lock::NodeRunLock::try_acquire(&lock_file, "other-run")
+            .unwrap()
+            .unwrap();
+        let dev = device();
+        let r = run(
+            &repo,
+            &[("sw1", dev.clone())],
+            &["sw1"],
+            EngineOptions {
+                lock_timeout: Duration::from_millis(50),
+                ..Default::default()
+            },
+        )
+        .await;
+        let n = &r.nodes[0];
+        assert_eq!(n.status, NodeStatus::Failed);
+        assert_eq!(n.error_kind, Some(ErrorKind::Config));
+        let e = n.error.as_deref().unwrap();
+        assert!(
+            e.contains("node sw1 is being converged by another process")
+                && e.contains(&lock_file.display().to_string())
+                && e.contains("run=other-run"),
+            "{e}"
+        );
+        let dv = dev.lock().unwrap();
+        assert_eq!(
+            (dv.max_sessions, dv.commits),
+            (0, 0),
+            "device never contacted"
+        );
+        assert!(!d.path().join("nodes/current/sw1.json").exists());
+    }
+
+    #[tokio::test]
+    async fn lock_dir_option_is_used() {
+        let (d, repo) = repo_with(&[("sw1", SW1)]);
+        let locks = tempfile::tempdir().unwrap();
+        let r = run(
+            &repo,
+            &[("sw1", device())],
+            &["sw1"],
+            EngineOptions {
+                lock_dir: Some(locks.path().join("run-locks")),
+                ..Default::default()
+            },
+        )
+        .await;
+        assert_eq!(r.nodes[0].status, NodeStatus::Success);
+        assert!(locks.path().join("run-locks/sw1.run.lock").exists());
+        assert!(!d.path().join("nodes/.locks/sw1.run.lock").exists());
     }
 }

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod collector;
 pub mod engine;
 pub mod inventory;
+pub mod lock;
 pub mod report;
 pub mod resolve;
 pub mod store;
