@@ -559,7 +559,8 @@ mod tests {
                 "interface Ethernet3",
                 "switchport",
                 "switchport mode trunk",
-                "switchport trunk allowed vlan add 10",
+                // A port that becomes a trunk gets exactly the declared list (models::plan).
+                "switchport trunk allowed vlan 10",
                 "exit"
             ]
         );
