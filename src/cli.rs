@@ -137,6 +137,10 @@ pub struct DeviceSource {
     /// containerlab topology (`*.clab.yml`): nodes of kinds netgw drives, by management address.
     #[arg(long, env = "NETGW_TOPOLOGY")]
     pub topology: Option<PathBuf>,
+    /// Chef search query (with `--server`) selecting the nodes to run, e.g. `role:leaf` or
+    /// `chef_environment:prod`; the inventory still says how to reach them.
+    #[arg(long)]
+    pub search: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -365,7 +369,28 @@ fn converge_cmd(
 ) -> Result<Status, Failure> {
     let repo = LocalRepo::open(&cli.repo)?;
     let inv = load_inventory(source)?;
-    let names = select(&inv, nodes)?;
+    let mut names = select(&inv, nodes)?;
+    if let Some(query) = &source.search {
+        let Some(server) = chef_store(cli)? else {
+            return Err(Failure::usage(
+                "--search needs --server (a Chef server to search)",
+            ));
+        };
+        let found = runtime()?
+            .block_on(server.search_nodes(query))
+            .map_err(|e| Failure::usage(format!("--search {query:?}: {e}")))?;
+        let missing: Vec<&String> = found
+            .iter()
+            .filter(|n| !inv.hosts.contains_key(*n))
+            .collect();
+        if !missing.is_empty() {
+            tracing::warn!(
+                ?missing,
+                "search found nodes the inventory cannot reach; skipped"
+            );
+        }
+        names.retain(|n| found.contains(n));
+    }
     let jobs: Vec<Job> = names
         .iter()
         .map(|n| Job {

@@ -172,6 +172,17 @@ async fn converge_through_a_chef_server() {
     assert_eq!(code, 0, "{text}");
     assert_eq!(r["summary"]["updated"], 0, "{text}");
     assert_eq!(r["summary"]["failed"], 0, "{text}");
+    // Chef search as the selection: only the nodes it finds run.
+    let (code, r, text) =
+        tokio::task::block_in_place(|| netgw(&["converge", "--search", "vendor:juniper"]));
+    assert_eq!(code, 0, "{text}");
+    let ran: Vec<&str> = r["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(ran, ["junos1"], "{text}");
     let last = s.get_node("eos1").await.unwrap().unwrap();
     assert_eq!(
         last["run_list"],
