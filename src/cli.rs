@@ -105,6 +105,27 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "json")]
         format: Format,
     },
+    /// HTTP trigger API (DESIGN.md §7): converge on request, with run history; see docs/serve.md.
+    Serve {
+        /// Address to listen on (`127.0.0.1:0` picks a free port; the bound address is printed).
+        #[arg(long)]
+        listen: Option<std::net::SocketAddr>,
+        /// Nornir SimpleInventory of the devices the API may converge.
+        #[arg(long, env = "NETGW_INVENTORY")]
+        inventory: Option<PathBuf>,
+        /// Configuration file (YAML): tokens, Chef clients, limits; flags win over it.
+        #[arg(long, env = "NETGW_SERVE_CONFIG")]
+        config: Option<PathBuf>,
+        /// SQLite run history.
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// Node runs that may wait before triggers get 429.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+        max_queue: Option<u32>,
+        /// Node runs at once.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10000))]
+        concurrency: Option<u32>,
+    },
     /// Compare devices with their desired state; change nothing (exit 1 when something drifted).
     Drift {
         nodes: Vec<String>,
@@ -315,6 +336,31 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
             source,
             format,
         } => facts_cmd(name, source, *format, out),
+        Command::Serve {
+            listen,
+            inventory,
+            config,
+            db,
+            max_queue,
+            concurrency,
+        } => {
+            let args = crate::api::config::ServeArgs {
+                listen: *listen,
+                config: config.clone(),
+                inventory: inventory.clone(),
+                db: db.clone(),
+                max_queue: max_queue.map(|n| n as usize),
+                concurrency: concurrency.map(|n| n as usize),
+                repo: cli.repo.clone(),
+                classifier: cli.classifier.clone(),
+            };
+            let store: Option<Arc<dyn crate::store::NodeStore>> = match chef_store(cli)? {
+                Some(server) => Some(Arc::new(server)),
+                None => None,
+            };
+            crate::api::main_blocking(args, store).map_err(|e| Failure::usage(e.to_string()))?;
+            Ok(Status::Ok)
+        }
     }
 }
 
@@ -372,22 +418,14 @@ fn converge_cmd(
     let mut names = select(&inv, nodes)?;
     if let Some(query) = &source.search {
         let Some(server) = chef_store(cli)? else {
-            return Err(Failure::usage(
-                "--search needs --server (a Chef server to search)",
-            ));
+            return Err(Failure::usage("--search needs --server (a Chef server to search)"));
         };
         let found = runtime()?
             .block_on(server.search_nodes(query))
             .map_err(|e| Failure::usage(format!("--search {query:?}: {e}")))?;
-        let missing: Vec<&String> = found
-            .iter()
-            .filter(|n| !inv.hosts.contains_key(*n))
-            .collect();
+        let missing: Vec<&String> = found.iter().filter(|n| !inv.hosts.contains_key(*n)).collect();
         if !missing.is_empty() {
-            tracing::warn!(
-                ?missing,
-                "search found nodes the inventory cannot reach; skipped"
-            );
+            tracing::warn!(?missing, "search found nodes the inventory cannot reach; skipped");
         }
         names.retain(|n| found.contains(n));
     }

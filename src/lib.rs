@@ -1,6 +1,7 @@
 //! netgw: a network-device management gateway. It plays the part chef-client plays on a server, once
 //! per device, for a whole inventory at a time. See DESIGN.md for the architecture.
 
+pub mod api;
 pub mod classify;
 pub mod cli;
 pub mod collector;

@@ -1,0 +1,277 @@
+//! The `netgw serve` configuration file (YAML) and the settings resolved from it and the command line.
+//!
+//! ```yaml
+//! listen: 127.0.0.1:8080          # --listen wins
+//! db: /var/lib/netgw/history.db   # --db wins
+//! repo: /srv/netgw/repo           # else the global --repo
+//! inventory: /srv/netgw/hosts.yml # --inventory wins
+//! max_queue: 1000                 # node runs waiting (not running); --max-queue wins
+//! concurrency: 20                 # node runs at once; --concurrency wins
+//! retention: 1000                 # runs kept in the history
+//! shutdown_grace_secs: 30         # running nodes may finish for this long on SIGTERM
+//! cancel_grace_secs: 10           # then they are cancelled and get this long to reach a safe point
+//! node_timeout_secs: 600
+//! max_body_bytes: 65536
+//! tokens:                         # bearer tokens, stored as SHA-256 hex of the token
+//!   - {name: ci, sha256: 9f86d0..., roles: [trigger, read]}
+//! chef_clients:                   # Chef-signed requests (mixlib-authentication), by client name
+//!   - {name: chef-server, public_key: keys/chef-server.pub.pem, roles: [trigger, read]}
+//! ```
+//! Relative paths are relative to the configuration file's directory. Token values never appear here
+//! or in logs: only their hashes.
+
+use super::auth::{Auth, ChefClient, Role, Token};
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("serve config {path}: {message}")]
+    File { path: PathBuf, message: String },
+    #[error("serve: {0}")]
+    Setting(String),
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    pub listen: Option<SocketAddr>,
+    pub db: Option<PathBuf>,
+    pub repo: Option<PathBuf>,
+    pub inventory: Option<PathBuf>,
+    pub max_queue: Option<usize>,
+    pub concurrency: Option<usize>,
+    pub retention: Option<usize>,
+    pub shutdown_grace_secs: Option<f64>,
+    pub cancel_grace_secs: Option<f64>,
+    pub node_timeout_secs: Option<f64>,
+    pub max_body_bytes: Option<usize>,
+    #[serde(default)]
+    pub tokens: Vec<TokenEntry>,
+    #[serde(default)]
+    pub chef_clients: Vec<ChefClientEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenEntry {
+    pub name: String,
+    /// SHA-256 of the token, lower- or upper-case hex.
+    pub sha256: String,
+    pub roles: Vec<Role>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChefClientEntry {
+    pub name: String,
+    /// The client's RSA public key (PEM: `PUBLIC KEY` or `RSA PUBLIC KEY`).
+    pub public_key: PathBuf,
+    pub roles: Vec<Role>,
+}
+
+/// Command-line values; each wins over the file.
+#[derive(Debug, Clone, Default)]
+pub struct ServeArgs {
+    pub listen: Option<SocketAddr>,
+    pub config: Option<PathBuf>,
+    pub inventory: Option<PathBuf>,
+    pub db: Option<PathBuf>,
+    pub max_queue: Option<usize>,
+    pub concurrency: Option<usize>,
+    /// The global `--repo`, used when the file names none.
+    pub repo: PathBuf,
+    pub classifier: Option<PathBuf>,
+}
+
+/// Everything `serve` runs with.
+#[derive(Debug)]
+pub struct Settings {
+    pub listen: SocketAddr,
+    pub db: PathBuf,
+    pub repo: PathBuf,
+    pub inventory: PathBuf,
+    pub max_queue: usize,
+    pub concurrency: usize,
+    pub retention: usize,
+    pub shutdown_grace: Duration,
+    pub cancel_grace: Duration,
+    pub node_timeout: Duration,
+    pub max_body_bytes: usize,
+    pub classifier: Option<PathBuf>,
+    pub auth: Auth,
+}
+
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+pub const DEFAULT_MAX_QUEUE: usize = 1000;
+pub const DEFAULT_CONCURRENCY: usize = 20;
+pub const DEFAULT_RETENTION: usize = 1000;
+pub const DEFAULT_MAX_BODY: usize = 64 * 1024;
+
+fn file_err(path: &Path, message: impl Into<String>) -> ConfigError {
+    ConfigError::File {
+        path: path.to_owned(),
+        message: message.into(),
+    }
+}
+
+/// Parse a configuration file's text (`path` names it in errors and anchors relative paths).
+pub fn parse_file(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
+    let value: serde_norway::Value =
+        serde_norway::from_str(text).map_err(|e| file_err(path, format!("invalid YAML: {e}")))?;
+    if value.is_null() {
+        return Ok(ConfigFile::default());
+    }
+    let mut cfg: ConfigFile = serde_path_to_error::deserialize(value).map_err(|e| {
+        let field = e.path().to_string();
+        let inner = e.into_inner();
+        if field == "." || field.is_empty() {
+            file_err(path, inner.to_string())
+        } else {
+            file_err(path, format!("field `{field}`: {inner}"))
+        }
+    })?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let anchor = |p: &mut Option<PathBuf>| {
+        if let Some(v) = p
+            && v.is_relative()
+        {
+            *v = base.join(&*v);
+        }
+    };
+    anchor(&mut cfg.db);
+    anchor(&mut cfg.repo);
+    anchor(&mut cfg.inventory);
+    for c in &mut cfg.chef_clients {
+        if c.public_key.is_relative() {
+            c.public_key = base.join(&c.public_key);
+        }
+    }
+    Ok(cfg)
+}
+
+fn secs(name: &str, v: Option<f64>, default: f64) -> Result<Duration, ConfigError> {
+    let s = v.unwrap_or(default);
+    if !(0.0..=86_400.0).contains(&s) {
+        return Err(ConfigError::Setting(format!(
+            "{name} must be between 0 and 86400 seconds, found {s}"
+        )));
+    }
+    Ok(Duration::from_secs_f64(s))
+}
+
+fn positive(name: &str, v: usize) -> Result<usize, ConfigError> {
+    if v == 0 {
+        return Err(ConfigError::Setting(format!("{name} must be at least 1")));
+    }
+    Ok(v)
+}
+
+impl Settings {
+    /// Merge the command line over the configuration file.
+    pub fn resolve(args: &ServeArgs) -> Result<Settings, ConfigError> {
+        let file = match &args.config {
+            Some(p) => {
+                let text = std::fs::read_to_string(p).map_err(|e| file_err(p, e.to_string()))?;
+                parse_file(p, &text)?
+            }
+            None => ConfigFile::default(),
+        };
+        let listen = match args.listen.or(file.listen) {
+            Some(l) => l,
+            None => DEFAULT_LISTEN
+                .parse()
+                .map_err(|_| ConfigError::Setting("bad default listen address".into()))?,
+        };
+        let inventory = args.inventory.clone().or(file.inventory).ok_or_else(|| {
+            ConfigError::Setting(
+                "no inventory: give --inventory FILE or `inventory:` in the config file".into(),
+            )
+        })?;
+        let mut tokens = Vec::new();
+        for (i, t) in file.tokens.into_iter().enumerate() {
+            tokens.push(
+                Token::new(t.name, &t.sha256, t.roles)
+                    .map_err(|m| ConfigError::Setting(format!("tokens[{i}]: {m}")))?,
+            );
+        }
+        let mut clients = Vec::new();
+        for (i, c) in file.chef_clients.into_iter().enumerate() {
+            clients.push(
+                ChefClient::load(c.name, &c.public_key, c.roles)
+                    .map_err(|m| ConfigError::Setting(format!("chef_clients[{i}]: {m}")))?,
+            );
+        }
+        if tokens.is_empty() && clients.is_empty() {
+            return Err(ConfigError::Setting(
+                "no credentials configured: add `tokens` or `chef_clients` to the config file \
+                 (--config FILE); every endpoint but /healthz requires authentication"
+                    .into(),
+            ));
+        }
+        Ok(Settings {
+            listen,
+            db: args
+                .db
+                .clone()
+                .or(file.db)
+                .unwrap_or_else(|| PathBuf::from("netgw-history.db")),
+            repo: file.repo.unwrap_or_else(|| args.repo.clone()),
+            inventory,
+            max_queue: positive(
+                "max_queue",
+                args.max_queue
+                    .or(file.max_queue)
+                    .unwrap_or(DEFAULT_MAX_QUEUE),
+            )?,
+            concurrency: positive(
+                "concurrency",
+                args.concurrency
+                    .or(file.concurrency)
+                    .unwrap_or(DEFAULT_CONCURRENCY),
+            )?,
+            retention: positive("retention", file.retention.unwrap_or(DEFAULT_RETENTION))?,
+            shutdown_grace: secs("shutdown_grace_secs", file.shutdown_grace_secs, 30.0)?,
+            cancel_grace: secs("cancel_grace_secs", file.cancel_grace_secs, 10.0)?,
+            node_timeout: secs("node_timeout_secs", file.node_timeout_secs, 600.0)?,
+            max_body_bytes: positive(
+                "max_body_bytes",
+                file.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY),
+            )?,
+            classifier: args.classifier.clone(),
+            auth: Auth::new(tokens, clients),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_paths_are_anchored_and_unknown_fields_named() {
+        let p = Path::new("/etc/netgw/serve.yml");
+        let c = parse_file(p, "db: h.db\ninventory: /abs/inv.yml\nretention: 5\n").unwrap();
+        assert_eq!(c.db.unwrap(), PathBuf::from("/etc/netgw/h.db"));
+        assert_eq!(c.inventory.unwrap(), PathBuf::from("/abs/inv.yml"));
+        let e = parse_file(p, "tokens:\n  - {name: a, sha256: x, roles: [admin]}\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tokens[0].roles[0]"), "{e}");
+        let e = parse_file(p, "lisen: 1\n").unwrap_err().to_string();
+        assert!(e.contains("unknown field `lisen`"), "{e}");
+    }
+
+    #[test]
+    fn no_credentials_is_refused() {
+        let args = ServeArgs {
+            inventory: Some("inv.yml".into()),
+            ..Default::default()
+        };
+        let e = Settings::resolve(&args).unwrap_err().to_string();
+        assert!(e.contains("no credentials"), "{e}");
+    }
+}

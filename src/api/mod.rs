@@ -1,0 +1,822 @@
+//! `netgw serve`: the HTTP trigger API (DESIGN.md §7).
+//!
+//! ```text
+//!   SIGTERM/SIGINT ─▶ shutdown token ─┬─▶ axum: stop accepting, finish open requests
+//!                                     └─▶ Scheduler::shutdown: grace, cancel, abort; history flushed
+//!   request ─▶ /healthz (open)
+//!           ─▶ auth layer: body read (max_body_bytes) ─▶ bearer token | Chef signature ─▶ role check
+//!               ─▶ handlers ─▶ Scheduler (memory: queued/running runs)
+//!                            ─▶ History (SQLite, off the runtime: writer thread + spawn_blocking reads)
+//! ```
+//! Every error body is `{"error": "...", "code": "..."}` and never repeats a credential.
+
+pub mod auth;
+pub mod config;
+pub mod history;
+pub mod metrics;
+pub mod openapi;
+pub mod scheduler;
+
+use crate::engine::{Connector, RegistryConnector};
+use crate::inventory::{Inventory, InventoryError};
+use crate::store::local::LocalRepo;
+use crate::store::{NodeStore, StoreError};
+use auth::{Auth, AuthFailure, Identity, RequestParts, Role};
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Extension, Json, Router};
+use config::{ConfigError, ServeArgs, Settings};
+use history::{History, HistoryError, RunRow};
+use metrics::Metrics;
+use netgw_models::NodeName;
+use scheduler::{EngineCtx, RunView, Scheduler, Snapshot, SubmitError};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use thiserror::Error;
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+/// Every route, for the OpenAPI test.
+pub const ROUTES: &[&str] = &[
+    "/healthz",
+    "/v1/converge",
+    "/v1/runs",
+    "/v1/runs/{id}",
+    "/v1/runs/{id}/events",
+    "/v1/nodes/{name}",
+    "/v1/gateway",
+    "/metrics",
+    "/v1/openapi.json",
+];
+
+#[derive(Debug, Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Inventory(#[from] InventoryError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    History(#[from] HistoryError),
+    #[error("listening on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("serve: {0}")]
+    Runtime(String),
+}
+
+/// An API error: status, a stable code, a message.
+#[derive(Debug)]
+pub struct HttpError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+    pub retry_after: Option<u64>,
+}
+
+impl HttpError {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        HttpError {
+            status,
+            code,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "bad_request", message)
+    }
+
+    fn not_found(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found", message)
+    }
+
+    fn internal(e: impl std::fmt::Display) -> Self {
+        warn!(error = %e, "request failed");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "the gateway could not read its history (see its log)",
+        )
+    }
+}
+
+impl IntoResponse for HttpError {
+    fn into_response(self) -> Response {
+        let mut r = (
+            self.status,
+            Json(json!({"error": self.message, "code": self.code})),
+        )
+            .into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            r.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"netgw\""),
+            );
+        }
+        if let Some(s) = self.retry_after {
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(s));
+        }
+        r
+    }
+}
+
+impl From<AuthFailure> for HttpError {
+    fn from(f: AuthFailure) -> Self {
+        let code = match &f {
+            AuthFailure::Missing => "unauthenticated",
+            AuthFailure::Invalid(_) => "invalid_credentials",
+            AuthFailure::ChefNotConfigured => "not_configured",
+            AuthFailure::Forbidden { .. } => "forbidden",
+        };
+        let status = match f {
+            AuthFailure::Forbidden { .. } => StatusCode::FORBIDDEN,
+            _ => StatusCode::UNAUTHORIZED,
+        };
+        HttpError::new(status, code, f.to_string())
+    }
+}
+
+struct AppState {
+    auth: Auth,
+    sched: Scheduler,
+    history: Arc<History>,
+    metrics: Arc<Metrics>,
+    store: Arc<dyn NodeStore>,
+    max_body: usize,
+    started_at: String,
+    settings: Value,
+}
+
+type S = Arc<AppState>;
+
+/// `netgw serve` from the command line: resolve settings, run until SIGTERM/SIGINT.
+pub fn main_blocking(args: ServeArgs, store: Option<Arc<dyn NodeStore>>) -> Result<(), ServeError> {
+    let settings = Settings::resolve(&args)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ServeError::Runtime(format!("starting the async runtime: {e}")))?;
+    rt.block_on(async move {
+        let shutdown = CancellationToken::new();
+        let sig = shutdown.clone();
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            sig.cancel();
+        });
+        serve(settings, store, Arc::new(RegistryConnector), shutdown)
+            .await
+            .map(|_| ())
+    })
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => info!("SIGTERM: shutting down"),
+                    _ = tokio::signal::ctrl_c() => info!("SIGINT: shutting down"),
+                }
+            }
+            Err(e) => {
+                warn!(error = %e, "cannot watch SIGTERM; only SIGINT stops the server gracefully");
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Run the server until `shutdown` is cancelled; then drain as `Settings` say.
+pub async fn serve(
+    settings: Settings,
+    store: Option<Arc<dyn NodeStore>>,
+    connector: Arc<dyn Connector>,
+    shutdown: CancellationToken,
+) -> Result<scheduler::ShutdownReport, ServeError> {
+    let cookbooks = LocalRepo::open(&settings.repo)?;
+    let inv_path = settings.inventory.clone();
+    let inventory = tokio::task::spawn_blocking(move || Inventory::load(&inv_path))
+        .await
+        .map_err(|e| ServeError::Runtime(e.to_string()))??;
+    for w in &inventory.warnings {
+        warn!(inventory = %settings.inventory.display(), "{w}");
+    }
+    let started_at = crate::engine::now_rfc3339();
+    let (db, retention, at) = (settings.db.clone(), settings.retention, started_at.clone());
+    let (history, recovered) =
+        tokio::task::spawn_blocking(move || History::open(&db, retention, &at))
+            .await
+            .map_err(|e| ServeError::Runtime(e.to_string()))??;
+    if !recovered.interrupted.is_empty() {
+        warn!(runs = ?recovered.interrupted, "runs in flight when the gateway last stopped are marked interrupted");
+    }
+    let history = Arc::new(history);
+    let metrics = Arc::new(Metrics::default());
+    let store: Arc<dyn NodeStore> = store.unwrap_or_else(|| Arc::new(cookbooks.clone()));
+    let sched = Scheduler::start(
+        EngineCtx {
+            store: store.clone(),
+            cookbooks,
+            connector,
+            classifier: settings.classifier.clone(),
+            node_timeout: settings.node_timeout,
+        },
+        Arc::new(inventory),
+        history.clone(),
+        metrics.clone(),
+        settings.concurrency,
+        settings.max_queue,
+    );
+    let listener = tokio::net::TcpListener::bind(settings.listen)
+        .await
+        .map_err(|source| ServeError::Bind {
+            addr: settings.listen,
+            source,
+        })?;
+    let local = listener.local_addr().map_err(|source| ServeError::Bind {
+        addr: settings.listen,
+        source,
+    })?;
+    let hosts = sched.inventory().hosts.len();
+    let state = Arc::new(AppState {
+        settings: json!({
+            "listen": local.to_string(),
+            "db": settings.db.display().to_string(),
+            "repo": settings.repo.display().to_string(),
+            "inventory": settings.inventory.display().to_string(),
+            "inventory_hosts": hosts,
+            "max_queue": settings.max_queue,
+            "concurrency": settings.concurrency,
+            "retention": settings.retention,
+            "shutdown_grace_secs": settings.shutdown_grace.as_secs_f64(),
+            "cancel_grace_secs": settings.cancel_grace.as_secs_f64(),
+            "node_timeout_secs": settings.node_timeout.as_secs_f64(),
+            "max_body_bytes": settings.max_body_bytes,
+        }),
+        auth: settings.auth,
+        sched: sched.clone(),
+        history: history.clone(),
+        metrics,
+        store,
+        max_body: settings.max_body_bytes,
+        started_at,
+    });
+    info!(
+        listen = %local,
+        tokens = state.auth.token_count(),
+        chef_clients = state.auth.client_count(),
+        hosts,
+        "netgw serve started"
+    );
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "netgw serve: listening on http://{local}");
+        let _ = out.flush();
+    }
+    let app = router(state);
+    let stop = shutdown.clone();
+    let server = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .await
+    });
+    shutdown.cancelled().await;
+    let report = sched
+        .shutdown(settings.shutdown_grace, settings.cancel_grace)
+        .await;
+    info!(?report, "runs drained");
+    // Open requests (event streams of runs that just ended) get a moment to finish.
+    match tokio::time::timeout(Duration::from_secs(5), server).await {
+        Ok(Ok(Err(e))) => warn!(error = %e, "the HTTP server ended with an error"),
+        Ok(_) => {}
+        Err(_) => warn!("open HTTP connections did not close within 5 s; dropping them"),
+    }
+    let h = history.clone();
+    let _ = tokio::task::spawn_blocking(move || h.close()).await;
+    Ok(report)
+}
+
+fn router(state: S) -> Router {
+    let authed = Router::new()
+        .route("/v1/converge", post(converge))
+        .route("/v1/runs", get(list_runs))
+        .route("/v1/runs/{id}", get(get_run))
+        .route("/v1/runs/{id}/events", get(run_events))
+        .route("/v1/nodes/{name}", get(get_node))
+        .route("/v1/gateway", get(gateway))
+        .route("/metrics", get(metrics_text))
+        .route("/v1/openapi.json", get(openapi_doc))
+        .route_layer(middleware::from_fn_with_state(state.clone(), authenticate));
+    Router::new()
+        .route("/healthz", get(healthz))
+        .merge(authed)
+        .fallback(|| async { HttpError::not_found("no such endpoint (see /v1/openapi.json)") })
+        .with_state(state)
+}
+
+/// Read the body (bounded), authenticate, check the role the method needs.
+async fn authenticate(State(s): State<S>, req: Request, next: Next) -> Response {
+    let (mut parts, body) = req.into_parts();
+    let too_large = || {
+        HttpError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            format!("request body larger than {} bytes", s.max_body),
+        )
+        .into_response()
+    };
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > s.max_body as u64) {
+        return too_large();
+    }
+    let Ok(bytes) = axum::body::to_bytes(body, s.max_body).await else {
+        return too_large();
+    };
+    let role = if parts.method == Method::GET || parts.method == Method::HEAD {
+        Role::Read
+    } else {
+        Role::Trigger
+    };
+    let checked = s.auth.check(
+        &RequestParts {
+            method: parts.method.as_str(),
+            path: parts.uri.path(),
+            headers: &parts.headers,
+            body: &bytes,
+            now: auth::now_secs(),
+        },
+        role,
+    );
+    match checked {
+        Ok(id) => {
+            parts.extensions.insert(id);
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
+        Err(f) => {
+            s.metrics.auth_failure(match f {
+                AuthFailure::Missing => "missing",
+                AuthFailure::Invalid(_) => "invalid",
+                AuthFailure::ChefNotConfigured => "not_configured",
+                AuthFailure::Forbidden { .. } => "forbidden",
+            });
+            HttpError::from(f).into_response()
+        }
+    }
+}
+
+async fn healthz(State(s): State<S>) -> Json<Value> {
+    let status = if s.sched.is_stopping() {
+        "stopping"
+    } else {
+        "ok"
+    };
+    Json(json!({"status": status}))
+}
+
+/// `POST /v1/converge` body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConvergeRequest {
+    nodes: Option<Vec<String>>,
+    group: Option<String>,
+    topology: Option<String>,
+    search: Option<String>,
+    #[serde(default)]
+    why_run: bool,
+}
+
+fn parse_request(body: &[u8]) -> Result<ConvergeRequest, HttpError> {
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let req: ConvergeRequest = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." || path.is_empty() {
+            HttpError::bad_request(format!("invalid request body: {inner}"))
+        } else {
+            HttpError::bad_request(format!("invalid request body: field `{path}`: {inner}"))
+        }
+    })?;
+    de.end()
+        .map_err(|e| HttpError::bad_request(format!("invalid request body: {e}")))?;
+    Ok(req)
+}
+
+/// The nodes a request selects: validated, in the inventory, each once, in request order.
+fn select_nodes(inv: &Inventory, req: &ConvergeRequest) -> Result<Vec<String>, HttpError> {
+    let given = [
+        req.nodes.is_some(),
+        req.group.is_some(),
+        req.topology.is_some(),
+        req.search.is_some(),
+    ]
+    .iter()
+    .filter(|b| **b)
+    .count();
+    if given != 1 {
+        return Err(HttpError::bad_request(format!(
+            "give exactly one selection of `nodes`, `group`, `topology`, `search` (found {given})"
+        )));
+    }
+    if req.topology.is_some() {
+        return Err(HttpError::new(
+            StatusCode::BAD_REQUEST,
+            "not_configured",
+            "selection by containerlab topology is not configured on this gateway; use `nodes` or `group`",
+        ));
+    }
+    if req.search.is_some() {
+        return Err(HttpError::new(
+            StatusCode::BAD_REQUEST,
+            "not_configured",
+            "selection by Chef search is not configured on this gateway; use `nodes` or `group`",
+        ));
+    }
+    let mut out: Vec<String> = Vec::new();
+    if let Some(nodes) = &req.nodes {
+        if nodes.is_empty() {
+            return Err(HttpError::bad_request("`nodes` must not be empty"));
+        }
+        for (i, n) in nodes.iter().enumerate() {
+            NodeName::new(n).map_err(|e| HttpError::bad_request(format!("nodes[{i}]: {e}")))?;
+            if !inv.hosts.contains_key(n) {
+                return Err(HttpError::bad_request(format!(
+                    "nodes[{i}]: node {n:?} is not in the inventory"
+                )));
+            }
+            if !out.contains(n) {
+                out.push(n.clone());
+            }
+        }
+    }
+    if let Some(g) = &req.group {
+        out = inv.in_group(g);
+        if out.is_empty() {
+            return Err(HttpError::bad_request(if inv.groups.contains_key(g) {
+                format!("group {g:?} has no hosts")
+            } else {
+                format!("group {g:?} is not defined in the inventory")
+            }));
+        }
+    }
+    Ok(out)
+}
+
+async fn converge(
+    State(s): State<S>,
+    Extension(id): Extension<Identity>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<scheduler::Accepted>), HttpError> {
+    let parsed = parse_request(&body)
+        .and_then(|req| select_nodes(s.sched.inventory(), &req).map(|nodes| (nodes, req.why_run)));
+    let (nodes, why_run) = match parsed {
+        Ok(v) => v,
+        Err(e) => {
+            s.metrics.trigger("invalid");
+            return Err(e);
+        }
+    };
+    match s.sched.submit(&nodes, why_run, &id.label()) {
+        Ok(a) => Ok((StatusCode::ACCEPTED, Json(a))),
+        Err(
+            e @ SubmitError::QueueFull {
+                retry_after_secs, ..
+            },
+        ) => Err(HttpError {
+            retry_after: Some(retry_after_secs),
+            ..HttpError::new(StatusCode::TOO_MANY_REQUESTS, "queue_full", e.to_string())
+        }),
+        Err(e @ SubmitError::ShuttingDown) => Err(HttpError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting_down",
+            e.to_string(),
+        )),
+    }
+}
+
+fn check_run_id(id: &str) -> Result<(), HttpError> {
+    if id.is_empty()
+        || id.len() > 128
+        || !id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(HttpError::bad_request(
+            "invalid run id: expected up to 128 characters of [A-Za-z0-9_-]",
+        ));
+    }
+    Ok(())
+}
+
+fn view_from_row(r: RunRow, with_report: bool) -> RunView {
+    let done: Vec<&str> = r
+        .results
+        .iter()
+        .filter_map(|v| v["name"].as_str())
+        .collect();
+    let pending = if with_report {
+        r.nodes
+            .iter()
+            .filter(|n| !done.contains(&n.as_str()))
+            .cloned()
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let summary = r
+        .summary
+        .clone()
+        .unwrap_or_else(|| scheduler::summarize_values(&r.results));
+    RunView {
+        report: with_report.then(|| {
+            scheduler::report_json(
+                &r.id,
+                r.why_run,
+                r.started_at.as_deref(),
+                r.duration_secs.unwrap_or(0.0),
+                r.results.clone(),
+            )
+        }),
+        run_id: r.id,
+        status: r.status,
+        why_run: r.why_run,
+        requested_by: r.requested_by,
+        created_at: r.created_at,
+        started_at: r.started_at,
+        finished_at: r.finished_at,
+        nodes: r.nodes,
+        pending,
+        triggers: r.triggers,
+        note: r.note,
+        summary,
+    }
+}
+
+async fn find_run(s: &AppState, id: &str) -> Result<RunView, HttpError> {
+    check_run_id(id)?;
+    if let Some(v) = s.sched.live_view(id, true) {
+        return Ok(v);
+    }
+    match s.history.run(id.to_owned()).await {
+        Ok(Some(r)) => Ok(view_from_row(r, true)),
+        Ok(None) => Err(HttpError::not_found(format!(
+            "run {id:?} not found (runs beyond the retention limit are forgotten)"
+        ))),
+        Err(e) => Err(HttpError::internal(e)),
+    }
+}
+
+async fn get_run(State(s): State<S>, Path(id): Path<String>) -> Result<Json<RunView>, HttpError> {
+    find_run(&s, &id).await.map(Json)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    node: Option<String>,
+    status: Option<String>,
+    limit: Option<usize>,
+}
+
+async fn list_runs(
+    State(s): State<S>,
+    q: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, HttpError> {
+    let Query(q) = q.map_err(|e| HttpError::bad_request(e.body_text()))?;
+    if let Some(n) = &q.node {
+        NodeName::new(n).map_err(|e| HttpError::bad_request(format!("node: {e}")))?;
+    }
+    const STATUSES: [&str; 5] = ["queued", "running", "finished", "interrupted", "cancelled"];
+    if let Some(st) = &q.status
+        && !STATUSES.contains(&st.as_str())
+    {
+        return Err(HttpError::bad_request(format!(
+            "status must be one of {}",
+            STATUSES.join(", ")
+        )));
+    }
+    let limit = q.limit.unwrap_or(50);
+    if !(1..=1000).contains(&limit) {
+        return Err(HttpError::bad_request("limit must be between 1 and 1000"));
+    }
+    let mut runs: Vec<RunView> = s
+        .sched
+        .live_runs(q.node.as_deref())
+        .into_iter()
+        .filter(|r| q.status.as_ref().is_none_or(|st| &r.status == st))
+        .collect();
+    let rows = s
+        .history
+        .list(q.node.clone(), q.status.clone(), limit)
+        .await
+        .map_err(HttpError::internal)?;
+    for r in rows {
+        if !runs.iter().any(|l| l.run_id == r.id) {
+            runs.push(view_from_row(r, false));
+        }
+    }
+    runs.truncate(limit);
+    Ok(Json(json!({ "runs": runs })))
+}
+
+/// Facts worth showing from a node's automatic attributes.
+fn facts_summary(automatic: &serde_json::Map<String, Value>) -> Value {
+    let mut out = serde_json::Map::new();
+    for k in [
+        "hostname",
+        "fqdn",
+        "vendor",
+        "platform",
+        "platform_version",
+        "model",
+        "serial",
+        "uptime",
+        "ohai_time",
+    ] {
+        if let Some(v) = automatic.get(k) {
+            out.insert(k.into(), v.clone());
+        }
+    }
+    for k in ["interfaces", "vlans", "lldp"] {
+        let n = match automatic.get(k) {
+            Some(Value::Object(m)) => m.len(),
+            Some(Value::Array(a)) => a.len(),
+            _ => continue,
+        };
+        out.insert(format!("{k}_count"), n.into());
+    }
+    Value::Object(out)
+}
+
+async fn get_node(State(s): State<S>, Path(name): Path<String>) -> Result<Json<Value>, HttpError> {
+    let node = NodeName::new(&name).map_err(|e| HttpError::bad_request(e.to_string()))?;
+    let in_inventory = s.sched.inventory().hosts.contains_key(&name);
+    let (running, queued) = s.sched.node_state(&name);
+    let last = s
+        .history
+        .last_result(name.clone())
+        .await
+        .map_err(HttpError::internal)?;
+    if !in_inventory && last.is_none() {
+        return Err(HttpError::not_found(format!(
+            "node {name:?} is not in the inventory and has no history"
+        )));
+    }
+    let facts = match s.store.load_current(&node).await {
+        Ok(Some(c)) => facts_summary(&c.automatic),
+        Ok(None) => Value::Null,
+        Err(e) => {
+            warn!(node = %name, error = %e, "reading current state");
+            Value::Null
+        }
+    };
+    Ok(Json(json!({
+        "name": name,
+        "in_inventory": in_inventory,
+        "running_run": running,
+        "queued_runs": queued,
+        "last_result": last.map(|(run_id, finished_at, report)| json!({
+            "run_id": run_id, "finished_at": finished_at, "report": report
+        })),
+        "facts": facts,
+    })))
+}
+
+async fn gateway(State(s): State<S>) -> Result<Json<Value>, HttpError> {
+    let log = s
+        .history
+        .gateway_log(50)
+        .await
+        .map_err(HttpError::internal)?;
+    Ok(Json(json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "started_at": s.started_at,
+        "settings": s.settings,
+        "log": log,
+    })))
+}
+
+async fn metrics_text(State(s): State<S>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        )],
+        s.metrics.render(s.sched.gauges()),
+    )
+        .into_response()
+}
+
+async fn openapi_doc() -> Json<Value> {
+    Json(openapi::document())
+}
+
+/// An event stream subscriber's position.
+struct Sub {
+    state: S,
+    id: String,
+    next: u64,
+    buf: VecDeque<(u64, Arc<str>)>,
+    done: bool,
+}
+
+fn sse_event(seq: u64, text: &str) -> Event {
+    let name = serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|v| v["event"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| "message".into());
+    Event::default().id(seq.to_string()).event(name).data(text)
+}
+
+async fn run_events(
+    State(s): State<S>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, HttpError> {
+    find_run(&s, &id).await?;
+    let next = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(|n| n + 1)
+        .unwrap_or(0);
+    let sub = Sub {
+        state: s,
+        id,
+        next,
+        buf: VecDeque::new(),
+        done: false,
+    };
+    let stream = futures::stream::unfold(sub, |mut sub| async move {
+        loop {
+            if let Some((seq, text)) = sub.buf.pop_front() {
+                sub.next = seq + 1;
+                return Some((Ok::<Event, Infallible>(sse_event(seq, &text)), sub));
+            }
+            if sub.done {
+                return None;
+            }
+            match sub.state.sched.events_since(&sub.id, sub.next) {
+                Snapshot::Live {
+                    events,
+                    ended,
+                    mut rx,
+                } => {
+                    if !events.is_empty() {
+                        sub.buf.extend(events);
+                        sub.done = ended;
+                        continue;
+                    }
+                    if ended {
+                        return None;
+                    }
+                    // Err: the run left memory; the next turn reads the rest from the history.
+                    let _ = rx.changed().await;
+                }
+                Snapshot::Gone => {
+                    let after = sub.next.checked_sub(1);
+                    let rest = sub
+                        .state
+                        .history
+                        .events(sub.id.clone(), after)
+                        .await
+                        .unwrap_or_default();
+                    sub.buf
+                        .extend(rest.into_iter().map(|(s, t)| (s, Arc::<str>::from(t))));
+                    sub.done = true;
+                }
+            }
+        }
+    });
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response())
+}

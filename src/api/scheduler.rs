@@ -1,0 +1,806 @@
+//! Scheduling of node runs: one converge per node at a time, coalescing, a global concurrency bound
+//! and a bounded queue.
+//!
+//! ```text
+//!   POST /v1/converge ──submit──▶ State (std Mutex; never held across .await)
+//!        │                           queue: (run, node) entries waiting, at most max_queue ──▶ 429
+//!        │                           pending: (node, why_run) -> run  (a second trigger coalesces)
+//!        │                           running: node -> run             (one converge per node)
+//!        ▼ wake (Notify)
+//!   dispatcher task ── Semaphore(concurrency) permit ──▶ node task: engine::converge(one job)
+//!        ▲                                                   │ EventSink -> run log + history
+//!        └───────────────── wake when a node finishes ◀──────┘ node_done -> run finished?
+//!
+//!   shutdown: stop dispatching, cancel what is queued ─▶ wait `grace` for running nodes
+//!             ─▶ CancellationToken (engine stops at its next safe point, discarding staged changes)
+//!             ─▶ wait `cancel_grace` ─▶ abort what is left; every step recorded in the history
+//! ```
+//! A node already queued coalesces into its pending run; a node that is running gets at most one
+//! pending follow-up run (later triggers coalesce into it). Queue depth counts (run, node) entries
+//! waiting to start, so coalesced triggers cost nothing.
+
+use super::history::{History, Op};
+use super::metrics::{Gauges, Metrics};
+use crate::engine::{self, Connector, EngineOptions, EventSink, Job, RunEvent};
+use crate::inventory::Inventory;
+use crate::report::NodeReport;
+use crate::store::NodeStore;
+use crate::store::local::LocalRepo;
+use netgw_drivers::driver::ErrorKind;
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
+use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+/// What the engine needs besides the job.
+pub struct EngineCtx {
+    pub store: Arc<dyn NodeStore>,
+    pub cookbooks: LocalRepo,
+    pub connector: Arc<dyn Connector>,
+    pub classifier: Option<PathBuf>,
+    pub node_timeout: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Queued,
+    Running,
+    Finished,
+    Interrupted,
+    Cancelled,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Queued => "queued",
+            RunStatus::Running => "running",
+            RunStatus::Finished => "finished",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// A run as the API shows it (`GET /v1/runs/{id}`; listings leave `report` out).
+#[derive(Debug, Clone, Serialize)]
+pub struct RunView {
+    pub run_id: String,
+    pub status: String,
+    pub why_run: bool,
+    pub requested_by: String,
+    pub created_at: String,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    pub nodes: Vec<String>,
+    /// Nodes without a result yet.
+    pub pending: Vec<String>,
+    /// Triggers this run answered (1 + the ones coalesced into it).
+    pub triggers: u64,
+    pub note: Option<String>,
+    pub summary: Value,
+    /// The engine's JSON run report (`netgw converge --format json`), with the results so far.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<Value>,
+}
+
+/// Totals over node reports, as `crate::report::summarize` computes them.
+pub fn summarize_values(nodes: &[Value]) -> Value {
+    let failed = nodes.iter().filter(|n| n["status"] == "failed").count();
+    let sum = |k: &str| {
+        nodes
+            .iter()
+            .map(|n| n[k].as_u64().unwrap_or(0))
+            .sum::<u64>()
+    };
+    json!({
+        "nodes": nodes.len(),
+        "succeeded": nodes.len() - failed,
+        "failed": failed,
+        "resources": sum("total"),
+        "updated": sum("updated"),
+    })
+}
+
+/// The engine's `RunReport` shape from its parts.
+pub fn report_json(
+    run_id: &str,
+    why_run: bool,
+    started_at: Option<&str>,
+    duration_secs: f64,
+    nodes: Vec<Value>,
+) -> Value {
+    json!({
+        "run_id": run_id,
+        "why_run": why_run,
+        "started_at": started_at,
+        "duration_secs": duration_secs,
+        "summary": summarize_values(&nodes),
+        "nodes": nodes,
+    })
+}
+
+struct LiveRun {
+    why_run: bool,
+    requested_by: String,
+    created_at: String,
+    created: Instant,
+    started_at: Option<String>,
+    nodes: Vec<String>,
+    results: HashMap<String, Value>,
+    triggers: u64,
+    status: RunStatus,
+    note: Option<String>,
+    events: Vec<Arc<str>>,
+    /// The number of events so far; subscribers wait on it.
+    watch: watch::Sender<u64>,
+    ended: bool,
+}
+
+struct Running {
+    run_id: String,
+    why_run: bool,
+    abort: Option<AbortHandle>,
+}
+
+#[derive(Default)]
+struct State {
+    runs: HashMap<String, LiveRun>,
+    queue: VecDeque<(String, String)>,
+    pending: HashMap<(String, bool), String>,
+    running: HashMap<String, Running>,
+    stopping: bool,
+}
+
+/// The answer to an accepted trigger.
+#[derive(Debug, Clone, Serialize)]
+pub struct Accepted {
+    /// The run created for this trigger, or, when every node coalesced, the run the first joined.
+    pub run_id: String,
+    /// Nodes queued in a new run by this trigger.
+    pub nodes: Vec<String>,
+    /// Nodes that joined a run already pending for them.
+    pub coalesced: Vec<Coalesced>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Coalesced {
+    pub node: String,
+    pub run_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SubmitError {
+    #[error(
+        "queue full: {depth} node run(s) waiting, {new} more would exceed max_queue {max}; retry later"
+    )]
+    QueueFull {
+        depth: usize,
+        new: usize,
+        max: usize,
+        retry_after_secs: u64,
+    },
+    #[error("the gateway is shutting down and accepts no new runs")]
+    ShuttingDown,
+}
+
+/// A run's events for a subscriber.
+pub enum Snapshot {
+    /// Events from the requested sequence number on, whether the run has ended, and a receiver that
+    /// changes when more arrive.
+    Live {
+        events: Vec<(u64, Arc<str>)>,
+        ended: bool,
+        rx: watch::Receiver<u64>,
+    },
+    /// Not in memory: read the history.
+    Gone,
+}
+
+/// What the shutdown did, for the log and the history.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct ShutdownReport {
+    pub queued_cancelled: usize,
+    pub finished_in_grace: usize,
+    pub cancelled: usize,
+    pub aborted: usize,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    wake: Notify,
+    sem: Arc<Semaphore>,
+    concurrency: usize,
+    max_queue: usize,
+    history: Arc<History>,
+    metrics: Arc<Metrics>,
+    inventory: Arc<Inventory>,
+    engine: EngineCtx,
+    /// Handed to the engine: cancelled when the shutdown grace is over.
+    cancel: CancellationToken,
+    stop_dispatch: CancellationToken,
+}
+
+#[derive(Clone)]
+pub struct Scheduler {
+    shared: Arc<Shared>,
+}
+
+fn now() -> String {
+    engine::now_rfc3339()
+}
+
+fn cancelled_report(node: &str, why_run: bool, message: String) -> Value {
+    let mut r = NodeReport::new(node, why_run);
+    r.status = crate::report::NodeStatus::Failed;
+    r.error_kind = Some(ErrorKind::Cancelled);
+    r.error = Some(message);
+    serde_json::to_value(&r).unwrap_or(Value::Null)
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn push_event(&self, id: &str, run: &mut LiveRun, mut event: Value) {
+        let seq = run.events.len() as u64;
+        if let Value::Object(m) = &mut event {
+            m.insert("seq".into(), seq.into());
+            m.insert("at".into(), now().into());
+        }
+        let text: Arc<str> = event.to_string().into();
+        self.history.send(Op::Event {
+            run_id: id.to_owned(),
+            seq,
+            event: text.to_string(),
+        });
+        run.events.push(text);
+        run.watch.send_replace(run.events.len() as u64);
+    }
+
+    fn engine_event(&self, run_id: &str, e: RunEvent) {
+        let v = serde_json::to_value(&e).unwrap_or(Value::Null);
+        let mut st = self.lock();
+        if let Some(run) = st.runs.get_mut(run_id) {
+            self.push_event(run_id, run, v);
+        }
+    }
+
+    /// First queued entry whose node is not running; marks it running.
+    fn take_next(&self, st: &mut State) -> Option<(String, String, bool)> {
+        let idx = st
+            .queue
+            .iter()
+            .position(|(_, node)| !st.running.contains_key(node))?;
+        let (run_id, node) = st.queue.remove(idx)?;
+        let why_run = st.runs.get(&run_id).map(|r| r.why_run).unwrap_or(false);
+        if st.pending.get(&(node.clone(), why_run)) == Some(&run_id) {
+            st.pending.remove(&(node.clone(), why_run));
+        }
+        st.running.insert(
+            node.clone(),
+            Running {
+                run_id: run_id.clone(),
+                why_run,
+                abort: None,
+            },
+        );
+        if let Some(run) = st.runs.get_mut(&run_id)
+            && run.started_at.is_none()
+        {
+            let at = now();
+            run.started_at = Some(at.clone());
+            run.status = RunStatus::Running;
+            self.history.send(Op::Started {
+                id: run_id.clone(),
+                at,
+            });
+        }
+        Some((run_id, node, why_run))
+    }
+
+    /// Record a node's result; ends the run when it was the last. Ignores a second result.
+    fn node_done(self: &Arc<Self>, run_id: &str, node: &str, report: Value) {
+        let mut st = self.lock();
+        if st.running.get(node).is_some_and(|r| r.run_id == run_id) {
+            st.running.remove(node);
+        }
+        let Some(run) = st.runs.get_mut(run_id) else {
+            return;
+        };
+        if run.results.contains_key(node) {
+            return;
+        }
+        self.metrics.node_result(&report);
+        self.history.send(Op::NodeResult {
+            run_id: run_id.to_owned(),
+            node: node.to_owned(),
+            status: report["status"].as_str().unwrap_or("failed").to_owned(),
+            finished_at: now(),
+            report: report.to_string(),
+        });
+        run.results.insert(node.to_owned(), report);
+        if run.results.len() == run.nodes.len() {
+            self.finish(run_id, &mut st);
+        }
+        drop(st);
+        self.wake.notify_one();
+    }
+
+    fn finish(self: &Arc<Self>, run_id: &str, st: &mut State) {
+        let Some(run) = st.runs.get_mut(run_id) else {
+            return;
+        };
+        let nodes: Vec<Value> = run
+            .nodes
+            .iter()
+            .filter_map(|n| run.results.get(n).cloned())
+            .collect();
+        let cancelled = nodes
+            .iter()
+            .filter(|n| n["error_kind"] == "cancelled")
+            .count();
+        run.status = if cancelled > 0 {
+            run.note = Some(format!(
+                "gateway shutdown: {cancelled} of {} node(s) cancelled",
+                nodes.len()
+            ));
+            RunStatus::Cancelled
+        } else {
+            RunStatus::Finished
+        };
+        let secs = run.created.elapsed().as_secs_f64();
+        let summary = summarize_values(&nodes);
+        let status = run.status;
+        self.push_event(
+            run_id,
+            run,
+            json!({"event": "run_finished", "run_id": run_id, "status": status,
+                   "summary": summary, "note": run.note}),
+        );
+        run.ended = true;
+        self.metrics.run_finished(status.as_str(), secs);
+        let weak: Weak<Shared> = Arc::downgrade(self);
+        let id = run_id.to_owned();
+        self.history.send(Op::Finished {
+            id: run_id.to_owned(),
+            at: now(),
+            status: status.as_str().to_owned(),
+            duration_secs: secs,
+            summary: summary.to_string(),
+            triggers: run.triggers,
+            note: run.note.clone(),
+            // Forget the run only once the history has it, so a reader always finds it somewhere.
+            then: Some(Box::new(move || {
+                if let Some(s) = weak.upgrade() {
+                    s.lock().runs.remove(&id);
+                }
+            })),
+        });
+    }
+
+    fn view(&self, id: &str, run: &LiveRun, with_report: bool) -> RunView {
+        let results: Vec<Value> = run
+            .nodes
+            .iter()
+            .filter_map(|n| run.results.get(n).cloned())
+            .collect();
+        let summary = summarize_values(&results);
+        RunView {
+            run_id: id.to_owned(),
+            status: run.status.as_str().to_owned(),
+            why_run: run.why_run,
+            requested_by: run.requested_by.clone(),
+            created_at: run.created_at.clone(),
+            started_at: run.started_at.clone(),
+            finished_at: None,
+            pending: run
+                .nodes
+                .iter()
+                .filter(|n| !run.results.contains_key(*n))
+                .cloned()
+                .collect(),
+            nodes: run.nodes.clone(),
+            triggers: run.triggers,
+            note: run.note.clone(),
+            summary,
+            report: with_report.then(|| {
+                report_json(
+                    id,
+                    run.why_run,
+                    run.started_at.as_deref(),
+                    run.created.elapsed().as_secs_f64(),
+                    results,
+                )
+            }),
+        }
+    }
+}
+
+async fn run_node(
+    shared: Arc<Shared>,
+    run_id: String,
+    node: String,
+    why_run: bool,
+    permit: OwnedSemaphorePermit,
+) {
+    let target = shared.inventory.target(&node).map_err(|e| e.to_string());
+    let sink_shared = shared.clone();
+    let sink_run = run_id.clone();
+    let sink: EventSink = Arc::new(move |e| sink_shared.engine_event(&sink_run, e));
+    let opts = EngineOptions {
+        why_run,
+        concurrency: 1,
+        run_id: run_id.clone(),
+        node_timeout: shared.engine.node_timeout,
+        classifier: shared.engine.classifier.clone(),
+        events: Some(sink),
+        cancel: Some(shared.cancel.clone()),
+        ..Default::default()
+    };
+    let report = engine::converge(
+        shared.engine.store.clone(),
+        shared.engine.cookbooks.clone(),
+        vec![Job {
+            name: node.clone(),
+            target,
+        }],
+        shared.engine.connector.clone(),
+        opts,
+    )
+    .await;
+    let value = report
+        .nodes
+        .first()
+        .and_then(|n| serde_json::to_value(n).ok())
+        .unwrap_or_else(|| {
+            let mut r = NodeReport::new(&node, why_run);
+            r.status = crate::report::NodeStatus::Failed;
+            r.error = Some("the engine returned no report".into());
+            serde_json::to_value(&r).unwrap_or(Value::Null)
+        });
+    drop(permit);
+    shared.node_done(&run_id, &node, value);
+}
+
+async fn dispatch(shared: Arc<Shared>) {
+    loop {
+        loop {
+            let Ok(permit) = shared.sem.clone().try_acquire_owned() else {
+                break;
+            };
+            let next = {
+                let mut st = shared.lock();
+                if st.stopping {
+                    None
+                } else {
+                    shared.take_next(&mut st)
+                }
+            };
+            let Some((run_id, node, why_run)) = next else {
+                break;
+            };
+            let handle = tokio::spawn(run_node(
+                shared.clone(),
+                run_id,
+                node.clone(),
+                why_run,
+                permit,
+            ));
+            if let Some(r) = shared.lock().running.get_mut(&node) {
+                r.abort = Some(handle.abort_handle());
+            }
+        }
+        tokio::select! {
+            _ = shared.wake.notified() => {}
+            _ = shared.stop_dispatch.cancelled() => return,
+        }
+    }
+}
+
+impl Scheduler {
+    /// Start the dispatcher (needs a tokio runtime).
+    pub fn start(
+        engine: EngineCtx,
+        inventory: Arc<Inventory>,
+        history: Arc<History>,
+        metrics: Arc<Metrics>,
+        concurrency: usize,
+        max_queue: usize,
+    ) -> Scheduler {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            wake: Notify::new(),
+            sem: Arc::new(Semaphore::new(concurrency.max(1))),
+            concurrency: concurrency.max(1),
+            max_queue,
+            history,
+            metrics,
+            inventory,
+            engine,
+            cancel: CancellationToken::new(),
+            stop_dispatch: CancellationToken::new(),
+        });
+        tokio::spawn(dispatch(shared.clone()));
+        Scheduler { shared }
+    }
+
+    pub fn inventory(&self) -> &Inventory {
+        &self.shared.inventory
+    }
+
+    /// Queue `nodes` (validated, distinct, in the inventory) or coalesce them into pending runs.
+    pub fn submit(
+        &self,
+        nodes: &[String],
+        why_run: bool,
+        requested_by: &str,
+    ) -> Result<Accepted, SubmitError> {
+        let s = &self.shared;
+        let mut st = s.lock();
+        if st.stopping {
+            s.metrics.trigger("shutting_down");
+            return Err(SubmitError::ShuttingDown);
+        }
+        let mut fresh = Vec::new();
+        let mut coalesced = Vec::new();
+        for n in nodes {
+            match st.pending.get(&(n.clone(), why_run)) {
+                Some(rid) => coalesced.push(Coalesced {
+                    node: n.clone(),
+                    run_id: rid.clone(),
+                }),
+                None => fresh.push(n.clone()),
+            }
+        }
+        if st.queue.len() + fresh.len() > s.max_queue {
+            s.metrics.trigger("queue_full");
+            let per_slot = s.metrics.node_secs().max(1.0);
+            let waves = (st.queue.len() as f64 / s.concurrency as f64)
+                .ceil()
+                .max(1.0);
+            return Err(SubmitError::QueueFull {
+                depth: st.queue.len(),
+                new: fresh.len(),
+                max: s.max_queue,
+                retry_after_secs: (waves * per_slot).ceil().clamp(1.0, 300.0) as u64,
+            });
+        }
+        let mut joined: Vec<&str> = coalesced.iter().map(|c| c.run_id.as_str()).collect();
+        joined.sort_unstable();
+        joined.dedup();
+        let joined: Vec<String> = joined.into_iter().map(str::to_owned).collect();
+        for rid in &joined {
+            if let Some(r) = st.runs.get_mut(rid) {
+                r.triggers += 1;
+            }
+        }
+        let run_id = if fresh.is_empty() {
+            s.metrics.trigger("coalesced");
+            coalesced
+                .first()
+                .map(|c| c.run_id.clone())
+                .unwrap_or_default()
+        } else {
+            s.metrics.trigger("accepted");
+            s.metrics.run_created();
+            let id = engine::new_run_id();
+            let created_at = now();
+            s.history.send(Op::Created {
+                id: id.clone(),
+                why_run,
+                requested_by: requested_by.to_owned(),
+                created_at: created_at.clone(),
+                nodes: fresh.clone(),
+            });
+            let (tx, _) = watch::channel(0);
+            let mut run = LiveRun {
+                why_run,
+                requested_by: requested_by.to_owned(),
+                created_at,
+                created: Instant::now(),
+                started_at: None,
+                nodes: fresh.clone(),
+                results: HashMap::new(),
+                triggers: 1,
+                status: RunStatus::Queued,
+                note: None,
+                events: Vec::new(),
+                watch: tx,
+                ended: false,
+            };
+            s.push_event(
+                &id,
+                &mut run,
+                json!({"event": "run_queued", "run_id": id, "nodes": fresh, "why_run": why_run,
+                       "requested_by": requested_by}),
+            );
+            for n in &fresh {
+                st.queue.push_back((id.clone(), n.clone()));
+                st.pending.insert((n.clone(), why_run), id.clone());
+            }
+            st.runs.insert(id.clone(), run);
+            id
+        };
+        drop(st);
+        s.wake.notify_one();
+        Ok(Accepted {
+            run_id,
+            nodes: fresh,
+            coalesced,
+        })
+    }
+
+    /// A run still in memory (queued, running, or just ended and not yet in the history).
+    pub fn live_view(&self, id: &str, with_report: bool) -> Option<RunView> {
+        let st = self.shared.lock();
+        st.runs
+            .get(id)
+            .map(|r| self.shared.view(id, r, with_report))
+    }
+
+    /// Runs in memory, newest first, optionally only those naming `node`.
+    pub fn live_runs(&self, node: Option<&str>) -> Vec<RunView> {
+        let st = self.shared.lock();
+        let mut v: Vec<(Instant, RunView)> = st
+            .runs
+            .iter()
+            .filter(|(_, r)| node.is_none_or(|n| r.nodes.iter().any(|x| x == n)))
+            .map(|(id, r)| (r.created, self.shared.view(id, r, false)))
+            .collect();
+        v.sort_by_key(|r| std::cmp::Reverse(r.0));
+        v.into_iter().map(|(_, r)| r).collect()
+    }
+
+    /// The run converging `node` now, and the runs where it waits.
+    pub fn node_state(&self, node: &str) -> (Option<String>, Vec<String>) {
+        let st = self.shared.lock();
+        let running = st.running.get(node).map(|r| r.run_id.clone());
+        let queued = st
+            .queue
+            .iter()
+            .filter(|(_, n)| n == node)
+            .map(|(r, _)| r.clone())
+            .collect();
+        (running, queued)
+    }
+
+    /// Events of a live run from sequence number `from` on.
+    pub fn events_since(&self, id: &str, from: u64) -> Snapshot {
+        let st = self.shared.lock();
+        match st.runs.get(id) {
+            Some(run) => Snapshot::Live {
+                events: run
+                    .events
+                    .iter()
+                    .enumerate()
+                    .skip(from as usize)
+                    .map(|(i, e)| (i as u64, e.clone()))
+                    .collect(),
+                ended: run.ended,
+                rx: run.watch.subscribe(),
+            },
+            None => Snapshot::Gone,
+        }
+    }
+
+    pub fn gauges(&self) -> Gauges {
+        let st = self.shared.lock();
+        Gauges {
+            queue_depth: st.queue.len(),
+            max_queue: self.shared.max_queue,
+            nodes_running: st.running.len(),
+            concurrency: self.shared.concurrency,
+            runs_live: st.runs.len(),
+        }
+    }
+
+    pub fn is_stopping(&self) -> bool {
+        self.shared.lock().stopping
+    }
+
+    async fn wait_idle(&self, limit: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            if self.shared.lock().running.is_empty() {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Stop: nothing new starts; running nodes get `grace` to finish, then are cancelled at the
+    /// engine's next safe point (staged changes discarded) and get `cancel_grace` to get there; what
+    /// is still running then is aborted. Every node of every live run ends with a recorded result.
+    pub async fn shutdown(&self, grace: Duration, cancel_grace: Duration) -> ShutdownReport {
+        let s = &self.shared;
+        let mut rep = ShutdownReport::default();
+        let queued: Vec<(String, String)> = {
+            let mut st = s.lock();
+            st.stopping = true;
+            st.pending.clear();
+            st.queue.drain(..).collect()
+        };
+        s.stop_dispatch.cancel();
+        rep.queued_cancelled = queued.len();
+        for (run_id, node) in queued {
+            let why_run = {
+                let mut st = s.lock();
+                match st.runs.get_mut(&run_id) {
+                    Some(run) => {
+                        let w = run.why_run;
+                        s.push_event(
+                            &run_id,
+                            run,
+                            json!({"event": "node_cancelled", "run_id": run_id, "node": node,
+                                   "reason": "not started: the gateway is shutting down"}),
+                        );
+                        w
+                    }
+                    None => false,
+                }
+            };
+            s.node_done(
+                &run_id,
+                &node,
+                cancelled_report(
+                    &node,
+                    why_run,
+                    "not started: the gateway is shutting down".into(),
+                ),
+            );
+        }
+        let running_at_start = s.lock().running.len();
+        info!(
+            running = running_at_start,
+            grace_secs = grace.as_secs_f64(),
+            "shutting down: waiting for running nodes"
+        );
+        if !self.wait_idle(grace).await {
+            let left = s.lock().running.len();
+            rep.finished_in_grace = running_at_start - left;
+            rep.cancelled = left;
+            warn!(
+                nodes = left,
+                "shutdown grace over: cancelling running nodes at their next safe point"
+            );
+            s.cancel.cancel();
+            if !self.wait_idle(cancel_grace).await {
+                let left: Vec<(String, Running)> = s.lock().running.drain().collect();
+                rep.aborted = left.len();
+                for (node, r) in left {
+                    if let Some(h) = &r.abort {
+                        h.abort();
+                    }
+                    warn!(node = %node, run = %r.run_id, "aborting a node that did not reach a safe point");
+                    let msg = format!(
+                        "aborted: did not reach a safe point {:.0} s after cancellation (gateway shutdown); \
+                         the device session was dropped",
+                        cancel_grace.as_secs_f64()
+                    );
+                    s.node_done(&r.run_id, &node, cancelled_report(&node, r.why_run, msg));
+                }
+            }
+        } else {
+            rep.finished_in_grace = running_at_start;
+        }
+        s.history.send(Op::Gateway {
+            at: now(),
+            event: "shutdown".into(),
+            detail: serde_json::to_string(&rep).unwrap_or_default(),
+        });
+        s.history.flush().await;
+        rep
+    }
+}
