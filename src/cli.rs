@@ -418,14 +418,22 @@ fn converge_cmd(
     let mut names = select(&inv, nodes)?;
     if let Some(query) = &source.search {
         let Some(server) = chef_store(cli)? else {
-            return Err(Failure::usage("--search needs --server (a Chef server to search)"));
+            return Err(Failure::usage(
+                "--search needs --server (a Chef server to search)",
+            ));
         };
         let found = runtime()?
             .block_on(server.search_nodes(query))
             .map_err(|e| Failure::usage(format!("--search {query:?}: {e}")))?;
-        let missing: Vec<&String> = found.iter().filter(|n| !inv.hosts.contains_key(*n)).collect();
+        let missing: Vec<&String> = found
+            .iter()
+            .filter(|n| !inv.hosts.contains_key(*n))
+            .collect();
         if !missing.is_empty() {
-            tracing::warn!(?missing, "search found nodes the inventory cannot reach; skipped");
+            tracing::warn!(
+                ?missing,
+                "search found nodes the inventory cannot reach; skipped"
+            );
         }
         names.retain(|n| found.contains(n));
     }
