@@ -243,6 +243,8 @@ enum State {
 #[derive(Debug)]
 pub struct IosDriver {
     device: String,
+    /// Kept to reconnect when the session dies mid-change (IOS applies lines as they arrive).
+    target: DeviceTarget,
     conn: CliConn,
     save_config: bool,
     state: State,
@@ -256,6 +258,7 @@ impl IosDriver {
         let conn = CliConn::connect(target, PlatformKind::Ios).await?;
         Ok(IosDriver {
             device: target.name.clone(),
+            target: target.clone(),
             conn,
             save_config,
             state: State::Idle,
@@ -298,8 +301,17 @@ impl IosDriver {
     }
 
     /// Take what `p.plan` touched back to `p.pre`; verify by reading back. Returns the lines sent.
+    /// A session lost mid-change (lines already sent are active) is reopened once to restore.
     async fn restore(&mut self, p: &Pending) -> Result<usize, DriverError> {
-        let (now, _) = self.read().await?;
+        let (now, _) = match self.read().await {
+            Ok(r) => r,
+            Err(e) if matches!(e.kind(), ErrorKind::Transport | ErrorKind::Timeout) => {
+                tracing::warn!(device = %self.device, error = %e, "session lost during the change: reconnecting to restore the state before it");
+                self.conn = CliConn::connect(&self.target, PlatformKind::Ios).await?;
+                self.read().await?
+            }
+            Err(e) => return Err(e),
+        };
         let lines = config::render_revert(&p.plan, &p.pre, &now).map_err(|e| self.render_err(e))?;
         if lines.is_empty() {
             return Ok(0);

@@ -448,6 +448,17 @@ impl SshSession {
         };
         match result {
             AuthResult::Success => {}
+            // russh reports a connection lost during authentication as a failure with no methods
+            // left: that is a reset, not refused credentials (found by tests/faults.rs).
+            AuthResult::Failure {
+                remaining_methods, ..
+            } if remaining_methods.iter().next().is_none() && handle.is_closed() => {
+                return Err(SshError::Disconnected {
+                    device,
+                    operation: format!("{method} authentication"),
+                    reason: Some("the connection was closed before the server answered".into()),
+                });
+            }
             AuthResult::Failure {
                 remaining_methods, ..
             } => {
