@@ -213,11 +213,15 @@ impl Inventory {
         Ok(Some(inv))
     }
 
-    /// Parse one inventory file's text without touching the filesystem: the single-file form, or a
-    /// hosts file (then with no groups or defaults, as when it has no sibling `groups.yaml` /
-    /// `defaults.yaml`). `source` only names the input in errors. [`Inventory::load`] of a file is
-    /// reading it plus this (plus the sibling files).
+    /// Parse one inventory file's text without touching the filesystem: containerlab's generated files
+    /// (`.json` is read as `topology-data.json`), the single-file form, or a hosts file (then with no
+    /// groups or defaults, as when it has no sibling `groups.yaml` / `defaults.yaml`). `source` names
+    /// the input in errors and, by its extension, picks JSON. [`Inventory::load`] of a file is reading
+    /// it plus this (plus the sibling files).
     pub fn from_text(source: &Path, text: &str) -> Result<Inventory, InventoryError> {
+        if let Some(inv) = Self::containerlab_generated(source, text)? {
+            return Ok(inv);
+        }
         let sections = match Self::file_sections(source, text)? {
             FileSections::Single(sections) => *sections,
             FileSections::Hosts(hosts) => (hosts, BTreeMap::new(), Entry::default()),

@@ -1,6 +1,10 @@
-//! The NETCONF modules under test, compiled from the drivers crate's sources so the fuzz build needs
-//! neither russh nor the rest of netgw-drivers. `cargo test` here also runs their unit tests.
+//! Fuzz harnesses. The NETCONF modules are compiled here from the drivers crate's sources (`#[path]`,
+//! as before: their own targets and unit tests); every other parser comes from the workspace crates
+//! (`devices` for device output, `inputs` for netgw's input formats).
 #![allow(dead_code)]
+
+pub mod devices;
+pub mod inputs;
 
 #[path = "../../drivers/src/transport/netconf/error.rs"]
 pub mod error;

@@ -151,7 +151,12 @@ pub fn parse_device_info(v: &Value) -> DeviceFacts {
 pub fn media_speed(media: &str) -> Option<u64> {
     let digits: String = media.chars().take_while(char::is_ascii_digit).collect();
     let mbps: u64 = digits.parse().ok()?;
-    (mbps > 0).then(|| mbps * 1_000_000)
+    // checked: the digits come from the device; a value past u64 bits/s is not a speed (found by
+    // fuzzing: `18446744073710T-FD` overflowed, a panic in debug builds and a wrong speed in release).
+    if mbps == 0 {
+        return None;
+    }
+    mbps.checked_mul(1_000_000)
 }
 
 /// `net/interface` -> interface facts by name.
@@ -359,6 +364,12 @@ mod tests {
         assert_eq!(media_speed("100TX-FD"), Some(100_000_000));
         assert_eq!(media_speed("none"), None);
         assert_eq!(media_speed("auto"), None);
+        // Regression (fuzz target f5): more megabits than u64 bits/s can hold.
+        assert_eq!(media_speed("18446744073710T-FD"), None);
+        assert_eq!(
+            media_speed("18446744073709T-FD"),
+            Some(18_446_744_073_709_000_000)
+        );
         let ifs = parse_interface_facts(&json!({"items": [
             {"name": "1.1", "enabled": true, "mtu": 9198, "macAddress": "00:0C:29:35:0D:C7", "ifIndex": 48, "mediaActive": "1000T-FD"},
             {"name": "1.2", "disabled": true, "description": "spare", "macAddress": "none"},
