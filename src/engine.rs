@@ -266,7 +266,13 @@ pub async fn converge(
             nodes.push(r);
         }
     }
-    nodes.sort_by_key(|n| order.iter().position(|o| o == &n.name));
+    // Inventory order. An index, not `order.iter().position()` in the key: that was quadratic, 7% of a
+    // 10,000-device run's CPU, all of it on one thread after the last device finished (docs/bench.md).
+    let mut rank: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, o) in order.iter().enumerate() {
+        rank.entry(o.as_str()).or_insert(i);
+    }
+    nodes.sort_by_key(|n| rank.get(n.name.as_str()).copied());
     let summary = summarize(&nodes);
     RunReport {
         run_id: opts.run_id.clone(),

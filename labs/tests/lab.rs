@@ -944,3 +944,71 @@ async fn many_devices_start_and_answer() {
     let r: Value = client.post_json("/command-api", &json!({"jsonrpc": "2.0", "method": "runCmds", "params": {"version": 1, "cmds": ["show hostname"]}, "id": "1"})).await.unwrap();
     assert_eq!(r["result"][0]["hostname"], "sw-150");
 }
+
+/// A real PTY echoes each character as it is typed; scrapli waits for the echo of a command before it
+/// sends the return (found by scripts/bench.sh: scrapli timed out on every device).
+#[tokio::test]
+async fn ios_cli_echoes_input_before_the_return() {
+    use russh::ChannelMsg;
+    use russh::client;
+    struct AnyKey;
+    impl client::Handler for AnyKey {
+        type Error = russh::Error;
+        async fn check_server_key(
+            &mut self,
+            _key: &russh::keys::PublicKeyOrCertificate,
+        ) -> Result<bool, Self::Error> {
+            Ok(true)
+        }
+    }
+    async fn until(ch: &mut russh::Channel<client::Msg>, want: &str) -> String {
+        let mut got = String::new();
+        let read = async {
+            while !got.contains(want) {
+                match ch.wait().await {
+                    Some(ChannelMsg::Data { data }) => {
+                        got.push_str(&String::from_utf8_lossy(&data))
+                    }
+                    Some(ChannelMsg::Eof | ChannelMsg::Close) | None => break,
+                    _ => {}
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(5), read)
+            .await
+            .unwrap_or_else(|_| panic!("no {want:?} within 5 s; got {got:?}"));
+        got
+    }
+    let env = start(FABRIC, &[]).await;
+    let port = env.lab.node("acc1").unwrap().port;
+    let mut h = client::connect(Default::default(), ("127.0.0.1", port), AnyKey)
+        .await
+        .unwrap();
+    assert!(
+        h.authenticate_password("admin", "admin")
+            .await
+            .unwrap()
+            .success()
+    );
+    let mut ch = h.channel_open_session().await.unwrap();
+    ch.request_pty(true, "vt100", 511, 200, 0, 0, &[])
+        .await
+        .unwrap();
+    ch.request_shell(true).await.unwrap();
+    until(&mut ch, "acc1#").await;
+    ch.data(&b"show ver"[..]).await.unwrap();
+    assert_eq!(until(&mut ch, "show ver").await, "show ver");
+    ch.data(&b"sion"[..]).await.unwrap();
+    assert_eq!(until(&mut ch, "sion").await, "sion");
+    ch.data(&b"\n"[..]).await.unwrap();
+    let out = until(&mut ch, "\r\nacc1#").await;
+    // The echoed part is not repeated: the reply starts with the line end, then the output.
+    assert!(out.starts_with("\r\nCisco IOS Software"), "{out:?}");
+    // Typed secrets are never echoed.
+    ch.data(&b"disable\nenable\n"[..]).await.unwrap();
+    until(&mut ch, "Password: ").await;
+    ch.data(&b"adm"[..]).await.unwrap();
+    ch.data(&b"in\n"[..]).await.unwrap();
+    let out = until(&mut ch, "acc1#").await;
+    assert!(!out.contains("adm"), "{out:?}");
+}

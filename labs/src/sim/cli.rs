@@ -92,6 +92,9 @@ impl CliSim {
             return;
         }
         let mut buf: Vec<u8> = Vec::new();
+        // Bytes of the line being typed already echoed. A real PTY echoes each character as it
+        // arrives, and scrapli waits for the echo of a command before it sends the return.
+        let mut echoed = 0usize;
         while let Some(msg) = channel.wait().await {
             let data = match msg {
                 ChannelMsg::Data { data } => data,
@@ -120,8 +123,11 @@ impl CliSim {
                 let echo = if matches!(action, Action::SecretTyped) {
                     String::new()
                 } else {
-                    text.clone()
+                    text.get(std::mem::take(&mut echoed)..)
+                        .unwrap_or_default()
+                        .to_owned()
                 };
+                echoed = 0;
                 reply.push_str(&echo);
                 reply.push_str("\r\n");
                 if let Some(o) = out {
@@ -150,6 +156,15 @@ impl CliSim {
             }
             if buf.len() > 64 * 1024 {
                 buf.clear();
+                echoed = 0;
+            }
+            // Echo what was typed of the next line so far (never a secret at `Password:`).
+            if sh.mode != CliMode::EnablePassword && buf.len() > echoed {
+                let part = String::from_utf8_lossy(&buf[echoed..]).into_owned();
+                echoed = buf.len();
+                if channel.data(part.as_bytes()).await.is_err() {
+                    return;
+                }
             }
         }
     }

@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""The Python tools netops use today, driving netgw-lab's IOS simulator (scripts/bench.sh).
+
+    peers.py scrapli|netmiko|nornir --inventory INV.yml --concurrency N [--work DIR]
+
+Every tool does, per device, what `netgw converge` does in substance (docs/bench.md):
+  facts      show version, show vlan brief, show interfaces switchport  (parsed with TextFSM /
+             ntc-templates, as these tools' users do: `use_textfsm=True`, `textfsm_parse_output()`)
+  change     one VLAN (vlan 100 / name bench) and one interface description (Ethernet0/1)
+  read-back  show vlan brief, show running-config interface Ethernet0/1, checked for the change
+Host keys are NOT checked by these peers (scrapli auth_strict_key=False, Netmiko's default
+AutoAddPolicy): accepted for the benchmark and said so in docs/bench.md. netgw and the floor check them.
+
+Prints one JSON object: {"tool", "hosts", "ok", "failed", "wall_secs", "errors": [first 10]}.
+"""
+import argparse
+import json
+import sys
+import time
+
+import yaml
+
+FACTS = ["show version", "show vlan brief", "show interfaces switchport"]
+CONFIG = ["vlan 100", "name bench", "interface Ethernet0/1", "description bench uplink"]
+READBACK = ["show vlan brief", "show running-config interface Ethernet0/1"]
+
+
+def check_readback(vlans: str, run_if: str) -> None:
+    if not any(l.split()[:2] == ["100", "bench"] for l in vlans.splitlines() if l.strip()):
+        raise RuntimeError("read-back: VLAN 100 'bench' missing")
+    if "description bench uplink" not in run_if:
+        raise RuntimeError("read-back: description missing")
+
+
+def hosts_of(path):
+    inv = yaml.safe_load(open(path))
+    out = []
+    for name, h in sorted(inv["hosts"].items()):
+        if "ssh" not in (h.get("connection_options") or {}):
+            continue
+        out.append((name, h["port"], h["username"], h["password"]))
+    return out
+
+
+# ---- scrapli (asyncio, asyncssh transport) ---------------------------------------------------
+def run_scrapli(hosts, conc):
+    import asyncio
+    from scrapli.driver.core import AsyncIOSXEDriver
+
+    async def one(h, sem):
+        name, port, user, pw = h
+        async with sem:
+            conn = AsyncIOSXEDriver(
+                host="127.0.0.1",
+                port=port,
+                auth_username=user,
+                auth_password=pw,
+                auth_secondary=pw,
+                auth_strict_key=False,
+                transport="asyncssh",
+                timeout_socket=60,
+                timeout_transport=120,
+                timeout_ops=60,
+            )
+            async with conn:
+                facts = await conn.send_commands(FACTS)
+                for r in facts:
+                    r.raise_for_status()
+                    r.textfsm_parse_output()
+                cfg = await conn.send_configs(CONFIG)
+                cfg.raise_for_status()
+                rb = await conn.send_commands(READBACK)
+                rb.raise_for_status()
+                check_readback(rb[0].result, rb[1].result)
+
+    async def main():
+        sem = asyncio.Semaphore(conc)
+        res = await asyncio.gather(*(one(h, sem) for h in hosts), return_exceptions=True)
+        return [(h[0], r) for h, r in zip(hosts, res) if isinstance(r, BaseException)]
+
+    return asyncio.run(main())
+
+
+# ---- Netmiko with a thread pool ---------------------------------------------------------------
+def netmiko_one(h):
+    from netmiko import ConnectHandler
+
+    name, port, user, pw = h
+    conn = ConnectHandler(
+        device_type="cisco_ios",
+        host="127.0.0.1",
+        port=port,
+        username=user,
+        password=pw,
+        secret=pw,
+        conn_timeout=60,
+        auth_timeout=60,
+        banner_timeout=60,
+    )
+    try:
+        for c in FACTS:
+            conn.send_command(c, use_textfsm=True)
+        conn.send_config_set(CONFIG)
+        vl = conn.send_command(READBACK[0])
+        ri = conn.send_command(READBACK[1])
+        check_readback(vl, ri)
+    finally:
+        conn.disconnect()
+
+
+def run_netmiko(hosts, conc):
+    from concurrent.futures import ThreadPoolExecutor
+
+    errs = []
+    with ThreadPoolExecutor(max_workers=conc) as ex:
+        futs = {ex.submit(netmiko_one, h): h[0] for h in hosts}
+        for f, name in futs.items():
+            try:
+                f.result()
+            except Exception as e:  # noqa: BLE001 - a failed host never stops the others
+                errs.append((name, e))
+    return errs
+
+
+# ---- Nornir + nornir_netmiko ---------------------------------------------------------------------
+def run_nornir(hosts, conc, work):
+    import os
+
+    from nornir import InitNornir
+    from nornir.core.task import Result, Task
+    from nornir_netmiko.tasks import netmiko_send_command, netmiko_send_config
+
+    os.makedirs(work, exist_ok=True)
+    hf = os.path.join(work, "nornir-hosts.yaml")
+    with open(hf, "w") as f:
+        yaml.safe_dump(
+            {
+                n: {
+                    "hostname": "127.0.0.1",
+                    "port": p,
+                    "username": u,
+                    "password": pw,
+                    "platform": "cisco_ios",
+                    "connection_options": {"netmiko": {"extras": {"secret": pw, "conn_timeout": 60, "auth_timeout": 60, "banner_timeout": 60}}},
+                }
+                for n, p, u, pw in hosts
+            },
+            f,
+        )
+    nr = InitNornir(
+        runner={"plugin": "threaded", "options": {"num_workers": conc}},
+        inventory={"plugin": "SimpleInventory", "options": {"host_file": hf}},
+        logging={"enabled": False},
+    )
+
+    def job(task: Task) -> Result:
+        for c in FACTS:
+            task.run(task=netmiko_send_command, command_string=c, use_textfsm=True)
+        task.run(task=netmiko_send_config, config_commands=CONFIG)
+        vl = task.run(task=netmiko_send_command, command_string=READBACK[0]).result
+        ri = task.run(task=netmiko_send_command, command_string=READBACK[1]).result
+        check_readback(vl, ri)
+        return Result(host=task.host, changed=True)
+
+    res = nr.run(task=job)
+    nr.close_connections()
+    errs = []
+    for name, mr in res.items():
+        if mr.failed:
+            exc = next((r.exception for r in mr if r.exception), None)
+            errs.append((name, exc or "failed"))
+    return errs
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tool", choices=["scrapli", "netmiko", "nornir"])
+    ap.add_argument("--inventory", required=True)
+    ap.add_argument("--concurrency", type=int, default=100)
+    ap.add_argument("--work", default=".")
+    a = ap.parse_args()
+    hosts = hosts_of(a.inventory)
+    t0 = time.monotonic()
+    if a.tool == "scrapli":
+        errs = run_scrapli(hosts, a.concurrency)
+    elif a.tool == "netmiko":
+        errs = run_netmiko(hosts, a.concurrency)
+    else:
+        errs = run_nornir(hosts, a.concurrency, a.work)
+    wall = time.monotonic() - t0
+    print(
+        json.dumps(
+            {
+                "tool": a.tool,
+                "hosts": len(hosts),
+                "ok": len(hosts) - len(errs),
+                "failed": len(errs),
+                "wall_secs": round(wall, 3),
+                "errors": [f"{n}: {type(e).__name__}: {e}"[:300] for n, e in errs[:10]],
+            }
+        )
+    )
+    sys.exit(0 if not errs else 1)
+
+
+if __name__ == "__main__":
+    main()
