@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{FakeSwitches, fake_switches, write};
+use common::{FakeSwitches, eos_vlans, fake_switches, write};
 use serde_json::{Value, json};
 use std::process::Command;
 
@@ -102,36 +102,10 @@ fn netgw(lab: &Lab, args: &[&str]) -> (i32, Value, String) {
     )
 }
 
-/// The peer's own answer (raw eAPI), not netgw's parsers.
-fn eos_vlans(lab: &Lab) -> Vec<String> {
-    let body = json!({"jsonrpc": "2.0", "method": "runCmds", "id": 1,
-                      "params": {"version": 1, "cmds": ["show vlan"], "format": "json"}});
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let v: Value = rt.block_on(async {
-        reqwest::Client::new()
-            .post(format!("http://127.0.0.1:{}/command-api", lab.eapi_port))
-            .json(&body)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    });
-    let mut out: Vec<String> = v["result"][0]["vlans"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(id, x)| format!("{id}:{}", x["name"].as_str().unwrap_or("")))
-        .collect();
-    out.sort();
-    out
-}
-
 #[test]
 fn why_run_then_converge_then_nothing_left() {
     let lab = lab();
-    let before = eos_vlans(&lab);
+    let before = eos_vlans(lab.eapi_port);
 
     // why-run: plan and device diff, nothing changed, nothing saved.
     let (code, report, text) = netgw(&lab, &["converge", "--why-run"]);
@@ -151,7 +125,11 @@ fn why_run_then_converge_then_nothing_left() {
             "{text}"
         );
     }
-    assert_eq!(eos_vlans(&lab), before, "why-run changed the device");
+    assert_eq!(
+        eos_vlans(lab.eapi_port),
+        before,
+        "why-run changed the device"
+    );
     assert!(
         !lab.dir.path().join("repo/nodes/current").exists(),
         "why-run saved state"
@@ -169,7 +147,7 @@ fn why_run_then_converge_then_nothing_left() {
         "{text}"
     );
     assert_eq!(report["nodes"][1]["updated"], 2, "{text}");
-    let after = eos_vlans(&lab);
+    let after = eos_vlans(lab.eapi_port);
     assert!(
         after.contains(&"10:web".to_string()) && after.contains(&"20:db_prod".to_string()),
         "{after:?}"

@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{FakeSwitches, fake_switches, write};
+use common::{FakeSwitches, eos_vlans, fake_switches, write};
 use netgw::lock::NodeRunLock;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read};
@@ -62,32 +62,6 @@ defaults:
         dir,
         eapi_port,
     }
-}
-
-/// The peer's own answer (raw eAPI), not netgw's parsers.
-fn eos_vlans(lab: &Lab) -> Vec<String> {
-    let body = json!({"jsonrpc": "2.0", "method": "runCmds", "id": 1,
-                      "params": {"version": 1, "cmds": ["show vlan"], "format": "json"}});
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let v: Value = rt.block_on(async {
-        reqwest::Client::new()
-            .post(format!("http://127.0.0.1:{}/command-api", lab.eapi_port))
-            .json(&body)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    });
-    let mut out: Vec<String> = v["result"][0]["vlans"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(id, x)| format!("{id}:{}", x["name"].as_str().unwrap_or("")))
-        .collect();
-    out.sort();
-    out
 }
 
 fn converge(lab: &Lab, extra: &[&str]) -> Command {
@@ -232,7 +206,7 @@ fn lock_file(dir: &Path) -> PathBuf {
 #[test]
 fn two_processes_take_turns_on_one_device() {
     let lab = lab();
-    let before = eos_vlans(&lab);
+    let before = eos_vlans(lab.eapi_port);
     assert!(!before.iter().any(|v| v.starts_with("110:")), "{before:?}");
     let locks = lab.dir.path().join("shared-locks");
 
@@ -299,7 +273,7 @@ fn two_processes_take_turns_on_one_device() {
             .all(|r| r["status"] == "up-to-date"),
         "{text}"
     );
-    let after = eos_vlans(&lab);
+    let after = eos_vlans(lab.eapi_port);
     for v in ["110:lock_a", "120:lock_b", "130:lock_c"] {
         assert!(after.contains(&v.to_string()), "{after:?}");
     }
@@ -308,7 +282,7 @@ fn two_processes_take_turns_on_one_device() {
 #[test]
 fn a_node_locked_by_another_process_fails_clearly() {
     let lab = lab();
-    let before = eos_vlans(&lab);
+    let before = eos_vlans(lab.eapi_port);
     let file = lock_file(&lab.dir.path().join("repo/nodes/.locks"));
     let held = NodeRunLock::try_acquire(&file, "other-gateway")
         .unwrap()
@@ -329,7 +303,11 @@ fn a_node_locked_by_another_process_fails_clearly() {
             && e.contains("run=other-gateway"),
         "{e}"
     );
-    assert_eq!(eos_vlans(&lab), before, "the device was not touched");
+    assert_eq!(
+        eos_vlans(lab.eapi_port),
+        before,
+        "the device was not touched"
+    );
     assert!(
         !lab.dir.path().join("repo/nodes/current/eos1.json").exists(),
         "no current state saved"

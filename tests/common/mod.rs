@@ -135,3 +135,29 @@ impl Drop for Goiardi {
             .status();
     }
 }
+
+/// The peer's own answer (raw eAPI), not netgw's parsers.
+pub fn eos_vlans(eapi_port: u16) -> Vec<String> {
+    let body = serde_json::json!({"jsonrpc": "2.0", "method": "runCmds", "id": 1,
+                      "params": {"version": 1, "cmds": ["show vlan"], "format": "json"}});
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let v: Value = rt.block_on(async {
+        reqwest::Client::new()
+            .post(format!("http://127.0.0.1:{}/command-api", eapi_port))
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    });
+    let mut out: Vec<String> = v["result"][0]["vlans"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(id, x)| format!("{id}:{}", x["name"].as_str().unwrap_or("")))
+        .collect();
+    out.sort();
+    out
+}
