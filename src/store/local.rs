@@ -9,11 +9,13 @@
 //! cookbooks/CB/recipes/R.yml      declarative recipes (attributes: and resources:)
 //! ```
 //!
-//! Writes are atomic (temp file in the same directory, fsync, rename, fsync of the directory), and every
-//! write of a node's files happens under an exclusive lock on `nodes/.locks/NAME.lock`, so two processes
-//! writing at once never lose each other's changes: a desired-state update re-reads the file under the
-//! lock and changes only the fields it owns, and the writer of current state never touches the desired
-//! file at all.
+//! Writes are atomic (temp file in the same directory, fsync, rename, fsync of the directory; concurrent
+//! writers in one directory share the directory fsync, see [`sync_dir`]). Every read-modify-write of a
+//! node's desired file (create, update) happens under an exclusive lock on `nodes/.locks/NAME.lock`, so
+//! two processes writing at once never lose each other's changes: a desired-state update re-reads the
+//! file under the lock and changes only the fields it owns. The writer of current state never touches
+//! the desired file at all and replaces the current file as a whole (a blind atomic write: the last
+//! writer wins with or without a lock), so it takes no lock.
 //!
 //! These functions do blocking file I/O; async callers run them on `spawn_blocking`.
 
@@ -165,7 +167,7 @@ impl LocalRepo {
     /// Save current state atomically. The desired file is never read or written here, so an
     /// operator's edit of `nodes/NAME.json` made during a run survives it.
     pub fn save_current(&self, current: &CurrentState) -> Result<(), StoreError> {
-        let _lock = self.lock_node(&current.name)?;
+        // No node lock: see the module documentation.
         let path = self.current_path(&current.name);
         write_json_atomic(
             &path,
@@ -532,10 +534,6 @@ pub fn write_json_atomic(path: &Path, value: &Value) -> Result<(), StoreError> {
     let dir = path
         .parent()
         .ok_or_else(|| parse_err(path, "has no parent directory".into()))?;
-    fs::create_dir_all(dir).map_err(|source| StoreError::Io {
-        path: dir.to_owned(),
-        source,
-    })?;
     let mut body = serde_json::to_vec_pretty(value).map_err(|e| parse_err(path, e.to_string()))?;
     body.push(b'\n');
     let file_name = path
@@ -548,11 +546,19 @@ pub fn write_json_atomic(path: &Path, value: &Value) -> Result<(), StoreError> {
         unique()
     ));
     let result = (|| {
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        let open = || OpenOptions::new().write(true).create_new(true).open(&tmp);
+        let mut f = match open() {
+            // The directory is made on first use only (one syscall less per write).
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                fs::create_dir_all(dir)?;
+                open()?
+            }
+            other => other?,
+        };
         f.write_all(&body)?;
         f.sync_all()?;
         fs::rename(&tmp, path)?;
-        File::open(dir)?.sync_all()
+        sync_dir(dir)
     })();
     if let Err(source) = result {
         let _ = fs::remove_file(&tmp);
@@ -562,6 +568,54 @@ pub fn write_json_atomic(path: &Path, value: &Value) -> Result<(), StoreError> {
         });
     }
     Ok(())
+}
+
+/// `fsync` a directory after a rename into it, sharing one `fsync` among concurrent callers (group
+/// commit): a caller returns once an `fsync` of `dir` that *started after its call* has succeeded, so
+/// its rename is durable; callers that arrive while one runs wait for the next, which covers all of
+/// them. A failed `fsync` is returned to the caller that ran it; the others retry.
+pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Condvar, LazyLock, Mutex, PoisonError};
+
+    #[derive(Default)]
+    struct Gate {
+        /// (tickets handed out, tickets covered by a finished fsync, an fsync is running)
+        state: Mutex<(u64, u64, bool)>,
+        done: Condvar,
+    }
+    static GATES: LazyLock<Mutex<HashMap<PathBuf, Arc<Gate>>>> = LazyLock::new(Default::default);
+
+    let gate = GATES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(dir.to_owned())
+        .or_default()
+        .clone();
+    let mut st = gate.state.lock().unwrap_or_else(PoisonError::into_inner);
+    st.0 += 1;
+    let ticket = st.0;
+    loop {
+        if st.1 >= ticket {
+            return Ok(());
+        }
+        if st.2 {
+            st = gate.done.wait(st).unwrap_or_else(PoisonError::into_inner);
+            continue;
+        }
+        // Lead: this fsync covers every ticket handed out so far.
+        let upto = st.0;
+        st.2 = true;
+        drop(st);
+        let result = File::open(dir).and_then(|d| d.sync_all());
+        st = gate.state.lock().unwrap_or_else(PoisonError::into_inner);
+        st.2 = false;
+        if result.is_ok() {
+            st.1 = st.1.max(upto);
+        }
+        gate.done.notify_all();
+        result?;
+    }
 }
 
 fn unique() -> u64 {
@@ -584,6 +638,46 @@ mod tests {
         fs::create_dir_all(dir.path().join("nodes")).unwrap();
         let repo = LocalRepo::open(dir.path()).unwrap();
         (dir, repo)
+    }
+
+    #[test]
+    fn concurrent_current_saves_share_directory_syncs_and_all_land() {
+        let (_d, repo) = repo();
+        std::thread::scope(|s| {
+            for t in 0..8 {
+                let repo = &repo;
+                s.spawn(move || {
+                    for i in 0..25 {
+                        let mut cur = CurrentState::new(name(&format!("sw{t}-{i}")));
+                        cur.automatic.insert("n".into(), json!(i));
+                        repo.save_current(&cur).unwrap();
+                    }
+                });
+            }
+        });
+        for t in 0..8 {
+            for i in 0..25 {
+                let cur = repo
+                    .load_current(&name(&format!("sw{t}-{i}")))
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(cur.automatic["n"], json!(i));
+            }
+        }
+        // No temp file is left behind, and a directory that is not there is an error, not a hang.
+        let leftovers = fs::read_dir(repo.root.join("nodes/current"))
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with('.')
+            })
+            .count();
+        assert_eq!(leftovers, 0);
+        assert!(sync_dir(&repo.root.join("no-such-dir")).is_err());
+        assert!(sync_dir(&repo.root.join("no-such-dir")).is_err());
     }
 
     fn name(n: &str) -> NodeName {

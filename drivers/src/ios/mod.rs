@@ -51,10 +51,17 @@ pub struct RenderError {
 }
 
 /// An SSH session with one interactive CLI shell: shared by the IOS and NX-OS drivers.
+///
+/// Reads are cached for the life of the session until something else is sent: within one converge
+/// the facts, observe and pre-change reads ask the same `show` commands of a device nothing has
+/// changed in between (the node lock keeps other netgw runs out), so each is sent once. Any other
+/// command or configuration line drops the cache first, so verify and restore always read the device
+/// afresh. Only answers are cached, never failures.
 pub(crate) struct CliConn {
     pub device: String,
     session: Option<SshSession>,
     shell: Option<CliShell>,
+    reads: std::collections::HashMap<String, String>,
 }
 
 impl std::fmt::Debug for CliConn {
@@ -147,6 +154,7 @@ impl CliConn {
             device,
             session: Some(session),
             shell: Some(shell),
+            reads: Default::default(),
         })
     }
 
@@ -159,11 +167,36 @@ impl CliConn {
         })
     }
 
+    /// A `show` command's answer, from the session's read cache or the device; any other command
+    /// empties the cache before it is sent.
+    async fn command(&mut self, cmd: &str) -> Result<String, SshError> {
+        let read = is_read(cmd);
+        if read {
+            if let Some(t) = self.reads.get(cmd) {
+                return Ok(t.clone());
+            }
+        } else {
+            self.reads.clear();
+        }
+        let Some(shell) = self.shell.as_mut() else {
+            return Err(SshError::Disconnected {
+                device: self.device.clone(),
+                operation: format!("command `{cmd}`"),
+                reason: Some("the session is closed".into()),
+            });
+        };
+        let t = shell.command(cmd).await?;
+        if read {
+            self.reads.insert(cmd.to_owned(), t.clone());
+        }
+        Ok(t)
+    }
+
     /// Run one command; a device failure string is `Rejected`.
     pub async fn run(&mut self, step: &'static str, cmd: &str) -> Result<String, DriverError> {
+        self.shell()?;
         let device = self.device.clone();
-        self.shell()?
-            .command(cmd)
+        self.command(cmd)
             .await
             .map_err(|e| ssh_err(&device, step, e))
     }
@@ -171,8 +204,9 @@ impl CliConn {
     /// A command the device may not know (or answer with nothing): `None` when it fails with a
     /// failure string or prints nothing.
     pub async fn optional(&mut self, cmd: &str) -> Result<Option<String>, DriverError> {
+        self.shell()?;
         let device = self.device.clone();
-        match self.shell()?.command(cmd).await {
+        match self.command(cmd).await {
             Ok(t) if t.trim().is_empty() => Ok(None),
             Ok(t) => Ok(Some(t)),
             Err(SshError::Cli { output, .. }) => {
@@ -189,6 +223,7 @@ impl CliConn {
         step: &'static str,
         lines: &[String],
     ) -> Result<(), DriverError> {
+        self.reads.clear();
         let device = self.device.clone();
         let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
         self.shell()?
@@ -199,6 +234,7 @@ impl CliConn {
     }
 
     pub async fn close(&mut self) -> Result<(), DriverError> {
+        self.reads.clear();
         if let Some(shell) = self.shell.take() {
             let _ = shell.close().await;
         }
@@ -210,6 +246,17 @@ impl CliConn {
         }
         Ok(())
     }
+}
+
+/// A command that only reads (`show ...`, without a pipe into something that could write).
+fn is_read(cmd: &str) -> bool {
+    cmd.starts_with("show ")
+        && cmd.split('|').skip(1).all(|p| {
+            matches!(
+                p.split_whitespace().next(),
+                Some("json" | "include" | "exclude" | "section" | "begin")
+            )
+        })
 }
 
 pub(crate) fn bool_option(t: &DeviceTarget, key: &str) -> Result<bool, DriverError> {
@@ -550,5 +597,22 @@ impl Driver for IosDriver {
             self.state = State::Idle;
         }
         self.conn.close().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_read;
+
+    #[test]
+    fn only_plain_reads_are_cached() {
+        assert!(is_read("show vlan brief"));
+        assert!(is_read("show interface | json"));
+        assert!(is_read("show running-config | section interface"));
+        assert!(!is_read("show running-config | redirect bootflash:x"));
+        assert!(!is_read("show tech | tee bootflash:x"));
+        assert!(!is_read("write memory"));
+        assert!(!is_read("checkpoint netgw-1"));
+        assert!(!is_read("terminal length 0"));
     }
 }

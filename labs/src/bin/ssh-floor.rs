@@ -34,7 +34,7 @@ struct Cli {
     #[arg(long, default_value_t = 50)]
     concurrency: usize,
     /// Commands, one per line (`#` comments and blank lines skipped); default: the IOS sequence of
-    /// one changing `netgw converge` (facts, observe, stage read, config, verify read).
+    /// one changing `netgw converge` (facts, observe, config, verify read).
     #[arg(long)]
     commands: Option<PathBuf>,
     /// Per-host limit, seconds (connect + all commands).
@@ -43,8 +43,9 @@ struct Cli {
 }
 
 /// What `netgw converge` sends to one IOS device in a run that changes one VLAN and one interface
-/// description (drivers/src/ios: on-open, facts, observe, stage's pre-state read, the config lines,
-/// verify's observe).
+/// description (drivers/src/ios: on-open, facts, observe's one read facts did not make, the config
+/// lines, verify's observe; the driver answers repeated reads of one session from its read cache, so
+/// the pre-state read before the change sends nothing).
 const NETGW_IOS_CHANGE: &str = "\
 terminal length 0
 terminal width 511
@@ -54,12 +55,7 @@ show interfaces
 show vlan brief
 show lldp neighbors detail
 show cdp neighbors detail
-show vlan brief
 show running-config
-show interfaces
-show vlan brief
-show running-config
-show interfaces
 configure terminal
 vlan 100
 name bench

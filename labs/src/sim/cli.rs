@@ -109,6 +109,9 @@ impl CliSim {
                     buf.remove(0);
                 }
                 let text = String::from_utf8_lossy(&line[..line.len() - 1]).into_owned();
+                if !matches!(sh.mode, CliMode::EnablePassword) {
+                    tracing::trace!(device = %self.dev.name, line = %text, "cli line");
+                }
                 self.dev.faults.delay().await;
                 if sh.changed
                     && sh.mode == CliMode::Config

@@ -472,6 +472,9 @@ impl CliShell {
             .iter()
             .rposition(|&b| b == b'\n')
             .map_or(0, |i| i + 1);
+        if extra.is_none() && !maybe_prompt(&self.platform, &self.raw[start..]) {
+            return None;
+        }
         let last = clean(&self.raw[start..]);
         let last = last.trim();
         let stop = if let Some(mode) = self.platform.prompt_mode(last) {
@@ -507,6 +510,24 @@ async fn wait_reply(
             }
             Some(_) => {}
         }
+    }
+}
+
+/// Cheap test before cleaning and matching the last line: false only when the line cannot be a
+/// prompt, because its last visible byte ends none of the platform's prompts. Escape sequences,
+/// backspaces and non-ASCII bytes (which `clean` and `trim` could change) always answer true.
+fn maybe_prompt(platform: &CliPlatform, line: &[u8]) -> bool {
+    if line.iter().any(|&b| b == 0x1b || b == 0x08) {
+        return true;
+    }
+    match line
+        .iter()
+        .rev()
+        .find(|&&b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n' | 0x0b | 0x0c | 0 | 7))
+    {
+        None => false,
+        Some(&b) if b >= 0x80 => true,
+        Some(&b) => platform.may_end_prompt(b),
     }
 }
 
@@ -580,6 +601,56 @@ mod tests {
         let no_echo = "line\nshow vlan\n";
         assert_eq!(strip_echo(no_echo, "show vlan"), "line\nshow vlan");
         assert_eq!(strip_echo("terminal length 0\n", "terminal length 0"), "");
+    }
+
+    #[test]
+    fn prompt_prefilter_never_hides_a_prompt() {
+        use super::super::PlatformKind;
+        let mut lines: Vec<Vec<u8>> = [
+            "sw1#",
+            "sw1# ",
+            "sw1>\r",
+            "sw1(config-if)#",
+            "user@host:~$ ",
+            "[root@h ~]#",
+            "VLAN0100",
+            "sw1#\x1b[K",
+            "sw1\x08#",
+            "sw1#\u{a0}",
+            "",
+            " ",
+            "abc#x",
+            "Password:",
+            "x$\x07\x00",
+        ]
+        .iter()
+        .map(|l| l.as_bytes().to_vec())
+        .collect();
+        // Deterministic pseudo-random lines over an alphabet rich in prompt characters.
+        let alphabet = b"sw1#>$()-: \r\t\x07\x00\x1b[K\x08\xc2\xa0ab";
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            let mut l = Vec::new();
+            for _ in 0..(x % 9) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                l.push(alphabet[(x % alphabet.len() as u64) as usize]);
+            }
+            x = x.wrapping_add(1);
+            lines.push(l);
+        }
+        for kind in PlatformKind::ALL {
+            let p = CliPlatform::get(kind);
+            for l in &lines {
+                let full = p.prompt_mode(clean(l).trim()).is_some();
+                assert!(
+                    !full || maybe_prompt(p, l),
+                    "{kind:?}: {l:?} is a prompt but the prefilter skipped it"
+                );
+            }
+            assert!(!maybe_prompt(p, b"VLAN0100 active"));
+        }
     }
 
     #[test]
