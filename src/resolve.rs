@@ -100,6 +100,22 @@ pub async fn resolve_from(
     cookbooks: &LocalRepo,
     name: &NodeName,
 ) -> Result<NodeView, ResolveError> {
+    // The local repo that is also the cookbook repo: the same reads, in one blocking task.
+    if let Some(repo) = store.as_local()
+        && repo.root() == cookbooks.root()
+    {
+        let (repo, n) = (repo.clone(), name.clone());
+        return tokio::task::spawn_blocking(move || resolve(&repo, &n))
+            .await
+            .map_err(|e| ResolveError::Model {
+                context: "resolve".into(),
+                source: ModelError::InvalidField {
+                    context: "task".into(),
+                    field: "join".into(),
+                    reason: e.to_string(),
+                },
+            })?;
+    }
     let Some(desired) = store.load_desired(name).await? else {
         return Err(ResolveError::Store(StoreError::NotFound {
             kind: "node",

@@ -73,6 +73,11 @@ pub trait NodeStore: Send + Sync + 'static {
         loaded: &DesiredState,
         current: &CurrentState,
     ) -> Result<(), StoreError>;
+    /// The local repo behind this store, when it is one: a node is then resolved with one blocking
+    /// task instead of one per file (`resolve::resolve_from`).
+    fn as_local(&self) -> Option<&local::LocalRepo> {
+        None
+    }
 }
 
 async fn blocking<T: Send + 'static>(
@@ -90,6 +95,10 @@ async fn blocking<T: Send + 'static>(
 impl NodeStore for local::LocalRepo {
     fn describe(&self, name: &NodeName) -> String {
         self.desired_path(name).display().to_string()
+    }
+
+    fn as_local(&self) -> Option<&local::LocalRepo> {
+        Some(self)
     }
 
     async fn load_desired(&self, name: &NodeName) -> Result<Option<DesiredState>, StoreError> {
