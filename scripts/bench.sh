@@ -99,7 +99,9 @@ start_lab() { # platform n dir [extra args]
     local platform=$1 n=$2 dir=$3
     shift 3
     write_topology "$platform" "$dir/bench.clab.yml"
-    "$bin/netgw-lab" up "$dir/bench.clab.yml" --inventory-out "$dir/inventory.yml" --count "$n" "$@" \
+    # --no-snmp: the Python tools gather no SNMP facts, so netgw does not either (like for like; SNMP facts
+    # cost about 1 CPU-s per 1,000 devices on each side, docs/snmp.md).
+    "$bin/netgw-lab" up "$dir/bench.clab.yml" --inventory-out "$dir/inventory.yml" --count "$n" --no-snmp "$@" \
         > "$dir/lab.out" 2> "$dir/lab.log" &
     lab_pid=$!
     for _ in $(seq 1 1200); do

@@ -564,16 +564,29 @@ fn facts_cmd(
         status: Status::NodeFailed,
         message: e.to_string(),
     })?;
-    let facts = runtime()?.block_on(async {
-        let mut driver = netgw_drivers::registry::connect(&target).await?;
-        let facts = driver.facts().await;
+    let (facts, snmp) = runtime()?.block_on(async {
+        let mut driver = match netgw_drivers::registry::connect(&target).await {
+            Ok(d) => d,
+            Err(e) => return (Err(e), Default::default()),
+        };
+        // As in a converge: SNMP (where configured) at the same time, filling the driver's gaps.
+        let (facts, snmp) = tokio::join!(
+            driver.facts(),
+            crate::snmp_facts::gather(&target, target.timeouts.operation)
+        );
         let _ = driver.close().await;
-        facts
+        (facts, snmp)
     });
-    let facts = facts.map_err(|e| Failure {
+    let mut facts = facts.map_err(|e| Failure {
         status: Status::NodeFailed,
         message: e.to_string(),
     })?;
+    if let Some(s) = &snmp.facts {
+        crate::snmp_facts::merge(&mut facts, s);
+    }
+    for w in &snmp.warnings {
+        tracing::warn!("{w}");
+    }
     let v = facts.to_automatic();
     match format {
         Format::Json => writeln!(out, "{}", pretty(&v))?,

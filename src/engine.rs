@@ -466,7 +466,7 @@ async fn run_node(
     check_cancel(opts)?;
     let mut driver = connector.connect(&target).await.map_err(drv)?;
     steps.mark("connect");
-    let result = with_driver(ctx, &name, view, driver.as_mut(), opts, steps).await;
+    let result = with_driver(ctx, &name, &target, view, driver.as_mut(), opts, steps).await;
     if let Err(e) = driver.close().await {
         warn!(error = %e, "closing the device session failed");
     }
@@ -476,12 +476,26 @@ async fn run_node(
 async fn with_driver(
     ctx: &Ctx,
     name: &NodeName,
+    target: &DeviceTarget,
     mut view: resolve::NodeView,
     driver: &mut dyn Driver,
     opts: &EngineOptions,
     steps: &mut Steps<'_>,
 ) -> StepResult<()> {
-    let facts = driver.facts().await.map_err(drv)?;
+    // The driver's facts and, where `connection_options.snmp` is set, SNMP's, at the same time; SNMP
+    // only fills gaps and never fails the node (crate::snmp_facts).
+    let (facts, snmp) = tokio::join!(
+        driver.facts(),
+        crate::snmp_facts::gather(target, target.timeouts.operation)
+    );
+    let mut facts = facts.map_err(drv)?;
+    if let Some(s) = &snmp.facts {
+        crate::snmp_facts::merge(&mut facts, s);
+    }
+    for w in snmp.warnings {
+        warn!(node = %name, "{w}");
+        steps.report.warnings.push(w);
+    }
     let mut automatic = match facts.to_automatic() {
         Value::Object(m) => m,
         _ => Attrs::new(),
@@ -741,9 +755,25 @@ fn as_obj(v: Value) -> Attrs {
 }
 
 fn check_size(desired: &DesiredState, current: &CurrentState) -> StepResult<()> {
-    let body = serde_json::json!({"desired": desired, "current": current});
-    let size = serde_json::to_vec(&body)
-        .map(|b| b.len())
+    // Count the bytes of `{"desired": .., "current": ..}` without building the body.
+    #[derive(serde::Serialize)]
+    struct Body<'a> {
+        desired: &'a DesiredState,
+        current: &'a CurrentState,
+    }
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let size = serde_json::to_writer(&mut count, &Body { desired, current })
+        .map(|()| count.0)
         .unwrap_or(usize::MAX);
     if size <= MAX_NODE_BYTES {
         return Ok(());
@@ -895,6 +925,35 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn size_check_counts_the_saved_body_exactly() {
+        let desired = DesiredState::new(NodeName::new("sw1").unwrap());
+        let mut current = CurrentState::new(NodeName::new("sw1").unwrap());
+        let exact = |c: &CurrentState| {
+            serde_json::to_vec(&serde_json::json!({"desired": &desired, "current": c}))
+                .unwrap()
+                .len()
+        };
+        current.automatic.insert("big".into(), Value::from(""));
+        let base = exact(&current);
+        // Fill `automatic.big` so the body is exactly at the limit, then one byte over.
+        let fill = "x".repeat(MAX_NODE_BYTES - base);
+        current
+            .automatic
+            .insert("big".into(), Value::from(fill.clone()));
+        assert_eq!(exact(&current), MAX_NODE_BYTES);
+        assert!(check_size(&desired, &current).is_ok());
+        current
+            .automatic
+            .insert("big".into(), Value::from(fill + "x"));
+        let (kind, msg) = check_size(&desired, &current).unwrap_err();
+        assert_eq!(kind, ErrorKind::Config);
+        assert!(
+            msg.contains("1000001 bytes") && msg.contains("automatic.big"),
+            "{msg}"
+        );
+    }
 
     #[test]
     fn dates() {

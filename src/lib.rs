@@ -10,4 +10,5 @@ pub mod inventory;
 pub mod lock;
 pub mod report;
 pub mod resolve;
+pub mod snmp_facts;
 pub mod store;

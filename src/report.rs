@@ -80,6 +80,9 @@ pub struct NodeReport {
     pub created: bool,
     pub duration_secs: f64,
     pub steps: Vec<StepTiming>,
+    /// Problems that did not fail the node (an SNMP agent that did not answer, ...).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl NodeReport {
@@ -98,6 +101,7 @@ impl NodeReport {
             created: false,
             duration_secs: 0.0,
             steps: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -210,6 +214,9 @@ pub fn human_node(n: &NodeReport) -> String {
         for line in diff.lines() {
             let _ = writeln!(out, "    {line}");
         }
+    }
+    for w in &n.warnings {
+        let _ = writeln!(out, "WARNING: {w}");
     }
     if let Some(e) = &n.error {
         let _ = writeln!(out, "\nnetgw run FAILED for {}: {e}", n.name);

@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Per-transport overrides (Nornir `connection_options`: `netconf`, `eapi`, `ssh`, `rest`, `snmp`).
-#[derive(Debug, Clone, Default, PartialEq)]
+/// `Debug` shows no secret: extras named like credentials (`community`, `auth_key`, `priv_key`, ...)
+/// print as `<redacted>`.
+#[derive(Clone, Default, PartialEq)]
 pub struct ConnectionOptions {
     pub hostname: Option<String>,
     pub port: Option<u16>,
@@ -16,6 +18,39 @@ pub struct ConnectionOptions {
     pub password: Option<Secret>,
     /// Transport-specific settings (`snmp`: version, community, user, auth_proto, ...).
     pub extras: serde_json::Map<String, Value>,
+}
+
+/// Extras keys whose values are credentials (DESIGN.md §6 SNMP extras, and the usual names).
+pub fn is_secret_extra(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    matches!(k.as_str(), "community" | "auth_key" | "priv_key")
+        || ["password", "secret", "token", "passphrase"]
+            .iter()
+            .any(|w| k.contains(w))
+}
+
+impl std::fmt::Debug for ConnectionOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let extras: serde_json::Map<String, Value> = self
+            .extras
+            .iter()
+            .map(|(k, v)| {
+                let v = if is_secret_extra(k) {
+                    Value::String("<redacted>".into())
+                } else {
+                    v.clone()
+                };
+                (k.clone(), v)
+            })
+            .collect();
+        f.debug_struct("ConnectionOptions")
+            .field("hostname", &self.hostname)
+            .field("port", &self.port)
+            .field("username", &self.username)
+            .field("password", &self.password)
+            .field("extras", &extras)
+            .finish()
+    }
 }
 
 /// TLS settings for HTTPS transports (eAPI, iControl REST).
@@ -140,5 +175,27 @@ mod tests {
         assert_eq!(e.password.unwrap().expose(), "pw");
         assert_eq!(t.endpoint("ssh", 22).port, 22);
         assert!(!format!("{t:?}").contains("\"pw\""));
+    }
+
+    #[test]
+    fn debug_redacts_snmp_credentials() {
+        let mut t = DeviceTarget::new("sw1", Platform::Eos, "10.0.0.1");
+        let extras = serde_json::json!({"version": "3", "user": "mon", "community": "C0mmunity-x",
+            "auth_key": "Auth-key-x", "priv_key": "Priv-key-x"});
+        t.connection_options.insert(
+            "snmp".into(),
+            ConnectionOptions {
+                extras: extras.as_object().cloned().unwrap(),
+                ..Default::default()
+            },
+        );
+        let shown = format!("{t:?} {t:#?}");
+        for s in ["C0mmunity-x", "Auth-key-x", "Priv-key-x"] {
+            assert!(!shown.contains(s), "{shown}");
+        }
+        assert!(
+            shown.contains("\"mon\"") && shown.contains("<redacted>"),
+            "{shown}"
+        );
     }
 }

@@ -5,9 +5,10 @@
 //!   Lab::start(topology, options)
 //!     ├─ per node: Device (state + faults) ─▶ simulator (EOS eAPI | Junos NETCONF | IOS/NX-OS CLI | F5 REST)
 //!     │            one TcpListener, one accept task (connections are tasks too; no OS thread per device)
+//!     │            one UdpSocket (the same port number when free), one SNMP agent task (sim/snmp)
 //!     ├─ LLDP neighbours and link state from the topology's links
 //!     └─ Lab::inventory() ─▶ hosts: {hostname, port, platform, username, password,
-//!                                    connection_options.{eapi|netconf|ssh|rest}, data.netgw}
+//!                                    connection_options.{eapi|netconf|ssh|rest, snmp}, data.netgw}
 //!   Dropping the Lab aborts every task (listeners close, sessions end).
 //! ```
 
@@ -18,6 +19,9 @@ use crate::sim::f5::F5Sim;
 use crate::sim::fault::{FaultError, Faults};
 use crate::sim::http::{self, Handler, LabTls};
 use crate::sim::junos::{JunosSim, JunosStyle};
+use crate::sim::snmp::{
+    self as snmp_agent, AgentConfig, AgentDevice, SnmpAgent, StateSource, UsmUser,
+};
 use crate::sim::ssh::{self, SshApp};
 use crate::sim::state::{Dialect, Neighbor, mac_for};
 use netgw_models::topology::{ConnectionAccess, NodeAccess, Topology, nornir_inventory};
@@ -26,7 +30,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use thiserror::Error;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, UdpSocket};
 use tokio::task::JoinHandle;
 
 #[derive(Debug, Error)]
@@ -37,6 +41,14 @@ pub enum LabError {
     Listen {
         node: String,
         port: u16,
+        source: std::io::Error,
+    },
+    #[error(
+        "node {node}: cannot bind UDP 127.0.0.1 for its SNMP agent: {source} (each device needs a TCP \
+         and a UDP socket: raise `ulimit -n`, or run without SNMP agents: --no-snmp)"
+    )]
+    ListenUdp {
+        node: String,
         source: std::io::Error,
     },
     #[error("node {node}: {message}")]
@@ -65,6 +77,42 @@ pub struct LabOptions {
     pub password: String,
     /// Extra faults (`node`, `key`, `value`), on top of the nodes' `netgw-lab.*` labels.
     pub faults: Vec<(String, String, String)>,
+    /// Serve an SNMP agent per device (UDP) and list it in the inventory.
+    pub snmp: bool,
+    /// The agents' read-only SNMPv2c community.
+    pub snmp_community: String,
+    /// The SNMPv3 user every agent accepts (authPriv); `None`: v2c only.
+    pub snmp_v3: Option<SnmpV3User>,
+    /// What the inventory's `connection_options.snmp` uses: v2c (community) or v3 (the user).
+    pub snmp_inventory_v3: bool,
+    /// The agents' local message-size constraint (octets).
+    pub snmp_max_message_size: usize,
+    /// One SNMP port for all devices (`COMMUNITY@NODE`, v3 context `NODE`) instead of one per device.
+    /// `None`: only when the open-file limit cannot hold a TCP and a UDP socket per device.
+    pub snmp_shared: Option<bool>,
+}
+
+/// The lab's SNMPv3 user (USM, RFC 3414): authPriv with `auth_proto` (SHA or SHA-256) and AES-128.
+#[derive(Debug, Clone)]
+pub struct SnmpV3User {
+    pub user: String,
+    pub auth_proto: String,
+    pub auth_key: String,
+    pub priv_key: String,
+}
+
+/// The documented defaults (README, lab section).
+pub const DEFAULT_SNMP_COMMUNITY: &str = "netgw-lab";
+
+impl Default for SnmpV3User {
+    fn default() -> Self {
+        SnmpV3User {
+            user: "netgw-lab".into(),
+            auth_proto: "SHA".into(),
+            auth_key: "netgw-lab-auth".into(),
+            priv_key: "netgw-lab-priv".into(),
+        }
+    }
 }
 
 impl Default for LabOptions {
@@ -76,6 +124,12 @@ impl Default for LabOptions {
             username: "admin".into(),
             password: "admin".into(),
             faults: Vec::new(),
+            snmp: true,
+            snmp_community: DEFAULT_SNMP_COMMUNITY.into(),
+            snmp_v3: Some(SnmpV3User::default()),
+            snmp_inventory_v3: false,
+            snmp_max_message_size: snmp_agent::DEFAULT_MAX_MESSAGE_SIZE,
+            snmp_shared: None,
         }
     }
 }
@@ -95,6 +149,11 @@ pub struct LabNode {
     pub name: String,
     pub platform: &'static str,
     pub port: u16,
+    /// UDP port of the node's SNMP agent (`None` when the lab runs without SNMP).
+    pub snmp_port: Option<u16>,
+    pub snmp: Option<Arc<SnmpAgent>>,
+    /// On a shared SNMP port, the name that selects this node (`COMMUNITY@NAME`, v3 context `NAME`).
+    pub snmp_key: Option<String>,
     pub device: Arc<Device>,
     pub sim: Sim,
 }
@@ -172,6 +231,47 @@ fn junos_style(n: &netgw_models::topology::Node) -> JunosStyle {
     }
 }
 
+/// The agents' shared settings (the SNMPv3 passwords are hashed here, once per lab).
+fn snmp_config(opts: &LabOptions) -> Result<Option<Arc<AgentConfig>>, LabError> {
+    if !opts.snmp {
+        return Ok(None);
+    }
+    let user = match &opts.snmp_v3 {
+        None => None,
+        Some(u) => {
+            let bad = |message: String| LabError::Node {
+                node: "(every node)".into(),
+                message,
+            };
+            let auth = snmp_agent::usm::AuthAlg::parse(&u.auth_proto).ok_or_else(|| {
+                bad(format!(
+                    "SNMPv3 auth protocol {:?}: the lab agents offer SHA and SHA-256",
+                    u.auth_proto
+                ))
+            })?;
+            // RFC 3414 §11.2: passwords of at least 8 characters.
+            if u.auth_key.len() < 8 || u.priv_key.len() < 8 {
+                return Err(bad(
+                    "SNMPv3 auth and privacy passwords need at least 8 characters (RFC 3414 §11.2)"
+                        .into(),
+                ));
+            }
+            Some(UsmUser::new(&u.user, auth, &u.auth_key, &u.priv_key))
+        }
+    };
+    if opts.snmp_inventory_v3 && user.is_none() {
+        return Err(LabError::Node {
+            node: "(every node)".into(),
+            message: "an SNMPv3 inventory needs an SNMPv3 user".into(),
+        });
+    }
+    Ok(Some(Arc::new(AgentConfig {
+        community: opts.snmp_community.as_bytes().to_vec(),
+        user,
+        max_message_size: opts.snmp_max_message_size.clamp(484, 65_507),
+    })))
+}
+
 fn ports_needed(dialect: Dialect, used: &[String]) -> usize {
     let mut n = 8;
     for i in 0..256 {
@@ -189,6 +289,7 @@ impl Lab {
         let topo = replicate(topo, opts.count);
         let tls = LabTls::generate()?;
         let ssh_config = ssh::server_config()?;
+        let snmp_config = snmp_config(&opts)?;
         let host_key = ssh::host_key_openssh(&ssh_config).unwrap_or_default();
         let mut extra: BTreeMap<&str, Vec<(&str, &str)>> = BTreeMap::new();
         for (n, k, v) in &opts.faults {
@@ -278,6 +379,36 @@ impl Lab {
                 Arc::new(dev),
             ));
         }
+        // One UDP socket per device unless the open-file limit cannot hold it (see `snmp_shared`).
+        let shared_snmp = match (&snmp_config, opts.snmp_shared) {
+            (None, _) => None,
+            (Some(cfg), shared) => {
+                let need = 2 * devices.len() as u64 + 512;
+                let have = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+                    .current
+                    .unwrap_or(u64::MAX);
+                if shared.unwrap_or(have < need) {
+                    let port = opts.base_port.unwrap_or(0);
+                    let sock = UdpSocket::bind(("127.0.0.1", port))
+                        .await
+                        .map_err(|source| LabError::ListenUdp {
+                            node: "(shared SNMP port)".into(),
+                            source,
+                        })?;
+                    if shared.is_none() {
+                        tracing::warn!(
+                            "open-file limit {have} < {need}: the {} devices share one SNMP port \
+                             (community COMMUNITY@NODE, v3 context NODE)",
+                            devices.len()
+                        );
+                    }
+                    Some((sock, cfg.clone()))
+                } else {
+                    None
+                }
+            }
+        };
+        let mut shared_members = Vec::new();
         let mut lab = Lab {
             topology: topo.clone(),
             nodes: Vec::new(),
@@ -308,6 +439,30 @@ impl Lab {
                 .port();
             let node = topo.nodes.get(&name);
             let limit = dev.faults.reset_after_bytes;
+            // The SNMP agent: UDP on the node's TCP port number when it is free (ports are per protocol).
+            let udp = match &snmp_config {
+                None => None,
+                Some(_) if shared_snmp.is_some() => None,
+                Some(cfg) => {
+                    let sock = match UdpSocket::bind(("127.0.0.1", port)).await {
+                        Ok(s) => s,
+                        Err(_) => UdpSocket::bind(("127.0.0.1", 0)).await.map_err(|source| {
+                            LabError::ListenUdp {
+                                node: name.clone(),
+                                source,
+                            }
+                        })?,
+                    };
+                    let udp_port = sock
+                        .local_addr()
+                        .map_err(|source| LabError::ListenUdp {
+                            node: name.clone(),
+                            source,
+                        })?
+                        .port();
+                    Some((sock, udp_port, cfg.clone()))
+                }
+            };
             let (sim, task) = match dialect {
                 Dialect::Eos => {
                     let s = EosSim::new(dev.clone());
@@ -352,15 +507,85 @@ impl Lab {
                 }
             };
             lab.tasks.push(task);
+            let (snmp_port, snmp) = match udp {
+                Some((sock, udp_port, cfg)) => {
+                    let source = match &sim {
+                        Sim::Junos(j) => StateSource::Junos(j.clone()),
+                        _ => StateSource::Shared,
+                    };
+                    let agent = SnmpAgent::new(dev.clone(), source, cfg);
+                    lab.tasks
+                        .push(tokio::spawn(snmp_agent::serve(sock, agent.clone())));
+                    (Some(udp_port), Some(agent))
+                }
+                None => (None, None),
+            };
+            if shared_snmp.is_some() {
+                let source = match &sim {
+                    Sim::Junos(j) => StateSource::Junos(j.clone()),
+                    _ => StateSource::Shared,
+                };
+                shared_members.push((
+                    name.clone(),
+                    AgentDevice {
+                        dev: dev.clone(),
+                        source,
+                    },
+                ));
+            }
             lab.nodes.push(LabNode {
                 name,
                 platform,
                 port,
+                snmp_port,
+                snmp,
+                snmp_key: None,
                 device: dev,
                 sim,
             });
         }
+        if let Some((sock, cfg)) = shared_snmp {
+            let port = sock
+                .local_addr()
+                .map_err(|source| LabError::ListenUdp {
+                    node: "(shared SNMP port)".into(),
+                    source,
+                })?
+                .port();
+            let agent = SnmpAgent::shared(shared_members, cfg);
+            lab.tasks
+                .push(tokio::spawn(snmp_agent::serve(sock, agent.clone())));
+            for n in &mut lab.nodes {
+                n.snmp_port = Some(port);
+                n.snmp = Some(agent.clone());
+                n.snmp_key = Some(n.name.clone());
+            }
+        }
         Ok(lab)
+    }
+
+    /// `connection_options.snmp.extras` (DESIGN.md §6) for the lab's agents; `key` selects a node on a
+    /// shared port.
+    pub fn snmp_extras(&self, key: Option<&str>) -> Map<String, Value> {
+        let o = &self.options;
+        let mut v = match (&o.snmp_v3, o.snmp_inventory_v3) {
+            (Some(u), true) => json!({
+                "version": "3", "user": u.user, "auth_proto": u.auth_proto, "auth_key": u.auth_key,
+                "priv_proto": "AES", "priv_key": u.priv_key,
+            }),
+            _ => json!({"version": "2c", "community": o.snmp_community}),
+        };
+        if let (Some(k), Some(m)) = (key, v.as_object_mut()) {
+            if o.snmp_inventory_v3 && o.snmp_v3.is_some() {
+                m.insert("context".into(), Value::String(k.to_owned()));
+            } else {
+                m.insert(
+                    "community".into(),
+                    Value::String(format!("{}@{k}", o.snmp_community)),
+                );
+            }
+        }
+        v.as_object().cloned().unwrap_or_default()
     }
 
     pub fn node(&self, name: &str) -> Option<&LabNode> {
@@ -426,8 +651,19 @@ impl Lab {
                 ConnectionAccess {
                     port: Some(n.port),
                     extras: extras.as_object().cloned().unwrap_or_default(),
+                    ..ConnectionAccess::default()
                 },
             );
+            if let Some(port) = n.snmp_port {
+                a.connection_options.insert(
+                    "snmp".into(),
+                    ConnectionAccess {
+                        hostname: Some("127.0.0.1".into()),
+                        port: Some(port),
+                        extras: self.snmp_extras(n.snmp_key.as_deref()),
+                    },
+                );
+            }
             a.netgw = netgw;
             access.insert(n.name.clone(), a);
         }

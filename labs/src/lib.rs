@@ -2,7 +2,8 @@
 //!
 //! [`lab::Lab`] serves every node of a containerlab topology as a simulated device on 127.0.0.1 and
 //! writes the inventory netgw reads; [`sim`] holds the simulators (EOS eAPI, Junos NETCONF, IOS and
-//! NX-OS SSH CLI, F5 iControl REST), their shared switch state and fault injection.
+//! NX-OS SSH CLI, F5 iControl REST, and an SNMP agent per device), their shared switch state and fault
+//! injection.
 
 pub mod lab;
 pub mod sim;

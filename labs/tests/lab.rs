@@ -4,6 +4,7 @@
 use netgw_drivers::driver::{CommitOptions, Driver, DriverError, Platform};
 use netgw_drivers::eos::EosDriver;
 use netgw_drivers::junos::JunosDriver;
+use netgw_drivers::nxos::NxosDriver;
 use netgw_drivers::target::DeviceTarget;
 use netgw_drivers::transport::Timeouts;
 use netgw_drivers::transport::http::{HttpAuth, HttpClient, HttpConfig, TlsMode};
@@ -812,6 +813,134 @@ async fn nxos_json_outputs() {
         i["TABLE_interface"]["ROW_interface"][0]["interface"],
         "Ethernet1/1"
     );
+}
+
+/// The NX-OS simulator behind `name`, and what it holds (read from the simulator, not the driver):
+/// VLANs and every interface's configuration.
+fn nx_sim(env: &Env, name: &str) -> std::sync::Arc<netgw_labs::sim::cli::CliSim> {
+    match env.lab.node(name).map(|n| n.sim.clone()) {
+        Some(netgw_labs::Sim::Cli(c)) => c,
+        other => panic!("{name}: not a CLI device: {other:?}"),
+    }
+}
+
+fn nx_state(env: &Env, name: &str) -> netgw_labs::sim::state::DeviceState {
+    env.lab.node(name).unwrap().device.state().clone()
+}
+
+fn nx_commit_options() -> CommitOptions {
+    CommitOptions {
+        comment: "test".into(),
+        confirm_timeout: Duration::from_secs(60),
+    }
+}
+
+/// NX-OS write path through the real driver: checkpoint, lines, confirm deletes the checkpoint; a
+/// rollback puts the checkpoint's configuration back exactly.
+#[tokio::test]
+async fn nxos_driver_converges_and_rolls_back_with_checkpoints() {
+    let env = start(FABRIC, &[]).await;
+    let sim = nx_sim(&env, "nx1");
+    let mut d = NxosDriver::connect(&env.target("nx1")).await.unwrap();
+    assert!(d.capabilities().rollback);
+    let f = d.facts().await.unwrap();
+    assert_eq!(f.hostname.as_deref(), Some("nx1"));
+    let pristine = nx_state(&env, "nx1");
+    let before = d.observe().await.unwrap();
+    let p = change_as(&d.plan_rules(), "Ethernet1/2", &before, false);
+    let staged = d.stage(&p).await.unwrap();
+    assert!(staged.diff.contains("vlan 10"), "{}", staged.diff);
+    assert_eq!(nx_state(&env, "nx1"), pristine, "staging sends nothing");
+    d.commit(&nx_commit_options()).await.unwrap();
+    let cps = sim.checkpoints();
+    assert!(
+        cps.len() == 1 && cps[0].starts_with("netgw-"),
+        "a commit holds its checkpoint until confirmed: {cps:?}"
+    );
+    d.confirm().await.unwrap();
+    assert!(
+        sim.checkpoints().is_empty(),
+        "confirm deletes the checkpoint"
+    );
+    // Read back from the simulator itself.
+    let st = nx_state(&env, "nx1");
+    assert_eq!(st.vlans.get(&10).map(String::as_str), Some("web"));
+    let e2 = st.iface("Ethernet1/2").unwrap();
+    assert_eq!(
+        (e2.description.as_str(), e2.mode, e2.access_vlan),
+        ("uplink to spine", netgw_labs::sim::state::Mode::Access, 10)
+    );
+    let after = d.observe().await.unwrap();
+    assert!(
+        change_as(&d.plan_rules(), "Ethernet1/2", &after, false).is_empty(),
+        "converged"
+    );
+
+    // A second change, committed then rolled back: exactly the state after the first one.
+    let converged = nx_state(&env, "nx1");
+    let mut v = Vlan::new(vid(20));
+    v.name = Some("db".into());
+    let mut l = Link::new("Ethernet1/3");
+    l.mode = Some(LinkMode::Trunk);
+    l.trunk_vlans = Some(VlanSet::from_ids([vid(10), vid(20)]));
+    l.enabled = Some(false);
+    let p = plan(
+        &[v],
+        &after.vlans,
+        Policy::Merge,
+        &[l],
+        &after.links,
+        Policy::Merge,
+        &d.plan_rules(),
+    );
+    d.stage(&p).await.unwrap();
+    d.commit(&nx_commit_options()).await.unwrap();
+    assert_ne!(nx_state(&env, "nx1"), converged);
+    d.rollback().await.unwrap();
+    assert_eq!(nx_state(&env, "nx1"), converged, "rolled back exactly");
+    assert!(sim.checkpoints().is_empty());
+    d.close().await.unwrap();
+}
+
+/// A refused line and a session lost at each step of the NX-OS commit: the device is put back to the
+/// checkpoint (over a new session when the old one died) and the error says so.
+#[tokio::test]
+async fn nxos_failed_commits_roll_back_to_the_checkpoint() {
+    for (fault, value, want) in [
+        (
+            "reject-commit",
+            "change window closed",
+            "change window closed",
+        ),
+        ("reset-at", "before-commit", "rolled back to checkpoint"),
+        ("reset-at", "after-commit", "rolled back to checkpoint"),
+    ] {
+        let env = start(FABRIC, &[("nx1", fault, value)]).await;
+        let sim = nx_sim(&env, "nx1");
+        let mut d = NxosDriver::connect(&env.target("nx1")).await.unwrap();
+        let pristine = nx_state(&env, "nx1");
+        let before = d.observe().await.unwrap();
+        let p = change_as(&d.plan_rules(), "Ethernet1/2", &before, true);
+        d.stage(&p).await.unwrap();
+        let e = d.commit(&nx_commit_options()).await.unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains(want) && text.contains("rolled back to checkpoint netgw-"),
+            "{fault}={value}: {text}"
+        );
+        assert_eq!(
+            nx_state(&env, "nx1"),
+            pristine,
+            "{fault}={value}: not restored"
+        );
+        assert!(
+            sim.checkpoints().is_empty(),
+            "{fault}={value}: {:?}",
+            sim.checkpoints()
+        );
+        // Nothing left pending: the engine's rollback after a failed commit is a no-op.
+        d.rollback().await.unwrap();
+    }
 }
 
 #[tokio::test]

@@ -424,6 +424,8 @@ pub struct NodeAccess {
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ConnectionAccess {
+    /// Address of this transport when it differs from the host's (written only when set).
+    pub hostname: Option<String>,
     pub port: Option<u16>,
     pub extras: Map<String, Value>,
 }
@@ -449,6 +451,9 @@ pub fn nornir_inventory(topo: &Topology, access: &BTreeMap<String, NodeAccess>) 
             let mut co = Map::new();
             for (name, c) in &a.connection_options {
                 let mut m = Map::new();
+                if let Some(h) = &c.hostname {
+                    m.insert("hostname".into(), Value::String(h.clone()));
+                }
                 if let Some(p) = c.port {
                     m.insert("port".into(), Value::from(p));
                 }
@@ -595,6 +600,7 @@ topology:
             ConnectionAccess {
                 port: Some(8080),
                 extras: Map::new(),
+                ..Default::default()
             },
         );
         access.insert("sw1".to_owned(), a.clone());

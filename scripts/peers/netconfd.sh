@@ -10,6 +10,9 @@
 #                                         Writes DIR/netconfd.env (shell syntax): NETCONFD_PID
 #                                         NETCONFD_SSH_PORT NETCONFD_USER NETCONFD_PASSWORD NETCONFD_DIR
 #                                         NETCONFD_STARTUP NETCONFD_SOCKET (+ DIR/sshd.env from sshd.sh).
+#   scripts/peers/netconfd.sh respawn DIR start netconfd again in DIR (same port, socket and startup
+#                                         file, which is NOT reset) after it died or was killed; the
+#                                         sshd keeps running. Updates NETCONFD_PID in DIR/netconfd.env.
 #   scripts/peers/netconfd.sh stop DIR    stop netconfd and sshd by PID
 #
 # Host keys: DIR/ssh_host_ed25519_key.pub and DIR/ssh_host_rsa_key.pub (for a known_hosts file).
@@ -47,19 +50,11 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-start() {
-    local dir="${1:?usage: start DIR}"
-    [ -x /usr/sbin/netconfd ] || { echo "netconfd missing: run $0 install" >&2; exit 1; }
-    [ -x "$HELPER_DIR/get-interface-ipv4" ] || { echo "get-interface-ipv4 helper missing: run $0 install" >&2; exit 1; }
-    mkdir -p "$dir"
-    dir="$(cd "$dir" && pwd)"
-    # netconf-subsystem runs as the test user and must reach the socket in DIR.
-    chmod 0755 "$dir"
-    local user="${NETGW_SSHD_USER:-netgwtest}"
-    local port sock="$dir/ncxserver.sock" startup="$dir/startup-cfg.xml"
-    port="$(free_port)"
+# netconfd on DIR/ncxserver.sock with DIR/startup-cfg.xml as it is; waits for the socket.
+launch() {
+    local dir="$1" port="$2" user="$3"
+    local sock="$dir/ncxserver.sock" startup="$dir/startup-cfg.xml"
     rm -f "$sock"
-    echo '<config xmlns="urn:ietf:params:xml:ns:netconf:base:1.0"/>' >"$startup"
     mkdir -p "$dir/home"
     (
         umask 000
@@ -81,6 +76,51 @@ start() {
         sleep 0.05
     done
     [ -S "$sock" ] || { echo "netconfd: no socket after 10 s" >&2; kill "$pid" 2>/dev/null || true; exit 1; }
+}
+
+respawn() {
+    local dir="${1:?usage: respawn DIR}"
+    dir="$(cd "$dir" && pwd)"
+    [ -f "$dir/netconfd.env" ] || { echo "no $dir/netconfd.env: start it first" >&2; exit 1; }
+    # shellcheck disable=SC1091
+    . "$dir/netconfd.env"
+    if [ -f "$dir/netconfd.pid" ]; then
+        local old state
+        old="$(cat "$dir/netconfd.pid")"
+        # A killed netconfd may linger as a zombie until it is reaped: that is dead enough.
+        for _ in $(seq 1 50); do
+            state="$(ps -o stat= -p "$old" 2>/dev/null || true)"
+            case "$state" in ""|Z*) break ;; esac
+            sleep 0.1
+        done
+        case "$state" in
+            ""|Z*) ;;
+            *) echo "netconfd still running (pid $old)" >&2; exit 1 ;;
+        esac
+    fi
+    launch "$dir" "$NETCONFD_SSH_PORT" "$NETCONFD_USER"
+    local pid
+    pid="$(cat "$dir/netconfd.pid")"
+    sed -i "s/^NETCONFD_PID=.*/NETCONFD_PID=$pid/" "$dir/netconfd.env"
+    echo "netconfd: respawned (pid $pid), startup file kept"
+}
+
+start() {
+    local dir="${1:?usage: start DIR}"
+    [ -x /usr/sbin/netconfd ] || { echo "netconfd missing: run $0 install" >&2; exit 1; }
+    [ -x "$HELPER_DIR/get-interface-ipv4" ] || { echo "get-interface-ipv4 helper missing: run $0 install" >&2; exit 1; }
+    mkdir -p "$dir"
+    dir="$(cd "$dir" && pwd)"
+    # netconf-subsystem runs as the test user and must reach the socket in DIR.
+    chmod 0755 "$dir"
+    local user="${NETGW_SSHD_USER:-netgwtest}"
+    local port sock="$dir/ncxserver.sock" startup="$dir/startup-cfg.xml"
+    port="$(free_port)"
+    rm -f "$sock"
+    echo '<config xmlns="urn:ietf:params:xml:ns:netconf:base:1.0"/>' >"$startup"
+    launch "$dir" "$port" "$user"
+    local pid
+    pid="$(cat "$dir/netconfd.pid")"
     echo "Subsystem netconf \"/usr/sbin/netconf-subsystem --ncxserver-sockname=$port@$sock\"" >"$dir/sshd_config.extra"
     # netconf-subsystem picks the socket whose PORT matches the port in SSH_CONNECTION: sshd must
     # listen on netconfd's --port.
@@ -122,6 +162,7 @@ stop() {
 case "${1:-}" in
     install) install ;;
     start) shift; start "$@" ;;
+    respawn) shift; respawn "$@" ;;
     stop) shift; stop "$@" ;;
-    *) echo "usage: $0 install | start DIR | stop DIR" >&2; exit 2 ;;
+    *) echo "usage: $0 install | start DIR | respawn DIR | stop DIR" >&2; exit 2 ;;
 esac

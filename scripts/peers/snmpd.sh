@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # net-snmp snmpd (Debian 12: 5.9.3): a real SNMP agent for v2c and v3 (PEERS.md).
 #
-#   scripts/peers/snmpd.sh install     idempotent: apt-get install snmpd, only when snmpd is missing
+#   scripts/peers/snmpd.sh install     idempotent: apt-get install snmpd (the agent) and snmp (the
+#                                      snmpwalk/snmpbulkwalk tools labs/tests/snmp.rs runs), only what is missing
 #   scripts/peers/snmpd.sh start DIR   write DIR/snmpd.conf, start snmpd on 127.0.0.1:<free port>; writes
 #                                      DIR/snmpd.pid, DIR/snmpd.log, DIR/snmpd.env (SNMPD_HOST, SNMPD_PORT,
 #                                      SNMPD_PID, SNMPD_COMMUNITY, SNMPD_SYSNAME, SNMPD_V3_* for each user)
@@ -14,15 +15,22 @@
 set -euo pipefail
 
 install() {
-    if command -v snmpd >/dev/null 2>&1 || [ -x /usr/sbin/snmpd ]; then
-        echo "snmpd: already installed ($(command -v snmpd || echo /usr/sbin/snmpd))"
+    local missing=()
+    if ! command -v snmpd >/dev/null 2>&1 && [ ! -x /usr/sbin/snmpd ]; then
+        missing+=(snmpd)
+    fi
+    if ! command -v snmpwalk >/dev/null 2>&1 || ! command -v snmpbulkwalk >/dev/null 2>&1; then
+        missing+=(snmp)
+    fi
+    if [ ${#missing[@]} -eq 0 ]; then
+        echo "snmpd: already installed ($(command -v snmpd || echo /usr/sbin/snmpd), $(command -v snmpwalk))"
         return 0
     fi
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     # No daemon is started by the package in a container without systemd (PEERS.md).
-    apt-get install -y -qq snmpd >/dev/null
-    echo "snmpd: installed"
+    apt-get install -y -qq "${missing[@]}" >/dev/null
+    echo "snmpd: installed ${missing[*]}"
 }
 
 snmpd_bin() {

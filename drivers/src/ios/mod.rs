@@ -547,7 +547,33 @@ impl Driver for IosDriver {
                     },
                     (other, restored) => {
                         tracing::error!(device = %self.device, restored = ?restored.as_ref().map_err(|e| e.to_string()), "ios commit failed");
-                        other
+                        // The report must say whether the device was put back (the lines sent
+                        // before the failure are active on IOS).
+                        match (other, restored) {
+                            (
+                                DriverError::Transport {
+                                    device,
+                                    step,
+                                    kind,
+                                    source,
+                                },
+                                restored,
+                            ) => DriverError::Transport {
+                                device,
+                                step,
+                                kind,
+                                source: match restored {
+                                    Ok(n) => format!(
+                                        "{source}; the device was restored to its state before the change ({n} line(s) sent)"
+                                    ),
+                                    Err(r) => format!(
+                                        "{source}; restoring the state before the change FAILED ({r}): the device may hold part of the change"
+                                    ),
+                                }
+                                .into(),
+                            },
+                            (other, _) => other,
+                        }
                     }
                 })
             }

@@ -31,6 +31,17 @@ pub fn checkpoint_delete(name: &str) -> String {
     format!("no checkpoint {name}")
 }
 
+/// The failure in a `rollback running-config checkpoint` answer that carries none of the platform's
+/// failure strings (NX-OS ends a failed atomic rollback with `Rollback failed.`); `None` when it
+/// succeeded (`Rollback completed successfully.`).
+pub fn rollback_failure(answer: &str) -> Option<String> {
+    let failed = answer
+        .lines()
+        .map(str::trim)
+        .find(|l| l.to_ascii_lowercase().starts_with("rollback failed"))?;
+    Some(failed.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,5 +56,15 @@ mod tests {
             checkpoint_rollback("netgw-1"),
             "rollback running-config checkpoint netgw-1"
         );
+    }
+
+    #[test]
+    fn rollback_answers() {
+        let ok = "Note: Applying config parallelly may fail Rollback verification\nCollecting Running-Config\n\
+                  #Generating Rollback Patch\nExecuting Rollback Patch\n#Generating Running-config for verification\n\
+                  Generating Patch for verification\nVerification is Successful.\n\nRollback completed successfully.\n";
+        assert_eq!(rollback_failure(ok), None);
+        let bad = "Collecting Running-Config\nExecuting Rollback Patch\nRollback failed.\n";
+        assert_eq!(rollback_failure(bad).as_deref(), Some("Rollback failed."));
     }
 }

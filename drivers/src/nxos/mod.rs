@@ -11,6 +11,8 @@
 //!              └ failure: rollback running-config checkpoint netgw-ID, no checkpoint netgw-ID
 //!   confirm  = [copy running-config startup-config when save_config], no checkpoint netgw-ID
 //!   rollback = rollback running-config checkpoint netgw-ID, no checkpoint netgw-ID
+//!              └ session lost (NX-OS applies lines as they arrive; the checkpoint lives on the
+//!                device): reconnect once and roll back over the new session
 //! ```
 
 pub mod config;
@@ -27,7 +29,9 @@ use netgw_models::plan::{Plan, PlanRules, ResourceRef};
 use netgw_models::resource::{Link, Vlan, VlanId};
 use serde_json::Value;
 
-use crate::driver::{Capabilities, CommitOptions, Driver, DriverError, Observed, Platform, Staged};
+use crate::driver::{
+    Capabilities, CommitOptions, Driver, DriverError, ErrorKind, Observed, Platform, Staged,
+};
 use crate::ios::{CliConn, bool_option, validate_with};
 use crate::target::DeviceTarget;
 use crate::transport::ssh::PlatformKind;
@@ -63,6 +67,8 @@ impl Reply {
 #[derive(Debug)]
 pub struct NxosDriver {
     device: String,
+    /// Kept to reconnect when the session dies mid-change, so the rollback can still be sent.
+    target: DeviceTarget,
     conn: CliConn,
     save_config: bool,
     /// Cleared after the first `| json` the device does not answer, so later reads go straight to text.
@@ -80,6 +86,7 @@ impl NxosDriver {
         let conn = CliConn::connect(target, PlatformKind::Nxos).await?;
         Ok(NxosDriver {
             device: target.name.clone(),
+            target: target.clone(),
             conn,
             save_config,
             json: true,
@@ -162,15 +169,64 @@ impl NxosDriver {
             })
     }
 
-    /// Roll the running configuration back to `name` and delete it.
+    /// Roll the running configuration back to `name` and delete it. NX-OS applies configuration lines
+    /// as they arrive, so a session lost in the middle of a change leaves part of it active; the
+    /// checkpoint is kept by the device, not the session: reconnect once and roll back from there.
     async fn rollback_to(&mut self, name: &str) -> Result<(), DriverError> {
-        self.conn
-            .run("rollback", &config::checkpoint_rollback(name))
-            .await?;
-        self.conn
+        let cmd = config::checkpoint_rollback(name);
+        let answer = match self.conn.run("rollback", &cmd).await {
+            Ok(t) => t,
+            Err(e) if matches!(e.kind(), ErrorKind::Transport | ErrorKind::Timeout) => {
+                tracing::warn!(device = %self.device, error = %e, checkpoint = name, "session lost during the change: reconnecting to roll back");
+                // The old session is dropped, not closed: closing a dead one could wait on it.
+                self.conn = CliConn::connect(&self.target, PlatformKind::Nxos).await?;
+                self.conn.run("rollback", &cmd).await?
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(message) = config::rollback_failure(&answer) {
+            return Err(DriverError::Rejected {
+                device: self.device.clone(),
+                step: "rollback",
+                message: format!("`{cmd}`: {message}"),
+            });
+        }
+        // The configuration is back; a checkpoint left behind is only clutter (NX-OS keeps ten).
+        if let Err(e) = self
+            .conn
             .run("rollback", &config::checkpoint_delete(name))
-            .await?;
+            .await
+        {
+            tracing::warn!(device = %self.device, error = %e, checkpoint = name, "rolled back, but the checkpoint could not be deleted");
+        }
         Ok(())
+    }
+}
+
+/// `e` with what the rollback after it did, so the report says whether the device was put back.
+fn with_rollback_note(e: DriverError, note: String) -> DriverError {
+    match e {
+        DriverError::Rejected {
+            device,
+            step,
+            message,
+        } => DriverError::Rejected {
+            device,
+            step,
+            message: format!("{message}; {note}"),
+        },
+        DriverError::Transport {
+            device,
+            step,
+            kind,
+            source,
+        } => DriverError::Transport {
+            device,
+            step,
+            kind,
+            source: format!("{source}; {note}").into(),
+        },
+        other => other,
     }
 }
 
@@ -282,38 +338,18 @@ impl Driver for NxosDriver {
                 Ok(())
             }
             Err(e) => {
-                let restored = self.rollback_to(&name).await;
-                Err(match (e, restored) {
-                    (
-                        DriverError::Rejected {
-                            device,
-                            step,
-                            message,
-                        },
-                        Ok(()),
-                    ) => DriverError::Rejected {
-                        device,
-                        step,
-                        message: format!(
-                            "{message}; the running configuration was rolled back to checkpoint {name}"
-                        ),
-                    },
-                    (
-                        DriverError::Rejected {
-                            device,
-                            step,
-                            message,
-                        },
-                        Err(r),
-                    ) => DriverError::Rejected {
-                        device,
-                        step,
-                        message: format!(
-                            "{message}; rolling back to checkpoint {name} FAILED: {r}"
-                        ),
-                    },
-                    (other, _) => other,
-                })
+                let note = match self.rollback_to(&name).await {
+                    Ok(()) => {
+                        format!("the running configuration was rolled back to checkpoint {name}")
+                    }
+                    Err(r) => {
+                        tracing::error!(device = %self.device, error = %r, checkpoint = %name, "rollback after a failed commit failed");
+                        format!(
+                            "rolling back to checkpoint {name} FAILED ({r}): the device may hold part of the change"
+                        )
+                    }
+                };
+                Err(with_rollback_note(e, note))
             }
         }
     }

@@ -1,9 +1,12 @@
-//! `netgw-lab up TOPOLOGY [--inventory-out FILE] [--base-port N] [--count N] [--fault NODE:KEY=VALUE]`
+//! `netgw-lab up TOPOLOGY [--inventory-out FILE] [--base-port N] [--count N] [--fault NODE:KEY=VALUE]
+//!  [--snmp-community C] [--snmp-inventory-version 2c|3] [--snmp-shared-port] [--no-snmp]`
 //!
-//! Serves every node of a containerlab topology as a simulated device on 127.0.0.1, writes the Nornir
-//! inventory netgw reads, prints one `READY` line, and runs until SIGINT or SIGTERM.
+//! Serves every node of a containerlab topology as a simulated device on 127.0.0.1 (and an SNMP agent
+//! per device on UDP), writes the Nornir inventory netgw reads, prints one `READY` line, and runs until
+//! SIGINT or SIGTERM.
 
 use clap::{Parser, Subcommand};
+use netgw_labs::lab::SnmpV3User;
 use netgw_labs::{Lab, LabOptions};
 use netgw_models::topology::Topology;
 use std::path::PathBuf;
@@ -35,19 +38,67 @@ enum Cmd {
         #[arg(long)]
         eapi_http: bool,
         /// Fault injection: NODE:KEY=VALUE (keys: latency-ms, reset-after-bytes, reset-at,
-        /// auth-fail, reject-commit, slow-commit-ms).
+        /// auth-fail, reject-commit, slow-commit-ms, snmp-no-answer).
         #[arg(long = "fault")]
         faults: Vec<String>,
         #[arg(long, default_value = "admin")]
         username: String,
         #[arg(long, default_value = "admin", env = "NETGW_LAB_PASSWORD")]
         password: String,
+        /// No SNMP agents (and no `connection_options.snmp` in the inventory).
+        #[arg(long)]
+        no_snmp: bool,
+        /// The agents' read-only SNMPv2c community.
+        #[arg(long, default_value = netgw_labs::lab::DEFAULT_SNMP_COMMUNITY, env = "NETGW_LAB_SNMP_COMMUNITY")]
+        snmp_community: String,
+        /// SNMPv3 user every agent accepts (authPriv, SHA or SHA-256 + AES-128).
+        #[arg(long, default_value = "netgw-lab")]
+        snmp_user: String,
+        #[arg(long, default_value = "SHA")]
+        snmp_auth_proto: String,
+        #[arg(
+            long,
+            default_value = "netgw-lab-auth",
+            env = "NETGW_LAB_SNMP_AUTH_KEY"
+        )]
+        snmp_auth_key: String,
+        #[arg(
+            long,
+            default_value = "netgw-lab-priv",
+            env = "NETGW_LAB_SNMP_PRIV_KEY"
+        )]
+        snmp_priv_key: String,
+        /// What the inventory's `connection_options.snmp` uses: `2c` (the community) or `3` (the user).
+        #[arg(long, default_value = "2c", value_parser = ["2c", "3"])]
+        snmp_inventory_version: String,
+        /// One SNMP port for every device (community `COMMUNITY@NODE`, v3 context `NODE`). Default: a
+        /// port per device, shared only when the open-file limit cannot hold a UDP socket per device.
+        #[arg(long)]
+        snmp_shared_port: bool,
     },
 }
 
-/// Raise the open-file limit to its hard maximum: one listener per device, plus connections.
+/// Raise the open-file limit: every device holds a TCP listener and a UDP socket (its SNMP agent), plus
+/// connections. With the privilege to (root), up to the kernel's `fs.nr_open`; otherwise to the hard
+/// limit.
 fn raise_nofile() -> Option<u64> {
-    use rustix::process::{Resource, getrlimit, setrlimit};
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let nr_open = std::fs::read_to_string("/proc/sys/fs/nr_open")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or(1 << 20);
+    let want = nr_open.min(1 << 20);
+    let l = getrlimit(Resource::Nofile);
+    if l.maximum.is_some_and(|m| m < want) {
+        // Fails without CAP_SYS_RESOURCE; the hard limit below is the fallback.
+        let _ = setrlimit(
+            Resource::Nofile,
+            Rlimit {
+                current: Some(want),
+                maximum: Some(want),
+            },
+        );
+    }
     let mut l = getrlimit(Resource::Nofile);
     if let Some(max) = l.maximum {
         l.current = Some(max);
@@ -79,6 +130,14 @@ async fn main() -> ExitCode {
         faults,
         username,
         password,
+        no_snmp,
+        snmp_community,
+        snmp_user,
+        snmp_auth_proto,
+        snmp_auth_key,
+        snmp_priv_key,
+        snmp_inventory_version,
+        snmp_shared_port,
     } = Cli::parse().cmd;
     let text = match std::fs::read_to_string(&topology) {
         Ok(t) => t,
@@ -112,6 +171,17 @@ async fn main() -> ExitCode {
         username,
         password,
         faults: fault_list,
+        snmp: !no_snmp,
+        snmp_community,
+        snmp_v3: Some(SnmpV3User {
+            user: snmp_user,
+            auth_proto: snmp_auth_proto,
+            auth_key: snmp_auth_key,
+            priv_key: snmp_priv_key,
+        }),
+        snmp_inventory_v3: snmp_inventory_version == "3",
+        snmp_shared: snmp_shared_port.then_some(true),
+        ..LabOptions::default()
     };
     let lab = match Lab::start(&topo, opts).await {
         Ok(l) => l,
@@ -131,8 +201,15 @@ async fn main() -> ExitCode {
         lab.nodes.iter().map(|n| n.port).min().unwrap_or(0),
         lab.nodes.iter().map(|n| n.port).max().unwrap_or(0),
     );
+    let snmp_ports: Vec<u16> = lab.nodes.iter().filter_map(|n| n.snmp_port).collect();
+    let shared = lab.nodes.iter().any(|n| n.snmp_key.is_some());
+    let snmp = match (snmp_ports.iter().min(), snmp_ports.iter().max()) {
+        (Some(a), _) if shared => format!(" snmp=udp:{a}(shared)"),
+        (Some(a), Some(b)) => format!(" snmp=udp:{a}-{b}"),
+        _ => String::new(),
+    };
     println!(
-        "READY nodes={} inventory={} ports={lo}-{hi} nofile={}",
+        "READY nodes={} inventory={} ports={lo}-{hi}{snmp} nofile={}",
         lab.nodes.len(),
         inventory_out.display(),
         nofile.map_or("?".into(), |n| n.to_string())

@@ -9,6 +9,26 @@
 //! Output shapes follow the ntc-templates raw samples (IOS `show version`, `show vlan brief`, `show
 //! interfaces`, `show interfaces switchport`, `show running-config interface`) and, for NX-OS `| json`,
 //! the napalm `nxos_ssh` / NX-API samples (`TABLE_vlanbriefxbrief`, `TABLE_interface`).
+//!
+//! NX-OS configuration checkpoints (the NX-OS driver's transaction, Cisco Nexus "Configuring
+//! Rollback"):
+//!
+//! ```text
+//!   checkpoint NAME [description TEXT]      snapshot of the running configuration: `Done`
+//!   rollback running-config checkpoint NAME [atomic|verbose|best-effort|stop-at-first-failure]
+//!                                           the running configuration becomes the snapshot again
+//!                                           (hostname, VLANs, every interface; SVIs made since go)
+//!   no checkpoint NAME / clear checkpoint database
+//!   show checkpoint summary [user] | show checkpoint NAME
+//! ```
+//!
+//! Checkpoints belong to the device, not the session (a new session rolls back to a checkpoint an
+//! earlier, dead one made), at most ten user checkpoints, names unique, without spaces, up to 80
+//! characters, not starting with `system`. Successful answers follow what NX-OS prints (`Done`; the
+//! rollback's patch/verification lines ending in `Rollback completed successfully.`; the summary's
+//! `N) NAME:` blocks, as genieparser's `show checkpoint summary` sample); refusals start with `ERROR:`,
+//! as NX-OS' checkpoint errors do (genielibs checks for `ERROR` after these commands), but their exact
+//! wording is ours: no captured sample of them was found.
 
 use super::fault::{ConnCtl, Step};
 use super::state::{ConfigSession, Context, DeviceState, Dialect, Mode};
@@ -17,13 +37,27 @@ use russh::server::Msg;
 use russh::{Channel, ChannelMsg};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One IOS or NX-OS device's CLI.
 #[derive(Debug)]
 pub struct CliSim {
     pub dev: Arc<Device>,
+    /// NX-OS user checkpoints, oldest first (device-wide, like the device's checkpoint database).
+    checkpoints: Mutex<Vec<Checkpoint>>,
 }
+
+/// One NX-OS user checkpoint: the configuration it captured.
+#[derive(Debug, Clone)]
+struct Checkpoint {
+    name: String,
+    description: Option<String>,
+    created: f64,
+    state: DeviceState,
+}
+
+/// NX-OS keeps at most ten user checkpoints.
+pub const MAX_CHECKPOINTS: usize = 10;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum CliMode {
@@ -62,7 +96,22 @@ pub fn short_name(dialect: Dialect, name: &str) -> String {
 
 impl CliSim {
     pub fn new(dev: Arc<Device>) -> Arc<CliSim> {
-        Arc::new(CliSim { dev })
+        Arc::new(CliSim {
+            dev,
+            checkpoints: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn checkpoint_db(&self) -> MutexGuard<'_, Vec<Checkpoint>> {
+        self.checkpoints.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Names of the NX-OS user checkpoints the device holds, oldest first (tests read them).
+    pub fn checkpoints(&self) -> Vec<String> {
+        self.checkpoint_db()
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
     }
 
     fn prompt(&self, sh: &Shell) -> String {
@@ -227,6 +276,19 @@ impl CliSim {
                     Action::None,
                 );
             }
+            (CliMode::Enable, ["checkpoint", ..] | ["no", "checkpoint", ..])
+            | (CliMode::Enable, ["rollback", "running-config", ..])
+            | (CliMode::Enable, ["clear", "checkpoint", ..])
+                if self.dev.dialect == Dialect::Nxos =>
+            {
+                return (
+                    Some(
+                        self.checkpoint_command(&words)
+                            .unwrap_or_else(|| self.invalid(line)),
+                    ),
+                    Action::None,
+                );
+            }
             (CliMode::Enable, ["write", ..] | ["copy", "running-config", "startup-config"]) => {
                 if self.dev.faults.on_read() {
                     return (None, Action::Reset);
@@ -275,7 +337,13 @@ impl CliSim {
             && !leaving
         {
             drop(st);
-            return (Some(format!("% {msg}\n")), Action::None);
+            // NX-OS refuses semantically wrong configuration with `ERROR: ...` lines.
+            let out = if self.dev.dialect == Dialect::Nxos {
+                format!("ERROR: {msg}\n")
+            } else {
+                format!("% {msg}\n")
+            };
+            return (Some(out), Action::None);
         }
         match sh.cfg.apply(&mut st, line) {
             Ok(true) => {
@@ -309,6 +377,9 @@ impl CliSim {
         let v = match (rest, json) {
             (["version"], false) => return Some(self.show_version(st)),
             (["version"], true) => self.nx_version(st),
+            (["checkpoint", ..], false) if d == Dialect::Nxos => {
+                return self.show_checkpoint(&rest[1..]);
+            }
             (["vlan", "brief"] | ["vlan"], false) => return Some(show_vlan_brief(st, d)),
             (["vlan", "brief"] | ["vlan"], true) => nx_vlan_brief(st),
             (["interfaces" | "interface", "switchport"], false) => {
@@ -352,6 +423,141 @@ impl CliSim {
         Some(serde_json::to_string_pretty(&v).unwrap_or_default())
     }
 
+    /// NX-OS `checkpoint ...`, `no checkpoint NAME`, `clear checkpoint database` and `rollback
+    /// running-config checkpoint NAME ...` (exec mode). `None`: not a form NX-OS knows (`% Invalid`).
+    fn checkpoint_command(&self, words: &[&str]) -> Option<String> {
+        let err = |m: String| Some(format!("ERROR: {m}\n"));
+        match words {
+            ["checkpoint", rest @ ..] => {
+                let (name, desc) = match rest {
+                    [] => (None, None),
+                    ["description", d @ ..] if !d.is_empty() => (None, Some(d.join(" "))),
+                    ["file", ..] => return err("checkpoint files are not simulated".into()),
+                    [n] => (Some(*n), None),
+                    [n, "description", d @ ..] if !d.is_empty() => (Some(*n), Some(d.join(" "))),
+                    _ => return None,
+                };
+                let mut db = self.checkpoint_db();
+                let name = match name {
+                    Some(n) => n.to_owned(),
+                    // As NX-OS names unnamed checkpoints.
+                    None => (1..=MAX_CHECKPOINTS)
+                        .map(|i| format!("user-checkpoint-{i}"))
+                        .find(|n| !db.iter().any(|c| &c.name == n))
+                        .unwrap_or_else(|| "user-checkpoint-1".into()),
+                };
+                if name.len() > 80 || name.starts_with("system") {
+                    return err(format!(
+                        "Invalid checkpoint name {name}: up to 80 characters, not starting with system"
+                    ));
+                }
+                if db.iter().any(|c| c.name == name) {
+                    return err(format!("Checkpoint name {name} already exists"));
+                }
+                if db.len() >= MAX_CHECKPOINTS {
+                    return err(format!(
+                        "Maximum number of user checkpoints ({MAX_CHECKPOINTS}) reached; delete one with `no checkpoint NAME`"
+                    ));
+                }
+                let state = self.dev.state().clone();
+                db.push(Checkpoint {
+                    name,
+                    description: desc,
+                    created: super::now(),
+                    state,
+                });
+                Some("...........Done\n".into())
+            }
+            ["no", "checkpoint", name] => {
+                let mut db = self.checkpoint_db();
+                let before = db.len();
+                db.retain(|c| c.name != *name);
+                if db.len() == before {
+                    return err(format!("Checkpoint {name} does not exist"));
+                }
+                Some(String::new())
+            }
+            ["clear", "checkpoint", "database"] => {
+                self.checkpoint_db().clear();
+                Some(String::new())
+            }
+            ["rollback", "running-config", "checkpoint", name, opts @ ..] => {
+                if opts.len() > 1
+                    || opts.first().is_some_and(|o| {
+                        !matches!(
+                            *o,
+                            "atomic" | "verbose" | "best-effort" | "stop-at-first-failure"
+                        )
+                    })
+                {
+                    return None;
+                }
+                let Some(snapshot) = self
+                    .checkpoint_db()
+                    .iter()
+                    .find(|c| c.name == *name)
+                    .map(|c| c.state.clone())
+                else {
+                    return err(format!("Checkpoint {name} does not exist"));
+                };
+                {
+                    let mut st = self.dev.state();
+                    // A checkpoint holds configuration: LLDP neighbours are the topology's, kept.
+                    let neighbors = std::mem::take(&mut st.neighbors);
+                    *st = snapshot;
+                    st.neighbors = neighbors;
+                }
+                Some(
+                    "Note: Applying config parallelly may fail Rollback verification\n\
+                     Collecting Running-Config\n\
+                     #Generating Rollback Patch\n\
+                     Executing Rollback Patch\n\
+                     #Generating Running-config for verification\n\
+                     Generating Patch for verification\n\
+                     Verification is Successful.\n\n\
+                     Rollback completed successfully.\n\n"
+                        .into(),
+                )
+            }
+            _ => None,
+        }
+    }
+
+    /// `show checkpoint summary [user]` and `show checkpoint NAME` (the saved configuration).
+    fn show_checkpoint(&self, rest: &[&str]) -> Option<String> {
+        let db = self.checkpoint_db();
+        match rest {
+            ["summary"] | ["summary", "user"] => {
+                let mut s = String::from(
+                    "User Checkpoint Summary\n--------------------------------------------------------------------------------\n",
+                );
+                for (i, c) in db.iter().enumerate() {
+                    let size = c.state.running_config(self.dev.dialect).len();
+                    let _ = write!(
+                        s,
+                        "{}) {}:\nCreated by {}\nCreated at {}\nSize is {} bytes\nDescription: {}\n\n",
+                        i + 1,
+                        c.name,
+                        self.dev.username,
+                        checkpoint_time(c.created),
+                        thousands(size),
+                        c.description.as_deref().unwrap_or("None")
+                    );
+                }
+                Some(s)
+            }
+            [name] => {
+                let c = db.iter().find(|c| c.name == *name)?;
+                Some(format!(
+                    "\n!Command: Checkpoint cmd vdc 1\n!Time: {}\n\nversion 10.3(3) Bios:version\n{}",
+                    checkpoint_time(c.created),
+                    c.state.running_config(self.dev.dialect)
+                ))
+            }
+            _ => None,
+        }
+    }
+
     fn show_version(&self, st: &DeviceState) -> String {
         let up = (super::now() - self.dev.boot_time).max(0.0) as u64;
         let uptime = format!("{} hours, {} minutes", up / 3600, (up / 60) % 60);
@@ -393,6 +599,47 @@ impl CliSim {
             "kern_uptm_secs": 0
         })
     }
+}
+
+/// `Mon, 07:37:22 29 Sep 2014` (UTC), as `show checkpoint summary` prints a creation time.
+fn checkpoint_time(unix: f64) -> String {
+    let secs = unix.max(0.0) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{}, {:02}:{:02}:{:02} {day} {} {year}",
+        WEEKDAYS[days.rem_euclid(7) as usize],
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60,
+        MONTHS[(month - 1) as usize]
+    )
+}
+
+/// `26,154`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Whether `line` ends configuration mode (where IOS / NX-OS changes are "committed").
@@ -636,4 +883,226 @@ fn nx_switchport(st: &DeviceState) -> Value {
         })
         .collect();
     json!({"TABLE_interface": {"ROW_interface": rows}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::fault::Faults;
+
+    fn nxos() -> (Arc<CliSim>, Shell) {
+        let dev = Device::new(
+            "nx1",
+            Dialect::Nxos,
+            1,
+            4,
+            "admin",
+            "admin",
+            Faults::default(),
+        );
+        (CliSim::new(Arc::new(dev)), shell())
+    }
+
+    fn shell() -> Shell {
+        Shell {
+            mode: CliMode::Enable,
+            cfg: ConfigSession::new(Dialect::Nxos),
+            changed: false,
+        }
+    }
+
+    /// Type each line; the output of the last.
+    fn run(sim: &CliSim, sh: &mut Shell, lines: &[&str]) -> String {
+        let mut last = String::new();
+        for l in lines {
+            last = sim.line(sh, l).0.unwrap_or_default();
+        }
+        last
+    }
+
+    #[test]
+    fn rollback_restores_the_checkpoint_exactly() {
+        let (sim, mut sh) = nxos();
+        sim.dev
+            .state()
+            .neighbors
+            .push(super::super::state::Neighbor {
+                local_port: "Ethernet1/1".into(),
+                system_name: "spine1".into(),
+                port: "Ethernet1".into(),
+                chassis_id: "0200.0000.0001".into(),
+            });
+        run(
+            &sim,
+            &mut sh,
+            &[
+                "configure terminal",
+                "vlan 10",
+                "name web",
+                "interface Ethernet1/1",
+                "description uplink",
+                "switchport mode trunk",
+                "switchport trunk allowed vlan 10",
+                "end",
+            ],
+        );
+        let snapshot = sim.dev.state().clone();
+        let out = run(
+            &sim,
+            &mut sh,
+            &["checkpoint netgw-1 description before run 1"],
+        );
+        assert!(out.ends_with("Done\n"), "{out:?}");
+        run(
+            &sim,
+            &mut sh,
+            &[
+                "configure terminal",
+                "hostname renamed",
+                "no vlan 10",
+                "vlan 20-21",
+                "name app",
+                "interface Ethernet1/1",
+                "no description",
+                "switchport trunk allowed vlan add 20",
+                "interface Ethernet1/2",
+                "description changed",
+                "switchport access vlan 20",
+                "shutdown",
+                "mtu 9216",
+                "interface Vlan20",
+                "end",
+            ],
+        );
+        assert_ne!(*sim.dev.state(), snapshot);
+        assert_eq!(sim.prompt(&sh), "renamed#");
+        let out = run(
+            &sim,
+            &mut sh,
+            &["rollback running-config checkpoint netgw-1"],
+        );
+        assert!(out.contains("Rollback completed successfully."), "{out}");
+        assert_eq!(*sim.dev.state(), snapshot, "rolled back exactly");
+        assert_eq!(sim.prompt(&sh), "nx1#");
+        assert_eq!(
+            sim.dev.state().neighbors.len(),
+            1,
+            "neighbours are not config"
+        );
+        // The checkpoint stays until deleted; a second rollback to it is a no-op that succeeds.
+        assert_eq!(sim.checkpoints(), ["netgw-1"]);
+        let out = run(
+            &sim,
+            &mut sh,
+            &["rollback running-config checkpoint netgw-1 atomic"],
+        );
+        assert!(out.contains("Rollback completed successfully."), "{out}");
+        assert_eq!(*sim.dev.state(), snapshot);
+        let summary = run(&sim, &mut sh, &["show checkpoint summary"]);
+        assert!(
+            summary.starts_with("User Checkpoint Summary\n")
+                && summary.contains("1) netgw-1:\nCreated by admin\nCreated at ")
+                && summary.contains("Description: before run 1"),
+            "{summary}"
+        );
+        let saved = run(&sim, &mut sh, &["show checkpoint netgw-1"]);
+        assert!(saved.contains("vlan 10\n name web"), "{saved}");
+        assert_eq!(run(&sim, &mut sh, &["no checkpoint netgw-1"]), "");
+        assert!(sim.checkpoints().is_empty());
+    }
+
+    #[test]
+    fn checkpoints_belong_to_the_device_not_the_session() {
+        let (sim, mut a) = nxos();
+        run(&sim, &mut a, &["checkpoint netgw-2"]);
+        let before = sim.dev.state().clone();
+        run(&sim, &mut a, &["configure terminal", "vlan 30", "end"]);
+        // The session that made the checkpoint is gone; another one rolls back to it.
+        drop(a);
+        let mut b = shell();
+        let out = run(
+            &sim,
+            &mut b,
+            &["rollback running-config checkpoint netgw-2"],
+        );
+        assert!(out.contains("Rollback completed successfully."), "{out}");
+        assert_eq!(*sim.dev.state(), before);
+    }
+
+    #[test]
+    fn checkpoint_errors_are_nxos_errors() {
+        let (sim, mut sh) = nxos();
+        assert!(run(&sim, &mut sh, &["checkpoint a"]).contains("Done"));
+        let dup = run(&sim, &mut sh, &["checkpoint a"]);
+        assert!(
+            dup.starts_with("ERROR: ") && dup.contains("already exists"),
+            "{dup}"
+        );
+        let missing = run(&sim, &mut sh, &["rollback running-config checkpoint nope"]);
+        assert!(
+            missing.starts_with("ERROR: ") && missing.contains("nope"),
+            "{missing}"
+        );
+        assert!(run(&sim, &mut sh, &["no checkpoint nope"]).starts_with("ERROR: "));
+        assert!(run(&sim, &mut sh, &["checkpoint system-x"]).starts_with("ERROR: "));
+        let bad = run(
+            &sim,
+            &mut sh,
+            &["rollback running-config checkpoint a sideways"],
+        );
+        assert!(bad.contains("% Invalid command"), "{bad}");
+        // Ten user checkpoints at most; unnamed ones are numbered.
+        for i in 1..MAX_CHECKPOINTS {
+            assert!(run(&sim, &mut sh, &[&format!("checkpoint c{i}")]).contains("Done"));
+        }
+        let full = run(&sim, &mut sh, &["checkpoint one-too-many"]);
+        assert!(
+            full.starts_with("ERROR: ") && full.contains("(10)"),
+            "{full}"
+        );
+        run(&sim, &mut sh, &["clear checkpoint database"]);
+        assert!(sim.checkpoints().is_empty());
+        run(&sim, &mut sh, &["checkpoint"]);
+        assert_eq!(sim.checkpoints(), ["user-checkpoint-1"]);
+        // Not an IOS command.
+        let dev = Device::new(
+            "r1",
+            Dialect::Ios,
+            2,
+            4,
+            "admin",
+            "admin",
+            Faults::default(),
+        );
+        let ios = CliSim::new(Arc::new(dev));
+        let mut sh = shell();
+        let out = run(&ios, &mut sh, &["checkpoint a"]);
+        assert!(out.contains("% Invalid input"), "{out}");
+    }
+
+    #[test]
+    fn nxos_reject_commit_answers_with_an_nxos_error() {
+        let mut faults = Faults::default();
+        faults.set("reject-commit", "change window closed").unwrap();
+        let dev = Device::new("nx1", Dialect::Nxos, 1, 4, "admin", "admin", faults);
+        let sim = CliSim::new(Arc::new(dev));
+        let mut sh = shell();
+        let out = run(&sim, &mut sh, &["configure terminal", "vlan 10"]);
+        assert_eq!(out, "ERROR: change window closed\n");
+        assert!(!sim.dev.state().vlans.contains_key(&10));
+    }
+
+    #[test]
+    fn summary_times_and_sizes() {
+        assert_eq!(checkpoint_time(0.0), "Thu, 00:00:00 1 Jan 1970");
+        // genieparser's `show checkpoint summary` sample: `Wed, 12:56:56 31 May 2017`.
+        assert_eq!(
+            checkpoint_time(1_496_235_416.0),
+            "Wed, 12:56:56 31 May 2017"
+        );
+        assert_eq!(checkpoint_time(951_782_400.0), "Tue, 00:00:00 29 Feb 2000");
+        assert_eq!(thousands(26_154), "26,154");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000_000), "1,000,000");
+    }
 }

@@ -11,6 +11,7 @@
 //! | `auth-fail` | `true` | every login is refused (SSH auth failure, HTTP 401) |
 //! | `reject-commit` | message | every commit fails with this message (the candidate / session is kept) |
 //! | `slow-commit-ms` | ms | commits take this long |
+//! | `snmp-no-answer` | `true` | the device's SNMP agent answers nothing (a manager sees a timeout) |
 //!
 //! A reset is done below the protocol: [`FaultStream`] wraps the TCP stream and fails every read and
 //! write once its [`ConnCtl`] is killed, so the peer sees the TCP connection close mid-conversation, as
@@ -55,6 +56,8 @@ pub struct Faults {
     pub auth_fail: bool,
     pub reject_commit: Option<String>,
     pub slow_commit: Option<Duration>,
+    /// The SNMP agent drops every request.
+    pub snmp_no_answer: bool,
     /// The named-step reset has fired.
     fired: AtomicBool,
     /// A commit happened and the next read is the verification.
@@ -70,6 +73,7 @@ impl Clone for Faults {
             auth_fail: self.auth_fail,
             reject_commit: self.reject_commit.clone(),
             slow_commit: self.slow_commit,
+            snmp_no_answer: self.snmp_no_answer,
             fired: AtomicBool::new(false),
             verify_armed: AtomicBool::new(false),
         }
@@ -85,6 +89,7 @@ impl PartialEq for Faults {
             self.auth_fail,
             &self.reject_commit,
             self.slow_commit,
+            self.snmp_no_answer,
         ) == (
             o.latency,
             o.reset_after_bytes,
@@ -92,6 +97,7 @@ impl PartialEq for Faults {
             o.auth_fail,
             &o.reject_commit,
             o.slow_commit,
+            o.snmp_no_answer,
         )
     }
 }
@@ -144,6 +150,9 @@ impl Faults {
                 })
             }
             "slow-commit-ms" | "slow-commit" => self.slow_commit = Some(ms()?),
+            "snmp-no-answer" | "snmp-timeout" => {
+                self.snmp_no_answer = matches!(value.trim(), "true" | "yes" | "1" | "")
+            }
             _ => return Err(err("unknown fault")),
         }
         Ok(())
@@ -298,6 +307,9 @@ mod tests {
         assert!(f.reset_now(Step::AfterCommit));
         assert!(!f.reset_now(Step::AfterCommit), "fires once");
         assert!(Faults::default().set("nope", "1").is_err());
+        let mut s = Faults::default();
+        s.set("snmp-no-answer", "true").unwrap();
+        assert!(s.snmp_no_answer && !s.is_empty());
         assert!(Faults::default().set("latency-ms", "x").is_err());
     }
 }

@@ -667,6 +667,44 @@ impl JunosSim {
         self.db.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The switch model as the running configuration makes it (for the SNMP agent): Junos keeps
+    /// descriptions, `disable`, MTUs and VLANs in its configuration tree, not in the shared model.
+    pub fn snmp_state(&self) -> DeviceState {
+        let mut st = self.dev.state().clone();
+        let running = self.db().running.clone();
+        let table = vlan_table(&running);
+        st.vlans = table.into_iter().map(|(n, id)| (id, n)).collect();
+        // `set snmp location ...` / `set snmp contact ...`
+        let snmp = running.child("snmp");
+        st.location = snmp
+            .and_then(|s| s.child_text("location"))
+            .unwrap_or_default()
+            .to_owned();
+        st.contact = snmp
+            .and_then(|s| s.child_text("contact"))
+            .unwrap_or_default()
+            .to_owned();
+        let ifcfg = running.child("interfaces");
+        for (name, f) in &mut st.interfaces {
+            let c = ifcfg.and_then(|i| {
+                i.children_named("interface")
+                    .find(|n| n.key() == Some(name.as_str()))
+            });
+            f.description = c
+                .and_then(|c| c.child_text("description"))
+                .unwrap_or_default()
+                .to_owned();
+            f.enabled = c.is_none_or(|c| c.child("disable").is_none());
+            if let Some(m) = c
+                .and_then(|c| c.child_text("mtu"))
+                .and_then(|m| m.parse().ok())
+            {
+                f.mtu = m;
+            }
+        }
+        st
+    }
+
     /// The running configuration as XML (tests).
     pub fn running_xml(&self) -> String {
         let mut s = String::new();

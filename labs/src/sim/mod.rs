@@ -5,7 +5,8 @@
 //!     ├─ eos.rs    eAPI JSON-RPC over HTTP(S)           (http.rs: hyper server, lab TLS)
 //!     ├─ junos.rs  NETCONF over SSH, candidate/commit   (ssh.rs: russh server, shared host key)
 //!     ├─ cli.rs    IOS / NX-OS interactive CLI over SSH
-//!     └─ f5.rs     iControl REST over HTTPS
+//!     ├─ f5.rs     iControl REST over HTTPS
+//!     └─ snmp/     an SNMPv2c/v3 agent over UDP, MIB generated from the state at every request
 //!   fault.rs: latency, resets (per connection, FaultStream), auth failure, rejected / slow commits
 //! ```
 
@@ -16,6 +17,7 @@ pub mod f5;
 pub mod fault;
 pub mod http;
 pub mod junos;
+pub mod snmp;
 pub mod ssh;
 pub mod state;
 

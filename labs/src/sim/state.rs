@@ -233,6 +233,10 @@ pub struct DeviceState {
     pub interfaces: Vec<(String, Iface)>,
     pub neighbors: Vec<Neighbor>,
     pub mgmt_interface: Option<String>,
+    /// SNMPv2-MIB sysContact and sysLocation (`snmp-server contact|location ...`); empty by default, as on
+    /// the devices.
+    pub contact: String,
+    pub location: String,
 }
 
 /// A MAC derived from the device index and port, locally administered.
@@ -264,7 +268,8 @@ impl DeviceState {
                 mtu,
                 false,
             );
-            if dialect == Dialect::Nxos {
+            // NX-OS 9300v ports and BIG-IP VE interfaces (`mediaActive 10000T-FD`) are 10G.
+            if matches!(dialect, Dialect::Nxos | Dialect::F5) {
                 f.speed_mbps = 10_000;
             }
             interfaces.push((dialect.port_name(i), f));
@@ -287,6 +292,8 @@ impl DeviceState {
             interfaces,
             neighbors: Vec::new(),
             mgmt_interface: mgmt.map(str::to_owned),
+            contact: String::new(),
+            location: String::new(),
         }
     }
 
@@ -405,6 +412,11 @@ impl DeviceState {
     pub fn running_config(&self, dialect: Dialect) -> String {
         let mut s = String::new();
         s.push_str(&format!("hostname {}\n!\n", self.hostname));
+        for (key, value) in [("contact", &self.contact), ("location", &self.location)] {
+            if !value.is_empty() {
+                s.push_str(&format!("snmp-server {key} {value}\n"));
+            }
+        }
         for (id, name) in &self.vlans {
             if *id == 1 {
                 continue;
@@ -503,6 +515,28 @@ impl ConfigSession {
             }
             ["hostname", h] => {
                 st.hostname = (*h).to_owned();
+                self.context = Context::Top;
+                return Ok(false);
+            }
+            ["snmp-server", key @ ("contact" | "location"), rest @ ..] if !rest.is_empty() => {
+                // `line` starts with the two words matched above; the value is the rest, spaces kept.
+                let value = line["snmp-server".len()..].trim_start()[key.len()..]
+                    .trim()
+                    .to_owned();
+                if *key == "contact" {
+                    st.contact = value;
+                } else {
+                    st.location = value;
+                }
+                self.context = Context::Top;
+                return Ok(false);
+            }
+            ["no", "snmp-server", key @ ("contact" | "location"), ..] => {
+                if *key == "contact" {
+                    st.contact.clear();
+                } else {
+                    st.location.clear();
+                }
                 self.context = Context::Top;
                 return Ok(false);
             }

@@ -401,10 +401,21 @@ impl SshSession {
         let proto = |operation: &str| {
             let device = device.clone();
             let operation = operation.to_owned();
-            move |source| SshError::Protocol {
-                device,
-                operation,
-                source: Box::new(source),
+            // A connection lost while authenticating surfaces as russh's channel send error
+            // (found by tests/faults.rs): that is a closed session, not a protocol fault.
+            move |source| match source {
+                russh::Error::SendError | russh::Error::Disconnect | russh::Error::HUP => {
+                    SshError::Disconnected {
+                        device,
+                        operation,
+                        reason: Some(format!("the connection was lost ({source})")),
+                    }
+                }
+                source => SshError::Protocol {
+                    device,
+                    operation,
+                    source: Box::new(source),
+                },
             }
         };
         let (method, result) = match (&target.auth, key) {
