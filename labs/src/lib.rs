@@ -5,6 +5,7 @@
 //! NX-OS SSH CLI, F5 iControl REST, and an SNMP agent per device), their shared switch state and fault
 //! injection.
 
+pub mod bench;
 pub mod lab;
 pub mod sim;
 

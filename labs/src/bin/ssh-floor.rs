@@ -42,33 +42,6 @@ struct Cli {
     host_timeout: u64,
 }
 
-/// What `netgw converge` sends to one IOS device in a run that changes one VLAN and one interface
-/// description (drivers/src/ios: on-open, facts, observe's one read facts did not make, the config
-/// lines, verify's observe; the driver answers repeated reads of one session from its read cache, so
-/// the pre-state read before the change sends nothing).
-const NETGW_IOS_CHANGE: &str = "\
-terminal length 0
-terminal width 511
-show version
-show inventory
-show interfaces
-show vlan brief
-show lldp neighbors detail
-show cdp neighbors detail
-show running-config
-configure terminal
-vlan 100
-name bench
-exit
-interface Ethernet0/1
-description bench uplink
-exit
-end
-show vlan brief
-show running-config
-show interfaces
-";
-
 struct Floor {
     host_key: PublicKey,
 }
@@ -225,7 +198,7 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
-        None => NETGW_IOS_CHANGE.to_owned(),
+        None => netgw_labs::bench::NETGW_IOS_CHANGE.to_owned(),
     };
     let cmds: Arc<Vec<String>> = Arc::new(
         cmd_text
