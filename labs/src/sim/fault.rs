@@ -201,6 +201,10 @@ pub struct ConnCtl {
     killed: AtomicBool,
     written: AtomicU64,
     limit: Option<u64>,
+    /// The connection's pending read, woken by [`ConnCtl::kill`]: a kill from another task (a named
+    /// step in the simulator) must end a read that is waiting for the client, or the connection would
+    /// hang instead of resetting and the client would only notice at its own timeout.
+    reader: futures::task::AtomicWaker,
 }
 
 impl ConnCtl {
@@ -209,11 +213,13 @@ impl ConnCtl {
             killed: AtomicBool::new(false),
             written: AtomicU64::new(0),
             limit,
+            reader: futures::task::AtomicWaker::new(),
         })
     }
 
     pub fn kill(&self) {
         self.killed.store(true, Ordering::SeqCst);
+        self.reader.wake();
     }
 
     pub fn is_killed(&self) -> bool {
@@ -246,6 +252,8 @@ impl<S: AsyncRead + Unpin> AsyncRead for FaultStream<S> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
+        // Register before checking, so a kill between the check and the read still wakes this task.
+        self.ctl.reader.register(cx.waker());
         if self.ctl.is_killed() {
             return Poll::Ready(Err(reset()));
         }
@@ -293,6 +301,26 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for FaultStream<S> {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    #[tokio::test]
+    async fn a_kill_ends_a_pending_read_at_once() {
+        use tokio::io::AsyncReadExt;
+        let (_client, server) = tokio::io::duplex(64);
+        let ctl = ConnCtl::new(None);
+        let mut stream = FaultStream::new(server, ctl.clone());
+        let reader = tokio::spawn(async move {
+            let mut buf = [0u8; 8];
+            stream.read(&mut buf).await
+        });
+        // The read is parked waiting for the client, which sends nothing.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        ctl.kill();
+        let r = tokio::time::timeout(std::time::Duration::from_secs(5), reader)
+            .await
+            .expect("the pending read must end when the connection is killed")
+            .unwrap();
+        assert_eq!(r.unwrap_err().kind(), std::io::ErrorKind::ConnectionReset);
+    }
 
     #[test]
     fn labels_parse() {
