@@ -3,6 +3,7 @@
 
 use netgw_drivers::driver::{CommitOptions, Driver, DriverError, Platform};
 use netgw_drivers::eos::EosDriver;
+use netgw_drivers::ios::IosDriver;
 use netgw_drivers::junos::JunosDriver;
 use netgw_drivers::nxos::NxosDriver;
 use netgw_drivers::target::DeviceTarget;
@@ -769,12 +770,27 @@ async fn ios_cli_is_stateful_and_shaped_like_ios() {
         "Switchport:",
         "Administrative Mode:",
         "Operational Mode:",
+        "Administrative Trunking Encapsulation:",
         "Access Mode VLAN:",
         "Trunking Native Mode VLAN:",
         "Trunking VLANs Enabled:",
     ] {
         assert!(real_sp.contains(key) && sp.contains(key), "{key}");
     }
+    // IOL L2 is ISL-capable: a port is `negotiate` and refuses trunk mode until dot1q is set.
+    assert!(
+        sp.contains("Administrative Trunking Encapsulation: negotiate"),
+        "{sp}"
+    );
+    let e = sh
+        .config(&["interface Ethernet0/3", "switchport mode trunk"])
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("Command rejected: An interface whose trunk encapsulation is \"Auto\" can not be configured to \"trunk\" mode."),
+        "{e}"
+    );
     let rc = sh
         .command("show running-config interface Ethernet0/2")
         .await
@@ -787,6 +803,55 @@ async fn ios_cli_is_stateful_and_shaped_like_ios() {
         "{e}"
     );
     sh.close().await.unwrap();
+}
+
+/// IOS write path through the real driver on the ISL-capable IOL L2 simulator: an access port becomes a
+/// trunk with `switchport trunk encapsulation dot1q` first (learnt from `show interfaces switchport`), and
+/// a rollback takes the encapsulation away again after the port has left trunk mode: exactly the
+/// state before.
+#[tokio::test]
+async fn ios_driver_sets_trunk_encapsulation_and_rolls_it_back() {
+    let env = start(FABRIC, &[]).await;
+    let mut d = IosDriver::connect(&env.target("acc1")).await.unwrap();
+    let pristine = nx_state(&env, "acc1");
+    let before = d.observe().await.unwrap();
+    let p = change_as(&d.plan_rules(), "Ethernet0/2", &before, true);
+    let staged = d.stage(&p).await.unwrap();
+    let at = |l: &str| staged.rendered.iter().position(|r| r == l);
+    assert!(
+        at("switchport trunk encapsulation dot1q").unwrap() < at("switchport mode trunk").unwrap(),
+        "{:?}",
+        staged.rendered
+    );
+    d.commit(&nx_commit_options()).await.unwrap();
+    d.confirm().await.unwrap();
+    let st = nx_state(&env, "acc1");
+    let port = st.iface("Ethernet0/2").unwrap();
+    assert_eq!(
+        (port.mode, port.trunk_encapsulation.as_deref()),
+        (netgw_labs::sim::state::Mode::Trunk, Some("dot1q"))
+    );
+    let after = d.observe().await.unwrap();
+    assert!(
+        change_as(&d.plan_rules(), "Ethernet0/2", &after, true).is_empty(),
+        "converged"
+    );
+    // A rollback of a new trunk (access -> trunk on another port) restores the port exactly,
+    // encapsulation included.
+    let converged = nx_state(&env, "acc1");
+    let p = change_as(&d.plan_rules(), "Ethernet0/3", &after, true);
+    let staged = d.stage(&p).await.unwrap();
+    assert!(
+        staged
+            .rendered
+            .contains(&"switchport trunk encapsulation dot1q".to_owned())
+    );
+    d.commit(&nx_commit_options()).await.unwrap();
+    assert_ne!(nx_state(&env, "acc1"), converged);
+    d.rollback().await.unwrap();
+    assert_eq!(nx_state(&env, "acc1"), converged, "rolled back exactly");
+    assert_ne!(converged, pristine);
+    d.close().await.unwrap();
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@
 //! Comparing with what the device has *now* makes the inverse exact for a half-applied change and
 //! empty for a device that never changed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use netgw_models::plan::Plan;
 use netgw_models::resource::{Link, Vlan, VlanId};
@@ -55,14 +55,15 @@ impl DeviceState {
 }
 
 /// Every configuration line of a plan: VLANs created or renamed first (links may refer to them), then
-/// links, then VLANs deleted.
-pub fn render_plan(p: &Plan) -> Result<Vec<String>, RenderError> {
+/// links, then VLANs deleted. `dot1q`: ports that need `switchport trunk encapsulation dot1q` before
+/// becoming trunks (IOS on ISL-capable platforms; empty elsewhere).
+pub fn render_plan(p: &Plan, dot1q: &BTreeSet<String>) -> Result<Vec<String>, RenderError> {
     let mut out = Vec::new();
     for c in p.vlan_upserts() {
         out.extend(render_vlan_change(c)?);
     }
     for c in &p.links {
-        out.extend(render_link_change(c)?);
+        out.extend(render_link_change(c, dot1q.contains(&c.after.name))?);
     }
     for c in p.vlan_deletes() {
         out.extend(render_vlan_change(c)?);
@@ -169,7 +170,7 @@ mod tests {
             Policy::Replace,
             &rules(),
         );
-        let lines = render_plan(&p).unwrap();
+        let lines = render_plan(&p, &BTreeSet::new()).unwrap();
         assert_eq!(
             lines,
             [

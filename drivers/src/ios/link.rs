@@ -7,6 +7,8 @@
 //! access VLAN means 1. [`IfConfig`] keeps exactly what the stanza says (`None` = the line is absent),
 //! which is what the exact inverse of a change needs; [`IfConfig::to_link`] applies the defaults.
 
+use std::collections::BTreeSet;
+
 use netgw_models::plan::LinkChange;
 use netgw_models::resource::{Link, LinkMode, VlanId, VlanSet, normalize_interface_name};
 
@@ -30,6 +32,9 @@ pub struct IfConfig {
     /// `switchport trunk allowed vlan LIST` with its `add` continuation lines merged.
     pub allowed: Option<VlanSet>,
     pub native_vlan: Option<VlanId>,
+    /// `switchport trunk encapsulation dot1q|isl|negotiate` as written (ISL-capable platforms only:
+    /// Catalyst 3560/3750/4500/6500, IOL L2). Not part of the link model; kept so a rollback puts it back.
+    pub encapsulation: Option<String>,
 }
 
 impl IfConfig {
@@ -120,6 +125,10 @@ fn apply_line(c: &mut IfConfig, l: &str) {
         c.routed = true;
     } else if l == "switchport" {
         c.routed = false;
+    } else if let Some(e) = l.strip_prefix("switchport trunk encapsulation ") {
+        c.encapsulation = Some(e.trim().to_owned());
+    } else if l == "no switchport trunk encapsulation" {
+        c.encapsulation = None;
     } else if let Some(m) = l.strip_prefix("switchport mode ") {
         c.mode = Some(m.trim().to_owned());
     } else if let Some(v) = l.strip_prefix("switchport access vlan ") {
@@ -152,6 +161,9 @@ pub struct Switchport {
     pub access_vlan: Option<VlanId>,
     pub native_vlan: Option<VlanId>,
     pub trunk_vlans: Option<VlanSet>,
+    /// `Administrative Trunking Encapsulation`: `negotiate` (the default on ISL-capable platforms, where
+    /// `switchport mode trunk` is refused until it is set), `dot1q` or `isl`.
+    pub admin_encapsulation: Option<String>,
 }
 
 impl Switchport {
@@ -237,6 +249,11 @@ pub fn parse_show_interfaces_switchport(text: &str) -> Vec<Switchport> {
             "Operational Mode" => {
                 if let Some(sp) = out.last_mut() {
                     sp.oper_mode = Some(value.to_owned());
+                }
+            }
+            "Administrative Trunking Encapsulation" => {
+                if let Some(sp) = out.last_mut() {
+                    sp.admin_encapsulation = Some(value.to_ascii_lowercase());
                 }
             }
             "Access Mode VLAN" => {
@@ -334,10 +351,47 @@ fn description_line(d: &Option<String>) -> Result<String, RenderError> {
     }
 }
 
+/// The interfaces among `to_trunk` (ports a change turns into trunks) that need `switchport trunk
+/// encapsulation dot1q` before `switchport mode trunk`.
+///
+/// ISL-capable platforms (Catalyst 3560/3750/4500/6500, IOL L2) default a port to `negotiate` and refuse
+/// `switchport mode trunk` with `Command rejected: An interface whose trunk encapsulation is "Auto" can
+/// not be configured to "trunk" mode.`; dot1q-only platforms (Catalyst 2960/9000) have no such command
+/// and report `dot1q`. Decided per port from `show interfaces switchport` (`sps`): `negotiate` needs it,
+/// `dot1q` or `isl` (an operator's explicit choice) does not. A port with no encapsulation field (routed,
+/// or missing from the output) needs it when the device shows it is ISL-capable: another port reports
+/// `negotiate`, or the running configuration has an encapsulation line (`encap_lines`).
+pub fn needs_dot1q_encapsulation(
+    to_trunk: &[&str],
+    sps: &[Switchport],
+    encap_lines: bool,
+) -> BTreeSet<String> {
+    let isl_capable = encap_lines
+        || sps
+            .iter()
+            .any(|s| s.admin_encapsulation.as_deref() == Some("negotiate"));
+    to_trunk
+        .iter()
+        .filter(|name| {
+            let want = normalize_interface_name(name);
+            match sps
+                .iter()
+                .find(|s| s.name == want)
+                .and_then(|s| s.admin_encapsulation.as_deref())
+            {
+                Some(e) => e == "negotiate",
+                None => isl_capable,
+            }
+        })
+        .map(|n| (*n).to_owned())
+        .collect()
+}
+
 /// The lines of one link change: `interface X`, the changed properties, `exit`. Trunk lists: the whole
 /// list on `replace` (or when the port had no explicit list: IOS' implicit ALL cannot be added to),
-/// `add`/`remove` lines on `merge`.
-pub fn render_link_change(c: &LinkChange) -> Result<Vec<String>, RenderError> {
+/// `add`/`remove` lines on `merge`. `dot1q`: the port needs `switchport trunk encapsulation dot1q`
+/// before it can become a trunk ([`needs_dot1q_encapsulation`]).
+pub fn render_link_change(c: &LinkChange, dot1q: bool) -> Result<Vec<String>, RenderError> {
     let a = &c.after;
     let mut body: Vec<String> = Vec::new();
     if c.changed("description") {
@@ -366,6 +420,9 @@ pub fn render_link_change(c: &LinkChange) -> Result<Vec<String>, RenderError> {
             Some(LinkMode::Trunk) => {
                 if c.before.mode == Some(LinkMode::Routed) {
                     body.push("switchport".into());
+                }
+                if dot1q {
+                    body.push("switchport trunk encapsulation dot1q".into());
                 }
                 body.push("switchport mode trunk".into());
             }
@@ -434,6 +491,18 @@ pub fn render_restore(pre: &IfConfig, now: &IfConfig) -> Result<Vec<String>, Ren
             None => "no mtu".into(),
         });
     }
+    // An encapsulation comes back before the mode that needs it (a trunk is refused while it is
+    // `negotiate`), and goes away only after the port has left trunk mode.
+    let encap_changed = pre.encapsulation != now.encapsulation;
+    if encap_changed && let Some(e) = &pre.encapsulation {
+        if !matches!(e.as_str(), "dot1q" | "isl" | "negotiate") {
+            return Err(RenderError {
+                line: format!("switchport trunk encapsulation {e}"),
+                reason: "unexpected encapsulation",
+            });
+        }
+        body.push(format!("switchport trunk encapsulation {e}"));
+    }
     if pre.mode != now.mode {
         body.push(match &pre.mode {
             Some(m) => {
@@ -450,6 +519,9 @@ pub fn render_restore(pre: &IfConfig, now: &IfConfig) -> Result<Vec<String>, Ren
             }
             None => "no switchport mode".into(),
         });
+    }
+    if encap_changed && pre.encapsulation.is_none() {
+        body.push("no switchport trunk encapsulation".into());
     }
     if pre.access_vlan != now.access_vlan {
         body.push(match pre.access_vlan {
@@ -536,7 +608,7 @@ mod tests {
             serde_json::from_value(json!([{"name": "FastEthernet0/1", "trunk_vlans": "10,40"}]))
                 .unwrap();
         let p = plan(&[], &[], Policy::Merge, &d, &obs, Policy::Merge, &rules());
-        let lines = render_link_change(&p.links[0]).unwrap();
+        let lines = render_link_change(&p.links[0], false).unwrap();
         assert_eq!(
             lines,
             [
@@ -546,7 +618,7 @@ mod tests {
             ]
         );
         let p = plan(&[], &[], Policy::Merge, &d, &obs, Policy::Replace, &rules());
-        let lines = render_link_change(&p.links[0]).unwrap();
+        let lines = render_link_change(&p.links[0], false).unwrap();
         assert_eq!(
             lines,
             [
@@ -571,7 +643,7 @@ mod tests {
                 .unwrap();
         let p = plan(&[], &[], Policy::Merge, &d, &obs, Policy::Merge, &rules());
         assert_eq!(
-            render_link_change(&p.links[0]).unwrap(),
+            render_link_change(&p.links[0], false).unwrap(),
             [
                 "interface FastEthernet0/2",
                 "switchport mode trunk",
@@ -646,5 +718,93 @@ mod tests {
             (l.mode, l.access_vlan.map(VlanId::get)),
             (Some(LinkMode::Access), Some(100))
         );
+    }
+
+    /// A real Catalyst (ntc-templates recording): Gi0/1 is a dot1q trunk, the `dynamic auto` ports
+    /// report `negotiate`, so on this ISL-capable switch a port becoming a trunk needs the encapsulation
+    /// line first; a routed or unlisted port follows the device.
+    #[test]
+    fn encapsulation_needed_on_isl_capable_ports_only() {
+        let real = include_str!(
+            "../../tests/fixtures/conformance/ios/links/ntc_switchport/show_interfaces_switchport.txt"
+        );
+        let sps = parse_show_interfaces_switchport(real);
+        assert_eq!(sps[0].admin_encapsulation.as_deref(), Some("dot1q"));
+        assert_eq!(sps[1].admin_encapsulation.as_deref(), Some("negotiate"));
+        let got = needs_dot1q_encapsulation(
+            &["Gi0/2", "GigabitEthernet0/1", "GigabitEthernet9/9"],
+            &sps,
+            false,
+        );
+        assert_eq!(
+            got.into_iter().collect::<Vec<_>>(),
+            ["Gi0/2", "GigabitEthernet9/9"]
+        );
+        // A dot1q-only platform (every port says dot1q, no encapsulation lines): nothing to add.
+        let dot1q_only = "Name: Gi1/0/1\nSwitchport: Enabled\nAdministrative Mode: static access\nAdministrative Trunking Encapsulation: dot1q\n";
+        let sps = parse_show_interfaces_switchport(dot1q_only);
+        assert!(needs_dot1q_encapsulation(&["Gi1/0/1", "Gi1/0/2"], &sps, false).is_empty());
+        // ...unless the running configuration shows the platform has the command.
+        assert_eq!(needs_dot1q_encapsulation(&["Gi1/0/2"], &sps, true).len(), 1);
+        // No `show interfaces switchport` answer at all: only the running configuration decides.
+        assert!(needs_dot1q_encapsulation(&["Gi1/0/2"], &[], false).is_empty());
+    }
+
+    #[test]
+    fn encapsulation_rendered_before_trunk_and_undone_after_it() {
+        let access =
+            "interface Ethernet0/1\n switchport access vlan 10\n switchport mode access\n!\n";
+        let obs: Vec<Link> = parse_running_config_interfaces(access)
+            .iter()
+            .map(IfConfig::to_link)
+            .collect();
+        let d: Vec<Link> = serde_json::from_value(
+            json!([{"name": "Ethernet0/1", "mode": "trunk", "trunk_vlans": "10,20"}]),
+        )
+        .unwrap();
+        let p = plan(&[], &[], Policy::Merge, &d, &obs, Policy::Merge, &rules());
+        assert_eq!(
+            render_link_change(&p.links[0], true).unwrap(),
+            [
+                "interface Ethernet0/1",
+                "switchport trunk encapsulation dot1q",
+                "switchport mode trunk",
+                "switchport trunk allowed vlan 10,20",
+                "exit"
+            ]
+        );
+        assert!(
+            !render_link_change(&p.links[0], false)
+                .unwrap()
+                .iter()
+                .any(|l| l.contains("encapsulation"))
+        );
+        let pre = &parse_running_config_interfaces(access)[0];
+        let now = &parse_running_config_interfaces(
+            "interface Ethernet0/1\n switchport trunk encapsulation dot1q\n switchport trunk allowed vlan 10,20\n switchport mode trunk\n!\n",
+        )[0];
+        assert_eq!(now.encapsulation.as_deref(), Some("dot1q"));
+        // Back to access first: IOS refuses to drop the encapsulation of a trunk.
+        assert_eq!(
+            render_restore(pre, now).unwrap(),
+            [
+                "interface Ethernet0/1",
+                "switchport mode access",
+                "no switchport trunk encapsulation",
+                "switchport access vlan 10",
+                "no switchport trunk allowed vlan",
+                "exit"
+            ]
+        );
+        // And the other way: the encapsulation comes back before the trunk mode that needs it.
+        let back = render_restore(now, pre).unwrap();
+        let enc = back
+            .iter()
+            .position(|l| l == "switchport trunk encapsulation dot1q");
+        let mode = back.iter().position(|l| l == "switchport mode trunk");
+        assert!(enc.unwrap() < mode.unwrap(), "{back:?}");
+        let mut odd = now.clone();
+        odd.encapsulation = Some("dot1q; reload".into());
+        assert!(render_restore(&odd, pre).is_err());
     }
 }

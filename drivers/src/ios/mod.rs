@@ -24,12 +24,12 @@ pub mod facts;
 pub mod link;
 pub mod vlan;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use async_trait::async_trait;
 use netgw_models::facts::DeviceFacts;
 use netgw_models::plan::{Plan, PlanRules, ResourceRef};
-use netgw_models::resource::{Link, Vlan, VlanId};
+use netgw_models::resource::{Link, LinkMode, Vlan, VlanId};
 use serde_json::Value;
 
 use crate::driver::{
@@ -472,8 +472,34 @@ impl Driver for IosDriver {
         if plan.is_empty() {
             return Ok(Staged::default());
         }
-        let lines = config::render_plan(plan).map_err(|e| self.render_err(e))?;
+        // Rendered once before reading anything, so a plan IOS cannot take fails without a session.
+        let mut lines =
+            config::render_plan(plan, &BTreeSet::new()).map_err(|e| self.render_err(e))?;
         let (pre, _) = self.read().await?;
+        let to_trunk: Vec<&str> = plan
+            .links
+            .iter()
+            .filter(|c| {
+                c.changed("mode")
+                    && c.after.mode == Some(LinkMode::Trunk)
+                    && pre
+                        .interfaces
+                        .get(&c.after.name)
+                        .is_none_or(|i| i.encapsulation.is_none())
+            })
+            .map(|c| c.after.name.as_str())
+            .collect();
+        if !to_trunk.is_empty() {
+            let sps = match self.conn.optional("show interfaces switchport").await? {
+                Some(t) => link::parse_show_interfaces_switchport(&t),
+                None => Vec::new(),
+            };
+            let encap_lines = pre.interfaces.values().any(|i| i.encapsulation.is_some());
+            let dot1q = link::needs_dot1q_encapsulation(&to_trunk, &sps, encap_lines);
+            if !dot1q.is_empty() {
+                lines = config::render_plan(plan, &dot1q).map_err(|e| self.render_err(e))?;
+            }
+        }
         self.state = State::Staged(Pending {
             plan: plan.clone(),
             lines: lines.clone(),

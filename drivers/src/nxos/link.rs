@@ -70,6 +70,8 @@ pub fn parse_show_interface_switchport_json(v: &Value) -> Vec<Switchport> {
                         VlanSet::parse(&s).ok()
                     }
                 }),
+                // NX-OS trunks are 802.1Q only; the JSON has no encapsulation field.
+                admin_encapsulation: None,
             })
         })
         .collect()

@@ -304,9 +304,11 @@ impl Driver for NxosDriver {
         if plan.is_empty() {
             return Ok(Staged::default());
         }
-        let lines = crate::ios::config::render_plan(plan).map_err(|e| DriverError::Config {
-            device: self.device.clone(),
-            message: e.to_string(),
+        let lines = crate::ios::config::render_plan(plan, &Default::default()).map_err(|e| {
+            DriverError::Config {
+                device: self.device.clone(),
+                message: e.to_string(),
+            }
         })?;
         self.staged = Some((plan.clone(), lines.clone()));
         Ok(Staged {

@@ -740,17 +740,24 @@ fn show_switchport(st: &DeviceState, d: Dialect, only: Option<&str>) -> String {
                 },
             ),
         };
+        // The simulated IOL L2 is ISL-capable: `negotiate` until an encapsulation is configured.
+        // NX-OS trunks are 802.1Q only.
+        let admin_encap = match (d, f.trunk_encapsulation.as_deref()) {
+            (Dialect::Ios, None) => "negotiate",
+            (Dialect::Ios, Some(e)) => e,
+            _ => "dot1q",
+        };
         let _ = write!(
             s,
             "Name: {}\nSwitchport: Enabled\nAdministrative Mode: {admin}\nOperational Mode: {oper}\n\
-             Administrative Trunking Encapsulation: dot1q\nOperational Trunking Encapsulation: {}\nNegotiation of Trunking: Off\n\
+             Administrative Trunking Encapsulation: {admin_encap}\nOperational Trunking Encapsulation: {}\nNegotiation of Trunking: Off\n\
              Access Mode VLAN: {} ({})\nTrunking Native Mode VLAN: {} ({})\nAdministrative Native VLAN tagging: enabled\nVoice VLAN: none\n\
              Administrative private-vlan host-association: none\nAdministrative private-vlan mapping: none\n\
              Operational private-vlan: none\nTrunking VLANs Enabled: {}\nPruning VLANs Enabled: 2-1001\nCapture Mode Disabled\nCapture VLANs Allowed: ALL\n\n\
              Protected: false\nAppliance trust: none\n\n",
             short_name(d, n),
             if f.mode == Mode::Trunk {
-                "dot1q"
+                admin_encap
             } else {
                 "native"
             },

@@ -187,6 +187,9 @@ pub struct Iface {
     pub access_vlan: u16,
     pub trunk_allowed: VlanBits,
     pub native_vlan: u16,
+    /// `switchport trunk encapsulation dot1q|isl` (IOS: the simulated IOL L2 is ISL-capable, so a port
+    /// starts at `negotiate` = `None` and refuses `switchport mode trunk` until this is set).
+    pub trunk_encapsulation: Option<String>,
     pub mac: String,
     pub ifindex: u32,
     /// Link up (a connected topology link, or the management port).
@@ -204,6 +207,7 @@ impl Iface {
             access_vlan: 1,
             trunk_allowed: VlanBits::all(),
             native_vlan: 1,
+            trunk_encapsulation: None,
             mac,
             ifindex,
             oper_up,
@@ -380,10 +384,17 @@ impl DeviceState {
                 if f.access_vlan != 1 {
                     s.push_str(&format!("{ind}switchport access vlan {}\n", f.access_vlan));
                 }
+                if dialect == Dialect::Ios
+                    && let Some(e) = &f.trunk_encapsulation
+                {
+                    s.push_str(&format!("{ind}switchport trunk encapsulation {e}\n"));
+                }
             }
             Mode::Trunk => {
-                if dialect == Dialect::Ios {
-                    s.push_str(&format!("{ind}switchport trunk encapsulation dot1q\n"));
+                if dialect == Dialect::Ios
+                    && let Some(e) = &f.trunk_encapsulation
+                {
+                    s.push_str(&format!("{ind}switchport trunk encapsulation {e}\n"));
                 }
                 if f.native_vlan != 1 {
                     s.push_str(&format!(
@@ -656,6 +667,12 @@ impl ConfigSession {
                 Ok(())
             }
         };
+        // IOL L2 / Catalyst 3560-class: a trunk needs an explicit encapsulation (the device's words).
+        let auto_encapsulation = || {
+            LineError {
+            message: "Command rejected: An interface whose trunk encapsulation is \"Auto\" can not be configured to \"trunk\" mode.".into(),
+        }
+        };
         let _ = vlans;
         match words {
             ["description", d @ ..] if !d.is_empty() => {
@@ -693,7 +710,12 @@ impl ConfigSession {
                 routed_guard(f)?;
                 f.mode = match *m {
                     "access" => Mode::Access,
-                    "trunk" => Mode::Trunk,
+                    "trunk" => {
+                        if self.dialect == Dialect::Ios && f.trunk_encapsulation.is_none() {
+                            return Err(auto_encapsulation());
+                        }
+                        Mode::Trunk
+                    }
                     _ => return Err(bad(2)),
                 }
             }
@@ -701,7 +723,22 @@ impl ConfigSession {
                 routed_guard(f)?;
                 f.mode = Mode::Access;
             }
-            ["switchport", "trunk", "encapsulation", "dot1q"] => routed_guard(f)?,
+            ["switchport", "trunk", "encapsulation", e] if self.dialect == Dialect::Ios => {
+                routed_guard(f)?;
+                match *e {
+                    "dot1q" | "isl" => f.trunk_encapsulation = Some((*e).to_owned()),
+                    "negotiate" if f.mode == Mode::Trunk => return Err(auto_encapsulation()),
+                    "negotiate" => f.trunk_encapsulation = None,
+                    _ => return Err(bad(3)),
+                }
+            }
+            ["no", "switchport", "trunk", "encapsulation", ..] if self.dialect == Dialect::Ios => {
+                routed_guard(f)?;
+                if f.mode == Mode::Trunk {
+                    return Err(auto_encapsulation());
+                }
+                f.trunk_encapsulation = None;
+            }
             ["switchport", "access", "vlan", v] => {
                 routed_guard(f)?;
                 f.access_vlan = vid(v, 3)?;
@@ -781,6 +818,56 @@ mod tests {
         assert!(
             st.running_config(Dialect::Eos)
                 .contains("   switchport trunk allowed vlan 10,20,30")
+        );
+    }
+
+    /// IOS (IOL L2) refuses a trunk while the encapsulation is `negotiate`, in both directions, with the
+    /// device's words; NX-OS has no encapsulation command.
+    #[test]
+    fn ios_trunk_needs_an_encapsulation() {
+        let mut st = DeviceState::new(Dialect::Ios, "sw1", 1, 4);
+        let mut c = ConfigSession::new(Dialect::Ios);
+        c.apply(&mut st, "interface Ethernet0/1").unwrap();
+        let e = c.apply(&mut st, "switchport mode trunk").unwrap_err();
+        assert!(
+            e.message.starts_with(
+                "Command rejected: An interface whose trunk encapsulation is \"Auto\""
+            ),
+            "{e:?}"
+        );
+        assert_eq!(st.iface("Ethernet0/1").unwrap().mode, Mode::Access);
+        c.apply(&mut st, "switchport trunk encapsulation dot1q")
+            .unwrap();
+        c.apply(&mut st, "switchport mode trunk").unwrap();
+        assert!(
+            c.apply(&mut st, "no switchport trunk encapsulation")
+                .is_err()
+        );
+        assert!(
+            c.apply(&mut st, "switchport trunk encapsulation negotiate")
+                .is_err()
+        );
+        let rc = st.running_config(Dialect::Ios);
+        assert!(
+            rc.contains("interface Ethernet0/1\n switchport trunk encapsulation dot1q\n switchport mode trunk\n"),
+            "{rc}"
+        );
+        c.apply(&mut st, "switchport mode access").unwrap();
+        assert!(
+            st.running_config(Dialect::Ios)
+                .contains(" switchport trunk encapsulation dot1q\n")
+        );
+        c.apply(&mut st, "no switchport trunk encapsulation")
+            .unwrap();
+        assert!(!st.running_config(Dialect::Ios).contains("encapsulation"));
+        assert_eq!(st, DeviceState::new(Dialect::Ios, "sw1", 1, 4));
+        let mut st = DeviceState::new(Dialect::Nxos, "n1", 1, 4);
+        let mut c = ConfigSession::new(Dialect::Nxos);
+        c.apply(&mut st, "interface Ethernet1/1").unwrap();
+        c.apply(&mut st, "switchport mode trunk").unwrap();
+        assert!(
+            c.apply(&mut st, "switchport trunk encapsulation dot1q")
+                .is_err()
         );
     }
 
