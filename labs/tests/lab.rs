@@ -967,6 +967,37 @@ async fn nxos_driver_converges_and_rolls_back_with_checkpoints() {
     d.close().await.unwrap();
 }
 
+/// A confirmed NX-OS change also deletes the `netgw-` checkpoints a killed gateway left behind (older
+/// than an hour by the time in their name); an operator's checkpoint and a recent netgw one stay.
+#[tokio::test]
+async fn nxos_confirm_deletes_abandoned_netgw_checkpoints() {
+    let env = start(FABRIC, &[]).await;
+    let sim = nx_sim(&env, "nx1");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let recent = format!("netgw-{:x}-99-1", now - 60);
+    let ssh = SshSession::connect(&env.ssh_target("nx1")).await.unwrap();
+    let mut sh = ssh
+        .shell(CliPlatform::get(PlatformKind::Nxos))
+        .await
+        .unwrap();
+    for name in ["before-upgrade", "netgw-5f5e0ff-1a2b-1", recent.as_str()] {
+        sh.command(&format!("checkpoint {name}")).await.unwrap();
+    }
+    sh.close().await.unwrap();
+    let mut d = NxosDriver::connect(&env.target("nx1")).await.unwrap();
+    let before = d.observe().await.unwrap();
+    let p = change_as(&d.plan_rules(), "Ethernet1/2", &before, false);
+    d.stage(&p).await.unwrap();
+    d.commit(&nx_commit_options()).await.unwrap();
+    assert_eq!(sim.checkpoints().len(), 4, "{:?}", sim.checkpoints());
+    d.confirm().await.unwrap();
+    assert_eq!(sim.checkpoints(), ["before-upgrade".to_owned(), recent]);
+    d.close().await.unwrap();
+}
+
 /// A refused line and a session lost at each step of the NX-OS commit: the device is put back to the
 /// checkpoint (over a new session when the old one died) and the error says so.
 #[tokio::test]

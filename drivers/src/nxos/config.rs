@@ -42,9 +42,96 @@ pub fn rollback_failure(answer: &str) -> Option<String> {
     Some(failed.to_owned())
 }
 
+/// How old a `netgw-` checkpoint must be before another run deletes it as abandoned. A run holds its
+/// checkpoint only from commit to confirm (seconds: the change and its verification); one older than
+/// this was left by a gateway killed in between (NX-OS has no commit timer to clean it up), and the ten
+/// checkpoints NX-OS keeps would eventually run out.
+pub const ABANDONED_AFTER_SECS: u64 = 3600;
+
+/// The checkpoint names in `show checkpoint summary [user]`: the `N) NAME:` line opening each block.
+pub fn parse_checkpoint_names(summary: &str) -> Vec<String> {
+    summary
+        .lines()
+        .filter_map(|l| {
+            let (n, rest) = l.trim().split_once(") ")?;
+            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let name = rest.strip_suffix(':')?;
+            (!name.is_empty() && !name.contains(char::is_whitespace)).then(|| name.to_owned())
+        })
+        .collect()
+}
+
+/// The checkpoints netgw made (`netgw-SECS-PID-SEQ`, SECS in hex: Unix time of the commit) at least
+/// [`ABANDONED_AFTER_SECS`] before `now`. Anything else (operators' checkpoints, names netgw would not
+/// make) is never touched.
+pub fn abandoned_checkpoints(names: &[String], now: u64) -> Vec<String> {
+    names
+        .iter()
+        .filter(|n| {
+            let Some(rest) = n.strip_prefix("netgw-") else {
+                return false;
+            };
+            let mut parts = rest.split('-');
+            let (Some(secs), Some(pid), Some(seq), None) =
+                (parts.next(), parts.next(), parts.next(), parts.next())
+            else {
+                return false;
+            };
+            let hex =
+                |s: &str| !s.is_empty() && s.len() <= 16 && u64::from_str_radix(s, 16).is_ok();
+            hex(secs)
+                && hex(pid)
+                && !seq.is_empty()
+                && seq.bytes().all(|b| b.is_ascii_digit())
+                && u64::from_str_radix(secs, 16)
+                    .is_ok_and(|t| t.saturating_add(ABANDONED_AFTER_SECS) <= now)
+        })
+        .cloned()
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The summary shape of genieparser's `show checkpoint summary` sample (names with `_`), netgw's
+    /// own names by age, and an operator's checkpoint left alone whatever its name.
+    #[test]
+    fn abandoned_netgw_checkpoints_only() {
+        let summary = "User Checkpoint Summary\n--------------------------------------------------------------------------------\n\
+                       1) bgp-Wed_May_31_12_56_56_2017:\nCreated by admin\nCreated at Wed, 12:56:56 31 May 2017\nSize is 23,013 bytes\nDescription: None\n\n\
+                       2) netgw-5f5e0ff-1a2b-1:\nCreated by admin\nCreated at Mon, 07:37:22 29 Sep 2014\nSize is 12,001 bytes\nDescription: None\n\n\
+                       3) netgw-5f5e100-1a2b-2:\nCreated by admin\nCreated at Mon, 07:37:22 29 Sep 2014\nSize is 12,001 bytes\nDescription: before run\n\n\
+                       4) netgw-upgrade:\nCreated by admin\n\n";
+        let names = parse_checkpoint_names(summary);
+        assert_eq!(
+            names,
+            [
+                "bgp-Wed_May_31_12_56_56_2017",
+                "netgw-5f5e0ff-1a2b-1",
+                "netgw-5f5e100-1a2b-2",
+                "netgw-upgrade"
+            ]
+        );
+        // 0x5f5e100 = 100,000,000: the first netgw checkpoint is one second older.
+        let now = 100_000_000 + ABANDONED_AFTER_SECS;
+        assert_eq!(abandoned_checkpoints(&names, now - 2), Vec::<String>::new());
+        assert_eq!(
+            abandoned_checkpoints(&names, now - 1),
+            ["netgw-5f5e0ff-1a2b-1"]
+        );
+        assert_eq!(
+            abandoned_checkpoints(&names, now),
+            ["netgw-5f5e0ff-1a2b-1", "netgw-5f5e100-1a2b-2"]
+        );
+        assert!(
+            abandoned_checkpoints(&["netgw-1-2-3-4".into(), "netgw-zz-1-1".into()], u64::MAX)
+                .is_empty()
+        );
+        assert!(parse_checkpoint_names("Description: 1) not: a name\n12) two words:\n").is_empty());
+    }
 
     #[test]
     fn names_are_safe() {

@@ -169,6 +169,39 @@ impl NxosDriver {
             })
     }
 
+    /// Housekeeping after a confirmed change: delete the `netgw-` checkpoints a killed gateway left
+    /// behind ([`config::abandoned_checkpoints`]). The change is already in place, so a failure here is
+    /// a warning, never the run's result.
+    async fn delete_abandoned_checkpoints(&mut self) {
+        let summary = match self.conn.optional("show checkpoint summary user").await {
+            Ok(Some(t)) => t,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(device = %self.device, error = %e, "could not list checkpoints to delete abandoned ones");
+                return;
+            }
+        };
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        for name in config::abandoned_checkpoints(&config::parse_checkpoint_names(&summary), now) {
+            match self
+                .conn
+                .run("confirm", &config::checkpoint_delete(&name))
+                .await
+            {
+                Ok(_) => {
+                    tracing::info!(device = %self.device, checkpoint = %name, "deleted a checkpoint an interrupted run left behind")
+                }
+                Err(e) => {
+                    tracing::warn!(device = %self.device, error = %e, checkpoint = %name, "could not delete an abandoned checkpoint");
+                    return;
+                }
+            }
+        }
+    }
+
     /// Roll the running configuration back to `name` and delete it. NX-OS applies configuration lines
     /// as they arrive, so a session lost in the middle of a change leaves part of it active; the
     /// checkpoint is kept by the device, not the session: reconnect once and roll back from there.
@@ -369,6 +402,7 @@ impl Driver for NxosDriver {
             .run("confirm", &config::checkpoint_delete(&name))
             .await?;
         self.checkpoint = None;
+        self.delete_abandoned_checkpoints().await;
         Ok(())
     }
 
