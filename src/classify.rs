@@ -465,6 +465,12 @@ impl NodeStore for Classified {
     ) -> Result<(), crate::store::StoreError> {
         self.inner.save_current(loaded, current).await
     }
+    async fn search_nodes(
+        &self,
+        query: &str,
+    ) -> Result<Option<Vec<String>>, crate::store::StoreError> {
+        self.inner.search_nodes(query).await
+    }
 }
 
 /// Classify a node and resolve it with the classification applied (DESIGN.md §3 step 3 between steps

@@ -308,6 +308,20 @@ impl Inventory {
         Ok(())
     }
 
+    /// [`Inventory::from_topology`] for a containerlab topology file (`*.clab.yml` / `*.clab.yaml`),
+    /// [`Inventory::load`] for anything else (what `netgw serve` reads).
+    pub fn load_any(path: &Path) -> Result<Inventory, InventoryError> {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        if name.ends_with(".clab.yml") || name.ends_with(".clab.yaml") {
+            Self::from_topology(path)
+        } else {
+            Self::load(path)
+        }
+    }
+
     /// An inventory from a containerlab topology (`--topology FILE.clab.yml`): every node of a kind
     /// netgw drives, addressed by its `mgmt-ipv4` (or containerlab's DNS name `PREFIX-LAB-NODE` when it
     /// has none). Credentials: the node labels `netgw.username` / `netgw.password` (a literal,
@@ -384,6 +398,39 @@ impl Inventory {
 
     pub fn names(&self) -> Vec<String> {
         self.hosts.keys().cloned().collect()
+    }
+
+    /// Hosts of the containerlab lab `name`: `data.containerlab.topology` (set for inventories made
+    /// from a `.clab.yml`, containerlab's `topology-data.json`, and netgw-lab's written inventory; a
+    /// hand-written inventory may set it in defaults, groups or hosts).
+    pub fn in_topology(&self, name: &str) -> Vec<String> {
+        self.hosts
+            .iter()
+            .filter(|(_, e)| self.topology_of(e).as_deref() == Some(name))
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+
+    /// Every containerlab lab name the inventory's hosts belong to.
+    pub fn topologies(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .hosts
+            .values()
+            .filter_map(|e| self.topology_of(e))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    fn topology_of(&self, host: &Entry) -> Option<String> {
+        self.layers(host).iter().find_map(|e| {
+            e.data
+                .get("containerlab")
+                .and_then(|c| c.get("topology"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
     }
 
     /// Hosts in the named group (directly or through a parent group).
@@ -761,6 +808,39 @@ defaults:
             }
         }
         assert!(n >= 30, "only {n} topologies found");
+    }
+
+    /// The lab a node belongs to, for `serve`'s `{"topology": NAME}`: from a .clab.yml, from
+    /// containerlab's topology-data.json, from data set in a group of a hand-written inventory.
+    #[test]
+    fn nodes_by_containerlab_lab() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let fabric = Inventory::load_any(&root.join("containerlab/netgw-fabric.clab.yml")).unwrap();
+        assert_eq!(fabric.topologies(), ["netgw-fabric"]);
+        assert_eq!(fabric.in_topology("netgw-fabric"), fabric.names());
+        assert!(fabric.in_topology("other").is_empty());
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("topology-data.json");
+        std::fs::write(
+            &data,
+            r#"{"name": "dc2", "type": "clab", "nodes": {"leaf1": {"kind": "ceos", "mgmt-ipv4-address": "172.20.20.2"}}}"#,
+        )
+        .unwrap();
+        let inv = Inventory::load_any(&data).unwrap();
+        assert_eq!(inv.in_topology("dc2"), ["leaf1"]);
+        let hand = dir.path().join("hosts.yml");
+        std::fs::write(
+            &hand,
+            "hosts:\n  a: {hostname: h, platform: eos, groups: [lab]}\n  b: {hostname: h, platform: eos}\ngroups:\n  lab: {data: {containerlab: {topology: dc3}}}\n",
+        )
+        .unwrap();
+        let inv = Inventory::load_any(&hand).unwrap();
+        assert_eq!(
+            (inv.in_topology("dc3"), inv.topologies()),
+            (vec!["a".to_owned()], vec!["dc3".to_owned()])
+        );
+        std::fs::write(&hand, "hosts:\n  a: {hostname: h, platform: eos}\n").unwrap();
+        assert!(Inventory::load_any(&hand).unwrap().topologies().is_empty());
     }
 
     #[test]

@@ -183,6 +183,10 @@ async fn converge_through_a_chef_server() {
         .map(|n| n["name"].as_str().unwrap())
         .collect();
     assert_eq!(ran, ["junos1"], "{text}");
+
+    // The same search as an HTTP trigger: `netgw serve` on the Chef server runs what it finds.
+    serve_search_trigger(&g, d).await;
+
     let last = s.get_node("eos1").await.unwrap().unwrap();
     assert_eq!(
         last["run_list"],
@@ -190,4 +194,103 @@ async fn converge_through_a_chef_server() {
         "still the operator's run-list"
     );
     drop(peer);
+}
+
+/// `netgw --server ... serve`: `{"search": Q}` triggers run the nodes the Chef search finds; a search
+/// that finds nothing in the inventory is refused, naming the query.
+async fn serve_search_trigger(g: &Goiardi, d: &std::path::Path) {
+    use std::io::{BufRead, BufReader};
+    let token = "search-trigger-token-0123";
+    write(
+        d,
+        "serve.yml",
+        &format!(
+            "inventory: inventory.yml\ndb: history.db\ntokens:\n  - {{name: ci, sha256: {}, roles: [trigger, read]}}\n",
+            netgw::api::auth::token_hash_hex(token)
+        ),
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_netgw"))
+        .arg("--server")
+        .arg(&g.url)
+        .args(["--client-name", "admin", "--client-key"])
+        .arg(&g.admin_key)
+        .arg("--repo")
+        .arg(d.join("cookbooks"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(d.join("serve.yml"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(d.join("serve.log")).unwrap())
+        .spawn()
+        .unwrap();
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut line = String::new();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    tokio::task::block_in_place(|| out.read_line(&mut line)).unwrap();
+    let _child = Kill(child);
+    let base = line
+        .trim()
+        .strip_prefix("netgw serve: listening on ")
+        .unwrap_or_else(|| {
+            panic!(
+                "serve did not start: {line:?}\n{}",
+                std::fs::read_to_string(d.join("serve.log")).unwrap_or_default()
+            )
+        })
+        .to_owned();
+    let c = reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let post = |body: Value| {
+        let req = c
+            .post(format!("{base}/v1/converge"))
+            .bearer_auth(token)
+            .json(&body);
+        async move {
+            let r = req.send().await.unwrap();
+            (
+                r.status().as_u16(),
+                r.json::<Value>().await.unwrap_or(Value::Null),
+            )
+        }
+    };
+    let (status, v) = post(json!({"search": "vendor:juniper", "why_run": true})).await;
+    assert_eq!(status, 202, "{v}");
+    assert_eq!(v["nodes"], json!(["junos1"]), "{v}");
+    let id = v["run_id"].as_str().unwrap().to_owned();
+    let mut run = Value::Null;
+    for _ in 0..300 {
+        run = c
+            .get(format!("{base}/v1/runs/{id}"))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if run["status"] == "finished" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(run["status"], "finished", "{run:#}");
+    assert_eq!(run["report"]["nodes"][0]["name"], "junos1", "{run:#}");
+    assert_eq!(run["report"]["summary"]["failed"], 0, "{run:#}");
+    let (status, v) = post(json!({"search": "vendor:nobody"})).await;
+    assert_eq!(status, 400, "{v}");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("search \"vendor:nobody\" found no node"),
+        "{v}"
+    );
 }

@@ -72,7 +72,7 @@ fn lab(operation_timeout: f64, config_extra: &str, extra_hosts: &str) -> Lab {
         d,
         "inventory.yml",
         &format!(
-            "hosts:\n{hosts}groups:\n  stalled: {{}}\n  dead: {{}}\n  empty: {{}}\ndefaults:\n  hostname: 127.0.0.1\n  platform: arista_eos\n  username: admin\n  password: admin\n  connection_options:\n    eapi: {{extras: {{transport: http}}}}\n  data:\n    netgw: {{connect_timeout: 2, operation_timeout: {operation_timeout}}}\n"
+            "hosts:\n{hosts}groups:\n  stalled: {{}}\n  dead: {{data: {{containerlab: {{topology: dc1}}}}}}\n  empty: {{}}\ndefaults:\n  hostname: 127.0.0.1\n  platform: arista_eos\n  username: admin\n  password: admin\n  connection_options:\n    eapi: {{extras: {{transport: http}}}}\n  data:\n    netgw: {{connect_timeout: 2, operation_timeout: {operation_timeout}}}\n"
         ),
     );
     write(
@@ -491,8 +491,21 @@ async fn authentication_and_validation() {
             "exactly one selection",
         ),
         (r#"{}"#, 400, "exactly one selection"),
-        (r#"{"topology": "lab.clab.yml"}"#, 400, "not configured"),
-        (r#"{"search": "role:leaf"}"#, 400, "not configured"),
+        (
+            r#"{"topology": "dc2"}"#,
+            400,
+            "topology \"dc2\" has no node in the inventory (its labs: dc1)",
+        ),
+        (
+            r#"{"search": "role:leaf"}"#,
+            400,
+            "selection by Chef search needs a Chef server",
+        ),
+        (
+            r#"{"search": " "}"#,
+            400,
+            "`search` must be a Chef search query",
+        ),
         (
             r#"{"group": "nope"}"#,
             400,
@@ -523,6 +536,19 @@ async fn authentication_and_validation() {
         .await
         .unwrap();
     assert_eq!(r.status().as_u16(), 413);
+
+    // A containerlab lab selection: the hosts whose data (here through their group) names lab dc1.
+    let (s, v) = srv
+        .trigger(json!({"topology": "dc1", "why_run": true}))
+        .await;
+    assert_eq!(s, 202, "{v}");
+    assert_eq!(v["nodes"], json!(["dead1", "dead2", "dead3"]));
+    srv.wait_status(
+        v["run_id"].as_str().unwrap(),
+        &["finished"],
+        Duration::from_secs(30),
+    )
+    .await;
 
     // A group selection.
     let (s, v) = srv.trigger(json!({"group": "dead", "why_run": true})).await;

@@ -477,6 +477,11 @@ pub fn nornir_inventory(topo: &Topology, access: &BTreeMap<String, NodeAccess>) 
         if !a.netgw.is_empty() {
             data.insert("netgw".into(), Value::Object(a.netgw.clone()));
         }
+        // The lab the node belongs to: `netgw serve` selects by it (`{"topology": NAME}`).
+        data.insert(
+            "containerlab".into(),
+            serde_json::json!({"topology": topo.name}),
+        );
         h.insert("data".into(), Value::Object(data));
         hosts.insert(node.name.clone(), Value::Object(h));
     }

@@ -218,7 +218,7 @@ pub async fn serve(
 ) -> Result<scheduler::ShutdownReport, ServeError> {
     let cookbooks = LocalRepo::open(&settings.repo)?;
     let inv_path = settings.inventory.clone();
-    let inventory = tokio::task::spawn_blocking(move || Inventory::load(&inv_path))
+    let inventory = tokio::task::spawn_blocking(move || Inventory::load_any(&inv_path))
         .await
         .map_err(|e| ServeError::Runtime(e.to_string()))??;
     for w in &inventory.warnings {
@@ -430,8 +430,16 @@ fn parse_request(body: &[u8]) -> Result<ConvergeRequest, HttpError> {
     Ok(req)
 }
 
-/// The nodes a request selects: validated, in the inventory, each once, in request order.
-fn select_nodes(inv: &Inventory, req: &ConvergeRequest) -> Result<Vec<String>, HttpError> {
+/// How long a Chef search for a trigger may take before the trigger is refused.
+const SEARCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The nodes a request selects: validated, in the inventory, each once, in request order; and, for a
+/// search, the nodes it found that the inventory cannot reach (reported, not run).
+async fn select_nodes(
+    inv: &Inventory,
+    store: &dyn NodeStore,
+    req: &ConvergeRequest,
+) -> Result<(Vec<String>, Vec<String>), HttpError> {
     let given = [
         req.nodes.is_some(),
         req.group.is_some(),
@@ -446,21 +454,8 @@ fn select_nodes(inv: &Inventory, req: &ConvergeRequest) -> Result<Vec<String>, H
             "give exactly one selection of `nodes`, `group`, `topology`, `search` (found {given})"
         )));
     }
-    if req.topology.is_some() {
-        return Err(HttpError::new(
-            StatusCode::BAD_REQUEST,
-            "not_configured",
-            "selection by containerlab topology is not configured on this gateway; use `nodes` or `group`",
-        ));
-    }
-    if req.search.is_some() {
-        return Err(HttpError::new(
-            StatusCode::BAD_REQUEST,
-            "not_configured",
-            "selection by Chef search is not configured on this gateway; use `nodes` or `group`",
-        ));
-    }
     let mut out: Vec<String> = Vec::new();
+    let mut unreachable: Vec<String> = Vec::new();
     if let Some(nodes) = &req.nodes {
         if nodes.is_empty() {
             return Err(HttpError::bad_request("`nodes` must not be empty"));
@@ -487,7 +482,82 @@ fn select_nodes(inv: &Inventory, req: &ConvergeRequest) -> Result<Vec<String>, H
             }));
         }
     }
-    Ok(out)
+    if let Some(t) = &req.topology {
+        out = inv.in_topology(t);
+        if out.is_empty() {
+            let known = inv.topologies();
+            return Err(if known.is_empty() {
+                HttpError::new(
+                    StatusCode::BAD_REQUEST,
+                    "not_configured",
+                    format!(
+                        "selection by containerlab topology: the inventory {} names no containerlab lab (serve a .clab.yml, containerlab's topology-data.json or a netgw-lab inventory, or set data.containerlab.topology); use `nodes` or `group`",
+                        inv.source.display()
+                    ),
+                )
+            } else {
+                HttpError::bad_request(format!(
+                    "topology {t:?} has no node in the inventory (its labs: {})",
+                    known.join(", ")
+                ))
+            });
+        }
+    }
+    if let Some(q) = &req.search {
+        if q.trim().is_empty() || q.len() > 4096 || q.chars().any(char::is_control) {
+            return Err(HttpError::bad_request(
+                "`search` must be a Chef search query of at most 4096 characters without control characters",
+            ));
+        }
+        let found = match tokio::time::timeout(SEARCH_TIMEOUT, store.search_nodes(q)).await {
+            Err(_) => {
+                return Err(HttpError::new(
+                    StatusCode::BAD_GATEWAY,
+                    "search_failed",
+                    format!(
+                        "search {q:?}: no answer from the Chef server within {} s",
+                        SEARCH_TIMEOUT.as_secs()
+                    ),
+                ));
+            }
+            Ok(Err(e)) => {
+                return Err(HttpError::new(
+                    StatusCode::BAD_GATEWAY,
+                    "search_failed",
+                    format!("search {q:?}: {e}"),
+                ));
+            }
+            Ok(Ok(None)) => {
+                return Err(HttpError::new(
+                    StatusCode::BAD_REQUEST,
+                    "not_configured",
+                    "selection by Chef search needs a Chef server (`netgw --server URL ... serve`); this gateway reads a local repo, which has no search index; use `nodes` or `group`",
+                ));
+            }
+            Ok(Ok(Some(names))) => names,
+        };
+        for n in found {
+            if inv.hosts.contains_key(&n) {
+                if !out.contains(&n) {
+                    out.push(n);
+                }
+            } else if !unreachable.contains(&n) {
+                unreachable.push(n);
+            }
+        }
+        if out.is_empty() {
+            return Err(HttpError::bad_request(if unreachable.is_empty() {
+                format!("search {q:?} found no node")
+            } else {
+                format!(
+                    "search {q:?} found {} node(s), none in the inventory: {}",
+                    unreachable.len(),
+                    unreachable.join(", ")
+                )
+            }));
+        }
+    }
+    Ok((out, unreachable))
 }
 
 async fn converge(
@@ -495,9 +565,13 @@ async fn converge(
     Extension(id): Extension<Identity>,
     body: Bytes,
 ) -> Result<(StatusCode, Json<scheduler::Accepted>), HttpError> {
-    let parsed = parse_request(&body)
-        .and_then(|req| select_nodes(s.sched.inventory(), &req).map(|nodes| (nodes, req.why_run)));
-    let (nodes, why_run) = match parsed {
+    let parsed = match parse_request(&body) {
+        Ok(req) => select_nodes(s.sched.inventory(), s.sched.store().as_ref(), &req)
+            .await
+            .map(|(nodes, skipped)| (nodes, skipped, req.why_run)),
+        Err(e) => Err(e),
+    };
+    let (nodes, not_in_inventory, why_run) = match parsed {
         Ok(v) => v,
         Err(e) => {
             s.metrics.trigger("invalid");
@@ -505,7 +579,13 @@ async fn converge(
         }
     };
     match s.sched.submit(&nodes, why_run, &id.label()) {
-        Ok(a) => Ok((StatusCode::ACCEPTED, Json(a))),
+        Ok(a) => Ok((
+            StatusCode::ACCEPTED,
+            Json(scheduler::Accepted {
+                not_in_inventory,
+                ..a
+            }),
+        )),
         Err(
             e @ SubmitError::QueueFull {
                 retry_after_secs, ..

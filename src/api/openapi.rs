@@ -39,12 +39,13 @@ pub fn document() -> Value {
             }},
             "/v1/converge": {"post": {
                 "summary": "Trigger a converge (role: trigger)",
-                "description": "Exactly one selection: `nodes`, `group` (inventory group), `topology` or `search` (the last two answer 400 until configured). A node already queued coalesces into its pending run; a running node gets at most one pending follow-up run. Nodes must be in the inventory. Body at most max_body_bytes (64 KiB).",
+                "description": "Exactly one selection: `nodes`, `group` (inventory group), `topology` (every inventory node of that containerlab lab: `data.containerlab.topology`, set for .clab.yml, topology-data.json and netgw-lab inventories) or `search` (a Chef search query; needs a Chef server store; nodes found outside the inventory are listed in `not_in_inventory`, not run). A node already queued coalesces into its pending run; a running node gets at most one pending follow-up run. Nodes must be in the inventory. Body at most max_body_bytes (64 KiB).",
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ConvergeRequest"}}}},
                 "responses": std_errors(json!({
                     "202": {"description": "queued or coalesced", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Accepted"}}}},
                     "400": err_ref(),
                     "413": err_ref(),
+                    "502": err_ref(),
                     "429": {"description": "queue full", "headers": {"Retry-After": {"schema": {"type": "integer"}, "description": "seconds"}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
                     "503": err_ref()
                 }))
@@ -121,7 +122,8 @@ pub fn document() -> Value {
                 "Accepted": {"type": "object", "properties": {
                     "run_id": {"type": "string"},
                     "nodes": {"type": "array", "items": {"type": "string"}, "description": "queued in a new run"},
-                    "coalesced": {"type": "array", "items": {"type": "object", "properties": {"node": {"type": "string"}, "run_id": {"type": "string"}}}}
+                    "coalesced": {"type": "array", "items": {"type": "object", "properties": {"node": {"type": "string"}, "run_id": {"type": "string"}}}},
+                    "not_in_inventory": {"type": "array", "items": {"type": "string"}, "description": "found by `search` but not in the inventory (not run); absent when empty"}
                 }},
                 "RunStatus": {"type": "string", "enum": ["queued", "running", "finished", "interrupted", "cancelled"]},
                 "Run": {"type": "object", "properties": {

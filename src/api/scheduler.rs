@@ -168,6 +168,9 @@ pub struct Accepted {
     pub nodes: Vec<String>,
     /// Nodes that joined a run already pending for them.
     pub coalesced: Vec<Coalesced>,
+    /// Nodes a `search` found that the inventory cannot reach (not run).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_in_inventory: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -537,6 +540,11 @@ impl Scheduler {
         &self.shared.inventory
     }
 
+    /// The store nodes are read from (and searched, when it can search).
+    pub fn store(&self) -> &Arc<dyn NodeStore> {
+        &self.shared.engine.store
+    }
+
     /// Queue `nodes` (validated, distinct, in the inventory) or coalesce them into pending runs.
     pub fn submit(
         &self,
@@ -636,6 +644,7 @@ impl Scheduler {
             run_id,
             nodes: fresh,
             coalesced,
+            not_in_inventory: Vec::new(),
         })
     }
 

@@ -53,6 +53,10 @@ pub(super) fn topology_data(path: &Path, v: &Value) -> Result<Read, InventoryErr
             password: Some(pass.into()),
             ..Default::default()
         };
+        if let Some(lab) = v.get("name").and_then(Value::as_str) {
+            e.data
+                .insert("containerlab".into(), serde_json::json!({"topology": lab}));
+        }
         if let Some(g) = n
             .get("group")
             .and_then(Value::as_str)

@@ -78,6 +78,12 @@ pub trait NodeStore: Send + Sync + 'static {
     fn as_local(&self) -> Option<&local::LocalRepo> {
         None
     }
+    /// Names of the nodes a Chef search query (`vendor:juniper`, `role:leaf AND chef_environment:prod`)
+    /// finds; `Ok(None)` when the store cannot search (a local repo has no search index).
+    async fn search_nodes(&self, query: &str) -> Result<Option<Vec<String>>, StoreError> {
+        let _ = query;
+        Ok(None)
+    }
 }
 
 async fn blocking<T: Send + 'static>(

@@ -441,6 +441,10 @@ impl NodeStore for ChefServer {
         self.describe_str(name.as_str())
     }
 
+    async fn search_nodes(&self, query: &str) -> Result<Option<Vec<String>>, StoreError> {
+        Ok(Some(ChefServer::search_nodes(self, query).await?))
+    }
+
     async fn load_desired(&self, name: &NodeName) -> Result<Option<DesiredState>, StoreError> {
         if !self.fallback_mode()
             && let Some(v) = self.get_rfc45(name, "desired").await?
