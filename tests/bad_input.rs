@@ -159,7 +159,7 @@ fn catalogue() -> Vec<Case> {
             2,
             &["invalid node name \"\"", "empty"],
         ),
-        // --- repo JSON (8)
+        // --- repo JSON (9)
         case(
             "node JSON syntax",
             &[("nodes/j1.json", "{\"name\": \"j1\", ")],
@@ -173,6 +173,21 @@ fn catalogue() -> Vec<Case> {
             &["node", "show", "j2"],
             2,
             &["nodes/j2.json", "invalid JSON"],
+        ),
+        case(
+            "node JSON with a second document after it",
+            &[(
+                "nodes/j2b.json",
+                "{\"name\":\"j2b\"}\n{\"name\":\"j2b\",\"run_list\":[]}\n",
+            )],
+            &["node", "show", "j2b"],
+            2,
+            &[
+                "nodes/j2b.json",
+                "invalid JSON",
+                "trailing characters",
+                "line 2",
+            ],
         ),
         case(
             "node name mismatch",

@@ -501,7 +501,7 @@ fn field_error(path: &Path, field: &str, reason: &str) -> StoreError {
 /// Parse JSON, naming the field that was wrong (`run_list[2]`) and the line and column.
 pub fn parse_json<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, StoreError> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
         let field = e.path().to_string();
         let inner = e.into_inner();
         if inner.is_syntax() || inner.is_eof() {
@@ -511,7 +511,11 @@ pub fn parse_json<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, Sto
         } else {
             parse_err(path, format!("field `{field}`: {inner}"))
         }
-    })
+    })?;
+    // One document per file: `{...} {...}` or text after the closing brace is an error, not ignored.
+    de.end()
+        .map_err(|e| parse_err(path, format!("invalid JSON: {e}")))?;
+    Ok(value)
 }
 
 /// Parse YAML into a JSON value (mapping keys become strings, as in Chef's attribute hashes).
@@ -654,7 +658,6 @@ pub fn write_json_recycled(path: &Path, value: &Value) -> Result<(), StoreError>
             // under a shared lock ([`read_optional_shared`]), so empty it only under an exclusive one.
             let f = OpenOptions::new().write(true).open(&tmp)?;
             f.lock()?;
-            f.set_len(0)?;
             f
         } else {
             let open = || OpenOptions::new().write(true).create_new(true).open(&tmp);
@@ -667,6 +670,11 @@ pub fn write_json_recycled(path: &Path, value: &Value) -> Result<(), StoreError>
             }
         };
         f.write_all(&body)?;
+        if claimed {
+            // Overwritten from the start, then cut to the new length: no blocks freed and
+            // reallocated when the size stays about the same, as a node's state does.
+            f.set_len(body.len() as u64)?;
+        }
         f.sync_all()?;
         drop(f);
         // Exchange only with a regular file; anything else (no target yet, a directory in the way)
@@ -852,6 +860,14 @@ mod tests {
         assert_eq!(
             repo.load_current(&n).unwrap().unwrap().automatic["i"],
             json!(3)
+        );
+        // A shorter state written into a longer file's inode leaves nothing of the old one behind.
+        for i in [6, 7, 8] {
+            save(i);
+        }
+        assert_eq!(
+            repo.load_current(&n).unwrap().unwrap().automatic["i"],
+            json!(8)
         );
         let dots = |dir: &Path| -> Vec<String> {
             let mut v: Vec<String> = fs::read_dir(dir)
