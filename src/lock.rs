@@ -24,7 +24,7 @@
 
 use netgw_models::NodeName;
 use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use thiserror::Error;
@@ -116,10 +116,11 @@ impl NodeRunLock {
             "pid={} run={run_id} since_ms={since_ms}\n",
             std::process::id()
         );
+        // Overwritten from the start (a fresh open is at offset 0), then cut to length: truncating to
+        // zero first would free the file's block only to allocate it again.
         let written = file
-            .set_len(0)
-            .and_then(|()| file.seek(SeekFrom::Start(0)))
-            .and_then(|_| file.write_all(note.as_bytes()));
+            .write_all(note.as_bytes())
+            .and_then(|()| file.set_len(note.len() as u64));
         if let Err(e) = written {
             warn!(path = %path.display(), error = %e, "could not record the lock holder");
         }
