@@ -113,10 +113,20 @@ fn read(path: &Path) -> Result<String, InventoryError> {
 }
 
 fn parse<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, InventoryError> {
-    // Syntax first (with its line and column), then the shape (with the path of the wrong field).
+    from_doc(path, parse_doc(path, text)?)
+}
+
+/// YAML (or JSON, which is YAML) text as a document: syntax errors with their line and column.
+fn parse_doc(path: &Path, text: &str) -> Result<Value, InventoryError> {
     let value: serde_norway::Value =
         serde_norway::from_str(text).map_err(|e| file_err(path, format!("invalid YAML: {e}")))?;
-    serde_path_to_error::deserialize(value).map_err(|e| {
+    serde_path_to_error::deserialize(value).map_err(|e| file_err(path, e.into_inner().to_string()))
+}
+
+/// A parsed document in its typed shape, errors naming the path of the wrong field. The text is
+/// parsed once ([`parse_doc`]) and the shape probes look at the document.
+fn from_doc<T: serde::de::DeserializeOwned>(path: &Path, doc: Value) -> Result<T, InventoryError> {
+    serde_path_to_error::deserialize(doc).map_err(|e| {
         let field = e.path().to_string();
         let inner = e.into_inner();
         if field == "." || field.is_empty() {
@@ -129,8 +139,19 @@ fn parse<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, I
 
 /// A hosts file: top-level keys are host names.
 fn parse_hosts(path: &Path, text: &str) -> Result<BTreeMap<String, Entry>, InventoryError> {
-    let hosts: Option<BTreeMap<String, Option<Entry>>> = parse(path, text)?;
+    hosts_from_doc(path, parse_doc(path, text)?)
+}
+
+fn hosts_from_doc(path: &Path, doc: Value) -> Result<BTreeMap<String, Entry>, InventoryError> {
+    let hosts: Option<BTreeMap<String, Option<Entry>>> = from_doc(path, doc)?;
     Ok(flatten(hosts.unwrap_or_default()))
+}
+
+/// An inventory file read once: containerlab's own format already turned into an inventory, or the
+/// parsed document of a Nornir one.
+enum Parsed {
+    Inventory(Box<Inventory>),
+    Document(Value),
 }
 
 /// What one inventory file holds.
@@ -161,10 +182,11 @@ impl Inventory {
             Self::split_files(&hosts_file)?
         } else {
             let text = read(path)?;
-            if let Some(inv) = Self::containerlab_generated(path, &text)? {
-                return Ok(inv);
-            }
-            match Self::file_sections(path, &text)? {
+            let doc = match Self::containerlab_generated(path, &text)? {
+                Parsed::Inventory(inv) => return Ok(*inv),
+                Parsed::Document(doc) => doc,
+            };
+            match Self::file_sections(path, doc)? {
                 FileSections::Single(sections) => *sections,
                 FileSections::Hosts(hosts) => {
                     let (groups, defaults) = Self::sibling_files(path)?;
@@ -176,11 +198,8 @@ impl Inventory {
     }
 
     /// containerlab's generated `topology-data.json` and `ansible-inventory.yml`, recognised by their
-    /// shape; `None` for anything else.
-    fn containerlab_generated(
-        path: &Path,
-        text: &str,
-    ) -> Result<Option<Inventory>, InventoryError> {
+    /// shape; for anything else the parsed document, for [`Inventory::file_sections`].
+    fn containerlab_generated(path: &Path, text: &str) -> Result<Parsed, InventoryError> {
         let is_json = path.extension().is_some_and(|e| e == "json");
         let read = if is_json {
             let v: Value = serde_json::from_str(text)
@@ -194,7 +213,7 @@ impl Inventory {
                 ));
             }
         } else {
-            let probe: Value = parse(path, text)?;
+            let probe = parse_doc(path, text)?;
             match probe.as_object() {
                 Some(m)
                     if m.len() == 1
@@ -204,13 +223,13 @@ impl Inventory {
                 {
                     clab::ansible(path, &probe)?
                 }
-                _ => return Ok(None),
+                _ => return Ok(Parsed::Document(probe)),
             }
         };
         let (hosts, groups, warnings) = read;
         let mut inv = Self::from_sections(path, (hosts, groups, Entry::default()))?;
         inv.warnings.extend(warnings);
-        Ok(Some(inv))
+        Ok(Parsed::Inventory(Box::new(inv)))
     }
 
     /// Parse one inventory file's text without touching the filesystem: containerlab's generated files
@@ -219,10 +238,11 @@ impl Inventory {
     /// the input in errors and, by its extension, picks JSON. [`Inventory::load`] of a file is reading
     /// it plus this (plus the sibling files).
     pub fn from_text(source: &Path, text: &str) -> Result<Inventory, InventoryError> {
-        if let Some(inv) = Self::containerlab_generated(source, text)? {
-            return Ok(inv);
-        }
-        let sections = match Self::file_sections(source, text)? {
+        let doc = match Self::containerlab_generated(source, text)? {
+            Parsed::Inventory(inv) => return Ok(*inv),
+            Parsed::Document(doc) => doc,
+        };
+        let sections = match Self::file_sections(source, doc)? {
             FileSections::Single(sections) => *sections,
             FileSections::Hosts(hosts) => (hosts, BTreeMap::new(), Entry::default()),
         };
@@ -244,22 +264,21 @@ impl Inventory {
 
     /// One file's sections: the whole inventory (`hosts:` with optional `groups:`/`defaults:` and no
     /// other top-level key), or else a hosts file.
-    fn file_sections(path: &Path, text: &str) -> Result<FileSections, InventoryError> {
-        let probe: Value = parse(path, text)?;
-        let is_single = probe.as_object().is_some_and(|m| {
+    fn file_sections(path: &Path, doc: Value) -> Result<FileSections, InventoryError> {
+        let is_single = doc.as_object().is_some_and(|m| {
             m.contains_key("hosts")
                 && m.keys()
                     .all(|k| ["hosts", "groups", "defaults"].contains(&k.as_str()))
         });
         if is_single {
-            let f: SingleFile = parse(path, text)?;
+            let f: SingleFile = from_doc(path, doc)?;
             Ok(FileSections::Single(Box::new((
                 flatten(f.hosts),
                 flatten(f.groups),
                 f.defaults.unwrap_or_default(),
             ))))
         } else {
-            Ok(FileSections::Hosts(parse_hosts(path, text)?))
+            Ok(FileSections::Hosts(hosts_from_doc(path, doc)?))
         }
     }
 
