@@ -126,6 +126,11 @@ fn parse_doc(path: &Path, text: &str) -> Result<Value, InventoryError> {
 /// A parsed document in its typed shape, errors naming the path of the wrong field. The text is
 /// parsed once ([`parse_doc`]) and the shape probes look at the document.
 fn from_doc<T: serde::de::DeserializeOwned>(path: &Path, doc: Value) -> Result<T, InventoryError> {
+    // The path is tracked only when the plain decode fails (it costs on every element).
+    let doc = match T::deserialize(&doc) {
+        Ok(v) => return Ok(v),
+        Err(_) => doc,
+    };
     serde_path_to_error::deserialize(doc).map_err(|e| {
         let field = e.path().to_string();
         let inner = e.into_inner();

@@ -7,7 +7,6 @@
 
 use crate::error::ModelError;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
 use std::fmt;
 
 /// A VLAN id, 1..=4094 (0 and 4095 are reserved by IEEE 802.1Q).
@@ -72,21 +71,54 @@ impl<'de> Deserialize<'de> for VlanId {
     }
 }
 
-/// A set of VLAN ids, normalised: `1-10,21-30` and its expansion are the same set.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct VlanSet(BTreeSet<u16>);
+/// A set of VLAN ids, normalised: `1-10,21-30` and its expansion are the same set. A bitmap of the
+/// 4,096 ids (512 bytes): a trunk's allowed list is often everything, 1-4094, which as a tree of ids
+/// cost a fifth of an EOS converge's instructions to build and drop.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct VlanSet(Box<[u64; 64]>);
+
+impl Default for VlanSet {
+    fn default() -> Self {
+        VlanSet(Box::new([0; 64]))
+    }
+}
+
+impl fmt::Debug for VlanSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "VlanSet({:?})", self.to_range_string())
+    }
+}
 
 impl VlanSet {
     pub fn new() -> Self {
-        VlanSet(BTreeSet::new())
+        VlanSet::default()
     }
 
     /// The full range 1..=4094 (what `switchport trunk allowed vlan all` means).
     pub fn all() -> Self {
-        VlanSet((1..=4094).collect())
+        let mut s = VlanSet::new();
+        s.insert_range(1, 4094);
+        s
     }
 
-    /// Parse `1-10,21,30-32` (spaces allowed; `all` and `none` accepted).
+    /// Add `a..=b` (both within 0..=4095).
+    fn insert_range(&mut self, a: u16, b: u16) {
+        let mut v = a;
+        while v <= b {
+            let (w, bit) = (usize::from(v / 64), v % 64);
+            if bit == 0 && b - v >= 63 {
+                self.0[w] = u64::MAX;
+                v += 64;
+            } else {
+                self.0[w] |= 1 << bit;
+                v += 1;
+            }
+            if v == 0 {
+                break;
+            }
+        }
+    }
+
     pub fn parse(s: &str) -> Result<Self, ModelError> {
         let bad = |reason: String| ModelError::InvalidField {
             context: "vlan list".into(),
@@ -94,12 +126,13 @@ impl VlanSet {
             reason,
         };
         let t = s.trim();
-        match t.to_ascii_lowercase().as_str() {
-            "all" => return Ok(VlanSet::all()),
-            "none" | "" => return Ok(VlanSet::new()),
-            _ => {}
+        if t.eq_ignore_ascii_case("all") {
+            return Ok(VlanSet::all());
         }
-        let mut set = BTreeSet::new();
+        if t.is_empty() || t.eq_ignore_ascii_case("none") {
+            return Ok(VlanSet::new());
+        }
+        let mut set = VlanSet::new();
         for part in t.split(',') {
             let part = part.trim();
             if part.is_empty() {
@@ -112,56 +145,84 @@ impl VlanSet {
                     if a > b {
                         return Err(bad(format!("range {part} runs backwards")));
                     }
-                    set.extend(a..=b);
+                    set.insert_range(a, b);
                 }
                 None => {
-                    set.insert(VlanId::parse(part).map_err(|e| bad(e.to_string()))?.get());
+                    set.insert(VlanId::parse(part).map_err(|e| bad(e.to_string()))?);
                 }
             }
         }
-        Ok(VlanSet(set))
+        Ok(set)
     }
 
     pub fn from_ids(ids: impl IntoIterator<Item = VlanId>) -> Self {
-        VlanSet(ids.into_iter().map(VlanId::get).collect())
+        let mut s = VlanSet::new();
+        for id in ids {
+            s.insert(id);
+        }
+        s
+    }
+
+    fn has(&self, v: u16) -> bool {
+        self.0[usize::from(v / 64)] & (1 << (v % 64)) != 0
     }
 
     pub fn contains(&self, id: VlanId) -> bool {
-        self.0.contains(&id.get())
+        self.has(id.get())
     }
 
     pub fn insert(&mut self, id: VlanId) {
-        self.0.insert(id.get());
+        let v = id.get();
+        self.0[usize::from(v / 64)] |= 1 << (v % 64);
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.iter().all(|w| *w == 0)
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.0.iter().map(|w| w.count_ones() as usize).sum()
     }
 
+    /// The ids, low to high.
     pub fn ids(&self) -> impl Iterator<Item = VlanId> + '_ {
-        self.0.iter().map(|&v| VlanId(v))
+        self.0.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let bit = w.trailing_zeros();
+                w &= w - 1;
+                Some(VlanId(i as u16 * 64 + bit as u16))
+            })
+        })
     }
 
     pub fn union(&self, other: &VlanSet) -> VlanSet {
-        VlanSet(self.0.union(&other.0).copied().collect())
+        let mut out = self.clone();
+        for (a, b) in out.0.iter_mut().zip(other.0.iter()) {
+            *a |= b;
+        }
+        out
     }
 
     pub fn difference(&self, other: &VlanSet) -> VlanSet {
-        VlanSet(self.0.difference(&other.0).copied().collect())
+        let mut out = self.clone();
+        for (a, b) in out.0.iter_mut().zip(other.0.iter()) {
+            *a &= !b;
+        }
+        out
     }
 
     pub fn is_superset(&self, other: &VlanSet) -> bool {
-        self.0.is_superset(&other.0)
+        self.0.iter().zip(other.0.iter()).all(|(a, b)| b & !a == 0)
     }
 
     /// Contiguous ranges, low to high.
     pub fn ranges(&self) -> Vec<(u16, u16)> {
         let mut out: Vec<(u16, u16)> = Vec::new();
-        for &v in &self.0 {
+        for v in self.ids().map(VlanId::get) {
             match out.last_mut() {
                 Some((_, hi)) if *hi + 1 == v => *hi = v,
                 _ => out.push((v, v)),
@@ -172,7 +233,7 @@ impl VlanSet {
 
     /// The compact form, `1-10,21-30`. Empty is `none`.
     pub fn to_range_string(&self) -> String {
-        if self.0.is_empty() {
+        if self.is_empty() {
             return "none".into();
         }
         self.ranges()
@@ -579,6 +640,77 @@ impl Link {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The bitmap behaves as the set of ids it stands for: checked against a `BTreeSet` on generated
+    /// sets (runs, singles, the edges 1 and 4094, word boundaries).
+    #[test]
+    fn vlan_set_matches_a_set_of_ids() {
+        use std::collections::BTreeSet;
+        let mut seed = 11u64;
+        let mut next = |m: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        let make = |next: &mut dyn FnMut(u64) -> u64| {
+            let mut model = BTreeSet::new();
+            let mut text = Vec::new();
+            for _ in 0..next(6) {
+                let a = 1 + next(4094) as u16;
+                let b = if next(2) == 0 {
+                    a
+                } else {
+                    (a + next(300) as u16).min(4094)
+                };
+                model.extend(a..=b);
+                text.push(if a == b {
+                    a.to_string()
+                } else {
+                    format!("{a}-{b}")
+                });
+            }
+            for edge in [1u16, 63, 64, 4094] {
+                if next(3) == 0 {
+                    model.insert(edge);
+                    text.push(edge.to_string());
+                }
+            }
+            let set = VlanSet::parse(&text.join(",")).unwrap();
+            (set, model)
+        };
+        for _ in 0..2_000 {
+            let (a, ma) = make(&mut next);
+            let (b, mb) = make(&mut next);
+            let ids = |s: &VlanSet| s.ids().map(VlanId::get).collect::<Vec<_>>();
+            assert_eq!(ids(&a), ma.iter().copied().collect::<Vec<_>>());
+            assert_eq!(a.len(), ma.len());
+            assert_eq!(a.is_empty(), ma.is_empty());
+            assert_eq!(
+                ids(&a.union(&b)),
+                ma.union(&mb).copied().collect::<Vec<_>>()
+            );
+            assert_eq!(
+                ids(&a.difference(&b)),
+                ma.difference(&mb).copied().collect::<Vec<_>>()
+            );
+            assert_eq!(a.is_superset(&b), ma.is_superset(&mb));
+            assert_eq!(VlanSet::parse(&a.to_range_string()).unwrap(), a);
+            assert_eq!(a == b, ma == mb);
+            for v in [1u16, 2, 63, 64, 65, 4094] {
+                assert_eq!(a.contains(VlanId(v)), ma.contains(&v));
+            }
+        }
+        assert_eq!(VlanSet::all().len(), 4094);
+        assert_eq!(VlanSet::all().to_range_string(), "1-4094");
+        assert!(
+            !VlanSet::all().contains(VlanId(4095)) && !VlanSet::all().ids().any(|v| v.get() == 0)
+        );
+        assert_eq!(
+            format!("{:?}", VlanSet::parse("10,20-22").unwrap()),
+            "VlanSet(\"10,20-22\")"
+        );
+    }
 
     #[test]
     fn vlan_ids_are_1_to_4094() {

@@ -500,6 +500,11 @@ fn field_error(path: &Path, field: &str, reason: &str) -> StoreError {
 
 /// Parse JSON, naming the field that was wrong (`run_list[2]`) and the line and column.
 pub fn parse_json<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, StoreError> {
+    // The path of an error is tracked only for a file that fails to parse (tracking costs on every
+    // element; the second pass gives the same error, now with its field).
+    if let Ok(v) = serde_json::from_str(text) {
+        return Ok(v);
+    }
     let de = &mut serde_json::Deserializer::from_str(text);
     let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
         let field = e.path().to_string();

@@ -407,6 +407,11 @@ impl HttpClient {
                 }
             }
         }
+        // The body is read: the connection goes back to the pool from hyper's connection task. Let it
+        // run before the caller's next request, which would otherwise race a new connection (a TLS
+        // handshake on both sides) against the one about to come back (hyperium/hyper#4134).
+        drop(resp);
+        tokio::task::yield_now().await;
         Ok(HttpResponse {
             status: status.as_u16(),
             content_type,
@@ -510,6 +515,12 @@ impl HttpClient {
 
 /// Decode JSON, reporting where it failed: (path, reason).
 pub fn decode_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, (String, String)> {
+    // Tracking the path costs on every element (a fifth of an EOS converge's instructions when the
+    // target is mostly `Value`): decode plainly, and only a body that fails is decoded again for the
+    // path of its error.
+    if let Ok(v) = serde_json::from_slice(body) {
+        return Ok(v);
+    }
     let mut de = serde_json::Deserializer::from_slice(body);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
