@@ -310,6 +310,12 @@ async fn run_round(
         let mut vlans = Vec::new();
         while vlans.len() < n_vlans {
             let id = 100 + rng.below(3000) as u16;
+            // The IOS simulator is a VTP server, as a Catalyst or IOL starts: no extended VLANs there.
+            let id = if v == Vendor::Ios {
+                100 + (id - 100) % 900
+            } else {
+                id
+            };
             if !vlans.iter().any(|(i, _)| *i == id) {
                 vlans.push((id, format!("f{round}_{id}")));
             }

@@ -854,6 +854,39 @@ async fn ios_driver_sets_trunk_encapsulation_and_rolls_it_back() {
     d.close().await.unwrap();
 }
 
+/// A VTP server (how the simulated IOL starts) refuses an extended VLAN: the commit fails naming
+/// VTP's refusal, not a later verification, and the device is left as it was.
+#[tokio::test]
+async fn ios_vtp_refusal_fails_the_commit_clearly() {
+    let env = start(FABRIC, &[]).await;
+    let mut d = IosDriver::connect(&env.target("acc1")).await.unwrap();
+    let pristine = nx_state(&env, "acc1");
+    let before = d.observe().await.unwrap();
+    let mut v = Vlan::new(vid(3000));
+    v.name = Some("big".into());
+    let p = plan(
+        &[v],
+        &before.vlans,
+        Policy::Merge,
+        &[],
+        &before.links,
+        Policy::Merge,
+        &d.plan_rules(),
+    );
+    d.stage(&p).await.unwrap();
+    let e = d
+        .commit(&nx_commit_options())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("Extended VLAN(s) not allowed in current VTP mode"),
+        "{e}"
+    );
+    assert_eq!(nx_state(&env, "acc1"), pristine);
+    d.close().await.unwrap();
+}
+
 #[tokio::test]
 async fn nxos_json_outputs() {
     let env = start(FABRIC, &[]).await;

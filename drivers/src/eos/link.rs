@@ -264,6 +264,17 @@ pub fn validate_link(l: &Link) -> Result<(), String> {
     if always_routed(&l.name) && matches!(l.mode, Some(LinkMode::Access | LinkMode::Trunk)) {
         return Err(format!("{} cannot be a switchport on EOS", l.name));
     }
+    // EOS' `mtu` is the IP MTU of a routed port; a switchport reports (and forwards) its Ethernet MTU,
+    // 9214, whatever `mtu` says, so any other value would never read back (pyeapi's `show interfaces`
+    // sample: routed ports 1500, bridged ports 9214).
+    if let Some(m) = l.mtu
+        && m != MAX_MTU
+        && matches!(l.mode, Some(LinkMode::Access | LinkMode::Trunk))
+    {
+        return Err(format!(
+            "EOS applies `mtu` to routed ports only; a switchport always carries {MAX_MTU} bytes ({m} given): drop mtu or make the link routed"
+        ));
+    }
     Ok(())
 }
 
@@ -600,5 +611,22 @@ mod tests {
         assert!(validate_link(&l).is_err());
         l.mode = Some(LinkMode::Routed);
         assert!(validate_link(&l).is_ok());
+    }
+
+    /// `mtu` on an EOS switchport never reads back (the Ethernet MTU, 9214, is reported): refused up
+    /// front unless it says 9214; routed ports take any MTU up to 9214.
+    #[test]
+    fn switchport_mtu_is_refused() {
+        let l = |mode: &str, mtu: u32| -> Link {
+            serde_json::from_value(json!({"name": "Ethernet1", "mode": mode, "mtu": mtu})).unwrap()
+        };
+        assert!(
+            validate_link(&l("access", 9000))
+                .unwrap_err()
+                .contains("routed ports only")
+        );
+        assert!(validate_link(&l("trunk", 1500)).is_err());
+        assert!(validate_link(&l("access", 9214)).is_ok());
+        assert!(validate_link(&l("routed", 9000)).is_ok());
     }
 }

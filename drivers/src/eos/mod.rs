@@ -152,7 +152,9 @@ impl EapiSettings {
 /// assumed from 4.18 on. An unknown version declares neither.
 pub fn capabilities_for(version: Option<&str>, sessions_override: Option<bool>) -> Capabilities {
     let release = version.and_then(facts::parse_release);
-    let sessions = sessions_override.unwrap_or(release.is_some_and(|r| r.major >= 4));
+    // Configuration sessions arrived in EOS 4.15.0F; earlier releases refuse `configure session`.
+    let sessions =
+        sessions_override.unwrap_or(release.is_some_and(|r| (r.major, r.minor) >= (4, 15)));
     let timer = sessions && release.is_some_and(|r| (r.major, r.minor) >= (4, 18));
     Capabilities {
         candidate: sessions,

@@ -295,6 +295,10 @@ fn capabilities_follow_the_version() {
     assert!(c.sessions && c.confirmed_commit && c.device_diff && c.candidate);
     let c = capabilities_for(Some("4.15.5M"), None);
     assert!(c.sessions && !c.confirmed_commit);
+    // Configuration sessions arrived in 4.15.0F: 4.14 applies plainly.
+    let c = capabilities_for(Some("4.14.5F"), None);
+    assert!(!c.sessions && !c.candidate && !c.confirmed_commit);
+    assert!(capabilities_for(Some("4.15.0F"), None).sessions);
     assert_eq!(capabilities_for(None, None), Capabilities::default());
     assert_eq!(capabilities_for(Some(""), None), Capabilities::default());
     assert!(!capabilities_for(Some("4.23.0F"), Some(false)).sessions);

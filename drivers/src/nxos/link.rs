@@ -94,6 +94,16 @@ pub fn validate_link(l: &Link) -> Result<(), String> {
     {
         return Err(format!("MTU {m} is outside what NX-OS accepts (576..9216)"));
     }
+    // `ERROR: Ethernet3/9: MTU on L2 interfaces can only be set to default or system-jumboMTU`.
+    if let Some(m) = l.mtu
+        && matches!(l.mode, Some(LinkMode::Access | LinkMode::Trunk))
+        && m != 1500
+        && m != 9216
+    {
+        return Err(format!(
+            "NX-OS sets the MTU of an L2 port to 1500 or the system jumbo MTU (9216 by default) only ({m} given)"
+        ));
+    }
     Ok(())
 }
 
@@ -117,5 +127,22 @@ mod tests {
             json!([{"name": "Ethernet1/1", "description": "uplink", "enabled": true, "mtu": 9216, "mode": "trunk", "trunk_vlans": "1-10,20", "native_vlan": 1},
                    {"name": "Ethernet1/2", "enabled": false, "mtu": 1500, "mode": "access", "access_vlan": 30}])
         );
+    }
+
+    /// NX-OS L2 ports take 1500 or the system jumbo MTU only.
+    #[test]
+    fn l2_mtu_is_default_or_jumbo() {
+        let l = |mode: &str, mtu: u32| -> Link {
+            serde_json::from_value(json!({"name": "Ethernet1/1", "mode": mode, "mtu": mtu}))
+                .unwrap()
+        };
+        assert!(
+            validate_link(&l("access", 9000))
+                .unwrap_err()
+                .contains("system jumbo MTU")
+        );
+        assert!(validate_link(&l("trunk", 1500)).is_ok());
+        assert!(validate_link(&l("trunk", 9216)).is_ok());
+        assert!(validate_link(&l("routed", 9000)).is_ok());
     }
 }

@@ -241,6 +241,9 @@ pub struct DeviceState {
     /// the devices.
     pub contact: String,
     pub location: String,
+    /// IOS only: `vtp mode transparent` (or `off`) was configured. A Catalyst / IOL switch starts as a
+    /// VTP server (version 1), which refuses extended VLANs (1006-4094) when the VLAN sub-mode is left.
+    pub vtp_transparent: bool,
 }
 
 /// A MAC derived from the device index and port, locally administered.
@@ -298,6 +301,7 @@ impl DeviceState {
             mgmt_interface: mgmt.map(str::to_owned),
             contact: String::new(),
             location: String::new(),
+            vtp_transparent: false,
         }
     }
 
@@ -512,6 +516,22 @@ impl ConfigSession {
         }
         let words: Vec<&str> = line.split_whitespace().collect();
         let bad = |token: usize| invalid(self.dialect, line, token);
+        // Leaving the VLAN sub-mode (by `exit`, `end` or any top-level command) commits the VLANs, which
+        // an IOS VTP server refuses for extended ids, with the device's words.
+        if let Context::Vlan(ids) = &self.context
+            && !matches!(
+                words.as_slice(),
+                ["name", ..] | ["no", "name", ..] | ["state", ..]
+            )
+        {
+            let ids = ids.clone();
+            self.context = Context::Top;
+            self.leave_vlan_mode(st, &ids)?;
+            // `exit` from the sub-mode goes back to global configuration, not out of it.
+            if words.as_slice() == ["exit"] {
+                return Ok(false);
+            }
+        }
         match words.as_slice() {
             ["exit"] => {
                 if self.context == Context::Top {
@@ -523,6 +543,22 @@ impl ConfigSession {
             ["end"] => {
                 self.context = Context::Top;
                 return Ok(true);
+            }
+            ["vtp", "mode", mode] if self.dialect == Dialect::Ios => {
+                match *mode {
+                    "transparent" | "off" => st.vtp_transparent = true,
+                    "server" | "client" => {
+                        if st.vlans.keys().any(|&v| v >= 1006) {
+                            return Err(LineError {
+                                message: "Cannot set VTP mode to server or client: extended VLANs are configured.".into(),
+                            });
+                        }
+                        st.vtp_transparent = false
+                    }
+                    _ => return Err(bad(2)),
+                }
+                self.context = Context::Top;
+                return Ok(false);
             }
             ["hostname", h] => {
                 st.hostname = (*h).to_owned();
@@ -641,6 +677,30 @@ impl ConfigSession {
         }
     }
 
+    /// IOS VTP server (version 1): extended VLANs made in this sub-mode are refused and removed again.
+    fn leave_vlan_mode(&self, st: &mut DeviceState, ids: &[u16]) -> Result<(), LineError> {
+        if self.dialect != Dialect::Ios || st.vtp_transparent {
+            return Ok(());
+        }
+        let extended: Vec<u16> = ids.iter().copied().filter(|&v| v >= 1006).collect();
+        if extended.is_empty() {
+            return Ok(());
+        }
+        for v in &extended {
+            st.vlans.remove(v);
+        }
+        let list = extended
+            .iter()
+            .map(u16::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        Err(LineError {
+            message: format!(
+                "% Failed to create VLANs {list}\nExtended VLAN(s) not allowed in current VTP mode.\n%Failed to commit extended VLAN(s) changes."
+            ),
+        })
+    }
+
     fn apply_interface(
         &self,
         f: &mut Iface,
@@ -690,6 +750,12 @@ impl ConfigSession {
                 };
                 if !(68..=max).contains(&v) {
                     return Err(bad(1));
+                }
+                if self.dialect == Dialect::Nxos && f.mode != Mode::Routed && v != 1500 && v != 9216
+                {
+                    return Err(LineError {
+                        message: "ERROR: MTU on L2 interfaces can only be set to default or system-jumboMTU".into(),
+                    });
                 }
                 f.mtu = v;
             }
@@ -819,6 +885,39 @@ mod tests {
             st.running_config(Dialect::Eos)
                 .contains("   switchport trunk allowed vlan 10,20,30")
         );
+    }
+
+    /// An IOS VTP server (the default) refuses extended VLANs when the VLAN sub-mode is left, with the
+    /// device's three lines, and keeps none of them; `vtp mode transparent` allows them.
+    #[test]
+    fn ios_vtp_server_refuses_extended_vlans() {
+        let mut st = DeviceState::new(Dialect::Ios, "sw1", 1, 4);
+        let pristine = st.clone();
+        let mut c = ConfigSession::new(Dialect::Ios);
+        c.apply(&mut st, "vlan 3000").unwrap();
+        c.apply(&mut st, "name big").unwrap();
+        let e = c.apply(&mut st, "exit").unwrap_err();
+        assert!(
+            e.message.starts_with(
+                "% Failed to create VLANs 3000\nExtended VLAN(s) not allowed in current VTP mode."
+            ),
+            "{e:?}"
+        );
+        assert_eq!(st, pristine);
+        c.apply(&mut st, "vlan 1005").unwrap();
+        c.apply(&mut st, "exit").unwrap();
+        assert!(st.vlans.contains_key(&1005));
+        c.apply(&mut st, "vtp mode transparent").unwrap();
+        c.apply(&mut st, "vlan 3000").unwrap();
+        c.apply(&mut st, "exit").unwrap();
+        assert!(st.vlans.contains_key(&3000));
+        assert!(c.apply(&mut st, "vtp mode server").is_err());
+        // EOS has no VTP.
+        let mut st = DeviceState::new(Dialect::Eos, "sw1", 1, 4);
+        let mut c = ConfigSession::new(Dialect::Eos);
+        c.apply(&mut st, "vlan 3000").unwrap();
+        c.apply(&mut st, "exit").unwrap();
+        assert!(st.vlans.contains_key(&3000));
     }
 
     /// IOS (IOL L2) refuses a trunk while the encapsulation is `negotiate`, in both directions, with the

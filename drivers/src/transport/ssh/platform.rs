@@ -86,6 +86,14 @@ pub static PLATFORMS: &[PlatformSpec] = &[
             "No such command :",
             // IOS (and fake-switches) for an out-of-range VLAN: `Command rejected: Bad VLAN list`.
             "Command rejected",
+            // VTP refusing a VLAN change, printed when the VLAN sub-mode is left: in server mode (v1/v2)
+            // for extended VLANs, `% Failed to create VLANs 3000` / `Extended VLAN(s) not allowed in
+            // current VTP mode.` / `%Failed to commit extended VLAN(s) changes.`; in client mode
+            // `VTP VLAN configuration not allowed when device is in CLIENT mode.`
+            "% Failed to",
+            "%Failed to",
+            "not allowed in current VTP mode",
+            "VTP VLAN configuration not allowed",
         ],
         on_open: &["terminal length 0", "terminal width 511"],
         enable: Some(("enable", r"(?i)^password:$")),
@@ -347,6 +355,14 @@ mod tests {
         assert_eq!(p.prompt_mode("VLAN0123  active"), None);
         assert_eq!(p.prompt_mode("Password:"), None);
         assert!(p.enable.as_ref().unwrap().1.is_match("Password:"));
+        // VTP refusals (networkinferno.net capture of a server-mode switch; client-mode wording from
+        // Cisco's VTP documentation).
+        for refusal in [
+            "% Failed to create VLANs 3000\nExtended VLAN(s) not allowed in current VTP mode.\n%Failed to commit extended VLAN(s) changes.",
+            "VTP VLAN configuration not allowed when device is in CLIENT mode.",
+        ] {
+            assert!(p.failure_in(refusal).is_some(), "{refusal}");
+        }
         assert_eq!(
             p.failure_in("  ^\n% Invalid input detected at '^' marker."),
             Some("% Invalid input")
