@@ -371,6 +371,46 @@ async fn eos_driver_converges_statefully() {
     assert!(!sim.pending_timer(), "confirmed");
 }
 
+/// A confirmed EOS change aborts the `netgw-` configuration sessions a killed gateway left pending
+/// (stamped over an hour ago); an operator's session and a recent netgw one stay.
+#[tokio::test]
+async fn eos_confirm_aborts_abandoned_netgw_sessions() {
+    let env = start(FABRIC, &[]).await;
+    let sim = match env.lab.node("leaf1").map(|n| n.sim.clone()) {
+        Some(netgw_labs::Sim::Eos(s)) => s,
+        other => panic!("leaf1: not an EOS device: {other:?}"),
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let recent = format!("netgw-{:x}-99-1", now - 60);
+    let c = env.http("leaf1", basic());
+    for name in ["jeremy1", "netgw-5f5e0ff-1a2b-1", recent.as_str()] {
+        let r: Value = c
+            .post_json(
+                "/command-api",
+                &json!({"jsonrpc": "2.0", "method": "runCmds", "id": 1, "params": {"version": 1,
+                        "cmds": [format!("configure session {name}"), "vlan 5"], "format": "json"}}),
+            )
+            .await
+            .unwrap();
+        assert!(r.get("result").is_some(), "{r}");
+    }
+    let mut d = EosDriver::connect(&env.target("leaf1")).await.unwrap();
+    let before = d.observe().await.unwrap();
+    let p = change_as(&d.plan_rules(), "Ethernet2", &before, false);
+    d.stage(&p).await.unwrap();
+    d.commit(&CommitOptions {
+        comment: "test".into(),
+        confirm_timeout: Duration::from_secs(60),
+    })
+    .await
+    .unwrap();
+    d.confirm().await.unwrap();
+    assert_eq!(sim.pending_sessions(), ["jeremy1".to_owned(), recent]);
+}
+
 #[tokio::test]
 async fn eos_commit_timer_rolls_back_when_not_confirmed() {
     let env = start(FABRIC, &[]).await;

@@ -120,6 +120,27 @@ pub fn revert_plan(applied: &Plan, pre: &Observed, now: &Observed) -> Plan {
     )
 }
 
+/// The pending `netgw-` configuration sessions in `show configuration sessions` that a killed
+/// gateway left behind (stamped over an hour before `now`, as NX-OS checkpoints are judged:
+/// [`crate::nxos::config::abandoned`]). EOS keeps a session pending for up to a day and only five open
+/// at once (`maxOpenSessions`), so leftovers would block later runs. Operators' sessions, completed
+/// ones and names netgw would not make are never touched.
+pub fn abandoned_sessions(show_sessions: &serde_json::Value, now: u64) -> Vec<String> {
+    let Some(map) = show_sessions
+        .get("sessions")
+        .and_then(serde_json::Value::as_object)
+    else {
+        return Vec::new();
+    };
+    map.iter()
+        .filter(|(name, s)| {
+            s.get("state").and_then(serde_json::Value::as_str) == Some("pending")
+                && crate::nxos::config::abandoned(name, now)
+        })
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,5 +289,19 @@ mod tests {
             plain_apply_commands(&lines),
             ["configure", "vlan 10", "exit", "end"]
         );
+    }
+
+    /// The JSON shape of `show configuration sessions` (pyeapi / aio-eapi samples): only pending
+    /// `netgw-` sessions stamped over an hour ago are abandoned.
+    #[test]
+    fn abandoned_pending_netgw_sessions_only() {
+        let v = serde_json::json!({"maxSavedSessions": 1, "maxOpenSessions": 5, "sessions": {
+            "jeremy1": {"instances": {}, "state": "pending", "commitUser": "", "description": ""},
+            "netgw-5f5e0ff-1a2b-1": {"instances": {}, "state": "pending", "commitUser": "", "description": ""},
+            "netgw-5f5e0fe-1a2b-1": {"instances": {}, "state": "completed", "commitUser": "admin", "description": "", "completedTime": 1.0},
+            "netgw-5f5e1ff-1a2b-2": {"instances": {}, "state": "pending", "commitUser": "", "description": ""}}});
+        let now = 0x5f5e100 + crate::nxos::config::ABANDONED_AFTER_SECS;
+        assert_eq!(abandoned_sessions(&v, now), ["netgw-5f5e0ff-1a2b-1"]);
+        assert!(abandoned_sessions(&serde_json::json!({}), now).is_empty());
     }
 }

@@ -270,6 +270,37 @@ impl EosDriver {
         }
     }
 
+    /// Housekeeping after a confirmed change: abort the `netgw-` configuration sessions a killed gateway
+    /// left pending ([`config::abandoned_sessions`]). The change is in place; failures are warnings.
+    async fn abort_abandoned_sessions(&mut self) {
+        let sessions = match self.eapi.run_one_json("show configuration sessions").await {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::warn!(device = %self.device, error = %e, "could not list configuration sessions to abort abandoned ones");
+                return;
+            }
+        };
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        for name in config::abandoned_sessions(&sessions, now) {
+            match self
+                .eapi
+                .run_json(&[config::session_abort_command(&name)])
+                .await
+            {
+                Ok(_) => {
+                    tracing::info!(device = %self.device, session = %name, "aborted a configuration session an interrupted run left pending")
+                }
+                Err(e) => {
+                    tracing::warn!(device = %self.device, error = %e, session = %name, "could not abort an abandoned configuration session");
+                    return;
+                }
+            }
+        }
+    }
+
     fn session_name(&mut self) -> String {
         self.seq += 1;
         let secs = SystemTime::now()
@@ -618,6 +649,9 @@ impl Driver for EosDriver {
         {
             self.state = State::Committed(p);
             return Err(e.into_driver(&self.device, "confirm"));
+        }
+        if p.session.is_some() {
+            self.abort_abandoned_sessions().await;
         }
         Ok(())
     }

@@ -381,15 +381,22 @@ async fn session_with_commit_timer_stage_commit_confirm() {
     );
 
     d.confirm().await.unwrap();
+    // Then the housekeeping read of pending sessions (nothing abandoned here, nothing aborted).
     assert_eq!(
         log(&dev),
-        [(
-            "json".to_owned(),
-            vec![
-                format!("configure session {session} commit"),
-                "write memory".to_owned()
-            ]
-        )]
+        [
+            (
+                "json".to_owned(),
+                vec![
+                    format!("configure session {session} commit"),
+                    "write memory".to_owned()
+                ]
+            ),
+            (
+                "json".to_owned(),
+                vec!["show configuration sessions".to_owned()]
+            )
+        ]
     );
     assert!(dev.lock().unwrap().timer_backup.is_none(), "timer ended");
     assert_eq!(dev.lock().unwrap().writes, 1);

@@ -69,27 +69,30 @@ pub fn parse_checkpoint_names(summary: &str) -> Vec<String> {
 pub fn abandoned_checkpoints(names: &[String], now: u64) -> Vec<String> {
     names
         .iter()
-        .filter(|n| {
-            let Some(rest) = n.strip_prefix("netgw-") else {
-                return false;
-            };
-            let mut parts = rest.split('-');
-            let (Some(secs), Some(pid), Some(seq), None) =
-                (parts.next(), parts.next(), parts.next(), parts.next())
-            else {
-                return false;
-            };
-            let hex =
-                |s: &str| !s.is_empty() && s.len() <= 16 && u64::from_str_radix(s, 16).is_ok();
-            hex(secs)
-                && hex(pid)
-                && !seq.is_empty()
-                && seq.bytes().all(|b| b.is_ascii_digit())
-                && u64::from_str_radix(secs, 16)
-                    .is_ok_and(|t| t.saturating_add(ABANDONED_AFTER_SECS) <= now)
-        })
+        .filter(|n| abandoned(n, now))
         .cloned()
         .collect()
+}
+
+/// Whether `name` is one netgw makes (`netgw-SECS-PID-SEQ`, the same scheme for NX-OS checkpoints and
+/// EOS configuration sessions) stamped at least [`ABANDONED_AFTER_SECS`] before `now`.
+pub fn abandoned(name: &str, now: u64) -> bool {
+    let Some(rest) = name.strip_prefix("netgw-") else {
+        return false;
+    };
+    let mut parts = rest.split('-');
+    let (Some(secs), Some(pid), Some(seq), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    let hex = |s: &str| !s.is_empty() && s.len() <= 16 && u64::from_str_radix(s, 16).is_ok();
+    hex(secs)
+        && hex(pid)
+        && !seq.is_empty()
+        && seq.bytes().all(|b| b.is_ascii_digit())
+        && u64::from_str_radix(secs, 16)
+            .is_ok_and(|t| t.saturating_add(ABANDONED_AFTER_SECS) <= now)
 }
 
 #[cfg(test)]

@@ -418,7 +418,32 @@ impl EosSim {
         self.sessions().timed.is_some()
     }
 
+    /// Names of the configuration sessions open (pending) on the device, sorted (tests read them).
+    pub fn pending_sessions(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.sessions().open.keys().cloned().collect();
+        v.sort();
+        v
+    }
+
     fn show(&self, ctx: &Ctx, rest: &[&str], text: bool) -> Result<Value, CmdError> {
+        // `show configuration sessions [detail]`, in the JSON shape pyeapi and aio-eapi document.
+        if matches!(
+            rest,
+            ["configuration", "sessions"] | ["configuration", "sessions", "detail"]
+        ) {
+            let sessions = self.sessions();
+            let map: serde_json::Map<String, Value> = sessions
+                .open
+                .keys()
+                .map(|n| {
+                    (
+                        n.clone(),
+                        json!({"instances": {}, "state": "pending", "commitUser": "", "description": ""}),
+                    )
+                })
+                .collect();
+            return Ok(json!({"maxSavedSessions": 1, "maxOpenSessions": 5, "sessions": map}));
+        }
         let st = match ctx {
             Ctx::Session(name, _) if rest == ["session-config", "diffs"] => {
                 let sessions = self.sessions();
