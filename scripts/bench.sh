@@ -16,7 +16,9 @@
 #   BENCH_NO_BUILD=1   use the binaries already in BENCH_BIN_DIR (default target/release)
 #   BENCH_OUT      results directory (default bench-results)
 #
-# Every device starts fresh: each (tool, N) gets its own netgw-lab process, stopped afterwards. The
+# Every device starts fresh: each (tool, N) gets its own netgw-lab process, stopped afterwards. netgw
+# converges three times in a row: `first` (one VLAN and one description to change on every device),
+# `second` and `third` (nothing to change; the third is the steady state of periodic runs). The
 # gateway side is measured by labs/bench/measure.py (wall, user+sys CPU of the process tree, peak RSS);
 # the simulator's own CPU over the run is recorded beside it (it shares the 2 cores).
 set -euo pipefail
@@ -202,7 +204,7 @@ run_netgw() { # tool platform n [lab args]
     mkdir -p "$d"
     start_lab "$platform" "$n" "$d" "$@"
     write_repo "$platform" "$d" > /dev/null
-    for run in first second; do
+    for run in first second third; do
         measure "$tool" "$d/$run.json" -- "$bin/netgw" converge --inventory "$d/inventory.yml" \
             --repo "$d/repo" --concurrency "$conc" --format json > "$d/m-$run.json"
         record "$tool" "$n" "$run" "$d/m-$run.json" "$d/$run.json" "$conc"
