@@ -573,43 +573,7 @@ fn yaml_to_json(v: serde_norway::Value) -> Result<Value, String> {
 /// Write JSON atomically: a temp file in the same directory, fsync, rename over the target, fsync the
 /// directory. Readers see the old file or the new one, never a part.
 pub fn write_json_atomic(path: &Path, value: &Value) -> Result<(), StoreError> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| parse_err(path, "has no parent directory".into()))?;
-    let mut body = serde_json::to_vec_pretty(value).map_err(|e| parse_err(path, e.to_string()))?;
-    body.push(b'\n');
-    let file_name = path
-        .file_name()
-        .and_then(|f| f.to_str())
-        .unwrap_or("node.json");
-    let tmp = dir.join(format!(
-        ".{file_name}.tmp-{}-{}",
-        std::process::id(),
-        unique()
-    ));
-    let result = (|| {
-        let open = || OpenOptions::new().write(true).create_new(true).open(&tmp);
-        let mut f = match open() {
-            // The directory is made on first use only (one syscall less per write).
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                fs::create_dir_all(dir)?;
-                open()?
-            }
-            other => other?,
-        };
-        f.write_all(&body)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)?;
-        sync_dir(dir)
-    })();
-    if let Err(source) = result {
-        let _ = fs::remove_file(&tmp);
-        return Err(StoreError::Io {
-            path: path.to_owned(),
-            source,
-        });
-    }
-    Ok(())
+    write_json(path, value, false)
 }
 
 /// [`write_json_atomic`] for files rewritten on every run (current state), without allocating and
@@ -630,6 +594,12 @@ pub fn write_json_atomic(path: &Path, value: &Value) -> Result<(), StoreError> {
 /// freed in the last seconds, so a converge that rewrites thousands of files spent a fifth of its CPU
 /// creating temp files (docs/bench.md).
 pub fn write_json_recycled(path: &Path, value: &Value) -> Result<(), StoreError> {
+    write_json(path, value, true)
+}
+
+/// Both writers: a temp file in the target's directory, `fsync`, then rename (or, with `recycle`,
+/// the spare reused and exchanged, as [`write_json_recycled`] describes), then the directory `fsync`.
+fn write_json(path: &Path, value: &Value, recycle: bool) -> Result<(), StoreError> {
     let dir = path
         .parent()
         .ok_or_else(|| parse_err(path, "has no parent directory".into()))?;
@@ -649,15 +619,16 @@ pub fn write_json_recycled(path: &Path, value: &Value) -> Result<(), StoreError>
     };
     let mut tmp = temp_name();
     let result = (|| {
-        let claimed = match fs::rename(&spare, &tmp) {
-            Ok(()) if fs::symlink_metadata(&tmp).is_ok_and(|m| m.file_type().is_file()) => true,
-            // Something other than a plain file was put there: leave it under the temp name.
-            Ok(()) => {
-                tmp = temp_name();
-                false
-            }
-            Err(_) => false,
-        };
+        let claimed = recycle
+            && match fs::rename(&spare, &tmp) {
+                Ok(()) if fs::symlink_metadata(&tmp).is_ok_and(|m| m.file_type().is_file()) => true,
+                // Something other than a plain file was put there: leave it under the temp name.
+                Ok(()) => {
+                    tmp = temp_name();
+                    false
+                }
+                Err(_) => false,
+            };
         let mut f = if claimed {
             // A reader may still hold this inode open from when it was the current file: it reads
             // under a shared lock ([`read_optional_shared`]), so empty it only under an exclusive one.
@@ -667,6 +638,7 @@ pub fn write_json_recycled(path: &Path, value: &Value) -> Result<(), StoreError>
         } else {
             let open = || OpenOptions::new().write(true).create_new(true).open(&tmp);
             match open() {
+                // The directory is made on first use only (one syscall less per write).
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     fs::create_dir_all(dir)?;
                     open()?
@@ -684,8 +656,8 @@ pub fn write_json_recycled(path: &Path, value: &Value) -> Result<(), StoreError>
         drop(f);
         // Exchange only with a regular file; anything else (no target yet, a directory in the way)
         // takes the plain rename, which fails where it failed before.
-        let target_is_file = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
-        let exchanged = target_is_file
+        let exchanged = recycle
+            && fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
             && rustix::fs::renameat_with(
                 rustix::fs::CWD,
                 &tmp,
