@@ -14,5 +14,6 @@ pub mod junos;
 pub mod netconf_txn;
 pub mod nxos;
 pub mod registry;
+pub mod stamp;
 pub mod target;
 pub mod transport;

@@ -122,7 +122,7 @@ pub fn revert_plan(applied: &Plan, pre: &Observed, now: &Observed) -> Plan {
 
 /// The pending `netgw-` configuration sessions in `show configuration sessions` that a killed
 /// gateway left behind (stamped over an hour before `now`, as NX-OS checkpoints are judged:
-/// [`crate::nxos::config::abandoned`]). EOS keeps a session pending for up to a day and only five open
+/// [`crate::stamp::abandoned`]). EOS keeps a session pending for up to a day and only five open
 /// at once (`maxOpenSessions`), so leftovers would block later runs. Operators' sessions, completed
 /// ones and names netgw would not make are never touched.
 pub fn abandoned_sessions(show_sessions: &serde_json::Value, now: u64) -> Vec<String> {
@@ -135,7 +135,7 @@ pub fn abandoned_sessions(show_sessions: &serde_json::Value, now: u64) -> Vec<St
     map.iter()
         .filter(|(name, s)| {
             s.get("state").and_then(serde_json::Value::as_str) == Some("pending")
-                && crate::nxos::config::abandoned(name, now)
+                && crate::stamp::abandoned(name, now)
         })
         .map(|(name, _)| name.clone())
         .collect()

@@ -280,11 +280,7 @@ impl EosDriver {
                 return;
             }
         };
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        for name in config::abandoned_sessions(&sessions, now) {
+        for name in config::abandoned_sessions(&sessions, crate::stamp::unix_now()) {
             match self
                 .eapi
                 .run_json(&[config::session_abort_command(&name)])
@@ -303,11 +299,7 @@ impl EosDriver {
 
     fn session_name(&mut self) -> String {
         self.seq += 1;
-        let secs = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        format!("netgw-{secs:x}-{:x}-{}", std::process::id(), self.seq)
+        crate::stamp::name(self.seq)
     }
 
     fn render(&self, plan: &Plan) -> Result<Vec<String>, DriverError> {

@@ -42,11 +42,7 @@ pub fn rollback_failure(answer: &str) -> Option<String> {
     Some(failed.to_owned())
 }
 
-/// How old a `netgw-` checkpoint must be before another run deletes it as abandoned. A run holds its
-/// checkpoint only from commit to confirm (seconds: the change and its verification); one older than
-/// this was left by a gateway killed in between (NX-OS has no commit timer to clean it up), and the ten
-/// checkpoints NX-OS keeps would eventually run out.
-pub const ABANDONED_AFTER_SECS: u64 = 3600;
+pub use crate::stamp::{ABANDONED_AFTER_SECS, abandoned};
 
 /// The checkpoint names in `show checkpoint summary [user]`: the `N) NAME:` line opening each block.
 pub fn parse_checkpoint_names(summary: &str) -> Vec<String> {
@@ -72,27 +68,6 @@ pub fn abandoned_checkpoints(names: &[String], now: u64) -> Vec<String> {
         .filter(|n| abandoned(n, now))
         .cloned()
         .collect()
-}
-
-/// Whether `name` is one netgw makes (`netgw-SECS-PID-SEQ`, the same scheme for NX-OS checkpoints and
-/// EOS configuration sessions) stamped at least [`ABANDONED_AFTER_SECS`] before `now`.
-pub fn abandoned(name: &str, now: u64) -> bool {
-    let Some(rest) = name.strip_prefix("netgw-") else {
-        return false;
-    };
-    let mut parts = rest.split('-');
-    let (Some(secs), Some(pid), Some(seq), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return false;
-    };
-    let hex = |s: &str| !s.is_empty() && s.len() <= 16 && u64::from_str_radix(s, 16).is_ok();
-    hex(secs)
-        && hex(pid)
-        && !seq.is_empty()
-        && seq.bytes().all(|b| b.is_ascii_digit())
-        && u64::from_str_radix(secs, 16)
-            .is_ok_and(|t| t.saturating_add(ABANDONED_AFTER_SECS) <= now)
 }
 
 #[cfg(test)]

@@ -21,8 +21,6 @@ pub mod facts;
 pub mod link;
 pub mod vlan;
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use async_trait::async_trait;
 use netgw_models::facts::DeviceFacts;
 use netgw_models::plan::{Plan, PlanRules, ResourceRef};
@@ -158,15 +156,13 @@ impl NxosDriver {
 
     fn new_checkpoint(&mut self) -> Result<String, DriverError> {
         self.seq += 1;
-        let secs = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        config::checkpoint_name(&format!("{secs:x}-{:x}-{}", std::process::id(), self.seq))
-            .ok_or_else(|| DriverError::Config {
+        let stamped = crate::stamp::name(self.seq);
+        config::checkpoint_name(stamped.trim_start_matches("netgw-")).ok_or_else(|| {
+            DriverError::Config {
                 device: self.device.clone(),
                 message: "bad checkpoint name".into(),
-            })
+            }
+        })
     }
 
     /// Housekeeping after a confirmed change: delete the `netgw-` checkpoints a killed gateway left
@@ -181,11 +177,8 @@ impl NxosDriver {
                 return;
             }
         };
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        for name in config::abandoned_checkpoints(&config::parse_checkpoint_names(&summary), now) {
+        let names = config::parse_checkpoint_names(&summary);
+        for name in config::abandoned_checkpoints(&names, crate::stamp::unix_now()) {
             match self
                 .conn
                 .run("confirm", &config::checkpoint_delete(&name))
