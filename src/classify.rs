@@ -1,4 +1,4 @@
-//! External node classifier (DESIGN.md §3 step 3): Puppet's ENC contract.
+//! External node classifier (docs/design.md §3 step 3): Puppet's ENC contract.
 //!
 //! The executable is run with the node name as its only argument (no shell, stdin closed, a timeout,
 //! bounded output) and prints YAML (Puppet docs, "Writing external node classifiers"):
@@ -473,7 +473,7 @@ impl NodeStore for Classified {
     }
 }
 
-/// Classify a node and resolve it with the classification applied (DESIGN.md §3 step 3 between steps
+/// Classify a node and resolve it with the classification applied (docs/design.md §3 step 3 between steps
 /// 2 and 5): the expansion sees the classes and environment, the attributes get the classifier layer,
 /// and `view.desired` stays the desired state as loaded, so what the run saves never contains
 /// classifier output.

@@ -1,4 +1,4 @@
-//! Command-line interface (DESIGN.md §6). Exit codes: 0 success, 1 a node failed, 2 usage or
+//! Command-line interface (docs/design.md §6). Exit codes: 0 success, 1 a node failed, 2 usage or
 //! configuration error.
 
 use crate::engine::{self, EngineOptions, Job, RegistryConnector};
@@ -105,7 +105,7 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "json")]
         format: Format,
     },
-    /// HTTP trigger API (DESIGN.md §7): converge on request, with run history; see docs/serve.md.
+    /// HTTP trigger API (docs/design.md §7): converge on request, with run history; see docs/serve.md.
     Serve {
         /// Address to listen on (`127.0.0.1:0` picks a free port; the bound address is printed).
         #[arg(long)]
@@ -522,7 +522,7 @@ fn converge_cmd(
     })
 }
 
-/// The Chef server store when `--server` is given (DESIGN.md §5).
+/// The Chef server store when `--server` is given (docs/design.md §5).
 fn chef_store(cli: &Cli) -> Result<Option<crate::store::chef::ChefServer>, Failure> {
     let Some(url) = &cli.server else {
         return Ok(None);

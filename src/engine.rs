@@ -1,4 +1,4 @@
-//! The converge engine: DESIGN.md §3 for every node, concurrently.
+//! The converge engine: docs/design.md §3 for every node, concurrently.
 //!
 //! ```text
 //!   converge(targets) ──▶ one task per node (JoinSet), at most `concurrency` at once (Semaphore)

@@ -1,4 +1,4 @@
-//! Inventories: Nornir's SimpleInventory format (DESIGN.md §6), so existing Nornir inventories and the
+//! Inventories: Nornir's SimpleInventory format (docs/design.md §6), so existing Nornir inventories and the
 //! `nornir-simple-inventory.yml` containerlab generates work unchanged.
 //!
 //! Forms accepted for `--inventory PATH`:

@@ -1,5 +1,5 @@
 //! netgw: a network-device management gateway. It plays the part chef-client plays on a server, once
-//! per device, for a whole inventory at a time. See DESIGN.md for the architecture.
+//! per device, for a whole inventory at a time. See docs/design.md for the architecture.
 
 pub mod api;
 pub mod classify;

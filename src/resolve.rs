@@ -1,5 +1,5 @@
 //! Assemble a node's view from a store: desired and current state, the environment, the expanded
-//! run-list, and every attribute layer in Chef's order (DESIGN.md §3 steps 2, 5 and 6).
+//! run-list, and every attribute layer in Chef's order (docs/design.md §3 steps 2, 5 and 6).
 
 use crate::store::NodeStore;
 use crate::store::StoreError;

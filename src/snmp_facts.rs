@@ -1,7 +1,7 @@
-//! SNMP facts in a run (DESIGN.md §3 step 4: facts are "gathered over the driver's transport, with SNMP
+//! SNMP facts in a run (docs/design.md §3 step 4: facts are "gathered over the driver's transport, with SNMP
 //! where configured").
 //!
-//! When an inventory host has `connection_options.snmp` (DESIGN.md §6: `hostname`, `port`, `extras`
+//! When an inventory host has `connection_options.snmp` (docs/design.md §6: `hostname`, `port`, `extras`
 //! `{version, community, user, auth_proto, auth_key, priv_proto, priv_key, context}`, plus netgw's
 //! `timeout` seconds per attempt and `retries`), the engine walks the standard MIBs
 //! (`netgw_drivers::transport::snmp::collect_facts`) at the same time as the driver gathers its facts,

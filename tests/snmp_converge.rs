@@ -1,4 +1,4 @@
-//! SNMP facts in a converge (DESIGN.md §3 step 4), end to end: netgw-lab devices with their SNMP agents,
+//! SNMP facts in a converge (docs/design.md §3 step 4), end to end: netgw-lab devices with their SNMP agents,
 //! the inventory the lab writes (`connection_options.snmp`), the real `netgw converge` binary, and the
 //! current state it saves.
 //!

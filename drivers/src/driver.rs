@@ -1,4 +1,4 @@
-//! The one `Driver` trait every vendor implements (DESIGN.md §4), and the types around it.
+//! The one `Driver` trait every vendor implements (docs/design.md §4), and the types around it.
 //!
 //! A driver value is one session with one device. The converge engine calls, in order:
 //!

@@ -1,4 +1,4 @@
-//! Transports and vendor drivers. See DESIGN.md §4.
+//! Transports and vendor drivers. See docs/design.md §4.
 //!
 //! `transport/` moves bytes (SSH, NETCONF, SNMP, HTTP); each vendor module (`junos/`, `eos/`, ...)
 //! renders and parses with pure functions (`facts.rs`, `vlan.rs`, `link.rs`) and implements

@@ -1,4 +1,4 @@
-//! The one registration point: platform -> driver (STYLE.md habit 3).
+//! The one registration point: platform -> driver (docs/style.md habit 3).
 
 use crate::driver::{Driver, DriverError, Platform};
 use crate::target::DeviceTarget;

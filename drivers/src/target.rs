@@ -1,4 +1,4 @@
-//! Where a device is and how to reach it: what the inventory resolves a host into (DESIGN.md §6).
+//! Where a device is and how to reach it: what the inventory resolves a host into (docs/design.md §6).
 
 use crate::driver::Platform;
 use crate::transport::Timeouts;
@@ -20,7 +20,7 @@ pub struct ConnectionOptions {
     pub extras: serde_json::Map<String, Value>,
 }
 
-/// Extras keys whose values are credentials (DESIGN.md §6 SNMP extras, and the usual names).
+/// Extras keys whose values are credentials (docs/design.md §6 SNMP extras, and the usual names).
 pub fn is_secret_extra(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
     matches!(k.as_str(), "community" | "auth_key" | "priv_key")

@@ -1,4 +1,4 @@
-//! The EOS driver against a third-party eAPI peer (PEERS.md): fake-switches `arista_generic` over plain
+//! The EOS driver against a third-party eAPI peer (docs/peers.md): fake-switches `arista_generic` over plain
 //! HTTP on 127.0.0.1, driven through the `Driver` trait the way the converge engine will:
 //! observe -> netgw_models::plan::plan -> stage -> commit -> observe -> plan is empty -> confirm.
 //! Every change is read back with the peer's own `show vlan`, `show interfaces X switchport` and

@@ -1,4 +1,4 @@
-//! The IOS driver against fake-switches (PEERS.md), models `cisco_generic` and `cisco_6500`, driving the
+//! The IOS driver against fake-switches (docs/peers.md), models `cisco_generic` and `cisco_6500`, driving the
 //! `Driver` trait directly: observe -> plan -> stage -> commit -> observe -> plan is empty -> confirm,
 //! and on error rollback. Every change is read back with the peer's own `show vlan` /
 //! `show running-config interface X`.

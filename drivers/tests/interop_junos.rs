@@ -1,4 +1,4 @@
-//! The Junos driver against peers written by others (PEERS.md), over real SSH and NETCONF:
+//! The Junos driver against peers written by others (docs/peers.md), over real SSH and NETCONF:
 //!
 //! * fake-switches `juniper_generic` (EX), `juniper_qfx_copper_generic` (ELS) and `juniper_mx_generic`
 //!   (MX): the Driver trait end to end (observe -> plan -> stage -> commit -> observe -> empty plan ->

@@ -1,4 +1,4 @@
-//! NETCONF transport against servers written by others (PEERS.md), over real SSH:
+//! NETCONF transport against servers written by others (docs/peers.md), over real SSH:
 //!
 //! * netconfd (yuma123 2.13) behind a private OpenSSH: base:1.1 chunked framing, candidate + commit,
 //!   a confirmed commit really rolled back by the server, lock contention, discard-changes, typed errors.
@@ -509,7 +509,7 @@ async fn fake_junos_eom_lock_edit_commit_read_back() {
         "fake-switches only speaks base:1.0"
     );
 
-    // PEERS.md: a dead session can leave the global lock held with a dirty candidate.
+    // docs/peers.md: a dead session can leave the global lock held with a dirty candidate.
     let _ = s.discard_changes().await;
     let _ = s.unlock(Datastore::Candidate).await;
 

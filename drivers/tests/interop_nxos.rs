@@ -1,4 +1,4 @@
-//! The NX-OS driver's read path against fakenos' canned `cisco_nxos` outputs over SSH (PEERS.md):
+//! The NX-OS driver's read path against fakenos' canned `cisco_nxos` outputs over SSH (docs/peers.md):
 //! facts and observed VLANs / switchports, through the text fallback (fakenos has no `| json`).
 //!
 //! Needs `scripts/peers/fakenos.sh install` (a venv under .peers/); fails loudly without it.

@@ -1,4 +1,4 @@
-//! SNMP interop against agents written by others (PEERS.md):
+//! SNMP interop against agents written by others (docs/peers.md):
 //! - snmpsim 1.2.2 serving real device recordings from snmpsim-data 1.0.1 (one instance shared by the tests
 //!   of this binary: it is read-only and slow to index), v2c communities and v3 authPriv SHA/AES;
 //! - net-snmp snmpd (Debian), v2c and v3 with several USM users.
@@ -63,7 +63,7 @@ fn start_peer(name: &str) -> Peer {
     if !out.status.success() {
         panic!(
             "\n\n*** SNMP peer {name} did not start. Install it first:\n***     {} install\n\
-             *** (see PEERS.md)\n--- stdout:\n{}\n--- stderr:\n{}\n",
+             *** (see docs/peers.md)\n--- stdout:\n{}\n--- stderr:\n{}\n",
             script.display(),
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)

@@ -1,4 +1,4 @@
-//! SSH transport against real third-party peers (PEERS.md): OpenSSH's sshd and fake-switches.
+//! SSH transport against real third-party peers (docs/peers.md): OpenSSH's sshd and fake-switches.
 //!
 //! Every test starts its own peer (temp dir, free port) and a guard stops it on drop, so tests run in
 //! parallel and leave nothing behind. A missing peer FAILS the test with the command that installs it:

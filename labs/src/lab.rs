@@ -564,7 +564,7 @@ impl Lab {
         Ok(lab)
     }
 
-    /// `connection_options.snmp.extras` (DESIGN.md §6) for the lab's agents; `key` selects a node on a
+    /// `connection_options.snmp.extras` (docs/design.md §6) for the lab's agents; `key` selects a node on a
     /// shared port.
     pub fn snmp_extras(&self, key: Option<&str>) -> Map<String, Value> {
         let o = &self.options;

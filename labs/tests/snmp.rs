@@ -509,7 +509,7 @@ fn net_snmp(tool: &str) -> std::path::PathBuf {
     if path.is_empty() {
         panic!(
             "\n\n*** {tool} (net-snmp) is not installed. Install it first:\n***     scripts/peers/snmpd.sh install\n\
-             *** (it installs the Debian packages snmpd and snmp; see PEERS.md)\n"
+             *** (it installs the Debian packages snmpd and snmp; see docs/peers.md)\n"
         );
     }
     path.into()

@@ -1,4 +1,4 @@
-//! Compile resources from the expanded run-list and the merged attributes (DESIGN.md §3 step 7).
+//! Compile resources from the expanded run-list and the merged attributes (docs/design.md §3 step 7).
 //!
 //! Built-in, attribute-driven recipes:
 //! * `netdev::vlans` declares one `vlan` per entry of `node['netdev']['vlans']`, keyed by VLAN id

@@ -1,7 +1,7 @@
-//! Device facts: the automatic-attribute shape every driver and the SNMP collector produce (DESIGN.md §3 step 4).
+//! Device facts: the automatic-attribute shape every driver and the SNMP collector produce (docs/design.md §3 step 4).
 //!
 //! Facts play the part Ohai plays on a server: they are gathered at the start of every run and become the
-//! node's `automatic` attributes, the highest precedence level (DESIGN.md §3 step 6). The shape follows
+//! node's `automatic` attributes, the highest precedence level (docs/design.md §3 step 6). The shape follows
 //! NAPALM's getters (`get_facts`, `get_interfaces`, `get_vlans`, `get_lldp_neighbors_detail`) so every vendor
 //! driver fills the same fields, and the SNMP collector can fill the gaps a driver leaves
 //! ([`DeviceFacts::fill_missing_from`]).

@@ -1,6 +1,6 @@
 //! The planner: a pure diff of desired against observed resources, per resource and property.
 //!
-//! Collection policies (DESIGN.md §3 step 8):
+//! Collection policies (docs/design.md §3 step 8):
 //! * `merge` (default): only declared properties change; a trunk's allowed VLANs are added to.
 //! * `replace`: declared resources are fully owned: undeclared `description` is cleared, `enabled`
 //!   defaults to true, `native_vlan` to the platform default, and a trunk's allowed list is replaced

@@ -430,7 +430,7 @@ pub struct ConnectionAccess {
     pub extras: Map<String, Value>,
 }
 
-/// A Nornir SimpleInventory (one file with `hosts:`), as netgw's `--inventory` reads it (DESIGN.md §6).
+/// A Nornir SimpleInventory (one file with `hosts:`), as netgw's `--inventory` reads it (docs/design.md §6).
 /// Nodes without an entry in `access`, or without a platform, are left out. The node's containerlab
 /// group becomes a Nornir group name, its kind and labels go to `data`.
 pub fn nornir_inventory(topo: &Topology, access: &BTreeMap<String, NodeAccess>) -> Value {

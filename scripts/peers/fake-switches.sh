@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fake-switches 1.5.0 (PyPI): Cisco IOS / Junos / Arista / Dell / Brocade simulators written by others
-# (see PEERS.md). Our tests use it as the acceptance peer for the SSH CLI transport.
+# (see docs/peers.md). Our tests use it as the acceptance peer for the SSH CLI transport.
 #
 #   scripts/peers/fake-switches.sh install              idempotent: python3-venv (apt) + venv under .peers/
 #   scripts/peers/fake-switches.sh start DIR SPEC.json  start one launcher process for all switches in SPEC;
@@ -30,7 +30,7 @@ install() {
     mkdir -p "$(dirname "$VENV")"
     python3 -m venv "$VENV"
     # fake-switches pins Twisted<17, which does not install on Python 3.11: install it without deps and
-    # bring the deps that work (PEERS.md).
+    # bring the deps that work (docs/peers.md).
     "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps fake-switches==1.5.0
     "$VENV/bin/pip" install -q --disable-pip-version-check "Twisted[conch]==26.10.0" tftpy netaddr lxml
     "$VENV/bin/python" -c 'import fake_switches, twisted.conch' >/dev/null

@@ -11,7 +11,7 @@ Once every device listens, prints one line to stdout:
 and runs the reactor until SIGTERM/SIGINT.
 
 Why not fake-switches' own launcher: it passes the enable password as bytes, so `enable` with a password
-fails (PEERS.md). Credentials here: SSH user admin / admin, enable secret "enable".
+fails (docs/peers.md). Credentials here: SSH user admin / admin, enable secret "enable".
 """
 
 import json

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fakenos 1.2.1 (PyPI): canned outputs of many network OSes over SSH (PEERS.md). netgw uses its
+# fakenos 1.2.1 (PyPI): canned outputs of many network OSes over SSH (docs/peers.md). netgw uses its
 # cisco_nxos platform for the NX-OS driver's read path (facts, VLANs, switchport); it keeps no
 # configuration state.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# goiardi 0.11.10 (Debian): a real Chef server API for the Chef server store's tests (PEERS.md).
+# goiardi 0.11.10 (Debian): a real Chef server API for the Chef server store's tests (docs/peers.md).
 #
 #   scripts/peers/goiardi.sh install     idempotent: apt-get install goiardi when it is missing
 #   scripts/peers/goiardi.sh start DIR   goiardi with authentication (-A) on a free 127.0.0.1 port, its

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# netconfd (yuma123 2.13, Debian) behind a private sshd: the standards NETCONF peer (PEERS.md).
+# netconfd (yuma123 2.13, Debian) behind a private sshd: the standards NETCONF peer (docs/peers.md).
 #
 #   scripts/peers/netconfd.sh install     idempotent: apt netconfd netconfd-module-ietf-interfaces
 #                                         openssh-server, the fake get-interface-ipv4 helper, and the

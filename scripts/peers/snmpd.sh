@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# net-snmp snmpd (Debian 12: 5.9.3): a real SNMP agent for v2c and v3 (PEERS.md).
+# net-snmp snmpd (Debian 12: 5.9.3): a real SNMP agent for v2c and v3 (docs/peers.md).
 #
 #   scripts/peers/snmpd.sh install     idempotent: apt-get install snmpd (the agent) and snmp (the
 #                                      snmpwalk/snmpbulkwalk tools labs/tests/snmp.rs runs), only what is missing
@@ -28,7 +28,7 @@ install() {
     fi
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    # No daemon is started by the package in a container without systemd (PEERS.md).
+    # No daemon is started by the package in a container without systemd (docs/peers.md).
     apt-get install -y -qq "${missing[@]}" >/dev/null
     echo "snmpd: installed ${missing[*]}"
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # snmpsim 1.2.2 + snmpsim-data 1.0.1 (PyPI): an SNMP v2c/v3 agent answering from recordings of real
-# devices (PEERS.md). Read-only; our SNMP interop tests share one instance per test binary.
+# devices (docs/peers.md). Read-only; our SNMP interop tests share one instance per test binary.
 #
 #   scripts/peers/snmpsim.sh install     idempotent: python3-venv + bzip2 (apt, only when missing) and a
 #                                        venv under .peers/venv-snmpsim

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A private OpenSSH server per test (PEERS.md): own config, host keys and authorized_keys under DIR,
+# A private OpenSSH server per test (docs/peers.md): own config, host keys and authorized_keys under DIR,
 # 127.0.0.1 on a high port, UsePAM no, a throwaway test user.
 #
 #   scripts/peers/sshd.sh install          idempotent: openssh-server (apt) + test user netgwtest

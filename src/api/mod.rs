@@ -1,4 +1,4 @@
-//! `netgw serve`: the HTTP trigger API (DESIGN.md §7).
+//! `netgw serve`: the HTTP trigger API (docs/design.md §7).
 //!
 //! ```text
 //!   SIGTERM/SIGINT ─▶ shutdown token ─┬─▶ axum: stop accepting, finish open requests

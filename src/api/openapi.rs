@@ -28,7 +28,7 @@ pub fn document() -> Value {
         "info": {
             "title": "netgw trigger API",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "Ask the gateway to converge network devices (DESIGN.md §7). Every endpoint but /healthz needs a bearer token or a Chef-signed request (mixlib-authentication 1.0/1.1/1.3). Tokens and clients carry roles: `trigger` (POST /v1/converge) and `read` (every GET)."
+            "description": "Ask the gateway to converge network devices (docs/design.md §7). Every endpoint but /healthz needs a bearer token or a Chef-signed request (mixlib-authentication 1.0/1.1/1.3). Tokens and clients carry roles: `trigger` (POST /v1/converge) and `read` (every GET)."
         },
         "security": [{"bearer": []}, {"chefSignature": []}],
         "paths": {

@@ -1,4 +1,4 @@
-//! Arista EOS over eAPI (DESIGN.md §4): glue between the [`Driver`] trait and the pure parsers and
+//! Arista EOS over eAPI (docs/design.md §4): glue between the [`Driver`] trait and the pure parsers and
 //! renderers in `facts.rs`, `vlan.rs`, `link.rs` and `config.rs`.
 //!
 //! ```text

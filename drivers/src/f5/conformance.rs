@@ -1,6 +1,6 @@
 //! The F5 side of the shared conformance suite (`crate::conformance`): the real parsers on recorded
 //! iControl REST answers. Files are named after the endpoint with `/` -> `_` (as in
-//! `../shared/fixtures/real/f5`): `sys_version.json`, `sys_hardware.json`, `sys_global-settings.json`,
+//! the public-sample collection (docs/fixture-sources.md), `f5`): `sys_version.json`, `sys_hardware.json`, `sys_global-settings.json`,
 //! `shared_device-info.json`, `net_interface.json`, `net_vlan.json`, `net_trunk.json`,
 //! `net_lldp-neighbors.json`, and `net_vlan_interfaces__NAME.json` for the interfaces subcollection of
 //! VLAN NAME. Other files are ignored.

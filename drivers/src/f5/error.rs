@@ -1,7 +1,7 @@
-//! iControl REST error bodies, parsed into data (STYLE.md habit 4: a device's error is data).
+//! iControl REST error bodies, parsed into data (docs/style.md habit 4: a device's error is data).
 //!
 //! BIG-IP answers a failed request with one of two JSON shapes (see
-//! `../shared/fixtures/real/f5/SOURCES.md`, "Error-body shapes seen"):
+//! `docs/fixture-sources.md (F5 section)`, "Error-body shapes seen"):
 //!
 //! 1. **mcpd / configuration errors** (most `/mgmt/tm/...` failures):
 //!    `{"code":404,"message":"01020036:3: The requested Pool (/Common/my-pool) was not found.","errorStack":[],"apiError":3}`
@@ -151,7 +151,7 @@ pub fn parse_error_value(status: u16, v: &serde_json::Value) -> Option<F5Error> 
 mod tests {
     use super::*;
 
-    // Bodies copied from ../shared/fixtures/real/f5 (real device answers).
+    // Bodies copied from the public-sample collection (docs/fixture-sources.md), `f5` (real device answers).
     const POOL_404: &str = r#"{"code":404,"message":"01020036:3: The requested Pool (/Common/my-pool) was not found.","errorStack":[],"apiError":3}"#;
     const NO_TOKEN_401: &str = r#"{"code":401,"message":"Authorization failed: no user authentication header or token detected. Uri:http://localhost:8100/mgmt/tm/ltm/virtual Referrer:10.145.74.44 Sender:10.145.74.44","referer":"10.145.74.44","restOperationId":7945916,"kind":":resterrorresponse"}"#;
     const LOGIN_FAILED_401: &str = r#"{

@@ -1,4 +1,4 @@
-//! F5 BIG-IP over iControl REST (DESIGN.md §4): glue between the [`Driver`] trait and the session in
+//! F5 BIG-IP over iControl REST (docs/design.md §4): glue between the [`Driver`] trait and the session in
 //! `rest.rs`, the pure parsers in `facts.rs`, `vlan.rs`, `link.rs` and the renderer in `config.rs`.
 //!
 //! ```text

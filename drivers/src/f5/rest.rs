@@ -888,7 +888,7 @@ mod tests {
     use crate::driver::Platform;
     use crate::target::ConnectionOptions;
 
-    // ../shared/fixtures/real/f5/f5-automation-labs/authn_login/authn_login_tmos_admin_13.1.0.8.json
+    // the public-sample collection (docs/fixture-sources.md), `f5/f5-automation-labs/authn_login/authn_login_tmos_admin_13.1.0.8.json`
     const LOGIN_13: &str = r#"{"username":"admin","loginReference":{"link":"https://localhost/mgmt/cm/system/authn/providers/tmos/1f44a60e-11a7-3c51-a49f-82983026b41b/login"},"loginProviderName":"tmos","token":{"token":"TCJMWPGBQGPZPJYUCY57J2IITA","name":"TCJMWPGBQGPZPJYUCY57J2IITA","userName":"admin","authProviderName":"tmos","user":{"link":"https://localhost/mgmt/shared/authz/users/admin"},"timeout":1200,"startTime":"2018-08-01T08:05:37.679-0700","address":"10.1.1.250","partition":"[All]","generation":1,"lastUpdateMicros":1533135937678293,"expirationMicros":1533137137679000,"kind":"shared:authz:tokens:authtokenitemstate","selfLink":"https://localhost/mgmt/shared/authz/tokens/TCJMWPGBQGPZPJYUCY57J2IITA"},"generation":0,"lastUpdateMicros":0}"#;
     // .../authz_tokens/patch_token_timeout_36000.json (a bare token item)
     const PATCHED_TOKEN: &str = r#"{"token":"X54G4KAQUEGFZX2J7MUMFBKBC5","timeout":36000,"lastUpdateMicros":1533137298286141,"expirationMicros":1533173278961000}"#;

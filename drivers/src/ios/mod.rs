@@ -1,4 +1,4 @@
-//! Cisco IOS / IOS-XE over the SSH CLI (DESIGN.md §4): glue between the [`Driver`] trait and the pure
+//! Cisco IOS / IOS-XE over the SSH CLI (docs/design.md §4): glue between the [`Driver`] trait and the pure
 //! parsers and renderers in `facts.rs`, `vlan.rs`, `link.rs` and `config.rs`.
 //!
 //! ```text

@@ -1,4 +1,4 @@
-//! Juniper Junos over NETCONF (DESIGN.md §4): glue between the [`Driver`] trait, the NETCONF session
+//! Juniper Junos over NETCONF (docs/design.md §4): glue between the [`Driver`] trait, the NETCONF session
 //! and the pure parsers and renderers of this module.
 //!
 //! ```text

@@ -1,4 +1,4 @@
-//! Cisco NX-OS over the SSH CLI (DESIGN.md §4): `| json` (NX-API shapes) where the device answers it,
+//! Cisco NX-OS over the SSH CLI (docs/design.md §4): `| json` (NX-API shapes) where the device answers it,
 //! text parsers otherwise; changes inside a named checkpoint. Glue only: parsing and rendering live in
 //! `facts.rs`, `vlan.rs`, `link.rs`, `config.rs` (and the IOS renderers, same syntax).
 //!

@@ -1,6 +1,6 @@
 //! Credential references: `${ENV_VAR}`, `file:PATH`, or a literal, resolved into a Secret.
 //!
-//! Inventories (DESIGN.md §6) let a password be written as a reference instead of a literal, so secrets
+//! Inventories (docs/design.md §6) let a password be written as a reference instead of a literal, so secrets
 //! can stay out of the inventory file. Errors name the reference (the variable or the path), never the
 //! value; a literal never fails and is never printed.
 

@@ -1,6 +1,6 @@
 //! Transports: bytes in and out of devices. Vendor code renders and parses; transports move bytes.
 //!
-//! Every transport has three timeouts (STYLE.md habit 6): connect, idle (no bytes from the peer for this
+//! Every transport has three timeouts (docs/style.md habit 6): connect, idle (no bytes from the peer for this
 //! long ends the session), and per operation (one command, one RPC, one request). Errors that come from a
 //! timeout name the operation, the device and the limit.
 

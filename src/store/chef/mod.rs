@@ -1,5 +1,5 @@
 //! The Chef server store: desired state, roles and environments from a Chef server, current state
-//! saved back to it, over signed requests (DESIGN.md §3 steps 2 and 10, §5).
+//! saved back to it, over signed requests (docs/design.md §3 steps 2 and 10, §5).
 //!
 //! ```text
 //!   load_desired ─▶ GET /nodes/N/desired ──200──▶ desired (RFC 45 server)

@@ -1,4 +1,4 @@
-//! Errors of the NETCONF transport (one thiserror enum for this layer, STYLE.md habit 4).
+//! Errors of the NETCONF transport (one thiserror enum for this layer, docs/style.md habit 4).
 //!
 //! This file, `codec.rs` and `reply.rs` only depend on std, bytes, tokio-util, quick-xml and thiserror,
 //! so the fuzz crate (`fuzz/`) can compile them on their own with `#[path]` modules.

@@ -155,7 +155,7 @@ impl SnmpSecurity {
     }
 }
 
-/// `connection_options.snmp.extras` of the inventory (DESIGN.md §6), before validation.
+/// `connection_options.snmp.extras` of the inventory (docs/design.md §6), before validation.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 #[serde(default)]
 pub struct SnmpExtras {

@@ -1,5 +1,5 @@
 //! SNMP transport errors. Every variant names the device and the operation; timeouts and walk limits also
-//! name the limit (STYLE.md habit 6).
+//! name the limit (docs/style.md habit 6).
 
 use std::fmt;
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! The SSH transport's error type: one enum for the layer (STYLE.md habit 4). Every variant names the
+//! The SSH transport's error type: one enum for the layer (docs/style.md habit 4). Every variant names the
 //! device; none carries a password or passphrase.
 
 use std::path::PathBuf;

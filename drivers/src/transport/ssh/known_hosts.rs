@@ -6,7 +6,7 @@
 //! `@revoked` marker. `@cert-authority` lines are skipped (host certificates are not accepted).
 //! Unparseable lines are skipped, as OpenSSH does.
 //!
-//! Policy (DESIGN.md §4): a key that matches a recorded one is trusted; a host with no recorded key is
+//! Policy (docs/design.md §4): a key that matches a recorded one is trusted; a host with no recorded key is
 //! unknown (refused unless the caller explicitly accepts new keys); a host whose recorded keys all
 //! differ from the presented one has a CHANGED key, which is always refused.
 //!

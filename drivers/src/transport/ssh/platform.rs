@@ -1,4 +1,4 @@
-//! CLI platform behaviour as data (the scrapli pattern, STYLE.md): prompt patterns per mode, failure
+//! CLI platform behaviour as data (the scrapli pattern, docs/style.md): prompt patterns per mode, failure
 //! strings, on-open commands, enable and configuration-mode commands. One table, [`PLATFORMS`]; the
 //! shell ([`super::shell`]) is generic over it. Adding a platform is one entry here.
 //!
