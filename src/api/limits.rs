@@ -38,8 +38,8 @@ pub struct ServerLimits {
     pub max_streams_per_identity: usize,
 }
 
-pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
-pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 64;
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 128;
 pub const DEFAULT_HEADER_TIMEOUT_SECS: f64 = 10.0;
 pub const DEFAULT_BODY_TIMEOUT_SECS: f64 = 10.0;
 pub const DEFAULT_MAX_STREAMS_PER_IDENTITY: usize = 8;
