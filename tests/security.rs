@@ -421,3 +421,207 @@ fn weak_chef_client_keys_are_refused_at_start() {
         "{first} {err}"
     );
 }
+
+/// What a device says when it refuses a commit (netgw-lab's `reject-commit` fault): a title change,
+/// a screen clear and a carriage return with a fake success line.
+/// One node per vendor whose commit error carries [`HOSTILE`]: EOS, Junos, F5. (IOS is not among
+/// them: netgw-lab's `reject-commit` answers IOS's `configure terminal` itself, so the driver reports
+/// the next line's `Invalid input` and the text never reaches an error.)
+const FAULTED: [&str; 3] = ["spine1", "spine2", "lb1"];
+
+const HOSTILE: &str = "window closed\x1b]0;pwned\x07\x1b[2J\rall devices converged OK";
+
+/// A `netgw-lab` fabric (EOS, Junos, IOS, F5) started under `umask 000`, the [`FAULTED`] nodes
+/// refusing commits with [`HOSTILE`]; stopped on drop.
+struct Fabric {
+    child: Child,
+    inventory: PathBuf,
+}
+
+impl Drop for Fabric {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn bin(name: &str) -> PathBuf {
+    let p = Path::new(env!("CARGO_BIN_EXE_netgw"))
+        .parent()
+        .unwrap()
+        .join(name);
+    assert!(
+        p.exists(),
+        "{} is not built next to netgw; run `cargo build -p netgw-labs` (the workspace test command builds it)",
+        p.display()
+    );
+    p
+}
+
+fn fabric(dir: &Path) -> Fabric {
+    let inventory = dir.join("inventory.yml");
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("umask 000; exec \"$@\"")
+        .arg("sh")
+        .arg(bin("netgw-lab"))
+        .arg("up")
+        .arg(common::root().join("containerlab/netgw-fabric.clab.yml"))
+        .arg("--inventory-out")
+        .arg(&inventory)
+        .arg("--no-snmp");
+    for node in FAULTED {
+        cmd.arg("--fault")
+            .arg(format!("{node}:reject-commit={HOSTILE}"));
+    }
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(
+            std::fs::File::create(dir.join("lab.log")).unwrap(),
+        ))
+        .spawn()
+        .unwrap();
+    let out = BufReader::new(child.stdout.take().unwrap());
+    let ready = out
+        .lines()
+        .map_while(Result::ok)
+        .any(|l| l.starts_with("READY"));
+    assert!(
+        ready,
+        "netgw-lab did not start: {}",
+        std::fs::read_to_string(dir.join("lab.log")).unwrap_or_default()
+    );
+    Fabric { child, inventory }
+}
+
+/// `netgw converge` under `umask 000`: (exit success, stdout, stderr).
+fn converge(repo: &Path, fab: &Fabric, locks: &Path, extra: &[&str]) -> (bool, String, String) {
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("umask 000; exec \"$@\"")
+        .arg("sh")
+        .arg(env!("CARGO_BIN_EXE_netgw"))
+        .args(["--log", "warn", "converge", "--repo"])
+        .arg(repo)
+        .arg("--inventory")
+        .arg(&fab.inventory)
+        .arg("--lock-dir")
+        .arg(locks)
+        .args(extra)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn mode(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let t = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &t);
+        } else {
+            std::fs::copy(e.path(), &t).unwrap();
+        }
+    }
+}
+
+#[test]
+fn device_escape_sequences_symlinks_and_file_modes_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fab = fabric(d);
+    // netgw-lab's inventory holds the devices' passwords: 0600 even under umask 000.
+    assert_eq!(mode(&fab.inventory), 0o600, "netgw-lab inventory");
+    let repo = d.join("repo");
+    copy_dir(&common::root().join("examples/repo"), &repo);
+    let _ = std::fs::remove_dir_all(repo.join("nodes/current"));
+    let locks = d.join("locks");
+
+    // Escape sequences from each vendor's commit error: shown escaped in the human report and log.
+    let (_, out, err) = converge(&repo, &fab, &locks, &[]);
+    for node in FAULTED {
+        let start = out
+            .find(&format!("netgw run FAILED for {node}:"))
+            .unwrap_or_else(|| panic!("{node} failed:\n{out}"));
+        let block = &out[start..];
+        let block = &block[..block.find("\nnetgw run for").unwrap_or(block.len())];
+        // Each vendor's path carries a different part (Junos's XML reply ends at the carriage return,
+        // the others keep it whole): the title sequence reaches every one.
+        assert!(block.contains("\\x1b]0;pwned"), "{node}: {block}");
+    }
+    for (what, text) in [("stdout", &out), ("stderr", &err)] {
+        assert!(
+            !text.contains(['\x1b', '\x07', '\r']),
+            "{what} carries raw control characters: {text:?}"
+        );
+    }
+    // Control: the devices really sent the sequences (JSON, which escapes by itself, has them).
+    let (_, json, _) = converge(&repo, &fab, &locks, &["--format", "json"]);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let raw_errors = v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| {
+            n["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("\x1b]0;pwned"))
+        })
+        .count();
+    assert_eq!(raw_errors, FAULTED.len(), "{v:#}");
+
+    // File modes under umask 000: state and locks private.
+    assert_eq!(mode(&repo.join("nodes/current")), 0o700);
+    assert_eq!(mode(&repo.join("nodes/current/leaf1.json")), 0o600);
+    assert_eq!(mode(&locks), 0o700);
+    assert_eq!(mode(&locks.join("leaf1.run.lock")), 0o600);
+
+    // Symlinks: a lock file, the current-state directory, a node file. Each refused naming the path,
+    // the target untouched.
+    let victim = d.join("victim.conf");
+    std::fs::write(&victim, "root-owned config\n").unwrap();
+    let outside = d.join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::remove_file(locks.join("leaf1.run.lock")).unwrap();
+    std::os::unix::fs::symlink(&victim, locks.join("leaf1.run.lock")).unwrap();
+    std::fs::rename(repo.join("nodes/current"), d.join("current.real")).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join("nodes/current")).unwrap();
+    std::fs::rename(repo.join("nodes/leaf2.json"), d.join("leaf2.json")).unwrap();
+    std::os::unix::fs::symlink(d.join("leaf2.json"), repo.join("nodes/leaf2.json")).unwrap();
+    let (_, out, _) = converge(&repo, &fab, &locks, &["leaf1", "leaf2"]);
+    assert!(
+        out.contains("leaf1.run.lock is a symbolic link"),
+        "lock link: {out}"
+    );
+    assert!(
+        out.contains("nodes/leaf2.json is a symbolic link"),
+        "node link: {out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "root-owned config\n"
+    );
+    // nodes/current leading out: the run that would save there fails naming it; nothing lands.
+    std::fs::remove_file(locks.join("leaf1.run.lock")).unwrap();
+    let (_, out, _) = converge(&repo, &fab, &locks, &["leaf1"]);
+    assert!(out.contains("leads outside"), "current link: {out}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    // Control: without the links the same nodes converge.
+    std::fs::remove_file(repo.join("nodes/current")).unwrap();
+    std::fs::remove_file(repo.join("nodes/leaf2.json")).unwrap();
+    std::fs::rename(d.join("leaf2.json"), repo.join("nodes/leaf2.json")).unwrap();
+    let (ok, out, err) = converge(&repo, &fab, &locks, &["leaf1", "leaf2"]);
+    assert!(ok, "{out}\n{err}");
+}
