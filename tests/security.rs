@@ -19,6 +19,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
 const TRIGGER: &str = "security-trigger-token-0123";
+const READ: &str = "security-read-token-4567";
 
 /// A device port that accepts and never answers (lives as long as the test process).
 fn stalling_port() -> u16 {
@@ -55,7 +56,7 @@ fn serve(extra: &str) -> Server {
         d,
         "inventory.yml",
         &format!(
-            "hosts:\n  sw1:\n    hostname: 127.0.0.1\n    platform: arista_eos\n    username: admin\n    password: admin\n    connection_options: {{eapi: {{port: {}, extras: {{transport: http}}}}}}\n    data: {{netgw: {{connect_timeout: 2, operation_timeout: 2}}}}\n",
+            "hosts:\n  sw1:\n    hostname: 127.0.0.1\n    platform: arista_eos\n    username: admin\n    password: admin\n    connection_options: {{eapi: {{port: {}, extras: {{transport: http}}}}}}\n    data: {{netgw: {{connect_timeout: 2, operation_timeout: 20}}}}\n",
             stalling_port()
         ),
     );
@@ -63,8 +64,9 @@ fn serve(extra: &str) -> Server {
         d,
         "serve.yml",
         &format!(
-            "inventory: inventory.yml\ndb: history.db\nrepo: repo\ntokens:\n  - {{name: ci, sha256: {}, roles: [trigger, read]}}\n{extra}",
-            netgw::api::auth::token_hash_hex(TRIGGER)
+            "inventory: inventory.yml\ndb: history.db\nrepo: repo\ntokens:\n  - {{name: ci, sha256: {}, roles: [trigger, read]}}\n  - {{name: dashboard, sha256: {}, roles: [read]}}\n{extra}",
+            netgw::api::auth::token_hash_hex(TRIGGER),
+            netgw::api::auth::token_hash_hex(READ)
         ),
     );
     let log = d.join("serve.log");
@@ -100,6 +102,7 @@ fn serve(extra: &str) -> Server {
         });
     let addr = line
         .strip_prefix("netgw serve: listening on http://")
+        .or_else(|| line.strip_prefix("netgw serve: listening on https://"))
         .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
         .parse()
         .unwrap();
@@ -624,4 +627,90 @@ fn device_escape_sequences_symlinks_and_file_modes_through_the_cli() {
     std::fs::rename(d.join("leaf2.json"), repo.join("nodes/leaf2.json")).unwrap();
     let (ok, out, err) = converge(&repo, &fab, &locks, &["leaf1", "leaf2"]);
     assert!(ok, "{out}\n{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn event_streams_are_capped_per_identity() {
+    let srv = serve("max_streams_per_identity: 1\n");
+    let c = reqwest::Client::new();
+    let accepted: Value = c
+        .post(srv.url("/v1/converge"))
+        .bearer_auth(TRIGGER)
+        .json(&json!({"nodes": ["sw1"], "why_run": true}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = accepted["run_id"].as_str().unwrap().to_owned();
+    let stream = |token: &'static str| {
+        c.get(srv.url(&format!("/v1/runs/{id}/events")))
+            .bearer_auth(token)
+            .send()
+    };
+    // The device never answers for 20 s: the run, and so its stream, stays open.
+    let first = stream(READ).await.unwrap();
+    assert_eq!(first.status().as_u16(), 200);
+    let second = stream(READ).await.unwrap();
+    assert_eq!(second.status().as_u16(), 429);
+    let v: Value = second.json().await.unwrap();
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("token:dashboard has 1 event streams open already"),
+        "{v}"
+    );
+    // Control: another identity is not affected (the cap is per identity, not a global refusal).
+    assert_eq!(stream(TRIGGER).await.unwrap().status().as_u16(), 200);
+    drop(first);
+}
+
+/// A CA and a certificate for 127.0.0.1 signed by it, as PEM: (CA, certificate chain, key).
+fn test_pki() -> (String, String, String) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca_cert = ca.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(ca, ca_key);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    (ca_cert.pem(), leaf.pem(), key.serialize_pem())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_is_served_when_configured() {
+    let keys = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = test_pki();
+    write(keys.path(), "cert.pem", &cert);
+    write(keys.path(), "key.pem", &key);
+    let srv = serve(&format!(
+        "tls_cert: {}\ntls_key: {}\n",
+        keys.path().join("cert.pem").display(),
+        keys.path().join("key.pem").display()
+    ));
+    let c = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).unwrap())
+        .build()
+        .unwrap();
+    let r = c
+        .get(format!("https://{}/v1/runs", srv.addr))
+        .bearer_auth(READ)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    // Control: plain HTTP to the same port gets no HTTP answer (the port really speaks TLS).
+    let got = raw(
+        srv.addr,
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+        Duration::from_secs(15),
+    )
+    .await
+    .unwrap_or_default();
+    assert!(!got.starts_with("HTTP/1.1 200"), "{got}");
 }
