@@ -11,7 +11,8 @@
 //! account): a symlink at `nodes/.locks/sw1.run.lock` or `nodes/current` would otherwise make netgw
 //! truncate or write a file of the attacker's choice. Symlinks inside the root that stay inside are
 //! followed for directories (the writer could have written there anyway); a symlink where a *file* is
-//! expected is an error naming the path ([`RootError::Symlink`]-style message on the `io::Error`).
+//! expected is an `io::Error` naming the path (`... is a symbolic link; netgw does not follow links
+//! where it expects a file`), and a path that leads out says so (`... leads outside its root`).
 //!
 //! Why cap-std (with cap-fs-ext) rather than calling `openat2(RESOLVE_BENEATH)` through rustix: it
 //! uses `openat2` where the kernel has it and resolves component by component where it does not
