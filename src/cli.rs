@@ -210,7 +210,7 @@ pub fn main() -> ExitCode {
         Ok(status) => status.into(),
         Err(Failure { status, message }) => {
             let _ = out.flush();
-            eprintln!("netgw: error: {message}");
+            eprintln!("netgw: error: {}", report::terminal_safe(&message));
             status.into()
         }
     }
@@ -219,10 +219,28 @@ pub fn main() -> ExitCode {
 fn init_tracing(filter: &str) {
     let filter = tracing_subscriber::EnvFilter::try_new(filter)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    // No colours: every log line goes through `report::terminal_safe`, which would show them escaped.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_writer(|| SafeStderr)
         .try_init();
+}
+
+/// stderr for the log, with device- and server-originated text made terminal-safe. The formatter
+/// writes each event whole, so a write never splits a character.
+struct SafeStderr;
+
+impl std::io::Write for SafeStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        std::io::stderr().write_all(report::terminal_safe(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
 }
 
 /// An error that ends the command, with the exit status it maps to.
@@ -452,7 +470,7 @@ fn converge_cmd(
         let pb = pb.clone();
         sinks.push(Arc::new(move |e| {
             if let engine::RunEvent::NodeFinished { node, .. } = e {
-                pb.set_message(node);
+                pb.set_message(report::terminal_safe(&node).into_owned());
                 pb.inc(1);
             }
         }));

@@ -10,5 +10,6 @@ pub mod inventory;
 pub mod lock;
 pub mod report;
 pub mod resolve;
+pub mod rootdir;
 pub mod snmp_facts;
 pub mod store;

@@ -22,8 +22,9 @@
 //! on different machines sharing a Chef server need a shared `--lock-dir` (a local file system; `flock`
 //! over NFS is not reliable).
 
+use crate::rootdir::{FileOpen, RootDir};
 use netgw_models::NodeName;
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -83,24 +84,19 @@ impl NodeRunLock {
             path: path.to_owned(),
             source,
         };
-        let open = || {
-            OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .read(true)
-                .write(true)
-                .open(path)
+        // The lock directory is the operator's (its path may hold symlinks); the file in it is opened
+        // beneath it and never through a symlink: a link planted at NAME.run.lock would otherwise
+        // have the holder note written over any file this process can write (src/rootdir.rs).
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "a lock path needs a directory and a file name",
+            )));
         };
-        let mut file = match open() {
-            // The lock directory is made on first use only (one syscall less per node).
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir).map_err(io)?;
-                }
-                open().map_err(io)?
-            }
-            other => other.map_err(io)?,
-        };
+        let dir = RootDir::open_or_create(dir).map_err(io)?;
+        let mut file = dir
+            .open_file(Path::new(name), &FileOpen::LOCK)
+            .map_err(io)?;
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => return Ok(None),
@@ -214,7 +210,13 @@ impl Drop for NodeRunLock {
 /// `, held by pid=.. run=.. since_ms=..` from the lock file, or nothing.
 fn holder_of(path: &Path) -> String {
     let mut text = String::new();
-    let read = File::open(path).and_then(|f| f.take(256).read_to_string(&mut text));
+    // Never through a symlink: the first line of whatever it points at would end up in an error.
+    let read = match (path.parent(), path.file_name()) {
+        (Some(dir), Some(name)) => RootDir::open(dir)
+            .and_then(|d| d.open_file(Path::new(name), &FileOpen::READ))
+            .and_then(|f| f.take(256).read_to_string(&mut text)),
+        _ => Ok(0),
+    };
     match (read, text.lines().next()) {
         (Ok(_), Some(line)) if !line.trim().is_empty() => {
             let clean: String = line
@@ -291,6 +293,34 @@ mod tests {
             .await
             .unwrap_err();
         assert!(matches!(e, LockError::Cancelled { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_symlinked_lock_file_is_refused_and_its_target_untouched() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim.conf");
+        std::fs::write(&victim, "secret first line\n").unwrap();
+        let locks = d.path().join("locks");
+        std::fs::create_dir(&locks).unwrap();
+        let p = lock_path(&locks, &name("sw1"));
+        std::os::unix::fs::symlink(&victim, &p).unwrap();
+        let e = NodeRunLock::try_acquire(&p, "r").unwrap_err();
+        assert!(
+            e.to_string().contains("sw1.run.lock is a symbolic link"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "secret first line\n"
+        );
+        assert_eq!(holder_of(&p), "", "the link's target is not read either");
+        // Control: the same node in a fresh directory locks, 0600 in a 0700 directory.
+        let fresh = lock_path(&d.path().join("new/locks"), &name("sw1"));
+        let _l = NodeRunLock::try_acquire(&fresh, "r").unwrap().unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&fresh), 0o600);
+        assert_eq!(mode(fresh.parent().unwrap()), 0o700);
     }
 
     #[test]

@@ -5,7 +5,40 @@ use netgw_drivers::driver::ErrorKind;
 use netgw_models::plan::{PropertyChange, ResourceRef};
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::fmt::Write as _;
+
+/// Text from a device, a Chef server or a repo made safe for a terminal: every control character but
+/// newline and tab is shown escaped (`\x1b`, `\x07`, `\r`, `\u{9b}`), as are the Unicode
+/// direction overrides that reorder what is shown. The one function for all human output: the
+/// report, the progress bar, the error line and the log (`cli::init_tracing`). JSON needs none:
+/// its encoder escapes control characters.
+///
+/// A device error carrying `ESC ] 0 ; title BEL`, `ESC [ 2 J` or a carriage return could otherwise
+/// retitle the terminal, clear it, or print a fake "converged OK" over the real line (issue 23).
+pub fn terminal_safe(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\r' => out.push_str("\\r"),
+            c if unsafe_char(c) && (c as u32) < 0x80 => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if unsafe_char(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -231,7 +264,7 @@ pub fn human_node(n: &NodeReport) -> String {
         "\nnetgw run for {} finished, {}/{} resources {verb} in {:.2} seconds",
         n.name, n.updated, n.total, n.duration_secs
     );
-    out
+    terminal_safe(&out).into_owned()
 }
 
 pub fn human_summary(r: &RunReport) -> String {
@@ -251,4 +284,44 @@ pub fn human_summary(r: &RunReport) -> String {
         },
         r.duration_secs
     )
+}
+
+#[cfg(test)]
+mod terminal_tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_shown_escaped_and_plain_text_is_borrowed() {
+        let hostile =
+            "% Invalid\x1b]0;pwned\x07\x1b[2J\rall devices converged OK\u{9b}31m\u{202e}x";
+        assert_eq!(
+            terminal_safe(hostile),
+            "% Invalid\\x1b]0;pwned\\x07\\x1b[2J\\rall devices converged OK\\u{9b}31m\\u{202e}x"
+        );
+        assert!(matches!(
+            terminal_safe("vlan 10\n\tname x"),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(terminal_safe("a\x00b\x7f"), "a\\x00b\\x7f");
+    }
+
+    #[test]
+    fn the_human_report_escapes_device_errors_and_json_keeps_them() {
+        let mut n = NodeReport::new("sw1", false);
+        n.status = NodeStatus::Failed;
+        n.error = Some("commit failed: \x1b[2J\x1b]0;owned\x07".into());
+        n.warnings.push("agent said \rOK".into());
+        let text = human_node(&n);
+        assert!(
+            !text.contains('\x1b') && !text.contains('\x07') && !text.contains('\r'),
+            "{text:?}"
+        );
+        assert!(
+            text.contains("commit failed: \\x1b[2J\\x1b]0;owned\\x07"),
+            "{text}"
+        );
+        assert!(text.contains("agent said \\rOK"), "{text}");
+        let json = serde_json::to_value(&n).unwrap();
+        assert_eq!(json["error"], "commit failed: \x1b[2J\x1b]0;owned\x07");
+    }
 }

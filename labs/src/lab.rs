@@ -679,11 +679,24 @@ impl Lab {
         let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
         let ca = dir.join("lab-ca.pem");
         let kh = dir.join("lab-known_hosts");
+        // 0600 whatever the umask: the inventory holds the lab's passwords.
         let write = |p: &Path, s: &str| {
-            std::fs::write(p, s).map_err(|source| LabError::Write {
-                path: p.display().to_string(),
-                source,
-            })
+            use std::io::Write;
+            use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(p)
+                .and_then(|mut f| {
+                    f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+                    f.write_all(s.as_bytes())
+                })
+                .map_err(|source| LabError::Write {
+                    path: p.display().to_string(),
+                    source,
+                })
         };
         write(&ca, &self.tls.ca_pem)?;
         write(&kh, &self.known_hosts())?;

@@ -6,7 +6,9 @@
 //! Errors say what is wrong without repeating what was presented: no token, signature or header value
 //! ever appears in a response body or a log line.
 
-use crate::store::chef::auth::{SignRequest, SignVersion, canonical_request, content_hash};
+use crate::store::chef::auth::{
+    SignRequest, SignVersion, canonical_request_with_hash, content_hash,
+};
 use data_encoding::{BASE64, HEXLOWER_PERMISSIVE};
 use http::HeaderMap;
 use rsa::pkcs1::DecodeRsaPublicKey;
@@ -14,8 +16,10 @@ use rsa::pkcs8::DecodePublicKey;
 use rsa::{Pkcs1v15Sign, RsaPublicKey};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 use axum::http;
 
@@ -93,6 +97,13 @@ impl ChefClient {
             .map_err(|e| format!("public key {}: {e}", path.display()))?;
         let key = public_key_from_pem(&text)
             .map_err(|reason| format!("public key {}: {reason}", path.display()))?;
+        let bits = rsa::traits::PublicKeyParts::size(&key) * 8;
+        if bits < MIN_RSA_BITS {
+            return Err(format!(
+                "public key {}: a {bits}-bit RSA key is too weak to trust; at least {MIN_RSA_BITS} bits are needed (`knife client key regenerate`)",
+                path.display()
+            ));
+        }
         Ok(ChefClient { name, key, roles })
     }
 
@@ -168,6 +179,13 @@ pub enum AuthFailure {
     Forbidden { who: String, role: Role },
 }
 
+/// Smallest RSA modulus accepted for a Chef client (512- and 1024-bit keys are factorable).
+pub const MIN_RSA_BITS: usize = 2048;
+
+/// Signed requests remembered against replay: beyond this many inside the clock-skew window, signed
+/// requests are refused until older ones expire (each entry took a valid signature to make).
+const MAX_REPLAY_ENTRIES: usize = 100_000;
+
 /// Mixlib's allowed clock skew (`Mixlib::Authentication::SignatureVerification`, 15 minutes).
 pub const MAX_CLOCK_SKEW_SECS: i64 = 15 * 60;
 
@@ -175,6 +193,31 @@ pub const MAX_CLOCK_SKEW_SECS: i64 = 15 * 60;
 pub struct Auth {
     tokens: Vec<Token>,
     clients: Vec<ChefClient>,
+    /// SHA-256 of each accepted signature -> its timestamp: one signed request is accepted once.
+    seen: Mutex<HashMap<[u8; 32], i64>>,
+}
+
+/// What remains to check of a request once its body is read ([`Auth::check_headers`]).
+#[derive(Debug)]
+pub enum BodyCheck {
+    Nothing,
+    /// A Chef-signed request: the body must hash to what the client signed; then the signature is
+    /// remembered (replay cache).
+    Signed {
+        version: SignVersion,
+        hash: String,
+        signature: [u8; 32],
+        timestamp: i64,
+    },
+}
+
+/// The headers of a request, all that [`Auth::check_headers`] looks at.
+pub struct HeaderParts<'a> {
+    pub method: &'a str,
+    pub path: &'a str,
+    pub headers: &'a HeaderMap,
+    /// Seconds since the epoch, now.
+    pub now: i64,
 }
 
 /// The parts of a request that authentication looks at.
@@ -187,6 +230,21 @@ pub struct RequestParts<'a> {
     pub now: i64,
 }
 
+const BAD_SIGNATURE: &str = "the request signature does not verify";
+const REPLAYED: &str =
+    "this signed request was already accepted once (replay); sign every request anew";
+
+impl RequestParts<'_> {
+    fn head(&self) -> HeaderParts<'_> {
+        HeaderParts {
+            method: self.method,
+            path: self.path,
+            headers: self.headers,
+            now: self.now,
+        }
+    }
+}
+
 fn ct_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
@@ -197,7 +255,11 @@ fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
 
 impl Auth {
     pub fn new(tokens: Vec<Token>, clients: Vec<ChefClient>) -> Auth {
-        Auth { tokens, clients }
+        Auth {
+            tokens,
+            clients,
+            seen: Mutex::default(),
+        }
     }
 
     pub fn token_count(&self) -> usize {
@@ -210,9 +272,22 @@ impl Auth {
 
     /// Authenticate a request and check it carries `role`.
     pub fn check(&self, req: &RequestParts<'_>, role: Role) -> Result<Identity, AuthFailure> {
-        let id = self.authenticate(req)?;
+        let (id, body) = self.check_headers(&req.head(), role)?;
+        self.check_body(&body, req.body)?;
+        Ok(id)
+    }
+
+    /// Everything that can be checked before the body is read: the credentials (a Chef signature is
+    /// verified against the content hash the client declared) and the role. Then
+    /// [`Auth::check_body`].
+    pub fn check_headers(
+        &self,
+        req: &HeaderParts<'_>,
+        role: Role,
+    ) -> Result<(Identity, BodyCheck), AuthFailure> {
+        let (id, body) = self.authenticate_headers(req)?;
         if id.roles.contains(&role) {
-            Ok(id)
+            Ok((id, body))
         } else {
             Err(AuthFailure::Forbidden {
                 who: id.label(),
@@ -221,9 +296,57 @@ impl Auth {
         }
     }
 
+    /// The body of a request that passed [`Auth::check_headers`].
+    pub fn check_body(&self, check: &BodyCheck, body: &[u8]) -> Result<(), AuthFailure> {
+        let BodyCheck::Signed {
+            version,
+            hash,
+            signature,
+            timestamp,
+        } = check
+        else {
+            return Ok(());
+        };
+        if *hash != content_hash(*version, body) {
+            return Err(AuthFailure::Invalid(
+                "X-Ops-Content-Hash does not match the body",
+            ));
+        }
+        self.remember(*signature, *timestamp)
+    }
+
+    /// Record a signature; refuse one seen before. Entries older than the skew window on both sides
+    /// cannot verify again (their timestamp is refused), so they are dropped.
+    fn remember(&self, signature: [u8; 32], timestamp: i64) -> Result<(), AuthFailure> {
+        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        if seen.contains_key(&signature) {
+            return Err(AuthFailure::Invalid(REPLAYED));
+        }
+        if seen.len() >= MAX_REPLAY_ENTRIES {
+            let oldest_valid = now_secs() - MAX_CLOCK_SKEW_SECS;
+            seen.retain(|_, ts| *ts >= oldest_valid);
+            if seen.len() >= MAX_REPLAY_ENTRIES {
+                return Err(AuthFailure::Invalid(
+                    "too many signed requests within the clock-skew window; retry later",
+                ));
+            }
+        }
+        seen.insert(signature, timestamp);
+        Ok(())
+    }
+
     pub fn authenticate(&self, req: &RequestParts<'_>) -> Result<Identity, AuthFailure> {
+        let (id, body) = self.authenticate_headers(&req.head())?;
+        self.check_body(&body, req.body)?;
+        Ok(id)
+    }
+
+    fn authenticate_headers(
+        &self,
+        req: &HeaderParts<'_>,
+    ) -> Result<(Identity, BodyCheck), AuthFailure> {
         if let Some(value) = header(req.headers, "authorization") {
-            return self.bearer(value);
+            return self.bearer(value).map(|id| (id, BodyCheck::Nothing));
         }
         if req.headers.contains_key("authorization") {
             return Err(AuthFailure::Invalid(
@@ -263,7 +386,7 @@ impl Auth {
         }
     }
 
-    fn chef(&self, req: &RequestParts<'_>) -> Result<Identity, AuthFailure> {
+    fn chef(&self, req: &HeaderParts<'_>) -> Result<(Identity, BodyCheck), AuthFailure> {
         if self.clients.is_empty() {
             return Err(AuthFailure::ChefNotConfigured);
         }
@@ -304,31 +427,29 @@ impl Auth {
                 "X-Ops-Timestamp is more than 15 minutes from the gateway's clock",
             ));
         }
-        if hash != content_hash(version, req.body) {
-            return Err(AuthFailure::Invalid(
-                "X-Ops-Content-Hash does not match the body",
-            ));
-        }
-        let Some(client) = self.clients.iter().find(|c| c.name == user) else {
-            // Same answer as a bad signature: which client names exist is nobody's business.
-            return Err(AuthFailure::Invalid(
-                "the request signature does not verify",
-            ));
-        };
+        // Every check on what the client sent comes before the client is looked up, and an unknown
+        // client gets the bad signature's answer: which client names exist is nobody's business.
         let sig = BASE64
             .decode(sig_b64.as_bytes())
             .map_err(|_| AuthFailure::Invalid("X-Ops-Authorization-N is not valid base64"))?;
+        // An unknown name is verified against a configured key all the same (and then refused), so
+        // the time taken does not tell a configured name either.
+        let known = self.clients.iter().find(|c| c.name == user);
+        let Some(client) = known.or(self.clients.first()) else {
+            return Err(AuthFailure::Invalid(BAD_SIGNATURE));
+        };
         let api_version = header(h, "x-ops-server-api-version").unwrap_or("0");
-        let canonical = canonical_request(
+        let canonical = canonical_request_with_hash(
             version,
             &SignRequest {
                 method: req.method,
                 path: req.path,
-                body: req.body,
+                body: b"",
                 user_id: user,
                 timestamp: ts,
                 server_api_version: api_version,
             },
+            hash,
         );
         let ok = match version {
             // Chef's "private encrypt" of the canonical request itself (PKCS#1 v1.5, no DigestInfo).
@@ -344,16 +465,32 @@ impl Auth {
                     .is_ok()
             }
         };
-        if !ok {
-            return Err(AuthFailure::Invalid(
-                "the request signature does not verify",
-            ));
+        if !ok || known.is_none() {
+            return Err(AuthFailure::Invalid(BAD_SIGNATURE));
         }
-        Ok(Identity {
-            name: client.name.clone(),
-            method: "chef",
-            roles: client.roles.clone(),
-        })
+        // A replay is refused before its body is read too; it is recorded once the body checks out.
+        let signature: [u8; 32] = Sha256::digest(&sig).into();
+        if self
+            .seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(&signature)
+        {
+            return Err(AuthFailure::Invalid(REPLAYED));
+        }
+        Ok((
+            Identity {
+                name: client.name.clone(),
+                method: "chef",
+                roles: client.roles.clone(),
+            },
+            BodyCheck::Signed {
+                version,
+                hash: hash.to_owned(),
+                signature,
+                timestamp: then,
+            },
+        ))
     }
 }
 
@@ -459,10 +596,6 @@ mod tests {
                 body: v["body"].as_str().unwrap().as_bytes(),
                 now,
             };
-            let id = auth
-                .check(&req, Role::Read)
-                .unwrap_or_else(|e| panic!("{ver}: {e}"));
-            assert_eq!(id.label(), "chef:spec-user");
             assert_eq!(
                 auth.check(&req, Role::Trigger),
                 Err(AuthFailure::Forbidden {
@@ -470,10 +603,20 @@ mod tests {
                     role: Role::Trigger
                 })
             );
+            let id = auth
+                .check(&req, Role::Read)
+                .unwrap_or_else(|e| panic!("{ver}: {e}"));
+            assert_eq!(id.label(), "chef:spec-user");
+            // The same request again is a replay.
+            assert_eq!(
+                auth.check(&req, Role::Read),
+                Err(AuthFailure::Invalid(REPLAYED))
+            );
             let tampered = RequestParts {
                 body: b"Spec Body!",
                 ..req
             };
+            let auth = auth_with_spec_client(vec![Role::Read]);
             assert_eq!(
                 auth.authenticate(&tampered),
                 Err(AuthFailure::Invalid(
@@ -541,6 +684,62 @@ mod tests {
                 "{version}"
             );
         }
+    }
+
+    #[test]
+    fn an_unknown_client_gets_the_bad_signature_answer_whatever_else_is_wrong() {
+        let v = vectors();
+        let case = &v["v1_3"];
+        let now = parse_timestamp("2009-01-01T12:05:00Z").unwrap();
+        let auth = auth_with_spec_client(vec![Role::Read]);
+        let answer = |user: &str, sig: Option<&str>| {
+            let mut h = HeaderMap::new();
+            for (k, val) in case["headers"].as_object().unwrap() {
+                h.insert(
+                    http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                    val.as_str().unwrap().parse().unwrap(),
+                );
+            }
+            if let Some(api) = case["server_api_version"].as_str() {
+                h.insert("x-ops-server-api-version", api.parse().unwrap());
+            }
+            h.insert("x-ops-userid", user.parse().unwrap());
+            if let Some(sig) = sig {
+                h.insert("x-ops-authorization-1", sig.parse().unwrap());
+                h.remove("x-ops-authorization-2");
+            }
+            let head = HeaderParts {
+                method: v["method"].as_str().unwrap(),
+                path: v["path"].as_str().unwrap(),
+                headers: &h,
+                now,
+            };
+            auth.check_headers(&head, Role::Read).map(|(id, _)| id)
+        };
+        let bad = Err(AuthFailure::Invalid(BAD_SIGNATURE));
+        assert_eq!(answer("nobody", None), bad);
+        assert_eq!(answer("spec-user", Some("AAAA")), bad);
+        assert_eq!(answer("nobody", Some("AAAA")), bad);
+        // Undecodable base64 is refused the same way for a known and an unknown name.
+        assert_eq!(
+            answer("nobody", Some("!!")),
+            answer("spec-user", Some("!!"))
+        );
+        // Control: the real client with its real signature passes.
+        assert!(answer("spec-user", None).is_ok());
+    }
+
+    #[test]
+    fn weak_rsa_keys_are_refused_at_load() {
+        let weak = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/weak-keys/rsa1024.pub.pem"
+        ));
+        let e = ChefClient::load("old".into(), weak, vec![Role::Read]).unwrap_err();
+        assert!(
+            e.contains("a 1024-bit RSA key is too weak") && e.contains("rsa1024.pub.pem"),
+            "{e}"
+        );
     }
 
     #[test]

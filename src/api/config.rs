@@ -12,6 +12,13 @@
 //! cancel_grace_secs: 10           # then they are cancelled and get this long to reach a safe point
 //! node_timeout_secs: 600
 //! max_body_bytes: 65536
+//! max_connections: 512            # open connections in total; beyond: 503, closed
+//! max_connections_per_peer: 128   # open connections from one address (behind a proxy: = max_connections)
+//! header_timeout_secs: 10         # a request head (and an idle keep-alive's next one, a TLS handshake)
+//! body_timeout_secs: 10           # the body of an authenticated request
+//! max_streams_per_identity: 8     # event streams (GET /v1/runs/ID/events) open per token or client
+//! tls_cert: tls/cert.pem          # both or neither: HTTPS (rustls) instead of plain HTTP
+//! tls_key: tls/key.pem
 //! tokens:                         # bearer tokens, stored as SHA-256 hex of the token
 //!   - {name: ci, sha256: 9f86d0..., roles: [trigger, read]}
 //! chef_clients:                   # Chef-signed requests (mixlib-authentication), by client name
@@ -21,6 +28,7 @@
 //! or in logs: only their hashes.
 
 use super::auth::{Auth, ChefClient, Role, Token};
+use super::limits::{self, ServerLimits};
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -49,6 +57,13 @@ pub struct ConfigFile {
     pub cancel_grace_secs: Option<f64>,
     pub node_timeout_secs: Option<f64>,
     pub max_body_bytes: Option<usize>,
+    pub max_connections: Option<usize>,
+    pub max_connections_per_peer: Option<usize>,
+    pub header_timeout_secs: Option<f64>,
+    pub body_timeout_secs: Option<f64>,
+    pub max_streams_per_identity: Option<usize>,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
     #[serde(default)]
     pub tokens: Vec<TokenEntry>,
     #[serde(default)]
@@ -101,6 +116,9 @@ pub struct Settings {
     pub cancel_grace: Duration,
     pub node_timeout: Duration,
     pub max_body_bytes: usize,
+    pub limits: ServerLimits,
+    /// Certificate chain and key (PEM) when `serve` speaks TLS itself.
+    pub tls: Option<(PathBuf, PathBuf)>,
     pub classifier: Option<PathBuf>,
     pub auth: Auth,
 }
@@ -145,6 +163,8 @@ pub fn parse_file(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
     anchor(&mut cfg.db);
     anchor(&mut cfg.repo);
     anchor(&mut cfg.inventory);
+    anchor(&mut cfg.tls_cert);
+    anchor(&mut cfg.tls_key);
     for c in &mut cfg.chef_clients {
         if c.public_key.is_relative() {
             c.public_key = base.join(&c.public_key);
@@ -161,6 +181,18 @@ fn secs(name: &str, v: Option<f64>, default: f64) -> Result<Duration, ConfigErro
         )));
     }
     Ok(Duration::from_secs_f64(s))
+}
+
+/// A timeout: like [`secs`], but zero would refuse every request.
+fn timeout(name: &str, v: Option<f64>, default: f64) -> Result<Duration, ConfigError> {
+    let d = secs(name, v, default)?;
+    if d < Duration::from_millis(100) {
+        return Err(ConfigError::Setting(format!(
+            "{name} must be at least 0.1 seconds, found {}",
+            d.as_secs_f64()
+        )));
+    }
+    Ok(d)
 }
 
 fn positive(name: &str, v: usize) -> Result<usize, ConfigError> {
@@ -241,6 +273,42 @@ impl Settings {
                 "max_body_bytes",
                 file.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY),
             )?,
+            limits: ServerLimits {
+                max_connections: positive(
+                    "max_connections",
+                    file.max_connections
+                        .unwrap_or(limits::DEFAULT_MAX_CONNECTIONS),
+                )?,
+                max_connections_per_peer: positive(
+                    "max_connections_per_peer",
+                    file.max_connections_per_peer
+                        .unwrap_or(limits::DEFAULT_MAX_CONNECTIONS_PER_PEER),
+                )?,
+                header_timeout: timeout(
+                    "header_timeout_secs",
+                    file.header_timeout_secs,
+                    limits::DEFAULT_HEADER_TIMEOUT_SECS,
+                )?,
+                body_timeout: timeout(
+                    "body_timeout_secs",
+                    file.body_timeout_secs,
+                    limits::DEFAULT_BODY_TIMEOUT_SECS,
+                )?,
+                max_streams_per_identity: positive(
+                    "max_streams_per_identity",
+                    file.max_streams_per_identity
+                        .unwrap_or(limits::DEFAULT_MAX_STREAMS_PER_IDENTITY),
+                )?,
+            },
+            tls: match (file.tls_cert, file.tls_key) {
+                (Some(c), Some(k)) => Some((c, k)),
+                (None, None) => None,
+                _ => {
+                    return Err(ConfigError::Setting(
+                        "tls_cert and tls_key go together: give both or neither".into(),
+                    ));
+                }
+            },
             classifier: args.classifier.clone(),
             auth: Auth::new(tokens, clients),
         })

@@ -24,6 +24,12 @@ pub enum HistoryError {
         #[source]
         source: rusqlite::Error,
     },
+    #[error("history database {path}: {source}")]
+    File {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("history database: {what}: {source}")]
     Sql {
         what: &'static str,
@@ -154,12 +160,36 @@ CREATE TABLE IF NOT EXISTS gateway_log (
 );
 "#;
 
+/// Create the database file 0600 (or make an existing one 0600) before SQLite opens it: runs name
+/// nodes, requesters and device errors, nobody else's business whatever the umask. Never through a
+/// symlink (src/rootdir.rs).
+fn private_db_file(path: &Path) -> std::io::Result<()> {
+    use crate::rootdir::{FILE_MODE, FileOpen, RootDir};
+    use std::os::unix::fs::PermissionsExt;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "names no file"))?;
+    let f = RootDir::open(dir)?.open_file(Path::new(name), &FileOpen::LOCK)?;
+    f.set_permissions(std::fs::Permissions::from_mode(FILE_MODE))
+}
+
 fn connect(path: &Path) -> Result<Connection, HistoryError> {
     let open = |source| HistoryError::Open {
         path: path.to_owned(),
         source,
     };
-    let c = Connection::open(path).map_err(open)?;
+    private_db_file(path).map_err(|source| HistoryError::File {
+        path: path.to_owned(),
+        source,
+    })?;
+    // NOFOLLOW: SQLite refuses a symlink at the database path (its -wal and -shm files take the
+    // database file's mode, 0600).
+    let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+    let c = Connection::open_with_flags(path, flags).map_err(open)?;
     c.busy_timeout(std::time::Duration::from_secs(10))
         .map_err(open)?;
     c.pragma_update(None, "journal_mode", "WAL").map_err(open)?;
@@ -665,6 +695,31 @@ mod tests {
         let log = h.gateway_log(5).await.unwrap();
         assert!(log[0]["detail"].as_str().unwrap().contains("r2"));
         h.close();
+    }
+
+    #[tokio::test]
+    async fn the_database_is_private_and_never_a_symlink() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("h.db");
+        // An existing world-readable database is made 0600, its WAL too.
+        std::fs::write(&db, "").unwrap();
+        std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let (h, _) = History::open(&db, 3, "t0").unwrap();
+        h.send(created("r1", &["a"]));
+        h.flush().await;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&db), 0o600);
+        assert_eq!(mode(&d.path().join("h.db-wal")), 0o600);
+        h.close();
+        // A link at the database path: refused naming it, the target untouched.
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let link = d.path().join("link.db");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let e = History::open(&link, 3, "t0").err().unwrap().to_string();
+        assert!(e.contains("link.db is a symbolic link"), "{e}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
     }
 
     #[tokio::test]

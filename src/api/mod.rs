@@ -13,6 +13,7 @@
 pub mod auth;
 pub mod config;
 pub mod history;
+pub mod limits;
 pub mod metrics;
 pub mod openapi;
 pub mod scheduler;
@@ -21,7 +22,7 @@ use crate::engine::{Connector, RegistryConnector};
 use crate::inventory::{Inventory, InventoryError};
 use crate::store::local::LocalRepo;
 use crate::store::{NodeStore, StoreError};
-use auth::{Auth, AuthFailure, Identity, RequestParts, Role};
+use auth::{Auth, AuthFailure, HeaderParts, Identity, Role};
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -160,6 +161,9 @@ struct AppState {
     metrics: Arc<Metrics>,
     store: Arc<dyn NodeStore>,
     max_body: usize,
+    limits: limits::ServerLimits,
+    /// Open event streams per identity (`token:ci`).
+    streams: Arc<limits::Counter<String>>,
     started_at: String,
     settings: Value,
 }
@@ -250,6 +254,13 @@ pub async fn serve(
         settings.concurrency,
         settings.max_queue,
     );
+    let tls = match &settings.tls {
+        Some((cert, key)) => Some(
+            limits::tls_acceptor(cert, key)
+                .map_err(|m| ServeError::Config(ConfigError::Setting(m)))?,
+        ),
+        None => None,
+    };
     let listener = tokio::net::TcpListener::bind(settings.listen)
         .await
         .map_err(|source| ServeError::Bind {
@@ -275,6 +286,12 @@ pub async fn serve(
             "cancel_grace_secs": settings.cancel_grace.as_secs_f64(),
             "node_timeout_secs": settings.node_timeout.as_secs_f64(),
             "max_body_bytes": settings.max_body_bytes,
+            "max_connections": settings.limits.max_connections,
+            "max_connections_per_peer": settings.limits.max_connections_per_peer,
+            "header_timeout_secs": settings.limits.header_timeout.as_secs_f64(),
+            "body_timeout_secs": settings.limits.body_timeout.as_secs_f64(),
+            "max_streams_per_identity": settings.limits.max_streams_per_identity,
+            "tls": tls.is_some(),
         }),
         auth: settings.auth,
         sched: sched.clone(),
@@ -282,6 +299,8 @@ pub async fn serve(
         metrics,
         store,
         max_body: settings.max_body_bytes,
+        limits: settings.limits.clone(),
+        streams: Arc::default(),
         started_at,
     });
     info!(
@@ -294,16 +313,17 @@ pub async fn serve(
     {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "netgw serve: listening on http://{local}");
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let _ = writeln!(out, "netgw serve: listening on {scheme}://{local}");
         let _ = out.flush();
     }
-    let app = router(state);
-    let stop = shutdown.clone();
-    let server = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(stop.cancelled_owned())
-            .await
-    });
+    let server = tokio::spawn(limits::run(
+        listener,
+        router(state),
+        settings.limits.clone(),
+        tls,
+        shutdown.clone(),
+    ));
     shutdown.cancelled().await;
     let report = sched
         .shutdown(settings.shutdown_grace, settings.cancel_grace)
@@ -311,8 +331,8 @@ pub async fn serve(
     info!(?report, "runs drained");
     // Open requests (event streams of runs that just ended) get a moment to finish.
     match tokio::time::timeout(Duration::from_secs(5), server).await {
-        Ok(Ok(Err(e))) => warn!(error = %e, "the HTTP server ended with an error"),
-        Ok(_) => {}
+        Ok(Err(e)) => warn!(error = %e, "the HTTP server task failed"),
+        Ok(Ok(())) => {}
         Err(_) => warn!("open HTTP connections did not close within 5 s; dropping them"),
     }
     let h = history.clone();
@@ -338,7 +358,9 @@ fn router(state: S) -> Router {
         .with_state(state)
 }
 
-/// Read the body (bounded), authenticate, check the role the method needs.
+/// Authenticate from the headers and check the role the method needs; only then read the body
+/// (bounded in size and time) and check what the signature says of it. An unauthenticated client
+/// never gets a body byte read: the connection closes after the refusal.
 async fn authenticate(State(s): State<S>, req: Request, next: Next) -> Response {
     let (mut parts, body) = req.into_parts();
     let too_large = || {
@@ -357,40 +379,67 @@ async fn authenticate(State(s): State<S>, req: Request, next: Next) -> Response 
     if declared.is_some_and(|n| n > s.max_body as u64) {
         return too_large();
     }
-    let Ok(bytes) = axum::body::to_bytes(body, s.max_body).await else {
-        return too_large();
-    };
     let role = if parts.method == Method::GET || parts.method == Method::HEAD {
         Role::Read
     } else {
         Role::Trigger
     };
-    let checked = s.auth.check(
-        &RequestParts {
-            method: parts.method.as_str(),
-            path: parts.uri.path(),
-            headers: &parts.headers,
-            body: &bytes,
-            now: auth::now_secs(),
-        },
-        role,
-    );
-    match checked {
-        Ok(id) => {
-            parts.extensions.insert(id);
-            next.run(Request::from_parts(parts, Body::from(bytes)))
-                .await
+    let head = HeaderParts {
+        method: parts.method.as_str(),
+        path: parts.uri.path(),
+        headers: &parts.headers,
+        now: auth::now_secs(),
+    };
+    let (id, body_check) = match s.auth.check_headers(&head, role) {
+        Ok(v) => v,
+        Err(f) => return refused(&s, f, true),
+    };
+    let bytes = match tokio::time::timeout(
+        s.limits.body_timeout,
+        axum::body::to_bytes(body, s.max_body),
+    )
+    .await
+    {
+        Ok(Ok(b)) => b,
+        Ok(Err(_)) => return too_large(),
+        Err(_) => {
+            let mut r = HttpError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "body_timeout",
+                format!(
+                    "the request body did not arrive within {} s",
+                    s.limits.body_timeout.as_secs_f64()
+                ),
+            )
+            .into_response();
+            r.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return r;
         }
-        Err(f) => {
-            s.metrics.auth_failure(match f {
-                AuthFailure::Missing => "missing",
-                AuthFailure::Invalid(_) => "invalid",
-                AuthFailure::ChefNotConfigured => "not_configured",
-                AuthFailure::Forbidden { .. } => "forbidden",
-            });
-            HttpError::from(f).into_response()
-        }
+    };
+    if let Err(f) = s.auth.check_body(&body_check, &bytes) {
+        return refused(&s, f, false);
     }
+    parts.extensions.insert(id);
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+/// The answer to a refused request, counted. `close`: the body was not read, so the connection
+/// cannot carry another request (and a client that sent one is not owed a read of it).
+fn refused(s: &AppState, f: AuthFailure, close: bool) -> Response {
+    s.metrics.auth_failure(match f {
+        AuthFailure::Missing => "missing",
+        AuthFailure::Invalid(_) => "invalid",
+        AuthFailure::ChefNotConfigured => "not_configured",
+        AuthFailure::Forbidden { .. } => "forbidden",
+    });
+    let mut r = HttpError::from(f).into_response();
+    if close {
+        r.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    r
 }
 
 async fn healthz(State(s): State<S>) -> Json<Value> {
@@ -826,6 +875,8 @@ struct Sub {
     next: u64,
     buf: VecDeque<(u64, Arc<str>)>,
     done: bool,
+    /// This stream's place among its identity's (`max_streams_per_identity`); freed with the stream.
+    _slot: limits::Slot<String>,
 }
 
 fn sse_event(seq: u64, text: &str) -> Event {
@@ -838,10 +889,25 @@ fn sse_event(seq: u64, text: &str) -> Event {
 
 async fn run_events(
     State(s): State<S>,
+    Extension(who): Extension<Identity>,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
     find_run(&s, &id).await?;
+    let max = s.limits.max_streams_per_identity;
+    let Some(slot) = s.streams.take(who.label(), max) else {
+        return Err(HttpError {
+            retry_after: Some(1),
+            ..HttpError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_streams",
+                format!(
+                    "{} has {max} event streams open already (max_streams_per_identity); close one first",
+                    who.label()
+                ),
+            )
+        });
+    };
     let next = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
@@ -854,6 +920,7 @@ async fn run_events(
         next,
         buf: VecDeque::new(),
         done: false,
+        _slot: slot,
     };
     let stream = futures::stream::unfold(sub, |mut sub| async move {
         loop {

@@ -22,14 +22,15 @@
 //! These functions do blocking file I/O; async callers run them on `spawn_blocking`.
 
 use super::StoreError;
+use crate::rootdir::{FileOpen, RootDir};
 use netgw_models::name::{validate_cookbook_name, validate_environment_name, validate_role_name};
 use netgw_models::node::DEFAULT_ENVIRONMENT;
 use netgw_models::{CurrentState, DesiredState, Environment, NodeName, Role};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Largest repo file netgw reads (a node or role bigger than this is surely a mistake).
 pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
@@ -37,6 +38,9 @@ pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 #[derive(Debug, Clone)]
 pub struct LocalRepo {
     root: PathBuf,
+    /// Every file below `root` is opened through this handle, never through a symlink that leads
+    /// out of the repo or sits where a file belongs (src/rootdir.rs).
+    dir: Arc<RootDir>,
 }
 
 /// One declarative attribute file of a cookbook.
@@ -60,24 +64,32 @@ impl LocalRepo {
     /// Open a repo directory. It must exist and contain a `nodes/` directory.
     pub fn open(root: impl Into<PathBuf>) -> Result<Self, StoreError> {
         let root = root.into();
-        if !root.is_dir() {
+        let Ok(dir) = RootDir::open(&root) else {
             return Err(StoreError::Repo {
                 path: root,
                 reason: "is not a directory (set --repo or NETGW_REPO to a repo with nodes/, roles/, environments/, cookbooks/)"
                     .into(),
             });
-        }
-        if !root.join("nodes").is_dir() {
+        };
+        if !dir.handle().is_dir("nodes") {
             return Err(StoreError::Repo {
                 path: root,
-                reason: "has no nodes/ directory".into(),
+                reason: "has no nodes/ directory (or it leads outside the repo)".into(),
             });
         }
-        Ok(LocalRepo { root })
+        Ok(LocalRepo {
+            root,
+            dir: Arc::new(dir),
+        })
     }
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// `path` (one of this repo's, built from [`LocalRepo::root`]) relative to the repo.
+    fn rel<'a>(&self, path: &'a Path) -> &'a Path {
+        path.strip_prefix(&self.root).unwrap_or(path)
     }
 
     pub fn desired_path(&self, name: &NodeName) -> PathBuf {
@@ -95,10 +107,15 @@ impl LocalRepo {
     pub fn node_names(&self) -> Result<Vec<NodeName>, StoreError> {
         let dir = self.root.join("nodes");
         let mut names = Vec::new();
-        for entry in fs::read_dir(&dir).map_err(|source| StoreError::Io {
-            path: dir.clone(),
-            source,
-        })? {
+        for entry in self
+            .dir
+            .handle()
+            .read_dir("nodes")
+            .map_err(|source| StoreError::Io {
+                path: dir.clone(),
+                source,
+            })?
+        {
             let entry = entry.map_err(|source| StoreError::Io {
                 path: dir.clone(),
                 source,
@@ -107,11 +124,16 @@ impl LocalRepo {
             let Some(stem) = file_name.to_str().and_then(|f| f.strip_suffix(".json")) else {
                 continue;
             };
-            if stem.starts_with('.') || !entry.path().is_file() {
+            // A symlink is listed: loading it is then an error naming it, not a silent skip.
+            let kind = entry.file_type().map_err(|source| StoreError::Io {
+                path: dir.join(&file_name),
+                source,
+            })?;
+            if stem.starts_with('.') || !(kind.is_file() || kind.is_symlink()) {
                 continue;
             }
             let name = NodeName::new(stem).map_err(|source| StoreError::Model {
-                path: entry.path(),
+                path: dir.join(&file_name),
                 source,
             })?;
             names.push(name);
@@ -123,7 +145,7 @@ impl LocalRepo {
     /// The desired state of a node. A full Chef node file is accepted: its desired part is used.
     pub fn load_desired(&self, name: &NodeName) -> Result<DesiredState, StoreError> {
         let path = self.desired_path(name);
-        let Some(text) = read_optional(&path)? else {
+        let Some(text) = self.read_optional(&path)? else {
             return Err(StoreError::NotFound {
                 kind: "node",
                 name: name.to_string(),
@@ -149,7 +171,7 @@ impl LocalRepo {
     /// The current state last saved for a node, if any.
     pub fn load_current(&self, name: &NodeName) -> Result<Option<CurrentState>, StoreError> {
         let path = self.current_path(name);
-        let Some(text) = read_optional_shared(&path)? else {
+        let Some(text) = self.read_optional_shared(&path)? else {
             return Ok(None);
         };
         let c: CurrentState = parse_json(&path, &text)?;
@@ -172,7 +194,8 @@ impl LocalRepo {
         // No node lock: see the module documentation.
         let path = self.current_path(&current.name);
         write_json_recycled(
-            &path,
+            &self.dir,
+            self.rel(&path),
             &serde_json::to_value(current).map_err(|e| parse_err(&path, e.to_string()))?,
         )
     }
@@ -182,11 +205,13 @@ impl LocalRepo {
     pub fn create_node(&self, desired: &DesiredState) -> Result<bool, StoreError> {
         let _lock = self.lock_node(&desired.name)?;
         let path = self.desired_path(&desired.name);
-        if path.exists() {
+        // A dangling symlink counts as a file: it is never written through.
+        if self.dir.handle().symlink_metadata(self.rel(&path)).is_ok() {
             return Ok(false);
         }
         write_json_atomic(
-            &path,
+            &self.dir,
+            self.rel(&path),
             &serde_json::to_value(desired).map_err(|e| parse_err(&path, e.to_string()))?,
         )?;
         Ok(true)
@@ -201,7 +226,7 @@ impl LocalRepo {
     {
         let _lock = self.lock_node(name)?;
         let path = self.desired_path(name);
-        let Some(text) = read_optional(&path)? else {
+        let Some(text) = self.read_optional(&path)? else {
             return Err(StoreError::NotFound {
                 kind: "node",
                 name: name.to_string(),
@@ -228,7 +253,7 @@ impl LocalRepo {
                 raw.insert(k, v);
             }
         }
-        write_json_atomic(&path, &Value::Object(raw))?;
+        write_json_atomic(&self.dir, self.rel(&path), &Value::Object(raw))?;
         Ok(true)
     }
 
@@ -238,7 +263,7 @@ impl LocalRepo {
             path: path.clone(),
             source,
         })?;
-        let Some(text) = read_optional(&path)? else {
+        let Some(text) = self.read_optional(&path)? else {
             return Ok(None);
         };
         let role: Role = parse_json(&path, &text)?;
@@ -259,7 +284,7 @@ impl LocalRepo {
             path: path.clone(),
             source,
         })?;
-        match read_optional(&path)? {
+        match self.read_optional(&path)? {
             Some(text) => {
                 let env: Environment = parse_json(&path, &text)?;
                 if env.name != name {
@@ -291,7 +316,7 @@ impl LocalRepo {
             path: dir.clone(),
             source,
         })?;
-        let entries = match fs::read_dir(&dir) {
+        let entries = match self.dir.handle().read_dir(self.rel(&dir)) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(source) => return Err(StoreError::Io { path: dir, source }),
@@ -317,7 +342,7 @@ impl LocalRepo {
         let mut out = Vec::new();
         for f in files {
             let path = dir.join(&f);
-            let text = read_optional(&path)?.unwrap_or_default();
+            let text = self.read_optional(&path)?.unwrap_or_default();
             let document = parse_yaml(&path, &text)?;
             out.push(AttributeFile {
                 cookbook: cookbook.into(),
@@ -346,7 +371,7 @@ impl LocalRepo {
         })?;
         for ext in ["yml", "yaml"] {
             let path = dir.join(format!("{recipe}.{ext}"));
-            if let Some(text) = read_optional(&path)? {
+            if let Some(text) = self.read_optional(&path)? {
                 let doc = parse_yaml(&path, &text)?;
                 return recipe_from_document(&path, doc).map(Some);
             }
@@ -355,17 +380,18 @@ impl LocalRepo {
     }
 
     fn lock_node(&self, name: &NodeName) -> Result<NodeLock, StoreError> {
-        let dir = self.root.join("nodes").join(".locks");
-        fs::create_dir_all(&dir).map_err(|source| StoreError::Io {
-            path: dir.clone(),
-            source,
-        })?;
-        let path = dir.join(format!("{name}.lock"));
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
+        let rel = Path::new("nodes").join(".locks");
+        let dir = self
+            .dir
+            .sub_or_create(&rel)
+            .map_err(|source| StoreError::Io {
+                path: self.root.join(&rel),
+                source,
+            })?;
+        let file_name = format!("{name}.lock");
+        let path = dir.path().join(&file_name);
+        let file = dir
+            .open_file(Path::new(&file_name), &FileOpen::LOCK)
             .map_err(|source| StoreError::Io {
                 path: path.clone(),
                 source,
@@ -377,7 +403,7 @@ impl LocalRepo {
 }
 
 /// An exclusive advisory lock on one node's files; released on drop (closing the file).
-struct NodeLock(File);
+struct NodeLock(std::fs::File);
 
 impl Drop for NodeLock {
     fn drop(&mut self) {
@@ -424,66 +450,47 @@ fn recipe_from_document(path: &Path, doc: Value) -> Result<RecipeFile, StoreErro
     })
 }
 
-/// [`read_optional`] under a shared `flock` on the opened file: current-state files recycle their
-/// inode ([`write_json_recycled`]), and a writer empties a recycled inode only under an exclusive lock,
-/// so what is read is always one complete save.
-fn read_optional_shared(path: &Path) -> Result<Option<String>, StoreError> {
-    use std::io::Read;
-    let io = |source| StoreError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let f = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io(e)),
-    };
-    f.lock_shared().map_err(io)?;
-    let len = f.metadata().map_err(io)?.len();
-    if len > MAX_FILE_BYTES {
-        return Err(parse_err(
-            path,
-            format!("file is {len} bytes, larger than the {MAX_FILE_BYTES}-byte limit"),
-        ));
+impl LocalRepo {
+    /// A repo file's text, `None` when it does not exist; never through a symlink (an error naming it).
+    fn read_optional(&self, path: &Path) -> Result<Option<String>, StoreError> {
+        self.read_text(path, false)
     }
-    let mut bytes = Vec::with_capacity(len as usize);
-    (&f).take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|e| parse_err(path, format!("not UTF-8: {e}")))
-}
 
-fn read_optional(path: &Path) -> Result<Option<String>, StoreError> {
-    match fs::metadata(path) {
-        Ok(m) if m.len() > MAX_FILE_BYTES => {
-            return Err(parse_err(
-                path,
-                format!(
-                    "file is {} bytes, larger than the {MAX_FILE_BYTES}-byte limit",
-                    m.len()
-                ),
-            ));
-        }
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(StoreError::Io {
-                path: path.to_owned(),
-                source,
-            });
-        }
+    /// [`LocalRepo::read_optional`] under a shared `flock` on the opened file: current-state files
+    /// recycle their inode ([`write_json_recycled`]), and a writer empties a recycled inode only under
+    /// an exclusive lock, so what is read is always one complete save.
+    fn read_optional_shared(&self, path: &Path) -> Result<Option<String>, StoreError> {
+        self.read_text(path, true)
     }
-    match fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|e| parse_err(path, format!("not UTF-8: {e}"))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(StoreError::Io {
+
+    fn read_text(&self, path: &Path, shared: bool) -> Result<Option<String>, StoreError> {
+        use std::io::Read;
+        let io = |source| StoreError::Io {
             path: path.to_owned(),
             source,
-        }),
+        };
+        let f = match self.dir.open_file(self.rel(path), &FileOpen::READ) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io(e)),
+        };
+        if shared {
+            f.lock_shared().map_err(io)?;
+        }
+        let len = f.metadata().map_err(io)?.len();
+        if len > MAX_FILE_BYTES {
+            return Err(parse_err(
+                path,
+                format!("file is {len} bytes, larger than the {MAX_FILE_BYTES}-byte limit"),
+            ));
+        }
+        let mut bytes = Vec::with_capacity(len as usize);
+        (&f).take(MAX_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+        String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|e| parse_err(path, format!("not UTF-8: {e}")))
     }
 }
 
@@ -570,10 +577,10 @@ fn yaml_to_json(v: serde_norway::Value) -> Result<Value, String> {
     })
 }
 
-/// Write JSON atomically: a temp file in the same directory, fsync, rename over the target, fsync the
-/// directory. Readers see the old file or the new one, never a part.
-pub fn write_json_atomic(path: &Path, value: &Value) -> Result<(), StoreError> {
-    write_json(path, value, false)
+/// Write JSON atomically to `rel` beneath `root`: a temp file in the same directory, fsync, rename
+/// over the target, fsync the directory. Readers see the old file or the new one, never a part.
+pub fn write_json_atomic(root: &RootDir, rel: &Path, value: &Value) -> Result<(), StoreError> {
+    write_json(root, rel, value, false)
 }
 
 /// [`write_json_atomic`] for files rewritten on every run (current state), without allocating and
@@ -593,35 +600,45 @@ pub fn write_json_atomic(path: &Path, value: &Value) -> Result<(), StoreError> {
 /// the plain scheme expensive: on ext4 without a journal, `recently_deleted` scans past every inode
 /// freed in the last seconds, so a converge that rewrites thousands of files spent a fifth of its CPU
 /// creating temp files (docs/bench.md).
-pub fn write_json_recycled(path: &Path, value: &Value) -> Result<(), StoreError> {
-    write_json(path, value, true)
+pub fn write_json_recycled(root: &RootDir, rel: &Path, value: &Value) -> Result<(), StoreError> {
+    write_json(root, rel, value, true)
 }
 
 /// Both writers: a temp file in the target's directory, `fsync`, then rename (or, with `recycle`,
 /// the spare reused and exchanged, as [`write_json_recycled`] describes), then the directory `fsync`.
-fn write_json(path: &Path, value: &Value, recycle: bool) -> Result<(), StoreError> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| parse_err(path, "has no parent directory".into()))?;
-    let mut body = serde_json::to_vec_pretty(value).map_err(|e| parse_err(path, e.to_string()))?;
-    body.push(b'\n');
-    let file_name = path
-        .file_name()
-        .and_then(|f| f.to_str())
-        .unwrap_or("node.json");
-    let spare = dir.join(format!(".{file_name}.spare"));
-    let temp_name = || {
-        dir.join(format!(
-            ".{file_name}.tmp-{}-{}",
-            std::process::id(),
-            unique()
-        ))
+/// Every name is resolved in a handle of the target's directory opened beneath `root` (made 0700 when
+/// missing), so neither a symlinked directory nor a link at a temp or spare name leads out of it.
+fn write_json(root: &RootDir, rel: &Path, value: &Value, recycle: bool) -> Result<(), StoreError> {
+    let path = root.path().join(rel);
+    let io = |source| StoreError::Io {
+        path: path.clone(),
+        source,
     };
+    let (Some(parent), Some(file_name)) = (rel.parent(), rel.file_name().and_then(|f| f.to_str()))
+    else {
+        return Err(parse_err(&path, "has no parent directory".into()));
+    };
+    let mut body = serde_json::to_vec_pretty(value).map_err(|e| parse_err(&path, e.to_string()))?;
+    body.push(b'\n');
+    let parent = if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    };
+    let dir = root.sub_or_create(parent).map_err(io)?;
+    let d = dir.handle();
+    let spare = format!(".{file_name}.spare");
+    let temp_name = || format!(".{file_name}.tmp-{}-{}", std::process::id(), unique());
     let mut tmp = temp_name();
     let result = (|| {
         let claimed = recycle
-            && match fs::rename(&spare, &tmp) {
-                Ok(()) if fs::symlink_metadata(&tmp).is_ok_and(|m| m.file_type().is_file()) => true,
+            && match d.rename(&spare, d, &tmp) {
+                Ok(())
+                    if d.symlink_metadata(&tmp)
+                        .is_ok_and(|m| m.file_type().is_file()) =>
+                {
+                    true
+                }
                 // Something other than a plain file was put there: leave it under the temp name.
                 Ok(()) => {
                     tmp = temp_name();
@@ -631,20 +648,13 @@ fn write_json(path: &Path, value: &Value, recycle: bool) -> Result<(), StoreErro
             };
         let mut f = if claimed {
             // A reader may still hold this inode open from when it was the current file: it reads
-            // under a shared lock ([`read_optional_shared`]), so empty it only under an exclusive one.
-            let f = OpenOptions::new().write(true).open(&tmp)?;
+            // under a shared lock ([`LocalRepo::read_optional_shared`]), so empty it only under an
+            // exclusive one.
+            let f = dir.open_file(Path::new(&tmp), &FileOpen::WRITE)?;
             f.lock()?;
             f
         } else {
-            let open = || OpenOptions::new().write(true).create_new(true).open(&tmp);
-            match open() {
-                // The directory is made on first use only (one syscall less per write).
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    fs::create_dir_all(dir)?;
-                    open()?
-                }
-                other => other?,
-            }
+            dir.open_file(Path::new(&tmp), &FileOpen::CREATE_NEW)?
         };
         f.write_all(&body)?;
         if claimed {
@@ -654,44 +664,36 @@ fn write_json(path: &Path, value: &Value, recycle: bool) -> Result<(), StoreErro
         }
         f.sync_all()?;
         drop(f);
-        // Exchange only with a regular file; anything else (no target yet, a directory in the way)
-        // takes the plain rename, which fails where it failed before.
+        // Exchange only with a regular file; anything else (no target yet, a directory or a symlink
+        // in the way) takes the plain rename, which replaces a symlink itself, never its target.
         let exchanged = recycle
-            && fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
-            && rustix::fs::renameat_with(
-                rustix::fs::CWD,
-                &tmp,
-                rustix::fs::CWD,
-                path,
-                rustix::fs::RenameFlags::EXCHANGE,
-            )
-            .is_ok();
+            && d.symlink_metadata(file_name)
+                .is_ok_and(|m| m.file_type().is_file())
+            && rustix::fs::renameat_with(d, &tmp, d, file_name, rustix::fs::RenameFlags::EXCHANGE)
+                .is_ok();
         if exchanged {
             // The old content is now under the temp name: keep its inode for the next write.
-            if fs::rename(&tmp, &spare).is_err() {
-                let _ = fs::remove_file(&tmp);
+            if d.rename(&tmp, d, &spare).is_err() {
+                let _ = d.remove_file(&tmp);
             }
         } else {
             // No exchange on this file system or kernel, or no file to exchange with.
-            fs::rename(&tmp, path)?;
+            d.rename(&tmp, d, file_name)?;
         }
-        sync_dir(dir)
+        sync_dir(dir.path(), d)
     })();
     if let Err(source) = result {
-        let _ = fs::remove_file(&tmp);
-        return Err(StoreError::Io {
-            path: path.to_owned(),
-            source,
-        });
+        let _ = d.remove_file(&tmp);
+        return Err(io(source));
     }
     Ok(())
 }
 
-/// `fsync` a directory after a rename into it, sharing one `fsync` among concurrent callers (group
+/// `fsync` a directory (`handle`, opened from `dir`) after a rename into it, sharing one `fsync` among concurrent callers (group
 /// commit): a caller returns once an `fsync` of `dir` that *started after its call* has succeeded, so
 /// its rename is durable; callers that arrive while one runs wait for the next, which covers all of
 /// them. A failed `fsync` is returned to the caller that ran it; the others retry.
-pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
+pub fn sync_dir(dir: &Path, handle: &cap_std::fs::Dir) -> std::io::Result<()> {
     use std::collections::HashMap;
     use std::sync::{Arc, Condvar, LazyLock, Mutex, PoisonError};
 
@@ -724,7 +726,17 @@ pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
         let upto = st.0;
         st.2 = true;
         drop(st);
-        let result = File::open(dir).and_then(|d| d.sync_all());
+        // cap-std may hold directories as O_PATH handles, which cannot be synced: reopen "." of it.
+        let result = rustix::fs::openat(
+            handle,
+            ".",
+            rustix::fs::OFlags::RDONLY
+                | rustix::fs::OFlags::DIRECTORY
+                | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .and_then(|fd| rustix::fs::fsync(&fd))
+        .map_err(std::io::Error::from);
         st = gate.state.lock().unwrap_or_else(PoisonError::into_inner);
         st.2 = false;
         if result.is_ok() {
@@ -749,6 +761,7 @@ fn unique() -> u64 {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::fs;
 
     fn repo() -> (tempfile::TempDir, LocalRepo) {
         let dir = tempfile::tempdir().unwrap();
@@ -793,12 +806,56 @@ mod tests {
             })
             .count();
         assert_eq!(leftovers, 0);
-        assert!(sync_dir(&repo.root.join("no-such-dir")).is_err());
-        assert!(sync_dir(&repo.root.join("no-such-dir")).is_err());
+        sync_dir(repo.root(), repo.dir.handle()).unwrap();
     }
 
     fn name(n: &str) -> NodeName {
         NodeName::new(n).unwrap()
+    }
+
+    #[test]
+    fn symlinked_node_current_and_lock_files_are_refused_naming_the_path() {
+        use std::os::unix::fs::symlink;
+        let (d, repo) = repo();
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("victim");
+        fs::write(&victim, "keep").unwrap();
+        let n = name("sw1");
+        // A desired-state file that is a link: an error naming it, the target never read.
+        symlink(&victim, repo.desired_path(&n)).unwrap();
+        let e = repo.load_desired(&n).unwrap_err().to_string();
+        assert!(e.contains("nodes/sw1.json is a symbolic link"), "{e}");
+        assert_eq!(
+            repo.node_names().unwrap(),
+            vec![n.clone()],
+            "listed, not skipped"
+        );
+        // nodes/current leading out of the repo: nothing lands outside.
+        symlink(outside.path(), d.path().join("nodes/current")).unwrap();
+        let cur = CurrentState::new(n.clone());
+        let e = repo.save_current(&cur).unwrap_err().to_string();
+        assert!(e.contains("leads outside"), "{e}");
+        assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 1);
+        // The store's node lock file as a link: refused, the target unchanged.
+        fs::create_dir_all(d.path().join("nodes/.locks")).unwrap();
+        symlink(&victim, d.path().join("nodes/.locks/sw1.lock")).unwrap();
+        let e = repo.update_desired(&n, |_| {}).unwrap_err().to_string();
+        assert!(e.contains("sw1.lock is a symbolic link"), "{e}");
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "keep");
+        // Control: with the links gone the same calls work.
+        fs::remove_file(d.path().join("nodes/current")).unwrap();
+        repo.save_current(&cur).unwrap();
+        assert!(repo.load_current(&n).unwrap().is_some());
+    }
+
+    #[test]
+    fn state_files_are_0600_in_0700_directories() {
+        use std::os::unix::fs::PermissionsExt;
+        let (d, repo) = repo();
+        repo.save_current(&CurrentState::new(name("sw1"))).unwrap();
+        let mode = |p: &str| fs::metadata(d.path().join(p)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode("nodes/current"), 0o700);
+        assert_eq!(mode("nodes/current/sw1.json"), 0o600);
     }
 
     #[test]

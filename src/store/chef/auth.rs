@@ -228,9 +228,18 @@ pub fn content_hash(version: SignVersion, body: &[u8]) -> String {
 
 /// The string that is signed.
 pub fn canonical_request(version: SignVersion, r: &SignRequest<'_>) -> String {
+    canonical_request_with_hash(version, r, &content_hash(version, r.body))
+}
+
+/// [`canonical_request`] with the body's content hash given (a server verifies the signature from the
+/// headers, with the hash the client declared, before it reads the body; `r.body` is not used).
+pub fn canonical_request_with_hash(
+    version: SignVersion,
+    r: &SignRequest<'_>,
+    hash: &str,
+) -> String {
     let method = r.method.to_ascii_uppercase();
     let path = canonical_path(r.path);
-    let hash = content_hash(version, r.body);
     match version {
         SignVersion::V1_0 | SignVersion::V1_1 => {
             let user = if version == SignVersion::V1_0 {
