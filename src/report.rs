@@ -1,6 +1,7 @@
 //! Run reports: per node, per resource, in the JSON shape the API and `--format json` share, and the
 //! human form modelled on chef-client's doc formatter.
 
+use crate::error::NodeErrorKind;
 use netgw_drivers::driver::ErrorKind;
 use netgw_models::plan::{PropertyChange, ResourceRef};
 use serde::Serialize;
@@ -75,7 +76,11 @@ pub struct NodeReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error_kind: Option<ErrorKind>,
+    pub error_kind: Option<NodeErrorKind>,
+    /// The driver's finer kind (connect, auth, timeout, transport, parse, rejected, verify, ...) when
+    /// the device session failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_error_kind: Option<ErrorKind>,
     /// Whether this run created the node's desired state (it did not exist).
     pub created: bool,
     pub duration_secs: f64,
@@ -98,6 +103,7 @@ impl NodeReport {
             device_diff: None,
             error: None,
             error_kind: None,
+            device_error_kind: None,
             created: false,
             duration_secs: 0.0,
             steps: Vec::new(),
@@ -219,7 +225,11 @@ pub fn human_node(n: &NodeReport) -> String {
         let _ = writeln!(out, "WARNING: {w}");
     }
     if let Some(e) = &n.error {
-        let _ = writeln!(out, "\nnetgw run FAILED for {}: {e}", n.name);
+        let kind = n
+            .error_kind
+            .map(|k| format!(" ({k} error)"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "\nnetgw run FAILED for {}{kind}: {e}", n.name);
     }
     let verb = if n.why_run {
         "would be updated"

@@ -85,6 +85,8 @@ pub struct ServeArgs {
     /// The global `--repo`, used when the file names none.
     pub repo: PathBuf,
     pub classifier: Option<PathBuf>,
+    /// The global `--state-dir` (run locks, intent journals; `crate::state`).
+    pub state_dir: Option<PathBuf>,
 }
 
 /// Everything `serve` runs with.
@@ -102,6 +104,7 @@ pub struct Settings {
     pub node_timeout: Duration,
     pub max_body_bytes: usize,
     pub classifier: Option<PathBuf>,
+    pub state_dir: Option<PathBuf>,
     pub auth: Auth,
 }
 
@@ -242,6 +245,7 @@ impl Settings {
                 file.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY),
             )?,
             classifier: args.classifier.clone(),
+            state_dir: args.state_dir.clone(),
             auth: Auth::new(tokens, clients),
         })
     }
