@@ -14,12 +14,13 @@
 //! `node_timeout` on top of the transports' own timeouts.
 
 use crate::error::EngineError;
+use crate::journal::{Intent, Journal, Recovery};
 use crate::report::{
     NodeReport, NodeStatus, ResourceReport, ResourceStatus, RunReport, StepTiming, resource_ident,
     summarize,
 };
 use crate::resolve;
-use crate::session::{Phase, Session};
+use crate::session::{Phase, Restore, Session};
 use crate::store::NodeStore;
 use crate::store::local::LocalRepo;
 use async_trait::async_trait;
@@ -173,7 +174,15 @@ pub async fn converge(
     connector: Arc<dyn Connector>,
     opts: EngineOptions,
 ) -> RunReport {
-    let ctx = Arc::new(Ctx { store, cookbooks });
+    let journal = Journal::new(crate::state::journal_dir(
+        &state_root(&opts),
+        cookbooks.root(),
+    ));
+    let ctx = Arc::new(Ctx {
+        store,
+        cookbooks,
+        journal,
+    });
     let started = Instant::now();
     let started_at = now_rfc3339();
     let sem = Arc::new(Semaphore::new(opts.concurrency.max(1)));
@@ -314,6 +323,11 @@ async fn bounded_node(
     // The run's future is dropped: the session is free for the restore step.
     let t = Instant::now();
     let restore = session.restore(opts.restore_timeout).await;
+    if matches!(restore, Restore::RolledBack { .. })
+        && let Ok(n) = NodeName::new(&name)
+    {
+        forget(&ctx.journal, &n).await;
+    }
     warn!(restore = %restore, "node run stopped ({}); restore step done", if timed_out { "timeout" } else { "aborted" });
     let mut r = NodeReport::new(&name, opts.why_run);
     r.platform = platform;
@@ -379,6 +393,7 @@ struct Steps<'a> {
     t: Instant,
     /// Where the run stands with its device, for a restore step if the run is stopped.
     session: &'a Session,
+    journal: &'a Journal,
 }
 
 impl Steps<'_> {
@@ -396,10 +411,12 @@ impl Steps<'_> {
 struct Ctx {
     store: Arc<dyn NodeStore>,
     cookbooks: LocalRepo,
+    /// Unfinished device changes (`crate::journal`), in the state directory.
+    journal: Journal,
 }
 
 async fn converge_node(
-    repo: &Ctx,
+    ctx: &Ctx,
     job: Job,
     connector: &dyn Connector,
     opts: &EngineOptions,
@@ -410,8 +427,9 @@ async fn converge_node(
         report: &mut report,
         t: Instant::now(),
         session,
+        journal: &ctx.journal,
     };
-    let outcome = run_node(repo, job, connector, opts, &mut steps).await;
+    let outcome = run_node(ctx, job, connector, opts, &mut steps).await;
     if let Err(e) = outcome {
         fail(&mut report, &e);
     }
@@ -594,6 +612,9 @@ async fn with_driver(
         )));
     }
 
+    // An earlier run's unfinished change is finished or undone before anything else (crate::journal).
+    steps.report.recovered = recover(name, driver, opts, steps).await?;
+
     // 8. Observe and plan.
     let observed = driver.observe().await.map_err(drv)?;
     let rules = driver.plan_rules();
@@ -747,6 +768,23 @@ async fn apply(
         steps.session.set(Phase::Done);
         return Err(e);
     }
+    // Durable intent before the first change reaches the device: a gateway that dies from here on
+    // leaves what the next run needs to finish or undo it.
+    let name = NodeName::new(&steps.report.name).map_err(|e| EngineError::Config(e.to_string()))?;
+    let intent = Intent::new(
+        &opts.run_id,
+        name.as_str(),
+        driver.platform().as_str(),
+        the_plan,
+        staged.rendered,
+    );
+    if let Err(e) = steps.journal.write(&intent).await {
+        if let Err(d) = driver.discard().await {
+            warn!(error = %d, "discard after a failed journal write failed");
+        }
+        steps.session.set(Phase::Done);
+        return Err(e.into());
+    }
     let commit_opts = CommitOptions {
         comment: format!("netgw run {}", opts.run_id),
         confirm_timeout: opts.confirm_timeout,
@@ -754,10 +792,7 @@ async fn apply(
     steps.session.set(Phase::Committing);
     if let Err(e) = driver.commit(&commit_opts).await {
         // The commit may have been partly applied: roll back to the state before the run.
-        if let Err(r) = driver.rollback().await {
-            warn!(error = %r, "rollback after a failed commit failed");
-        }
-        steps.session.set(Phase::Done);
+        roll_back(driver, &name, steps, "a failed commit").await;
         return Err(drv(e));
     }
     steps.mark("commit");
@@ -790,10 +825,7 @@ async fn apply(
         }
     };
     if let Err(e) = verify.await {
-        if let Err(r) = driver.rollback().await {
-            warn!(error = %r, "rollback after a failed verification failed");
-        }
-        steps.session.set(Phase::Done);
+        roll_back(driver, &name, steps, "a failed verification").await;
         let e = match e {
             DriverError::Verify { remaining, .. } => DriverError::Verify {
                 device: steps.report.name.clone(),
@@ -806,8 +838,119 @@ async fn apply(
     steps.mark("verify");
     driver.confirm().await.map_err(drv)?;
     steps.session.set(Phase::Done);
+    forget(steps.journal, &name).await;
     steps.mark("confirm");
     Ok(())
+}
+
+/// Undo an unconfirmed commit; the journal entry goes only once the device is back as it was.
+async fn roll_back(driver: &mut dyn Driver, name: &NodeName, steps: &Steps<'_>, after: &str) {
+    match driver.rollback().await {
+        Ok(()) => forget(steps.journal, name).await,
+        Err(r) => warn!(error = %r, "rollback after {after} failed; the intent journal is kept"),
+    }
+    steps.session.set(Phase::Done);
+}
+
+/// Clear a finished change's journal entry. A failure only warns: the next run finds the device
+/// wholly in one state and clears it then.
+async fn forget(journal: &Journal, name: &NodeName) {
+    if let Err(e) = journal.clear(name).await {
+        warn!(error = %e, "clearing the intent journal failed");
+    }
+}
+
+/// Finish or undo an earlier run's unfinished change of this node: read the device; wholly new or
+/// wholly old, clear the entry; otherwise put the old state back (stage, commit, verify, confirm),
+/// then clear it. A failed restore keeps the entry and fails the run.
+async fn recover(
+    name: &NodeName,
+    driver: &mut dyn Driver,
+    opts: &EngineOptions,
+    steps: &mut Steps<'_>,
+) -> StepResult<Option<Recovery>> {
+    let Some(intent) = steps.journal.read(name).await? else {
+        return Ok(None);
+    };
+    let observed = driver.observe().await.map_err(drv)?;
+    let rules = driver.plan_rules();
+    let mut recovery = Recovery {
+        run_id: intent.run_id.clone(),
+        found: "partial",
+        action: "cleared",
+        restored: 0,
+    };
+    let back = intent.plan_to(true, &observed.vlans, &observed.links, &rules);
+    if intent
+        .plan_to(false, &observed.vlans, &observed.links, &rules)
+        .is_empty()
+    {
+        recovery.found = "new";
+    } else if back.is_empty() {
+        recovery.found = "old";
+    } else {
+        restore_old(driver, &intent, &back, opts, steps).await?;
+        recovery.action = "restored";
+        recovery.restored = back.vlans.len() + back.links.len();
+    }
+    steps.journal.clear(name).await?;
+    warn!(found = recovery.found, action = recovery.action, run = %recovery.run_id, "recovered an unfinished change: {recovery}");
+    steps.mark("recover");
+    Ok(Some(recovery))
+}
+
+async fn restore_old(
+    driver: &mut dyn Driver,
+    intent: &Intent,
+    back: &Plan,
+    opts: &EngineOptions,
+    steps: &mut Steps<'_>,
+) -> StepResult<()> {
+    if let Some(f) = back.failures().next() {
+        return Err(EngineError::Config(format!(
+            "cannot restore the change run {} left half-applied: {}: {}",
+            intent.run_id,
+            f.resource,
+            f.error.clone().unwrap_or_default()
+        )));
+    }
+    steps.session.set(Phase::Staging);
+    if let Err(e) = driver.stage(back).await {
+        let _ = driver.discard().await;
+        steps.session.set(Phase::Done);
+        return Err(drv(e));
+    }
+    steps.session.set(Phase::Committing);
+    let commit_opts = CommitOptions {
+        comment: format!(
+            "netgw run {}: restore of run {}",
+            opts.run_id, intent.run_id
+        ),
+        confirm_timeout: opts.confirm_timeout,
+    };
+    let done = async {
+        driver.commit(&commit_opts).await?;
+        let o = driver.observe().await?;
+        let left = intent.plan_to(true, &o.vlans, &o.links, &driver.plan_rules());
+        if !left.is_empty() {
+            return Err(DriverError::Verify {
+                device: intent.node.clone(),
+                remaining: left
+                    .resources
+                    .iter()
+                    .filter(|r| r.action.is_some())
+                    .map(|r| r.resource.to_string())
+                    .collect(),
+            });
+        }
+        driver.confirm().await
+    };
+    let r = done.await;
+    if r.is_err() {
+        let _ = driver.rollback().await;
+    }
+    steps.session.set(Phase::Done);
+    r.map_err(drv)
 }
 
 fn as_obj(v: Value) -> Attrs {
@@ -1043,14 +1186,15 @@ mod engine_tests_support {
         pub(crate) links: Vec<Link>,
         pub(crate) reject_commit: bool,
         pub(crate) drop_on_commit: bool,
-        /// Commit applies the first VLAN change, then never answers (a device or link gone silent
+        /// Commit applies this many VLAN changes, then never answers (a device or link gone silent
         /// mid-change).
-        pub(crate) hang_in_commit: bool,
+        pub(crate) hang_in_commit: Option<usize>,
         /// The connection is refused as bad credentials.
         pub(crate) auth_fail: bool,
         /// Facts panic (a bug in a driver).
         pub(crate) panic_in_facts: bool,
         pub(crate) rollbacks: usize,
+        pub(crate) commits_started: usize,
         pub(crate) commits: usize,
         /// Open sessions now, and the most ever open at once.
         pub(crate) sessions: usize,
@@ -1138,16 +1282,21 @@ mod engine_tests_support {
         async fn commit(&mut self, _o: &CommitOptions) -> Result<(), DriverError> {
             let hang = {
                 let mut d = self.dev.lock().unwrap();
+                d.commits_started += 1;
                 let hang = d.hang_in_commit;
-                if hang {
+                if let Some(n) = hang {
                     self.pre = Some((d.vlans.clone(), d.links.clone()));
                     let mut first = self.staged.clone().unwrap_or_default();
-                    first.vlans.truncate(1);
+                    // The links go last, as on a device that applies lines in order.
+                    if n < first.vlans.len() {
+                        first.links.clear();
+                    }
+                    first.vlans.truncate(n);
                     apply_plan(&mut d, &first);
                 }
                 hang
             };
-            if hang {
+            if hang.is_some() {
                 std::future::pending::<()>().await;
             }
             let mut d = self.dev.lock().unwrap();
@@ -1787,7 +1936,7 @@ mod kind_tests {
     async fn a_node_timeout_mid_commit_restores_the_device() {
         let dev = device();
         let before = dev.lock().unwrap().vlans.clone();
-        dev.lock().unwrap().hang_in_commit = true;
+        dev.lock().unwrap().hang_in_commit = Some(1);
         let n = one(
             dev.clone(),
             EngineOptions {
@@ -1813,7 +1962,7 @@ mod kind_tests {
     async fn an_abort_mid_commit_restores_the_device() {
         let dev = device();
         let before = dev.lock().unwrap().vlans.clone();
-        dev.lock().unwrap().hang_in_commit = true;
+        dev.lock().unwrap().hang_in_commit = Some(1);
         let abort = tokio_util::sync::CancellationToken::new();
         let (_d, repo) = repo_with(&[("sw1", SW1)]);
         let a2 = abort.clone();
@@ -1942,6 +2091,98 @@ mod kind_tests {
                 serde_json::to_value(k).unwrap(),
                 serde_json::Value::from(k.as_str())
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod journal_tests {
+    //! A gateway that dies mid-commit: the whole `converge` future is dropped (no code of the engine
+    //! runs after that, as with SIGKILL), leaving the device as the commit left it and the journal
+    //! entry written before the commit. The next run recovers.
+    use super::engine_tests_support::*;
+    use super::*;
+    use std::sync::Mutex;
+
+    /// Start a converge, wait until the device is mid-commit, then drop the run.
+    async fn die_mid_commit(repo: &LocalRepo, dev: &Arc<Mutex<Device>>, applied: usize) {
+        dev.lock().unwrap().hang_in_commit = Some(applied);
+        let (r, d) = (repo.clone(), dev.clone());
+        let run = tokio::spawn(async move {
+            super::engine_tests_support::run(&r, &[("sw1", d)], &["sw1"], Default::default()).await
+        });
+        // The commit hangs forever once reached: the journal file is then written (polled).
+        let journal = crate::state::journal_dir(&test_state(), repo.root()).join("sw1.json");
+        while !journal.exists() || dev.lock().unwrap().commits_started == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        run.abort();
+        let _ = run.await;
+        let mut d = dev.lock().unwrap();
+        d.hang_in_commit = None;
+        d.sessions = 0;
+        assert!(journal.exists(), "the journal outlives the dead run");
+    }
+
+    fn journal_of(repo: &LocalRepo) -> std::path::PathBuf {
+        crate::state::journal_dir(&test_state(), repo.root()).join("sw1.json")
+    }
+
+    #[tokio::test]
+    async fn a_half_applied_change_is_restored_by_the_next_run_even_a_why_run() {
+        let (_d, repo) = repo_with(&[("sw1", SW1)]);
+        let dev = device();
+        let before = dev.lock().unwrap().vlans.clone();
+        die_mid_commit(&repo, &dev, 1).await;
+        assert_eq!(
+            dev.lock().unwrap().vlans.len(),
+            2,
+            "half-applied: one of two VLANs"
+        );
+        let opts = EngineOptions {
+            why_run: true,
+            ..Default::default()
+        };
+        let r = run(&repo, &[("sw1", dev.clone())], &["sw1"], opts).await;
+        let n = &r.nodes[0];
+        assert_eq!(n.status, NodeStatus::Success, "{:?}", n.error);
+        let rec = n.recovered.as_ref().expect("recovery reported");
+        assert_eq!(
+            (rec.found, rec.action, rec.restored),
+            ("partial", "restored", 1)
+        );
+        assert!(
+            crate::report::human_node(n).contains("RECOVERED: run "),
+            "{}",
+            crate::report::human_node(n)
+        );
+        assert_eq!(dev.lock().unwrap().vlans, before, "back to the old state");
+        assert!(!journal_of(&repo).exists());
+        // A converge then applies the change whole and leaves no journal behind.
+        let r = run(&repo, &[("sw1", dev.clone())], &["sw1"], Default::default()).await;
+        assert_eq!(r.nodes[0].status, NodeStatus::Success);
+        assert_eq!(r.nodes[0].recovered, None);
+        assert_eq!(dev.lock().unwrap().vlans.len(), 3);
+        assert!(!journal_of(&repo).exists());
+    }
+
+    #[tokio::test]
+    async fn wholly_old_or_wholly_new_devices_are_only_cleared() {
+        for (applied, found) in [(0, "old"), (usize::MAX, "new")] {
+            let (_d, repo) = repo_with(&[("sw1", SW1)]);
+            let dev = device();
+            die_mid_commit(&repo, &dev, applied).await;
+            let held = dev.lock().unwrap().vlans.clone();
+            let opts = EngineOptions {
+                why_run: true,
+                compare_only: true,
+                ..Default::default()
+            };
+            let r = run(&repo, &[("sw1", dev.clone())], &["sw1"], opts).await;
+            let rec = r.nodes[0].recovered.clone().expect("recovery reported");
+            assert_eq!((rec.found, rec.action), (found, "cleared"));
+            assert_eq!(dev.lock().unwrap().vlans, held, "nothing sent");
+            assert!(!journal_of(&repo).exists());
         }
     }
 }

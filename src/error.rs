@@ -122,6 +122,9 @@ pub enum EngineError {
     #[error(transparent)]
     Lock(#[from] LockError),
 
+    #[error(transparent)]
+    Journal(#[from] crate::journal::JournalError),
+
     /// The node run was stopped at its time limit; `restore` says what the restore step did.
     #[error("node run exceeded {limit:?}; restore: {restore}")]
     NodeTimeout { limit: Duration, restore: String },
@@ -152,6 +155,7 @@ impl EngineError {
             EngineError::Classify(_) => NodeErrorKind::Config,
             EngineError::Lock(LockError::Cancelled { .. }) => NodeErrorKind::Cancelled,
             EngineError::Lock(_) => NodeErrorKind::Lock,
+            EngineError::Journal(_) => NodeErrorKind::Store,
             EngineError::NodeTimeout { .. } => NodeErrorKind::Timeout,
             EngineError::Aborted { .. } => NodeErrorKind::Cancelled,
             EngineError::Config(_) => NodeErrorKind::Config,

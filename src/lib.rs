@@ -8,6 +8,7 @@ pub mod collector;
 pub mod engine;
 pub mod error;
 pub mod inventory;
+pub mod journal;
 pub mod lock;
 pub mod report;
 pub mod resolve;

@@ -85,6 +85,9 @@ pub struct NodeReport {
     pub created: bool,
     pub duration_secs: f64,
     pub steps: Vec<StepTiming>,
+    /// An earlier run's unfinished change this run found and finished or undid (`crate::journal`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovered: Option<crate::journal::Recovery>,
     /// Problems that did not fail the node (an SNMP agent that did not answer, ...).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -104,6 +107,7 @@ impl NodeReport {
             error: None,
             error_kind: None,
             device_error_kind: None,
+            recovered: None,
             created: false,
             duration_secs: 0.0,
             steps: Vec::new(),
@@ -220,6 +224,9 @@ pub fn human_node(n: &NodeReport) -> String {
         for line in diff.lines() {
             let _ = writeln!(out, "    {line}");
         }
+    }
+    if let Some(r) = &n.recovered {
+        let _ = writeln!(out, "RECOVERED: {r}");
     }
     for w in &n.warnings {
         let _ = writeln!(out, "WARNING: {w}");

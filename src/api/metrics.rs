@@ -47,6 +47,7 @@ struct Inner {
     resource_changes: BTreeMap<String, u64>,
     device_errors: BTreeMap<String, u64>,
     node_errors: BTreeMap<String, u64>,
+    recoveries: BTreeMap<String, u64>,
     auth_failures: BTreeMap<&'static str, u64>,
     node_duration: Histogram,
     run_duration: Histogram,
@@ -101,6 +102,7 @@ impl Metrics {
         let status = report["status"].as_str().unwrap_or("unknown").to_owned();
         let kind = report["error_kind"].as_str().map(str::to_owned);
         let device_kind = report["device_error_kind"].as_str().map(str::to_owned);
+        let recovered = report["recovered"]["found"].as_str().map(str::to_owned);
         let secs = report["duration_secs"].as_f64().unwrap_or(0.0);
         let changes: Vec<String> = report["resources"]
             .as_array()
@@ -119,6 +121,9 @@ impl Metrics {
             }
             if let Some(k) = device_kind {
                 *m.device_errors.entry(k).or_default() += 1;
+            }
+            if let Some(f) = recovered {
+                *m.recoveries.entry(f).or_default() += 1;
             }
             for c in changes {
                 *m.resource_changes.entry(c).or_default() += 1;
@@ -152,12 +157,25 @@ impl Metrics {
                 m.resource_changes.clone(),
                 m.device_errors.clone(),
                 m.node_errors.clone(),
+                m.recoveries.clone(),
                 m.auth_failures.clone(),
                 m.node_duration.clone(),
                 m.run_duration.clone(),
             )
         });
-        let (triggers, runs, created, nodes, changes, errors, node_errors, auth, nd, rd) = m;
+        let (
+            triggers,
+            runs,
+            created,
+            nodes,
+            changes,
+            errors,
+            node_errors,
+            recoveries,
+            auth,
+            nd,
+            rd,
+        ) = m;
         let mut out = String::with_capacity(4096);
         let family = |out: &mut String, name: &str, kind: &str, help: &str| {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
@@ -234,6 +252,15 @@ impl Metrics {
         );
         for (k, v) in &node_errors {
             let _ = writeln!(out, "netgw_node_errors_total{{kind=\"{}\"}} {v}", label(k));
+        }
+        family(
+            &mut out,
+            "netgw_recoveries_total",
+            "counter",
+            "Unfinished changes of dead runs found by a later run, by what the device held (new, old, partial: restored).",
+        );
+        for (k, v) in &recoveries {
+            let _ = writeln!(out, "netgw_recoveries_total{{found=\"{}\"}} {v}", label(k));
         }
         family(
             &mut out,
@@ -319,6 +346,7 @@ mod tests {
         m.trigger("coalesced");
         m.node_result(
             &serde_json::json!({"status": "failed", "error_kind": "transport", "device_error_kind": "connect",
+            "recovered": {"run_id": "r0", "found": "partial", "action": "restored", "restored": 2},
             "duration_secs": 0.2, "resources": [{"status": "updated"}, {"status": "up-to-date"}]}),
         );
         m.run_finished("finished", 0.3);
@@ -330,6 +358,7 @@ mod tests {
             "netgw_triggers_total{outcome=\"coalesced\"} 1",
             "netgw_device_errors_total{kind=\"connect\"} 1",
             "netgw_node_errors_total{kind=\"transport\"} 1",
+            "netgw_recoveries_total{found=\"partial\"} 1",
             "netgw_resource_changes_total{status=\"updated\"} 1",
             "netgw_node_results_total{status=\"failed\"} 1",
             "netgw_node_duration_seconds_bucket{le=\"0.25\"} 1",
