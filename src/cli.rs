@@ -1,5 +1,6 @@
 //! Command-line interface (docs/design.md §6). Exit codes: 0 success, 1 a node failed, 2 usage or
-//! configuration error.
+//! configuration error, 3 a node failed because the gateway's own side broke (store, Chef server,
+//! run lock, internal).
 
 use crate::engine::{self, EngineOptions, Job, RegistryConnector};
 use crate::inventory::Inventory;
@@ -47,6 +48,11 @@ pub struct Cli {
     #[arg(long, global = true, env = "NETGW_CLASSIFIER")]
     pub classifier: Option<PathBuf>,
 
+    /// The gateway's own state (run locks, intent journals), never inside the repo (default:
+    /// $XDG_STATE_HOME/netgw, else ~/.local/state/netgw).
+    #[arg(long, global = true, env = "NETGW_STATE_DIR")]
+    pub state_dir: Option<PathBuf>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -89,7 +95,7 @@ pub enum Command {
         #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(0..=86400))]
         lock_timeout: u64,
         /// Directory of the per-node run locks shared by every netgw converging these nodes
-        /// (default: REPO/nodes/.locks).
+        /// (default: STATE_DIR/repos/REPO-HASH/locks).
         #[arg(long, env = "NETGW_LOCK_DIR")]
         lock_dir: Option<PathBuf>,
         #[arg(long, value_enum, default_value = "human")]
@@ -133,6 +139,9 @@ pub enum Command {
         source: DeviceSource,
         #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10000))]
         concurrency: u32,
+        /// Directory of the per-node run locks (as for converge).
+        #[arg(long, env = "NETGW_LOCK_DIR")]
+        lock_dir: Option<PathBuf>,
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
     },
@@ -183,6 +192,7 @@ pub enum Status {
     Ok = 0,
     NodeFailed = 1,
     Usage = 2,
+    GatewayFailed = 3,
 }
 
 impl From<Status> for ExitCode {
@@ -331,12 +341,14 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
             nodes,
             source,
             concurrency,
+            lock_dir,
             format,
         } => {
             let opts = EngineOptions {
                 why_run: true,
                 compare_only: true,
                 concurrency: *concurrency as usize,
+                lock_dir: lock_dir.clone(),
                 ..Default::default()
             };
             converge_cmd(
@@ -371,6 +383,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
                 concurrency: concurrency.map(|n| n as usize),
                 repo: cli.repo.clone(),
                 classifier: cli.classifier.clone(),
+                state_dir: cli.state_dir.clone(),
             };
             let store: Option<Arc<dyn crate::store::NodeStore>> = match chef_store(cli)? {
                 Some(server) => Some(Arc::new(server)),
@@ -504,6 +517,7 @@ fn converge_cmd(
         }));
     }
     opts.classifier = cli.classifier.clone();
+    opts.state_dir = cli.state_dir.clone();
     let store: Arc<dyn crate::store::NodeStore> = match chef_store(cli)? {
         Some(server) => Arc::new(server),
         None => Arc::new(repo.clone()),
@@ -533,11 +547,21 @@ fn converge_cmd(
         }
     }
     let drifted = compare_only && report.summary.updated > 0;
-    Ok(if report.any_failed() || drifted {
+    Ok(exit_status(&report, drifted))
+}
+
+/// 3 when the gateway's own side failed a node (store, server, lock, internal: retrying elsewhere or
+/// fixing the gateway helps, the device and the input are not to blame), else 1 when a node failed or
+/// drifted.
+fn exit_status(report: &report::RunReport, drifted: bool) -> Status {
+    let kinds = || report.nodes.iter().filter_map(|n| n.error_kind);
+    if kinds().any(|k| k.is_gateway()) {
+        Status::GatewayFailed
+    } else if report.any_failed() || drifted {
         Status::NodeFailed
     } else {
         Status::Ok
-    })
+    }
 }
 
 /// The Chef server store when `--server` is given (docs/design.md §5).
@@ -828,4 +852,62 @@ fn pretty(v: &Value) -> String {
 
 fn compact(v: &Value) -> String {
     v.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::NodeErrorKind;
+    use crate::report::{NodeReport, NodeStatus, RunReport, summarize};
+
+    fn report(kinds: &[Option<NodeErrorKind>]) -> RunReport {
+        let nodes: Vec<NodeReport> = kinds
+            .iter()
+            .enumerate()
+            .map(|(i, k)| {
+                let mut n = NodeReport::new(&format!("n{i}"), false);
+                if k.is_some() {
+                    n.status = NodeStatus::Failed;
+                    n.error_kind = *k;
+                }
+                n
+            })
+            .collect();
+        RunReport {
+            run_id: "r".into(),
+            why_run: false,
+            started_at: String::new(),
+            duration_secs: 0.0,
+            summary: summarize(&nodes),
+            nodes,
+        }
+    }
+
+    #[test]
+    fn exit_codes_follow_the_error_kinds() {
+        use NodeErrorKind as K;
+        assert_eq!(exit_status(&report(&[None]), false), Status::Ok);
+        assert_eq!(exit_status(&report(&[None]), true), Status::NodeFailed);
+        for k in [
+            K::Device,
+            K::Transport,
+            K::Timeout,
+            K::Auth,
+            K::Config,
+            K::Cancelled,
+        ] {
+            assert_eq!(
+                exit_status(&report(&[None, Some(k)]), false),
+                Status::NodeFailed,
+                "{k}"
+            );
+        }
+        for k in [K::Store, K::Server, K::Lock, K::Internal] {
+            assert_eq!(
+                exit_status(&report(&[Some(K::Device), Some(k)]), false),
+                Status::GatewayFailed,
+                "{k}"
+            );
+        }
+    }
 }

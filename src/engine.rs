@@ -13,15 +13,18 @@
 //! Tasks are owned by a JoinSet, so dropping the run aborts them; each node's whole run is bounded by
 //! `node_timeout` on top of the transports' own timeouts.
 
+use crate::error::EngineError;
+use crate::journal::{Intent, Journal, Recovery};
 use crate::report::{
     NodeReport, NodeStatus, ResourceReport, ResourceStatus, RunReport, StepTiming, resource_ident,
     summarize,
 };
-use crate::resolve::{self, ResolveError};
+use crate::resolve;
+use crate::session::{Phase, Restore, Session};
 use crate::store::NodeStore;
 use crate::store::local::LocalRepo;
 use async_trait::async_trait;
-use netgw_drivers::driver::{CommitOptions, Driver, DriverError, ErrorKind};
+use netgw_drivers::driver::{CommitOptions, Driver, DriverError};
 use netgw_drivers::target::DeviceTarget;
 use netgw_models::allowlist::{Allowlists, filter};
 use netgw_models::attributes::{Component, Source};
@@ -34,6 +37,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tracing::{Instrument, info, info_span, warn};
+
+/// How long the restore step after a node timeout or an abort may take.
+pub const DEFAULT_RESTORE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Largest node body a store accepts (the Chef server's limit).
 pub const MAX_NODE_BYTES: usize = 1_000_000;
@@ -100,9 +106,17 @@ pub struct EngineOptions {
     /// Cancelling stops nodes at the next safe point: before connecting, staging or committing a
     /// staged change is discarded; a commit already made is verified and confirmed or rolled back.
     pub cancel: Option<tokio_util::sync::CancellationToken>,
-    /// Directory of the per-node run locks (`NAME.run.lock`, see `crate::lock`); default: the
-    /// cookbook repo's `nodes/.locks`. Processes coordinate only through the same directory.
+    /// Stop node runs where they stand (serve's last resort after its grace periods): the run is
+    /// dropped and its device gets the restore step, as at the node timeout.
+    pub abort: Option<tokio_util::sync::CancellationToken>,
+    /// Budget of the restore step (discard or rollback) after a node timeout or an abort.
+    pub restore_timeout: Duration,
+    /// Directory of the per-node run locks (`NAME.run.lock`, see `crate::lock`); default: the repo's
+    /// `locks/` in the state directory. Processes coordinate only through the same directory.
     pub lock_dir: Option<std::path::PathBuf>,
+    /// The gateway's state directory (locks, intent journals; `crate::state`), never inside the repo;
+    /// default `crate::state::default_root()`.
+    pub state_dir: Option<std::path::PathBuf>,
     /// How long a node waits for another process's run of it before failing; not part of
     /// `node_timeout`.
     pub lock_timeout: Duration,
@@ -122,7 +136,10 @@ impl Default for EngineOptions {
             classifier: None,
             events: None,
             cancel: None,
+            abort: None,
+            restore_timeout: DEFAULT_RESTORE_TIMEOUT,
             lock_dir: None,
+            state_dir: None,
             lock_timeout: crate::lock::DEFAULT_LOCK_TIMEOUT,
         }
     }
@@ -157,7 +174,15 @@ pub async fn converge(
     connector: Arc<dyn Connector>,
     opts: EngineOptions,
 ) -> RunReport {
-    let ctx = Arc::new(Ctx { store, cookbooks });
+    let journal = Journal::new(crate::state::journal_dir(
+        &state_root(&opts),
+        cookbooks.root(),
+    ));
+    let ctx = Arc::new(Ctx {
+        store,
+        cookbooks,
+        journal,
+    });
     let started = Instant::now();
     let started_at = now_rfc3339();
     let sem = Arc::new(Semaphore::new(opts.concurrency.max(1)));
@@ -186,31 +211,15 @@ pub async fn converge(
                 // One run of a node at a time, across processes: held from before loading until
                 // after the device session closed and current state was saved (crate::lock).
                 let mut report = match lock_node(&ctx, &job, &opts).await {
-                    Err((kind, message)) => {
+                    Err(e) => {
                         let mut r = NodeReport::new(&name, opts.why_run);
                         r.platform = job.target.as_ref().ok().map(|t| t.platform.to_string());
-                        fail(&mut r, kind, message);
+                        fail(&mut r, &e);
                         r
                     }
                     Ok(lock) => {
                         let waited = t0.elapsed();
-                        let mut r = match tokio::time::timeout(
-                            opts.node_timeout,
-                            converge_node(&ctx, job, connector.as_ref(), &opts),
-                        )
-                        .await
-                        {
-                            Ok(r) => r,
-                            Err(_) => {
-                                let mut r = NodeReport::new(&name, opts.why_run);
-                                fail(
-                                    &mut r,
-                                    ErrorKind::Timeout,
-                                    format!("node run exceeded {:?}", opts.node_timeout),
-                                );
-                                r
-                            }
-                        };
+                        let mut r = bounded_node(&ctx, job, connector.as_ref(), &opts).await;
                         if lock.is_some() {
                             r.steps.insert(
                                 0,
@@ -260,8 +269,7 @@ pub async fn converge(
             let mut r = NodeReport::new(name, opts.why_run);
             fail(
                 &mut r,
-                ErrorKind::Config,
-                "the node's task ended abnormally (see the log)".into(),
+                &EngineError::Internal("the node's task ended abnormally (see the log)".into()),
             );
             nodes.push(r);
         }
@@ -284,6 +292,62 @@ pub async fn converge(
     }
 }
 
+/// A node's run within `node_timeout`, stoppable by `opts.abort`; a stopped run's device gets the
+/// restore step (`crate::session`) before the report is made.
+async fn bounded_node(
+    ctx: &Ctx,
+    job: Job,
+    connector: &dyn Connector,
+    opts: &EngineOptions,
+) -> NodeReport {
+    let name = job.name.clone();
+    let platform = job.target.as_ref().ok().map(|t| t.platform.to_string());
+    let session = Session::new();
+    let aborted = async {
+        match &opts.abort {
+            Some(a) => a.cancelled().await,
+            None => std::future::pending().await,
+        }
+    };
+    let run = tokio::time::timeout(
+        opts.node_timeout,
+        converge_node(ctx, job, connector, opts, &session),
+    );
+    let timed_out = tokio::select! {
+        r = run => match r {
+            Ok(report) => return report,
+            Err(_) => true,
+        },
+        _ = aborted => false,
+    };
+    // The run's future is dropped: the session is free for the restore step.
+    let t = Instant::now();
+    let restore = session.restore(opts.restore_timeout).await;
+    if matches!(restore, Restore::RolledBack { .. })
+        && let Ok(n) = NodeName::new(&name)
+    {
+        forget(&ctx.journal, &n).await;
+    }
+    warn!(restore = %restore, "node run stopped ({}); restore step done", if timed_out { "timeout" } else { "aborted" });
+    let mut r = NodeReport::new(&name, opts.why_run);
+    r.platform = platform;
+    r.steps.push(StepTiming {
+        step: "restore",
+        duration_secs: t.elapsed().as_secs_f64(),
+    });
+    let restore = restore.to_string();
+    let e = if timed_out {
+        EngineError::NodeTimeout {
+            limit: opts.node_timeout,
+            restore,
+        }
+    } else {
+        EngineError::Aborted { restore }
+    };
+    fail(&mut r, &e);
+    r
+}
+
 /// The node's run lock, waiting up to `lock_timeout`. `Ok(None)` when the job cannot reach a device
 /// anyway (no target, invalid name): its run fails before any session, without waiting.
 async fn lock_node(
@@ -291,13 +355,13 @@ async fn lock_node(
     job: &Job,
     opts: &EngineOptions,
 ) -> StepResult<Option<crate::lock::NodeRunLock>> {
-    use crate::lock::{LockError, NodeRunLock, lock_path};
+    use crate::lock::{NodeRunLock, lock_path};
     let (Ok(_), Ok(name)) = (&job.target, NodeName::new(&job.name)) else {
         return Ok(None);
     };
     let dir = match &opts.lock_dir {
         Some(d) => d.clone(),
-        None => ctx.cookbooks.root().join("nodes").join(".locks"),
+        None => crate::state::lock_dir(&state_root(opts), ctx.cookbooks.root()),
     };
     NodeRunLock::acquire(
         lock_path(&dir, &name),
@@ -308,24 +372,28 @@ async fn lock_node(
     )
     .await
     .map(Some)
-    .map_err(|e| {
-        let kind = match e {
-            LockError::Cancelled { .. } => ErrorKind::Cancelled,
-            LockError::Held { .. } | LockError::Io { .. } => ErrorKind::Config,
-        };
-        (kind, e.to_string())
-    })
+    .map_err(EngineError::Lock)
 }
 
-fn fail(r: &mut NodeReport, kind: ErrorKind, message: String) {
+fn state_root(opts: &EngineOptions) -> std::path::PathBuf {
+    opts.state_dir
+        .clone()
+        .unwrap_or_else(crate::state::default_root)
+}
+
+fn fail(r: &mut NodeReport, e: &EngineError) {
     r.status = NodeStatus::Failed;
-    r.error_kind = Some(kind);
-    r.error = Some(message);
+    r.error_kind = Some(e.kind());
+    r.device_error_kind = e.device_kind();
+    r.error = Some(e.to_string());
 }
 
 struct Steps<'a> {
     report: &'a mut NodeReport,
     t: Instant,
+    /// Where the run stands with its device, for a restore step if the run is stopped.
+    session: &'a Session,
+    journal: &'a Journal,
 }
 
 impl Steps<'_> {
@@ -343,22 +411,27 @@ impl Steps<'_> {
 struct Ctx {
     store: Arc<dyn NodeStore>,
     cookbooks: LocalRepo,
+    /// Unfinished device changes (`crate::journal`), in the state directory.
+    journal: Journal,
 }
 
 async fn converge_node(
-    repo: &Ctx,
+    ctx: &Ctx,
     job: Job,
     connector: &dyn Connector,
     opts: &EngineOptions,
+    session: &Session,
 ) -> NodeReport {
     let mut report = NodeReport::new(&job.name, opts.why_run);
     let mut steps = Steps {
         report: &mut report,
         t: Instant::now(),
+        session,
+        journal: &ctx.journal,
     };
-    let outcome = run_node(repo, job, connector, opts, &mut steps).await;
-    if let Err((kind, msg)) = outcome {
-        fail(&mut report, kind, msg);
+    let outcome = run_node(ctx, job, connector, opts, &mut steps).await;
+    if let Err(e) = outcome {
+        fail(&mut report, &e);
     }
     report.updated = report
         .resources
@@ -374,7 +447,7 @@ async fn converge_node(
     report
 }
 
-type StepResult<T> = Result<T, (ErrorKind, String)>;
+type StepResult<T> = Result<T, EngineError>;
 
 fn compile_errors(compiled: &Compiled, steps: &mut Steps<'_>) -> StepResult<()> {
     if compiled.errors.is_empty() {
@@ -386,27 +459,23 @@ fn compile_errors(compiled: &Compiled, steps: &mut Steps<'_>) -> StepResult<()> 
             .resources
             .push(failed_resource(&e.recipe, &e.resource, &e.message));
     }
-    Err((
-        ErrorKind::Config,
-        format!(
-            "{} resource(s) could not be compiled; nothing was changed",
-            compiled.errors.len()
-        ),
-    ))
+    Err(EngineError::Config(format!(
+        "{} resource(s) could not be compiled; nothing was changed",
+        compiled.errors.len()
+    )))
 }
 
 fn check_cancel(opts: &EngineOptions) -> StepResult<()> {
     match &opts.cancel {
-        Some(c) if c.is_cancelled() => Err((
-            ErrorKind::Cancelled,
+        Some(c) if c.is_cancelled() => Err(EngineError::Cancelled(
             "cancelled before any change was made (gateway shutting down)".into(),
         )),
         _ => Ok(()),
     }
 }
 
-fn drv(e: DriverError) -> (ErrorKind, String) {
-    (e.kind(), e.to_string())
+fn drv(e: DriverError) -> EngineError {
+    EngineError::Driver(e)
 }
 
 async fn run_node(
@@ -417,14 +486,20 @@ async fn run_node(
     steps: &mut Steps<'_>,
 ) -> StepResult<()> {
     // 1. Resolve the node from the inventory.
-    let target = job.target.map_err(|e| (ErrorKind::Config, e))?;
+    let target = job.target.map_err(EngineError::Config)?;
     steps.report.platform = Some(target.platform.to_string());
-    let name = NodeName::new(&job.name).map_err(|e| (ErrorKind::Config, e.to_string()))?;
+    let name = NodeName::new(&job.name).map_err(|e| EngineError::Config(e.to_string()))?;
 
-    // 2. Load desired state; a node that does not exist is created (POST /nodes).
-    let store_err = |e: crate::store::StoreError| (ErrorKind::Config, e.to_string());
+    // 2. Load desired state; a node that does not exist is created (POST /nodes), except by a dry
+    // run, which reads it as the empty node it would create and writes nothing.
+    let store_err = EngineError::Store;
+    let mut store = ctx.store.clone();
     let created = match ctx.store.load_desired(&name).await.map_err(store_err)? {
         Some(_) => false,
+        None if opts.why_run => {
+            store = Arc::new(crate::store::unsaved::Unsaved::new(store, &name));
+            false
+        }
         None => ctx
             .store
             .create_node(&DesiredState::new(name.clone()))
@@ -435,25 +510,18 @@ async fn run_node(
     // 3. Classify (optional): the classifier's classes, environment and parameters apply to this run
     // only; `view.desired` stays the desired state as loaded.
     let view = match &opts.classifier {
-        None => resolve::resolve_from(ctx.store.as_ref(), &ctx.cookbooks, &name)
+        None => resolve::resolve_from(store.as_ref(), &ctx.cookbooks, &name)
             .await
-            .map_err(|e: ResolveError| (ErrorKind::Config, e.to_string()))?,
+            .map_err(EngineError::Resolve)?,
         Some(path) => crate::classify::resolve_classified(
-            ctx.store.clone(),
+            store.clone(),
             &ctx.cookbooks,
             &name,
             path,
             crate::classify::DEFAULT_TIMEOUT,
         )
         .await
-        .map_err(|e| {
-            let kind = if e.is_timeout() {
-                ErrorKind::Timeout
-            } else {
-                ErrorKind::Config
-            };
-            (kind, e.to_string())
-        })?,
+        .map_err(EngineError::Classify)?,
     };
     steps.mark("load");
 
@@ -464,10 +532,17 @@ async fn run_node(
 
     // 4. Connect and gather facts.
     check_cancel(opts)?;
-    let mut driver = connector.connect(&target).await.map_err(drv)?;
+    let driver = connector.connect(&target).await.map_err(drv)?;
     steps.mark("connect");
+    // Held in the session, so a stopped run's device can still be restored (crate::session).
+    let mut held = steps.session.hold(driver).await;
+    let Some(driver) = held.as_mut() else {
+        return Err(EngineError::Internal("the device session vanished".into()));
+    };
     let result = with_driver(ctx, &name, &target, view, driver.as_mut(), opts, steps).await;
-    if let Err(e) = driver.close().await {
+    if let Some(mut driver) = held.take()
+        && let Err(e) = driver.close().await
+    {
         warn!(error = %e, "closing the device session failed");
     }
     result
@@ -531,14 +606,14 @@ async fn with_driver(
                 msg,
             ));
         }
-        return Err((
-            ErrorKind::Config,
-            format!(
-                "{} resource(s) exceed platform limits; nothing was changed",
-                invalid.len()
-            ),
-        ));
+        return Err(EngineError::Config(format!(
+            "{} resource(s) exceed platform limits; nothing was changed",
+            invalid.len()
+        )));
     }
+
+    // An earlier run's unfinished change is finished or undone before anything else (crate::journal).
+    steps.report.recovered = recover(name, driver, opts, steps).await?;
 
     // 8. Observe and plan.
     let observed = driver.observe().await.map_err(drv)?;
@@ -565,10 +640,10 @@ async fn with_driver(
             ResourceStatus::Skipped,
             0.0,
         );
-        return Err((
-            ErrorKind::Config,
-            format!("cannot plan {}; nothing was changed", failures.join("; ")),
-        ));
+        return Err(EngineError::Config(format!(
+            "cannot plan {}; nothing was changed",
+            failures.join("; ")
+        )));
     }
 
     // 9. why-run or apply.
@@ -589,8 +664,10 @@ async fn with_driver(
             0.0,
         );
     } else if opts.why_run {
+        steps.session.set(Phase::Staging);
         let staged = driver.stage(&the_plan).await;
         let discarded = driver.discard().await;
+        steps.session.set(Phase::Done);
         let staged = staged.map_err(drv)?;
         discarded.map_err(drv)?;
         steps.report.device_diff = Some(staged.diff);
@@ -652,7 +729,7 @@ async fn with_driver(
         ctx.store
             .save_current(&view.desired, &current)
             .await
-            .map_err(|e| (ErrorKind::Config, e.to_string()))?;
+            .map_err(EngineError::Store)?;
         steps.mark("save");
         info!("current state saved");
     }
@@ -671,12 +748,14 @@ async fn apply(
     steps: &mut Steps<'_>,
 ) -> StepResult<()> {
     check_cancel(opts)?;
+    steps.session.set(Phase::Staging);
     let staged = match driver.stage(the_plan).await {
         Ok(s) => s,
         Err(e) => {
             if let Err(d) = driver.discard().await {
                 warn!(error = %d, "discard after a failed stage failed");
             }
+            steps.session.set(Phase::Done);
             return Err(drv(e));
         }
     };
@@ -686,17 +765,34 @@ async fn apply(
         if let Err(d) = driver.discard().await {
             warn!(error = %d, "discard after cancellation failed");
         }
+        steps.session.set(Phase::Done);
         return Err(e);
+    }
+    // Durable intent before the first change reaches the device: a gateway that dies from here on
+    // leaves what the next run needs to finish or undo it.
+    let name = NodeName::new(&steps.report.name).map_err(|e| EngineError::Config(e.to_string()))?;
+    let intent = Intent::new(
+        &opts.run_id,
+        name.as_str(),
+        driver.platform().as_str(),
+        the_plan,
+        staged.rendered,
+    );
+    if let Err(e) = steps.journal.write(&intent).await {
+        if let Err(d) = driver.discard().await {
+            warn!(error = %d, "discard after a failed journal write failed");
+        }
+        steps.session.set(Phase::Done);
+        return Err(e.into());
     }
     let commit_opts = CommitOptions {
         comment: format!("netgw run {}", opts.run_id),
         confirm_timeout: opts.confirm_timeout,
     };
+    steps.session.set(Phase::Committing);
     if let Err(e) = driver.commit(&commit_opts).await {
         // The commit may have been partly applied: roll back to the state before the run.
-        if let Err(r) = driver.rollback().await {
-            warn!(error = %r, "rollback after a failed commit failed");
-        }
+        roll_back(driver, &name, steps, "a failed commit").await;
         return Err(drv(e));
     }
     steps.mark("commit");
@@ -729,9 +825,7 @@ async fn apply(
         }
     };
     if let Err(e) = verify.await {
-        if let Err(r) = driver.rollback().await {
-            warn!(error = %r, "rollback after a failed verification failed");
-        }
+        roll_back(driver, &name, steps, "a failed verification").await;
         let e = match e {
             DriverError::Verify { remaining, .. } => DriverError::Verify {
                 device: steps.report.name.clone(),
@@ -743,8 +837,120 @@ async fn apply(
     }
     steps.mark("verify");
     driver.confirm().await.map_err(drv)?;
+    steps.session.set(Phase::Done);
+    forget(steps.journal, &name).await;
     steps.mark("confirm");
     Ok(())
+}
+
+/// Undo an unconfirmed commit; the journal entry goes only once the device is back as it was.
+async fn roll_back(driver: &mut dyn Driver, name: &NodeName, steps: &Steps<'_>, after: &str) {
+    match driver.rollback().await {
+        Ok(()) => forget(steps.journal, name).await,
+        Err(r) => warn!(error = %r, "rollback after {after} failed; the intent journal is kept"),
+    }
+    steps.session.set(Phase::Done);
+}
+
+/// Clear a finished change's journal entry. A failure only warns: the next run finds the device
+/// wholly in one state and clears it then.
+async fn forget(journal: &Journal, name: &NodeName) {
+    if let Err(e) = journal.clear(name).await {
+        warn!(error = %e, "clearing the intent journal failed");
+    }
+}
+
+/// Finish or undo an earlier run's unfinished change of this node: read the device; wholly new or
+/// wholly old, clear the entry; otherwise put the old state back (stage, commit, verify, confirm),
+/// then clear it. A failed restore keeps the entry and fails the run.
+async fn recover(
+    name: &NodeName,
+    driver: &mut dyn Driver,
+    opts: &EngineOptions,
+    steps: &mut Steps<'_>,
+) -> StepResult<Option<Recovery>> {
+    let Some(intent) = steps.journal.read(name).await? else {
+        return Ok(None);
+    };
+    let observed = driver.observe().await.map_err(drv)?;
+    let rules = driver.plan_rules();
+    let mut recovery = Recovery {
+        run_id: intent.run_id.clone(),
+        found: "partial",
+        action: "cleared",
+        restored: 0,
+    };
+    let back = intent.plan_to(true, &observed.vlans, &observed.links, &rules);
+    if intent
+        .plan_to(false, &observed.vlans, &observed.links, &rules)
+        .is_empty()
+    {
+        recovery.found = "new";
+    } else if back.is_empty() {
+        recovery.found = "old";
+    } else {
+        restore_old(driver, &intent, &back, opts, steps).await?;
+        recovery.action = "restored";
+        recovery.restored = back.vlans.len() + back.links.len();
+    }
+    steps.journal.clear(name).await?;
+    warn!(found = recovery.found, action = recovery.action, run = %recovery.run_id, "recovered an unfinished change: {recovery}");
+    steps.mark("recover");
+    Ok(Some(recovery))
+}
+
+async fn restore_old(
+    driver: &mut dyn Driver,
+    intent: &Intent,
+    back: &Plan,
+    opts: &EngineOptions,
+    steps: &mut Steps<'_>,
+) -> StepResult<()> {
+    if let Some(f) = back.failures().next() {
+        return Err(EngineError::Config(format!(
+            "cannot restore the change run {} left half-applied: {}: {}",
+            intent.run_id,
+            f.resource,
+            f.error.clone().unwrap_or_default()
+        )));
+    }
+    steps.session.set(Phase::Staging);
+    if let Err(e) = driver.stage(back).await {
+        let _ = driver.discard().await;
+        steps.session.set(Phase::Done);
+        return Err(drv(e));
+    }
+    steps.session.set(Phase::Committing);
+    let commit_opts = CommitOptions {
+        comment: format!(
+            "netgw run {}: restore of run {}",
+            opts.run_id, intent.run_id
+        ),
+        confirm_timeout: opts.confirm_timeout,
+    };
+    let done = async {
+        driver.commit(&commit_opts).await?;
+        let o = driver.observe().await?;
+        let left = intent.plan_to(true, &o.vlans, &o.links, &driver.plan_rules());
+        if !left.is_empty() {
+            return Err(DriverError::Verify {
+                device: intent.node.clone(),
+                remaining: left
+                    .resources
+                    .iter()
+                    .filter(|r| r.action.is_some())
+                    .map(|r| r.resource.to_string())
+                    .collect(),
+            });
+        }
+        driver.confirm().await
+    };
+    let r = done.await;
+    if r.is_err() {
+        let _ = driver.rollback().await;
+    }
+    steps.session.set(Phase::Done);
+    r.map_err(drv)
 }
 
 fn as_obj(v: Value) -> Attrs {
@@ -794,13 +1000,10 @@ fn check_size(desired: &DesiredState, current: &CurrentState) -> StepResult<()> 
         .take(3)
         .map(|(k, n)| format!("automatic.{k} ({n} bytes)"))
         .collect();
-    Err((
-        ErrorKind::Config,
-        format!(
-            "node body is {size} bytes, over the {MAX_NODE_BYTES}-byte limit; largest subtrees: {} (add an automatic allowlist)",
-            top.join(", ")
-        ),
-    ))
+    Err(EngineError::Config(format!(
+        "node body is {size} bytes, over the {MAX_NODE_BYTES}-byte limit; largest subtrees: {} (add an automatic allowlist)",
+        top.join(", ")
+    )))
 }
 
 fn recipe_of(compiled: &Compiled, r: &ResourceRef) -> String {
@@ -947,8 +1150,9 @@ mod tests {
         current
             .automatic
             .insert("big".into(), Value::from(fill + "x"));
-        let (kind, msg) = check_size(&desired, &current).unwrap_err();
-        assert_eq!(kind, ErrorKind::Config);
+        let e = check_size(&desired, &current).unwrap_err();
+        assert_eq!(e.kind(), crate::error::NodeErrorKind::Config);
+        let msg = e.to_string();
         assert!(
             msg.contains("1000001 bytes") && msg.contains("automatic.big"),
             "{msg}"
@@ -967,7 +1171,9 @@ mod engine_tests_support {
     //! The engine's logic against an in-memory device. The drivers are tested on their own against real
     //! outputs and third-party peers; here the device only has to keep state and fail on request.
     use super::*;
+    pub(crate) use crate::error::NodeErrorKind;
     use crate::report::ResourceStatus as S;
+    pub(crate) use netgw_drivers::driver::ErrorKind;
     use netgw_drivers::driver::{Capabilities, Observed, Platform, Staged};
     use netgw_models::facts::DeviceFacts;
     use netgw_models::plan::PlanRules;
@@ -980,6 +1186,15 @@ mod engine_tests_support {
         pub(crate) links: Vec<Link>,
         pub(crate) reject_commit: bool,
         pub(crate) drop_on_commit: bool,
+        /// Commit applies this many VLAN changes, then never answers (a device or link gone silent
+        /// mid-change).
+        pub(crate) hang_in_commit: Option<usize>,
+        /// The connection is refused as bad credentials.
+        pub(crate) auth_fail: bool,
+        /// Facts panic (a bug in a driver).
+        pub(crate) panic_in_facts: bool,
+        pub(crate) rollbacks: usize,
+        pub(crate) commits_started: usize,
         pub(crate) commits: usize,
         /// Open sessions now, and the most ever open at once.
         pub(crate) sessions: usize,
@@ -1037,6 +1252,9 @@ mod engine_tests_support {
                 .collect()
         }
         async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {
+            if self.dev.lock().unwrap().panic_in_facts {
+                panic!("facts parser bug");
+            }
             Ok(DeviceFacts {
                 hostname: Some("mem1".into()),
                 vendor: Some("arista".into()),
@@ -1062,6 +1280,25 @@ mod engine_tests_support {
             Ok(())
         }
         async fn commit(&mut self, _o: &CommitOptions) -> Result<(), DriverError> {
+            let hang = {
+                let mut d = self.dev.lock().unwrap();
+                d.commits_started += 1;
+                let hang = d.hang_in_commit;
+                if let Some(n) = hang {
+                    self.pre = Some((d.vlans.clone(), d.links.clone()));
+                    let mut first = self.staged.clone().unwrap_or_default();
+                    // The links go last, as on a device that applies lines in order.
+                    if n < first.vlans.len() {
+                        first.links.clear();
+                    }
+                    first.vlans.truncate(n);
+                    apply_plan(&mut d, &first);
+                }
+                hang
+            };
+            if hang.is_some() {
+                std::future::pending::<()>().await;
+            }
             let mut d = self.dev.lock().unwrap();
             if d.reject_commit {
                 return Err(DriverError::Rejected {
@@ -1092,6 +1329,7 @@ mod engine_tests_support {
         async fn rollback(&mut self) -> Result<(), DriverError> {
             if let Some((v, l)) = self.pre.take() {
                 let mut d = self.dev.lock().unwrap();
+                d.rollbacks += 1;
                 d.vlans = v;
                 d.links = l;
             }
@@ -1112,6 +1350,12 @@ mod engine_tests_support {
     impl Connector for MemConnector {
         async fn connect(&self, t: &DeviceTarget) -> Result<Box<dyn Driver>, DriverError> {
             match self.0.get(&t.name) {
+                Some(dev) if dev.lock().unwrap().auth_fail => Err(DriverError::Transport {
+                    device: t.name.clone(),
+                    step: "login",
+                    kind: ErrorKind::Auth,
+                    source: "permission denied".into(),
+                }),
                 Some(dev) => {
                     {
                         let mut d = dev.lock().unwrap();
@@ -1172,12 +1416,22 @@ mod engine_tests_support {
       "normal":{"netdev":{"vlans":{"10":{"name":"web"},"20":"db"},
                           "links":{"Et1":{"description":"uplink","trunk_vlans":"10,20","native_vlan":10}}}}}"#;
 
+    /// One state directory for every engine test of this process, outside every test repo (each
+    /// repo has its own subdirectory, `crate::state::repo_dir`).
+    pub(crate) fn test_state() -> std::path::PathBuf {
+        static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+        DIR.get_or_init(|| tempfile::tempdir().unwrap())
+            .path()
+            .to_owned()
+    }
+
     pub(crate) async fn run(
         repo: &LocalRepo,
         devs: &[(&str, Arc<Mutex<Device>>)],
         names: &[&str],
-        opts: EngineOptions,
+        mut opts: EngineOptions,
     ) -> RunReport {
+        opts.state_dir.get_or_insert_with(test_state);
         let conn = MemConnector(
             devs.iter()
                 .map(|(n, d)| (n.to_string(), d.clone()))
@@ -1271,6 +1525,42 @@ mod engine_tests_support {
     }
 
     #[tokio::test]
+    async fn dry_runs_of_a_node_the_repo_lacks_create_nothing() {
+        let (d, repo) = repo_with(&[]);
+        for compare_only in [false, true] {
+            let dev = device();
+            let opts = EngineOptions {
+                why_run: true,
+                compare_only,
+                ..Default::default()
+            };
+            let r = run(&repo, &[("new1", dev.clone())], &["new1"], opts).await;
+            let n = &r.nodes[0];
+            assert_eq!(n.status, NodeStatus::Success, "{:?}", n.error);
+            assert!(!n.created);
+            assert_eq!(dev.lock().unwrap().commits, 0);
+            let files: Vec<_> = walk(d.path());
+            assert_eq!(files, ["nodes"], "the repo gained {files:?}");
+        }
+    }
+
+    fn walk(root: &std::path::Path) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut stack = vec![root.to_owned()];
+        while let Some(p) = stack.pop() {
+            for e in std::fs::read_dir(&p).unwrap() {
+                let e = e.unwrap().path();
+                out.push(e.strip_prefix(root).unwrap().display().to_string());
+                if e.is_dir() {
+                    stack.push(e);
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[tokio::test]
     async fn failures_are_isolated_and_leave_devices_as_they_were() {
         let bad = r#"{"name":"bad","run_list":["recipe[netdev::vlans]"],"normal":{"netdev":{"vlans":{"4095":{}}}}}"#;
         let rej = SW1.replace("sw1", "rej");
@@ -1337,13 +1627,15 @@ mod engine_tests_support {
                 .contains("% Invalid input")
         );
         assert_eq!(rejd.lock().unwrap().vlans.len(), 1);
-        assert_eq!(r.nodes[3].error_kind, Some(ErrorKind::Verify));
+        assert_eq!(r.nodes[3].error_kind, Some(NodeErrorKind::Device));
+        assert_eq!(r.nodes[3].device_error_kind, Some(ErrorKind::Verify));
         assert_eq!(
             verd.lock().unwrap().vlans,
             before_ver,
             "rolled back after verification failed"
         );
-        assert_eq!(r.nodes[4].error_kind, Some(ErrorKind::Connect));
+        assert_eq!(r.nodes[4].error_kind, Some(NodeErrorKind::Transport));
+        assert_eq!(r.nodes[4].device_error_kind, Some(ErrorKind::Connect));
         assert!(
             repo.load_current(&NodeName::new("rej").unwrap())
                 .unwrap()
@@ -1461,7 +1753,7 @@ mod event_tests {
             },
         )
         .await;
-        assert_eq!(r.nodes[0].error_kind, Some(ErrorKind::Cancelled));
+        assert_eq!(r.nodes[0].error_kind, Some(NodeErrorKind::Cancelled));
         assert_eq!(dev2.lock().unwrap().commits, 0);
     }
 }
@@ -1513,7 +1805,7 @@ mod lock_tests {
     #[tokio::test]
     async fn a_node_locked_elsewhere_fails_clearly_and_touches_nothing() {
         let (d, repo) = repo_with(&[("sw1", SW1)]);
-        let lock_file = d.path().join("nodes/.locks/sw1.run.lock");
+        let lock_file = crate::state::lock_dir(&test_state(), d.path()).join("sw1.run.lock");
         let _held = crate::lock::NodeRunLock::try_acquire(&lock_file, "other-run")
             .unwrap()
             .unwrap();
@@ -1530,7 +1822,7 @@ mod lock_tests {
         .await;
         let n = &r.nodes[0];
         assert_eq!(n.status, NodeStatus::Failed);
-        assert_eq!(n.error_kind, Some(ErrorKind::Config));
+        assert_eq!(n.error_kind, Some(NodeErrorKind::Lock));
         let e = n.error.as_deref().unwrap();
         assert!(
             e.contains("node sw1 is being converged by another process")
@@ -1564,5 +1856,333 @@ mod lock_tests {
         assert_eq!(r.nodes[0].status, NodeStatus::Success);
         assert!(locks.path().join("run-locks/sw1.run.lock").exists());
         assert!(!d.path().join("nodes/.locks/sw1.run.lock").exists());
+        assert!(
+            !crate::state::lock_dir(&test_state(), d.path())
+                .join("sw1.run.lock")
+                .exists()
+        );
+    }
+
+    #[tokio::test]
+    async fn default_lock_dir_is_in_the_state_dir_not_the_repo() {
+        let (d, repo) = repo_with(&[("sw1", SW1)]);
+        let r = run(&repo, &[("sw1", device())], &["sw1"], Default::default()).await;
+        assert_eq!(r.nodes[0].status, NodeStatus::Success);
+        assert!(
+            crate::state::lock_dir(&test_state(), d.path())
+                .join("sw1.run.lock")
+                .exists()
+        );
+        assert!(!d.path().join("nodes/.locks").exists());
+    }
+}
+
+#[cfg(test)]
+mod kind_tests {
+    //! One test per error kind: a real failure of that kind, run through the engine, reported with
+    //! the kind that says what broke.
+    use super::engine_tests_support::*;
+    use super::*;
+    use crate::store::StoreError;
+    use netgw_models::{Environment, Role};
+
+    async fn one(dev: Arc<Mutex<Device>>, opts: EngineOptions) -> NodeReport {
+        let (_d, repo) = repo_with(&[("sw1", SW1)]);
+        run(&repo, &[("sw1", dev)], &["sw1"], opts).await.nodes[0].clone()
+    }
+
+    fn kinds(n: &NodeReport) -> (Option<NodeErrorKind>, Option<ErrorKind>) {
+        (n.error_kind, n.device_error_kind)
+    }
+
+    use std::sync::Mutex;
+
+    #[tokio::test]
+    async fn device_transport_auth_and_config_kinds() {
+        let rej = device();
+        rej.lock().unwrap().reject_commit = true;
+        let n = one(rej, Default::default()).await;
+        assert_eq!(
+            kinds(&n),
+            (Some(NodeErrorKind::Device), Some(ErrorKind::Rejected))
+        );
+
+        let (_d, repo) = repo_with(&[("sw1", SW1)]);
+        let n = run(&repo, &[], &["sw1"], Default::default()).await.nodes[0].clone();
+        assert_eq!(
+            kinds(&n),
+            (Some(NodeErrorKind::Transport), Some(ErrorKind::Connect))
+        );
+
+        let auth = device();
+        auth.lock().unwrap().auth_fail = true;
+        let n = one(auth, Default::default()).await;
+        assert_eq!(
+            kinds(&n),
+            (Some(NodeErrorKind::Auth), Some(ErrorKind::Auth))
+        );
+        assert!(n.error.as_deref().unwrap().contains("permission denied"));
+
+        let bad = r#"{"name":"sw1","run_list":["recipe[netdev::vlans]"],"normal":{"netdev":{"vlans":{"4095":{}}}}}"#;
+        let (_d, repo) = repo_with(&[("sw1", bad)]);
+        let n = run(&repo, &[("sw1", device())], &["sw1"], Default::default())
+            .await
+            .nodes[0]
+            .clone();
+        assert_eq!(kinds(&n), (Some(NodeErrorKind::Config), None));
+    }
+
+    #[tokio::test]
+    async fn a_node_timeout_mid_commit_restores_the_device() {
+        let dev = device();
+        let before = dev.lock().unwrap().vlans.clone();
+        dev.lock().unwrap().hang_in_commit = Some(1);
+        let n = one(
+            dev.clone(),
+            EngineOptions {
+                node_timeout: Duration::from_millis(300),
+                ..Default::default()
+            },
+        )
+        .await;
+        assert_eq!(kinds(&n), (Some(NodeErrorKind::Timeout), None));
+        let e = n.error.as_deref().unwrap();
+        assert!(
+            e.contains("exceeded") && e.contains("unconfirmed commit was rolled back"),
+            "{e}"
+        );
+        assert!(n.steps.iter().any(|s| s.step == "restore"), "{:?}", n.steps);
+        let d = dev.lock().unwrap();
+        assert_eq!(d.rollbacks, 1);
+        assert_eq!(d.vlans, before, "the half-applied commit was undone");
+        assert_eq!(d.sessions, 0, "the session was closed");
+    }
+
+    #[tokio::test]
+    async fn an_abort_mid_commit_restores_the_device() {
+        let dev = device();
+        let before = dev.lock().unwrap().vlans.clone();
+        dev.lock().unwrap().hang_in_commit = Some(1);
+        let abort = tokio_util::sync::CancellationToken::new();
+        let (_d, repo) = repo_with(&[("sw1", SW1)]);
+        let a2 = abort.clone();
+        let d2 = dev.clone();
+        // Abort once the commit has half-applied the change (polled: no timing assumption).
+        tokio::spawn(async move {
+            while d2.lock().unwrap().vlans.len() == 1 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            a2.cancel();
+        });
+        let n = run(
+            &repo,
+            &[("sw1", dev.clone())],
+            &["sw1"],
+            EngineOptions {
+                abort: Some(abort),
+                ..Default::default()
+            },
+        )
+        .await
+        .nodes[0]
+            .clone();
+        assert_eq!(kinds(&n), (Some(NodeErrorKind::Cancelled), None));
+        assert!(n.error.as_deref().unwrap().contains("rolled back"), "{n:?}");
+        assert_eq!(dev.lock().unwrap().vlans, before);
+    }
+
+    #[tokio::test]
+    async fn a_timeout_before_any_change_restores_nothing() {
+        // Without the session held, nothing to undo; with it, `Nothing` is reported, not a failure.
+        let s = crate::session::Session::new();
+        assert_eq!(
+            s.restore(Duration::from_secs(1)).await,
+            crate::session::Restore::Nothing
+        );
+    }
+
+    #[tokio::test]
+    async fn a_save_that_fails_on_io_is_a_store_error() {
+        let (d, repo) = repo_with(&[("sw1", SW1)]);
+        std::fs::write(d.path().join("nodes/current"), "not a directory").unwrap();
+        let n = run(&repo, &[("sw1", device())], &["sw1"], Default::default())
+            .await
+            .nodes[0]
+            .clone();
+        assert_eq!(kinds(&n), (Some(NodeErrorKind::Store), None));
+        assert!(
+            n.error.as_deref().unwrap().contains("nodes/current"),
+            "{n:?}"
+        );
+    }
+
+    /// A Chef server answering 503 to everything.
+    struct Down;
+
+    fn down() -> StoreError {
+        StoreError::Chef(Box::new(crate::store::chef::ChefError::Status {
+            method: "GET".into(),
+            url: "https://chef.test/nodes/sw1".into(),
+            status: 503,
+            message: "Service Unavailable".into(),
+        }))
+    }
+
+    #[async_trait]
+    impl crate::store::NodeStore for Down {
+        fn describe(&self, name: &NodeName) -> String {
+            format!("https://chef.test/nodes/{name}")
+        }
+        async fn load_desired(&self, _: &NodeName) -> Result<Option<DesiredState>, StoreError> {
+            Err(down())
+        }
+        async fn load_current(&self, _: &NodeName) -> Result<Option<CurrentState>, StoreError> {
+            Err(down())
+        }
+        async fn create_node(&self, _: &DesiredState) -> Result<bool, StoreError> {
+            Err(down())
+        }
+        async fn load_role(&self, _: &str) -> Result<Option<Role>, StoreError> {
+            Err(down())
+        }
+        async fn load_environment(&self, _: &str) -> Result<Environment, StoreError> {
+            Err(down())
+        }
+        async fn save_current(&self, _: &DesiredState, _: &CurrentState) -> Result<(), StoreError> {
+            Err(down())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_chef_server_5xx_is_a_server_error() {
+        let (_d, repo) = repo_with(&[]);
+        let conn = MemConnector([("sw1".to_string(), device())].into_iter().collect());
+        let r = converge(
+            Arc::new(Down),
+            repo,
+            vec![job("sw1")],
+            Arc::new(conn),
+            EngineOptions {
+                state_dir: Some(test_state()),
+                ..Default::default()
+            },
+        )
+        .await;
+        let n = &r.nodes[0];
+        assert_eq!(kinds(n), (Some(NodeErrorKind::Server), None));
+        assert!(n.error.as_deref().unwrap().contains("HTTP 503"), "{n:?}");
+    }
+
+    #[tokio::test]
+    async fn a_panicked_node_task_is_an_internal_error() {
+        let dev = device();
+        dev.lock().unwrap().panic_in_facts = true;
+        let n = one(dev, Default::default()).await;
+        assert_eq!(kinds(&n), (Some(NodeErrorKind::Internal), None));
+    }
+
+    #[test]
+    fn every_kind_has_a_distinct_name() {
+        let names: std::collections::BTreeSet<&str> =
+            NodeErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(names.len(), NodeErrorKind::ALL.len());
+        for k in NodeErrorKind::ALL {
+            assert_eq!(
+                serde_json::to_value(k).unwrap(),
+                serde_json::Value::from(k.as_str())
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod journal_tests {
+    //! A gateway that dies mid-commit: the whole `converge` future is dropped (no code of the engine
+    //! runs after that, as with SIGKILL), leaving the device as the commit left it and the journal
+    //! entry written before the commit. The next run recovers.
+    use super::engine_tests_support::*;
+    use super::*;
+    use std::sync::Mutex;
+
+    /// Start a converge, wait until the device is mid-commit, then drop the run.
+    async fn die_mid_commit(repo: &LocalRepo, dev: &Arc<Mutex<Device>>, applied: usize) {
+        dev.lock().unwrap().hang_in_commit = Some(applied);
+        let (r, d) = (repo.clone(), dev.clone());
+        let run = tokio::spawn(async move {
+            super::engine_tests_support::run(&r, &[("sw1", d)], &["sw1"], Default::default()).await
+        });
+        // The commit hangs forever once reached: the journal file is then written (polled).
+        let journal = crate::state::journal_dir(&test_state(), repo.root()).join("sw1.json");
+        while !journal.exists() || dev.lock().unwrap().commits_started == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        run.abort();
+        let _ = run.await;
+        let mut d = dev.lock().unwrap();
+        d.hang_in_commit = None;
+        d.sessions = 0;
+        assert!(journal.exists(), "the journal outlives the dead run");
+    }
+
+    fn journal_of(repo: &LocalRepo) -> std::path::PathBuf {
+        crate::state::journal_dir(&test_state(), repo.root()).join("sw1.json")
+    }
+
+    #[tokio::test]
+    async fn a_half_applied_change_is_restored_by_the_next_run_even_a_why_run() {
+        let (_d, repo) = repo_with(&[("sw1", SW1)]);
+        let dev = device();
+        let before = dev.lock().unwrap().vlans.clone();
+        die_mid_commit(&repo, &dev, 1).await;
+        assert_eq!(
+            dev.lock().unwrap().vlans.len(),
+            2,
+            "half-applied: one of two VLANs"
+        );
+        let opts = EngineOptions {
+            why_run: true,
+            ..Default::default()
+        };
+        let r = run(&repo, &[("sw1", dev.clone())], &["sw1"], opts).await;
+        let n = &r.nodes[0];
+        assert_eq!(n.status, NodeStatus::Success, "{:?}", n.error);
+        let rec = n.recovered.as_ref().expect("recovery reported");
+        assert_eq!(
+            (rec.found, rec.action, rec.restored),
+            ("partial", "restored", 1)
+        );
+        assert!(
+            crate::report::human_node(n).contains("RECOVERED: run "),
+            "{}",
+            crate::report::human_node(n)
+        );
+        assert_eq!(dev.lock().unwrap().vlans, before, "back to the old state");
+        assert!(!journal_of(&repo).exists());
+        // A converge then applies the change whole and leaves no journal behind.
+        let r = run(&repo, &[("sw1", dev.clone())], &["sw1"], Default::default()).await;
+        assert_eq!(r.nodes[0].status, NodeStatus::Success);
+        assert_eq!(r.nodes[0].recovered, None);
+        assert_eq!(dev.lock().unwrap().vlans.len(), 3);
+        assert!(!journal_of(&repo).exists());
+    }
+
+    #[tokio::test]
+    async fn wholly_old_or_wholly_new_devices_are_only_cleared() {
+        for (applied, found) in [(0, "old"), (usize::MAX, "new")] {
+            let (_d, repo) = repo_with(&[("sw1", SW1)]);
+            let dev = device();
+            die_mid_commit(&repo, &dev, applied).await;
+            let held = dev.lock().unwrap().vlans.clone();
+            let opts = EngineOptions {
+                why_run: true,
+                compare_only: true,
+                ..Default::default()
+            };
+            let r = run(&repo, &[("sw1", dev.clone())], &["sw1"], opts).await;
+            let rec = r.nodes[0].recovered.clone().expect("recovery reported");
+            assert_eq!((rec.found, rec.action), (found, "cleared"));
+            assert_eq!(dev.lock().unwrap().vlans, held, "nothing sent");
+            assert!(!journal_of(&repo).exists());
+        }
     }
 }

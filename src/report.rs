@@ -1,6 +1,7 @@
 //! Run reports: per node, per resource, in the JSON shape the API and `--format json` share, and the
 //! human form modelled on chef-client's doc formatter.
 
+use crate::error::NodeErrorKind;
 use netgw_drivers::driver::ErrorKind;
 use netgw_models::plan::{PropertyChange, ResourceRef};
 use serde::Serialize;
@@ -108,11 +109,18 @@ pub struct NodeReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error_kind: Option<ErrorKind>,
+    pub error_kind: Option<NodeErrorKind>,
+    /// The driver's finer kind (connect, auth, timeout, transport, parse, rejected, verify, ...) when
+    /// the device session failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_error_kind: Option<ErrorKind>,
     /// Whether this run created the node's desired state (it did not exist).
     pub created: bool,
     pub duration_secs: f64,
     pub steps: Vec<StepTiming>,
+    /// An earlier run's unfinished change this run found and finished or undid (`crate::journal`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovered: Option<crate::journal::Recovery>,
     /// Problems that did not fail the node (an SNMP agent that did not answer, ...).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -131,6 +139,8 @@ impl NodeReport {
             device_diff: None,
             error: None,
             error_kind: None,
+            device_error_kind: None,
+            recovered: None,
             created: false,
             duration_secs: 0.0,
             steps: Vec::new(),
@@ -248,11 +258,18 @@ pub fn human_node(n: &NodeReport) -> String {
             let _ = writeln!(out, "    {line}");
         }
     }
+    if let Some(r) = &n.recovered {
+        let _ = writeln!(out, "RECOVERED: {r}");
+    }
     for w in &n.warnings {
         let _ = writeln!(out, "WARNING: {w}");
     }
     if let Some(e) = &n.error {
-        let _ = writeln!(out, "\nnetgw run FAILED for {}: {e}", n.name);
+        let kind = n
+            .error_kind
+            .map(|k| format!(" ({k} error)"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "\nnetgw run FAILED for {}{kind}: {e}", n.name);
     }
     let verb = if n.why_run {
         "would be updated"

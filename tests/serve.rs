@@ -562,7 +562,11 @@ async fn authentication_and_validation() {
         )
         .await;
     assert_eq!(
-        run["report"]["nodes"][0]["error_kind"], "connect",
+        run["report"]["nodes"][0]["error_kind"], "transport",
+        "{run:#}"
+    );
+    assert_eq!(
+        run["report"]["nodes"][0]["device_error_kind"], "connect",
         "{run:#}"
     );
     assert_eq!(run["why_run"], true);

@@ -74,6 +74,8 @@ fn converge(lab: &Lab, extra: &[&str]) -> Command {
         .arg(d.join("inventory.yml"))
         .args(["--format", "json"])
         .args(extra)
+        .env("NETGW_STATE_DIR", d.join("state"))
+        .env_remove("NETGW_LOCK_DIR")
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -283,7 +285,9 @@ fn two_processes_take_turns_on_one_device() {
 fn a_node_locked_by_another_process_fails_clearly() {
     let lab = lab();
     let before = eos_vlans(lab.eapi_port);
-    let file = lock_file(&lab.dir.path().join("repo/nodes/.locks"));
+    // The default lock directory: the repo's, in the state directory (never in the repo).
+    let d = lab.dir.path();
+    let file = lock_file(&netgw::state::lock_dir(&d.join("state"), &d.join("repo")));
     let held = NodeRunLock::try_acquire(&file, "other-gateway")
         .unwrap()
         .expect("lock free at start");
@@ -291,10 +295,13 @@ fn a_node_locked_by_another_process_fails_clearly() {
     let (code, report, log) =
         Proc::spawn(converge(&lab, &["--lock-timeout", "1"])).finish(Duration::from_secs(60));
     let text = format!("{report:#}\n{log:#?}");
-    assert_eq!(code, 1, "a node failed: exit 1\n{text}");
+    assert_eq!(
+        code, 3,
+        "a node failed on the gateway's side: exit 3\n{text}"
+    );
     let n = &report["nodes"][0];
     assert_eq!(n["status"], "failed", "{text}");
-    assert_eq!(n["error_kind"], "config", "{text}");
+    assert_eq!(n["error_kind"], "lock", "{text}");
     let e = n["error"].as_str().unwrap();
     assert!(
         e.contains("node eos1 is being converged by another process")
@@ -316,7 +323,7 @@ fn a_node_locked_by_another_process_fails_clearly() {
     // `--lock-timeout 0` gives up at once; once released, the same command converges.
     let (code, report, _) =
         Proc::spawn(converge(&lab, &["--lock-timeout", "0"])).finish(Duration::from_secs(60));
-    assert_eq!(code, 1);
+    assert_eq!(code, 3);
     assert!(
         report["nodes"][0]["error"]
             .as_str()

@@ -100,6 +100,8 @@ pub struct ServeArgs {
     /// The global `--repo`, used when the file names none.
     pub repo: PathBuf,
     pub classifier: Option<PathBuf>,
+    /// The global `--state-dir` (run locks, intent journals; `crate::state`).
+    pub state_dir: Option<PathBuf>,
 }
 
 /// Everything `serve` runs with.
@@ -120,6 +122,7 @@ pub struct Settings {
     /// Certificate chain and key (PEM) when `serve` speaks TLS itself.
     pub tls: Option<(PathBuf, PathBuf)>,
     pub classifier: Option<PathBuf>,
+    pub state_dir: Option<PathBuf>,
     pub auth: Auth,
 }
 
@@ -310,6 +313,7 @@ impl Settings {
                 }
             },
             classifier: args.classifier.clone(),
+            state_dir: args.state_dir.clone(),
             auth: Auth::new(tokens, clients),
         })
     }

@@ -46,6 +46,8 @@ struct Inner {
     node_results: BTreeMap<String, u64>,
     resource_changes: BTreeMap<String, u64>,
     device_errors: BTreeMap<String, u64>,
+    node_errors: BTreeMap<String, u64>,
+    recoveries: BTreeMap<String, u64>,
     auth_failures: BTreeMap<&'static str, u64>,
     node_duration: Histogram,
     run_duration: Histogram,
@@ -99,6 +101,8 @@ impl Metrics {
     pub fn node_result(&self, report: &serde_json::Value) {
         let status = report["status"].as_str().unwrap_or("unknown").to_owned();
         let kind = report["error_kind"].as_str().map(str::to_owned);
+        let device_kind = report["device_error_kind"].as_str().map(str::to_owned);
+        let recovered = report["recovered"]["found"].as_str().map(str::to_owned);
         let secs = report["duration_secs"].as_f64().unwrap_or(0.0);
         let changes: Vec<String> = report["resources"]
             .as_array()
@@ -113,7 +117,13 @@ impl Metrics {
         self.with(|m| {
             *m.node_results.entry(status).or_default() += 1;
             if let Some(k) = kind {
+                *m.node_errors.entry(k).or_default() += 1;
+            }
+            if let Some(k) = device_kind {
                 *m.device_errors.entry(k).or_default() += 1;
+            }
+            if let Some(f) = recovered {
+                *m.recoveries.entry(f).or_default() += 1;
             }
             for c in changes {
                 *m.resource_changes.entry(c).or_default() += 1;
@@ -146,12 +156,26 @@ impl Metrics {
                 m.node_results.clone(),
                 m.resource_changes.clone(),
                 m.device_errors.clone(),
+                m.node_errors.clone(),
+                m.recoveries.clone(),
                 m.auth_failures.clone(),
                 m.node_duration.clone(),
                 m.run_duration.clone(),
             )
         });
-        let (triggers, runs, created, nodes, changes, errors, auth, nd, rd) = m;
+        let (
+            triggers,
+            runs,
+            created,
+            nodes,
+            changes,
+            errors,
+            node_errors,
+            recoveries,
+            auth,
+            nd,
+            rd,
+        ) = m;
         let mut out = String::with_capacity(4096);
         let family = |out: &mut String, name: &str, kind: &str, help: &str| {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
@@ -211,7 +235,7 @@ impl Metrics {
             &mut out,
             "netgw_device_errors_total",
             "counter",
-            "Failed node runs by error kind (connect, auth, timeout, transport, parse, rejected, verify, unsupported, config, cancelled).",
+            "Node runs failed in a device session, by the driver's error kind (connect, auth, timeout, transport, parse, rejected, verify, unsupported, config, cancelled).",
         );
         for (k, v) in &errors {
             let _ = writeln!(
@@ -219,6 +243,24 @@ impl Metrics {
                 "netgw_device_errors_total{{kind=\"{}\"}} {v}",
                 label(k)
             );
+        }
+        family(
+            &mut out,
+            "netgw_node_errors_total",
+            "counter",
+            "Failed node runs by what broke (device, transport, timeout, auth, store, server, lock, config, internal, cancelled).",
+        );
+        for (k, v) in &node_errors {
+            let _ = writeln!(out, "netgw_node_errors_total{{kind=\"{}\"}} {v}", label(k));
+        }
+        family(
+            &mut out,
+            "netgw_recoveries_total",
+            "counter",
+            "Unfinished changes of dead runs found by a later run, by what the device held (new, old, partial: restored).",
+        );
+        for (k, v) in &recoveries {
+            let _ = writeln!(out, "netgw_recoveries_total{{found=\"{}\"}} {v}", label(k));
         }
         family(
             &mut out,
@@ -303,7 +345,8 @@ mod tests {
         m.trigger("accepted");
         m.trigger("coalesced");
         m.node_result(
-            &serde_json::json!({"status": "failed", "error_kind": "connect",
+            &serde_json::json!({"status": "failed", "error_kind": "transport", "device_error_kind": "connect",
+            "recovered": {"run_id": "r0", "found": "partial", "action": "restored", "restored": 2},
             "duration_secs": 0.2, "resources": [{"status": "updated"}, {"status": "up-to-date"}]}),
         );
         m.run_finished("finished", 0.3);
@@ -314,6 +357,8 @@ mod tests {
         for want in [
             "netgw_triggers_total{outcome=\"coalesced\"} 1",
             "netgw_device_errors_total{kind=\"connect\"} 1",
+            "netgw_node_errors_total{kind=\"transport\"} 1",
+            "netgw_recoveries_total{found=\"partial\"} 1",
             "netgw_resource_changes_total{status=\"updated\"} 1",
             "netgw_node_results_total{status=\"failed\"} 1",
             "netgw_node_duration_seconds_bucket{le=\"0.25\"} 1",

@@ -247,6 +247,7 @@ pub async fn serve(
             connector,
             classifier: settings.classifier.clone(),
             node_timeout: settings.node_timeout,
+            state_dir: settings.state_dir.clone(),
         },
         Arc::new(inventory),
         history.clone(),

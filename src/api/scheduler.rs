@@ -22,11 +22,11 @@
 use super::history::{History, Op};
 use super::metrics::{Gauges, Metrics};
 use crate::engine::{self, Connector, EngineOptions, EventSink, Job, RunEvent};
+use crate::error::NodeErrorKind;
 use crate::inventory::Inventory;
 use crate::report::NodeReport;
 use crate::store::NodeStore;
 use crate::store::local::LocalRepo;
-use netgw_drivers::driver::ErrorKind;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
@@ -45,6 +45,7 @@ pub struct EngineCtx {
     pub connector: Arc<dyn Connector>,
     pub classifier: Option<PathBuf>,
     pub node_timeout: Duration,
+    pub state_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -228,6 +229,9 @@ struct Shared {
     engine: EngineCtx,
     /// Handed to the engine: cancelled when the shutdown grace is over.
     cancel: CancellationToken,
+    /// Handed to the engine: cancelled when the cancel grace is over too; the engine drops the
+    /// node runs where they stand and gives each device its restore step.
+    abort: CancellationToken,
     stop_dispatch: CancellationToken,
 }
 
@@ -243,7 +247,7 @@ fn now() -> String {
 fn cancelled_report(node: &str, why_run: bool, message: String) -> Value {
     let mut r = NodeReport::new(node, why_run);
     r.status = crate::report::NodeStatus::Failed;
-    r.error_kind = Some(ErrorKind::Cancelled);
+    r.error_kind = Some(NodeErrorKind::Cancelled);
     r.error = Some(message);
     serde_json::to_value(&r).unwrap_or(Value::Null)
 }
@@ -447,6 +451,8 @@ async fn run_node(
         classifier: shared.engine.classifier.clone(),
         events: Some(sink),
         cancel: Some(shared.cancel.clone()),
+        abort: Some(shared.abort.clone()),
+        state_dir: shared.engine.state_dir.clone(),
         ..Default::default()
     };
     let report = engine::converge(
@@ -530,6 +536,7 @@ impl Scheduler {
             inventory,
             engine,
             cancel: CancellationToken::new(),
+            abort: CancellationToken::new(),
             stop_dispatch: CancellationToken::new(),
         });
         tokio::spawn(dispatch(shared.clone()));
@@ -785,7 +792,18 @@ impl Scheduler {
                 "shutdown grace over: cancelling running nodes at their next safe point"
             );
             s.cancel.cancel();
-            if !self.wait_idle(cancel_grace).await {
+            // Last, the engine stops what is left where it stands and restores each device within
+            // its restore budget; only a node still running after that is dropped.
+            let restored = async {
+                if self.wait_idle(cancel_grace).await {
+                    return true;
+                }
+                warn!("cancel grace over: stopping running nodes and restoring their devices");
+                s.abort.cancel();
+                self.wait_idle(engine::DEFAULT_RESTORE_TIMEOUT + Duration::from_secs(5))
+                    .await
+            };
+            if !restored.await {
                 let left: Vec<(String, Running)> = s.lock().running.drain().collect();
                 rep.aborted = left.len();
                 for (node, r) in left {
@@ -794,8 +812,8 @@ impl Scheduler {
                     }
                     warn!(node = %node, run = %r.run_id, "aborting a node that did not reach a safe point");
                     let msg = format!(
-                        "aborted: did not reach a safe point {:.0} s after cancellation (gateway shutdown); \
-                         the device session was dropped",
+                        "aborted: did not reach a safe point {:.0} s after cancellation nor finish its restore \
+                         step (gateway shutdown); the device session was dropped",
                         cancel_grace.as_secs_f64()
                     );
                     s.node_done(&r.run_id, &node, cancelled_report(&node, r.why_run, msg));

@@ -3,6 +3,7 @@
 
 pub mod chef;
 pub mod local;
+pub mod unsaved;
 
 use std::path::PathBuf;
 use thiserror::Error;

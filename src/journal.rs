@@ -1,0 +1,291 @@
+//! The durable intent journal: one file per node change in flight, so a change interrupted by a dead
+//! gateway (SIGKILL, OOM killer, host reboot) is finished or undone by the next run that touches the
+//! node, on every platform, IOS and NX-OS included (they have no device-side timer of their own).
+//!
+//! ```text
+//!   apply: stage ─▶ Journal::write(intent) (fsync file + dir) ─▶ commit ─▶ verify ─▶ confirm ─▶ clear
+//!                                                                └ failed ─▶ rollback ok ─▶ clear
+//!   next run (converge, why-run, drift): connect ─▶ facts ─▶ [journal?] observe ─▶ classify:
+//!        fully new ─▶ clear      fully old ─▶ clear      otherwise ─▶ restore the old state ─▶ clear
+//! ```
+//!
+//! The intent records, per touched resource, its state before the change (as observed by the dead run)
+//! and after it (as planned), the run id, the platform and the rendered change. "Fully new" and "fully
+//! old" are decided by the planner itself (`Policy::Replace` on the touched resources: nothing left to
+//! change towards that state); restoring is a plan from what the device holds back to the old state,
+//! applied through the driver like any change (stage, commit, verify, confirm): the exact inverse on
+//! every platform. The files live in the state directory (`crate::state::journal_dir`), never in the
+//! repo. `NETGW_JOURNAL=off` disables writing them (only to show, in the crash campaign, what the
+//! journal prevents).
+
+use crate::store::local::{sync_dir, write_json_atomic};
+use netgw_models::NodeName;
+use netgw_models::plan::{Plan, PlanRules, Policy, plan};
+use netgw_models::resource::{Link, Vlan, VlanId};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum JournalError {
+    #[error("intent journal {path}: {reason}")]
+    Io { path: PathBuf, reason: String },
+}
+
+/// What an unfinished change needs to be finished or undone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Intent {
+    pub run_id: String,
+    pub node: String,
+    pub platform: String,
+    pub written_at: String,
+    /// Touched VLANs: (id, before, after); `None` = absent.
+    pub vlans: Vec<(VlanId, Option<Vlan>, Option<Vlan>)>,
+    /// Touched links: (before, after).
+    pub links: Vec<(Link, Link)>,
+    /// What the dead run sent or was about to send (configuration lines, XML, REST calls).
+    pub rendered: Vec<String>,
+}
+
+impl Intent {
+    pub fn new(run_id: &str, node: &str, platform: &str, p: &Plan, rendered: Vec<String>) -> Self {
+        Intent {
+            run_id: run_id.into(),
+            node: node.into(),
+            platform: platform.into(),
+            written_at: crate::engine::now_rfc3339(),
+            vlans: p
+                .vlans
+                .iter()
+                .map(|c| (c.id, c.before.clone(), c.after.clone()))
+                .collect(),
+            links: p
+                .links
+                .iter()
+                .map(|c| (c.before.clone(), c.after.clone()))
+                .collect(),
+            rendered,
+        }
+    }
+
+    /// A plan from `observed` to the old (`old = true`) or new state of the touched resources;
+    /// empty when the device already holds it.
+    pub fn plan_to(
+        &self,
+        old: bool,
+        observed_vlans: &[Vlan],
+        observed_links: &[Link],
+        rules: &PlanRules,
+    ) -> Plan {
+        let pick = |b: &Option<Vlan>, a: &Option<Vlan>| if old { b.clone() } else { a.clone() };
+        let gone: Vec<VlanId> = self
+            .vlans
+            .iter()
+            .filter(|(_, b, a)| pick(b, a).is_none())
+            .map(|(id, _, _)| *id)
+            .collect();
+        // Every VLAN the device has except those the target state lacks, plus the target's own:
+        // under `Purge` only the touched VLANs that must be absent are removed.
+        let mut vlans: Vec<Vlan> = observed_vlans
+            .iter()
+            .filter(|v| !gone.contains(&v.id) && !self.vlans.iter().any(|(id, _, _)| *id == v.id))
+            .cloned()
+            .collect();
+        vlans.extend(self.vlans.iter().filter_map(|(_, b, a)| pick(b, a)));
+        let links: Vec<Link> = self
+            .links
+            .iter()
+            .map(|(b, a)| if old { b.clone() } else { a.clone() })
+            .collect();
+        plan(
+            &vlans,
+            observed_vlans,
+            Policy::Purge,
+            &links,
+            observed_links,
+            Policy::Replace,
+            rules,
+        )
+    }
+}
+
+/// The journal of one repo's nodes.
+#[derive(Debug, Clone)]
+pub struct Journal {
+    dir: PathBuf,
+    enabled: bool,
+}
+
+impl Journal {
+    pub fn new(dir: PathBuf) -> Self {
+        let enabled = std::env::var("NETGW_JOURNAL").map_or(true, |v| v != "off");
+        Journal { dir, enabled }
+    }
+
+    pub fn path(&self, node: &NodeName) -> PathBuf {
+        self.dir.join(format!("{node}.json"))
+    }
+
+    /// Record the intent durably (file and directory fsynced) before the change reaches the device.
+    pub async fn write(&self, intent: &Intent) -> Result<(), JournalError> {
+        if !self.enabled {
+            return Ok(());
+        }
+        let path = self.dir.join(format!("{}.json", intent.node));
+        let value = serde_json::to_value(intent).map_err(|e| io(&path, e))?;
+        blocking(path, move |p| {
+            write_json_atomic(p, &value).map_err(|e| io(p, e))
+        })
+        .await
+    }
+
+    /// The unfinished intent of a node, if any. An unreadable file is an error: it must not be
+    /// silently forgotten.
+    pub async fn read(&self, node: &NodeName) -> Result<Option<Intent>, JournalError> {
+        blocking(self.path(node), |p| match std::fs::read(p) {
+            Ok(b) => serde_json::from_slice(&b).map(Some).map_err(|e| io(p, e)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io(p, e)),
+        })
+        .await
+    }
+
+    /// Forget a finished change (confirmed, rolled back, or recovered).
+    pub async fn clear(&self, node: &NodeName) -> Result<(), JournalError> {
+        blocking(self.path(node), |p| match std::fs::remove_file(p) {
+            Ok(()) => p.parent().map_or(Ok(()), sync_dir).map_err(|e| io(p, e)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(io(p, e)),
+        })
+        .await
+    }
+}
+
+fn io(path: &Path, e: impl std::fmt::Display) -> JournalError {
+    JournalError::Io {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    path: PathBuf,
+    f: impl FnOnce(&Path) -> Result<T, JournalError> + Send + 'static,
+) -> Result<T, JournalError> {
+    let p = path.clone();
+    tokio::task::spawn_blocking(move || f(&p))
+        .await
+        .map_err(|e| io(&path, e))?
+}
+
+/// What a run found of an earlier run's unfinished change, and what it did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Recovery {
+    /// The run that died mid-change.
+    pub run_id: String,
+    /// `new` (the change had landed whole), `old` (none of it had) or `partial`.
+    pub found: &'static str,
+    /// `cleared` (nothing to do on the device) or `restored` (the old state put back).
+    pub action: &'static str,
+    /// Resources the restore changed back.
+    pub restored: usize,
+}
+
+impl std::fmt::Display for Recovery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.found {
+            "partial" => write!(
+                f,
+                "run {} left its change half-applied: restored {} resource(s) to the state before it",
+                self.run_id, self.restored
+            ),
+            found => write!(
+                f,
+                "run {} left an unfinished change; the device held the {} state whole: journal cleared",
+                self.run_id, found
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use netgw_models::resource::VlanSet;
+
+    fn vlan(id: u16, name: &str) -> Vlan {
+        Vlan {
+            name: Some(name.into()),
+            ..Vlan::new(VlanId::new(i64::from(id)).unwrap())
+        }
+    }
+
+    fn rules() -> PlanRules {
+        PlanRules {
+            reserved_vlans: VlanSet::parse("1").unwrap(),
+            default_native_vlan: VlanId::new(1).ok(),
+        }
+    }
+
+    #[test]
+    fn old_new_and_partial_states_are_told_apart() {
+        let v10 = vlan(10, "ten");
+        let v20_old = vlan(20, "old");
+        let v20_new = vlan(20, "new");
+        let i = Intent {
+            run_id: "r1".into(),
+            node: "sw1".into(),
+            platform: "ios".into(),
+            written_at: String::new(),
+            vlans: vec![
+                (v10.id, None, Some(v10.clone())),
+                (v20_old.id, Some(v20_old.clone()), Some(v20_new.clone())),
+            ],
+            links: vec![],
+            rendered: vec![],
+        };
+        let other = vlan(30, "untouched");
+        let old = [other.clone(), v20_old.clone()];
+        let new = [other.clone(), v10.clone(), v20_new.clone()];
+        let half = [other.clone(), v10.clone(), v20_old.clone()];
+        let r = rules();
+        assert!(i.plan_to(true, &old, &[], &r).is_empty());
+        assert!(!i.plan_to(false, &old, &[], &r).is_empty());
+        assert!(i.plan_to(false, &new, &[], &r).is_empty());
+        assert!(!i.plan_to(true, &new, &[], &r).is_empty());
+        let back = i.plan_to(true, &half, &[], &r);
+        assert!(!i.plan_to(false, &half, &[], &r).is_empty());
+        // Back to old: VLAN 10 removed, nothing else touched (30 stays).
+        let ids: Vec<u16> = back.vlans.iter().map(|c| c.id.get()).collect();
+        assert_eq!(ids, [10]);
+        assert!(back.vlans[0].after.is_none());
+    }
+
+    #[tokio::test]
+    async fn write_read_clear() {
+        let d = tempfile::tempdir().unwrap();
+        let j = Journal {
+            dir: d.path().join("journal"),
+            enabled: true,
+        };
+        let n = NodeName::new("sw1").unwrap();
+        assert_eq!(j.read(&n).await.unwrap(), None);
+        let v = vlan(10, "ten");
+        let i = Intent {
+            run_id: "r1".into(),
+            node: "sw1".into(),
+            platform: "ios".into(),
+            written_at: "t".into(),
+            vlans: vec![(v.id, None, Some(v))],
+            links: vec![],
+            rendered: vec!["vlan 10".into()],
+        };
+        j.write(&i).await.unwrap();
+        assert_eq!(j.read(&n).await.unwrap(), Some(i));
+        j.clear(&n).await.unwrap();
+        assert_eq!(j.read(&n).await.unwrap(), None);
+        std::fs::write(j.path(&n), "{").unwrap();
+        let e = j.read(&n).await.unwrap_err().to_string();
+        assert!(e.contains("sw1.json"), "{e}");
+    }
+}

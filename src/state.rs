@@ -1,0 +1,84 @@
+//! The gateway's own state, outside the repo: run locks (`crate::lock`) and intent journals
+//! (`crate::journal`).
+//!
+//! ```text
+//!   STATE_DIR/                       --state-dir, $NETGW_STATE_DIR, $XDG_STATE_HOME/netgw,
+//!   │                                $HOME/.local/state/netgw, else /var/lib/netgw
+//!   └── repos/REPO-HASH/             one directory per repo (its canonical path, hashed)
+//!       ├── locks/NAME.run.lock      node run locks (unless --lock-dir)
+//!       └── journal/NAME.json        unfinished device changes
+//! ```
+//!
+//! Gateway state is not desired state (docs/design.md §9): a dry run must leave the repo byte-for-byte as it
+//! was, and a repo may be read-only or versioned. Keyed by repo so two repos' runs of a node called `sw1`
+//! do not wait for each other, as before, when locks lived in each repo's `nodes/.locks`.
+
+use std::path::{Path, PathBuf};
+
+/// The state root when none is given: the XDG base directory spec's state home, which an unprivileged
+/// user can write; `/var/lib/netgw` only when there is no home at all (a system service).
+pub fn default_root() -> PathBuf {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(d) = env("NETGW_STATE_DIR") {
+        return d;
+    }
+    if let Some(d) = env("XDG_STATE_HOME").filter(|d| d.is_absolute()) {
+        return d.join("netgw");
+    }
+    match env("HOME") {
+        Some(h) => h.join(".local/state/netgw"),
+        None => PathBuf::from("/var/lib/netgw"),
+    }
+}
+
+/// The state directory of one repo under `root`: `root/repos/NAME-HASH`, NAME being the repo
+/// directory's name (for people looking around) and HASH the FNV-1a of its canonical path.
+pub fn repo_dir(root: &Path, repo: &Path) -> PathBuf {
+    let canon = std::fs::canonicalize(repo).unwrap_or_else(|_| repo.to_owned());
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in canon.as_os_str().as_encoded_bytes() {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let name: String = canon
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .take(32)
+        .collect();
+    root.join("repos").join(format!("{name}-{h:016x}"))
+}
+
+/// Where a repo's run locks are by default.
+pub fn lock_dir(root: &Path, repo: &Path) -> PathBuf {
+    repo_dir(root, repo).join("locks")
+}
+
+/// Where a repo's intent journals are.
+pub fn journal_dir(root: &Path, repo: &Path) -> PathBuf {
+    repo_dir(root, repo).join("journal")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repos_get_distinct_stable_directories_outside_themselves() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        let root = Path::new("/state");
+        assert_eq!(repo_dir(root, a.path()), repo_dir(root, a.path()));
+        assert_ne!(repo_dir(root, a.path()), repo_dir(root, b.path()));
+        // The same repo through a relative or dotted path is the same repo.
+        let dotted = a.path().join(".");
+        assert_eq!(repo_dir(root, &dotted), repo_dir(root, a.path()));
+        assert!(lock_dir(root, a.path()).starts_with("/state/repos"));
+        assert!(!lock_dir(root, a.path()).starts_with(a.path()));
+    }
+}

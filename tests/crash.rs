@@ -1,0 +1,509 @@
+//! Issue 15: a gateway killed with SIGKILL at any moment of a converge leaves no device half-applied
+//! once the next run has touched it, on every vendor netgw-lab simulates (EOS, Junos, IOS, NX-OS, F5).
+//!
+//! Each round starts a lab (one device per vendor, every reply delayed by `latency-ms` so each step of
+//! a converge lasts long enough to be hit), starts one real `netgw converge` process per device and
+//! SIGKILLs it after a seeded random delay spread over the whole length of that vendor's converge
+//! (measured first on fault-free calibration devices, with the steps' own timings, so each kill is
+//! attributed to the step it landed in). Then, through the simulator (never through netgw):
+//!
+//! * the device right after the kill: old, new or half-applied (what the journal has to repair);
+//! * the next run (`netgw converge --why-run`, one process for all devices), which must recover: the
+//!   device ends old or new, never half-applied, and its report names the recovery (`recovered`)
+//!   whenever the device was half-applied;
+//! * a last `netgw converge` that must succeed (the desired state, "new", for the comparison).
+//!
+//! The control runs the same with the journal off (`NETGW_JOURNAL=off`), killing an IOS and an NX-OS
+//! converge once the device is seen half-applied: the devices stay half-applied after the next run, so
+//! the count would catch a broken journal. `CRASH_ROUNDS` (default 1: 5 kills) and `CRASH_SEED` scale
+//! the campaign (`scripts/crash-campaign.sh`); figures go to README's RELIABILITY section.
+
+use netgw_labs::lab::{Lab, LabOptions, Sim};
+use netgw_models::topology::Topology;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Deterministic pseudo-random numbers (splitmix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// (name prefix, containerlab kind, port of the link the desired state changes)
+const VENDORS: [(&str, &str, &str); 5] = [
+    ("eos", "arista_ceos", "Ethernet1"),
+    ("junos", "juniper_vjunosswitch", "ge-0/0/1"),
+    ("ios", "cisco_iol", "Ethernet0/1"),
+    ("nxos", "cisco_n9kv", "Ethernet1/1"),
+    ("f5", "f5_bigip-ve", "1.1"),
+];
+
+const LATENCY_MS: &str = "60";
+const PROC_LIMIT: Duration = Duration::from_secs(180);
+
+fn env_u64(k: &str, default: u64) -> u64 {
+    std::env::var(k)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// What the device holds, read from the simulator.
+fn snapshot(lab: &Lab, node: &str) -> String {
+    let n = lab.node(node).unwrap();
+    match &n.sim {
+        Sim::Junos(j) => j.running_xml(),
+        _ => {
+            let st = n.device.state().clone();
+            let mut s = format!("vlans {:?}\n", st.vlans);
+            for (name, i) in &st.interfaces {
+                s.push_str(&format!(
+                    "{name} desc={:?} en={} mtu={} mode={:?} access={} trunk={} native={}\n",
+                    i.description,
+                    i.enabled,
+                    i.mtu,
+                    i.mode,
+                    i.access_vlan,
+                    i.trunk_allowed.to_range_string(),
+                    i.native_vlan
+                ));
+            }
+            s
+        }
+    }
+}
+
+fn desired(name: &str, port: &str, vlans: &[u16], desc: &str) -> String {
+    let vl: serde_json::Map<String, Value> = vlans
+        .iter()
+        .map(|id| {
+            (
+                id.to_string(),
+                serde_json::json!({"name": format!("crash_{id}")}),
+            )
+        })
+        .collect();
+    serde_json::json!({
+        "name": name,
+        "run_list": ["recipe[netdev::vlans]", "recipe[netdev::links]"],
+        "normal": {"netdev": {
+            "vlans": vl,
+            "links": {port: {"description": desc, "mode": "access", "access_vlan": vlans[0]}}
+        }}
+    })
+    .to_string()
+}
+
+struct Env {
+    dir: tempfile::TempDir,
+    lab: Lab,
+    journal: bool,
+}
+
+impl Env {
+    fn repo(&self) -> PathBuf {
+        self.dir.path().join("repo")
+    }
+
+    fn netgw(&self, args: &[&str], nodes: &[String]) -> Command {
+        let d = self.dir.path();
+        let mut c = Command::new(env!("CARGO_BIN_EXE_netgw"));
+        c.arg("--repo")
+            .arg(self.repo())
+            .args(["--log", "netgw=info"])
+            .args(args)
+            .args(nodes)
+            .arg("--inventory")
+            .arg(d.join("inventory.yml"))
+            .args(["--format", "json"])
+            .env("NETGW_STATE_DIR", d.join("state"))
+            .env_remove("NETGW_LOCK_DIR")
+            .env("NETGW_JOURNAL", if self.journal { "on" } else { "off" })
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        c
+    }
+
+    /// Run to the end (bounded); the JSON report.
+    fn report(&self, args: &[&str], nodes: &[String]) -> Value {
+        let child = self.netgw(args, nodes).spawn().unwrap();
+        let out = finish(child);
+        serde_json::from_slice(&out).unwrap_or_else(|_| {
+            panic!(
+                "{args:?}: no JSON report: {}",
+                String::from_utf8_lossy(&out)
+            )
+        })
+    }
+}
+
+fn finish(mut child: Child) -> Vec<u8> {
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > PROC_LIMIT {
+            let _ = child.kill();
+            panic!("netgw did not finish within {PROC_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut out = Vec::new();
+    use std::io::Read;
+    child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
+    out
+}
+
+/// A lab with `names` (vendor index per name), their desired state written, latency on every node.
+fn start(
+    rt: &tokio::runtime::Runtime,
+    rng: &mut Rng,
+    names: &[(String, usize)],
+    journal: bool,
+) -> Env {
+    let mut topo = String::from("name: crash\ntopology:\n  nodes:\n");
+    let mut faults = Vec::new();
+    for (n, v) in names {
+        topo.push_str(&format!("    {n}: {{kind: {}}}\n", VENDORS[*v].1));
+        faults.push((n.clone(), "latency-ms".to_string(), LATENCY_MS.to_string()));
+    }
+    let lab = rt
+        .block_on(Lab::start(
+            &Topology::parse(&topo).unwrap(),
+            LabOptions {
+                faults,
+                ..LabOptions::default()
+            },
+        ))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    lab.write_inventory(&dir.path().join("inventory.yml"))
+        .unwrap();
+    std::fs::create_dir_all(dir.path().join("repo/nodes")).unwrap();
+    // One desired state for the round: three VLANs (IOS: below 1000, a VTP server) and the link.
+    let mut vlans: Vec<u16> = Vec::new();
+    while vlans.len() < 3 {
+        let id = 100 + rng.below(800) as u16;
+        if !vlans.contains(&id) {
+            vlans.push(id);
+        }
+    }
+    for (n, v) in names {
+        std::fs::write(
+            dir.path().join(format!("repo/nodes/{n}.json")),
+            desired(n, VENDORS[*v].2, &vlans, &format!("crash {}", vlans[0])),
+        )
+        .unwrap();
+    }
+    Env { dir, lab, journal }
+}
+
+/// Cumulative step boundaries (seconds from process start is unknown; from the node's start) of a
+/// fault-free converge per vendor, and its whole length.
+type Steps = Vec<(String, f64)>;
+
+fn calibrate(rt: &tokio::runtime::Runtime, rng: &mut Rng) -> (Vec<Steps>, Vec<f64>) {
+    let names: Vec<(String, usize)> = (0..VENDORS.len())
+        .map(|v| (format!("{}-cal", VENDORS[v].0), v))
+        .collect();
+    let env = start(rt, rng, &names, true);
+    let nodes: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
+    let mut steps = vec![Vec::new(); VENDORS.len()];
+    let mut total = vec![0.0; VENDORS.len()];
+    for (i, n) in nodes.iter().enumerate() {
+        // One process per node, as in the campaign, timed from spawn to exit.
+        let t = Instant::now();
+        let r = env.report(&["converge"], std::slice::from_ref(n));
+        total[i] = t.elapsed().as_secs_f64();
+        let node = &r["nodes"][0];
+        assert_eq!(node["status"], "success", "calibration {n}: {node:#}");
+        let mut at = 0.0;
+        for s in node["steps"].as_array().unwrap() {
+            at += s["duration_secs"].as_f64().unwrap();
+            steps[i].push((s["step"].as_str().unwrap().to_owned(), at));
+        }
+    }
+    (steps, total)
+}
+
+/// The step a kill `at` seconds after spawn landed in: process start-up before the node's first
+/// step, then the node's steps (`lock`, `load`, `connect`, `facts`, ..., `save`) in order.
+fn step_at(steps: &Steps, total: f64, at: f64) -> String {
+    let startup = (total - steps.last().map_or(0.0, |s| s.1)).max(0.0);
+    if at < startup {
+        return "process start".into();
+    }
+    steps
+        .iter()
+        .find(|(_, end)| at - startup < *end)
+        .map(|(s, _)| s.clone())
+        .unwrap_or_else(|| "after the run".into())
+}
+
+#[derive(Default, Debug)]
+struct Tally {
+    kills: usize,
+    /// (vendor, step) -> kills
+    by_step: BTreeMap<(String, String), usize>,
+    half_at_kill: usize,
+    half_after: usize,
+    recovered_named: usize,
+    problems: Vec<String>,
+}
+
+fn classify(s: &str, old: &str, new: &str) -> &'static str {
+    if s == new {
+        "new"
+    } else if s == old {
+        "old"
+    } else {
+        "half"
+    }
+}
+
+/// One round: a device per vendor, one `netgw converge` each, SIGKILLed at a seeded moment.
+fn round(
+    rt: &tokio::runtime::Runtime,
+    rng: &mut Rng,
+    r: usize,
+    cal: &(Vec<Steps>, Vec<f64>),
+    tally: &mut Tally,
+    journal: bool,
+) {
+    let names: Vec<(String, usize)> = (0..VENDORS.len())
+        .map(|v| (format!("{}-r{r}", VENDORS[v].0), v))
+        .collect();
+    let env = start(rt, rng, &names, journal);
+    let old: Vec<String> = names.iter().map(|(n, _)| snapshot(&env.lab, n)).collect();
+    let delays: Vec<f64> = names
+        .iter()
+        .map(|(_, v)| cal.1[*v] * (rng.below(1000) as f64 / 1000.0))
+        .collect();
+    let mut kids: Vec<(Child, Instant, bool)> = names
+        .iter()
+        .map(|(n, _)| {
+            let c = env
+                .netgw(&["converge"], std::slice::from_ref(n))
+                .spawn()
+                .unwrap();
+            (c, Instant::now(), false)
+        })
+        .collect();
+    let t0 = Instant::now();
+    while kids.iter().any(|k| !k.2) && t0.elapsed() < PROC_LIMIT {
+        for (i, (c, at, done)) in kids.iter_mut().enumerate() {
+            if *done {
+                continue;
+            }
+            if c.try_wait().unwrap().is_some() {
+                *done = true;
+                tally.problems.push(format!(
+                    "{}: finished before its kill at {:.2}s",
+                    names[i].0, delays[i]
+                ));
+            } else if at.elapsed().as_secs_f64() >= delays[i] {
+                c.kill().unwrap(); // SIGKILL
+                let _ = c.wait();
+                *done = true;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let killed: Vec<String> = names.iter().map(|(n, _)| snapshot(&env.lab, n)).collect();
+    let nodes: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
+    let next = env.report(&["converge", "--why-run"], &nodes);
+    let recovered: Vec<String> = names.iter().map(|(n, _)| snapshot(&env.lab, n)).collect();
+    let last = env.report(&["converge"], &nodes);
+    for (i, (n, v)) in names.iter().enumerate() {
+        let node = &last["nodes"][i];
+        if node["status"] != "success" {
+            tally
+                .problems
+                .push(format!("{n}: the converge after recovery failed: {node}"));
+        }
+        let new = snapshot(&env.lab, n);
+        let at_kill = classify(&killed[i], &old[i], &new);
+        let after = classify(&recovered[i], &old[i], &new);
+        let step = step_at(&cal.0[*v], cal.1[*v], delays[i]);
+        tally.kills += 1;
+        *tally
+            .by_step
+            .entry((VENDORS[*v].0.to_owned(), step.clone()))
+            .or_default() += 1;
+        let rec = &next["nodes"][i]["recovered"];
+        if at_kill == "half" {
+            tally.half_at_kill += 1;
+            if rec["found"] == "partial" {
+                tally.recovered_named += 1;
+            } else if env.journal {
+                tally.problems.push(format!(
+                    "{n} (killed in {step}): half-applied, but the next report names no recovery: {}",
+                    next["nodes"][i]
+                ));
+            }
+        }
+        if after == "half" {
+            tally.half_after += 1;
+            tally.problems.push(format!(
+                "{n} (killed in {step} at {:.2}s): half-applied after the next run\nkilled:\n{}\nafter:\n{}\nold:\n{}\nnew:\n{}",
+                delays[i], killed[i], recovered[i], old[i], new
+            ));
+        }
+    }
+    drop(env);
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn sigkill_at_any_moment_leaves_no_device_half_applied_after_the_next_run() {
+    let rt = runtime();
+    let seed = env_u64("CRASH_SEED", 15);
+    let rounds = env_u64("CRASH_ROUNDS", 1) as usize;
+    // `CRASH_JOURNAL=off`: the control campaign, journal disabled in the killed and the next runs.
+    let journal = std::env::var("CRASH_JOURNAL").map_or(true, |v| v != "off");
+    let mut rng = Rng(seed);
+    let cal = calibrate(&rt, &mut rng);
+    let mut tally = Tally::default();
+    let t = Instant::now();
+    for r in 0..rounds {
+        round(&rt, &mut rng, r, &cal, &mut tally, journal);
+    }
+    eprintln!(
+        "CRASH journal={journal} seed={seed} rounds={rounds} kills={} half-applied at the kill={} recovered and named={} \
+         half-applied after the next run={} ({:.0} s)",
+        tally.kills,
+        tally.half_at_kill,
+        tally.recovered_named,
+        tally.half_after,
+        t.elapsed().as_secs_f64()
+    );
+    for ((v, s), n) in &tally.by_step {
+        eprintln!("CRASH step {v:6} {s:16} {n}");
+    }
+    for (v, steps) in cal.0.iter().enumerate() {
+        eprintln!(
+            "CRASH calibration {}: {:.2}s {:?}",
+            VENDORS[v].0, cal.1[v], steps
+        );
+    }
+    if !journal {
+        // The control: every device the kill left half-applied is still so after the next run.
+        assert_eq!(
+            tally.half_after, tally.half_at_kill,
+            "{:#?}",
+            tally.problems
+        );
+        return;
+    }
+    let half: Vec<&String> = tally
+        .problems
+        .iter()
+        .filter(|p| p.contains("half-applied"))
+        .collect();
+    assert!(half.is_empty(), "{half:#?}");
+    assert_eq!(tally.half_after, 0);
+    for p in &tally.problems {
+        eprintln!("CRASH note: {p}");
+    }
+    rt.shutdown_timeout(Duration::from_secs(5));
+}
+
+/// Kill a converge of each of `names` once its device is seen half-applied (polled through the
+/// simulator: some VLAN of the desired state present, not all), then run the next why-run.
+fn kill_when_half(env: &Env, names: &[String]) -> (usize, usize, Value) {
+    let old: Vec<String> = names.iter().map(|n| snapshot(&env.lab, n)).collect();
+    let mut half_at_kill = 0;
+    for (i, n) in names.iter().enumerate() {
+        let body: Value = serde_json::from_str(
+            &std::fs::read_to_string(env.repo().join(format!("nodes/{n}.json"))).unwrap(),
+        )
+        .unwrap();
+        let ids: Vec<String> = body["normal"]["netdev"]["vlans"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| format!("crash_{k}"))
+            .collect();
+        let mut c = env
+            .netgw(&["converge"], std::slice::from_ref(n))
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        loop {
+            let s = snapshot(&env.lab, n);
+            let present = ids.iter().filter(|id| s.contains(id.as_str())).count();
+            if present > 0 && present < ids.len() {
+                c.kill().unwrap();
+                break;
+            }
+            assert!(
+                c.try_wait().unwrap().is_none() && t.elapsed() < PROC_LIMIT,
+                "{n}: never seen half-applied"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let _ = c.wait();
+        if snapshot(&env.lab, n) != old[i] {
+            half_at_kill += 1;
+        }
+    }
+    let next = env.report(&["converge", "--why-run"], names);
+    let still_half = names
+        .iter()
+        .enumerate()
+        .filter(|(i, n)| {
+            let s = snapshot(&env.lab, n);
+            s != old[*i] && next["nodes"][*i]["status"] == "success"
+        })
+        .count();
+    (half_at_kill, still_half, next)
+}
+
+#[test]
+fn the_count_catches_a_half_applied_device_without_the_journal() {
+    let rt = runtime();
+    let mut rng = Rng(env_u64("CRASH_SEED", 15));
+    let names: Vec<(String, usize)> = vec![("ios-ctl".into(), 2), ("nxos-ctl".into(), 3)];
+    let nodes: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
+    // Journal off: the devices stay half-applied through the next run.
+    let off = start(&rt, &mut rng, &names, false);
+    let (half, still, _) = kill_when_half(&off, &nodes);
+    assert_eq!(half, 2);
+    assert_eq!(
+        still, 2,
+        "without the journal the half-applied devices stay so"
+    );
+    // Journal on, same kills: both are restored and the report says so.
+    let on = start(&rt, &mut rng, &names, true);
+    let (half, still, next) = kill_when_half(&on, &nodes);
+    assert_eq!(half, 2);
+    assert_eq!(still, 0, "{next:#}");
+    for i in 0..2 {
+        assert_eq!(
+            next["nodes"][i]["recovered"]["found"], "partial",
+            "{next:#}"
+        );
+        assert_eq!(next["nodes"][i]["recovered"]["action"], "restored");
+    }
+    drop((off, on));
+    rt.shutdown_timeout(Duration::from_secs(5));
+}
