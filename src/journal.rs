@@ -161,6 +161,23 @@ impl Journal {
     }
 }
 
+/// Nodes with an unfinished change in `dir` (blocking; none when the directory does not exist).
+pub fn unfinished(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let node = name.strip_suffix(".json")?;
+            NodeName::new(node).ok().map(|n| n.to_string())
+        })
+        .collect();
+    names.sort();
+    names
+}
+
 fn io(path: &Path, e: impl std::fmt::Display) -> JournalError {
     JournalError::Io {
         path: path.to_owned(),
@@ -282,8 +299,10 @@ mod tests {
         };
         j.write(&i).await.unwrap();
         assert_eq!(j.read(&n).await.unwrap(), Some(i));
+        assert_eq!(unfinished(&j.dir), ["sw1"]);
         j.clear(&n).await.unwrap();
         assert_eq!(j.read(&n).await.unwrap(), None);
+        assert!(unfinished(&j.dir).is_empty());
         std::fs::write(j.path(&n), "{").unwrap();
         let e = j.read(&n).await.unwrap_err().to_string();
         assert!(e.contains("sw1.json"), "{e}");

@@ -240,6 +240,13 @@ pub async fn serve(
     let history = Arc::new(history);
     let metrics = Arc::new(Metrics::default());
     let store: Arc<dyn NodeStore> = store.unwrap_or_else(|| Arc::new(cookbooks.clone()));
+    let journal_dir = crate::state::journal_dir(
+        &settings
+            .state_dir
+            .clone()
+            .unwrap_or_else(crate::state::default_root),
+        cookbooks.root(),
+    );
     let sched = Scheduler::start(
         EngineCtx {
             store: store.clone(),
@@ -272,6 +279,7 @@ pub async fn serve(
         addr: settings.listen,
         source,
     })?;
+    recover_at_start(&sched, &journal_dir).await;
     let hosts = sched.inventory().hosts.len();
     let state = Arc::new(AppState {
         settings: json!({
@@ -967,4 +975,28 @@ async fn run_events(
     Ok(Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         .into_response())
+}
+
+/// Nodes a dead gateway left with an unfinished change (`crate::journal`) get a why-run at once: its
+/// first step recovers them (restores a half-applied device), before any trigger arrives.
+async fn recover_at_start(sched: &Scheduler, journal_dir: &std::path::Path) {
+    let dir = journal_dir.to_owned();
+    let found = tokio::task::spawn_blocking(move || crate::journal::unfinished(&dir))
+        .await
+        .unwrap_or_default();
+    let (known, unknown): (Vec<String>, Vec<String>) = found
+        .into_iter()
+        .partition(|n| sched.inventory().hosts.contains_key(n));
+    if !unknown.is_empty() {
+        warn!(nodes = ?unknown, "unfinished changes of nodes the inventory lacks; not recovered");
+    }
+    if known.is_empty() {
+        return;
+    }
+    match sched.submit(&known, true, "netgw (recovery at start)") {
+        Ok(a) => {
+            info!(nodes = ?known, run = %a.run_id, "recovering unfinished changes left by a dead gateway")
+        }
+        Err(e) => warn!(error = %e, "could not queue the recovery of unfinished changes"),
+    }
 }
