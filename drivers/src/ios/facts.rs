@@ -58,8 +58,7 @@ pub fn parse_show_version(text: &str) -> ShowVersion {
             }
         }
         if v.model.is_none()
-            && (line.starts_with("cisco ") || line.starts_with("Cisco "))
-            && (line.contains(" processor") || line.contains("bytes of memory"))
+            && is_model_line(line)
             && let Some(m) = line.split_whitespace().nth(1)
         {
             v.model = Some(m.to_owned());
@@ -80,6 +79,17 @@ pub fn parse_show_version(text: &str) -> ShowVersion {
     }
     v.serial = system_serial.or(board_id);
     v
+}
+
+/// The hardware line, `VENDOR MODEL (CPU) processor ... with N bytes of memory.`: `cisco`/`Cisco`
+/// on Cisco-branded boxes, the OEM elsewhere (`Allen-Bradley 1783-CMS20DN (ARM) processor`, the
+/// Stratix IOS-XE switches). Other vendors only with `bytes of memory`, so `Uptime for this control
+/// processor is` never matches.
+fn is_model_line(line: &str) -> bool {
+    let cisco = line.starts_with("cisco ") || line.starts_with("Cisco ");
+    (cisco && line.contains(" processor"))
+        || (line.contains("bytes of memory") && line.contains(" processor"))
+        || (cisco && line.contains("bytes of memory"))
 }
 
 /// `2 years, 31 weeks, 6 days, 9 hours, 55 minutes` -> seconds (a year is 365 days, as NAPALM counts).
@@ -149,6 +159,16 @@ pub fn parse_show_inventory(text: &str) -> Vec<InventoryItem> {
         }
     }
     out
+}
+
+/// The chassis of a `show inventory`: the item named `Chassis` (ISR, ASR, Nexus), else the first
+/// item, which IOS always prints first (`WS-C6503-E` on a Catalyst 6500, whose item `"1"` is the
+/// slot-1 supervisor; the stack or member 1 on a Catalyst 2960/3750/9300).
+pub fn chassis_item(items: &[InventoryItem]) -> Option<&InventoryItem> {
+    items
+        .iter()
+        .find(|it| it.name.eq_ignore_ascii_case("chassis"))
+        .or_else(|| items.first())
 }
 
 fn quoted_after(line: &str, key: &str) -> Option<String> {
@@ -405,11 +425,7 @@ pub fn build_facts(i: &FactsInputs<'_>) -> DeviceFacts {
     }
     if let Some(t) = i.show_inventory {
         let items = parse_show_inventory(t);
-        let chassis = items
-            .iter()
-            .find(|it| it.name.eq_ignore_ascii_case("chassis") || it.name == "1")
-            .or_else(|| items.first());
-        if let Some(c) = chassis {
+        if let Some(c) = chassis_item(&items) {
             if f.model.is_none() {
                 f.model = c.pid.clone();
             }
@@ -539,5 +555,42 @@ mod tests {
             Some(AdminStatus::Down)
         );
         assert!(f.lldp_neighbors.is_empty());
+    }
+
+    const FIXTURES: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/conformance/ios/facts"
+    );
+
+    fn fixture(case: &str, file: &str) -> String {
+        let p = format!("{FIXTURES}/{case}/{file}");
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+    }
+
+    #[test]
+    fn catalyst_6500_chassis_is_not_the_slot_1_supervisor() {
+        // genieparser ios/cat6k ShowInventory golden_output: `NAME: "1"` is the WS-SUP720-3BXL.
+        let f = build_facts(&FactsInputs {
+            show_inventory: Some(&fixture("genie_ios_cat6k_inventory", "show_inventory.txt")),
+            ..Default::default()
+        });
+        assert_eq!(
+            (f.model.as_deref(), f.serial.as_deref()),
+            (Some("WS-C6503-E"), Some("FXS1821Q2H9"))
+        );
+    }
+
+    #[test]
+    fn stratix_model_line_without_cisco() {
+        // genieparser iosxe ShowVersion golden_output_1783: `Allen-Bradley 1783-CMS20DN (ARM) processor`.
+        let v = parse_show_version(&fixture("genie_xe_1783", "show_version.txt"));
+        assert_eq!(v.model.as_deref(), Some("1783-CMS20DN"));
+        assert_eq!(v.serial.as_deref(), Some("FDO2607J4SK"));
+        assert!(v.xe);
+        // The control-processor uptime line is not a model line.
+        assert_eq!(
+            parse_show_version("Uptime for this control processor is 3 weeks\n").model,
+            None
+        );
     }
 }
