@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use netgw_models::facts::{
-    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, split_hostname,
+    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, VlanFacts, split_hostname,
 };
 use netgw_models::resource::normalize_interface_name;
 
@@ -459,7 +459,7 @@ pub fn build_facts(i: &FactsInputs<'_>) -> DeviceFacts {
     }
     if let Some(t) = i.show_vlan_brief {
         for r in super::vlan::parse_show_vlan_brief(t) {
-            f.vlans.insert(r.id.get(), r.name);
+            f.vlans.insert(r.id.get(), VlanFacts::named(r.name));
         }
     }
     if let Some(t) = i.show_lldp_neighbors_detail {

@@ -33,7 +33,8 @@ use netgw_models::resource::{Link, LinkMode, Vlan, VlanId};
 use serde_json::Value;
 
 use crate::driver::{
-    Capabilities, CommitOptions, Driver, DriverError, ErrorKind, Observed, Platform, Staged,
+    Capabilities, CommitOptions, Driver, DriverError, ErrorKind, Observed, ObservedOnce, Platform,
+    Staged,
 };
 use crate::target::DeviceTarget;
 use crate::transport::ssh::{
@@ -295,6 +296,7 @@ pub struct IosDriver {
     conn: CliConn,
     save_config: bool,
     state: State,
+    observed: ObservedOnce,
 }
 
 impl IosDriver {
@@ -304,6 +306,7 @@ impl IosDriver {
         let save_config = bool_option(target, "save_config")?;
         let conn = CliConn::connect(target, PlatformKind::Ios).await?;
         Ok(IosDriver {
+            observed: ObservedOnce::default(),
             device: target.name.clone(),
             target: target.clone(),
             conn,
@@ -455,14 +458,21 @@ impl Driver for IosDriver {
             show_cdp_neighbors_detail: cdp.as_deref(),
             show_running_config: running.as_deref(),
         };
-        Ok(facts::build_facts(&inputs))
+        let mut f = facts::build_facts(&inputs);
+        let read = self.read().await.map(|(_, o)| o);
+        self.observed.record(&mut f, read)?;
+        Ok(f)
     }
 
     async fn observe(&mut self) -> Result<Observed, DriverError> {
+        if let Some(o) = self.observed.take() {
+            return Ok(o);
+        }
         Ok(self.read().await?.1)
     }
 
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
+        self.observed.forget();
         if !matches!(self.state, State::Idle) {
             return Err(DriverError::Config {
                 device: self.device.clone(),

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use netgw_models::facts::{
-    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, split_hostname,
+    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, VlanFacts, split_hostname,
 };
 use netgw_models::resource::normalize_interface_name;
 use serde_json::Value;
@@ -179,6 +179,7 @@ pub fn parse_show_interface_json(v: &Value) -> BTreeMap<String, InterfaceFacts> 
                 .and_then(|m| dotted_mac(&m)),
             description: text(r, "desc").or_else(|| text(r, "svi_desc")),
             ifindex: None,
+            switchport: None,
         };
         out.insert(name, f);
     }
@@ -426,7 +427,13 @@ pub fn build_facts(i: &FactsInputs<'_>) -> DeviceFacts {
             }
         };
         for v in vlans {
-            f.vlans.insert(v.id.get(), v.name.unwrap_or_default());
+            f.vlans.insert(
+                v.id.get(),
+                VlanFacts {
+                    name: v.name,
+                    ports: Vec::new(),
+                },
+            );
         }
     }
     if let Some(t) = i.show_lldp_neighbors_detail {
