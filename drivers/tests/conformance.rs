@@ -47,14 +47,14 @@ const MINIMUM: &[(&str, &str, usize)] = &[
     ("f5", "facts", 5),
     ("f5", "links", 3),
     ("f5", "vlans", 3),
-    ("ios", "facts", 25),
-    ("ios", "links", 13),
+    ("ios", "facts", 42),
+    ("ios", "links", 17),
     ("ios", "vlans", 6),
     ("junos", "facts", 12),
     ("junos", "links", 4),
     ("junos", "vlans", 6),
-    ("nxos", "facts", 20),
-    ("nxos", "links", 4),
+    ("nxos", "facts", 38),
+    ("nxos", "links", 5),
     ("nxos", "vlans", 7),
 ];
 

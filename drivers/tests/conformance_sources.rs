@@ -16,8 +16,8 @@ use serde_json::Value;
 
 /// (vendor, source, minimum cases compared).
 const MINIMUM: &[(&str, &str, usize)] = &[
-    ("ios", "ntc", 15),
-    ("nxos", "ntc", 10),
+    ("ios", "ntc", 36),
+    ("nxos", "ntc", 29),
     ("ios", "napalm", 5),
     ("nxos", "napalm", 14),
     ("eos", "napalm", 2),
@@ -184,6 +184,11 @@ fn ntc(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
         for (n, r) in last {
             let g = &got["interfaces"][&n];
             let admin = match (s(&r["admin_state"]), s(&r["link_status"])) {
+                // Definition: `Vlan20 is down (VLAN/BD is down)` is an operational state; the SVI is
+                // not shut (NX-OS says `Administratively down` then). ntc-templates copies the header.
+                (_, Some(l)) if l.contains("VLAN/BD is down") => None,
+                // Source erratum: ntc-templates captures `u` for some `admin state is up` lines.
+                (Some(a), _) if a == "u" => Some("up".to_owned()),
                 // `down, autostate enabled` (SVIs): the state is the first word.
                 (Some(a), _) => a.split(',').next().map(|w| w.trim().to_ascii_lowercase()),
                 (None, Some(l)) if l.contains("administratively down") => Some("down".into()),
