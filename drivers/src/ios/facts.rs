@@ -197,10 +197,11 @@ pub fn parse_show_interfaces(text: &str) -> BTreeMap<String, InterfaceFacts> {
                 let (admin, oper) = if status.starts_with("administratively down") {
                     (AdminStatus::Down, OperStatus::Down)
                 } else if status.starts_with("up") {
+                    // `pseudowire100006 is up` has no line protocol: the header's state is the one.
                     let proto_up = raw
                         .split("line protocol is ")
                         .nth(1)
-                        .is_some_and(|p| p.trim_start().starts_with("up"));
+                        .is_none_or(|p| p.trim_start().starts_with("up"));
                     (
                         AdminStatus::Up,
                         if proto_up {
@@ -562,6 +563,10 @@ mod tests {
         "/tests/fixtures/conformance/ios/facts"
     );
 
+    fn fixture_of(case: &str, file: &str) -> String {
+        fixture(case, file)
+    }
+
     fn fixture(case: &str, file: &str) -> String {
         let p = format!("{FIXTURES}/{case}/{file}");
         std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
@@ -592,5 +597,21 @@ mod tests {
             parse_show_version("Uptime for this control processor is 3 weeks\n").model,
             None
         );
+    }
+
+    #[test]
+    fn interface_without_line_protocol_takes_the_header_state() {
+        // NAPALM test_get_interfaces/pseudowire: `pseudowire100006 is up` and nothing else on the line.
+        let m = parse_show_interfaces(&fixture_of(
+            "napalm_ssh_interfaces_pseudowire",
+            "show_interfaces.txt",
+        ));
+        let p = &m["pseudowire100006"];
+        assert_eq!(
+            (p.admin_status, p.oper_status),
+            (Some(AdminStatus::Up), Some(OperStatus::Up))
+        );
+        let m = parse_show_interfaces("Gi0/1 is up, line protocol is down \n");
+        assert_eq!(m["Gi0/1"].oper_status, Some(OperStatus::Down));
     }
 }
