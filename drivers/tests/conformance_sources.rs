@@ -18,7 +18,7 @@ use serde_json::Value;
 const MINIMUM: &[(&str, &str, usize)] = &[
     ("ios", "ntc", 36),
     ("nxos", "ntc", 29),
-    ("ios", "napalm", 8),
+    ("ios", "napalm", 11),
     ("nxos", "napalm", 16),
     ("eos", "napalm", 8),
     ("junos", "napalm", 6),
@@ -42,26 +42,11 @@ const SOURCE_ERRATA: &[(&str, &str)] = &[
 
 /// Disagreements netgw knows and has not fixed yet, by case: (case path suffix, reason); also listed in
 /// docs/parsing.md. Skipped with the reason printed; the list is short on purpose.
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    (
-        "ios/facts/napalm_ssh_lldp_neighbors_detail_device_id_20chars",
-        "as napalm_lldp_normal: no `Local Intf:` lines",
-    ),
-    (
-        "ios/facts/napalm_ssh_lldp_neighbors_detail_older_ios",
-        "as napalm_lldp_normal: no `Local Intf:` lines",
-    ),
-    (
-        "junos/facts/napalm_netconf_lldp_neighbors_detail_qfx5110",
-        "netgw reads get-lldp-neighbors-information only: without a remote port id there it reports the \
+const KNOWN_GAPS: &[(&str, &str)] = &[(
+    "junos/facts/napalm_netconf_lldp_neighbors_detail_qfx5110",
+    "netgw reads get-lldp-neighbors-information only: without a remote port id there it reports the \
          port description (ge-3/3/1); NAPALM asks each port (port id 549, locally assigned)",
-    ),
-    (
-        "ios/facts/napalm_lldp_normal",
-        "IOS `show lldp neighbors detail` without `Local Intf:` lines (older releases): NAPALM pairs it \
-     with `show lldp neighbors`; netgw reads the detail only and reports no neighbour",
-    ),
-];
+)];
 
 struct Case {
     vendor: String,
@@ -486,9 +471,12 @@ fn napalm(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
                 .unwrap_or_default();
             for w in theirs {
                 let peer = s(&w["remote_system_name"]).or_else(|| s(&w["hostname"]));
+                let rport = s(&w["remote_port"]).or_else(|| s(&w["port"]));
+                // Two neighbours of one name on a port (a stack's two uplinks): match the port too.
                 let g = ours
                     .iter()
-                    .find(|n| s(&n["remote_system_name"]) == peer)
+                    .find(|n| s(&n["remote_system_name"]) == peer && s(&n["remote_port"]) == rport)
+                    .or_else(|| ours.iter().find(|n| s(&n["remote_system_name"]) == peer))
                     .cloned()
                     .unwrap_or(Value::Null);
                 d.eq(
@@ -496,7 +484,6 @@ fn napalm(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
                     s(&g["remote_system_name"]),
                     peer,
                 );
-                let rport = s(&w["remote_port"]).or_else(|| s(&w["port"]));
                 d.eq(&format!("{port}.remote_port"), s(&g["remote_port"]), rport);
             }
         }

@@ -268,26 +268,50 @@ pub fn dotted_mac(s: &str) -> Option<String> {
     Some(parts.join(":"))
 }
 
-/// Parse `show lldp neighbors detail` into neighbours by (long) local interface name.
-pub fn parse_show_lldp_neighbors_detail(text: &str) -> BTreeMap<String, Vec<LldpNeighbor>> {
+/// Parse `show lldp neighbors detail` into neighbours by (long) local interface name. Older releases
+/// print no `Local Intf:` line: their records start at `Chassis id:` and take the local port from
+/// `summary` (`show lldp neighbors`), row i for record i, as NAPALM pairs them; without a summary (or
+/// when the counts differ) such records are left out.
+pub fn parse_show_lldp_neighbors_detail(
+    text: &str,
+    summary: Option<&str>,
+) -> BTreeMap<String, Vec<LldpNeighbor>> {
+    let records = lldp_detail_records(text);
+    let local = summary.map(parse_show_lldp_neighbors_local_ports);
+    let paired = local.filter(|l| l.len() == records.len());
     let mut out: BTreeMap<String, Vec<LldpNeighbor>> = BTreeMap::new();
-    let mut cur: Option<(String, LldpNeighbor)> = None;
-    let mut in_sysdesc = false;
-    let flush = |cur: &mut Option<(String, LldpNeighbor)>,
-                 out: &mut BTreeMap<String, Vec<LldpNeighbor>>| {
-        if let Some((port, n)) = cur.take() {
-            out.entry(port).or_default().push(n);
+    for (i, (port, n)) in records.into_iter().enumerate() {
+        let port = port.or_else(|| paired.as_ref().map(|l| l[i].clone()));
+        if let Some(p) = port {
+            out.entry(normalize_interface_name(&p)).or_default().push(n);
         }
-    };
+    }
+    out
+}
+
+/// The records of `show lldp neighbors detail`, each with its `Local Intf:` when printed.
+fn lldp_detail_records(text: &str) -> Vec<(Option<String>, LldpNeighbor)> {
+    let mut out: Vec<(Option<String>, LldpNeighbor)> = Vec::new();
+    let mut in_sysdesc = false;
     for raw in text.lines() {
         let line = raw.trim();
         if let Some(p) = line.strip_prefix("Local Intf:") {
-            flush(&mut cur, &mut out);
-            cur = Some((normalize_interface_name(p.trim()), LldpNeighbor::default()));
+            out.push((Some(p.trim().to_owned()), LldpNeighbor::default()));
             in_sysdesc = false;
             continue;
         }
-        let Some((_, n)) = cur.as_mut() else { continue };
+        // Without `Local Intf:` lines, a second `Chassis id:` starts the next record.
+        if line.starts_with("Chassis id:")
+            && out
+                .last()
+                .is_none_or(|(_, n)| n.remote_chassis_id.is_some())
+        {
+            out.push((None, LldpNeighbor::default()));
+            in_sysdesc = false;
+        }
+        let Some((_, n)) = out.last_mut() else {
+            continue;
+        };
         if in_sysdesc {
             if line.is_empty() {
                 if n.remote_system_description.is_some() {
@@ -326,7 +350,33 @@ pub fn parse_show_lldp_neighbors_detail(text: &str) -> BTreeMap<String, Vec<Lldp
             }
         }
     }
-    flush(&mut cur, &mut out);
+    out
+}
+
+/// The `Local Intf` column of `show lldp neighbors`, one entry per neighbour row. The Device ID column
+/// is cut at 20 characters and may run into it (`ABCD-U-DSW1.wan.acmeGi1`), so columns are taken at
+/// the header's positions.
+pub fn parse_show_lldp_neighbors_local_ports(text: &str) -> Vec<String> {
+    let mut cols: Option<(usize, usize)> = None;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if let (Some(a), Some(b)) = (line.find("Local Intf"), line.find("Hold-time")) {
+            cols = Some((a, b));
+            continue;
+        }
+        let Some((a, b)) = cols else { continue };
+        if line.trim().is_empty() || line.starts_with("Total entries") {
+            if line.starts_with("Total entries") {
+                break;
+            }
+            continue;
+        }
+        if let Some(port) = line.get(a..b.min(line.len())).map(str::trim)
+            && !port.is_empty()
+        {
+            out.push(port.to_owned());
+        }
+    }
     out
 }
 
@@ -398,6 +448,8 @@ pub struct FactsInputs<'a> {
     pub show_interfaces: Option<&'a str>,
     pub show_vlan_brief: Option<&'a str>,
     pub show_lldp_neighbors_detail: Option<&'a str>,
+    /// `show lldp neighbors`: the local ports of a detail without `Local Intf:` lines (older IOS).
+    pub show_lldp_neighbors: Option<&'a str>,
     pub show_cdp_neighbors_detail: Option<&'a str>,
     /// `show running-config` (interface descriptions/shutdown when `show interfaces` is empty).
     pub show_running_config: Option<&'a str>,
@@ -464,7 +516,7 @@ pub fn build_facts(i: &FactsInputs<'_>) -> DeviceFacts {
         }
     }
     if let Some(t) = i.show_lldp_neighbors_detail {
-        f.lldp_neighbors = parse_show_lldp_neighbors_detail(t);
+        f.lldp_neighbors = parse_show_lldp_neighbors_detail(t, i.show_lldp_neighbors);
     }
     if let Some(t) = i.show_cdp_neighbors_detail {
         for (port, ns) in parse_show_cdp_neighbors_detail(t) {
@@ -613,5 +665,30 @@ mod tests {
         );
         let m = parse_show_interfaces("Gi0/1 is up, line protocol is down \n");
         assert_eq!(m["Gi0/1"].oper_status, Some(OperStatus::Down));
+    }
+
+    #[test]
+    fn lldp_detail_without_local_intf_pairs_with_the_summary() {
+        // NAPALM test_get_lldp_neighbors_detail/device_id_20chars: no `Local Intf:` in the detail; the
+        // summary's Device ID runs into the Local Intf column (`ABCD-U-DSW1.wan.acmeGi1`).
+        let case = "napalm_ssh_lldp_neighbors_detail_device_id_20chars";
+        let summary = fixture(case, "show_lldp_neighbors.txt");
+        assert_eq!(
+            parse_show_lldp_neighbors_local_ports(&summary),
+            vec!["Gi1"; 8]
+        );
+        let detail = fixture(case, "show_lldp_neighbors_detail.txt");
+        let m = parse_show_lldp_neighbors_detail(&detail, Some(&summary));
+        let ns = &m["GigabitEthernet1"];
+        assert_eq!(ns.len(), 8);
+        assert_eq!(
+            ns[0].remote_system_name.as_deref(),
+            Some("ABCD-U-DSW1.wan.acme.com")
+        );
+        assert_eq!(ns[0].remote_port.as_deref(), Some("Te2/1/14"));
+        assert!(
+            parse_show_lldp_neighbors_detail(&detail, None).is_empty(),
+            "no summary, no port"
+        );
     }
 }

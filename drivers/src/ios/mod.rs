@@ -448,6 +448,13 @@ impl Driver for IosDriver {
         };
         let vlans = self.conn.optional("show vlan brief").await?;
         let lldp = self.conn.optional("show lldp neighbors detail").await?;
+        // Older releases print no `Local Intf:` in the detail; the summary gives the local ports.
+        let lldp_summary = match &lldp {
+            Some(t) if t.contains("Chassis id:") && !t.contains("Local Intf:") => {
+                self.conn.optional("show lldp neighbors").await?
+            }
+            _ => None,
+        };
         let cdp = self.conn.optional("show cdp neighbors detail").await?;
         let inputs = facts::FactsInputs {
             show_version: version.as_deref(),
@@ -455,6 +462,7 @@ impl Driver for IosDriver {
             show_interfaces: interfaces.as_deref(),
             show_vlan_brief: vlans.as_deref(),
             show_lldp_neighbors_detail: lldp.as_deref(),
+            show_lldp_neighbors: lldp_summary.as_deref(),
             show_cdp_neighbors_detail: cdp.as_deref(),
             show_running_config: running.as_deref(),
         };
