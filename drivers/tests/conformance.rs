@@ -47,7 +47,7 @@ const MINIMUM: &[(&str, &str, usize)] = &[
     ("f5", "facts", 5),
     ("f5", "links", 3),
     ("f5", "vlans", 3),
-    ("ios", "facts", 74),
+    ("ios", "facts", 88),
     ("ios", "links", 17),
     ("ios", "vlans", 6),
     ("junos", "facts", 15),

@@ -22,7 +22,7 @@ const MINIMUM: &[(&str, &str, usize)] = &[
     ("nxos", "napalm", 16),
     ("eos", "napalm", 8),
     ("junos", "napalm", 6),
-    ("ios", "genie", 28),
+    ("ios", "genie", 41),
     ("nxos", "genie", 2),
 ];
 
@@ -37,6 +37,11 @@ const SOURCE_ERRATA: &[(&str, &str)] = &[
     (
         "junos/facts/napalm_netconf_lldp_neighbors_detail_normal_mx_m_t",
         "the same mock: one get-lldp-interface-neighbors reply for every port",
+    ),
+    (
+        "ios/facts/genie_iosxe_inventory_golden_output_7",
+        "a StackWise Virtual pair has two `Switch N Chassis` items of one PID; genieparser keys the chassis \
+         by PID, so switch 2 overwrites switch 1 (netgw: the first, as for stacks)",
     ),
 ];
 
@@ -351,6 +356,13 @@ fn got_interface<'a>(got: &'a Value, n: &str) -> &'a Value {
 /// genieparser `ShowVersion` (IOS / IOS-XE `version.*`, NX-OS `platform.*`) -> netgw facts.
 fn genie(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
     if !case.files.contains_key("show_version.txt") {
+        // `ShowInventory` (IOS-XE): genieparser names the chassis item; netgw must take the same one.
+        if let Some(Value::Object(ch)) = want.get("main").and_then(|m| m.get("chassis"))
+            && let Some((pid, item)) = ch.iter().next()
+        {
+            d.eq("model", s(&got["model"]), Some(pid.clone()));
+            d.src("serial", s(&got["serial"]), s(&item["sn"]));
+        }
         return;
     }
     if let Some(v) = want.get("version") {
