@@ -178,7 +178,7 @@ mod tests {
     use netgw_drivers::driver::Platform;
     use netgw_drivers::target::ConnectionOptions;
     use netgw_drivers::transport::snmp::SnmpSecurity;
-    use netgw_models::facts::{InterfaceFacts, SnmpSystem};
+    use netgw_models::facts::{InterfaceFacts, SnmpSystem, VlanFacts};
 
     fn target(extras: serde_json::Value) -> DeviceTarget {
         let mut t = DeviceTarget::new("sw1", Platform::Ios, "10.0.0.1");
@@ -251,7 +251,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        d.vlans.insert(1, "default".into());
+        d.vlans.insert(1, VlanFacts::named("default"));
         let mut s = DeviceFacts {
             hostname: Some("other".into()),
             platform: Some("ios".into()),
@@ -274,7 +274,7 @@ mod tests {
         );
         s.interfaces
             .insert("Vl99".into(), InterfaceFacts::default());
-        s.vlans.insert(99, "x".into());
+        s.vlans.insert(99, VlanFacts::named("x"));
         merge(&mut d, &s);
         assert_eq!(d.hostname.as_deref(), Some("sw1"));
         assert_eq!(d.platform.as_deref(), Some("iosxe"));

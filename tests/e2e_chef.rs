@@ -172,6 +172,34 @@ async fn converge_through_a_chef_server() {
     assert_eq!(code, 0, "{text}");
     assert_eq!(r["summary"]["updated"], 0, "{text}");
     assert_eq!(r["summary"]["failed"], 0, "{text}");
+    // Layer-2 facts are saved and searchable: which nodes have Ethernet1 carrying VLAN 1.
+    let saved = s.get_node("eos1").await.unwrap().unwrap();
+    let ports = &saved["automatic"]["vlans"]["1"]["ports"];
+    assert!(
+        ports
+            .as_array()
+            .is_some_and(|p| p.contains(&json!("Ethernet1"))),
+        "automatic.vlans: {}",
+        saved["automatic"]["vlans"]
+    );
+    assert_eq!(
+        saved["automatic"]["interfaces"]["Ethernet1"]["switchport"]["mode"], "access",
+        "{}",
+        saved["automatic"]["interfaces"]
+    );
+    let mut carriers = Vec::new();
+    for _ in 0..50 {
+        carriers = s.search_nodes("vlans_1_ports:Ethernet1").await.unwrap();
+        if !carriers.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(
+        carriers,
+        ["eos1"],
+        "the nodes whose Ethernet1 carries VLAN 1"
+    );
     // Chef search as the selection: only the nodes it finds run.
     let (code, r, text) =
         tokio::task::block_in_place(|| netgw(&["converge", "--search", "vendor:juniper"]));

@@ -102,6 +102,46 @@ pub struct Observed {
     pub links: Vec<Link>,
 }
 
+/// The planner's read taken during the facts step, handed to the next `observe()` so the run reads the
+/// device's layer-2 state once (facts and plan see the same answer). `stage` forgets it: anything
+/// after a change reads afresh.
+#[derive(Debug, Default)]
+pub(crate) struct ObservedOnce(Option<Observed>);
+
+impl ObservedOnce {
+    /// Add the layer-2 facts (`interfaces.NAME.switchport`, `vlans.ID.ports`) from the planner's read
+    /// and keep the read for the next `observe()`. A lost session or a timeout fails the facts step
+    /// like any other read; a command the device refuses only leaves the layer-2 facts out.
+    pub(crate) fn record(
+        &mut self,
+        facts: &mut DeviceFacts,
+        read: Result<Observed, DriverError>,
+    ) -> Result<(), DriverError> {
+        self.0 = None;
+        match read {
+            Ok(o) => {
+                facts.apply_layer2(&o.links);
+                self.0 = Some(o);
+                Ok(())
+            }
+            Err(e) if matches!(e.kind(), ErrorKind::Transport | ErrorKind::Timeout) => Err(e),
+            Err(e) => {
+                tracing::warn!(error = %e, "layer-2 facts not gathered");
+                Ok(())
+            }
+        }
+    }
+
+    /// The read kept by the facts step, once.
+    pub(crate) fn take(&mut self) -> Option<Observed> {
+        self.0.take()
+    }
+
+    pub(crate) fn forget(&mut self) {
+        self.0 = None;
+    }
+}
+
 /// A change staged on the device.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Staged {

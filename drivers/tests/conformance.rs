@@ -39,6 +39,44 @@ fn sorted_dirs(p: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// (vendor, getter, minimum cases): fewer means a fixture folder moved or emptied, and the run fails.
+const MINIMUM: &[(&str, &str, usize)] = &[
+    ("eos", "facts", 11),
+    ("eos", "links", 4),
+    ("eos", "vlans", 2),
+    ("f5", "facts", 5),
+    ("f5", "links", 3),
+    ("f5", "vlans", 3),
+    ("ios", "facts", 88),
+    ("ios", "links", 17),
+    ("ios", "vlans", 6),
+    ("junos", "facts", 15),
+    ("junos", "links", 4),
+    ("junos", "vlans", 6),
+    ("nxos", "facts", 42),
+    ("nxos", "links", 5),
+    ("nxos", "vlans", 7),
+];
+
+#[test]
+fn every_vendor_and_getter_has_its_minimum_of_cases() {
+    let mut counts: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for (vendor, getter, _) in cases() {
+        *counts.entry((vendor, getter)).or_default() += 1;
+    }
+    let short: Vec<String> = MINIMUM
+        .iter()
+        .filter_map(|(v, g, min)| {
+            let n = counts
+                .get(&(v.to_string(), g.to_string()))
+                .copied()
+                .unwrap_or(0);
+            (n < *min).then(|| format!("{v}/{g}: {n} case(s), minimum {min}"))
+        })
+        .collect();
+    assert!(short.is_empty(), "{}", short.join("\n"));
+}
+
 #[test]
 fn every_case_matches_its_expected_result() {
     let regenerate = std::env::var_os("NETGW_REGENERATE").is_some();

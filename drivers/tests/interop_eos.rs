@@ -271,7 +271,10 @@ async fn eos_facts_and_declared_capabilities_over_eapi() {
         ["Ethernet1", "Ethernet2"]
     );
     assert_eq!(f.interfaces["Ethernet1"].mtu, Some(9214));
-    assert_eq!(f.vlans.get(&1).map(String::as_str), Some("default"));
+    assert_eq!(
+        f.vlans.get(&1).and_then(|v| v.name.as_deref()),
+        Some("default")
+    );
     let obs = d.observe().await.expect("observe");
     assert_eq!(obs.links.len(), 2);
     assert!(

@@ -717,8 +717,22 @@ async fn f5_facts_and_observe() {
     assert_eq!(f.model.as_deref(), Some("BIG-IP Virtual Edition"));
     assert_eq!(f.serial.as_deref(), Some("564d4d7e-c668-e9dc-2bf3c9350dbd"));
     assert_eq!(f.interfaces.len(), 4);
-    assert_eq!(f.vlans.get(&4094).map(String::as_str), Some("External"));
+    assert_eq!(
+        f.vlans.get(&4094).and_then(|v| v.name.as_deref()),
+        Some("External")
+    );
     assert!(f.lldp_neighbors.is_empty());
+    // Layer-2 facts from the planner's own read (VLAN membership: untagged = access, tagged = trunk).
+    assert_eq!(f.interfaces.len(), 4, "same names as the interface facts");
+    let sp = f.interfaces["1.1"].switchport.clone().unwrap();
+    assert_eq!(
+        (sp.mode, sp.access_vlan.map(|v| v.get())),
+        (Some(LinkMode::Access), Some(4094))
+    );
+    let ports = |id: u16| f.vlans[&id].ports.clone();
+    assert_eq!(ports(4094), ["1.1"]);
+    assert_eq!(ports(11), ["1.2", "1.3"]);
+    assert_eq!(ports(12), ["1.3"]);
     let o = d.observe().await.unwrap();
     assert_eq!(
         o.vlans.iter().map(|v| v.id.get()).collect::<Vec<_>>(),

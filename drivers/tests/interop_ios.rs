@@ -178,7 +178,10 @@ async fn scenario(model: &str) {
         "{:?}",
         f.interfaces.keys()
     );
-    assert_eq!(f.vlans.get(&1).map(String::as_str), Some("default"));
+    assert_eq!(
+        f.vlans.get(&1).and_then(|v| v.name.as_deref()),
+        Some("default")
+    );
 
     // 1. Create VLANs, an access port and a trunk with a native VLAN.
     let dv = vlans(

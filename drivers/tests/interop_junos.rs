@@ -387,7 +387,7 @@ async fn scenario(model: &str, style: &str, ifs: [&str; 3], reject: Value, rejec
     assert!(interface(&cfg, ifs[2]).child("disable").is_some());
     let facts = d.facts().await.expect("facts");
     assert_eq!(
-        facts.vlans.get(&10).map(String::as_str),
+        facts.vlans.get(&10).and_then(|v| v.name.as_deref()),
         Some("web"),
         "VLANs from the configuration"
     );

@@ -132,7 +132,10 @@ async fn nxos_facts_and_observe_from_fakenos() {
         "{:?}",
         f.interfaces.keys()
     );
-    assert_eq!(f.vlans.get(&1).map(String::as_str), Some("default"));
+    assert_eq!(
+        f.vlans.get(&1).and_then(|v| v.name.as_deref()),
+        Some("default")
+    );
     assert!(!f.lldp_neighbors.is_empty(), "lldp neighbours parsed");
 
     let obs = d.observe().await.expect("observe");

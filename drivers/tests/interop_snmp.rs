@@ -245,7 +245,7 @@ async fn snmpsim_arista_lldp_neighbors_and_vlans() {
     assert_eq!(n.remote_system_name.as_deref(), Some("ZJ-BP-Bak-Arista"));
     assert_eq!(n.remote_port.as_deref(), Some("Ethernet23"));
     assert_eq!(
-        facts.vlans.get(&40).map(String::as_str),
+        facts.vlans.get(&40).and_then(|v| v.name.as_deref()),
         Some("Baopan-Zhilian")
     );
 }

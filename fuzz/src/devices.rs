@@ -202,7 +202,7 @@ pub fn ios(data: &[u8]) {
         black_box(facts::parse_show_inventory(s));
         black_box(facts::parse_show_interfaces(s));
         black_box(facts::dotted_mac(s));
-        black_box(facts::parse_show_lldp_neighbors_detail(s));
+        black_box(facts::parse_show_lldp_neighbors_detail(s, Some(s)));
         black_box(facts::parse_show_cdp_neighbors_detail(s));
         let inputs = facts::FactsInputs {
             show_version: Some(s),
@@ -210,6 +210,7 @@ pub fn ios(data: &[u8]) {
             show_interfaces: Some(s),
             show_vlan_brief: Some(s),
             show_lldp_neighbors_detail: Some(s),
+            show_lldp_neighbors: Some(s),
             show_cdp_neighbors_detail: Some(s),
             show_running_config: Some(s),
         };

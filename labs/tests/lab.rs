@@ -17,6 +17,7 @@ use netgw_drivers::transport::ssh::{
     CliPlatform, HostKeyPolicy, PlatformKind, SshAuth, SshSession, SshTarget,
 };
 use netgw_labs::{Lab, LabOptions};
+use netgw_models::facts::SwitchportFacts;
 use netgw_models::plan::{PlanRules, Policy, plan};
 use netgw_models::resource::{Link, LinkMode, Vlan, VlanId, VlanSet};
 use netgw_models::secret::Secret;
@@ -221,6 +222,39 @@ fn change_as(
     )
 }
 
+/// After the change of [`change_as`], a facts run carries it as automatic attributes
+/// (`interfaces.PORT.switchport`, `vlans.10.ports`), exactly as the next `observe()` (the planner's
+/// read, taken once) sees it.
+async fn assert_layer2_facts(d: &mut dyn Driver, port: &str, mode: LinkMode) {
+    let f = d.facts().await.unwrap();
+    let sp = f.interfaces.get(port).and_then(|i| i.switchport.clone());
+    let sp = sp.unwrap_or_else(|| panic!("{port}: no switchport facts in {:?}", f.interfaces));
+    assert_eq!(sp.mode, Some(mode), "{sp:?}");
+    match mode {
+        LinkMode::Trunk => assert!(
+            sp.trunk_vlans.as_ref().is_some_and(|t| t.contains(vid(10))),
+            "{sp:?}"
+        ),
+        _ => assert_eq!(sp.access_vlan, Some(vid(10)), "{sp:?}"),
+    }
+    let v10 = &f.vlans[&10];
+    assert_eq!(v10.name.as_deref(), Some("web"));
+    assert!(v10.ports.iter().any(|p| p == port), "{v10:?}");
+    let automatic = f.to_automatic();
+    assert!(
+        automatic["vlans"]["10"]["ports"]
+            .as_array()
+            .is_some_and(|a| a.contains(&json!(port)))
+    );
+    let obs = d.observe().await.unwrap();
+    let l = obs.links.iter().find(|l| l.name == port).unwrap();
+    assert_eq!(
+        SwitchportFacts::from_link(l),
+        Some(sp),
+        "facts and plan agree"
+    );
+}
+
 fn change(
     rules: &PlanRules,
     port: &str,
@@ -351,6 +385,7 @@ async fn eos_driver_converges_statefully() {
     .await
     .unwrap();
     d.confirm().await.unwrap();
+    assert_layer2_facts(&mut d, "Ethernet2", LinkMode::Access).await;
     let after = d.observe().await.unwrap();
     let v10 = after.vlans.iter().find(|v| v.id == vid(10)).unwrap();
     assert_eq!(v10.name.as_deref(), Some("web"));
@@ -626,6 +661,7 @@ async fn junos_driver_converges_statefully() {
     .await
     .unwrap();
     d.confirm().await.unwrap();
+    assert_layer2_facts(&mut d, "ge-0/0/1", LinkMode::Trunk).await;
     let after = d.observe().await.unwrap();
     assert!(
         after
@@ -865,6 +901,7 @@ async fn ios_driver_sets_trunk_encapsulation_and_rolls_it_back() {
     );
     d.commit(&nx_commit_options()).await.unwrap();
     d.confirm().await.unwrap();
+    assert_layer2_facts(&mut d, "Ethernet0/2", LinkMode::Trunk).await;
     let st = nx_state(&env, "acc1");
     let port = st.iface("Ethernet0/2").unwrap();
     assert_eq!(
@@ -996,6 +1033,7 @@ async fn nxos_driver_converges_and_rolls_back_with_checkpoints() {
         "a commit holds its checkpoint until confirmed: {cps:?}"
     );
     d.confirm().await.unwrap();
+    assert_layer2_facts(&mut d, "Ethernet1/2", LinkMode::Access).await;
     assert!(
         sim.checkpoints().is_empty(),
         "confirm deletes the checkpoint"

@@ -183,8 +183,12 @@ fn check_equal(lab: &Lab, node: &str, f: &DeviceFacts) {
             "{node} {name}"
         );
     }
-    let vlans: BTreeMap<u16, String> = st.vlans.clone();
-    assert_eq!(f.vlans, vlans, "{node}");
+    let names: BTreeMap<u16, String> = f
+        .vlans
+        .iter()
+        .map(|(id, v)| (*id, v.name.clone().unwrap_or_default()))
+        .collect();
+    assert_eq!(names, st.vlans, "{node}");
     let mut want_lldp = 0;
     for nb in &st.neighbors {
         let (local, _) = by_mac(f, st.iface(&nb.local_port).unwrap());
@@ -331,7 +335,7 @@ async fn changes_made_through_the_simulators_show_up_in_snmp() {
     }
     let f = facts(v2c(&lab, "acc1", DEFAULT_SNMP_COMMUNITY)).await;
     assert_eq!(
-        f.vlans.get(&30).map(String::as_str),
+        f.vlans.get(&30).and_then(|v| v.name.as_deref()),
         Some("voice"),
         "CISCO-VTP-MIB"
     );

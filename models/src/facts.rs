@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::resource::{Link, LinkMode, VlanId, VlanSet};
+
 /// Everything a run knows about a device before it changes anything.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -44,9 +46,9 @@ pub struct DeviceFacts {
     /// Interfaces by name (the name the device's CLI uses, e.g. IF-MIB ifName).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub interfaces: BTreeMap<String, InterfaceFacts>,
-    /// VLAN id -> name. JSON object keys are the decimal ids.
+    /// VLANs by id (JSON object keys are the decimal ids): name and the ports that carry each.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub vlans: BTreeMap<u16, String>,
+    pub vlans: BTreeMap<u16, VlanFacts>,
     /// LLDP neighbours by local interface name; a port can see several neighbours (a hub, a VM host).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub lldp_neighbors: BTreeMap<String, Vec<LldpNeighbor>>,
@@ -128,6 +130,72 @@ pub struct InterfaceFacts {
     /// SNMP ifIndex, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ifindex: Option<u32>,
+    /// Layer-2 state of a switch port, as the planner observed it ([`DeviceFacts::apply_layer2`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub switchport: Option<SwitchportFacts>,
+}
+
+/// A port's switchport state, with the platform's defaults applied as the planner sees them (an IOS
+/// trunk without an allowed list carries `1-4094`, native VLAN 1).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SwitchportFacts {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<LinkMode>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access_vlan: Option<VlanId>,
+    /// The allowed list as a range string (`1-99,200`), as in desired state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trunk_vlans: Option<VlanSet>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub native_vlan: Option<VlanId>,
+}
+
+impl SwitchportFacts {
+    /// The layer-2 part of an observed link; `None` when it says nothing about layer 2.
+    pub fn from_link(l: &Link) -> Option<Self> {
+        let sp = SwitchportFacts {
+            mode: l.mode,
+            access_vlan: l.access_vlan,
+            trunk_vlans: l.trunk_vlans.clone(),
+            native_vlan: l.native_vlan,
+        };
+        (sp != SwitchportFacts::default()).then_some(sp)
+    }
+
+    /// Whether frames of VLAN `id` cross this port: an access port's VLAN, a trunk's allowed or
+    /// native VLANs. A routed port carries none.
+    pub fn carries(&self, id: VlanId) -> bool {
+        match self.mode {
+            Some(LinkMode::Routed) => false,
+            Some(LinkMode::Access) => self.access_vlan == Some(id),
+            Some(LinkMode::Trunk) | None => {
+                self.trunk_vlans.as_ref().is_some_and(|s| s.contains(id))
+                    || self.native_vlan == Some(id)
+                    || (self.mode.is_none() && self.access_vlan == Some(id))
+            }
+        }
+    }
+}
+
+/// One VLAN of the device.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct VlanFacts {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The ports that carry the VLAN ([`SwitchportFacts::carries`]), sorted by name.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<String>,
+}
+
+impl VlanFacts {
+    pub fn named(name: impl Into<String>) -> Self {
+        VlanFacts {
+            name: Some(name.into()),
+            ports: Vec::new(),
+        }
+    }
 }
 
 /// One LLDP neighbour seen on a local port (LLDP-MIB lldpRemTable, IEEE 802.1AB).
@@ -188,6 +256,30 @@ impl DeviceFacts {
         DeviceFacts::deserialize(value)
     }
 
+    /// Layer-2 facts from the links the planner observed (the driver's own reads, so the facts and the
+    /// plan never disagree): `interfaces.NAME.switchport` for every port with layer-2 state, and each
+    /// known VLAN's `ports`. VLANs the device did not list get no entry.
+    pub fn apply_layer2(&mut self, links: &[Link]) {
+        for l in links {
+            let Some(sp) = SwitchportFacts::from_link(l) else {
+                continue;
+            };
+            for (id, v) in self.vlans.iter_mut() {
+                if VlanId::new(i64::from(*id)).is_ok_and(|id| sp.carries(id)) {
+                    v.ports.push(l.name.clone());
+                }
+            }
+            self.interfaces
+                .entry(l.name.clone())
+                .or_default()
+                .switchport = Some(sp);
+        }
+        for v in self.vlans.values_mut() {
+            v.ports.sort();
+            v.ports.dedup();
+        }
+    }
+
     /// Fill every fact `self` lacks from `other` (a driver's own facts first, SNMP's for the rest).
     /// Interfaces present in both are completed field by field; maps gain the entries they lack.
     pub fn fill_missing_from(&mut self, other: &DeviceFacts) {
@@ -213,9 +305,10 @@ impl DeviceFacts {
             fill(&mut mine.mac, &theirs.mac);
             fill(&mut mine.description, &theirs.description);
             fill(&mut mine.ifindex, &theirs.ifindex);
+            fill(&mut mine.switchport, &theirs.switchport);
         }
-        for (id, name) in &other.vlans {
-            self.vlans.entry(*id).or_insert_with(|| name.clone());
+        for (id, v) in &other.vlans {
+            self.vlans.entry(*id).or_insert_with(|| v.clone());
         }
         for (port, neighbors) in &other.lldp_neighbors {
             self.lldp_neighbors
@@ -279,10 +372,11 @@ mod tests {
                 mac: format_mac(&[0x00, 0x1c, 0x73, 0x2a, 0xbb, 0x01]),
                 description: Some("uplink".into()),
                 ifindex: Some(1),
+                switchport: None,
             },
         );
-        f.vlans.insert(1, "default".into());
-        f.vlans.insert(40, "Baopan-Zhilian".into());
+        f.vlans.insert(1, VlanFacts::named("default"));
+        f.vlans.insert(40, VlanFacts::named("Baopan-Zhilian"));
         f.lldp_neighbors.insert(
             "Ethernet47".into(),
             vec![LldpNeighbor {
@@ -307,7 +401,10 @@ mod tests {
                    "speed": 10_000_000_000u64, "mac": "00:1c:73:2a:bb:01", "description": "uplink",
                    "ifindex": 1})
         );
-        assert_eq!(v["vlans"], json!({"1": "default", "40": "Baopan-Zhilian"}));
+        assert_eq!(
+            v["vlans"],
+            json!({"1": {"name": "default"}, "40": {"name": "Baopan-Zhilian"}})
+        );
         assert_eq!(
             v["lldp_neighbors"]["Ethernet47"][0]["remote_port"],
             "Ethernet23"
@@ -375,5 +472,71 @@ mod tests {
         assert_eq!(AdminStatus::from_if_mib(9), None);
         assert_eq!(OperStatus::from_if_mib(6), Some(OperStatus::NotPresent));
         assert_eq!(OperStatus::from_if_mib(0), None);
+    }
+
+    fn link(
+        name: &str,
+        mode: LinkMode,
+        access: Option<u16>,
+        trunk: Option<&str>,
+        native: Option<u16>,
+    ) -> Link {
+        let mut l = Link::new(name);
+        l.mode = Some(mode);
+        l.access_vlan = access.map(|v| VlanId::new(v.into()).unwrap());
+        l.trunk_vlans = trunk.map(|t| VlanSet::parse(t).unwrap());
+        l.native_vlan = native.map(|v| VlanId::new(v.into()).unwrap());
+        l
+    }
+
+    #[test]
+    fn layer2_facts_from_observed_links() {
+        let mut f = DeviceFacts::default();
+        for (id, n) in [(1, "default"), (10, "users"), (20, "voice"), (30, "unused")] {
+            f.vlans.insert(id, VlanFacts::named(n));
+        }
+        f.interfaces.insert(
+            "Gi0/1".into(),
+            InterfaceFacts {
+                mtu: Some(1500),
+                ..Default::default()
+            },
+        );
+        let links = vec![
+            link("Gi0/1", LinkMode::Access, Some(10), None, None),
+            link("Gi0/2", LinkMode::Trunk, None, Some("10-20"), Some(1)),
+            link("Gi0/3", LinkMode::Routed, None, None, None),
+            Link::new("Gi0/4"),
+        ];
+        f.apply_layer2(&links);
+        let v = f.to_automatic();
+        assert_eq!(
+            v["vlans"]["10"],
+            json!({"name": "users", "ports": ["Gi0/1", "Gi0/2"]})
+        );
+        assert_eq!(v["vlans"]["20"]["ports"], json!(["Gi0/2"]));
+        assert_eq!(
+            v["vlans"]["1"]["ports"],
+            json!(["Gi0/2"]),
+            "a trunk's native VLAN"
+        );
+        assert!(v["vlans"]["30"].get("ports").is_none());
+        assert_eq!(
+            v["interfaces"]["Gi0/1"],
+            json!({"mtu": 1500, "switchport": {"mode": "access", "access_vlan": 10}})
+        );
+        assert_eq!(
+            v["interfaces"]["Gi0/2"]["switchport"],
+            json!({"mode": "trunk", "trunk_vlans": "10-20", "native_vlan": 1})
+        );
+        assert_eq!(
+            v["interfaces"]["Gi0/3"]["switchport"],
+            json!({"mode": "routed"})
+        );
+        assert!(
+            v["interfaces"].get("Gi0/4").is_none(),
+            "no layer-2 state, no entry"
+        );
+        assert_eq!(DeviceFacts::from_automatic(&v).unwrap(), f);
     }
 }

@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use netgw_models::facts::{AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus};
+use netgw_models::facts::{
+    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, VlanFacts,
+};
 use serde_json::Value;
 
 /// What `show version` says, as far as it says anything.
@@ -152,6 +154,7 @@ pub fn parse_interfaces_facts(v: &Value) -> BTreeMap<String, InterfaceFacts> {
             mac: non_empty(i.get("physicalAddress")).and_then(|m| normalize_mac(&m)),
             description: non_empty(i.get("description")),
             ifindex: None,
+            switchport: None,
         };
         out.insert(name.clone(), f);
     }
@@ -279,7 +282,7 @@ pub fn build_facts(inputs: &FactsInputs<'_>, now: Option<f64>) -> DeviceFacts {
     if let Some(v) = inputs.show_vlan {
         f.vlans = super::vlan::parse_show_vlan(v)
             .into_iter()
-            .filter_map(|v| v.name.map(|n| (v.id.get(), n)))
+            .filter_map(|v| v.name.map(|n| (v.id.get(), VlanFacts::named(n))))
             .collect();
     }
     if let Some(l) = inputs.show_lldp_neighbors_detail {

@@ -32,7 +32,9 @@ use netgw_models::plan::{Plan, PlanRules, ResourceRef};
 use netgw_models::resource::{Link, Vlan, VlanId, VlanSet};
 use serde_json::Value;
 
-use crate::driver::{Capabilities, CommitOptions, Driver, DriverError, Observed, Platform, Staged};
+use crate::driver::{
+    Capabilities, CommitOptions, Driver, DriverError, Observed, ObservedOnce, Platform, Staged,
+};
 use crate::target::DeviceTarget;
 use crate::transport::http::{HttpAuth, HttpClient, HttpConfig, TlsMode};
 use eapi::{Eapi, EapiError, HttpEapi};
@@ -196,6 +198,7 @@ pub struct EosDriver {
     write_memory: bool,
     state: State,
     seq: u32,
+    observed: ObservedOnce,
 }
 
 fn now_secs() -> f64 {
@@ -240,6 +243,7 @@ impl EosDriver {
         let caps = capabilities_for(version.as_deref(), sessions_override);
         tracing::debug!(device = %device, version = ?version, sessions = caps.sessions, confirmed_commit = caps.confirmed_commit, "eos connected");
         Ok(EosDriver {
+            observed: ObservedOnce::default(),
             device,
             eapi,
             show_version,
@@ -439,14 +443,21 @@ impl Driver for EosDriver {
             show_lldp_neighbors_detail: detail.as_ref(),
             show_lldp_neighbors: summary.as_ref(),
         };
-        Ok(facts::build_facts(&inputs, Some(now_secs())))
+        let mut f = facts::build_facts(&inputs, Some(now_secs()));
+        let read = self.read().await;
+        self.observed.record(&mut f, read)?;
+        Ok(f)
     }
 
     async fn observe(&mut self) -> Result<Observed, DriverError> {
+        if let Some(o) = self.observed.take() {
+            return Ok(o);
+        }
         self.read().await
     }
 
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
+        self.observed.forget();
         if !matches!(self.state, State::Idle) {
             return Err(DriverError::Config {
                 device: self.device.clone(),

@@ -21,7 +21,9 @@
 
 use std::collections::BTreeMap;
 
-use netgw_models::facts::{AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, split_hostname};
+use netgw_models::facts::{
+    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, VlanFacts, split_hostname,
+};
 use serde_json::{Map, Value};
 
 /// The inputs of [`build_facts`]; any may be missing.
@@ -197,6 +199,7 @@ pub fn parse_interface_facts(v: &Value) -> BTreeMap<String, InterfaceFacts> {
                 .get("ifIndex")
                 .and_then(Value::as_u64)
                 .and_then(|i| u32::try_from(i).ok()),
+            switchport: None,
         };
         out.insert(name, f);
     }
@@ -300,7 +303,7 @@ pub fn build_facts(i: &FactsInputs<'_>) -> DeviceFacts {
     if let Some(vl) = i.vlans {
         for v in super::vlan::parse_vlans(vl) {
             if let Some(tag) = v.tag {
-                f.vlans.entry(tag).or_insert(v.name);
+                f.vlans.entry(tag).or_insert(VlanFacts::named(v.name));
             }
         }
     }

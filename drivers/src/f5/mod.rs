@@ -38,7 +38,9 @@ use netgw_models::plan::{Plan, PlanRules, ResourceRef};
 use netgw_models::resource::{Link, Vlan, VlanSet};
 use serde_json::{Value, json};
 
-use crate::driver::{Capabilities, CommitOptions, Driver, DriverError, Observed, Platform, Staged};
+use crate::driver::{
+    Capabilities, CommitOptions, Driver, DriverError, Observed, ObservedOnce, Platform, Staged,
+};
 use crate::target::DeviceTarget;
 use config::{DeviceState, Rendered};
 use rest::{ReqwestTransport, Rest, RestError, RestMethod, RestOp, RestSettings, RestTransport};
@@ -77,6 +79,7 @@ pub struct F5Driver {
     rest: Rest,
     save_config: bool,
     state: State,
+    observed: ObservedOnce,
 }
 
 fn rendered_lines(ops: &[RestOp]) -> Vec<String> {
@@ -103,6 +106,7 @@ impl F5Driver {
             .map_err(|e| e.into_driver(&s.device, "login"))?;
         tracing::debug!(device = %s.device, "f5 connected");
         Ok(F5Driver {
+            observed: ObservedOnce::default(),
             device: s.device.clone(),
             rest,
             save_config: s.save_config,
@@ -294,7 +298,7 @@ impl Driver for F5Driver {
         let lldp = self
             .optional("/mgmt/tm/net/lldp-neighbors", "facts")
             .await?;
-        Ok(facts::build_facts(&facts::FactsInputs {
+        let mut f = facts::build_facts(&facts::FactsInputs {
             sys_version: version.as_ref(),
             sys_hardware: hardware.as_ref(),
             global_settings: global.as_ref(),
@@ -302,14 +306,21 @@ impl Driver for F5Driver {
             interfaces: interfaces.as_ref(),
             vlans: vlans.as_ref(),
             lldp_neighbors: lldp.as_ref(),
-        }))
+        });
+        let read = self.read_state().await.map(|s| s.observed());
+        self.observed.record(&mut f, read)?;
+        Ok(f)
     }
 
     async fn observe(&mut self) -> Result<Observed, DriverError> {
+        if let Some(o) = self.observed.take() {
+            return Ok(o);
+        }
         Ok(self.read_state().await?.observed())
     }
 
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
+        self.observed.forget();
         if !matches!(self.state, State::Idle) {
             return Err(self.config_err(
                 "a change is already staged or committed; discard, confirm or roll it back first",

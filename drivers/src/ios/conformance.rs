@@ -1,7 +1,7 @@
 //! The IOS side of the shared conformance suite (`crate::conformance`): the real parsers on the recorded
 //! outputs of one case. Files are named after the command they answer, as in NAPALM's mocked data:
 //! `show_version.txt`, `show_inventory.txt`, `show_interfaces.txt`, `show_vlan_brief.txt` (or
-//! `show_vlan.txt`), `show_lldp_neighbors_detail.txt`, `show_cdp_neighbors_detail.txt`,
+//! `show_vlan.txt`), `show_lldp_neighbors_detail.txt` (with `show_lldp_neighbors.txt`), `show_cdp_neighbors_detail.txt`,
 //! `show_running_config.txt`, `show_interfaces_switchport.txt`. Other files (the source's own parsed
 //! expectations, kept for cross-checks) are ignored.
 
@@ -37,6 +37,7 @@ pub fn run(getter: &str, files: &BTreeMap<String, String>) -> Result<Value, Stri
                 show_interfaces: file(files, &["show_interfaces.txt"]),
                 show_vlan_brief: vlan_text,
                 show_lldp_neighbors_detail: file(files, &["show_lldp_neighbors_detail.txt"]),
+                show_lldp_neighbors: file(files, &["show_lldp_neighbors.txt"]),
                 show_cdp_neighbors_detail: file(files, &["show_cdp_neighbors_detail.txt"]),
                 show_running_config: running,
             };

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use netgw_models::facts::{
-    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, split_hostname,
+    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, VlanFacts, split_hostname,
 };
 use netgw_models::resource::normalize_interface_name;
 
@@ -58,8 +58,7 @@ pub fn parse_show_version(text: &str) -> ShowVersion {
             }
         }
         if v.model.is_none()
-            && (line.starts_with("cisco ") || line.starts_with("Cisco "))
-            && (line.contains(" processor") || line.contains("bytes of memory"))
+            && is_model_line(line)
             && let Some(m) = line.split_whitespace().nth(1)
         {
             v.model = Some(m.to_owned());
@@ -80,6 +79,17 @@ pub fn parse_show_version(text: &str) -> ShowVersion {
     }
     v.serial = system_serial.or(board_id);
     v
+}
+
+/// The hardware line, `VENDOR MODEL (CPU) processor ... with N bytes of memory.`: `cisco`/`Cisco`
+/// on Cisco-branded boxes, the OEM elsewhere (`Allen-Bradley 1783-CMS20DN (ARM) processor`, the
+/// Stratix IOS-XE switches). Other vendors only with `bytes of memory`, so `Uptime for this control
+/// processor is` never matches.
+fn is_model_line(line: &str) -> bool {
+    let cisco = line.starts_with("cisco ") || line.starts_with("Cisco ");
+    (cisco && line.contains(" processor"))
+        || (line.contains("bytes of memory") && line.contains(" processor"))
+        || (cisco && line.contains("bytes of memory"))
 }
 
 /// `2 years, 31 weeks, 6 days, 9 hours, 55 minutes` -> seconds (a year is 365 days, as NAPALM counts).
@@ -151,6 +161,16 @@ pub fn parse_show_inventory(text: &str) -> Vec<InventoryItem> {
     out
 }
 
+/// The chassis of a `show inventory`: the item named `Chassis` (ISR, ASR, Nexus), else the first
+/// item, which IOS always prints first (`WS-C6503-E` on a Catalyst 6500, whose item `"1"` is the
+/// slot-1 supervisor; the stack or member 1 on a Catalyst 2960/3750/9300).
+pub fn chassis_item(items: &[InventoryItem]) -> Option<&InventoryItem> {
+    items
+        .iter()
+        .find(|it| it.name.eq_ignore_ascii_case("chassis"))
+        .or_else(|| items.first())
+}
+
 fn quoted_after(line: &str, key: &str) -> Option<String> {
     let rest = &line[line.find(key)? + key.len()..];
     let start = rest.find('"')? + 1;
@@ -177,10 +197,11 @@ pub fn parse_show_interfaces(text: &str) -> BTreeMap<String, InterfaceFacts> {
                 let (admin, oper) = if status.starts_with("administratively down") {
                     (AdminStatus::Down, OperStatus::Down)
                 } else if status.starts_with("up") {
+                    // `pseudowire100006 is up` has no line protocol: the header's state is the one.
                     let proto_up = raw
                         .split("line protocol is ")
                         .nth(1)
-                        .is_some_and(|p| p.trim_start().starts_with("up"));
+                        .is_none_or(|p| p.trim_start().starts_with("up"));
                     (
                         AdminStatus::Up,
                         if proto_up {
@@ -247,26 +268,50 @@ pub fn dotted_mac(s: &str) -> Option<String> {
     Some(parts.join(":"))
 }
 
-/// Parse `show lldp neighbors detail` into neighbours by (long) local interface name.
-pub fn parse_show_lldp_neighbors_detail(text: &str) -> BTreeMap<String, Vec<LldpNeighbor>> {
+/// Parse `show lldp neighbors detail` into neighbours by (long) local interface name. Older releases
+/// print no `Local Intf:` line: their records start at `Chassis id:` and take the local port from
+/// `summary` (`show lldp neighbors`), row i for record i, as NAPALM pairs them; without a summary (or
+/// when the counts differ) such records are left out.
+pub fn parse_show_lldp_neighbors_detail(
+    text: &str,
+    summary: Option<&str>,
+) -> BTreeMap<String, Vec<LldpNeighbor>> {
+    let records = lldp_detail_records(text);
+    let local = summary.map(parse_show_lldp_neighbors_local_ports);
+    let paired = local.filter(|l| l.len() == records.len());
     let mut out: BTreeMap<String, Vec<LldpNeighbor>> = BTreeMap::new();
-    let mut cur: Option<(String, LldpNeighbor)> = None;
-    let mut in_sysdesc = false;
-    let flush = |cur: &mut Option<(String, LldpNeighbor)>,
-                 out: &mut BTreeMap<String, Vec<LldpNeighbor>>| {
-        if let Some((port, n)) = cur.take() {
-            out.entry(port).or_default().push(n);
+    for (i, (port, n)) in records.into_iter().enumerate() {
+        let port = port.or_else(|| paired.as_ref().map(|l| l[i].clone()));
+        if let Some(p) = port {
+            out.entry(normalize_interface_name(&p)).or_default().push(n);
         }
-    };
+    }
+    out
+}
+
+/// The records of `show lldp neighbors detail`, each with its `Local Intf:` when printed.
+fn lldp_detail_records(text: &str) -> Vec<(Option<String>, LldpNeighbor)> {
+    let mut out: Vec<(Option<String>, LldpNeighbor)> = Vec::new();
+    let mut in_sysdesc = false;
     for raw in text.lines() {
         let line = raw.trim();
         if let Some(p) = line.strip_prefix("Local Intf:") {
-            flush(&mut cur, &mut out);
-            cur = Some((normalize_interface_name(p.trim()), LldpNeighbor::default()));
+            out.push((Some(p.trim().to_owned()), LldpNeighbor::default()));
             in_sysdesc = false;
             continue;
         }
-        let Some((_, n)) = cur.as_mut() else { continue };
+        // Without `Local Intf:` lines, a second `Chassis id:` starts the next record.
+        if line.starts_with("Chassis id:")
+            && out
+                .last()
+                .is_none_or(|(_, n)| n.remote_chassis_id.is_some())
+        {
+            out.push((None, LldpNeighbor::default()));
+            in_sysdesc = false;
+        }
+        let Some((_, n)) = out.last_mut() else {
+            continue;
+        };
         if in_sysdesc {
             if line.is_empty() {
                 if n.remote_system_description.is_some() {
@@ -305,7 +350,33 @@ pub fn parse_show_lldp_neighbors_detail(text: &str) -> BTreeMap<String, Vec<Lldp
             }
         }
     }
-    flush(&mut cur, &mut out);
+    out
+}
+
+/// The `Local Intf` column of `show lldp neighbors`, one entry per neighbour row. The Device ID column
+/// is cut at 20 characters and may run into it (`ABCD-U-DSW1.wan.acmeGi1`), so columns are taken at
+/// the header's positions.
+pub fn parse_show_lldp_neighbors_local_ports(text: &str) -> Vec<String> {
+    let mut cols: Option<(usize, usize)> = None;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if let (Some(a), Some(b)) = (line.find("Local Intf"), line.find("Hold-time")) {
+            cols = Some((a, b));
+            continue;
+        }
+        let Some((a, b)) = cols else { continue };
+        if line.trim().is_empty() || line.starts_with("Total entries") {
+            if line.starts_with("Total entries") {
+                break;
+            }
+            continue;
+        }
+        if let Some(port) = line.get(a..b.min(line.len())).map(str::trim)
+            && !port.is_empty()
+        {
+            out.push(port.to_owned());
+        }
+    }
     out
 }
 
@@ -377,6 +448,8 @@ pub struct FactsInputs<'a> {
     pub show_interfaces: Option<&'a str>,
     pub show_vlan_brief: Option<&'a str>,
     pub show_lldp_neighbors_detail: Option<&'a str>,
+    /// `show lldp neighbors`: the local ports of a detail without `Local Intf:` lines (older IOS).
+    pub show_lldp_neighbors: Option<&'a str>,
     pub show_cdp_neighbors_detail: Option<&'a str>,
     /// `show running-config` (interface descriptions/shutdown when `show interfaces` is empty).
     pub show_running_config: Option<&'a str>,
@@ -405,11 +478,7 @@ pub fn build_facts(i: &FactsInputs<'_>) -> DeviceFacts {
     }
     if let Some(t) = i.show_inventory {
         let items = parse_show_inventory(t);
-        let chassis = items
-            .iter()
-            .find(|it| it.name.eq_ignore_ascii_case("chassis") || it.name == "1")
-            .or_else(|| items.first());
-        if let Some(c) = chassis {
+        if let Some(c) = chassis_item(&items) {
             if f.model.is_none() {
                 f.model = c.pid.clone();
             }
@@ -443,11 +512,11 @@ pub fn build_facts(i: &FactsInputs<'_>) -> DeviceFacts {
     }
     if let Some(t) = i.show_vlan_brief {
         for r in super::vlan::parse_show_vlan_brief(t) {
-            f.vlans.insert(r.id.get(), r.name);
+            f.vlans.insert(r.id.get(), VlanFacts::named(r.name));
         }
     }
     if let Some(t) = i.show_lldp_neighbors_detail {
-        f.lldp_neighbors = parse_show_lldp_neighbors_detail(t);
+        f.lldp_neighbors = parse_show_lldp_neighbors_detail(t, i.show_lldp_neighbors);
     }
     if let Some(t) = i.show_cdp_neighbors_detail {
         for (port, ns) in parse_show_cdp_neighbors_detail(t) {
@@ -539,5 +608,87 @@ mod tests {
             Some(AdminStatus::Down)
         );
         assert!(f.lldp_neighbors.is_empty());
+    }
+
+    const FIXTURES: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/conformance/ios/facts"
+    );
+
+    fn fixture_of(case: &str, file: &str) -> String {
+        fixture(case, file)
+    }
+
+    fn fixture(case: &str, file: &str) -> String {
+        let p = format!("{FIXTURES}/{case}/{file}");
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+    }
+
+    #[test]
+    fn catalyst_6500_chassis_is_not_the_slot_1_supervisor() {
+        // genieparser ios/cat6k ShowInventory golden_output: `NAME: "1"` is the WS-SUP720-3BXL.
+        let f = build_facts(&FactsInputs {
+            show_inventory: Some(&fixture("genie_ios_cat6k_inventory", "show_inventory.txt")),
+            ..Default::default()
+        });
+        assert_eq!(
+            (f.model.as_deref(), f.serial.as_deref()),
+            (Some("WS-C6503-E"), Some("FXS1821Q2H9"))
+        );
+    }
+
+    #[test]
+    fn stratix_model_line_without_cisco() {
+        // genieparser iosxe ShowVersion golden_output_1783: `Allen-Bradley 1783-CMS20DN (ARM) processor`.
+        let v = parse_show_version(&fixture("genie_xe_1783", "show_version.txt"));
+        assert_eq!(v.model.as_deref(), Some("1783-CMS20DN"));
+        assert_eq!(v.serial.as_deref(), Some("FDO2607J4SK"));
+        assert!(v.xe);
+        // The control-processor uptime line is not a model line.
+        assert_eq!(
+            parse_show_version("Uptime for this control processor is 3 weeks\n").model,
+            None
+        );
+    }
+
+    #[test]
+    fn interface_without_line_protocol_takes_the_header_state() {
+        // NAPALM test_get_interfaces/pseudowire: `pseudowire100006 is up` and nothing else on the line.
+        let m = parse_show_interfaces(&fixture_of(
+            "napalm_ssh_interfaces_pseudowire",
+            "show_interfaces.txt",
+        ));
+        let p = &m["pseudowire100006"];
+        assert_eq!(
+            (p.admin_status, p.oper_status),
+            (Some(AdminStatus::Up), Some(OperStatus::Up))
+        );
+        let m = parse_show_interfaces("Gi0/1 is up, line protocol is down \n");
+        assert_eq!(m["Gi0/1"].oper_status, Some(OperStatus::Down));
+    }
+
+    #[test]
+    fn lldp_detail_without_local_intf_pairs_with_the_summary() {
+        // NAPALM test_get_lldp_neighbors_detail/device_id_20chars: no `Local Intf:` in the detail; the
+        // summary's Device ID runs into the Local Intf column (`ABCD-U-DSW1.wan.acmeGi1`).
+        let case = "napalm_ssh_lldp_neighbors_detail_device_id_20chars";
+        let summary = fixture(case, "show_lldp_neighbors.txt");
+        assert_eq!(
+            parse_show_lldp_neighbors_local_ports(&summary),
+            vec!["Gi1"; 8]
+        );
+        let detail = fixture(case, "show_lldp_neighbors_detail.txt");
+        let m = parse_show_lldp_neighbors_detail(&detail, Some(&summary));
+        let ns = &m["GigabitEthernet1"];
+        assert_eq!(ns.len(), 8);
+        assert_eq!(
+            ns[0].remote_system_name.as_deref(),
+            Some("ABCD-U-DSW1.wan.acme.com")
+        );
+        assert_eq!(ns[0].remote_port.as_deref(), Some("Te2/1/14"));
+        assert!(
+            parse_show_lldp_neighbors_detail(&detail, None).is_empty(),
+            "no summary, no port"
+        );
     }
 }

@@ -33,7 +33,8 @@ use netgw_models::resource::{Link, LinkMode, Vlan, VlanId};
 use serde_json::Value;
 
 use crate::driver::{
-    Capabilities, CommitOptions, Driver, DriverError, ErrorKind, Observed, Platform, Staged,
+    Capabilities, CommitOptions, Driver, DriverError, ErrorKind, Observed, ObservedOnce, Platform,
+    Staged,
 };
 use crate::target::DeviceTarget;
 use crate::transport::ssh::{
@@ -295,6 +296,7 @@ pub struct IosDriver {
     conn: CliConn,
     save_config: bool,
     state: State,
+    observed: ObservedOnce,
 }
 
 impl IosDriver {
@@ -304,6 +306,7 @@ impl IosDriver {
         let save_config = bool_option(target, "save_config")?;
         let conn = CliConn::connect(target, PlatformKind::Ios).await?;
         Ok(IosDriver {
+            observed: ObservedOnce::default(),
             device: target.name.clone(),
             target: target.clone(),
             conn,
@@ -445,6 +448,13 @@ impl Driver for IosDriver {
         };
         let vlans = self.conn.optional("show vlan brief").await?;
         let lldp = self.conn.optional("show lldp neighbors detail").await?;
+        // Older releases print no `Local Intf:` in the detail; the summary gives the local ports.
+        let lldp_summary = match &lldp {
+            Some(t) if t.contains("Chassis id:") && !t.contains("Local Intf:") => {
+                self.conn.optional("show lldp neighbors").await?
+            }
+            _ => None,
+        };
         let cdp = self.conn.optional("show cdp neighbors detail").await?;
         let inputs = facts::FactsInputs {
             show_version: version.as_deref(),
@@ -452,17 +462,25 @@ impl Driver for IosDriver {
             show_interfaces: interfaces.as_deref(),
             show_vlan_brief: vlans.as_deref(),
             show_lldp_neighbors_detail: lldp.as_deref(),
+            show_lldp_neighbors: lldp_summary.as_deref(),
             show_cdp_neighbors_detail: cdp.as_deref(),
             show_running_config: running.as_deref(),
         };
-        Ok(facts::build_facts(&inputs))
+        let mut f = facts::build_facts(&inputs);
+        let read = self.read().await.map(|(_, o)| o);
+        self.observed.record(&mut f, read)?;
+        Ok(f)
     }
 
     async fn observe(&mut self) -> Result<Observed, DriverError> {
+        if let Some(o) = self.observed.take() {
+            return Ok(o);
+        }
         Ok(self.read().await?.1)
     }
 
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
+        self.observed.forget();
         if !matches!(self.state, State::Idle) {
             return Err(DriverError::Config {
                 device: self.device.clone(),

@@ -9,7 +9,7 @@ use super::render::{find, text};
 use super::vlan::{VlanInfo, parse_vlan_information};
 use crate::transport::netconf::XmlElement;
 use netgw_models::facts::{
-    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, split_hostname,
+    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, VlanFacts, split_hostname,
 };
 use std::collections::BTreeMap;
 
@@ -130,6 +130,7 @@ pub fn parse_interface_information(root: &XmlElement) -> BTreeMap<String, Interf
                 .and_then(|s| mac(&s)),
             description: text(p, "description"),
             ifindex: text(p, "snmp-index").and_then(|s| s.parse().ok()),
+            switchport: None,
         };
         out.insert(name, f);
     }
@@ -247,12 +248,15 @@ pub fn build_facts(inputs: &FactsInputs<'_>) -> DeviceFacts {
     let oper: BTreeMap<u16, VlanInfo> =
         inputs.vlans.map(parse_vlan_information).unwrap_or_default();
     if !oper.is_empty() {
-        f.vlans = oper.into_iter().map(|(id, v)| (id, v.name)).collect();
+        f.vlans = oper
+            .into_iter()
+            .map(|(id, v)| (id, VlanFacts::named(v.name)))
+            .collect();
     } else if let Some(cfg) = inputs.config {
         f.vlans = cfg
             .vlans
             .iter()
-            .filter_map(|v| Some((v.id?, v.name.clone())))
+            .filter_map(|v| Some((v.id?, VlanFacts::named(v.name.clone()))))
             .collect();
     }
     f

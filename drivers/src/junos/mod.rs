@@ -23,7 +23,8 @@ pub mod render;
 pub mod vlan;
 
 use crate::driver::{
-    Capabilities, CommitOptions, Driver, DriverError, ErrorKind, Observed, Platform, Staged,
+    Capabilities, CommitOptions, Driver, DriverError, ErrorKind, Observed, ObservedOnce, Platform,
+    Staged,
 };
 use crate::netconf_txn::{Dialect, NetconfTxn, TxnError};
 use crate::target::DeviceTarget;
@@ -62,6 +63,7 @@ pub struct JunosDriver {
     style_seen: Option<Style>,
     txn: NetconfTxn,
     staged: Option<StagedChange>,
+    observed: ObservedOnce,
 }
 
 impl std::fmt::Debug for JunosDriver {
@@ -189,6 +191,7 @@ impl JunosDriver {
             style_seen: None,
             txn: NetconfTxn::new(Dialect::Junos, true),
             staged: None,
+            observed: ObservedOnce::default(),
         }
     }
 
@@ -402,7 +405,7 @@ impl Driver for JunosDriver {
         let root = self.config(Datastore::Running).await?;
         self.note_style(&root);
         let cfg = parse_config(&root);
-        let f = facts::build_facts(&facts::FactsInputs {
+        let mut f = facts::build_facts(&facts::FactsInputs {
             software: software.as_ref(),
             chassis: chassis.as_ref(),
             interfaces: interfaces.as_ref(),
@@ -415,16 +418,22 @@ impl Driver for JunosDriver {
         {
             self.style_seen = Some(s);
         }
+        let read = self.observe_with(&root).await.map(|(_, o)| o);
+        self.observed.record(&mut f, read)?;
         Ok(f)
     }
 
     async fn observe(&mut self) -> Result<Observed, DriverError> {
+        if let Some(o) = self.observed.take() {
+            return Ok(o);
+        }
         let root = self.config(Datastore::Running).await?;
         self.note_style(&root);
         Ok(self.observe_with(&root).await?.1)
     }
 
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
+        self.observed.forget();
         let device = self.device.clone();
         if self.staged.is_some() {
             return Err(DriverError::Config {

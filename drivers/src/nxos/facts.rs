@@ -5,12 +5,12 @@
 use std::collections::BTreeMap;
 
 use netgw_models::facts::{
-    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, split_hostname,
+    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, VlanFacts, split_hostname,
 };
 use netgw_models::resource::normalize_interface_name;
 use serde_json::Value;
 
-use crate::ios::facts::{dotted_mac, parse_show_inventory};
+use crate::ios::facts::{chassis_item, dotted_mac, parse_show_inventory};
 
 /// What `show version` says.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -179,6 +179,7 @@ pub fn parse_show_interface_json(v: &Value) -> BTreeMap<String, InterfaceFacts> 
                 .and_then(|m| dotted_mac(&m)),
             description: text(r, "desc").or_else(|| text(r, "svi_desc")),
             ifindex: None,
+            switchport: None,
         };
         out.insert(name, f);
     }
@@ -191,7 +192,10 @@ pub fn parse_show_interface_text(t: &str) -> BTreeMap<String, InterfaceFacts> {
     let mut out = BTreeMap::new();
     let mut cur: Option<(String, InterfaceFacts)> = None;
     for raw in t.lines() {
-        if !raw.starts_with(' ') && !raw.trim().is_empty() {
+        // NX-OS prints `admin state is down, Dedicated Interface` at column 0 under the header line on
+        // most releases (indented on some): it belongs to the interface above, never starts one.
+        let header = !raw.starts_with(' ') && !raw.starts_with("admin state is ");
+        if header && !raw.trim().is_empty() {
             if let Some(pos) = raw.find(" is ") {
                 let name = raw[..pos].trim();
                 if !name.contains(' ') && !name.is_empty() {
@@ -219,7 +223,11 @@ pub fn parse_show_interface_text(t: &str) -> BTreeMap<String, InterfaceFacts> {
         }
         let Some((_, f)) = cur.as_mut() else { continue };
         let line = raw.trim();
-        if let Some(d) = line.strip_prefix("Description: ") {
+        // Ethernet ports say `Description: X`; FC and vFC ports `Port description is X`.
+        if let Some(d) = line
+            .strip_prefix("Description: ")
+            .or_else(|| line.strip_prefix("Port description is "))
+        {
             f.description = Some(d.trim_end().to_owned());
         } else if line.starts_with("Hardware")
             && let Some(pos) = line.find("address")
@@ -252,6 +260,18 @@ pub fn parse_show_interface_text(t: &str) -> BTreeMap<String, InterfaceFacts> {
     out
 }
 
+/// The fields NX-OS prints after `System Description:`; any of them ends the description.
+const SYSDESC_END: &[&str] = &[
+    "Time remaining:",
+    "System Capabilities:",
+    "Enabled Capabilities:",
+    "Management Address",
+    "Vlan ID:",
+    "Chassis id:",
+    "Port id:",
+    "Local Port id:",
+];
+
 /// `show lldp neighbors detail` (text): records start at `Chassis id:`; the local port is `Local Port
 /// id:`. Records without a local port are left out (NX-OS prints it on every release netgw knows).
 pub fn parse_show_lldp_neighbors_detail(t: &str) -> BTreeMap<String, Vec<LldpNeighbor>> {
@@ -263,12 +283,26 @@ pub fn parse_show_lldp_neighbors_detail(t: &str) -> BTreeMap<String, Vec<LldpNei
             out.entry(p).or_default().push(n);
         }
     };
+    let mut in_sysdesc = false;
     for raw in t.lines() {
         let line = raw.trim();
         let value = |key: &str| -> Option<String> {
             let v = line.strip_prefix(key)?.trim();
             (!v.is_empty() && !v.contains("not advertised") && v != "null").then(|| v.to_owned())
         };
+        // A multi-line System Description (NX-OS: version, `TAC support: ...`, copyright) runs up to
+        // the next field NX-OS prints after it; its lines are joined with a space, as on IOS.
+        if in_sysdesc {
+            if line.is_empty() || SYSDESC_END.iter().any(|k| line.starts_with(k)) {
+                in_sysdesc = false;
+            } else if let Some((_, n)) = cur.as_mut()
+                && let Some(d) = n.remote_system_description.as_mut()
+            {
+                d.push(' ');
+                d.push_str(line);
+                continue;
+            }
+        }
         if line.starts_with("Chassis id:") {
             flush(&mut cur, &mut out);
             cur = Some((
@@ -293,6 +327,7 @@ pub fn parse_show_lldp_neighbors_detail(t: &str) -> BTreeMap<String, Vec<LldpNei
             n.remote_system_name = Some(v);
         } else if let Some(v) = value("System Description:") {
             n.remote_system_description = Some(v);
+            in_sysdesc = true;
         }
     }
     flush(&mut cur, &mut out);
@@ -366,10 +401,7 @@ pub fn build_facts(i: &FactsInputs<'_>) -> DeviceFacts {
             Answer::Json(j) => parse_show_inventory_json(j),
             Answer::Text(t) => {
                 let items = parse_show_inventory(t);
-                let c = items
-                    .iter()
-                    .find(|it| it.name.eq_ignore_ascii_case("chassis"))
-                    .or(items.first());
+                let c = chassis_item(&items);
                 (c.and_then(|c| c.pid.clone()), c.and_then(|c| c.sn.clone()))
             }
         };
@@ -395,7 +427,13 @@ pub fn build_facts(i: &FactsInputs<'_>) -> DeviceFacts {
             }
         };
         for v in vlans {
-            f.vlans.insert(v.id.get(), v.name.unwrap_or_default());
+            f.vlans.insert(
+                v.id.get(),
+                VlanFacts {
+                    name: v.name,
+                    ports: Vec::new(),
+                },
+            );
         }
     }
     if let Some(t) = i.show_lldp_neighbors_detail {
@@ -466,5 +504,66 @@ mod tests {
             Some("2cc2.6054.dc2c")
         );
         assert!(parse_show_lldp_neighbors_detail("").is_empty());
+    }
+
+    const FIXTURES: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/conformance/nxos/facts"
+    );
+
+    fn fixture(case: &str, file: &str) -> String {
+        let p = format!("{FIXTURES}/{case}/{file}");
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+    }
+
+    #[test]
+    fn admin_state_at_column_zero_belongs_to_the_port_above() {
+        // ntc-templates cisco_nxos_show_interface4.raw: `Ethernet1/54 is down (XCVR not inserted)`
+        // then `admin state is down, Dedicated Interface` at column 0.
+        let m = parse_show_interface_text(&fixture("ntc_show_interface4", "show_interface.txt"));
+        let e = &m["Ethernet1/54"];
+        assert_eq!(
+            (e.admin_status, e.oper_status),
+            (Some(AdminStatus::Down), Some(OperStatus::Down))
+        );
+        assert_eq!(e.mtu, Some(1500), "the lines after it are still read");
+        assert_eq!(m["Ethernet1/1"].admin_status, Some(AdminStatus::Up));
+        assert!(!m.contains_key("admin state"));
+    }
+
+    #[test]
+    fn fc_and_vfc_port_description() {
+        // ntc-templates cisco_nxos_show_interface10.raw: `vfc248 is down`, `Port description is PILLAR_A1`.
+        let m = parse_show_interface_text(&fixture("ntc_show_interface10", "show_interface.txt"));
+        assert_eq!(m["vfc248"].description.as_deref(), Some("PILLAR_A1"));
+        assert_eq!(m["vfc248"].admin_status, Some(AdminStatus::Up));
+    }
+
+    #[test]
+    fn lldp_system_description_keeps_its_continuation_lines() {
+        // ntc-templates cisco_nxos_show_lldp_neighbors_detail.raw: three-line NX-OS description.
+        let m = parse_show_lldp_neighbors_detail(&fixture(
+            "ntc_lldp_detail",
+            "show_lldp_neighbors_detail.txt",
+        ));
+        let n = &m["Ethernet1/1"][0];
+        assert_eq!(
+            n.remote_system_description.as_deref(),
+            Some(
+                "Cisco Nexus Operating System (NX-OS) Software 7.0(3)I4(1) TAC support: http://www.cisco.com/tac Copyright (c) 2002-2016, Cisco Systems, Inc. All rights reserved."
+            )
+        );
+        assert_eq!(
+            n.remote_system_name.as_deref(),
+            Some("n9k2.company.com"),
+            "the fields after it still read"
+        );
+        let ios = &m["mgmt0"][0];
+        assert_eq!(
+            ios.remote_system_description.as_deref(),
+            Some(
+                "Cisco IOS Software, C3750 Software (C3750-IPBASEK9-M), Version 12.2(44)SE2, RELEASE SOFTWARE (fc2) Copyright (c) 1986-2008 by Cisco Systems, Inc. Compiled Thu 01-May-08 15:42 by antonino"
+            )
+        );
     }
 }

@@ -28,7 +28,8 @@ use netgw_models::resource::{Link, Vlan, VlanId};
 use serde_json::Value;
 
 use crate::driver::{
-    Capabilities, CommitOptions, Driver, DriverError, ErrorKind, Observed, Platform, Staged,
+    Capabilities, CommitOptions, Driver, DriverError, ErrorKind, Observed, ObservedOnce, Platform,
+    Staged,
 };
 use crate::ios::{CliConn, bool_option, validate_with};
 use crate::target::DeviceTarget;
@@ -75,6 +76,7 @@ pub struct NxosDriver {
     /// The checkpoint of a commit not yet confirmed or rolled back.
     checkpoint: Option<String>,
     seq: u32,
+    observed: ObservedOnce,
 }
 
 impl NxosDriver {
@@ -83,6 +85,7 @@ impl NxosDriver {
         let save_config = bool_option(target, "save_config")?;
         let conn = CliConn::connect(target, PlatformKind::Nxos).await?;
         Ok(NxosDriver {
+            observed: ObservedOnce::default(),
             device: target.name.clone(),
             target: target.clone(),
             conn,
@@ -313,14 +316,21 @@ impl Driver for NxosDriver {
             show_vlan_brief: vlans.as_ref().map(Reply::as_answer),
             show_lldp_neighbors_detail: lldp.as_deref(),
         };
-        Ok(facts::build_facts(&inputs))
+        let mut f = facts::build_facts(&inputs);
+        let read = self.observe_inner().await;
+        self.observed.record(&mut f, read)?;
+        Ok(f)
     }
 
     async fn observe(&mut self) -> Result<Observed, DriverError> {
+        if let Some(o) = self.observed.take() {
+            return Ok(o);
+        }
         self.observe_inner().await
     }
 
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
+        self.observed.forget();
         if self.staged.is_some() || self.checkpoint.is_some() {
             return Err(DriverError::Config {
                 device: self.device.clone(),

@@ -18,8 +18,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
 use netgw_models::facts::{
-    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, SnmpSystem, format_mac,
-    split_hostname,
+    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, SnmpSystem, VlanFacts,
+    format_mac, split_hostname,
 };
 
 use super::client::SnmpClient;
@@ -412,6 +412,7 @@ pub fn facts_from_varbinds(varbinds: &[Varbind]) -> DeviceFacts {
                 .and_then(format_mac),
             description: non_empty(aliases.get(&ifindex).and_then(|v| v.as_text())),
             ifindex: Some(ifindex),
+            switchport: None,
         };
         name_of_ifindex.insert(ifindex, name.clone());
         facts.interfaces.insert(name, iface);
@@ -552,13 +553,13 @@ fn lldp_neighbors(
     out
 }
 
-fn vlans(idx: &Index<'_>) -> BTreeMap<u16, String> {
+fn vlans(idx: &Index<'_>) -> BTreeMap<u16, VlanFacts> {
     let mut out = BTreeMap::new();
     let valid = |id: u32| u16::try_from(id).ok().filter(|v| (1..=4094).contains(v));
     // Q-BRIDGE-MIB dot1qVlanStaticTable INDEX { dot1qVlanIndex }.
     for (id, v) in idx.column_by_u32(oids::DOT1Q_VLAN_STATIC_NAME) {
         if let (Some(id), Some(name)) = (valid(id), v.as_text()) {
-            out.insert(id, name);
+            out.insert(id, VlanFacts::named(name));
         }
     }
     // CISCO-VTP-MIB vtpVlanTable INDEX { managementDomainIndex, vtpVlanIndex }.
@@ -566,7 +567,7 @@ fn vlans(idx: &Index<'_>) -> BTreeMap<u16, String> {
         if let ([_, id], Some(name)) = (index.as_slice(), v.as_text())
             && let Some(id) = valid(*id)
         {
-            out.entry(id).or_insert(name);
+            out.entry(id).or_insert(VlanFacts::named(name));
         }
     }
     out
@@ -759,7 +760,11 @@ mod tests {
             Some("Ethernet24")
         );
         assert_eq!(f.lldp_neighbors.len(), 2);
-        let vlans: Vec<(u16, &str)> = f.vlans.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let vlans: Vec<(u16, &str)> = f
+            .vlans
+            .iter()
+            .map(|(k, v)| (*k, v.name.as_deref().unwrap_or_default()))
+            .collect();
         assert_eq!(
             vlans,
             vec![
@@ -793,11 +798,17 @@ mod tests {
         assert!(f.lldp_neighbors.is_empty());
         // No Q-BRIDGE on this IOS: VLANs come from CISCO-VTP-MIB, reserved ones included.
         assert_eq!(
-            f.vlans.get(&2).map(String::as_str),
+            f.vlans.get(&2).and_then(|v| v.name.as_deref()),
             Some("xiaodanwei2-hulian")
         );
-        assert_eq!(f.vlans.get(&1002).map(String::as_str), Some("fddi-default"));
-        assert_eq!(f.vlans.get(&1119).map(String::as_str), Some("ShiTang"));
+        assert_eq!(
+            f.vlans.get(&1002).and_then(|v| v.name.as_deref()),
+            Some("fddi-default")
+        );
+        assert_eq!(
+            f.vlans.get(&1119).and_then(|v| v.name.as_deref()),
+            Some("ShiTang")
+        );
         assert_eq!(f.vlans.len(), 8);
     }
 
@@ -830,7 +841,10 @@ mod tests {
         let e11 = &f.lldp_neighbors["Ethernet1/1"];
         assert_eq!(e11[0].remote_system_name.as_deref(), Some("H3C-1"));
         assert_eq!(f.lldp_neighbors.values().map(Vec::len).sum::<usize>(), 9);
-        assert_eq!(f.vlans.get(&50).map(String::as_str), Some("DMZ"));
+        assert_eq!(
+            f.vlans.get(&50).and_then(|v| v.name.as_deref()),
+            Some("DMZ")
+        );
     }
 
     #[test]
@@ -866,7 +880,10 @@ mod tests {
         assert_eq!(local.remote_port.as_deref(), Some("611"));
         assert_eq!(local.remote_port_id_subtype.as_deref(), Some("local"));
         assert_eq!(f.vlans.len(), 29);
-        assert_eq!(f.vlans.get(&2).map(String::as_str), Some("TiYuGuan+2"));
+        assert_eq!(
+            f.vlans.get(&2).and_then(|v| v.name.as_deref()),
+            Some("TiYuGuan+2")
+        );
     }
 
     #[allow(dead_code)]
