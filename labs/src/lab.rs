@@ -355,7 +355,10 @@ impl Lab {
     /// (linux, unsupported) are listed in `skipped`.
     pub async fn start(topo: &Topology, opts: LabOptions) -> Result<Lab, LabError> {
         let topo = replicate(topo, opts.count);
-        let tls = LabTls::generate()?;
+        let tls = match &opts.clab {
+            Some(plan) => LabTls::generate_for(&plan.tls_names())?,
+            None => LabTls::generate()?,
+        };
         let ssh_config = ssh::server_config()?;
         let snmp_config = snmp_config(&opts)?;
         let host_key = ssh::host_key_openssh(&ssh_config).unwrap_or_default();
@@ -702,8 +705,9 @@ impl Lab {
             let mut a = NodeAccess {
                 hostname: n.addr.to_string(),
                 port: Some(n.port),
-                username: self.options.username.clone(),
-                password: self.options.password.clone(),
+                // The device's own login: containerlab's per kind in containerlab mode.
+                username: n.device.username.clone(),
+                password: n.device.password.clone(),
                 ..NodeAccess::default()
             };
             let mut netgw = Map::new();
@@ -734,7 +738,7 @@ impl Lab {
             if matches!(n.sim, Sim::Cli(_)) {
                 netgw.insert(
                     "enable_secret".into(),
-                    Value::String(self.options.password.clone()),
+                    Value::String(n.device.password.clone()),
                 );
             }
             a.connection_options.insert(

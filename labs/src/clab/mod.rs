@@ -280,6 +280,28 @@ impl ClabPlan {
         })
     }
 
+    /// What the lab's device certificate is valid for: every node's address, name and long name (as
+    /// containerlab's node certificates are).
+    pub fn tls_names(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for n in &self.nodes {
+            v.extend(n.addr.map(|a| a.to_string()));
+            // Only names a certificate can carry (DNS labels).
+            for name in [&n.name, &n.long_name] {
+                if !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+                {
+                    v.push(name.clone());
+                }
+            }
+        }
+        v.sort();
+        v.dedup();
+        v
+    }
+
     pub fn node(&self, name: &str) -> Option<&ClabNode> {
         self.nodes.iter().find(|n| n.name == name)
     }
