@@ -12,6 +12,7 @@
 //!   Dropping the Lab aborts every task (listeners close, sessions end).
 //! ```
 
+use crate::clab::ClabPlan;
 use crate::sim::Device;
 use crate::sim::cli::CliSim;
 use crate::sim::eos::EosSim;
@@ -27,6 +28,7 @@ use crate::sim::state::{Dialect, Neighbor, mac_for};
 use netgw_models::topology::{ConnectionAccess, NodeAccess, Topology, nornir_inventory};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
 use std::path::Path;
 use std::sync::Arc;
 use thiserror::Error;
@@ -37,15 +39,16 @@ use tokio::task::JoinHandle;
 pub enum LabError {
     #[error("node {node}: {source}")]
     Fault { node: String, source: FaultError },
-    #[error("node {node}: cannot listen on 127.0.0.1:{port}: {source}")]
+    #[error("node {node}: cannot listen on {addr}:{port}: {source}")]
     Listen {
         node: String,
+        addr: Ipv4Addr,
         port: u16,
         source: std::io::Error,
     },
     #[error(
-        "node {node}: cannot bind UDP 127.0.0.1 for its SNMP agent: {source} (each device needs a TCP \
-         and a UDP socket: raise `ulimit -n`, or run without SNMP agents: --no-snmp)"
+        "node {node}: cannot bind UDP for its SNMP agent: {source} (each device needs a TCP and a UDP \
+         socket: raise `ulimit -n`, or run without SNMP agents: --no-snmp)"
     )]
     ListenUdp {
         node: String,
@@ -90,6 +93,9 @@ pub struct LabOptions {
     /// One SNMP port for all devices (`COMMUNITY@NODE`, v3 context `NODE`) instead of one per device.
     /// `None`: only when the open-file limit cannot hold a TCP and a UDP socket per device.
     pub snmp_shared: Option<bool>,
+    /// containerlab mode (`--clab`): every node on its own loopback address, on its kind's real
+    /// management ports (22, 830, 443; SNMP 161/udp), with its containerlab credentials.
+    pub clab: Option<ClabPlan>,
 }
 
 /// The lab's SNMPv3 user (USM, RFC 3414): authPriv with `auth_proto` (SHA or SHA-256) and AES-128.
@@ -130,6 +136,7 @@ impl Default for LabOptions {
             snmp_inventory_v3: false,
             snmp_max_message_size: snmp_agent::DEFAULT_MAX_MESSAGE_SIZE,
             snmp_shared: None,
+            clab: None,
         }
     }
 }
@@ -148,6 +155,8 @@ pub enum Sim {
 pub struct LabNode {
     pub name: String,
     pub platform: &'static str,
+    /// The address it listens on: 127.0.0.1, or its own in containerlab mode.
+    pub addr: Ipv4Addr,
     pub port: u16,
     /// UDP port of the node's SNMP agent (`None` when the lab runs without SNMP).
     pub snmp_port: Option<u16>,
@@ -272,6 +281,65 @@ fn snmp_config(opts: &LabOptions) -> Result<Option<Arc<AgentConfig>>, LabError> 
     })))
 }
 
+/// The simulator a node gets: by its netgw platform, except kinds netgw-lab does not simulate
+/// although a platform is named for them (IOS-XR `cisco_c8000` is not IOS).
+fn sim_dialect(n: &netgw_models::topology::Node) -> Option<Dialect> {
+    let kind = n.kind.as_deref().unwrap_or("").to_ascii_lowercase();
+    if matches!(kind.as_str(), "cisco_c8000" | "c8000") {
+        return None;
+    }
+    Dialect::from_platform(n.platform?)
+}
+
+/// A router rather than a switch: cRPD (a routing daemon), and an IOL node without `type: l2` (the L3
+/// image; containerlab's `nodes/iol`).
+fn routed_only(n: &netgw_models::topology::Node) -> bool {
+    let kind = n.kind.as_deref().unwrap_or("").to_ascii_lowercase();
+    match kind.as_str() {
+        "juniper_crpd" | "crpd" => true,
+        "cisco_iol" => !n
+            .node_type
+            .as_deref()
+            .is_some_and(|t| t.eq_ignore_ascii_case("l2")),
+        _ => false,
+    }
+}
+
+/// The real management port of a simulator's service (containerlab mode).
+fn service_port(dialect: Dialect, eapi_https: bool) -> u16 {
+    match dialect {
+        Dialect::Eos if !eapi_https => 80,
+        Dialect::Eos | Dialect::F5 => 443,
+        Dialect::Junos => 830,
+        Dialect::Ios | Dialect::Nxos => 22,
+    }
+}
+
+/// Write `text` to `path`, creating its directory; `secret` files (passwords) are 0600.
+pub fn write_file(path: &Path, text: &str, secret: bool) -> Result<(), LabError> {
+    use std::io::Write as _;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let err = |source| LabError::Write {
+        path: path.display().to_string(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(err)?;
+    }
+    let mode = if secret { 0o600 } else { 0o644 };
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode)
+        .open(path)
+        .map_err(err)?;
+    // An existing file keeps its mode on open: set it.
+    f.set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(err)?;
+    f.write_all(text.as_bytes()).map_err(err)
+}
+
 fn ports_needed(dialect: Dialect, used: &[String]) -> usize {
     let mut n = 8;
     for i in 0..256 {
@@ -287,7 +355,10 @@ impl Lab {
     /// (linux, unsupported) are listed in `skipped`.
     pub async fn start(topo: &Topology, opts: LabOptions) -> Result<Lab, LabError> {
         let topo = replicate(topo, opts.count);
-        let tls = LabTls::generate()?;
+        let tls = match &opts.clab {
+            Some(plan) => LabTls::generate_for(&plan.tls_names())?,
+            None => LabTls::generate()?,
+        };
         let ssh_config = ssh::server_config()?;
         let snmp_config = snmp_config(&opts)?;
         let host_key = ssh::host_key_openssh(&ssh_config).unwrap_or_default();
@@ -303,15 +374,11 @@ impl Lab {
         let mut skipped = Vec::new();
         let mut index_of: BTreeMap<String, (u32, Dialect)> = BTreeMap::new();
         for (i, (name, node)) in topo.nodes.iter().enumerate() {
-            let Some(platform) = node.platform else {
+            let Some(dialect) = sim_dialect(node) else {
                 skipped.push(format!(
-                    "{name}: kind {} is not simulated",
-                    node.kind.as_deref().unwrap_or("?")
+                    "{name}: kind {} is not simulated (netgw does not drive it)",
+                    node.kind.as_deref().unwrap_or("(none)")
                 ));
-                continue;
-            };
-            let Some(dialect) = Dialect::from_platform(platform) else {
-                skipped.push(format!("{name}: platform {platform} is not simulated"));
                 continue;
             };
             index_of.insert(name.clone(), (i as u32 + 1, dialect));
@@ -341,17 +408,14 @@ impl Lab {
                 .get("netgw-lab.ports")
                 .and_then(|p| p.parse().ok())
                 .unwrap_or_else(|| ports_needed(dialect, &used));
-            let dev = Device::new(
-                name,
-                dialect,
-                index,
-                ports,
-                &opts.username,
-                &opts.password,
-                faults,
-            );
+            let clab = opts.clab.as_ref().and_then(|p| p.node(name));
+            let (user, pass) = clab.map_or((&opts.username, &opts.password), |c| {
+                (&c.username, &c.password)
+            });
+            let dev = Device::new(name, dialect, index, ports, user, pass, faults);
             {
                 let mut st = dev.state();
+                st.routed_only = routed_only(node);
                 for (local, peer, peer_if) in &neighbors {
                     let Some(lp) = dialect.port_from_clab(local) else {
                         continue;
@@ -382,6 +446,8 @@ impl Lab {
         // One UDP socket per device unless the open-file limit cannot hold it (see `snmp_shared`).
         let shared_snmp = match (&snmp_config, opts.snmp_shared) {
             (None, _) => None,
+            // Every containerlab node has its own address, so its own port 161.
+            _ if opts.clab.is_some() => None,
             (Some(cfg), shared) => {
                 let need = 2 * devices.len() as u64 + 512;
                 let have = rustix::process::getrlimit(rustix::process::Resource::Nofile)
@@ -419,20 +485,34 @@ impl Lab {
             tasks: Vec::new(),
         };
         for (seq, (name, platform, dialect, _index, dev)) in devices.into_iter().enumerate() {
-            let port = opts.base_port.map_or(0, |b| {
-                b.saturating_add(u16::try_from(seq).unwrap_or(u16::MAX))
-            });
-            let listener = TcpListener::bind(("127.0.0.1", port))
-                .await
-                .map_err(|source| LabError::Listen {
-                    node: name.clone(),
-                    port,
-                    source,
-                })?;
+            let (addr, port, snmp_port) = match opts.clab.as_ref().and_then(|p| p.node(&name)) {
+                Some(c) => (
+                    c.addr.unwrap_or(Ipv4Addr::LOCALHOST),
+                    service_port(dialect, opts.eapi_https),
+                    Some(161),
+                ),
+                None => (
+                    Ipv4Addr::LOCALHOST,
+                    opts.base_port.map_or(0, |b| {
+                        b.saturating_add(u16::try_from(seq).unwrap_or(u16::MAX))
+                    }),
+                    None,
+                ),
+            };
+            let listener =
+                TcpListener::bind((addr, port))
+                    .await
+                    .map_err(|source| LabError::Listen {
+                        node: name.clone(),
+                        addr,
+                        port,
+                        source,
+                    })?;
             let port = listener
                 .local_addr()
                 .map_err(|source| LabError::Listen {
                     node: name.clone(),
+                    addr,
                     port,
                     source,
                 })?
@@ -444,9 +524,16 @@ impl Lab {
                 None => None,
                 Some(_) if shared_snmp.is_some() => None,
                 Some(cfg) => {
-                    let sock = match UdpSocket::bind(("127.0.0.1", port)).await {
+                    let want = snmp_port.unwrap_or(port);
+                    let sock = match UdpSocket::bind((addr, want)).await {
                         Ok(s) => s,
-                        Err(_) => UdpSocket::bind(("127.0.0.1", 0)).await.map_err(|source| {
+                        Err(source) if snmp_port.is_some() => {
+                            return Err(LabError::ListenUdp {
+                                node: name.clone(),
+                                source,
+                            });
+                        }
+                        Err(_) => UdpSocket::bind((addr, 0)).await.map_err(|source| {
                             LabError::ListenUdp {
                                 node: name.clone(),
                                 source,
@@ -536,6 +623,7 @@ impl Lab {
             lab.nodes.push(LabNode {
                 name,
                 platform,
+                addr,
                 port,
                 snmp_port,
                 snmp,
@@ -596,8 +684,14 @@ impl Lab {
     pub fn known_hosts(&self) -> String {
         let mut s = String::new();
         for n in &self.nodes {
-            if matches!(n.sim, Sim::Junos(_) | Sim::Cli(_)) {
-                s.push_str(&format!("[127.0.0.1]:{} {}\n", n.port, self.host_key));
+            if !matches!(n.sim, Sim::Junos(_) | Sim::Cli(_)) {
+                continue;
+            }
+            // OpenSSH's form: the bare address for port 22, `[addr]:port` otherwise.
+            if n.port == 22 {
+                s.push_str(&format!("{} {}\n", n.addr, self.host_key));
+            } else {
+                s.push_str(&format!("[{}]:{} {}\n", n.addr, n.port, self.host_key));
             }
         }
         s
@@ -609,10 +703,11 @@ impl Lab {
         let mut access = BTreeMap::new();
         for n in &self.nodes {
             let mut a = NodeAccess {
-                hostname: "127.0.0.1".into(),
+                hostname: n.addr.to_string(),
                 port: Some(n.port),
-                username: self.options.username.clone(),
-                password: self.options.password.clone(),
+                // The device's own login: containerlab's per kind in containerlab mode.
+                username: n.device.username.clone(),
+                password: n.device.password.clone(),
                 ..NodeAccess::default()
             };
             let mut netgw = Map::new();
@@ -643,7 +738,7 @@ impl Lab {
             if matches!(n.sim, Sim::Cli(_)) {
                 netgw.insert(
                     "enable_secret".into(),
-                    Value::String(self.options.password.clone()),
+                    Value::String(n.device.password.clone()),
                 );
             }
             a.connection_options.insert(
@@ -658,7 +753,7 @@ impl Lab {
                 a.connection_options.insert(
                     "snmp".into(),
                     ConnectionAccess {
-                        hostname: Some("127.0.0.1".into()),
+                        hostname: Some(n.addr.to_string()),
                         port: Some(port),
                         extras: self.snmp_extras(n.snmp_key.as_deref()),
                     },
@@ -670,41 +765,49 @@ impl Lab {
         nornir_inventory(&self.topology, &access)
     }
 
-    /// Write the inventory (YAML) to `path`, with `lab-ca.pem` and `lab-known_hosts` beside it.
+    /// Write the inventory (YAML, 0600: it holds the password) to `path`, with `lab-ca.pem` and
+    /// `lab-known_hosts` beside it; the directory is created.
     pub fn write_inventory(&self, path: &Path) -> Result<(), LabError> {
         let dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(|source| LabError::Write {
+            path: dir.display().to_string(),
+            source,
+        })?;
         let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
         let ca = dir.join("lab-ca.pem");
         let kh = dir.join("lab-known_hosts");
-        // 0600 whatever the umask: the inventory holds the lab's passwords.
-        let write = |p: &Path, s: &str| {
-            use std::io::Write;
-            use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(p)
-                .and_then(|mut f| {
-                    f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-                    f.write_all(s.as_bytes())
-                })
-                .map_err(|source| LabError::Write {
-                    path: p.display().to_string(),
-                    source,
-                })
-        };
-        write(&ca, &self.tls.ca_pem)?;
-        write(&kh, &self.known_hosts())?;
+        write_file(&ca, &self.tls.ca_pem, false)?;
+        write_file(&kh, &self.known_hosts(), false)?;
         let inv = self.inventory(&ca, &kh);
         let yaml = serde_norway::to_string(&inv).map_err(|e| LabError::Write {
             path: path.display().to_string(),
             source: std::io::Error::other(e.to_string()),
         })?;
-        write(path, &yaml)
+        write_file(path, &yaml, true)
+    }
+
+    /// containerlab mode: the lab directory as `containerlab deploy` leaves it (its three files,
+    /// `.tls/ca/ca.pem`), plus `known_hosts` for the nodes' SSH host keys. `schema` is
+    /// `CLAB_NORNIR_PLATFORM_NAME_SCHEMA`. Returns the directory.
+    pub fn write_clab(&self, schema: Option<&str>) -> Result<&Path, LabError> {
+        let Some(plan) = &self.options.clab else {
+            return Err(LabError::Node {
+                node: "(every node)".into(),
+                message: "the lab was not started in containerlab mode".into(),
+            });
+        };
+        let dir = plan.lab_dir.as_path();
+        let owner = std::env::var("SUDO_USER")
+            .or_else(|_| std::env::var("USER"))
+            .unwrap_or_default();
+        for (name, text, secret) in plan.files(schema, &owner) {
+            write_file(&dir.join(name), &text, secret)?;
+        }
+        write_file(&dir.join(".tls/ca/ca.pem"), &self.tls.ca_pem, false)?;
+        write_file(&dir.join("known_hosts"), &self.known_hosts(), false)?;
+        Ok(dir)
     }
 }

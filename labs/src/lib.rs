@@ -6,6 +6,7 @@
 //! injection.
 
 pub mod bench;
+pub mod clab;
 pub mod lab;
 pub mod sim;
 

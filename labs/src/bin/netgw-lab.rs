@@ -1,14 +1,20 @@
 //! `netgw-lab up TOPOLOGY [--inventory-out FILE] [--base-port N] [--count N] [--fault NODE:KEY=VALUE]
-//!  [--snmp-community C] [--snmp-inventory-version 2c|3] [--snmp-shared-port] [--no-snmp]`
+//!  [--snmp-community C] [--snmp-inventory-version 2c|3] [--snmp-shared-port] [--no-snmp]
+//!  [--clab [--lab-dir DIR] [--mgmt-loopback ADDR]]`
 //!
 //! Serves every node of a containerlab topology as a simulated device on 127.0.0.1 (and an SNMP agent
 //! per device on UDP), writes the Nornir inventory netgw reads, prints one `READY` line, and runs until
-//! SIGINT or SIGTERM.
+//! SIGINT or SIGTERM. With `--clab`, as containerlab would deploy it: each node on its own loopback
+//! address (the management subnet mapped into 127/8) on its kind's real ports, and the lab directory
+//! `clab-NAME/` with containerlab's files.
 
 use clap::{Parser, Subcommand};
+use netgw_labs::clab::ClabPlan;
 use netgw_labs::lab::SnmpV3User;
 use netgw_labs::{Lab, LabOptions};
 use netgw_models::topology::Topology;
+use std::io::IsTerminal;
+use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -25,9 +31,24 @@ enum Cmd {
     Up {
         /// A containerlab topology (`*.clab.yml`).
         topology: PathBuf,
-        /// Where to write the Nornir inventory (with lab-ca.pem and lab-known_hosts beside it).
-        #[arg(long, default_value = "netgw-lab-inventory.yml")]
-        inventory_out: PathBuf,
+        /// Where to write netgw-lab's Nornir inventory (with lab-ca.pem and lab-known_hosts beside it;
+        /// the directory is created). Default: netgw-lab-inventory.yml, or none with --clab.
+        #[arg(long)]
+        inventory_out: Option<PathBuf>,
+        /// Deploy as containerlab would: every node on its own loopback address (172.20.20.N ->
+        /// 127.20.20.N) on its kind's real ports (SSH 22, NETCONF 830, HTTPS 443, SNMP 161/udp; needs
+        /// root), with containerlab's default credentials, and write the lab directory clab-NAME/
+        /// (nornir-simple-inventory.yml, ansible-inventory.yml, topology-data.json, .tls/ca/ca.pem,
+        /// known_hosts).
+        #[arg(long)]
+        clab: bool,
+        /// With --clab: the lab directory (default: clab-NAME beside the topology file).
+        #[arg(long, requires = "clab")]
+        lab_dir: Option<PathBuf>,
+        /// With --clab: the loopback network the management subnet maps to (default: the subnet with
+        /// its first octet replaced by 127, e.g. 127.20.20.0 for 172.20.20.0/24).
+        #[arg(long, requires = "clab")]
+        mgmt_loopback: Option<Ipv4Addr>,
         /// First TCP port (consecutive per node); default: ports chosen by the OS.
         #[arg(long)]
         base_port: Option<u16>,
@@ -41,31 +62,43 @@ enum Cmd {
         /// auth-fail, reject-commit, slow-commit-ms, snmp-no-answer).
         #[arg(long = "fault")]
         faults: Vec<String>,
+        /// The login every device accepts (with --clab: each kind's containerlab credentials instead).
         #[arg(long, default_value = "admin")]
         username: String,
-        #[arg(long, default_value = "admin", env = "NETGW_LAB_PASSWORD")]
+        /// The password every device accepts (with --clab: each kind's containerlab credentials instead).
+        #[arg(
+            long,
+            default_value = "admin",
+            env = "NETGW_LAB_PASSWORD",
+            hide_env_values = true
+        )]
         password: String,
         /// No SNMP agents (and no `connection_options.snmp` in the inventory).
         #[arg(long)]
         no_snmp: bool,
         /// The agents' read-only SNMPv2c community.
-        #[arg(long, default_value = netgw_labs::lab::DEFAULT_SNMP_COMMUNITY, env = "NETGW_LAB_SNMP_COMMUNITY")]
+        #[arg(long, default_value = netgw_labs::lab::DEFAULT_SNMP_COMMUNITY, env = "NETGW_LAB_SNMP_COMMUNITY", hide_env_values = true)]
         snmp_community: String,
         /// SNMPv3 user every agent accepts (authPriv, SHA or SHA-256 + AES-128).
         #[arg(long, default_value = "netgw-lab")]
         snmp_user: String,
+        /// The SNMPv3 user's authentication protocol: SHA or SHA-256.
         #[arg(long, default_value = "SHA")]
         snmp_auth_proto: String,
+        /// The SNMPv3 user's authentication password (at least 8 characters).
         #[arg(
             long,
             default_value = "netgw-lab-auth",
-            env = "NETGW_LAB_SNMP_AUTH_KEY"
+            env = "NETGW_LAB_SNMP_AUTH_KEY",
+            hide_env_values = true
         )]
         snmp_auth_key: String,
+        /// The SNMPv3 user's privacy (AES-128) password (at least 8 characters).
         #[arg(
             long,
             default_value = "netgw-lab-priv",
-            env = "NETGW_LAB_SNMP_PRIV_KEY"
+            env = "NETGW_LAB_SNMP_PRIV_KEY",
+            hide_env_values = true
         )]
         snmp_priv_key: String,
         /// What the inventory's `connection_options.snmp` uses: `2c` (the community) or `3` (the user).
@@ -120,10 +153,14 @@ async fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let Cmd::Up {
         topology,
         inventory_out,
+        clab,
+        lab_dir,
+        mgmt_loopback,
         base_port,
         count,
         eapi_http,
@@ -153,6 +190,24 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if clab && count > 1 {
+        eprintln!("netgw-lab: --count {count}: containerlab mode serves one copy of the topology");
+        return ExitCode::from(2);
+    }
+    let plan = if clab {
+        // containerlab resolves paths against the topology file's absolute location.
+        let abs = std::path::absolute(&topology).unwrap_or_else(|_| topology.clone());
+        let lab_dir = lab_dir.map(|d| std::path::absolute(&d).unwrap_or(d));
+        match ClabPlan::new(&text, &topo, &abs, lab_dir.as_deref(), mgmt_loopback) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!("netgw-lab: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        None
+    };
     let mut fault_list = Vec::new();
     for f in &faults {
         match parse_fault(f) {
@@ -181,6 +236,7 @@ async fn main() -> ExitCode {
         }),
         snmp_inventory_v3: snmp_inventory_version == "3",
         snmp_shared: snmp_shared_port.then_some(true),
+        clab: plan,
         ..LabOptions::default()
     };
     let lab = match Lab::start(&topo, opts).await {
@@ -193,10 +249,42 @@ async fn main() -> ExitCode {
     for s in &lab.skipped {
         tracing::warn!("{s}");
     }
-    if let Err(e) = lab.write_inventory(&inventory_out) {
+    if lab.nodes.is_empty() {
+        eprintln!(
+            "netgw-lab: {}: no node to simulate ({} node(s), none of a kind netgw drives: {})",
+            topology.display(),
+            topo.nodes.len(),
+            if lab.skipped.is_empty() {
+                "the topology has no nodes".to_owned()
+            } else {
+                lab.skipped.join("; ")
+            }
+        );
+        return ExitCode::from(2);
+    }
+    let inventory_out = match inventory_out {
+        Some(p) => Some(p),
+        None if clab => None,
+        None => Some(PathBuf::from("netgw-lab-inventory.yml")),
+    };
+    if let Some(path) = &inventory_out
+        && let Err(e) = lab.write_inventory(path)
+    {
         eprintln!("netgw-lab: {e}");
         return ExitCode::from(1);
     }
+    let schema = std::env::var("CLAB_NORNIR_PLATFORM_NAME_SCHEMA").ok();
+    let lab_dir = if clab {
+        match lab.write_clab(schema.as_deref()) {
+            Ok(d) => format!(" lab-dir={}", d.display()),
+            Err(e) => {
+                eprintln!("netgw-lab: {e}");
+                return ExitCode::from(1);
+            }
+        }
+    } else {
+        String::new()
+    };
     let (lo, hi) = (
         lab.nodes.iter().map(|n| n.port).min().unwrap_or(0),
         lab.nodes.iter().map(|n| n.port).max().unwrap_or(0),
@@ -209,9 +297,9 @@ async fn main() -> ExitCode {
         _ => String::new(),
     };
     println!(
-        "READY nodes={} inventory={} ports={lo}-{hi}{snmp} nofile={}",
+        "READY nodes={}{lab_dir} inventory={} ports={lo}-{hi}{snmp} nofile={}",
         lab.nodes.len(),
-        inventory_out.display(),
+        inventory_out.map_or("-".into(), |p| p.display().to_string()),
         nofile.map_or("?".into(), |n| n.to_string())
     );
     let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {

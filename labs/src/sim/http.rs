@@ -102,6 +102,12 @@ pub enum TlsSetupError {
 
 impl LabTls {
     pub fn generate() -> Result<LabTls, TlsSetupError> {
+        Self::generate_for(&[])
+    }
+
+    /// A CA and one device certificate valid for localhost, 127.0.0.1 and `names` (addresses or DNS
+    /// names: in containerlab mode every node's address, name and long name).
+    pub fn generate_for(names: &[String]) -> Result<LabTls, TlsSetupError> {
         let ca_key = rcgen::KeyPair::generate()?;
         let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new())?;
         ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
@@ -115,8 +121,9 @@ impl LabTls {
         let ca_cert = ca_params.self_signed(&ca_key)?;
         let issuer = rcgen::Issuer::new(ca_params, ca_key);
         let leaf_key = rcgen::KeyPair::generate()?;
-        let mut leaf_params =
-            rcgen::CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])?;
+        let mut sans = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];
+        sans.extend(names.iter().cloned());
+        let mut leaf_params = rcgen::CertificateParams::new(sans)?;
         leaf_params
             .distinguished_name
             .push(rcgen::DnType::CommonName, "netgw-lab device");

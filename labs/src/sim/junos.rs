@@ -606,6 +606,7 @@ fn initial_config(dev: &Device, style: JunosStyle, ports: &[String]) -> Node {
     let mut ifs = Node::new("interfaces");
     for p in ports {
         let fam = match style {
+            _ if dev.state().routed_only => continue,
             JunosStyle::Mx => continue,
             _ => Node::new("family").with(Node::new("ethernet-switching")),
         };
@@ -619,6 +620,7 @@ fn initial_config(dev: &Device, style: JunosStyle, ports: &[String]) -> Node {
         cfg.children.push(ifs);
     }
     match style {
+        _ if dev.state().routed_only => {}
         JunosStyle::Mx => {}
         _ => cfg.children.push(
             Node::new("vlans").with(
@@ -640,7 +642,27 @@ enum Reply {
     Reset,
 }
 
+/// The first element named `vlans` or `ethernet-switching` under `el`.
+fn switching_element(el: &XmlElement) -> Option<&str> {
+    el.elements().find_map(|c| match c.name.as_str() {
+        "vlans" | "ethernet-switching" => Some(c.name.as_str()),
+        _ => switching_element(c),
+    })
+}
+
 impl JunosSim {
+    /// cRPD is a routing daemon: its schema has no `vlans` and no `family ethernet-switching`, so the
+    /// configuration is refused as Junos refuses an unknown statement.
+    fn routed_only_refusal(&self, cfg: &XmlElement) -> Option<NcError> {
+        if !self.dev.state().routed_only {
+            return None;
+        }
+        let bad = switching_element(cfg)?;
+        let mut e = NcError::new("protocol", "operation-failed", "syntax error");
+        e.info.push(("bad-element".into(), bad.to_owned()));
+        Some(e)
+    }
+
     pub fn new(dev: Arc<Device>, style: JunosStyle) -> Arc<JunosSim> {
         let ports: Vec<String> = dev
             .state()
@@ -931,6 +953,9 @@ impl JunosSim {
                         "edit-config: <config><configuration> is required",
                     ));
                 };
+                if let Some(e) = self.routed_only_refusal(cfg) {
+                    return Reply::Error(e);
+                }
                 let mut db = self.db();
                 if let Some(holder) = db.lock
                     && holder != session

@@ -244,6 +244,9 @@ pub struct DeviceState {
     /// IOS only: `vtp mode transparent` (or `off`) was configured. A Catalyst / IOL switch starts as a
     /// VTP server (version 1), which refuses extended VLANs (1006-4094) when the VLAN sub-mode is left.
     pub vtp_transparent: bool,
+    /// A router, not a switch (containerlab's `juniper_crpd`, a `cisco_iol` without `type: l2`): VLAN and
+    /// switchport configuration is refused with the device's words.
+    pub routed_only: bool,
 }
 
 /// A MAC derived from the device index and port, locally administered.
@@ -302,6 +305,7 @@ impl DeviceState {
             contact: String::new(),
             location: String::new(),
             vtp_transparent: false,
+            routed_only: false,
         }
     }
 
@@ -531,6 +535,15 @@ impl ConfigSession {
             if words.as_slice() == ["exit"] {
                 return Ok(false);
             }
+        }
+        // An IOS router has no `vlan` or `switchport` commands: the parser stops at the first word.
+        if st.routed_only
+            && matches!(
+                words.as_slice(),
+                ["vlan" | "switchport", ..] | ["no", "vlan" | "switchport", ..]
+            )
+        {
+            return Err(bad(usize::from(words[0] == "no")));
         }
         match words.as_slice() {
             ["exit"] => {
