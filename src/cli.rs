@@ -437,6 +437,16 @@ fn converge_cmd(
         }
         names.retain(|n| found.contains(n));
     }
+    // Hosts netgw does not drive: one warning line each, reported `skipped`, never run.
+    let mut skipped = Vec::new();
+    names.retain(|n| match inv.not_driven(n) {
+        Some(reason) => {
+            tracing::warn!("{n}: skipped: not driven by netgw: {reason}");
+            skipped.push(report::NodeReport::skipped(n, opts.why_run, &reason));
+            false
+        }
+        None => true,
+    });
     let jobs: Vec<Job> = names
         .iter()
         .map(|n| Job {
@@ -501,6 +511,9 @@ fn converge_cmd(
     if let Some(pb) = progress {
         pb.finish_and_clear();
     }
+    let mut report = report;
+    report.nodes.extend(skipped);
+    report.summary = report::summarize(&report.nodes);
     match format {
         Format::Json => writeln!(
             out,

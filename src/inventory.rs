@@ -35,6 +35,32 @@ pub enum InventoryError {
     File { path: PathBuf, message: String },
     #[error("inventory host {host}: {message}")]
     Host { host: String, message: String },
+    /// A host netgw has no driver for (a Linux host, an IOS-XR router, ...): skipped, not failed.
+    #[error("inventory host {host}: not driven by netgw: {reason}")]
+    NotDriven { host: String, reason: String },
+}
+
+/// A scalar as text: YAML reads `password: 1234` as a number, and Nornir passes it on as written.
+pub(crate) fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// `username`/`password` fields: a string, or a number or boolean taken as its text. The error names
+/// what was found, never its value (it may be a secret).
+fn de_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let v = Option::<Value>::deserialize(d)?;
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => scalar_text(&v).map(Some).ok_or_else(|| {
+            let found = if v.is_array() { "a list" } else { "a mapping" };
+            serde::de::Error::custom(format!("must be text, found {found}"))
+        }),
+    }
 }
 
 /// One inventory entry (host, group or defaults), as written.
@@ -45,9 +71,9 @@ pub struct Entry {
     pub hostname: Option<String>,
     #[serde(default)]
     pub port: Option<u16>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de_text")]
     pub username: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de_text")]
     pub password: Option<String>,
     #[serde(default)]
     pub platform: Option<String>,
@@ -67,9 +93,9 @@ pub struct ConnEntry {
     pub hostname: Option<String>,
     #[serde(default)]
     pub port: Option<u16>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de_text")]
     pub username: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de_text")]
     pub password: Option<String>,
     #[serde(default)]
     pub platform: Option<String>,
@@ -231,10 +257,9 @@ impl Inventory {
                 _ => return Ok(Parsed::Document(probe)),
             }
         };
-        let (hosts, groups, warnings) = read;
-        let mut inv = Self::from_sections(path, (hosts, groups, Entry::default()))?;
-        inv.warnings.extend(warnings);
-        Ok(Parsed::Inventory(Box::new(inv)))
+        Ok(Parsed::Inventory(Box::new(Self::from_generated(
+            path, read,
+        )?)))
     }
 
     /// Parse one inventory file's text without touching the filesystem: containerlab's generated files
@@ -346,76 +371,23 @@ impl Inventory {
         }
     }
 
-    /// An inventory from a containerlab topology (`--topology FILE.clab.yml`): every node of a kind
-    /// netgw drives, addressed by its `mgmt-ipv4` (or containerlab's DNS name `PREFIX-LAB-NODE` when it
-    /// has none). Credentials: the node labels `netgw.username` / `netgw.password` (a literal,
-    /// `${ENV_VAR}` or `file:PATH`), else `NETGW_USERNAME` / `NETGW_PASSWORD`, else containerlab's
-    /// documented defaults for the kind. Nodes of other kinds are reported as unsupported warnings.
+    /// An inventory from a containerlab topology (`--topology FILE.clab.yml`), rendered as
+    /// containerlab renders it: every node, addressed by its `mgmt-ipv4` (or containerlab's DNS name
+    /// `PREFIX-LAB-NODE`), its kind as platform, credentials as [`clab`] says. Groups and defaults
+    /// (trust settings, say) come from Nornir's `groups.yaml` / `defaults.yaml` beside it.
     pub fn from_topology(path: &Path) -> Result<Inventory, InventoryError> {
-        use netgw_models::topology::{NodeAccess, Topology, nornir_inventory};
-        let text = read(path)?;
-        let topo = Topology::parse(&text).map_err(|e| file_err(path, e.to_string()))?;
-        let mut access = BTreeMap::new();
-        let mut warnings = topo.warnings.clone();
-        for node in topo.nodes.values() {
-            let driven = node
-                .platform
-                .and_then(Platform::parse)
-                .is_some_and(netgw_drivers::registry::has_driver);
-            if !driven {
-                warnings.push(format!(
-                    "{}: kind {:?} is not supported by netgw (skipped)",
-                    node.name,
-                    node.kind.as_deref().unwrap_or("?")
-                ));
-                continue;
-            }
-            let prefix = topo.prefix.clone().unwrap_or_else(|| "clab".into());
-            let hostname = node.mgmt_ipv4.clone().unwrap_or_else(|| {
-                if prefix.is_empty() || prefix == "\"\"" {
-                    node.name.clone()
-                } else {
-                    format!("{prefix}-{}-{}", topo.name, node.name)
-                }
-            });
-            let (user, pass) = default_credentials(node.kind.as_deref().unwrap_or(""));
-            let username = node
-                .labels
-                .get("netgw.username")
-                .cloned()
-                .or_else(|| std::env::var("NETGW_USERNAME").ok())
-                .unwrap_or_else(|| user.into());
-            let password = node
-                .labels
-                .get("netgw.password")
-                .cloned()
-                .or_else(|| {
-                    std::env::var("NETGW_PASSWORD")
-                        .ok()
-                        .map(|_| "${NETGW_PASSWORD}".into())
-                })
-                .unwrap_or_else(|| pass.into());
-            access.insert(
-                node.name.clone(),
-                NodeAccess {
-                    hostname,
-                    port: None,
-                    username,
-                    password,
-                    ..Default::default()
-                },
-            );
-        }
-        let v = nornir_inventory(&topo, &access);
-        let f: SingleFile = serde_json::from_value(v).map_err(|e| file_err(path, e.to_string()))?;
-        let mut inv = Inventory {
-            source: path.to_owned(),
-            hosts: flatten(f.hosts),
-            groups: BTreeMap::new(),
-            defaults: Entry::default(),
-            warnings: Vec::new(),
-        };
-        inv.check()?;
+        let read = clab::topology(path)?;
+        Self::from_generated(path, read)
+    }
+
+    /// An inventory made from one of containerlab's files, with the sibling `groups.yaml` /
+    /// `defaults.yaml` when they exist (a group entry there fills the empty one containerlab's file
+    /// names).
+    fn from_generated(path: &Path, read: clab::Read) -> Result<Inventory, InventoryError> {
+        let (hosts, mut groups, warnings) = read;
+        let (sibling_groups, defaults) = Self::sibling_files(path)?;
+        groups.extend(sibling_groups);
+        let mut inv = Self::from_sections(path, (hosts, groups, defaults))?;
         inv.warnings.extend(warnings);
         Ok(inv)
     }
@@ -497,6 +469,56 @@ impl Inventory {
         v
     }
 
+    /// Why netgw does not drive the host, if it does not (a Linux host, an IOS-XR router, ...).
+    pub fn not_driven(&self, name: &str) -> Option<String> {
+        let host = self.hosts.get(name)?;
+        match self.platform_of(name, &self.layers(host)) {
+            Err(InventoryError::NotDriven { reason, .. }) => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// The host's driver platform: its `platform` (a netgw, napalm or scrapli name, or a containerlab
+    /// kind) through the kind table; [`InventoryError::NotDriven`] for a platform netgw has no driver
+    /// for, an error naming the nearest valid name for one nobody knows.
+    fn platform_of(&self, name: &str, layers: &[&Entry]) -> Result<Platform, InventoryError> {
+        use netgw_models::kinds::{self, Drive};
+        let host_err = |message: String| InventoryError::Host {
+            host: name.to_owned(),
+            message,
+        };
+        let raw = layers
+            .iter()
+            .find_map(|e| e.platform.clone().filter(|s| !s.is_empty()))
+            .ok_or_else(|| {
+                host_err(
+                    "has no platform (containerlab writes an empty one for some kinds under \
+                     CLAB_NORNIR_PLATFORM_NAME_SCHEMA=napalm: use the default or scrapli schema)"
+                        .into(),
+                )
+            })?;
+        let not_driven = |reason: String| InventoryError::NotDriven {
+            host: name.to_owned(),
+            reason: format!("platform {raw:?}: {reason}"),
+        };
+        let platform = match kinds::platform_name(&raw) {
+            Some(Drive::Driver(p)) => Platform::parse(p),
+            Some(Drive::NotDriven(why)) => return Err(not_driven(why.into())),
+            None => Platform::parse(&raw),
+        };
+        match platform {
+            Some(p) if netgw_drivers::registry::has_driver(p) => Ok(p),
+            Some(p) => Err(not_driven(format!("netgw has no {p} driver"))),
+            None => Err(host_err(format!(
+                "platform {raw:?} is not known (a netgw, napalm or scrapli platform name, or a \
+                 containerlab kind{})",
+                nearest(&raw, &known_platform_names())
+                    .map(|n| format!("; did you mean {n:?}?"))
+                    .unwrap_or_default()
+            ))),
+        }
+    }
+
     /// Resolve a host into a device target (credentials resolved; errors name the host).
     pub fn target(&self, name: &str) -> Result<DeviceTarget, InventoryError> {
         let host_err = |message: String| InventoryError::Host {
@@ -512,11 +534,7 @@ impl Inventory {
             layers.iter().find_map(|e| f(e).filter(|s| !s.is_empty()))
         };
 
-        let platform_raw =
-            first(&|e| e.platform.clone()).ok_or_else(|| host_err("has no platform".into()))?;
-        let platform = Platform::parse(&platform_raw).ok_or_else(|| {
-            host_err(format!("platform {platform_raw:?} is not supported (netgw drives junos, eos, ios, nxos, f5, linux)"))
-        })?;
+        let platform = self.platform_of(name, &layers)?;
         let hostname = first(&|e| e.hostname.clone())
             .ok_or_else(|| host_err("has no hostname (management address)".into()))?;
 
@@ -580,6 +598,53 @@ impl Inventory {
     }
 }
 
+/// Every platform name netgw resolves: its own and every containerlab kind's names.
+fn known_platform_names() -> Vec<&'static str> {
+    let mut v = vec![
+        "junos",
+        "eos",
+        "ios",
+        "nxos",
+        "f5",
+        "arista_eos",
+        "juniper_junos",
+        "cisco_ios",
+        "cisco_iosxe",
+        "cisco_nxos",
+    ];
+    for k in netgw_models::kinds::KINDS {
+        v.extend(k.names.iter().copied());
+    }
+    v
+}
+
+/// The candidate closest to `word` (edit distance at most a third of its length), for "did you mean".
+pub(crate) fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let w = word.to_ascii_lowercase();
+    candidates
+        .iter()
+        .map(|c| (edit_distance(&w, &c.to_ascii_lowercase()), *c))
+        .filter(|(d, _)| *d <= (w.len() / 3).max(1))
+        .min()
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance (characters).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let sub = diag + usize::from(ca != *cb);
+            diag = row[j + 1];
+            row[j + 1] = sub.min(row[j] + 1).min(diag + 1);
+        }
+    }
+    row[b.len()]
+}
+
 fn deep_merge(
     mut base: serde_json::Map<String, Value>,
     over: &serde_json::Map<String, Value>,
@@ -592,15 +657,6 @@ fn deep_merge(
         base.insert(k.clone(), merged);
     }
     base
-}
-
-/// containerlab's documented default credentials per kind (its "Kinds" pages).
-fn default_credentials(kind: &str) -> (&'static str, &'static str) {
-    if kind.starts_with("juniper_") || kind.starts_with("vr-") {
-        ("admin", "admin@123")
-    } else {
-        ("admin", "admin")
-    }
 }
 
 fn apply_netgw_settings(
@@ -772,12 +828,11 @@ defaults:
             "{:?}",
             inv.warnings
         );
-        let e = inv.target("node1").unwrap_err().to_string();
-        assert!(
-            e.contains("nokia_srlinux") && e.contains("not supported"),
-            "{e}"
-        );
-        assert_eq!(inv.target("node4").unwrap().platform, Platform::Linux);
+        let e = inv.target("node1").unwrap_err();
+        assert!(matches!(e, InventoryError::NotDriven { .. }), "{e}");
+        assert!(e.to_string().contains("nokia_srlinux"), "{e}");
+        assert!(inv.not_driven("node4").unwrap().contains("Linux"));
+        assert!(inv.not_driven("node2").unwrap().contains("SR Linux"));
     }
 
     #[test]
@@ -786,15 +841,11 @@ defaults:
         let inv = Inventory::from_topology(&p).unwrap();
         assert_eq!(
             inv.names(),
-            ["access1", "lb1", "leaf1", "leaf2", "spine1", "spine2"]
+            [
+                "access1", "host1", "host2", "lb1", "leaf1", "leaf2", "spine1", "spine2"
+            ]
         );
-        assert!(
-            inv.warnings
-                .iter()
-                .any(|w| w.contains("host1") && w.contains("linux")),
-            "{:?}",
-            inv.warnings
-        );
+        assert!(inv.not_driven("host1").unwrap().contains("Linux"));
         let t = inv.target("spine2").unwrap();
         assert_eq!(
             (t.platform, t.host.as_str()),
@@ -824,8 +875,13 @@ defaults:
                     let inv = Inventory::from_topology(&p)
                         .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
                     for h in inv.names() {
-                        inv.target(&h)
-                            .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                        match inv.target(&h) {
+                            Ok(_) => assert_eq!(inv.not_driven(&h), None),
+                            Err(InventoryError::NotDriven { .. }) => {
+                                assert!(inv.not_driven(&h).is_some())
+                            }
+                            Err(e) => panic!("{}: {e}", p.display()),
+                        }
                     }
                     n += 1;
                 }
@@ -879,8 +935,8 @@ defaults:
                 "srl":{"kind":"srl","mgmt-ipv4-address":"172.20.20.4"}}}"#,
         );
         let inv = Inventory::load(&td).unwrap();
-        assert_eq!(inv.names(), ["j1", "sw1"]);
-        assert!(inv.warnings.iter().any(|w| w.contains("srl")));
+        assert_eq!(inv.names(), ["j1", "srl", "sw1"]);
+        assert!(inv.not_driven("srl").unwrap().contains("SR Linux"));
         assert_eq!(inv.target("sw1").unwrap().host, "172.20.20.2");
         assert_eq!(
             inv.target("j1").unwrap().password.unwrap().expose(),
@@ -914,7 +970,8 @@ defaults:
             "all:\n  vars: {ansible_httpapi_use_proxy: false}\n  children:\n    arista_ceos:\n      vars: {ansible_network_os: arista.eos.eos, ansible_user: admin, ansible_password: pw1}\n      hosts:\n        clab-x-sw1: {ansible_host: 172.20.20.5}\n    spine:\n      hosts:\n        clab-x-sw1: {ansible_host: 172.20.20.5}\n    linux:\n      hosts:\n        clab-x-h1:\n",
         );
         let inv = Inventory::load(&a).unwrap();
-        assert_eq!(inv.names(), ["clab-x-sw1"]);
+        assert_eq!(inv.names(), ["clab-x-h1", "clab-x-sw1"]);
+        assert!(inv.not_driven("clab-x-h1").unwrap().contains("Linux"));
         let t = inv.target("clab-x-sw1").unwrap();
         assert_eq!(
             (t.platform, t.host.as_str(), t.password.unwrap().expose()),
