@@ -47,6 +47,26 @@ pub struct Cli {
     #[arg(long, global = true, env = "NETGW_CLASSIFIER")]
     pub classifier: Option<PathBuf>,
 
+    /// SSH known_hosts file for hosts whose inventory sets no `data.netgw.known_hosts`
+    /// (default: ./known_hosts).
+    #[arg(long, global = true, env = "NETGW_KNOWN_HOSTS")]
+    pub known_hosts: Option<PathBuf>,
+
+    /// Record the key of an SSH host not yet in known_hosts (trust on first use) for hosts whose
+    /// inventory sets no `data.netgw.accept_new_host_keys`; a changed key is always refused.
+    #[arg(long, global = true, env = "NETGW_ACCEPT_NEW_HOST_KEYS", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    pub accept_new_host_keys: bool,
+
+    /// CA certificate(s) (PEM) that verify HTTPS devices (eAPI, iControl REST) whose inventory sets
+    /// no `data.netgw.tls_ca` or `tls_verify`.
+    #[arg(long, global = true, env = "NETGW_TLS_CA")]
+    pub tls_ca: Option<PathBuf>,
+
+    /// Do not verify HTTPS devices' certificates (hosts whose inventory sets no `tls_ca` or
+    /// `tls_verify`); for labs only.
+    #[arg(long, global = true, env = "NETGW_NO_TLS_VERIFY", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    pub no_tls_verify: bool,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -335,7 +355,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
             name,
             source,
             format,
-        } => facts_cmd(name, source, *format, out),
+        } => facts_cmd(cli, name, source, *format, out),
         Command::Serve {
             listen,
             inventory,
@@ -364,7 +384,17 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
     }
 }
 
-fn load_inventory(source: &DeviceSource) -> Result<Inventory, Failure> {
+/// The command line's trust settings.
+fn trust(cli: &Cli) -> crate::inventory::Trust {
+    crate::inventory::Trust {
+        known_hosts: cli.known_hosts.clone(),
+        accept_new_host_keys: cli.accept_new_host_keys,
+        tls_ca: cli.tls_ca.clone(),
+        no_tls_verify: cli.no_tls_verify,
+    }
+}
+
+fn load_inventory(cli: &Cli, source: &DeviceSource) -> Result<Inventory, Failure> {
     let (path, inv) = match (&source.inventory, &source.topology) {
         (Some(p), _) => (p, Inventory::load(p)),
         (None, Some(p)) => (p, Inventory::from_topology(p)),
@@ -374,7 +404,8 @@ fn load_inventory(source: &DeviceSource) -> Result<Inventory, Failure> {
             ));
         }
     };
-    let inv = inv.map_err(|e| Failure::usage(e.to_string()))?;
+    let mut inv = inv.map_err(|e| Failure::usage(e.to_string()))?;
+    inv.trust = trust(cli);
     for w in &inv.warnings {
         tracing::warn!(inventory = %path.display(), "{w}");
     }
@@ -414,7 +445,7 @@ fn converge_cmd(
     out: &mut dyn Write,
 ) -> Result<Status, Failure> {
     let repo = LocalRepo::open(&cli.repo)?;
-    let inv = load_inventory(source)?;
+    let inv = load_inventory(cli, source)?;
     let mut names = select(&inv, nodes)?;
     if let Some(query) = &source.search {
         let Some(server) = chef_store(cli)? else {
@@ -566,12 +597,13 @@ fn progress_bar(len: usize) -> Option<indicatif::ProgressBar> {
 }
 
 fn facts_cmd(
+    cli: &Cli,
     name: &str,
     source: &DeviceSource,
     format: Format,
     out: &mut dyn Write,
 ) -> Result<Status, Failure> {
-    let inv = load_inventory(source)?;
+    let inv = load_inventory(cli, source)?;
     let names = select(&inv, &[name.to_owned()])?;
     let target = inv.target(&names[0]).map_err(|e| Failure {
         status: Status::NodeFailed,

@@ -125,6 +125,42 @@ pub struct Inventory {
     pub groups: BTreeMap<String, Entry>,
     pub defaults: Entry,
     pub warnings: Vec<String>,
+    /// Trust settings of the command line, for hosts whose inventory sets none.
+    pub trust: Trust,
+}
+
+/// Host-key and TLS trust from the command line (`--known-hosts`, `--accept-new-host-keys`,
+/// `--tls-ca`, `--no-tls-verify` or their `NETGW_*` variables). Each applies to a host whose
+/// `data.netgw` (host, groups, defaults) does not set it: the inventory wins.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Trust {
+    pub known_hosts: Option<PathBuf>,
+    pub accept_new_host_keys: bool,
+    pub tls_ca: Option<PathBuf>,
+    pub no_tls_verify: bool,
+}
+
+impl Trust {
+    /// Fill what the host's `data.netgw` (`netgw`) leaves unset.
+    fn apply(&self, t: &mut DeviceTarget, netgw: &serde_json::Map<String, Value>) {
+        let set = |k: &str| netgw.contains_key(k);
+        if let Some(kh) = &self.known_hosts
+            && !set("known_hosts")
+        {
+            t.known_hosts = kh.clone();
+        }
+        if self.accept_new_host_keys && !set("accept_new_host_keys") {
+            t.accept_new_host_keys = true;
+        }
+        let tls_set = set("tls_ca") || set("ca_file") || set("tls_verify");
+        if let Some(ca) = &self.tls_ca
+            && !tls_set
+        {
+            t.tls.ca_file = Some(ca.clone());
+        } else if self.no_tls_verify && !tls_set {
+            t.tls.verify = false;
+        }
+    }
 }
 
 fn file_err(path: &Path, message: impl Into<String>) -> InventoryError {
@@ -287,6 +323,7 @@ impl Inventory {
             groups,
             defaults,
             warnings: Vec::new(),
+            trust: Trust::default(),
         };
         inv.check()?;
         Ok(inv)
@@ -594,6 +631,7 @@ impl Inventory {
         }
 
         apply_netgw_settings(&mut t, &netgw).map_err(host_err)?;
+        self.trust.apply(&mut t, &netgw);
         Ok(t)
     }
 }
