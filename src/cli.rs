@@ -86,12 +86,15 @@ pub enum Command {
     },
     /// Show a node's expanded run-list, roles, and attribute layers.
     Expand {
+        /// Node name (`nodes/NAME.json` in the repo).
         name: String,
+        /// Output: `human` (chef-client style) or `json`.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
     },
     /// Converge devices to their desired state (all inventory hosts when no NODE is given).
     Converge {
+        /// Inventory hosts to converge (all when none is given).
         nodes: Vec<String>,
         #[command(flatten)]
         source: DeviceSource,
@@ -112,6 +115,7 @@ pub enum Command {
         /// (default: REPO/nodes/.locks).
         #[arg(long, env = "NETGW_LOCK_DIR")]
         lock_dir: Option<PathBuf>,
+        /// Output: `human` (chef-client style) or `json`.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
         #[command(flatten)]
@@ -119,9 +123,11 @@ pub enum Command {
     },
     /// Gather and print a device's facts (its automatic attributes).
     Facts {
+        /// Inventory host to ask.
         name: String,
         #[command(flatten)]
         source: DeviceSource,
+        /// Output: `json` or `human` (one `key: value` per line).
         #[arg(long, value_enum, default_value = "json")]
         format: Format,
     },
@@ -148,11 +154,14 @@ pub enum Command {
     },
     /// Compare devices with their desired state; change nothing (exit 1 when something drifted).
     Drift {
+        /// Inventory hosts to compare (all when none is given).
         nodes: Vec<String>,
         #[command(flatten)]
         source: DeviceSource,
+        /// Devices compared at once.
         #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10000))]
         concurrency: u32,
+        /// Output: `human` (chef-client style) or `json`.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
     },
@@ -188,10 +197,12 @@ pub struct DeviceSource {
 pub enum NodeCommand {
     /// Desired, current and merged view of a node, or one attribute with the precedence that won.
     Show {
+        /// Node name (`nodes/NAME.json` in the repo).
         name: String,
         /// Dotted attribute path, e.g. `netdev.vlans.100.name`.
         #[arg(long)]
         attribute: Option<String>,
+        /// Output: `human` (chef-client style) or `json`.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
     },
@@ -855,4 +866,35 @@ fn pretty(v: &Value) -> String {
 
 fn compact(v: &Value) -> String {
     v.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Every argument of every command says what it is (`--help`).
+    #[test]
+    fn every_argument_has_help_text() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                let id = a.get_id().as_str();
+                if id == "help" || id == "version" {
+                    continue;
+                }
+                if a.get_help().is_none() && a.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                if sub.get_about().is_none() {
+                    missing.push(format!("{path} {} (command)", sub.get_name()));
+                }
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "netgw", &mut missing);
+        assert!(missing.is_empty(), "no help text: {missing:?}");
+    }
 }

@@ -379,6 +379,15 @@ impl Inventory {
             NodeName::new(name)
                 .map_err(|e| file_err(&self.source, format!("host {name:?}: {e}")))?;
         }
+        let entries = self
+            .hosts
+            .iter()
+            .map(|(n, e)| (format!("hosts.{n}"), e))
+            .chain(self.groups.iter().map(|(n, e)| (format!("groups.{n}"), e)))
+            .chain(std::iter::once(("defaults".to_owned(), &self.defaults)));
+        for (at, e) in entries {
+            check_names(&self.source, &at, e)?;
+        }
         let mut warnings = Vec::new();
         let all: Vec<(&String, &Entry)> = self.hosts.iter().chain(self.groups.iter()).collect();
         for (name, e) in all {
@@ -636,6 +645,66 @@ impl Inventory {
     }
 }
 
+/// Every `data.netgw` key netgw reads (the general ones, then the drivers' options).
+const NETGW_KEYS: &[&str] = &[
+    "transport",
+    "known_hosts",
+    "accept_new_host_keys",
+    "key_file",
+    "enable_secret",
+    "tls_verify",
+    "tls_ca",
+    "ca_file",
+    "connect_timeout",
+    "idle_timeout",
+    "operation_timeout",
+    "junos_style",
+    "save_config",
+    "eapi_transport",
+    "eos_sessions",
+    "eos_write_memory",
+];
+
+/// `connection_options` names: netgw's transports, then Nornir plugins' blocks netgw leaves alone
+/// (an inventory shared with Nornir keeps them).
+const CONNECTION_NAMES: &[&str] = &[
+    "netconf",
+    "ssh",
+    "eapi",
+    "rest",
+    "snmp",
+    "netmiko",
+    "napalm",
+    "scrapli",
+    "scrapli_netconf",
+    "paramiko",
+    "ncclient",
+];
+
+/// Unknown `data.netgw` keys and `connection_options` names in one entry: an error naming the entry,
+/// the key and the nearest valid one (a typo is otherwise silently ignored).
+fn check_names(source: &Path, at: &str, e: &Entry) -> Result<(), InventoryError> {
+    let unknown = |field: String, key: &str, valid: &[&str]| {
+        let hint = nearest(key, valid)
+            .map(|n| format!("; did you mean `{n}`?"))
+            .unwrap_or_else(|| format!("; valid: {}", valid.join(", ")));
+        file_err(source, format!("{at}.{field}: unknown key `{key}`{hint}"))
+    };
+    if let Some(netgw) = e.data.get("netgw").and_then(Value::as_object) {
+        for k in netgw.keys() {
+            if !NETGW_KEYS.contains(&k.as_str()) {
+                return Err(unknown("data.netgw".into(), k, NETGW_KEYS));
+            }
+        }
+    }
+    for k in e.connection_options.keys() {
+        if !CONNECTION_NAMES.contains(&k.as_str()) {
+            return Err(unknown("connection_options".into(), k, CONNECTION_NAMES));
+        }
+    }
+    Ok(())
+}
+
 /// Every platform name netgw resolves: its own and every containerlab kind's names.
 fn known_platform_names() -> Vec<&'static str> {
     let mut v = vec![
@@ -719,11 +788,14 @@ fn apply_netgw_settings(
                 t.key_file = Some(PathBuf::from(v.as_str().ok_or_else(|| bad("a path"))?))
             }
             "enable_secret" => {
-                let r = v
-                    .as_str()
-                    .ok_or_else(|| bad("a string or credential reference"))?;
+                // A secret: a number is its text, and the error never shows the value.
+                let r = scalar_text(v).ok_or_else(|| {
+                    "data.netgw.enable_secret: must be text or a credential reference, found a \
+                     list or a mapping"
+                        .to_owned()
+                })?;
                 t.enable_secret = Some(
-                    credentials::resolve(r)
+                    credentials::resolve(&r)
                         .map_err(|e| format!("data.netgw.enable_secret: {e}"))?,
                 );
             }
@@ -1016,6 +1088,84 @@ defaults:
             (Platform::Eos, "172.20.20.5", "pw1")
         );
         assert_eq!(inv.in_group("spine"), ["clab-x-sw1"]);
+    }
+
+    /// Issue 23 item 5: YAML reads `password: 1234` as a number; it is the text, as Nornir passes it.
+    /// Errors about secret fields name the field and the problem, never the value.
+    #[test]
+    fn numeric_secrets_are_their_text_and_errors_never_show_secrets() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(
+            d.path(),
+            "inv.yml",
+            "hosts:\n  sw1:\n    hostname: h\n    platform: ios\n    username: 1000\n    password: 1234\n    data: {netgw: {enable_secret: 4242}}\n    connection_options:\n      ssh: {password: 5678}\n      snmp: {extras: {version: 2c, community: 31337}}\n",
+        );
+        let t = Inventory::load(&p).unwrap().target("sw1").unwrap();
+        assert_eq!(t.username, "1000");
+        assert_eq!(t.password.as_ref().unwrap().expose(), "1234");
+        assert_eq!(t.enable_secret.as_ref().unwrap().expose(), "4242");
+        assert_eq!(t.endpoint("ssh", 22).password.unwrap().expose(), "5678");
+        let snmp = crate::snmp_facts::snmp_config(&t).unwrap().unwrap();
+        assert!(format!("{snmp:?}").contains("V2c"), "{snmp:?}");
+        for (body, field) in [
+            ("password: [98765, 1]", "password"),
+            (
+                "connection_options: {ssh: {password: {x: 98765}}}",
+                "password",
+            ),
+        ] {
+            let p = write(
+                d.path(),
+                "bad.yml",
+                &format!("hosts:\n  sw1: {{hostname: h, platform: ios, {body}}}\n"),
+            );
+            let e = Inventory::load(&p).unwrap_err().to_string();
+            assert!(e.contains(field) && e.contains("must be text"), "{e}");
+            assert!(!e.contains("98765"), "the secret is in the error: {e}");
+        }
+        let p = write(
+            d.path(),
+            "bad.yml",
+            "hosts:\n  sw1: {hostname: h, platform: ios, data: {netgw: {enable_secret: [98765]}}}\n",
+        );
+        let e = Inventory::load(&p)
+            .unwrap()
+            .target("sw1")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("enable_secret") && !e.contains("98765"), "{e}");
+    }
+
+    #[test]
+    fn unknown_netgw_keys_and_connection_names_are_errors_with_the_nearest() {
+        let d = tempfile::tempdir().unwrap();
+        for (body, want) in [
+            (
+                "data: {netgw: {tls_verfy: false}}",
+                "hosts.sw1.data.netgw: unknown key `tls_verfy`; did you mean `tls_verify`?",
+            ),
+            (
+                "connection_options: {eapii: {port: 1}}",
+                "hosts.sw1.connection_options: unknown key `eapii`; did you mean `eapi`?",
+            ),
+        ] {
+            let p = write(
+                d.path(),
+                "inv.yml",
+                &format!("hosts:\n  sw1: {{hostname: h, platform: eos, {body}}}\n"),
+            );
+            let e = Inventory::load(&p).unwrap_err().to_string();
+            assert!(e.contains("inv.yml") && e.contains(want), "{e}");
+        }
+        let p = write(
+            d.path(),
+            "inv.yml",
+            "hosts:\n  sw1: {hostname: h, platform: eos}\ndefaults:\n  connection_options: {netmiko: {extras: {fast_cli: true}}}\n",
+        );
+        assert!(
+            Inventory::load(&p).is_ok(),
+            "Nornir plugins' blocks are kept"
+        );
     }
 
     #[test]
