@@ -7,10 +7,12 @@
 //!   `groups.yaml`/`defaults.yaml` beside it when they exist;
 //! * a directory holding `hosts.yaml` (+ `groups.yaml`, `defaults.yaml`).
 //!
-//! Resolution is Nornir's: host > its groups (in order, each group before the groups it belongs to) >
-//! defaults, field by field; `connection_options.NAME` fields fall through the same way. `data` is
-//! deep-merged with the same priority (netgw's settings live under `data.netgw`). A group a host names
-//! but nobody defines is a warning (containerlab names groups it does not write), not an error.
+//! Resolution is Nornir 3's (`nornir.core.inventory`): host > its groups (in order, each group before
+//! the groups it belongs to) > defaults, field by field, a field inherited only when it is null (`""`
+//! is a value); `connection_options.NAME` as `_get_connection_options_recursively` (`extras` whole);
+//! `data` key by key at the top level only, never deep-merged (netgw's settings live under
+//! `data.netgw`). A group a host names but nobody defines is an error, as in Nornir's SimpleInventory.
+//! A host netgw does not drive ([`netgw_models::kinds`]) is kept and reported skipped.
 //!
 //! A host whose own settings are unusable (no address, an unsupported platform, a credential reference
 //! that does not resolve) fails alone, at converge time; a malformed file fails the whole inventory.
@@ -388,18 +390,18 @@ impl Inventory {
         for (at, e) in entries {
             check_names(&self.source, &at, e)?;
         }
-        let mut warnings = Vec::new();
+        // As Nornir's SimpleInventory: a group named but not defined is an error (a KeyError there).
         let all: Vec<(&String, &Entry)> = self.hosts.iter().chain(self.groups.iter()).collect();
         for (name, e) in all {
             for g in &e.groups {
                 if !self.groups.contains_key(g) {
-                    warnings.push(format!("{name}: group {g:?} is not defined; ignored"));
+                    return Err(file_err(
+                        &self.source,
+                        format!("{name}: group {g:?} is not defined (add it to the groups)"),
+                    ));
                 }
             }
         }
-        warnings.sort();
-        warnings.dedup();
-        self.warnings = warnings;
         Ok(())
     }
 
@@ -503,6 +505,38 @@ impl Inventory {
         out
     }
 
+    /// `connection_options.NAME` of an entry as Nornir 3 resolves it
+    /// (`Host._get_connection_options_recursively`): the entry's block, then each of its groups
+    /// resolved the same way (a group's resolution already includes the defaults), then the defaults;
+    /// each field the first non-null, `extras` whole (never merged).
+    fn connection_block(&self, entry: &Entry, cname: &str, depth: usize) -> ConnEntry {
+        let mut p = entry
+            .connection_options
+            .get(cname)
+            .cloned()
+            .unwrap_or_default();
+        let fill = |p: &mut ConnEntry, sp: &ConnEntry| {
+            p.hostname = p.hostname.take().or_else(|| sp.hostname.clone());
+            p.port = p.port.or(sp.port);
+            p.username = p.username.take().or_else(|| sp.username.clone());
+            p.password = p.password.take().or_else(|| sp.password.clone());
+            p.platform = p.platform.take().or_else(|| sp.platform.clone());
+            p.extras = p.extras.take().or_else(|| sp.extras.clone());
+        };
+        if depth < 32 {
+            for g in &entry.groups {
+                if let Some(ge) = self.groups.get(g) {
+                    let sp = self.connection_block(ge, cname, depth + 1);
+                    fill(&mut p, &sp);
+                }
+            }
+        }
+        if let Some(sp) = self.defaults.connection_options.get(cname) {
+            fill(&mut p, sp);
+        }
+        p
+    }
+
     /// Entries that apply to a host, highest priority first.
     fn layers<'a>(&'a self, host: &'a Entry) -> Vec<&'a Entry> {
         let mut v = vec![host];
@@ -584,10 +618,7 @@ impl Inventory {
         let hostname = first(&|e| e.hostname.clone())
             .ok_or_else(|| host_err("has no hostname (management address)".into()))?;
 
-        let mut data = serde_json::Map::new();
-        for e in layers.iter().rev() {
-            data = deep_merge(data, &e.data);
-        }
+        let data = extended_data(&layers);
         let netgw = data
             .get("netgw")
             .and_then(Value::as_object)
@@ -596,8 +627,10 @@ impl Inventory {
 
         let mut t = DeviceTarget::new(name, platform, hostname);
         t.port = layers.iter().find_map(|e| e.port);
-        t.username = first(&|e| e.username.clone()).unwrap_or_default();
-        if let Some(p) = first(&|e| e.password.clone()) {
+        // Nornir: a field is inherited only when it is null; "" is a value.
+        let set = |f: &dyn Fn(&Entry) -> Option<String>| layers.iter().find_map(|e| f(e));
+        t.username = set(&|e| e.username.clone()).unwrap_or_default();
+        if let Some(p) = set(&|e| e.password.clone()) {
             t.password =
                 Some(credentials::resolve(&p).map_err(|e| host_err(format!("password: {e}")))?);
         }
@@ -609,19 +642,9 @@ impl Inventory {
         conn_names.sort();
         conn_names.dedup();
         for cname in conn_names {
-            let blocks: Vec<&ConnEntry> = layers
-                .iter()
-                .filter_map(|e| e.connection_options.get(cname))
-                .collect();
-            let pick = |f: &dyn Fn(&ConnEntry) -> Option<String>| blocks.iter().find_map(|c| f(c));
-            let mut extras = serde_json::Map::new();
-            for b in blocks.iter().rev() {
-                if let Some(x) = &b.extras {
-                    extras = deep_merge(extras, x);
-                }
-            }
+            let c = self.connection_block(host, cname, 0);
             let password =
-                match pick(&|c| c.password.clone()) {
+                match c.password.clone() {
                     Some(p) => Some(credentials::resolve(&p).map_err(|e| {
                         host_err(format!("connection_options.{cname}.password: {e}"))
                     })?),
@@ -630,11 +653,11 @@ impl Inventory {
             t.connection_options.insert(
                 cname.clone(),
                 ConnectionOptions {
-                    hostname: pick(&|c| c.hostname.clone()),
-                    port: blocks.iter().find_map(|c| c.port),
-                    username: pick(&|c| c.username.clone()),
+                    hostname: c.hostname,
+                    port: c.port,
+                    username: c.username,
                     password,
-                    extras,
+                    extras: c.extras.unwrap_or_default(),
                 },
             );
         }
@@ -752,18 +775,18 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-fn deep_merge(
-    mut base: serde_json::Map<String, Value>,
-    over: &serde_json::Map<String, Value>,
-) -> serde_json::Map<String, Value> {
-    for (k, v) in over {
-        let merged = match (base.remove(k), v) {
-            (Some(Value::Object(a)), Value::Object(b)) => Value::Object(deep_merge(a, b)),
-            (_, v) => v.clone(),
-        };
-        base.insert(k.clone(), merged);
+/// Nornir's `Host.extended_data()`: each top-level key from the first layer that has it (host,
+/// groups in order, defaults); nothing is merged below the top level.
+fn extended_data(layers: &[&Entry]) -> serde_json::Map<String, Value> {
+    let mut out = serde_json::Map::new();
+    for e in layers {
+        for (k, v) in &e.data {
+            if !out.contains_key(k) {
+                out.insert(k.clone(), v.clone());
+            }
+        }
     }
-    base
+    out
 }
 
 fn apply_netgw_settings(
@@ -899,10 +922,10 @@ defaults:
         assert!(!t.tls.verify);
         assert_eq!(
             t.known_hosts,
-            PathBuf::from("/etc/netgw/known_hosts"),
-            "data deep-merged across groups"
+            PathBuf::from("known_hosts"),
+            "data is not merged below the top level (Nornir): leaves' data.netgw hides fabric's"
         );
-        assert_eq!(t.timeouts.operation, Duration::from_secs(5));
+        assert_eq!(t.timeouts.operation, Timeouts::default().operation);
         let e = t.endpoint("eapi", 443);
         assert_eq!((e.port, e.username.as_str()), (8443, "api"));
         let s = inv.target("spine1").unwrap();
@@ -920,24 +943,24 @@ defaults:
     #[test]
     fn containerlab_generated_inventories_load() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/containerlab/nornir");
-        for case in ["case2-scrapli-platform", "case4-default-groups-platform"] {
-            let inv =
-                Inventory::load(&root.join(case).join("nornir-simple-inventory.yml")).unwrap();
-            assert!(!inv.hosts.is_empty(), "{case}");
-        }
         let inv = Inventory::load(&root.join("case2-scrapli-platform/nornir-simple-inventory.yml"))
             .unwrap();
         let e = inv.target("node1").unwrap_err().to_string();
         assert!(e.contains("node1") && e.contains("hostname"), "{e}");
-        let inv = Inventory::load(
-            &root.join("case4-default-groups-platform/nornir-simple-inventory.yml"),
-        )
-        .unwrap();
-        assert!(
-            inv.warnings.iter().any(|w| w.contains("spine")),
-            "{:?}",
-            inv.warnings
+        // containerlab names the `nornir-group` label groups without defining them: Nornir refuses
+        // the file (KeyError) until a groups.yaml beside it defines them, and so does netgw.
+        let case4 = root.join("case4-default-groups-platform/nornir-simple-inventory.yml");
+        let e = Inventory::load(&case4).unwrap_err().to_string();
+        assert!(e.contains("is not defined"), "{e}");
+        let d = tempfile::tempdir().unwrap();
+        let copy = d.path().join("nornir-simple-inventory.yml");
+        std::fs::copy(&case4, &copy).unwrap();
+        write(
+            d.path(),
+            "groups.yaml",
+            "spine: {}\nextra_group: {}\nsecond_extra_group: {}\n",
         );
+        let inv = Inventory::load(&copy).unwrap();
         let e = inv.target("node1").unwrap_err();
         assert!(matches!(e, InventoryError::NotDriven { .. }), "{e}");
         assert!(e.to_string().contains("nokia_srlinux"), "{e}");
