@@ -152,6 +152,18 @@ pub enum Command {
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10000))]
         concurrency: Option<u32>,
     },
+    /// Print the resolved inventory hosts (like `ansible-inventory --list`): address, platform, driver
+    /// or why not driven, credentials (passwords redacted), groups, data, connection options, trust,
+    /// and the layer each value came from.
+    Inventory {
+        /// Hosts to print (all when none is given).
+        hosts: Vec<String>,
+        #[command(flatten)]
+        source: DeviceSource,
+        /// Output: `human` or `json`.
+        #[arg(long, value_enum, default_value = "human")]
+        format: Format,
+    },
     /// Compare devices with their desired state; change nothing (exit 1 when something drifted).
     Drift {
         /// Inventory hosts to compare (all when none is given).
@@ -367,6 +379,11 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
             source,
             format,
         } => facts_cmd(cli, name, source, *format, out),
+        Command::Inventory {
+            hosts,
+            source,
+            format,
+        } => inventory_cmd(cli, hosts, source, *format, out),
         Command::Serve {
             listen,
             inventory,
@@ -655,6 +672,65 @@ fn facts_cmd(
         }
     }
     Ok(Status::Ok)
+}
+
+fn inventory_cmd(
+    cli: &Cli,
+    hosts: &[String],
+    source: &DeviceSource,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<Status, Failure> {
+    let inv = load_inventory(cli, source)?;
+    let names = select(&inv, hosts)?;
+    let mut resolved = Vec::new();
+    for n in &names {
+        resolved.push(inv.resolved(n).map_err(|e| Failure::usage(e.to_string()))?);
+    }
+    match format {
+        Format::Json => writeln!(out, "{}", pretty(&Value::Array(resolved)))?,
+        Format::Human => {
+            for h in &resolved {
+                write!(out, "{}", human_host(h))?;
+            }
+        }
+    }
+    Ok(Status::Ok)
+}
+
+/// One resolved host, a `key: value  (source)` line per field.
+fn human_host(h: &Value) -> String {
+    let src = |k: &str| match h["sources"][k].as_str() {
+        Some(s) => format!("  ({s})"),
+        None => String::new(),
+    };
+    let mut s = format!("{}:\n", h["name"].as_str().unwrap_or_default());
+    for k in ["hostname", "port", "platform", "username", "password"] {
+        s.push_str(&format!("  {k}: {}{}\n", compact(&h[k]), src(k)));
+    }
+    let driver = match (&h["driver"], &h["not_driven"], &h["error"]) {
+        (Value::String(d), _, _) => d.clone(),
+        (_, Value::String(r), _) => format!("not driven: {r}"),
+        (_, _, e) => format!("error: {}", e.as_str().unwrap_or("?")),
+    };
+    s.push_str(&format!("  driver: {driver}\n"));
+    s.push_str(&format!("  groups: {}\n", compact(&h["groups"])));
+    if let Some(data) = h["data"].as_object() {
+        for (k, v) in data {
+            s.push_str(&format!(
+                "  data.{k}: {}{}\n",
+                compact(v),
+                src(&format!("data.{k}"))
+            ));
+        }
+    }
+    if let Some(co) = h["connection_options"].as_object() {
+        for (k, v) in co {
+            s.push_str(&format!("  connection_options.{k}: {}\n", compact(v)));
+        }
+    }
+    s.push_str(&format!("  trust: {}\n", compact(&h["trust"])));
+    s
 }
 
 fn node_name(name: &str) -> Result<NodeName, Failure> {

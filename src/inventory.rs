@@ -549,6 +549,93 @@ impl Inventory {
         v
     }
 
+    /// Names of [`Inventory::layers`], in the same order (`hosts.NAME`, `groups.G`, `defaults`).
+    fn layer_names(&self, name: &str, host: &Entry) -> Vec<String> {
+        let mut v = vec![format!("hosts.{name}")];
+        v.extend(
+            self.chain(host)
+                .into_iter()
+                .filter(|g| self.groups.contains_key(g))
+                .map(|g| format!("groups.{g}")),
+        );
+        v.push("defaults".into());
+        v
+    }
+
+    /// A host as it resolves, for `netgw inventory`: every field with the layer it came from,
+    /// passwords redacted (`"<redacted>"`, or null when unset). Errors only for an unknown host.
+    pub fn resolved(&self, name: &str) -> Result<Value, InventoryError> {
+        let host = self.hosts.get(name).ok_or_else(|| InventoryError::Host {
+            host: name.to_owned(),
+            message: "is not in the inventory".into(),
+        })?;
+        let layers = self.layers(host);
+        let names = self.layer_names(name, host);
+        let mut sources = serde_json::Map::new();
+        let mut field = |key: &str, f: &dyn Fn(&Entry) -> Option<Value>| {
+            let found = layers
+                .iter()
+                .zip(&names)
+                .find_map(|(e, n)| f(e).map(|v| (v, n)));
+            match found {
+                Some((v, n)) => {
+                    sources.insert(key.into(), Value::String(n.clone()));
+                    v
+                }
+                None => Value::Null,
+            }
+        };
+        let redact = |p: &Option<String>| p.as_ref().map(|_| Value::from("<redacted>"));
+        let hostname = field("hostname", &|e| e.hostname.clone().map(Value::from));
+        let port = field("port", &|e| e.port.map(Value::from));
+        let username = field("username", &|e| e.username.clone().map(Value::from));
+        let password = field("password", &|e| redact(&e.password));
+        let platform = field("platform", &|e| e.platform.clone().map(Value::from));
+        for (k, n) in layers
+            .iter()
+            .zip(&names)
+            .flat_map(|(e, n)| e.data.keys().map(move |k| (k, n)))
+        {
+            sources
+                .entry(format!("data.{k}"))
+                .or_insert_with(|| Value::String(n.clone()));
+        }
+        let mut conn_names: Vec<&String> = layers
+            .iter()
+            .flat_map(|e| e.connection_options.keys())
+            .collect();
+        conn_names.sort();
+        conn_names.dedup();
+        let mut conns = serde_json::Map::new();
+        for c in conn_names {
+            let b = self.connection_block(host, c, 0);
+            conns.insert(
+                c.clone(),
+                serde_json::json!({"hostname": b.hostname, "port": b.port, "username": b.username,
+                    "password": redact(&b.password), "platform": b.platform, "extras": b.extras}),
+            );
+        }
+        let (driver, not_driven, error) = match self.platform_of(name, &layers) {
+            Ok(p) => (Some(p.to_string()), None, None),
+            Err(InventoryError::NotDriven { reason, .. }) => (None, Some(reason), None),
+            Err(e) => (None, None, Some(e.to_string())),
+        };
+        let trust = match self.target(name) {
+            Ok(t) => serde_json::json!({
+                "known_hosts": t.known_hosts, "accept_new_host_keys": t.accept_new_host_keys,
+                "tls_ca": t.tls.ca_file, "tls_verify": t.tls.verify,
+            }),
+            Err(_) => Value::Null,
+        };
+        Ok(serde_json::json!({
+            "name": name, "hostname": hostname, "port": port, "platform": platform,
+            "driver": driver, "not_driven": not_driven, "error": error,
+            "username": username, "password": password, "groups": self.chain(host),
+            "data": extended_data(&layers), "connection_options": conns, "trust": trust,
+            "sources": sources, "inventory": self.source,
+        }))
+    }
+
     /// Why netgw does not drive the host, if it does not (a Linux host, an IOS-XR router, ...).
     pub fn not_driven(&self, name: &str) -> Option<String> {
         let host = self.hosts.get(name)?;

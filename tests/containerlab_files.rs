@@ -566,3 +566,63 @@ fn readme_kind_table_is_the_kind_table() {
         "run with NETGW_WRITE_README=1 to update README.md"
     );
 }
+
+/// `netgw inventory` prints every resolved host, passwords redacted, the driver or why not driven,
+/// and where the credentials came from.
+#[test]
+fn inventory_command_prints_resolved_hosts() {
+    let dir = tempfile::tempdir().unwrap();
+    let topo = dir.path().join("creds.clab.yml");
+    std::fs::write(
+        &topo,
+        format!("{CREDS_TOPO}    srv: {{kind: linux, mgmt-ipv4: 127.0.2.9}}\n"),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .arg("inventory")
+            .args(args)
+            .arg("--topology")
+            .arg(&topo)
+            .env_remove("NETGW_USERNAME")
+            .env_remove("NETGW_PASSWORD")
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--format", "json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    for secret in ["node-pass", "def-pass", "4321", "clab123"] {
+        assert!(!out.contains(secret), "password {secret} printed: {out}");
+    }
+    let hosts: Vec<Value> = serde_json::from_str(&out).unwrap();
+    let host = |n: &str| hosts.iter().find(|h| h["name"] == n).unwrap().clone();
+    let n1 = host("n1");
+    assert_eq!(
+        (&n1["driver"], &n1["username"], &n1["password"]),
+        (&json!("ios"), &json!("node-user"), &json!("<redacted>"))
+    );
+    assert_eq!(
+        n1["data"]["containerlab_credentials"]["username"],
+        "topology nodes.n1"
+    );
+    let k1 = host("k1");
+    assert_eq!(
+        k1["data"]["containerlab_credentials"]["password"],
+        "containerlab default for the kind"
+    );
+    assert!(
+        host("srv")["not_driven"]
+            .as_str()
+            .unwrap()
+            .contains("Linux")
+    );
+    let o = run(&["srv"]);
+    let human = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && human.contains("driver: not driven: platform \"linux\""),
+        "{human}"
+    );
+    let o = run(&["nosuch"]);
+    assert_eq!(o.status.code(), Some(2));
+}
