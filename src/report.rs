@@ -127,6 +127,8 @@ pub struct RunSummary {
     pub failed: usize,
     /// Hosts netgw does not drive.
     pub skipped: usize,
+    /// Nodes the store did not have (each with a warning).
+    pub missing_nodes: usize,
     pub resources: usize,
     pub updated: usize,
 }
@@ -154,6 +156,7 @@ pub fn summarize(nodes: &[NodeReport]) -> RunSummary {
         succeeded: count(NodeStatus::Success),
         failed: count(NodeStatus::Failed),
         skipped: count(NodeStatus::Skipped),
+        missing_nodes: nodes.iter().filter(|n| n.created).count(),
         resources: nodes.iter().map(|n| n.total).sum(),
         updated: nodes.iter().map(|n| n.updated).sum(),
     }
@@ -262,11 +265,14 @@ pub fn human_summary(r: &RunReport) -> String {
         s.nodes,
         s.succeeded,
         s.failed,
-        if s.skipped > 0 {
-            format!(", {} skipped (not driven by netgw)", s.skipped)
-        } else {
-            String::new()
-        },
+        [
+            (s.skipped, "skipped (not driven by netgw)"),
+            (s.missing_nodes, "not in the store (see warnings)")
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!(", {n} {what}"))
+        .collect::<String>(),
         s.updated,
         s.resources,
         if r.why_run {

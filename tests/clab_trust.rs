@@ -180,6 +180,12 @@ fn a_host_netgw_does_not_drive_is_skipped_and_the_run_succeeds() {
         kh.to_str().unwrap(),
         "converge",
     ];
+    // A node file under a near name: the store has no node leaf1.
+    std::fs::write(
+        f.path("repo/nodes/leaf-1.json"),
+        r#"{"name": "leaf-1", "chef_environment": "_default", "run_list": []}"#,
+    )
+    .unwrap();
     let o = f.netgw(&[&args[..], &["--format", "json"]].concat(), &[]);
     let t = text(&o);
     assert!(o.status.success(), "{t}");
@@ -197,6 +203,20 @@ fn a_host_netgw_does_not_drive_is_skipped_and_the_run_succeeds() {
     assert_eq!(status("j1"), Some("success".into()), "{t}");
     assert_eq!(report["summary"]["skipped"], 1, "{t}");
     assert_eq!(report["summary"]["failed"], 0, "{t}");
+    assert_eq!(report["summary"]["missing_nodes"], 2, "{t}");
+    let leaf1 = report["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "leaf1")
+        .unwrap();
+    let w = leaf1["warnings"][0].as_str().unwrap_or_default();
+    assert!(
+        w.contains("node leaf1 is not in the store")
+            && w.contains("nodes/leaf1.json")
+            && w.contains("did you mean node leaf-1?"),
+        "{t}"
+    );
     let stderr = String::from_utf8_lossy(&o.stderr);
     let lines: Vec<&str> = stderr
         .lines()
