@@ -401,6 +401,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
                 concurrency: concurrency.map(|n| n as usize),
                 repo: cli.repo.clone(),
                 classifier: cli.classifier.clone(),
+                trust: trust(cli),
             };
             let store: Option<Arc<dyn crate::store::NodeStore>> = match chef_store(cli)? {
                 Some(server) => Some(Arc::new(server)),

@@ -620,10 +620,31 @@ impl Inventory {
             Err(InventoryError::NotDriven { reason, .. }) => (None, Some(reason), None),
             Err(e) => (None, None, Some(e.to_string())),
         };
+        let netgw = extended_data(&layers)
+            .get("netgw")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let netgw_src = sources.get("data.netgw").cloned();
+        let trust_src = |keys: &[&str], cli: bool| match (&netgw_src, cli) {
+            (Some(src), _) if keys.iter().any(|k| netgw.contains_key(*k)) => {
+                format!("data.netgw of {}", src.as_str().unwrap_or_default())
+            }
+            (_, true) => "command line".to_owned(),
+            _ => "default".to_owned(),
+        };
+        let tr = &self.trust;
         let trust = match self.target(name) {
             Ok(t) => serde_json::json!({
                 "known_hosts": t.known_hosts, "accept_new_host_keys": t.accept_new_host_keys,
                 "tls_ca": t.tls.ca_file, "tls_verify": t.tls.verify,
+                "sources": {
+                    "known_hosts": trust_src(&["known_hosts"], tr.known_hosts.is_some()),
+                    "accept_new_host_keys":
+                        trust_src(&["accept_new_host_keys"], tr.accept_new_host_keys),
+                    "tls": trust_src(&["tls_ca", "ca_file", "tls_verify"],
+                        tr.tls_ca.is_some() || tr.no_tls_verify),
+                },
             }),
             Err(_) => Value::Null,
         };

@@ -617,6 +617,13 @@ fn inventory_command_prints_resolved_hosts() {
             .unwrap()
             .contains("Linux")
     );
+    assert_eq!(n1["trust"]["sources"]["tls"], "default");
+    let o = run(&["n1", "--format", "json", "--tls-ca", "/lab/ca.pem"]);
+    let h: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (&h[0]["trust"]["tls_ca"], &h[0]["trust"]["sources"]["tls"]),
+        (&json!("/lab/ca.pem"), &json!("command line"))
+    );
     let o = run(&["srv"]);
     let human = String::from_utf8_lossy(&o.stdout);
     assert!(

@@ -85,6 +85,8 @@ pub struct ServeArgs {
     /// The global `--repo`, used when the file names none.
     pub repo: PathBuf,
     pub classifier: Option<PathBuf>,
+    /// The global trust options (`--known-hosts`, `--tls-ca`, ...), for hosts whose inventory sets none.
+    pub trust: crate::inventory::Trust,
 }
 
 /// Everything `serve` runs with.
@@ -103,6 +105,7 @@ pub struct Settings {
     pub max_body_bytes: usize,
     pub classifier: Option<PathBuf>,
     pub auth: Auth,
+    pub trust: crate::inventory::Trust,
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -243,6 +246,7 @@ impl Settings {
             )?,
             classifier: args.classifier.clone(),
             auth: Auth::new(tokens, clients),
+            trust: args.trust.clone(),
         })
     }
 }
