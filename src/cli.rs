@@ -53,6 +53,26 @@ pub struct Cli {
     #[arg(long, global = true, env = "NETGW_STATE_DIR")]
     pub state_dir: Option<PathBuf>,
 
+    /// SSH known_hosts file for hosts whose inventory sets no `data.netgw.known_hosts`
+    /// (default: ./known_hosts).
+    #[arg(long, global = true, env = "NETGW_KNOWN_HOSTS")]
+    pub known_hosts: Option<PathBuf>,
+
+    /// Record the key of an SSH host not yet in known_hosts (trust on first use) for hosts whose
+    /// inventory sets no `data.netgw.accept_new_host_keys`; a changed key is always refused.
+    #[arg(long, global = true, env = "NETGW_ACCEPT_NEW_HOST_KEYS", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    pub accept_new_host_keys: bool,
+
+    /// CA certificate(s) (PEM) that verify HTTPS devices (eAPI, iControl REST) whose inventory sets
+    /// no `data.netgw.tls_ca` or `tls_verify`.
+    #[arg(long, global = true, env = "NETGW_TLS_CA")]
+    pub tls_ca: Option<PathBuf>,
+
+    /// Do not verify HTTPS devices' certificates (hosts whose inventory sets no `tls_ca` or
+    /// `tls_verify`); for labs only.
+    #[arg(long, global = true, env = "NETGW_NO_TLS_VERIFY", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    pub no_tls_verify: bool,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -72,12 +92,15 @@ pub enum Command {
     },
     /// Show a node's expanded run-list, roles, and attribute layers.
     Expand {
+        /// Node name (`nodes/NAME.json` in the repo).
         name: String,
+        /// Output: `human` (chef-client style) or `json`.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
     },
     /// Converge devices to their desired state (all inventory hosts when no NODE is given).
     Converge {
+        /// Inventory hosts to converge (all when none is given).
         nodes: Vec<String>,
         #[command(flatten)]
         source: DeviceSource,
@@ -98,6 +121,7 @@ pub enum Command {
         /// (default: STATE_DIR/repos/REPO-HASH/locks).
         #[arg(long, env = "NETGW_LOCK_DIR")]
         lock_dir: Option<PathBuf>,
+        /// Output: `human` (chef-client style) or `json`.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
         #[command(flatten)]
@@ -105,9 +129,11 @@ pub enum Command {
     },
     /// Gather and print a device's facts (its automatic attributes).
     Facts {
+        /// Inventory host to ask.
         name: String,
         #[command(flatten)]
         source: DeviceSource,
+        /// Output: `json` or `human` (one `key: value` per line).
         #[arg(long, value_enum, default_value = "json")]
         format: Format,
     },
@@ -132,16 +158,31 @@ pub enum Command {
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10000))]
         concurrency: Option<u32>,
     },
+    /// Print the resolved inventory hosts (like `ansible-inventory --list`): address, platform, driver
+    /// or why not driven, credentials (passwords redacted), groups, data, connection options, trust,
+    /// and the layer each value came from.
+    Inventory {
+        /// Hosts to print (all when none is given).
+        hosts: Vec<String>,
+        #[command(flatten)]
+        source: DeviceSource,
+        /// Output: `human` or `json`.
+        #[arg(long, value_enum, default_value = "human")]
+        format: Format,
+    },
     /// Compare devices with their desired state; change nothing (exit 1 when something drifted).
     Drift {
+        /// Inventory hosts to compare (all when none is given).
         nodes: Vec<String>,
         #[command(flatten)]
         source: DeviceSource,
+        /// Devices compared at once.
         #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10000))]
         concurrency: u32,
         /// Directory of the per-node run locks (as for converge).
         #[arg(long, env = "NETGW_LOCK_DIR")]
         lock_dir: Option<PathBuf>,
+        /// Output: `human` (chef-client style) or `json`.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
     },
@@ -177,10 +218,12 @@ pub struct DeviceSource {
 pub enum NodeCommand {
     /// Desired, current and merged view of a node, or one attribute with the precedence that won.
     Show {
+        /// Node name (`nodes/NAME.json` in the repo).
         name: String,
         /// Dotted attribute path, e.g. `netdev.vlans.100.name`.
         #[arg(long)]
         attribute: Option<String>,
+        /// Output: `human` (chef-client style) or `json`.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
     },
@@ -365,7 +408,12 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
             name,
             source,
             format,
-        } => facts_cmd(name, source, *format, out),
+        } => facts_cmd(cli, name, source, *format, out),
+        Command::Inventory {
+            hosts,
+            source,
+            format,
+        } => inventory_cmd(cli, hosts, source, *format, out),
         Command::Serve {
             listen,
             inventory,
@@ -384,6 +432,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
                 repo: cli.repo.clone(),
                 classifier: cli.classifier.clone(),
                 state_dir: cli.state_dir.clone(),
+                trust: trust(cli),
             };
             let store: Option<Arc<dyn crate::store::NodeStore>> = match chef_store(cli)? {
                 Some(server) => Some(Arc::new(server)),
@@ -395,7 +444,17 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
     }
 }
 
-fn load_inventory(source: &DeviceSource) -> Result<Inventory, Failure> {
+/// The command line's trust settings.
+fn trust(cli: &Cli) -> crate::inventory::Trust {
+    crate::inventory::Trust {
+        known_hosts: cli.known_hosts.clone(),
+        accept_new_host_keys: cli.accept_new_host_keys,
+        tls_ca: cli.tls_ca.clone(),
+        no_tls_verify: cli.no_tls_verify,
+    }
+}
+
+fn load_inventory(cli: &Cli, source: &DeviceSource) -> Result<Inventory, Failure> {
     let (path, inv) = match (&source.inventory, &source.topology) {
         (Some(p), _) => (p, Inventory::load(p)),
         (None, Some(p)) => (p, Inventory::from_topology(p)),
@@ -405,7 +464,8 @@ fn load_inventory(source: &DeviceSource) -> Result<Inventory, Failure> {
             ));
         }
     };
-    let inv = inv.map_err(|e| Failure::usage(e.to_string()))?;
+    let mut inv = inv.map_err(|e| Failure::usage(e.to_string()))?;
+    inv.trust = trust(cli);
     for w in &inv.warnings {
         tracing::warn!(inventory = %path.display(), "{w}");
     }
@@ -445,7 +505,7 @@ fn converge_cmd(
     out: &mut dyn Write,
 ) -> Result<Status, Failure> {
     let repo = LocalRepo::open(&cli.repo)?;
-    let inv = load_inventory(source)?;
+    let inv = load_inventory(cli, source)?;
     let mut names = select(&inv, nodes)?;
     if let Some(query) = &source.search {
         let Some(server) = chef_store(cli)? else {
@@ -468,6 +528,16 @@ fn converge_cmd(
         }
         names.retain(|n| found.contains(n));
     }
+    // Hosts netgw does not drive: one warning line each, reported `skipped`, never run.
+    let mut skipped = Vec::new();
+    names.retain(|n| match inv.not_driven(n) {
+        Some(reason) => {
+            tracing::warn!("{n}: skipped: not driven by netgw: {reason}");
+            skipped.push(report::NodeReport::skipped(n, opts.why_run, &reason));
+            false
+        }
+        None => true,
+    });
     let jobs: Vec<Job> = names
         .iter()
         .map(|n| Job {
@@ -533,6 +603,9 @@ fn converge_cmd(
     if let Some(pb) = progress {
         pb.finish_and_clear();
     }
+    let mut report = report;
+    report.nodes.extend(skipped);
+    report.summary = report::summarize(&report.nodes);
     match format {
         Format::Json => writeln!(
             out,
@@ -595,12 +668,13 @@ fn progress_bar(len: usize) -> Option<indicatif::ProgressBar> {
 }
 
 fn facts_cmd(
+    cli: &Cli,
     name: &str,
     source: &DeviceSource,
     format: Format,
     out: &mut dyn Write,
 ) -> Result<Status, Failure> {
-    let inv = load_inventory(source)?;
+    let inv = load_inventory(cli, source)?;
     let names = select(&inv, &[name.to_owned()])?;
     let target = inv.target(&names[0]).map_err(|e| Failure {
         status: Status::NodeFailed,
@@ -641,6 +715,65 @@ fn facts_cmd(
         }
     }
     Ok(Status::Ok)
+}
+
+fn inventory_cmd(
+    cli: &Cli,
+    hosts: &[String],
+    source: &DeviceSource,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<Status, Failure> {
+    let inv = load_inventory(cli, source)?;
+    let names = select(&inv, hosts)?;
+    let mut resolved = Vec::new();
+    for n in &names {
+        resolved.push(inv.resolved(n).map_err(|e| Failure::usage(e.to_string()))?);
+    }
+    match format {
+        Format::Json => writeln!(out, "{}", pretty(&Value::Array(resolved)))?,
+        Format::Human => {
+            for h in &resolved {
+                write!(out, "{}", human_host(h))?;
+            }
+        }
+    }
+    Ok(Status::Ok)
+}
+
+/// One resolved host, a `key: value  (source)` line per field.
+fn human_host(h: &Value) -> String {
+    let src = |k: &str| match h["sources"][k].as_str() {
+        Some(s) => format!("  ({s})"),
+        None => String::new(),
+    };
+    let mut s = format!("{}:\n", h["name"].as_str().unwrap_or_default());
+    for k in ["hostname", "port", "platform", "username", "password"] {
+        s.push_str(&format!("  {k}: {}{}\n", compact(&h[k]), src(k)));
+    }
+    let driver = match (&h["driver"], &h["not_driven"], &h["error"]) {
+        (Value::String(d), _, _) => d.clone(),
+        (_, Value::String(r), _) => format!("not driven: {r}"),
+        (_, _, e) => format!("error: {}", e.as_str().unwrap_or("?")),
+    };
+    s.push_str(&format!("  driver: {driver}\n"));
+    s.push_str(&format!("  groups: {}\n", compact(&h["groups"])));
+    if let Some(data) = h["data"].as_object() {
+        for (k, v) in data {
+            s.push_str(&format!(
+                "  data.{k}: {}{}\n",
+                compact(v),
+                src(&format!("data.{k}"))
+            ));
+        }
+    }
+    if let Some(co) = h["connection_options"].as_object() {
+        for (k, v) in co {
+            s.push_str(&format!("  connection_options.{k}: {}\n", compact(v)));
+        }
+    }
+    s.push_str(&format!("  trust: {}\n", compact(&h["trust"])));
+    s
 }
 
 fn node_name(name: &str) -> Result<NodeName, Failure> {
@@ -909,5 +1042,32 @@ mod tests {
                 "{k}"
             );
         }
+    }
+
+    use clap::CommandFactory;
+
+    /// Every argument of every command says what it is (`--help`).
+    #[test]
+    fn every_argument_has_help_text() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                let id = a.get_id().as_str();
+                if id == "help" || id == "version" {
+                    continue;
+                }
+                if a.get_help().is_none() && a.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                if sub.get_about().is_none() {
+                    missing.push(format!("{path} {} (command)", sub.get_name()));
+                }
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "netgw", &mut missing);
+        assert!(missing.is_empty(), "no help text: {missing:?}");
     }
 }

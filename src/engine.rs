@@ -160,6 +160,27 @@ pub fn new_run_id() -> String {
     )
 }
 
+/// The warning for a node the store does not have: the node, where it was looked for, and (local
+/// repo) the existing node whose name is closest.
+async fn missing_node_warning(store: &dyn NodeStore, name: &NodeName) -> String {
+    let mut w = format!(
+        "node {name} is not in the store ({}): it has no desired state and runs with an empty run-list",
+        store.describe(name)
+    );
+    if let Some(repo) = store.as_local().cloned() {
+        let existing = tokio::task::spawn_blocking(move || repo.node_names())
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        let names: Vec<&str> = existing.iter().map(|n| n.as_str()).collect();
+        if let Some(n) = crate::inventory::nearest(name.as_str(), &names) {
+            w.push_str(&format!("; did you mean node {n}?"));
+        }
+    }
+    w
+}
+
 /// A node to converge: its name and its resolved device (or why it could not be resolved).
 pub struct Job {
     pub name: String,
@@ -496,15 +517,22 @@ async fn run_node(
     let mut store = ctx.store.clone();
     let created = match ctx.store.load_desired(&name).await.map_err(store_err)? {
         Some(_) => false,
-        None if opts.why_run => {
-            store = Arc::new(crate::store::unsaved::Unsaved::new(store, &name));
-            false
+        None => {
+            // Never silent: a misnamed node file would otherwise look like an up-to-date device.
+            let warning = missing_node_warning(ctx.store.as_ref(), &name).await;
+            warn!("{warning}");
+            steps.report.warnings.push(warning);
+            if opts.why_run {
+                // A dry run reads it as the empty node it would create and writes nothing.
+                store = Arc::new(crate::store::unsaved::Unsaved::new(store, &name));
+                false
+            } else {
+                ctx.store
+                    .create_node(&DesiredState::new(name.clone()))
+                    .await
+                    .map_err(store_err)?
+            }
         }
-        None => ctx
-            .store
-            .create_node(&DesiredState::new(name.clone()))
-            .await
-            .map_err(store_err)?,
     };
     steps.report.created = created;
     // 3. Classify (optional): the classifier's classes, environment and parameters apply to this run

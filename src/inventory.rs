@@ -7,10 +7,12 @@
 //!   `groups.yaml`/`defaults.yaml` beside it when they exist;
 //! * a directory holding `hosts.yaml` (+ `groups.yaml`, `defaults.yaml`).
 //!
-//! Resolution is Nornir's: host > its groups (in order, each group before the groups it belongs to) >
-//! defaults, field by field; `connection_options.NAME` fields fall through the same way. `data` is
-//! deep-merged with the same priority (netgw's settings live under `data.netgw`). A group a host names
-//! but nobody defines is a warning (containerlab names groups it does not write), not an error.
+//! Resolution is Nornir 3's (`nornir.core.inventory`): host > its groups (in order, each group before
+//! the groups it belongs to) > defaults, field by field, a field inherited only when it is null (`""`
+//! is a value); `connection_options.NAME` as `_get_connection_options_recursively` (`extras` whole);
+//! `data` key by key at the top level only, never deep-merged (netgw's settings live under
+//! `data.netgw`). A group a host names but nobody defines is an error, as in Nornir's SimpleInventory.
+//! A host netgw does not drive ([`netgw_models::kinds`]) is kept and reported skipped.
 //!
 //! A host whose own settings are unusable (no address, an unsupported platform, a credential reference
 //! that does not resolve) fails alone, at converge time; a malformed file fails the whole inventory.
@@ -35,6 +37,32 @@ pub enum InventoryError {
     File { path: PathBuf, message: String },
     #[error("inventory host {host}: {message}")]
     Host { host: String, message: String },
+    /// A host netgw has no driver for (a Linux host, an IOS-XR router, ...): skipped, not failed.
+    #[error("inventory host {host}: not driven by netgw: {reason}")]
+    NotDriven { host: String, reason: String },
+}
+
+/// A scalar as text: YAML reads `password: 1234` as a number, and Nornir passes it on as written.
+pub(crate) fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// `username`/`password` fields: a string, or a number or boolean taken as its text. The error names
+/// what was found, never its value (it may be a secret).
+fn de_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let v = Option::<Value>::deserialize(d)?;
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => scalar_text(&v).map(Some).ok_or_else(|| {
+            let found = if v.is_array() { "a list" } else { "a mapping" };
+            serde::de::Error::custom(format!("must be text, found {found}"))
+        }),
+    }
 }
 
 /// One inventory entry (host, group or defaults), as written.
@@ -45,9 +73,9 @@ pub struct Entry {
     pub hostname: Option<String>,
     #[serde(default)]
     pub port: Option<u16>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de_text")]
     pub username: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de_text")]
     pub password: Option<String>,
     #[serde(default)]
     pub platform: Option<String>,
@@ -67,9 +95,9 @@ pub struct ConnEntry {
     pub hostname: Option<String>,
     #[serde(default)]
     pub port: Option<u16>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de_text")]
     pub username: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de_text")]
     pub password: Option<String>,
     #[serde(default)]
     pub platform: Option<String>,
@@ -99,6 +127,42 @@ pub struct Inventory {
     pub groups: BTreeMap<String, Entry>,
     pub defaults: Entry,
     pub warnings: Vec<String>,
+    /// Trust settings of the command line, for hosts whose inventory sets none.
+    pub trust: Trust,
+}
+
+/// Host-key and TLS trust from the command line (`--known-hosts`, `--accept-new-host-keys`,
+/// `--tls-ca`, `--no-tls-verify` or their `NETGW_*` variables). Each applies to a host whose
+/// `data.netgw` (host, groups, defaults) does not set it: the inventory wins.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Trust {
+    pub known_hosts: Option<PathBuf>,
+    pub accept_new_host_keys: bool,
+    pub tls_ca: Option<PathBuf>,
+    pub no_tls_verify: bool,
+}
+
+impl Trust {
+    /// Fill what the host's `data.netgw` (`netgw`) leaves unset.
+    fn apply(&self, t: &mut DeviceTarget, netgw: &serde_json::Map<String, Value>) {
+        let set = |k: &str| netgw.contains_key(k);
+        if let Some(kh) = &self.known_hosts
+            && !set("known_hosts")
+        {
+            t.known_hosts = kh.clone();
+        }
+        if self.accept_new_host_keys && !set("accept_new_host_keys") {
+            t.accept_new_host_keys = true;
+        }
+        let tls_set = set("tls_ca") || set("ca_file") || set("tls_verify");
+        if let Some(ca) = &self.tls_ca
+            && !tls_set
+        {
+            t.tls.ca_file = Some(ca.clone());
+        } else if self.no_tls_verify && !tls_set {
+            t.tls.verify = false;
+        }
+    }
 }
 
 fn file_err(path: &Path, message: impl Into<String>) -> InventoryError {
@@ -231,10 +295,9 @@ impl Inventory {
                 _ => return Ok(Parsed::Document(probe)),
             }
         };
-        let (hosts, groups, warnings) = read;
-        let mut inv = Self::from_sections(path, (hosts, groups, Entry::default()))?;
-        inv.warnings.extend(warnings);
-        Ok(Parsed::Inventory(Box::new(inv)))
+        Ok(Parsed::Inventory(Box::new(Self::from_generated(
+            path, read,
+        )?)))
     }
 
     /// Parse one inventory file's text without touching the filesystem: containerlab's generated files
@@ -262,6 +325,7 @@ impl Inventory {
             groups,
             defaults,
             warnings: Vec::new(),
+            trust: Trust::default(),
         };
         inv.check()?;
         Ok(inv)
@@ -317,18 +381,27 @@ impl Inventory {
             NodeName::new(name)
                 .map_err(|e| file_err(&self.source, format!("host {name:?}: {e}")))?;
         }
-        let mut warnings = Vec::new();
+        let entries = self
+            .hosts
+            .iter()
+            .map(|(n, e)| (format!("hosts.{n}"), e))
+            .chain(self.groups.iter().map(|(n, e)| (format!("groups.{n}"), e)))
+            .chain(std::iter::once(("defaults".to_owned(), &self.defaults)));
+        for (at, e) in entries {
+            check_names(&self.source, &at, e)?;
+        }
+        // As Nornir's SimpleInventory: a group named but not defined is an error (a KeyError there).
         let all: Vec<(&String, &Entry)> = self.hosts.iter().chain(self.groups.iter()).collect();
         for (name, e) in all {
             for g in &e.groups {
                 if !self.groups.contains_key(g) {
-                    warnings.push(format!("{name}: group {g:?} is not defined; ignored"));
+                    return Err(file_err(
+                        &self.source,
+                        format!("{name}: group {g:?} is not defined (add it to the groups)"),
+                    ));
                 }
             }
         }
-        warnings.sort();
-        warnings.dedup();
-        self.warnings = warnings;
         Ok(())
     }
 
@@ -346,76 +419,23 @@ impl Inventory {
         }
     }
 
-    /// An inventory from a containerlab topology (`--topology FILE.clab.yml`): every node of a kind
-    /// netgw drives, addressed by its `mgmt-ipv4` (or containerlab's DNS name `PREFIX-LAB-NODE` when it
-    /// has none). Credentials: the node labels `netgw.username` / `netgw.password` (a literal,
-    /// `${ENV_VAR}` or `file:PATH`), else `NETGW_USERNAME` / `NETGW_PASSWORD`, else containerlab's
-    /// documented defaults for the kind. Nodes of other kinds are reported as unsupported warnings.
+    /// An inventory from a containerlab topology (`--topology FILE.clab.yml`), rendered as
+    /// containerlab renders it: every node, addressed by its `mgmt-ipv4` (or containerlab's DNS name
+    /// `PREFIX-LAB-NODE`), its kind as platform, credentials as [`clab`] says. Groups and defaults
+    /// (trust settings, say) come from Nornir's `groups.yaml` / `defaults.yaml` beside it.
     pub fn from_topology(path: &Path) -> Result<Inventory, InventoryError> {
-        use netgw_models::topology::{NodeAccess, Topology, nornir_inventory};
-        let text = read(path)?;
-        let topo = Topology::parse(&text).map_err(|e| file_err(path, e.to_string()))?;
-        let mut access = BTreeMap::new();
-        let mut warnings = topo.warnings.clone();
-        for node in topo.nodes.values() {
-            let driven = node
-                .platform
-                .and_then(Platform::parse)
-                .is_some_and(netgw_drivers::registry::has_driver);
-            if !driven {
-                warnings.push(format!(
-                    "{}: kind {:?} is not supported by netgw (skipped)",
-                    node.name,
-                    node.kind.as_deref().unwrap_or("?")
-                ));
-                continue;
-            }
-            let prefix = topo.prefix.clone().unwrap_or_else(|| "clab".into());
-            let hostname = node.mgmt_ipv4.clone().unwrap_or_else(|| {
-                if prefix.is_empty() || prefix == "\"\"" {
-                    node.name.clone()
-                } else {
-                    format!("{prefix}-{}-{}", topo.name, node.name)
-                }
-            });
-            let (user, pass) = default_credentials(node.kind.as_deref().unwrap_or(""));
-            let username = node
-                .labels
-                .get("netgw.username")
-                .cloned()
-                .or_else(|| std::env::var("NETGW_USERNAME").ok())
-                .unwrap_or_else(|| user.into());
-            let password = node
-                .labels
-                .get("netgw.password")
-                .cloned()
-                .or_else(|| {
-                    std::env::var("NETGW_PASSWORD")
-                        .ok()
-                        .map(|_| "${NETGW_PASSWORD}".into())
-                })
-                .unwrap_or_else(|| pass.into());
-            access.insert(
-                node.name.clone(),
-                NodeAccess {
-                    hostname,
-                    port: None,
-                    username,
-                    password,
-                    ..Default::default()
-                },
-            );
-        }
-        let v = nornir_inventory(&topo, &access);
-        let f: SingleFile = serde_json::from_value(v).map_err(|e| file_err(path, e.to_string()))?;
-        let mut inv = Inventory {
-            source: path.to_owned(),
-            hosts: flatten(f.hosts),
-            groups: BTreeMap::new(),
-            defaults: Entry::default(),
-            warnings: Vec::new(),
-        };
-        inv.check()?;
+        let read = clab::topology(path)?;
+        Self::from_generated(path, read)
+    }
+
+    /// An inventory made from one of containerlab's files, with the sibling `groups.yaml` /
+    /// `defaults.yaml` when they exist (a group entry there fills the empty one containerlab's file
+    /// names).
+    fn from_generated(path: &Path, read: clab::Read) -> Result<Inventory, InventoryError> {
+        let (hosts, mut groups, warnings) = read;
+        let (sibling_groups, defaults) = Self::sibling_files(path)?;
+        groups.extend(sibling_groups);
+        let mut inv = Self::from_sections(path, (hosts, groups, defaults))?;
         inv.warnings.extend(warnings);
         Ok(inv)
     }
@@ -485,6 +505,38 @@ impl Inventory {
         out
     }
 
+    /// `connection_options.NAME` of an entry as Nornir 3 resolves it
+    /// (`Host._get_connection_options_recursively`): the entry's block, then each of its groups
+    /// resolved the same way (a group's resolution already includes the defaults), then the defaults;
+    /// each field the first non-null, `extras` whole (never merged).
+    fn connection_block(&self, entry: &Entry, cname: &str, depth: usize) -> ConnEntry {
+        let mut p = entry
+            .connection_options
+            .get(cname)
+            .cloned()
+            .unwrap_or_default();
+        let fill = |p: &mut ConnEntry, sp: &ConnEntry| {
+            p.hostname = p.hostname.take().or_else(|| sp.hostname.clone());
+            p.port = p.port.or(sp.port);
+            p.username = p.username.take().or_else(|| sp.username.clone());
+            p.password = p.password.take().or_else(|| sp.password.clone());
+            p.platform = p.platform.take().or_else(|| sp.platform.clone());
+            p.extras = p.extras.take().or_else(|| sp.extras.clone());
+        };
+        if depth < 32 {
+            for g in &entry.groups {
+                if let Some(ge) = self.groups.get(g) {
+                    let sp = self.connection_block(ge, cname, depth + 1);
+                    fill(&mut p, &sp);
+                }
+            }
+        }
+        if let Some(sp) = self.defaults.connection_options.get(cname) {
+            fill(&mut p, sp);
+        }
+        p
+    }
+
     /// Entries that apply to a host, highest priority first.
     fn layers<'a>(&'a self, host: &'a Entry) -> Vec<&'a Entry> {
         let mut v = vec![host];
@@ -495,6 +547,164 @@ impl Inventory {
         }
         v.push(&self.defaults);
         v
+    }
+
+    /// Names of [`Inventory::layers`], in the same order (`hosts.NAME`, `groups.G`, `defaults`).
+    fn layer_names(&self, name: &str, host: &Entry) -> Vec<String> {
+        let mut v = vec![format!("hosts.{name}")];
+        v.extend(
+            self.chain(host)
+                .into_iter()
+                .filter(|g| self.groups.contains_key(g))
+                .map(|g| format!("groups.{g}")),
+        );
+        v.push("defaults".into());
+        v
+    }
+
+    /// A host as it resolves, for `netgw inventory`: every field with the layer it came from,
+    /// passwords redacted (`"<redacted>"`, or null when unset). Errors only for an unknown host.
+    pub fn resolved(&self, name: &str) -> Result<Value, InventoryError> {
+        let host = self.hosts.get(name).ok_or_else(|| InventoryError::Host {
+            host: name.to_owned(),
+            message: "is not in the inventory".into(),
+        })?;
+        let layers = self.layers(host);
+        let names = self.layer_names(name, host);
+        let mut sources = serde_json::Map::new();
+        let mut field = |key: &str, f: &dyn Fn(&Entry) -> Option<Value>| {
+            let found = layers
+                .iter()
+                .zip(&names)
+                .find_map(|(e, n)| f(e).map(|v| (v, n)));
+            match found {
+                Some((v, n)) => {
+                    sources.insert(key.into(), Value::String(n.clone()));
+                    v
+                }
+                None => Value::Null,
+            }
+        };
+        let redact = |p: &Option<String>| p.as_ref().map(|_| Value::from("<redacted>"));
+        let hostname = field("hostname", &|e| e.hostname.clone().map(Value::from));
+        let port = field("port", &|e| e.port.map(Value::from));
+        let username = field("username", &|e| e.username.clone().map(Value::from));
+        let password = field("password", &|e| redact(&e.password));
+        let platform = field("platform", &|e| e.platform.clone().map(Value::from));
+        for (k, n) in layers
+            .iter()
+            .zip(&names)
+            .flat_map(|(e, n)| e.data.keys().map(move |k| (k, n)))
+        {
+            sources
+                .entry(format!("data.{k}"))
+                .or_insert_with(|| Value::String(n.clone()));
+        }
+        let mut conn_names: Vec<&String> = layers
+            .iter()
+            .flat_map(|e| e.connection_options.keys())
+            .collect();
+        conn_names.sort();
+        conn_names.dedup();
+        let mut conns = serde_json::Map::new();
+        for c in conn_names {
+            let b = self.connection_block(host, c, 0);
+            conns.insert(
+                c.clone(),
+                serde_json::json!({"hostname": b.hostname, "port": b.port, "username": b.username,
+                    "password": redact(&b.password), "platform": b.platform, "extras": b.extras}),
+            );
+        }
+        let (driver, not_driven, error) = match self.platform_of(name, &layers) {
+            Ok(p) => (Some(p.to_string()), None, None),
+            Err(InventoryError::NotDriven { reason, .. }) => (None, Some(reason), None),
+            Err(e) => (None, None, Some(e.to_string())),
+        };
+        let netgw = extended_data(&layers)
+            .get("netgw")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let netgw_src = sources.get("data.netgw").cloned();
+        let trust_src = |keys: &[&str], cli: bool| match (&netgw_src, cli) {
+            (Some(src), _) if keys.iter().any(|k| netgw.contains_key(*k)) => {
+                format!("data.netgw of {}", src.as_str().unwrap_or_default())
+            }
+            (_, true) => "command line".to_owned(),
+            _ => "default".to_owned(),
+        };
+        let tr = &self.trust;
+        let trust = match self.target(name) {
+            Ok(t) => serde_json::json!({
+                "known_hosts": t.known_hosts, "accept_new_host_keys": t.accept_new_host_keys,
+                "tls_ca": t.tls.ca_file, "tls_verify": t.tls.verify,
+                "sources": {
+                    "known_hosts": trust_src(&["known_hosts"], tr.known_hosts.is_some()),
+                    "accept_new_host_keys":
+                        trust_src(&["accept_new_host_keys"], tr.accept_new_host_keys),
+                    "tls": trust_src(&["tls_ca", "ca_file", "tls_verify"],
+                        tr.tls_ca.is_some() || tr.no_tls_verify),
+                },
+            }),
+            Err(_) => Value::Null,
+        };
+        Ok(serde_json::json!({
+            "name": name, "hostname": hostname, "port": port, "platform": platform,
+            "driver": driver, "not_driven": not_driven, "error": error,
+            "username": username, "password": password, "groups": self.chain(host),
+            "data": extended_data(&layers), "connection_options": conns, "trust": trust,
+            "sources": sources, "inventory": self.source,
+        }))
+    }
+
+    /// Why netgw does not drive the host, if it does not (a Linux host, an IOS-XR router, ...).
+    pub fn not_driven(&self, name: &str) -> Option<String> {
+        let host = self.hosts.get(name)?;
+        match self.platform_of(name, &self.layers(host)) {
+            Err(InventoryError::NotDriven { reason, .. }) => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// The host's driver platform: its `platform` (a netgw, napalm or scrapli name, or a containerlab
+    /// kind) through the kind table; [`InventoryError::NotDriven`] for a platform netgw has no driver
+    /// for, an error naming the nearest valid name for one nobody knows.
+    fn platform_of(&self, name: &str, layers: &[&Entry]) -> Result<Platform, InventoryError> {
+        use netgw_models::kinds::{self, Drive};
+        let host_err = |message: String| InventoryError::Host {
+            host: name.to_owned(),
+            message,
+        };
+        let raw = layers
+            .iter()
+            .find_map(|e| e.platform.clone().filter(|s| !s.is_empty()))
+            .ok_or_else(|| {
+                host_err(
+                    "has no platform (containerlab writes an empty one for some kinds under \
+                     CLAB_NORNIR_PLATFORM_NAME_SCHEMA=napalm: use the default or scrapli schema)"
+                        .into(),
+                )
+            })?;
+        let not_driven = |reason: String| InventoryError::NotDriven {
+            host: name.to_owned(),
+            reason: format!("platform {raw:?}: {reason}"),
+        };
+        let platform = match kinds::platform_name(&raw) {
+            Some(Drive::Driver(p)) => Platform::parse(p),
+            Some(Drive::NotDriven(why)) => return Err(not_driven(why.into())),
+            None => Platform::parse(&raw),
+        };
+        match platform {
+            Some(p) if netgw_drivers::registry::has_driver(p) => Ok(p),
+            Some(p) => Err(not_driven(format!("netgw has no {p} driver"))),
+            None => Err(host_err(format!(
+                "platform {raw:?} is not known (a netgw, napalm or scrapli platform name, or a \
+                 containerlab kind{})",
+                nearest(&raw, &known_platform_names())
+                    .map(|n| format!("; did you mean {n:?}?"))
+                    .unwrap_or_default()
+            ))),
+        }
     }
 
     /// Resolve a host into a device target (credentials resolved; errors name the host).
@@ -512,18 +722,11 @@ impl Inventory {
             layers.iter().find_map(|e| f(e).filter(|s| !s.is_empty()))
         };
 
-        let platform_raw =
-            first(&|e| e.platform.clone()).ok_or_else(|| host_err("has no platform".into()))?;
-        let platform = Platform::parse(&platform_raw).ok_or_else(|| {
-            host_err(format!("platform {platform_raw:?} is not supported (netgw drives junos, eos, ios, nxos, f5, linux)"))
-        })?;
+        let platform = self.platform_of(name, &layers)?;
         let hostname = first(&|e| e.hostname.clone())
             .ok_or_else(|| host_err("has no hostname (management address)".into()))?;
 
-        let mut data = serde_json::Map::new();
-        for e in layers.iter().rev() {
-            data = deep_merge(data, &e.data);
-        }
+        let data = extended_data(&layers);
         let netgw = data
             .get("netgw")
             .and_then(Value::as_object)
@@ -532,8 +735,10 @@ impl Inventory {
 
         let mut t = DeviceTarget::new(name, platform, hostname);
         t.port = layers.iter().find_map(|e| e.port);
-        t.username = first(&|e| e.username.clone()).unwrap_or_default();
-        if let Some(p) = first(&|e| e.password.clone()) {
+        // Nornir: a field is inherited only when it is null; "" is a value.
+        let set = |f: &dyn Fn(&Entry) -> Option<String>| layers.iter().find_map(|e| f(e));
+        t.username = set(&|e| e.username.clone()).unwrap_or_default();
+        if let Some(p) = set(&|e| e.password.clone()) {
             t.password =
                 Some(credentials::resolve(&p).map_err(|e| host_err(format!("password: {e}")))?);
         }
@@ -545,19 +750,9 @@ impl Inventory {
         conn_names.sort();
         conn_names.dedup();
         for cname in conn_names {
-            let blocks: Vec<&ConnEntry> = layers
-                .iter()
-                .filter_map(|e| e.connection_options.get(cname))
-                .collect();
-            let pick = |f: &dyn Fn(&ConnEntry) -> Option<String>| blocks.iter().find_map(|c| f(c));
-            let mut extras = serde_json::Map::new();
-            for b in blocks.iter().rev() {
-                if let Some(x) = &b.extras {
-                    extras = deep_merge(extras, x);
-                }
-            }
+            let c = self.connection_block(host, cname, 0);
             let password =
-                match pick(&|c| c.password.clone()) {
+                match c.password.clone() {
                     Some(p) => Some(credentials::resolve(&p).map_err(|e| {
                         host_err(format!("connection_options.{cname}.password: {e}"))
                     })?),
@@ -566,41 +761,140 @@ impl Inventory {
             t.connection_options.insert(
                 cname.clone(),
                 ConnectionOptions {
-                    hostname: pick(&|c| c.hostname.clone()),
-                    port: blocks.iter().find_map(|c| c.port),
-                    username: pick(&|c| c.username.clone()),
+                    hostname: c.hostname,
+                    port: c.port,
+                    username: c.username,
                     password,
-                    extras,
+                    extras: c.extras.unwrap_or_default(),
                 },
             );
         }
 
         apply_netgw_settings(&mut t, &netgw).map_err(host_err)?;
+        self.trust.apply(&mut t, &netgw);
         Ok(t)
     }
 }
 
-fn deep_merge(
-    mut base: serde_json::Map<String, Value>,
-    over: &serde_json::Map<String, Value>,
-) -> serde_json::Map<String, Value> {
-    for (k, v) in over {
-        let merged = match (base.remove(k), v) {
-            (Some(Value::Object(a)), Value::Object(b)) => Value::Object(deep_merge(a, b)),
-            (_, v) => v.clone(),
-        };
-        base.insert(k.clone(), merged);
+/// Every `data.netgw` key netgw reads (the general ones, then the drivers' options).
+const NETGW_KEYS: &[&str] = &[
+    "transport",
+    "known_hosts",
+    "accept_new_host_keys",
+    "key_file",
+    "enable_secret",
+    "tls_verify",
+    "tls_ca",
+    "ca_file",
+    "connect_timeout",
+    "idle_timeout",
+    "operation_timeout",
+    "junos_style",
+    "save_config",
+    "eapi_transport",
+    "eos_sessions",
+    "eos_write_memory",
+];
+
+/// `connection_options` names: netgw's transports, then Nornir plugins' blocks netgw leaves alone
+/// (an inventory shared with Nornir keeps them).
+const CONNECTION_NAMES: &[&str] = &[
+    "netconf",
+    "ssh",
+    "eapi",
+    "rest",
+    "snmp",
+    "netmiko",
+    "napalm",
+    "scrapli",
+    "scrapli_netconf",
+    "paramiko",
+    "ncclient",
+];
+
+/// Unknown `data.netgw` keys and `connection_options` names in one entry: an error naming the entry,
+/// the key and the nearest valid one (a typo is otherwise silently ignored).
+fn check_names(source: &Path, at: &str, e: &Entry) -> Result<(), InventoryError> {
+    let unknown = |field: String, key: &str, valid: &[&str]| {
+        let hint = nearest(key, valid)
+            .map(|n| format!("; did you mean `{n}`?"))
+            .unwrap_or_else(|| format!("; valid: {}", valid.join(", ")));
+        file_err(source, format!("{at}.{field}: unknown key `{key}`{hint}"))
+    };
+    if let Some(netgw) = e.data.get("netgw").and_then(Value::as_object) {
+        for k in netgw.keys() {
+            if !NETGW_KEYS.contains(&k.as_str()) {
+                return Err(unknown("data.netgw".into(), k, NETGW_KEYS));
+            }
+        }
     }
-    base
+    for k in e.connection_options.keys() {
+        if !CONNECTION_NAMES.contains(&k.as_str()) {
+            return Err(unknown("connection_options".into(), k, CONNECTION_NAMES));
+        }
+    }
+    Ok(())
 }
 
-/// containerlab's documented default credentials per kind (its "Kinds" pages).
-fn default_credentials(kind: &str) -> (&'static str, &'static str) {
-    if kind.starts_with("juniper_") || kind.starts_with("vr-") {
-        ("admin", "admin@123")
-    } else {
-        ("admin", "admin")
+/// Every platform name netgw resolves: its own and every containerlab kind's names.
+fn known_platform_names() -> Vec<&'static str> {
+    let mut v = vec![
+        "junos",
+        "eos",
+        "ios",
+        "nxos",
+        "f5",
+        "arista_eos",
+        "juniper_junos",
+        "cisco_ios",
+        "cisco_iosxe",
+        "cisco_nxos",
+    ];
+    for k in netgw_models::kinds::KINDS {
+        v.extend(k.names.iter().copied());
     }
+    v
+}
+
+/// The candidate closest to `word` (edit distance at most a third of its length), for "did you mean".
+pub(crate) fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let w = word.to_ascii_lowercase();
+    candidates
+        .iter()
+        .map(|c| (edit_distance(&w, &c.to_ascii_lowercase()), *c))
+        .filter(|(d, _)| *d <= (w.len() / 3).max(1))
+        .min()
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance (characters).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let sub = diag + usize::from(ca != *cb);
+            diag = row[j + 1];
+            row[j + 1] = sub.min(row[j] + 1).min(diag + 1);
+        }
+    }
+    row[b.len()]
+}
+
+/// Nornir's `Host.extended_data()`: each top-level key from the first layer that has it (host,
+/// groups in order, defaults); nothing is merged below the top level.
+fn extended_data(layers: &[&Entry]) -> serde_json::Map<String, Value> {
+    let mut out = serde_json::Map::new();
+    for e in layers {
+        for (k, v) in &e.data {
+            if !out.contains_key(k) {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    out
 }
 
 fn apply_netgw_settings(
@@ -625,11 +919,14 @@ fn apply_netgw_settings(
                 t.key_file = Some(PathBuf::from(v.as_str().ok_or_else(|| bad("a path"))?))
             }
             "enable_secret" => {
-                let r = v
-                    .as_str()
-                    .ok_or_else(|| bad("a string or credential reference"))?;
+                // A secret: a number is its text, and the error never shows the value.
+                let r = scalar_text(v).ok_or_else(|| {
+                    "data.netgw.enable_secret: must be text or a credential reference, found a \
+                     list or a mapping"
+                        .to_owned()
+                })?;
                 t.enable_secret = Some(
-                    credentials::resolve(r)
+                    credentials::resolve(&r)
                         .map_err(|e| format!("data.netgw.enable_secret: {e}"))?,
                 );
             }
@@ -733,10 +1030,10 @@ defaults:
         assert!(!t.tls.verify);
         assert_eq!(
             t.known_hosts,
-            PathBuf::from("/etc/netgw/known_hosts"),
-            "data deep-merged across groups"
+            PathBuf::from("known_hosts"),
+            "data is not merged below the top level (Nornir): leaves' data.netgw hides fabric's"
         );
-        assert_eq!(t.timeouts.operation, Duration::from_secs(5));
+        assert_eq!(t.timeouts.operation, Timeouts::default().operation);
         let e = t.endpoint("eapi", 443);
         assert_eq!((e.port, e.username.as_str()), (8443, "api"));
         let s = inv.target("spine1").unwrap();
@@ -754,30 +1051,29 @@ defaults:
     #[test]
     fn containerlab_generated_inventories_load() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/containerlab/nornir");
-        for case in ["case2-scrapli-platform", "case4-default-groups-platform"] {
-            let inv =
-                Inventory::load(&root.join(case).join("nornir-simple-inventory.yml")).unwrap();
-            assert!(!inv.hosts.is_empty(), "{case}");
-        }
         let inv = Inventory::load(&root.join("case2-scrapli-platform/nornir-simple-inventory.yml"))
             .unwrap();
         let e = inv.target("node1").unwrap_err().to_string();
         assert!(e.contains("node1") && e.contains("hostname"), "{e}");
-        let inv = Inventory::load(
-            &root.join("case4-default-groups-platform/nornir-simple-inventory.yml"),
-        )
-        .unwrap();
-        assert!(
-            inv.warnings.iter().any(|w| w.contains("spine")),
-            "{:?}",
-            inv.warnings
+        // containerlab names the `nornir-group` label groups without defining them: Nornir refuses
+        // the file (KeyError) until a groups.yaml beside it defines them, and so does netgw.
+        let case4 = root.join("case4-default-groups-platform/nornir-simple-inventory.yml");
+        let e = Inventory::load(&case4).unwrap_err().to_string();
+        assert!(e.contains("is not defined"), "{e}");
+        let d = tempfile::tempdir().unwrap();
+        let copy = d.path().join("nornir-simple-inventory.yml");
+        std::fs::copy(&case4, &copy).unwrap();
+        write(
+            d.path(),
+            "groups.yaml",
+            "spine: {}\nextra_group: {}\nsecond_extra_group: {}\n",
         );
-        let e = inv.target("node1").unwrap_err().to_string();
-        assert!(
-            e.contains("nokia_srlinux") && e.contains("not supported"),
-            "{e}"
-        );
-        assert_eq!(inv.target("node4").unwrap().platform, Platform::Linux);
+        let inv = Inventory::load(&copy).unwrap();
+        let e = inv.target("node1").unwrap_err();
+        assert!(matches!(e, InventoryError::NotDriven { .. }), "{e}");
+        assert!(e.to_string().contains("nokia_srlinux"), "{e}");
+        assert!(inv.not_driven("node4").unwrap().contains("Linux"));
+        assert!(inv.not_driven("node2").unwrap().contains("SR Linux"));
     }
 
     #[test]
@@ -786,15 +1082,11 @@ defaults:
         let inv = Inventory::from_topology(&p).unwrap();
         assert_eq!(
             inv.names(),
-            ["access1", "lb1", "leaf1", "leaf2", "spine1", "spine2"]
+            [
+                "access1", "host1", "host2", "lb1", "leaf1", "leaf2", "spine1", "spine2"
+            ]
         );
-        assert!(
-            inv.warnings
-                .iter()
-                .any(|w| w.contains("host1") && w.contains("linux")),
-            "{:?}",
-            inv.warnings
-        );
+        assert!(inv.not_driven("host1").unwrap().contains("Linux"));
         let t = inv.target("spine2").unwrap();
         assert_eq!(
             (t.platform, t.host.as_str()),
@@ -824,8 +1116,13 @@ defaults:
                     let inv = Inventory::from_topology(&p)
                         .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
                     for h in inv.names() {
-                        inv.target(&h)
-                            .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                        match inv.target(&h) {
+                            Ok(_) => assert_eq!(inv.not_driven(&h), None),
+                            Err(InventoryError::NotDriven { .. }) => {
+                                assert!(inv.not_driven(&h).is_some())
+                            }
+                            Err(e) => panic!("{}: {e}", p.display()),
+                        }
                     }
                     n += 1;
                 }
@@ -879,8 +1176,8 @@ defaults:
                 "srl":{"kind":"srl","mgmt-ipv4-address":"172.20.20.4"}}}"#,
         );
         let inv = Inventory::load(&td).unwrap();
-        assert_eq!(inv.names(), ["j1", "sw1"]);
-        assert!(inv.warnings.iter().any(|w| w.contains("srl")));
+        assert_eq!(inv.names(), ["j1", "srl", "sw1"]);
+        assert!(inv.not_driven("srl").unwrap().contains("SR Linux"));
         assert_eq!(inv.target("sw1").unwrap().host, "172.20.20.2");
         assert_eq!(
             inv.target("j1").unwrap().password.unwrap().expose(),
@@ -914,13 +1211,92 @@ defaults:
             "all:\n  vars: {ansible_httpapi_use_proxy: false}\n  children:\n    arista_ceos:\n      vars: {ansible_network_os: arista.eos.eos, ansible_user: admin, ansible_password: pw1}\n      hosts:\n        clab-x-sw1: {ansible_host: 172.20.20.5}\n    spine:\n      hosts:\n        clab-x-sw1: {ansible_host: 172.20.20.5}\n    linux:\n      hosts:\n        clab-x-h1:\n",
         );
         let inv = Inventory::load(&a).unwrap();
-        assert_eq!(inv.names(), ["clab-x-sw1"]);
+        assert_eq!(inv.names(), ["clab-x-h1", "clab-x-sw1"]);
+        assert!(inv.not_driven("clab-x-h1").unwrap().contains("Linux"));
         let t = inv.target("clab-x-sw1").unwrap();
         assert_eq!(
             (t.platform, t.host.as_str(), t.password.unwrap().expose()),
             (Platform::Eos, "172.20.20.5", "pw1")
         );
         assert_eq!(inv.in_group("spine"), ["clab-x-sw1"]);
+    }
+
+    /// Issue 23 item 5: YAML reads `password: 1234` as a number; it is the text, as Nornir passes it.
+    /// Errors about secret fields name the field and the problem, never the value.
+    #[test]
+    fn numeric_secrets_are_their_text_and_errors_never_show_secrets() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(
+            d.path(),
+            "inv.yml",
+            "hosts:\n  sw1:\n    hostname: h\n    platform: ios\n    username: 1000\n    password: 1234\n    data: {netgw: {enable_secret: 4242}}\n    connection_options:\n      ssh: {password: 5678}\n      snmp: {extras: {version: 2c, community: 31337}}\n",
+        );
+        let t = Inventory::load(&p).unwrap().target("sw1").unwrap();
+        assert_eq!(t.username, "1000");
+        assert_eq!(t.password.as_ref().unwrap().expose(), "1234");
+        assert_eq!(t.enable_secret.as_ref().unwrap().expose(), "4242");
+        assert_eq!(t.endpoint("ssh", 22).password.unwrap().expose(), "5678");
+        let snmp = crate::snmp_facts::snmp_config(&t).unwrap().unwrap();
+        assert!(format!("{snmp:?}").contains("V2c"), "{snmp:?}");
+        for (body, field) in [
+            ("password: [98765, 1]", "password"),
+            (
+                "connection_options: {ssh: {password: {x: 98765}}}",
+                "password",
+            ),
+        ] {
+            let p = write(
+                d.path(),
+                "bad.yml",
+                &format!("hosts:\n  sw1: {{hostname: h, platform: ios, {body}}}\n"),
+            );
+            let e = Inventory::load(&p).unwrap_err().to_string();
+            assert!(e.contains(field) && e.contains("must be text"), "{e}");
+            assert!(!e.contains("98765"), "the secret is in the error: {e}");
+        }
+        let p = write(
+            d.path(),
+            "bad.yml",
+            "hosts:\n  sw1: {hostname: h, platform: ios, data: {netgw: {enable_secret: [98765]}}}\n",
+        );
+        let e = Inventory::load(&p)
+            .unwrap()
+            .target("sw1")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("enable_secret") && !e.contains("98765"), "{e}");
+    }
+
+    #[test]
+    fn unknown_netgw_keys_and_connection_names_are_errors_with_the_nearest() {
+        let d = tempfile::tempdir().unwrap();
+        for (body, want) in [
+            (
+                "data: {netgw: {tls_verfy: false}}",
+                "hosts.sw1.data.netgw: unknown key `tls_verfy`; did you mean `tls_verify`?",
+            ),
+            (
+                "connection_options: {eapii: {port: 1}}",
+                "hosts.sw1.connection_options: unknown key `eapii`; did you mean `eapi`?",
+            ),
+        ] {
+            let p = write(
+                d.path(),
+                "inv.yml",
+                &format!("hosts:\n  sw1: {{hostname: h, platform: eos, {body}}}\n"),
+            );
+            let e = Inventory::load(&p).unwrap_err().to_string();
+            assert!(e.contains("inv.yml") && e.contains(want), "{e}");
+        }
+        let p = write(
+            d.path(),
+            "inv.yml",
+            "hosts:\n  sw1: {hostname: h, platform: eos}\ndefaults:\n  connection_options: {netmiko: {extras: {fast_cli: true}}}\n",
+        );
+        assert!(
+            Inventory::load(&p).is_ok(),
+            "Nornir plugins' blocks are kept"
+        );
     }
 
     #[test]

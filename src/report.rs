@@ -86,6 +86,8 @@ pub fn resource_ident(r: &ResourceRef) -> (&'static str, String) {
 pub enum NodeStatus {
     Success,
     Failed,
+    /// netgw does not drive the host (a Linux host, an IOS-XR router, ...): never a failure.
+    Skipped,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -151,6 +153,14 @@ impl NodeReport {
     pub fn failed(&self) -> bool {
         self.status == NodeStatus::Failed
     }
+
+    /// The report of a host netgw does not drive: status `skipped`, the reason as its warning.
+    pub fn skipped(name: &str, why_run: bool, reason: &str) -> Self {
+        let mut r = NodeReport::new(name, why_run);
+        r.status = NodeStatus::Skipped;
+        r.warnings.push(format!("skipped: {reason}"));
+        r
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -158,6 +168,10 @@ pub struct RunSummary {
     pub nodes: usize,
     pub succeeded: usize,
     pub failed: usize,
+    /// Hosts netgw does not drive.
+    pub skipped: usize,
+    /// Nodes the store did not have (each with a warning).
+    pub missing_nodes: usize,
     pub resources: usize,
     pub updated: usize,
 }
@@ -179,10 +193,13 @@ impl RunReport {
 }
 
 pub fn summarize(nodes: &[NodeReport]) -> RunSummary {
+    let count = |s: NodeStatus| nodes.iter().filter(|n| n.status == s).count();
     RunSummary {
         nodes: nodes.len(),
-        succeeded: nodes.iter().filter(|n| !n.failed()).count(),
-        failed: nodes.iter().filter(|n| n.failed()).count(),
+        succeeded: count(NodeStatus::Success),
+        failed: count(NodeStatus::Failed),
+        skipped: count(NodeStatus::Skipped),
+        missing_nodes: nodes.iter().filter(|n| n.created).count(),
         resources: nodes.iter().map(|n| n.total).sum(),
         updated: nodes.iter().map(|n| n.updated).sum(),
     }
@@ -199,6 +216,12 @@ fn show(v: &Value) -> String {
 /// One node in chef-client's doc-formatter style.
 pub fn human_node(n: &NodeReport) -> String {
     let mut out = String::new();
+    if n.status == NodeStatus::Skipped {
+        for w in &n.warnings {
+            let _ = writeln!(out, "netgw run for {} {w}", n.name);
+        }
+        return out;
+    }
     let _ = writeln!(
         out,
         "Starting netgw run for {}{}",
@@ -287,11 +310,19 @@ pub fn human_node(n: &NodeReport) -> String {
 pub fn human_summary(r: &RunReport) -> String {
     let s = &r.summary;
     format!(
-        "\nRun {}: {} node(s), {} succeeded, {} failed; {}/{} resources {} in {:.2} seconds\n",
+        "\nRun {}: {} node(s), {} succeeded, {} failed{}; {}/{} resources {} in {:.2} seconds\n",
         r.run_id,
         s.nodes,
         s.succeeded,
         s.failed,
+        [
+            (s.skipped, "skipped (not driven by netgw)"),
+            (s.missing_nodes, "not in the store (see warnings)")
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!(", {n} {what}"))
+        .collect::<String>(),
         s.updated,
         s.resources,
         if r.why_run {

@@ -41,6 +41,8 @@ impl ResolveError {
     /// Node-level failures (exit 1) as opposed to configuration errors (exit 2).
     pub fn is_node_failure(&self) -> bool {
         match self {
+            // A node that does not exist was named by the user: a configuration error (README).
+            ResolveError::Store(crate::store::StoreError::NotFound { kind: "node", .. }) => false,
             ResolveError::Store(e) => e.is_not_found(),
             ResolveError::Expand { .. } | ResolveError::UnknownRecipe { .. } => true,
             ResolveError::Model { .. } => false,

@@ -43,6 +43,11 @@ fn build_config(
     let mut extras = co.extras.clone();
     // Credential references (`${ENV}`, `file:PATH`) as for passwords; errors name the reference only.
     for key in ["community", "auth_key", "priv_key"] {
+        // A secret YAML reads as a number is its text (as Nornir passes it on); never echoed in errors.
+        if let Some(Value::Number(n)) = extras.get(key) {
+            extras.insert(key.into(), Value::String(n.to_string()));
+            continue;
+        }
         if let Some(Value::String(r)) = extras.get(key) {
             let s = credentials::resolve(r)
                 .map_err(|e| format!("connection_options.snmp.extras.{key}: {e}"))?;

@@ -231,7 +231,10 @@ fn errors_name_the_input_and_map_to_exit_codes() {
     );
 
     let o = netgw(&["node", "show", "ghost"]);
-    assert_eq!(o.code, 1);
+    assert_eq!(
+        o.code, 2,
+        "a node that does not exist is a configuration error"
+    );
     assert!(
         o.stderr.contains("node \"ghost\" not found"),
         "{}",

@@ -850,3 +850,30 @@ async fn sigterm_drains_cancels_and_records_the_shutdown() {
         "a clean stop leaves nothing to interrupt: {gw:#}"
     );
 }
+
+/// A host netgw does not drive is recorded `skipped` in the run and the node's history, never failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_netgw_does_not_drive_is_skipped_in_history() {
+    let l = lab(10.0, "", "  srv1:\n    platform: linux\n");
+    let srv = start(&l, &[]);
+    let (s, v) = srv.trigger(json!({"nodes": ["srv1"]})).await;
+    assert_eq!(s, 202, "{v}");
+    let id = v["run_id"].as_str().unwrap().to_owned();
+    let run = srv
+        .wait_status(&id, &["finished"], Duration::from_secs(60))
+        .await;
+    let node = &run["report"]["nodes"][0];
+    assert_eq!(node["status"], "skipped", "{run:#}");
+    assert!(
+        node["warnings"][0].as_str().unwrap().contains("Linux"),
+        "{run:#}"
+    );
+    assert_eq!(run["report"]["summary"]["skipped"], 1, "{run:#}");
+    assert_eq!(run["report"]["summary"]["failed"], 0, "{run:#}");
+    let (s, nodev) = srv.get("/v1/nodes/srv1", READ).await;
+    assert_eq!(s, 200, "{nodev}");
+    assert_eq!(
+        nodev["last_result"]["report"]["status"], "skipped",
+        "{nodev:#}"
+    );
+}

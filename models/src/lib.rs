@@ -17,6 +17,7 @@ pub use name::NodeName;
 pub use node::{Attrs, CurrentState, DesiredState, Environment, Node, Role};
 pub use runlist::{RunList, RunListItem};
 pub mod compile;
+pub mod kinds;
 pub mod plan;
 pub mod resource;
 pub mod topology;

@@ -29,6 +29,126 @@ pub enum TopologyError {
     Yaml(String),
     #[error("topology: {0}")]
     Shape(String),
+    #[error("topology line {line}: {message}")]
+    Render { line: usize, message: String },
+}
+
+/// The topology text as containerlab renders it before parsing (`core/file.go`
+/// `LoadTopologyFromFile`): Go template actions are refused (netgw has no Go template engine and no
+/// `*.clab_vars.yml` data: an error naming the line), then environment variables are substituted
+/// with containerlab's `envsubst.BytesRestrictedNoReplace(b, false, false, true, true)`
+/// (github.com/hellt/envsubst v0.2.0, MIT):
+///
+/// * `$VAR`, `${VAR}`: the value; unset or empty leaves `$VAR` (NoReplace; the braces go);
+/// * `${VAR:=default}`, `${VAR:-default}`: the value, else the default (text, or `$OTHER`);
+/// * `${VAR=default}`, `${VAR-default}`: the default only when VAR is unset;
+/// * `${VAR:+alt}`, `${VAR+alt}`: `alt` when VAR is set, else nothing;
+/// * `$$` is `$`; `$1`, `${1...` (a digit first) stay as written; `${` without `}` on its line is an
+///   error.
+pub fn render(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, TopologyError> {
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let err = |message: String| TopologyError::Render {
+            line: i + 1,
+            message,
+        };
+        if let Some(col) = line.find("{{") {
+            let action: String = line[col..].chars().take(40).collect();
+            return Err(err(format!(
+                "`{}` is a Go template action; netgw does not render containerlab's Go templates \
+                 (or *.clab_vars.yml): render the topology with `containerlab deploy \
+                 --export-rendered FILE` and give netgw FILE",
+                action.trim_end()
+            )));
+        }
+        render_line(line, env, &mut out).map_err(err)?;
+    }
+    Ok(out)
+}
+
+fn is_ident(c: char) -> bool {
+    c == '_' || c.is_alphanumeric()
+}
+
+/// A variable's text: its value, or `$NAME` when unset or empty (NoReplace).
+fn var_text(name: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
+    env(name)
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| format!("${name}"))
+}
+
+fn render_line(
+    line: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    out: &mut String,
+) -> Result<(), String> {
+    let mut rest = line;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let next = after.chars().next();
+        match next {
+            Some('$') => {
+                out.push('$');
+                rest = &after[1..];
+            }
+            Some(c) if c.is_ascii_digit() => {
+                out.push('$');
+                rest = after;
+            }
+            Some('{') if after[1..].starts_with(|c: char| is_ident(c) && !c.is_ascii_digit()) => {
+                let body_end = after
+                    .find('}')
+                    .filter(|e| !after[..*e].contains(['\n', '\r']))
+                    .ok_or_else(|| format!("`{}`: closing brace expected", after.trim_end()))?;
+                out.push_str(&substitution(&after[1..body_end], env));
+                rest = &after[body_end + 1..];
+            }
+            Some(c) if is_ident(c) => {
+                let end = after.find(|c: char| !is_ident(c)).unwrap_or(after.len());
+                let name = &after[..end];
+                if name == "_" {
+                    out.push_str("$_");
+                } else {
+                    out.push_str(&var_text(name, env));
+                }
+                rest = &after[end..];
+            }
+            _ => {
+                out.push('$');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    Ok(())
+}
+
+/// `NAME[OP DEFAULT]` inside `${...}`.
+fn substitution(body: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
+    let end = body.find(|c: char| !is_ident(c)).unwrap_or(body.len());
+    let (name, tail) = body.split_at(end);
+    let ops = [":=", ":-", ":+", "=", "-", "+"];
+    let Some(op) = ops.iter().find(|o| tail.starts_with(**o)) else {
+        return var_text(name, env);
+    };
+    let default_raw = &tail[op.len()..];
+    if default_raw.is_empty() {
+        return var_text(name, env);
+    }
+    let default = match default_raw.strip_prefix('$') {
+        Some(v) if !v.is_empty() && v.chars().all(is_ident) => var_text(v, env),
+        _ => default_raw.to_owned(),
+    };
+    let value = env(name);
+    match *op {
+        ":=" | ":-" => value.filter(|v| !v.is_empty()).unwrap_or(default),
+        ":+" | "+" => value.map(|_| default).unwrap_or_default(),
+        _ => match value {
+            None => default,
+            Some(_) => var_text(name, env),
+        },
+    }
 }
 
 /// `mgmt:` — the management network containerlab creates.
@@ -46,8 +166,8 @@ pub struct Mgmt {
 pub struct Node {
     pub name: String,
     pub kind: Option<String>,
-    /// netgw platform name (`eos`, `junos`, `ios`, `nxos`, `f5`, `linux`), `None` when netgw does not drive
-    /// this kind.
+    /// netgw platform name (`eos`, `junos`, `ios`, `nxos`, `f5`), `None` when netgw does not drive this
+    /// kind ([`crate::kinds`]).
     pub platform: Option<&'static str>,
     pub image: Option<String>,
     /// containerlab `type` (e.g. `l2` for cisco_iol, `ixrd3` for SR Linux).
@@ -62,8 +182,64 @@ pub struct Node {
     pub startup_config: Option<String>,
     pub binds: Vec<String>,
     pub ports: Vec<String>,
+    /// The topology's `credentials:` for this node, from the most specific level that sets a username
+    /// or a password (containerlab's `resolveTopologyCredentials`: node, group, kind, defaults; not
+    /// merged across levels; the legacy `username:`/`password:` keys count at each level).
+    pub credentials: Option<TopoCredentials>,
     /// Every merged key, as written (`exec`, `config`, `healthcheck`, `network-mode`, ...).
     pub raw: Map<String, Value>,
+}
+
+/// A `credentials:` block and the topology level it came from.
+#[derive(Clone, Default, PartialEq, Serialize)]
+pub struct TopoCredentials {
+    pub username: Option<String>,
+    #[serde(skip)]
+    pub password: Option<String>,
+    /// `nodes.NAME`, `groups.NAME`, `kinds.NAME` or `defaults`.
+    pub source: String,
+}
+
+impl std::fmt::Debug for TopoCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TopoCredentials")
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("source", &self.source)
+            .finish()
+    }
+}
+
+/// The credentials one topology level sets (`credentials.username`/`.password`, or the legacy
+/// `username`/`password` keys when the block leaves them empty), if it sets either.
+fn level_credentials(level: &Map<String, Value>, source: String) -> Option<TopoCredentials> {
+    let block = level.get("credentials").and_then(Value::as_object);
+    let field = |k: &str| {
+        block
+            .and_then(|b| b.get(k))
+            .and_then(as_str)
+            .filter(|s| !s.is_empty())
+            .or_else(|| level.get(k).and_then(as_str).filter(|s| !s.is_empty()))
+    };
+    let (username, password) = (field("username"), field("password"));
+    (username.is_some() || password.is_some()).then_some(TopoCredentials {
+        username,
+        password,
+        source,
+    })
+}
+
+/// Passwords stay in [`Node::credentials`] only: the raw keys keep no secret to print.
+fn redact_passwords(raw: &mut Map<String, Value>) {
+    let redacted = || Value::String("<redacted>".into());
+    if raw.contains_key("password") {
+        raw.insert("password".into(), redacted());
+    }
+    if let Some(Value::Object(c)) = raw.get_mut("credentials")
+        && c.contains_key("password")
+    {
+        c.insert("password".into(), redacted());
+    }
 }
 
 /// One end of a link.
@@ -98,22 +274,13 @@ pub struct Topology {
     pub warnings: Vec<String>,
 }
 
-/// containerlab kind -> netgw platform. Legacy names (`ceos`, `crpd`, `vr-*`) included.
+/// containerlab kind -> the netgw platform that drives it (`eos`, `junos`, `ios`, `nxos`, `f5`); `None`
+/// for a kind netgw does not drive (see [`crate::kinds`], the one table, for why).
 pub fn platform_for_kind(kind: &str) -> Option<&'static str> {
-    let k = kind.trim().to_ascii_lowercase();
-    Some(match k.as_str() {
-        "arista_ceos" | "ceos" | "arista_veos" | "vr-veos" | "vr-arista_veos" => "eos",
-        "crpd" | "vr-vmx" | "vr-vqfx" | "vr-vsrx" | "vr-vjunosswitch" | "vr-vjunosrouter" => {
-            "junos"
-        }
-        k if k.starts_with("juniper_") || k.starts_with("vr-juniper_") => "junos",
-        "cisco_iol" | "cisco_c8000v" | "cisco_csr1000v" | "cisco_cat9kv" | "c8000v" | "csr"
-        | "vr-csr" | "vr-cisco_csr1000v" | "cisco_c8000" => "ios",
-        "cisco_n9kv" | "vr-n9kv" | "vr-cisco_n9kv" => "nxos",
-        "f5_bigip-ve" | "f5_bigip" => "f5",
-        "linux" | "cumulus_cvx" | "cvx" | "sonic-vs" | "sonic-vm" => "linux",
-        _ => return None,
-    })
+    match crate::kinds::kind(kind)?.drive {
+        crate::kinds::Drive::Driver(p) => Some(p),
+        crate::kinds::Drive::NotDriven(_) => None,
+    }
 }
 
 fn as_str(v: &Value) -> Option<String> {
@@ -297,14 +464,25 @@ impl Topology {
                 merge_layer(&mut merged, g);
             }
             merge_layer(&mut merged, &own);
+            redact_passwords(&mut merged);
             let platform = kind.as_deref().and_then(platform_for_kind);
-            match (&kind, platform) {
-                (None, _) => t.warnings.push(format!("node {name}: no kind")),
-                (Some(k), None) => t
-                    .warnings
-                    .push(format!("node {name}: kind {k} is not driven by netgw")),
-                _ => {}
+            if kind.is_none() {
+                t.warnings.push(format!("node {name}: no kind"));
             }
+            let kind_body = kind
+                .as_deref()
+                .and_then(|k| kinds.get(k))
+                .and_then(Value::as_object);
+            let credentials = level_credentials(&own, format!("nodes.{name}"))
+                .or_else(|| {
+                    let g = group.as_deref().unwrap_or_default();
+                    group_body.and_then(|b| level_credentials(b, format!("groups.{g}")))
+                })
+                .or_else(|| {
+                    let k = kind.as_deref().unwrap_or_default();
+                    kind_body.and_then(|b| level_credentials(b, format!("kinds.{k}")))
+                })
+                .or_else(|| level_credentials(defaults, "defaults".into()));
             let node = Node {
                 name: name.clone(),
                 kind,
@@ -327,6 +505,7 @@ impl Topology {
                 startup_config: merged.get("startup-config").and_then(as_str),
                 binds: str_list(merged.get("binds")),
                 ports: str_list(merged.get("ports")),
+                credentials,
                 raw: merged,
             };
             t.nodes.insert(name.clone(), node);
@@ -540,9 +719,9 @@ topology:
         assert_eq!(l.labels["role"], "leaf");
         assert_eq!(l.binds, ["d2:/y", "k.lic:/x"]);
         assert_eq!(l.mgmt_ipv4.as_deref(), Some("172.20.20.11"));
-        assert_eq!(t.nodes["srv1"].platform, Some("linux"));
+        assert_eq!(t.nodes["srv1"].platform, None);
         assert_eq!(t.nodes["odd"].platform, None);
-        assert!(t.warnings.iter().any(|w| w.contains("nokia_srlinux")));
+        assert!(t.warnings.is_empty(), "{:?}", t.warnings);
         assert_eq!(t.links.len(), 3);
         assert_eq!(
             t.links[1].endpoints[0].mac.as_deref(),
@@ -568,12 +747,92 @@ topology:
             ("vr-csr", Some("ios")),
             ("cisco_n9kv", Some("nxos")),
             ("f5_bigip-ve", Some("f5")),
-            ("linux", Some("linux")),
+            ("linux", None),
+            ("cisco_c8000", None),
+            ("cisco_c8000v", Some("ios")),
+            ("cisco_vios", Some("ios")),
+            ("juniper_crpd", Some("junos")),
             ("nokia_srlinux", None),
             ("bridge", None),
         ] {
             assert_eq!(platform_for_kind(k), p, "{k}");
         }
+    }
+
+    /// hellt/envsubst's behaviour under containerlab's restrictions (its README and parse tests).
+    #[test]
+    fn renders_environment_as_containerlab_does() {
+        let env = |k: &str| match k {
+            "SW_KIND" => Some("juniper_vjunosswitch".to_owned()),
+            "EMPTY" => Some(String::new()),
+            "IP" => Some("172.20.20.9".to_owned()),
+            _ => None,
+        };
+        let r = |t: &str| render(t, &env).unwrap();
+        assert_eq!(
+            r("kind: ${SW_KIND:=arista_ceos}\n"),
+            "kind: juniper_vjunosswitch\n"
+        );
+        assert_eq!(r("kind: ${NOPE:=arista_ceos}"), "kind: arista_ceos");
+        assert_eq!(r("kind: ${NOPE:-arista_ceos}"), "kind: arista_ceos");
+        assert_eq!(r("a: ${EMPTY:=d}"), "a: d");
+        assert_eq!(r("a: ${EMPTY=d} ${NOPE=d}"), "a: $EMPTY d");
+        assert_eq!(r("a: ${IP:+set}${NOPE:+set}"), "a: set");
+        assert_eq!(
+            r("a: $IP ${IP} $NOPE ${NOPE}"),
+            "a: 172.20.20.9 172.20.20.9 $NOPE $NOPE"
+        );
+        assert_eq!(r("a: ${NOPE:=$IP}"), "a: 172.20.20.9");
+        assert_eq!(
+            r("pw: P4s$w0rd$$1 $1 ${1x} $ x"),
+            "pw: P4s$w0rd$1 $1 ${1x} $ x"
+        );
+        assert_eq!(
+            r("mgmt-ipv4: ${NOPE:=172.20.20.2}"),
+            "mgmt-ipv4: 172.20.20.2"
+        );
+        let e = render("a: 1\nb: ${X:=y\n", &env).unwrap_err().to_string();
+        assert!(e.contains("line 2") && e.contains("closing brace"), "{e}");
+        let e = render("a: 1\n\nnodes: {{ range .nodes }}\n", &env)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("line 3") && e.contains("Go template") && e.contains("--export-rendered"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn credentials_from_the_most_specific_level() {
+        let t = Topology::parse(
+            r#"
+name: c
+topology:
+  defaults: {credentials: {username: d, password: dp}}
+  kinds:
+    arista_ceos: {credentials: {username: k}}
+  groups:
+    g: {credentials: {password: gp}}
+  nodes:
+    a: {kind: arista_ceos}
+    b: {kind: arista_ceos, group: g}
+    c: {kind: arista_ceos, credentials: {username: n, password: 1234}}
+    d: {kind: linux}
+    e: {kind: linux, username: legacy}
+"#,
+        )
+        .unwrap();
+        let c = |n: &str| {
+            let c = t.nodes[n].credentials.clone().unwrap();
+            (c.username, c.password, c.source)
+        };
+        let s = |x: &str| Some(x.to_owned());
+        assert_eq!(c("a"), (s("k"), None, "kinds.arista_ceos".into()));
+        assert_eq!(c("b"), (None, s("gp"), "groups.g".into()));
+        assert_eq!(c("c"), (s("n"), s("1234"), "nodes.c".into()));
+        assert_eq!(c("d"), (s("d"), s("dp"), "defaults".into()));
+        assert_eq!(c("e").0, s("legacy"));
+        assert!(!format!("{:?}", t.nodes["c"]).contains("1234"));
     }
 
     #[test]

@@ -102,6 +102,8 @@ pub struct ServeArgs {
     pub classifier: Option<PathBuf>,
     /// The global `--state-dir` (run locks, intent journals; `crate::state`).
     pub state_dir: Option<PathBuf>,
+    /// The global trust options (`--known-hosts`, `--tls-ca`, ...), for hosts whose inventory sets none.
+    pub trust: crate::inventory::Trust,
 }
 
 /// Everything `serve` runs with.
@@ -124,6 +126,7 @@ pub struct Settings {
     pub classifier: Option<PathBuf>,
     pub state_dir: Option<PathBuf>,
     pub auth: Auth,
+    pub trust: crate::inventory::Trust,
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -315,6 +318,7 @@ impl Settings {
             classifier: args.classifier.clone(),
             state_dir: args.state_dir.clone(),
             auth: Auth::new(tokens, clients),
+            trust: args.trust.clone(),
         })
     }
 }

@@ -222,9 +222,10 @@ pub async fn serve(
 ) -> Result<scheduler::ShutdownReport, ServeError> {
     let cookbooks = LocalRepo::open(&settings.repo)?;
     let inv_path = settings.inventory.clone();
-    let inventory = tokio::task::spawn_blocking(move || Inventory::load_any(&inv_path))
+    let mut inventory = tokio::task::spawn_blocking(move || Inventory::load_any(&inv_path))
         .await
         .map_err(|e| ServeError::Runtime(e.to_string()))??;
+    inventory.trust = settings.trust.clone();
     for w in &inventory.warnings {
         warn!(inventory = %settings.inventory.display(), "{w}");
     }

@@ -94,7 +94,8 @@ pub struct RunView {
 
 /// Totals over node reports, as `crate::report::summarize` computes them.
 pub fn summarize_values(nodes: &[Value]) -> Value {
-    let failed = nodes.iter().filter(|n| n["status"] == "failed").count();
+    let count = |s: &str| nodes.iter().filter(|n| n["status"] == s).count();
+    let (failed, skipped) = (count("failed"), count("skipped"));
     let sum = |k: &str| {
         nodes
             .iter()
@@ -103,8 +104,9 @@ pub fn summarize_values(nodes: &[Value]) -> Value {
     };
     json!({
         "nodes": nodes.len(),
-        "succeeded": nodes.len() - failed,
+        "succeeded": nodes.len() - failed - skipped,
         "failed": failed,
+        "skipped": skipped,
         "resources": sum("total"),
         "updated": sum("updated"),
     })
@@ -439,6 +441,18 @@ async fn run_node(
     why_run: bool,
     permit: OwnedSemaphorePermit,
 ) {
+    if let Some(reason) = shared.inventory.not_driven(&node) {
+        // Recorded `skipped` in history, as in the CLI's reports; never a failure.
+        tracing::warn!("{node}: skipped: not driven by netgw: {reason}");
+        let r = NodeReport::skipped(&node, why_run, &reason);
+        drop(permit);
+        shared.node_done(
+            &run_id,
+            &node,
+            serde_json::to_value(&r).unwrap_or(Value::Null),
+        );
+        return;
+    }
     let target = shared.inventory.target(&node).map_err(|e| e.to_string());
     let sink_shared = shared.clone();
     let sink_run = run_id.clone();

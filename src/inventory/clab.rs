@@ -1,11 +1,21 @@
-//! The files containerlab generates, read as inventories: `topology-data.json` (`clab-LAB/`) and
-//! `ansible-inventory.yml`. (Its `nornir-simple-inventory.yml` is a Nornir hosts file and needs nothing
-//! special.) Nodes of kinds netgw has no driver for are left out with a warning.
+//! containerlab's files read as inventories: the topology itself (`--topology FILE.clab.yml`,
+//! rendered as containerlab renders it), `topology-data.json` and `ansible-inventory.yml` (in
+//! `clab-LAB/`). (Its `nornir-simple-inventory.yml` is a Nornir hosts file; its `platform:` names are
+//! resolved through [`netgw_models::kinds`].)
+//!
+//! Every node is kept, driven or not: a node netgw does not drive resolves to
+//! [`super::InventoryError::NotDriven`] and is reported `skipped`, never dropped. Each host's `platform`
+//! is its containerlab kind, which the kind table maps to a driver.
+//!
+//! Credentials for the topology and `topology-data.json`, most specific first: the node labels
+//! `netgw.username` / `netgw.password` (topology only), the topology's `credentials:` (node, group,
+//! kind, defaults: containerlab's rule), `NETGW_USERNAME` / `NETGW_PASSWORD`, containerlab's default
+//! for the kind; each field falls back on its own, as containerlab's does.
 
 use super::{Entry, InventoryError, file_err};
-use netgw_drivers::driver::Platform;
-use netgw_models::topology::platform_for_kind;
-use serde_json::Value;
+use netgw_models::kinds;
+use netgw_models::topology::{Node, Topology, render};
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -16,56 +26,162 @@ pub(super) type Read = (
     Vec<String>,
 );
 
-/// `topology-data.json`: `{"name", "type": "clab", "nodes": {NAME: {kind, mgmt-ipv4-address, group,
-/// labels, ...}}}`.
+/// A topology file's text rendered (environment substitution) and parsed; errors name the file and
+/// the line.
+pub(super) fn parse_topology(path: &Path) -> Result<Topology, InventoryError> {
+    let text = super::read(path)?;
+    let env = |k: &str| std::env::var(k).ok();
+    let rendered = render(&text, &env).map_err(|e| file_err(path, e.to_string()))?;
+    Topology::parse(&rendered).map_err(|e| file_err(path, e.to_string()))
+}
+
+/// Where a credential came from, for `netgw inventory`.
+fn credential(
+    label: Option<&String>,
+    topo: Option<(&String, &str)>,
+    env_var: &str,
+    kind_default: &str,
+) -> Option<(String, String)> {
+    if let Some(v) = label {
+        return Some((v.clone(), "label".into()));
+    }
+    if let Some((v, src)) = topo {
+        return Some((v.clone(), format!("topology {src}")));
+    }
+    if std::env::var_os(env_var).is_some() {
+        // A reference, resolved (and checked) when the target is built.
+        return Some((format!("${{{env_var}}}"), format!("environment {env_var}")));
+    }
+    (!kind_default.is_empty()).then(|| {
+        (
+            kind_default.to_owned(),
+            "containerlab default for the kind".into(),
+        )
+    })
+}
+
+/// The username and password of a node: see the module docs.
+fn node_credentials(node: Option<&Node>, kind: &str, labels: bool) -> Entry {
+    let k = kinds::kind(kind);
+    let (du, dp) = k.map(|k| (k.username, k.password)).unwrap_or_default();
+    let tc = node.and_then(|n| n.credentials.as_ref());
+    let lab = |key: &str| node.filter(|_| labels).and_then(|n| n.labels.get(key));
+    let user = credential(
+        lab("netgw.username"),
+        tc.and_then(|c| c.username.as_ref().map(|u| (u, c.source.as_str()))),
+        "NETGW_USERNAME",
+        du,
+    );
+    let pass = credential(
+        lab("netgw.password"),
+        tc.and_then(|c| c.password.as_ref().map(|p| (p, c.source.as_str()))),
+        "NETGW_PASSWORD",
+        dp,
+    );
+    let mut e = Entry::default();
+    let mut sources = serde_json::Map::new();
+    if let Some((u, src)) = user {
+        e.username = Some(u);
+        sources.insert("username".into(), Value::String(src));
+    }
+    if let Some((p, src)) = pass {
+        e.password = Some(p);
+        sources.insert("password".into(), Value::String(src));
+    }
+    if !sources.is_empty() {
+        e.data
+            .insert("containerlab_credentials".into(), Value::Object(sources));
+    }
+    e
+}
+
+/// One containerlab node as an inventory host.
+fn node_entry(lab: &str, kind: &str, hostname: Option<String>, creds: Entry) -> Entry {
+    let mut e = creds;
+    e.hostname = hostname;
+    e.platform = (!kind.is_empty()).then(|| kind.to_owned());
+    e.data.insert("kind".into(), Value::String(kind.into()));
+    // The lab the node belongs to: `netgw serve` selects by it (`{"topology": NAME}`).
+    e.data
+        .insert("containerlab".into(), json!({ "topology": lab }));
+    e
+}
+
+/// `--topology FILE.clab.yml`: every node, addressed by its `mgmt-ipv4` (or containerlab's DNS name
+/// `PREFIX-LAB-NODE` when it has none).
+pub(super) fn topology(path: &Path) -> Result<Read, InventoryError> {
+    let topo = parse_topology(path)?;
+    let mut hosts = BTreeMap::new();
+    let mut groups: BTreeMap<String, Entry> = BTreeMap::new();
+    let prefix = topo.prefix.clone().unwrap_or_else(|| "clab".into());
+    for node in topo.nodes.values() {
+        let kind = node.kind.as_deref().unwrap_or_default();
+        let hostname = node.mgmt_ipv4.clone().unwrap_or_else(|| {
+            if prefix.is_empty() || prefix == "\"\"" {
+                node.name.clone()
+            } else {
+                format!("{prefix}-{}-{}", topo.name, node.name)
+            }
+        });
+        let creds = node_credentials(Some(node), kind, true);
+        let mut e = node_entry(&topo.name, kind, Some(hostname), creds);
+        if !node.labels.is_empty() {
+            e.data.insert("labels".into(), json!(node.labels));
+        }
+        if let Some(g) = &node.group {
+            e.groups.push(g.clone());
+            groups.entry(g.clone()).or_default();
+        }
+        hosts.insert(node.name.clone(), e);
+    }
+    Ok((hosts, groups, topo.warnings))
+}
+
+/// `topology-data.json` (containerlab's `core/export_templates/auto.tmpl`): `{"name", "type": "clab",
+/// "nodes": {NAME: {kind, mgmt-ipv4-address, group, labels, ...}}}`. It carries no credentials: they
+/// come from the topology file its nodes' `clab-topo-file` label names, when it can be read.
 pub(super) fn topology_data(path: &Path, v: &Value) -> Result<Read, InventoryError> {
     let nodes = v
         .get("nodes")
         .and_then(Value::as_object)
         .ok_or_else(|| file_err(path, "field `nodes`: missing or not a map"))?;
+    let lab = v.get("name").and_then(Value::as_str).unwrap_or_default();
     let mut hosts = BTreeMap::new();
     let mut groups: BTreeMap<String, Entry> = BTreeMap::new();
     let mut warnings = Vec::new();
+    let mut topos: BTreeMap<String, Option<Topology>> = BTreeMap::new();
     for (name, n) in nodes {
-        let kind = n.get("kind").and_then(Value::as_str).unwrap_or("");
-        let platform = platform_for_kind(kind);
-        if !has_driver(platform) {
-            warnings.push(format!(
-                "{name}: kind {kind:?} is not supported by netgw (skipped)"
-            ));
-            continue;
-        }
-        let addr = n
-            .get("mgmt-ipv4-address")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .or_else(|| {
-                n.get("mgmt-ipv6-address")
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-            })
-            .or_else(|| n.get("longname").and_then(Value::as_str));
-        let (user, pass) = super::default_credentials(kind);
-        let mut e = Entry {
-            hostname: addr.map(str::to_owned),
-            platform: platform.map(str::to_owned),
-            username: Some(user.into()),
-            password: Some(pass.into()),
-            ..Default::default()
-        };
-        if let Some(lab) = v.get("name").and_then(Value::as_str) {
-            e.data
-                .insert("containerlab".into(), serde_json::json!({"topology": lab}));
-        }
-        if let Some(g) = n
-            .get("group")
-            .and_then(Value::as_str)
-            .filter(|g| !g.is_empty())
-        {
+        let s = |k: &str| n.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+        let kind = s("kind").unwrap_or_default();
+        let addr = s("mgmt-ipv4-address")
+            .or_else(|| s("mgmt-ipv6-address"))
+            .or_else(|| s("longname"));
+        let topo_file = n
+            .get("labels")
+            .and_then(|l| l.get("clab-topo-file"))
+            .and_then(Value::as_str);
+        let topo = topo_file.and_then(|f| {
+            topos
+                .entry(f.to_owned())
+                .or_insert_with(|| match parse_topology(Path::new(f)) {
+                    Ok(t) => Some(t),
+                    Err(e) => {
+                        warnings.push(format!(
+                            "credentials: the topology {f} (label clab-topo-file) was not read, \
+                             containerlab's kind defaults are used: {e}"
+                        ));
+                        None
+                    }
+                })
+                .as_ref()
+        });
+        let node = topo.and_then(|t| t.nodes.get(name));
+        let creds = node_credentials(node, kind, false);
+        let mut e = node_entry(lab, kind, addr.map(str::to_owned), creds);
+        if let Some(g) = s("group") {
             e.groups.push(g.to_owned());
             groups.entry(g.to_owned()).or_default();
         }
-        e.data.insert("kind".into(), Value::String(kind.into()));
         hosts.insert(name.clone(), e);
     }
     Ok((hosts, groups, warnings))
@@ -85,85 +201,69 @@ fn platform_for_network_os(os: &str) -> Option<&'static str> {
     })
 }
 
-/// `ansible-inventory.yml`: `all: {vars, children: {GROUP: {vars, hosts: {NAME: {ansible_host}}}}}`.
-/// containerlab names one child group per kind (with `ansible_network_os`, `ansible_user`,
-/// `ansible_password` in its vars) and adds the topology's own groups.
+/// `ansible-inventory.yml` (containerlab's `core/assets/inventory_ansible.go.tpl`): `all: {vars,
+/// children: {GROUP: {vars, hosts: {clab-LAB-NODE: {ansible_host, ansible_user, ansible_password}}}}}`.
+/// One child group per kind (named by the kind, `ansible_network_os`/`ansible_user`/
+/// `ansible_password` in its vars when containerlab knows them), plus the `ansible-group` label
+/// groups. Precedence is Ansible's: host vars > group vars > `all.vars`.
 pub(super) fn ansible(path: &Path, v: &Value) -> Result<Read, InventoryError> {
     let all = v
         .get("all")
         .ok_or_else(|| file_err(path, "field `all`: missing"))?;
-    let all_vars = all
-        .get("vars")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    let children = all
-        .get("children")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+    let obj = |v: Option<&Value>| v.and_then(Value::as_object).cloned().unwrap_or_default();
+    let all_vars = obj(all.get("vars"));
+    let children = obj(all.get("children"));
     let mut hosts: BTreeMap<String, Entry> = BTreeMap::new();
     let mut groups: BTreeMap<String, Entry> = BTreeMap::new();
-    let mut warnings = Vec::new();
-    let var = |vars: &serde_json::Map<String, Value>, k: &str| {
-        vars.get(k).and_then(Value::as_str).map(str::to_owned)
-    };
-    for (gname, g) in &children {
-        let gvars = g
-            .get("vars")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        let platform = var(&gvars, "ansible_network_os")
-            .as_deref()
-            .and_then(platform_for_network_os)
-            .or_else(|| platform_for_kind(gname));
-        let members = g
-            .get("hosts")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        for (hname, h) in &members {
+    let var =
+        |vars: &serde_json::Map<String, Value>, k: &str| vars.get(k).and_then(super::scalar_text);
+    // Kind groups first: their vars are the hosts' group vars; label groups only add membership.
+    let mut ordered: Vec<(&String, &Value)> = children.iter().collect();
+    ordered.sort_by_key(|(name, _)| kinds::kind(name).is_none());
+    for (gname, g) in ordered {
+        let gvars = obj(g.get("vars"));
+        let kind = kinds::kind(gname);
+        let platform = match kind {
+            Some(_) => Some(gname.clone()),
+            None => var(&gvars, "ansible_network_os")
+                .as_deref()
+                .and_then(platform_for_network_os)
+                .map(str::to_owned),
+        };
+        for (hname, h) in obj(g.get("hosts")) {
             let hvars = h.as_object().cloned().unwrap_or_default();
             let e = hosts.entry(hname.clone()).or_default();
             if e.hostname.is_none() {
                 e.hostname = var(&hvars, "ansible_host");
             }
             if e.platform.is_none() {
-                e.platform = platform.map(str::to_owned);
+                e.platform = platform.clone();
             }
-            if e.username.is_none() {
-                e.username = var(&hvars, "ansible_user")
-                    .or_else(|| var(&gvars, "ansible_user"))
-                    .or_else(|| var(&all_vars, "ansible_user"));
+            for (field, key) in [
+                (&mut e.username, "ansible_user"),
+                (&mut e.password, "ansible_password"),
+            ] {
+                if field.is_none() {
+                    *field = var(&hvars, key)
+                        .or_else(|| var(&gvars, key))
+                        .or_else(|| var(&all_vars, key))
+                        .or_else(|| {
+                            kind.map(|k| match key {
+                                "ansible_user" => k.username,
+                                _ => k.password,
+                            })
+                            .filter(|s| !s.is_empty())
+                            .map(str::to_owned)
+                        });
+                }
             }
-            if e.password.is_none() {
-                e.password = var(&hvars, "ansible_password")
-                    .or_else(|| var(&gvars, "ansible_password"))
-                    .or_else(|| var(&all_vars, "ansible_password"));
-            }
-            if platform.is_none() && !e.groups.contains(gname) {
+            if kind.is_some() {
+                e.data.insert("kind".into(), Value::String(gname.clone()));
+            } else if !e.groups.contains(gname) {
                 e.groups.push(gname.clone());
                 groups.entry(gname.clone()).or_default();
             }
         }
     }
-    let mut out = BTreeMap::new();
-    for (name, e) in hosts {
-        if !has_driver(e.platform.as_deref()) {
-            warnings.push(format!(
-                "{name}: platform {:?} is not supported by netgw (skipped)",
-                e.platform.as_deref().unwrap_or("unknown")
-            ));
-            continue;
-        }
-        out.insert(name, e);
-    }
-    Ok((out, groups, warnings))
-}
-
-fn has_driver(platform: Option<&str>) -> bool {
-    platform
-        .and_then(Platform::parse)
-        .is_some_and(netgw_drivers::registry::has_driver)
+    Ok((hosts, groups, Vec::new()))
 }

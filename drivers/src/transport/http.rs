@@ -295,6 +295,19 @@ impl HttpClient {
         out
     }
 
+    /// What verified the certificate and which settings change it, for TLS errors.
+    fn trust_hint(&self) -> String {
+        let used = match &self.config.tls {
+            TlsMode::Verify => "the system's trusted CAs".to_owned(),
+            TlsMode::CaFile(p) => format!("the CA file {}", p.display()),
+            TlsMode::Insecure => "nothing (verification off)".to_owned(),
+        };
+        format!(
+            "certificate checked against {used} (set by the inventory's data.netgw.tls_ca / \
+             tls_verify, else --tls-ca / NETGW_TLS_CA or --no-tls-verify / NETGW_NO_TLS_VERIFY=1)"
+        )
+    }
+
     fn map_send_error(&self, op: &str, e: reqwest::Error) -> HttpError {
         let device = self.config.device.clone();
         let op = op.to_owned();
@@ -317,7 +330,7 @@ impl HttpClient {
                 return HttpError::Tls {
                     device,
                     op,
-                    reason: text,
+                    reason: format!("{text}; {}", self.trust_hint()),
                 };
             }
             return HttpError::Connect {

@@ -29,7 +29,10 @@ pub enum SshError {
     /// The server's host key is not in the known-hosts file and `accept_new` was not asked for.
     #[error(
         "{device}: host key for {host}:{port} is unknown ({fingerprint}); refusing to connect. \
-         Add it to {} or allow accepting new host keys explicitly",
+         known_hosts file used: {} (set by the inventory's data.netgw.known_hosts, else \
+         --known-hosts / NETGW_KNOWN_HOSTS). Add the key there, point known_hosts at a file that has \
+         it, or accept new keys explicitly (data.netgw.accept_new_host_keys: true, or \
+         --accept-new-host-keys / NETGW_ACCEPT_NEW_HOST_KEYS=1)",
         known_hosts.display()
     )]
     HostKeyUnknown {
