@@ -652,6 +652,11 @@ fn write_json(root: &RootDir, rel: &Path, value: &Value, recycle: bool) -> Resul
             // exclusive one.
             let f = dir.open_file(Path::new(&tmp), &FileOpen::WRITE)?;
             f.lock()?;
+            // The spare may be an inode saved before files were made private: it becomes the
+            // current file, so it gets the mode a new one would have.
+            f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(
+                crate::rootdir::FILE_MODE,
+            ))?;
             f
         } else {
             dir.open_file(Path::new(&tmp), &FileOpen::CREATE_NEW)?
@@ -856,6 +861,15 @@ mod tests {
         let mode = |p: &str| fs::metadata(d.path().join(p)).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode("nodes/current"), 0o700);
         assert_eq!(mode("nodes/current/sw1.json"), 0o600);
+        // A state file from before (0644): once its inode comes back as the recycled spare and is
+        // current again, it is 0600 too.
+        let old = d.path().join("nodes/current/sw2.json");
+        fs::write(&old, r#"{"name":"sw2"}"#).unwrap();
+        fs::set_permissions(&old, fs::Permissions::from_mode(0o644)).unwrap();
+        for _ in 0..2 {
+            repo.save_current(&CurrentState::new(name("sw2"))).unwrap();
+            assert_eq!(mode("nodes/current/sw2.json"), 0o600);
+        }
     }
 
     #[test]
