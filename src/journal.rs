@@ -18,6 +18,7 @@
 //! repo. `NETGW_JOURNAL=off` disables writing them (only to show, in the crash campaign, what the
 //! journal prevents).
 
+use crate::rootdir::{FileOpen, RootDir};
 use crate::store::local::{sync_dir, write_json_atomic};
 use netgw_models::NodeName;
 use netgw_models::plan::{Plan, PlanRules, Policy, plan};
@@ -134,7 +135,9 @@ impl Journal {
         let path = self.dir.join(format!("{}.json", intent.node));
         let value = serde_json::to_value(intent).map_err(|e| io(&path, e))?;
         blocking(path, move |p| {
-            write_json_atomic(p, &value).map_err(|e| io(p, e))
+            // Beneath the journal directory, never through a symlink (crate::rootdir).
+            let (root, file) = root_and_file(p).map_err(|e| io(p, e))?;
+            write_json_atomic(&root, Path::new(&file), &value).map_err(|e| io(p, e))
         })
         .await
     }
@@ -142,10 +145,22 @@ impl Journal {
     /// The unfinished intent of a node, if any. An unreadable file is an error: it must not be
     /// silently forgotten.
     pub async fn read(&self, node: &NodeName) -> Result<Option<Intent>, JournalError> {
-        blocking(self.path(node), |p| match std::fs::read(p) {
-            Ok(b) => serde_json::from_slice(&b).map(Some).map_err(|e| io(p, e)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io(p, e)),
+        blocking(self.path(node), |p| {
+            use std::io::Read;
+            let opened = RootDir::open(p.parent().unwrap_or(Path::new("."))).and_then(|root| {
+                root.open_file(
+                    Path::new(p.file_name().unwrap_or_default()),
+                    &FileOpen::READ,
+                )
+            });
+            let mut f = match opened {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(io(p, e)),
+            };
+            let mut b = Vec::new();
+            f.read_to_end(&mut b).map_err(|e| io(p, e))?;
+            serde_json::from_slice(&b).map(Some).map_err(|e| io(p, e))
         })
         .await
     }
@@ -153,12 +168,22 @@ impl Journal {
     /// Forget a finished change (confirmed, rolled back, or recovered).
     pub async fn clear(&self, node: &NodeName) -> Result<(), JournalError> {
         blocking(self.path(node), |p| match std::fs::remove_file(p) {
-            Ok(()) => p.parent().map_or(Ok(()), sync_dir).map_err(|e| io(p, e)),
+            Ok(()) => {
+                let (root, _) = root_and_file(p).map_err(|e| io(p, e))?;
+                sync_dir(root.path(), root.handle()).map_err(|e| io(p, e))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(io(p, e)),
         })
         .await
     }
+}
+
+/// The journal directory (created 0700 when missing) and the file's name in it.
+fn root_and_file(p: &Path) -> std::io::Result<(RootDir, std::ffi::OsString)> {
+    let dir = p.parent().unwrap_or(Path::new("."));
+    let name = p.file_name().unwrap_or_default().to_owned();
+    Ok((RootDir::open_or_create(dir)?, name))
 }
 
 /// Nodes with an unfinished change in `dir` (blocking; none when the directory does not exist).
