@@ -22,7 +22,7 @@ const MINIMUM: &[(&str, &str, usize)] = &[
     ("nxos", "napalm", 16),
     ("eos", "napalm", 8),
     ("junos", "napalm", 6),
-    ("ios", "genie", 68),
+    ("ios", "genie", 69),
     ("nxos", "genie", 17),
 ];
 
@@ -51,10 +51,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
     (
         "ios/facts/genie_iosxe_interfaces_golden_output4",
         "`GigabitEthernet0/0/0.2 is deleted`: genieparser says disabled, netgw enabled and down",
-    ),
-    (
-        "ios/facts/genie_iosxe_interfaces_golden_output_1",
-        "BDI105's MAC is not read by netgw (genieparser: 2c33.11ff.fbc7)",
     ),
     (
         "nxos/facts/genie_nxos_interfaces_golden8",

@@ -248,9 +248,10 @@ pub fn parse_show_interfaces(text: &str) -> BTreeMap<String, InterfaceFacts> {
         } else if line.starts_with("Hardware is ")
             && let Some(pos) = line.find("address is ")
         {
+            // `2c33.11ff.fbc7(bia ...)` on some IOS-XE BDIs: no space before the bia.
             let mac = line[pos + "address is ".len()..]
-                .split_whitespace()
-                .next()
+                .split([' ', '('])
+                .find(|w| !w.is_empty())
                 .unwrap_or("");
             f.mac = dotted_mac(mac);
         } else if let Some(rest) = line.strip_prefix("MTU ") {
@@ -726,5 +727,11 @@ mod tests {
         );
         assert_eq!(m.len(), 1);
         assert_eq!(m["Gi0/1"].mac.as_deref(), Some("00:11:22:33:44:55"));
+        // genieparser golden_output_1: `address is 2c33.11ff.fbc7(bia 2c33.11ff.fbc7)`.
+        let m = parse_show_interfaces(&fixture(
+            "genie_iosxe_interfaces_golden_output_1",
+            "show_interfaces.txt",
+        ));
+        assert_eq!(m["BDI105"].mac.as_deref(), Some("2c:33:11:ff:fb:c7"));
     }
 }
