@@ -302,4 +302,43 @@ mod tests {
             assert_eq!(Platform::parse(p.as_str()), Some(p));
         }
     }
+
+    #[test]
+    fn the_facts_read_is_handed_to_one_observe_only() {
+        let mut link = Link::new("Et1");
+        link.mode = Some(netgw_models::resource::LinkMode::Access);
+        link.access_vlan = netgw_models::resource::VlanId::new(10).ok();
+        let read = Observed {
+            vlans: vec![],
+            links: vec![link],
+        };
+        let mut once = ObservedOnce::default();
+        let mut f = DeviceFacts::default();
+        once.record(&mut f, Ok(read.clone())).unwrap();
+        assert!(
+            f.interfaces["Et1"].switchport.is_some(),
+            "layer-2 facts added"
+        );
+        assert_eq!(once.take(), Some(read.clone()));
+        assert_eq!(once.take(), None, "a second observe reads the device");
+        once.record(&mut DeviceFacts::default(), Ok(read)).unwrap();
+        once.forget();
+        assert_eq!(once.take(), None, "stage forgets it");
+        // A refused command leaves the layer-2 facts out; a lost session fails the facts step.
+        let refused = DriverError::Rejected {
+            device: "d".into(),
+            step: "observe",
+            message: "% Invalid input".into(),
+        };
+        let mut f = DeviceFacts::default();
+        once.record(&mut f, Err(refused)).unwrap();
+        assert!(f.interfaces.is_empty() && once.take().is_none());
+        let lost = DriverError::Transport {
+            device: "d".into(),
+            step: "observe",
+            kind: ErrorKind::Transport,
+            source: "reset".into(),
+        };
+        assert!(once.record(&mut f, Err(lost)).is_err());
+    }
 }

@@ -22,8 +22,8 @@ const MINIMUM: &[(&str, &str, usize)] = &[
     ("nxos", "napalm", 16),
     ("eos", "napalm", 8),
     ("junos", "napalm", 6),
-    ("ios", "genie", 41),
-    ("nxos", "genie", 2),
+    ("ios", "genie", 69),
+    ("nxos", "genie", 17),
 ];
 
 /// Known disagreements of a source with its own sample, by case: (case path suffix, reason). Each is a
@@ -47,11 +47,22 @@ const SOURCE_ERRATA: &[(&str, &str)] = &[
 
 /// Disagreements netgw knows and has not fixed yet, by case: (case path suffix, reason); also listed in
 /// docs/parsing.md. Skipped with the reason printed; the list is short on purpose.
-const KNOWN_GAPS: &[(&str, &str)] = &[(
-    "junos/facts/napalm_netconf_lldp_neighbors_detail_qfx5110",
-    "netgw reads get-lldp-neighbors-information only: without a remote port id there it reports the \
+const KNOWN_GAPS: &[(&str, &str)] = &[
+    (
+        "ios/facts/genie_iosxe_interfaces_golden_output4",
+        "`GigabitEthernet0/0/0.2 is deleted`: genieparser says disabled, netgw enabled and down",
+    ),
+    (
+        "nxos/facts/genie_nxos_interfaces_golden8",
+        "`Description: VLAN information Internet Address is 10.10.10.1/24` on one line: genieparser \
+         stops the description before `Internet Address`, netgw keeps the whole line",
+    ),
+    (
+        "junos/facts/napalm_netconf_lldp_neighbors_detail_qfx5110",
+        "netgw reads get-lldp-neighbors-information only: without a remote port id there it reports the \
          port description (ge-3/3/1); NAPALM asks each port (port id 549, locally assigned)",
-)];
+    ),
+];
 
 struct Case {
     vendor: String,
@@ -353,9 +364,46 @@ fn got_interface<'a>(got: &'a Value, n: &str) -> &'a Value {
     &ifs[alt.as_str()]
 }
 
+/// genieparser `ShowInterfaces` (IOS, IOS-XE) / `ShowInterface` (NX-OS): per interface `enabled`,
+/// `oper_status`, `description`, `mtu`, `mac_address`, wherever genieparser has them.
+fn genie_interfaces(got: &Value, want: &Value, d: &mut Diff) {
+    let Some(obj) = want.as_object() else { return };
+    let ifs = got["interfaces"].as_object().cloned().unwrap_or_default();
+    for (n, w) in obj {
+        // Definition: netgw keeps the device's spelling (`ucse1/0/0`); genieparser capitalises it.
+        let g = ifs
+            .get(n)
+            .or_else(|| {
+                ifs.iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case(n))
+                    .map(|(_, v)| v)
+            })
+            .cloned()
+            .unwrap_or(Value::Null);
+        let admin = w["enabled"]
+            .as_bool()
+            .map(|b| if b { "up" } else { "down" }.to_owned());
+        d.src(&format!("{n}.admin_status"), s(&g["admin_status"]), admin);
+        let oper = s(&w["oper_status"]).map(|o| o.to_ascii_lowercase());
+        d.src(&format!("{n}.oper_status"), s(&g["oper_status"]), oper);
+        d.src(
+            &format!("{n}.description"),
+            s(&g["description"]),
+            s(&w["description"]),
+        );
+        d.src(&format!("{n}.mtu"), s(&g["mtu"]), s(&w["mtu"]));
+        d.src(&format!("{n}.mac"), s(&g["mac"]), mac(s(&w["mac_address"])));
+    }
+}
+
 /// genieparser `ShowVersion` (IOS / IOS-XE `version.*`, NX-OS `platform.*`) -> netgw facts.
 fn genie(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
-    if !case.files.contains_key("show_version.txt") {
+    let has = |f: &str| case.files.contains_key(f);
+    if has("show_interfaces.txt") || has("show_interface.txt") {
+        genie_interfaces(got, want, d);
+        return;
+    }
+    if !has("show_version.txt") {
         // `ShowInventory` (IOS-XE): genieparser names the chassis item; netgw must take the same one.
         if let Some(Value::Object(ch)) = want.get("main").and_then(|m| m.get("chassis"))
             && let Some((pid, item)) = ch.iter().next()

@@ -362,8 +362,18 @@ impl EosDriver {
             .run_json(&["show vlan".to_owned(), "show interfaces".to_owned()])
             .await
             .map_err(self.err("observe"))?;
-        let vlans = vlan::parse_show_vlan(&r[0]);
-        let mut links = link::parse_show_interfaces(&r[1]);
+        self.read_from(&r[0], &r[1]).await
+    }
+
+    /// The planner's view from `show vlan` and `show interfaces` as already read (the facts step has
+    /// them), plus the switchport state.
+    async fn read_from(
+        &self,
+        show_vlan: &Value,
+        show_interfaces: &Value,
+    ) -> Result<Observed, DriverError> {
+        let vlans = vlan::parse_show_vlan(show_vlan);
+        let mut links = link::parse_show_interfaces(show_interfaces);
         match self.eapi.run_one_json("show interfaces switchport").await {
             Ok(v) => link::apply_switchports(&mut links, &v),
             Err(e) if e.is_unavailable() => {
@@ -444,7 +454,10 @@ impl Driver for EosDriver {
             show_lldp_neighbors: summary.as_ref(),
         };
         let mut f = facts::build_facts(&inputs, Some(now_secs()));
-        let read = self.read().await;
+        let read = match (&vlans, &interfaces) {
+            (Some(v), Some(i)) => self.read_from(v, i).await,
+            _ => self.read().await,
+        };
         self.observed.record(&mut f, read)?;
         Ok(f)
     }

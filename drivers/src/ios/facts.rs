@@ -178,51 +178,67 @@ fn quoted_after(line: &str, key: &str) -> Option<String> {
     Some(rest[start..end].trim().to_owned())
 }
 
+/// `NAME is STATUS[, line protocol is ...]`: the interface name (one word, or any with the line protocol) and the status text up to
+/// the first comma, when STATUS is an interface state (`up`, `down`, `administratively down`, ...).
+pub(crate) fn interface_header(raw: &str) -> Option<(&str, &str)> {
+    let line = raw.trim();
+    let (name, rest) = line.split_once(" is ")?;
+    let status = rest.split(',').next().unwrap_or("").trim();
+    let state = [
+        "up",
+        "down",
+        "administratively down",
+        "deleted",
+        "reset",
+        "testing",
+    ]
+    .iter()
+    .any(|s| status == *s || status.starts_with(&format!("{s} ")));
+    // A name with spaces only in the full IOS form (`Control Plane Interface is down, line protocol is`).
+    let one_word = !name.contains(' ') || line.contains(", line protocol is ");
+    (!name.is_empty() && one_word && state).then_some((name, status))
+}
+
 /// Parse `show interfaces`: admin/oper status, MTU, bandwidth, MAC, description per interface.
 pub fn parse_show_interfaces(text: &str) -> BTreeMap<String, InterfaceFacts> {
     let mut out = BTreeMap::new();
     let mut cur: Option<(String, InterfaceFacts)> = None;
     for raw in text.lines() {
-        if !raw.starts_with(' ') && !raw.trim().is_empty() {
-            if let Some(pos) = raw.find(" is ")
-                && (raw.contains("line protocol")
-                    || raw.contains(" is up")
-                    || raw.contains(" is down"))
-            {
-                if let Some((n, f)) = cur.take() {
-                    out.insert(n, f);
-                }
-                let name = raw[..pos].trim().to_owned();
-                let status = raw[pos + 4..].split(',').next().unwrap_or("").trim();
-                let (admin, oper) = if status.starts_with("administratively down") {
-                    (AdminStatus::Down, OperStatus::Down)
-                } else if status.starts_with("up") {
-                    // `pseudowire100006 is up` has no line protocol: the header's state is the one.
-                    let proto_up = raw
-                        .split("line protocol is ")
-                        .nth(1)
-                        .is_none_or(|p| p.trim_start().starts_with("up"));
-                    (
-                        AdminStatus::Up,
-                        if proto_up {
-                            OperStatus::Up
-                        } else {
-                            OperStatus::Down
-                        },
-                    )
-                } else {
-                    // `down`, `reset`, `deleted`: enabled but not forwarding.
-                    (AdminStatus::Up, OperStatus::Down)
-                };
-                cur = Some((
-                    name,
-                    InterfaceFacts {
-                        admin_status: Some(admin),
-                        oper_status: Some(oper),
-                        ..Default::default()
-                    },
-                ));
+        // Headers and detail lines are told apart by content, not indentation: pasted outputs (and
+        // some releases) indent the headers or start the detail lines at column 0.
+        if let Some((name, status)) = interface_header(raw) {
+            if let Some((n, f)) = cur.take() {
+                out.insert(n, f);
             }
+            let name = name.to_owned();
+            let (admin, oper) = if status.starts_with("administratively down") {
+                (AdminStatus::Down, OperStatus::Down)
+            } else if status.starts_with("up") {
+                // `pseudowire100006 is up` has no line protocol: the header's state is the one.
+                let proto_up = raw
+                    .split("line protocol is ")
+                    .nth(1)
+                    .is_none_or(|p| p.trim_start().starts_with("up"));
+                (
+                    AdminStatus::Up,
+                    if proto_up {
+                        OperStatus::Up
+                    } else {
+                        OperStatus::Down
+                    },
+                )
+            } else {
+                // `down`, `reset`, `deleted`: enabled but not forwarding.
+                (AdminStatus::Up, OperStatus::Down)
+            };
+            cur = Some((
+                name,
+                InterfaceFacts {
+                    admin_status: Some(admin),
+                    oper_status: Some(oper),
+                    ..Default::default()
+                },
+            ));
             continue;
         }
         let Some((_, f)) = cur.as_mut() else { continue };
@@ -232,9 +248,10 @@ pub fn parse_show_interfaces(text: &str) -> BTreeMap<String, InterfaceFacts> {
         } else if line.starts_with("Hardware is ")
             && let Some(pos) = line.find("address is ")
         {
+            // `2c33.11ff.fbc7(bia ...)` on some IOS-XE BDIs: no space before the bia.
             let mac = line[pos + "address is ".len()..]
-                .split_whitespace()
-                .next()
+                .split([' ', '('])
+                .find(|w| !w.is_empty())
                 .unwrap_or("");
             f.mac = dotted_mac(mac);
         } else if let Some(rest) = line.strip_prefix("MTU ") {
@@ -690,5 +707,31 @@ mod tests {
             parse_show_lldp_neighbors_detail(&detail, None).is_empty(),
             "no summary, no port"
         );
+    }
+
+    #[test]
+    fn interface_headers_by_content_not_indentation() {
+        // genieparser iosxe ShowInterfaces golden_interface_output: detail lines at column 0.
+        let m = parse_show_interfaces(&fixture(
+            "genie_iosxe_interfaces_golden_interface_output",
+            "show_interfaces.txt",
+        ));
+        let g = &m["GigabitEthernet1"];
+        assert_eq!(
+            (g.mtu, g.mac.as_deref()),
+            (Some(1500), Some("5e:00:00:ff:01:01"))
+        );
+        // An indented header starts an interface; `Hardware is ...` never does.
+        let m = parse_show_interfaces(
+            "  Gi0/1 is up, line protocol is up\nHardware is X, address is 0011.2233.4455\n",
+        );
+        assert_eq!(m.len(), 1);
+        assert_eq!(m["Gi0/1"].mac.as_deref(), Some("00:11:22:33:44:55"));
+        // genieparser golden_output_1: `address is 2c33.11ff.fbc7(bia 2c33.11ff.fbc7)`.
+        let m = parse_show_interfaces(&fixture(
+            "genie_iosxe_interfaces_golden_output_1",
+            "show_interfaces.txt",
+        ));
+        assert_eq!(m["BDI105"].mac.as_deref(), Some("2c:33:11:ff:fb:c7"));
     }
 }

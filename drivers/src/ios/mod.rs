@@ -337,17 +337,8 @@ impl IosDriver {
     async fn read(&mut self) -> Result<(DeviceState, Observed), DriverError> {
         let vlans = self.conn.run("observe", "show vlan brief").await?;
         let run = self.conn.run("observe", "show running-config").await?;
-        let rows = vlan::parse_show_vlan_brief(&vlans);
-        let state = DeviceState::new(&rows, link::parse_running_config_interfaces(&run));
-        let mtu: BTreeMap<String, u32> = match self.conn.optional("show interfaces").await? {
-            Some(t) => facts::parse_show_interfaces(&t)
-                .into_iter()
-                .filter_map(|(n, f)| f.mtu.map(|m| (n, m)))
-                .collect(),
-            None => BTreeMap::new(),
-        };
-        let observed = state.observed(&rows, &mtu);
-        Ok((state, observed))
+        let interfaces = self.conn.optional("show interfaces").await?;
+        Ok(observed_from(&vlans, &run, interfaces.as_deref()))
     }
 
     /// Take what `p.plan` touched back to `p.pre`; verify by reading back. Returns the lines sent.
@@ -378,6 +369,21 @@ impl IosDriver {
         }
         Ok(lines.len())
     }
+}
+
+/// The device as configured and as the planner sees it, from `show vlan brief`, `show running-config`
+/// and (for MTUs) `show interfaces`.
+fn observed_from(vlans: &str, run: &str, interfaces: Option<&str>) -> (DeviceState, Observed) {
+    let rows = vlan::parse_show_vlan_brief(vlans);
+    let state = DeviceState::new(&rows, link::parse_running_config_interfaces(run));
+    let mtu: BTreeMap<String, u32> = interfaces
+        .map(facts::parse_show_interfaces)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(n, f)| f.mtu.map(|m| (n, m)))
+        .collect();
+    let observed = state.observed(&rows, &mtu);
+    (state, observed)
 }
 
 /// IOS plan rules: VLAN 1 and 1002-1005 are reserved; a trunk's native VLAN defaults to 1.
@@ -467,7 +473,16 @@ impl Driver for IosDriver {
             show_running_config: running.as_deref(),
         };
         let mut f = facts::build_facts(&inputs);
-        let read = self.read().await.map(|(_, o)| o);
+        // The planner's read, from the answers the facts step already has.
+        let read = match (&vlans, running) {
+            (Some(v), Some(run)) => Ok(observed_from(v, &run, interfaces.as_deref()).1),
+            (Some(v), None) => self
+                .conn
+                .run("observe", "show running-config")
+                .await
+                .map(|run| observed_from(v, &run, interfaces.as_deref()).1),
+            (None, _) => self.read().await.map(|(_, o)| o),
+        };
         self.observed.record(&mut f, read)?;
         Ok(f)
     }

@@ -10,7 +10,7 @@ use netgw_models::facts::{
 use netgw_models::resource::normalize_interface_name;
 use serde_json::Value;
 
-use crate::ios::facts::{chassis_item, dotted_mac, parse_show_inventory};
+use crate::ios::facts::{chassis_item, dotted_mac, interface_header, parse_show_inventory};
 
 /// What `show version` says.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -194,31 +194,35 @@ pub fn parse_show_interface_text(t: &str) -> BTreeMap<String, InterfaceFacts> {
     for raw in t.lines() {
         // NX-OS prints `admin state is down, Dedicated Interface` at column 0 under the header line on
         // most releases (indented on some): it belongs to the interface above, never starts one.
-        let header = !raw.starts_with(' ') && !raw.starts_with("admin state is ");
-        if header && !raw.trim().is_empty() {
-            if let Some(pos) = raw.find(" is ") {
-                let name = raw[..pos].trim();
-                if !name.contains(' ') && !name.is_empty() {
-                    if let Some((n, f)) = cur.take() {
-                        out.insert(n, f);
-                    }
-                    let rest = raw[pos + 4..].to_ascii_lowercase();
-                    let admin_down = rest.contains("administratively down");
-                    let up = rest.starts_with("up");
-                    cur = Some((
-                        name.to_owned(),
-                        InterfaceFacts {
-                            admin_status: Some(if admin_down {
-                                AdminStatus::Down
-                            } else {
-                                AdminStatus::Up
-                            }),
-                            oper_status: Some(if up { OperStatus::Up } else { OperStatus::Down }),
-                            ..Default::default()
-                        },
-                    ));
-                }
+        // Headers are known by content (pasted outputs indent them) or, as before, by column 0.
+        let column0 = (!raw.starts_with(' ') && !raw.starts_with("admin state is "))
+            .then(|| raw.split_once(" is "))
+            .flatten()
+            .map(|(n, _)| n.trim())
+            .filter(|n| !n.is_empty() && !n.contains(' '));
+        if let Some(name) = interface_header(raw).map(|(n, _)| n).or(column0) {
+            if let Some((n, f)) = cur.take() {
+                out.insert(n, f);
             }
+            let rest = raw.trim()[name.len()..].to_ascii_lowercase();
+            let rest = rest.trim_start().strip_prefix("is ").unwrap_or(&rest);
+            let admin_down = rest.contains("administratively down");
+            let up = rest.starts_with("up");
+            cur = Some((
+                name.to_owned(),
+                InterfaceFacts {
+                    admin_status: Some(if admin_down {
+                        AdminStatus::Down
+                    } else {
+                        AdminStatus::Up
+                    }),
+                    oper_status: Some(if up { OperStatus::Up } else { OperStatus::Down }),
+                    ..Default::default()
+                },
+            ));
+            continue;
+        }
+        if !raw.starts_with(' ') && !raw.starts_with("admin state is ") {
             continue;
         }
         let Some((_, f)) = cur.as_mut() else { continue };
@@ -564,6 +568,25 @@ mod tests {
             Some(
                 "Cisco IOS Software, C3750 Software (C3750-IPBASEK9-M), Version 12.2(44)SE2, RELEASE SOFTWARE (fc2) Copyright (c) 1986-2008 by Cisco Systems, Inc. Compiled Thu 01-May-08 15:42 by antonino"
             )
+        );
+    }
+
+    #[test]
+    fn indented_interface_headers_start_interfaces() {
+        // genieparser nxos ShowInterface golden1: every header after the first is indented.
+        let m = parse_show_interface_text(&fixture(
+            "genie_nxos_interfaces_golden1",
+            "show_interface.txt",
+        ));
+        let e = &m["Ethernet2/1"];
+        assert_eq!(
+            (e.description.as_deref(), e.mtu),
+            (Some("desc-1"), Some(1600))
+        );
+        assert_eq!(
+            m["mgmt0"].mac.as_deref(),
+            Some("52:54:00:ff:9c:38"),
+            "not overwritten by the next port"
         );
     }
 }

@@ -127,19 +127,30 @@ impl NxosDriver {
     }
 
     async fn observe_inner(&mut self) -> Result<Observed, DriverError> {
-        let vlans = match self
+        let vlans = self
             .read("show vlan brief", &["show vlan brief", "show vlan"])
-            .await?
-        {
-            Some(Reply::Json(v)) => vlan::parse_show_vlan_brief_json(&v),
+            .await?;
+        let interfaces = self.read("show interface", &["show interface"]).await?;
+        self.observe_with(vlans.as_ref(), interfaces.as_ref()).await
+    }
+
+    /// The planner's view from `show vlan brief` and `show interface` as already read (the facts step
+    /// has them), plus `show interface switchport`.
+    async fn observe_with(
+        &mut self,
+        vlans: Option<&Reply>,
+        interfaces: Option<&Reply>,
+    ) -> Result<Observed, DriverError> {
+        let vlans = match vlans {
+            Some(Reply::Json(v)) => vlan::parse_show_vlan_brief_json(v),
             Some(Reply::Text(t)) => {
-                crate::ios::vlan::vlans_from_rows(&crate::ios::vlan::parse_show_vlan_brief(&t))
+                crate::ios::vlan::vlans_from_rows(&crate::ios::vlan::parse_show_vlan_brief(t))
             }
             None => Vec::new(),
         };
-        let mut links = match self.read("show interface", &["show interface"]).await? {
-            Some(Reply::Json(v)) => link::parse_show_interface_json(&v),
-            Some(Reply::Text(t)) => link::links_from_interface_text(&t),
+        let mut links = match interfaces {
+            Some(Reply::Json(v)) => link::parse_show_interface_json(v),
+            Some(Reply::Text(t)) => link::links_from_interface_text(t),
             None => Vec::new(),
         };
         let sps = match self
@@ -317,7 +328,7 @@ impl Driver for NxosDriver {
             show_lldp_neighbors_detail: lldp.as_deref(),
         };
         let mut f = facts::build_facts(&inputs);
-        let read = self.observe_inner().await;
+        let read = self.observe_with(vlans.as_ref(), interfaces.as_ref()).await;
         self.observed.record(&mut f, read)?;
         Ok(f)
     }
