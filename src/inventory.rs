@@ -251,7 +251,7 @@ impl Inventory {
             Self::split_files(&hosts_file)?
         } else {
             let text = read(path)?;
-            let doc = match Self::containerlab_generated(path, &text)? {
+            let doc = match Self::containerlab_generated(path, &text, true)? {
                 Parsed::Inventory(inv) => return Ok(*inv),
                 Parsed::Document(doc) => doc,
             };
@@ -268,13 +268,15 @@ impl Inventory {
 
     /// containerlab's generated `topology-data.json` and `ansible-inventory.yml`, recognised by their
     /// shape; for anything else the parsed document, for [`Inventory::file_sections`].
-    fn containerlab_generated(path: &Path, text: &str) -> Result<Parsed, InventoryError> {
+    /// `fs`: also read the files beside it (and the topology `topology-data.json` names); off for
+    /// [`Inventory::from_text`].
+    fn containerlab_generated(path: &Path, text: &str, fs: bool) -> Result<Parsed, InventoryError> {
         let is_json = path.extension().is_some_and(|e| e == "json");
         let read = if is_json {
             let v: Value = serde_json::from_str(text)
                 .map_err(|e| file_err(path, format!("invalid JSON: {e}")))?;
             if v.get("nodes").is_some() && v.get("type").and_then(Value::as_str) == Some("clab") {
-                clab::topology_data(path, &v)?
+                clab::topology_data(path, &v, fs)?
             } else {
                 return Err(file_err(
                     path,
@@ -295,9 +297,15 @@ impl Inventory {
                 _ => return Ok(Parsed::Document(probe)),
             }
         };
-        Ok(Parsed::Inventory(Box::new(Self::from_generated(
-            path, read,
-        )?)))
+        let inv = if fs {
+            Self::from_generated(path, read)?
+        } else {
+            let (hosts, groups, warnings) = read;
+            let mut inv = Self::from_sections(path, (hosts, groups, Entry::default()))?;
+            inv.warnings.extend(warnings);
+            inv
+        };
+        Ok(Parsed::Inventory(Box::new(inv)))
     }
 
     /// Parse one inventory file's text without touching the filesystem: containerlab's generated files
@@ -306,7 +314,7 @@ impl Inventory {
     /// the input in errors and, by its extension, picks JSON. [`Inventory::load`] of a file is reading
     /// it plus this (plus the sibling files).
     pub fn from_text(source: &Path, text: &str) -> Result<Inventory, InventoryError> {
-        let doc = match Self::containerlab_generated(source, text)? {
+        let doc = match Self::containerlab_generated(source, text, false)? {
             Parsed::Inventory(inv) => return Ok(*inv),
             Parsed::Document(doc) => doc,
         };

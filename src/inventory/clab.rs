@@ -140,7 +140,11 @@ pub(super) fn topology(path: &Path) -> Result<Read, InventoryError> {
 /// `topology-data.json` (containerlab's `core/export_templates/auto.tmpl`): `{"name", "type": "clab",
 /// "nodes": {NAME: {kind, mgmt-ipv4-address, group, labels, ...}}}`. It carries no credentials: they
 /// come from the topology file its nodes' `clab-topo-file` label names, when it can be read.
-pub(super) fn topology_data(path: &Path, v: &Value) -> Result<Read, InventoryError> {
+pub(super) fn topology_data(
+    path: &Path,
+    v: &Value,
+    read_topology: bool,
+) -> Result<Read, InventoryError> {
     let nodes = v
         .get("nodes")
         .and_then(Value::as_object)
@@ -160,7 +164,7 @@ pub(super) fn topology_data(path: &Path, v: &Value) -> Result<Read, InventoryErr
             .get("labels")
             .and_then(|l| l.get("clab-topo-file"))
             .and_then(Value::as_str);
-        let topo = topo_file.and_then(|f| {
+        let topo = topo_file.filter(|_| read_topology).and_then(|f| {
             topos
                 .entry(f.to_owned())
                 .or_insert_with(|| match parse_topology(Path::new(f)) {
