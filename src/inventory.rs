@@ -10,8 +10,8 @@
 //! Resolution is Nornir 3's (`nornir.core.inventory`): host > its groups (in order, each group before
 //! the groups it belongs to) > defaults, field by field, a field inherited only when it is null (`""`
 //! is a value); `connection_options.NAME` as `_get_connection_options_recursively` (`extras` whole);
-//! `data` key by key at the top level only, never deep-merged (netgw's settings live under
-//! `data.netgw`). A group a host names but nobody defines is an error, as in Nornir's SimpleInventory.
+//! `data` key by key at the top level only, never deep-merged. netgw's own settings, `data.netgw`
+//! (keys Nornir never reads), apply key by key from the first layer that sets each. A group a host names but nobody defines is an error, as in Nornir's SimpleInventory.
 //! A host netgw does not drive ([`netgw_models::kinds`]) is kept and reported skipped.
 //!
 //! A host whose own settings are unusable (no address, an unsupported platform, a credential reference
@@ -628,19 +628,21 @@ impl Inventory {
             Err(InventoryError::NotDriven { reason, .. }) => (None, Some(reason), None),
             Err(e) => (None, None, Some(e.to_string())),
         };
-        let netgw = extended_data(&layers)
-            .get("netgw")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        let netgw_src = sources.get("data.netgw").cloned();
-        let trust_src = |keys: &[&str], cli: bool| match (&netgw_src, cli) {
-            (Some(src), _) if keys.iter().any(|k| netgw.contains_key(*k)) => {
-                format!("data.netgw of {}", src.as_str().unwrap_or_default())
-            }
-            (_, true) => "command line".to_owned(),
-            _ => "default".to_owned(),
+        // The layer that set a netgw setting (key by key, see `netgw_settings`).
+        let setting_src = |k: &str| {
+            layers.iter().zip(&names).find_map(|(e, n)| {
+                e.data
+                    .get("netgw")
+                    .and_then(|m| m.get(k))
+                    .map(|_| format!("data.netgw of {n}"))
+            })
         };
+        let trust_src =
+            |keys: &[&str], cli: bool| match (keys.iter().find_map(|k| setting_src(k)), cli) {
+                (Some(src), _) => src,
+                (None, true) => "command line".to_owned(),
+                (None, false) => "default".to_owned(),
+            };
         let tr = &self.trust;
         let trust = match self.target(name) {
             Ok(t) => serde_json::json!({
@@ -734,12 +736,7 @@ impl Inventory {
         let hostname = first(&|e| e.hostname.clone())
             .ok_or_else(|| host_err("has no hostname (management address)".into()))?;
 
-        let data = extended_data(&layers);
-        let netgw = data
-            .get("netgw")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
+        let netgw = netgw_settings(&layers);
 
         let mut t = DeviceTarget::new(name, platform, hostname);
         t.port = layers.iter().find_map(|e| e.port);
@@ -891,6 +888,23 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
+/// netgw's own settings, `data.netgw`, key by key from the first layer that sets each (host, groups,
+/// defaults): `known_hosts` in the defaults and `junos_style` on a host both apply. Nornir does not
+/// read these keys; everything else in `data` resolves exactly as Nornir's [`extended_data`].
+fn netgw_settings(layers: &[&Entry]) -> serde_json::Map<String, Value> {
+    let mut out = serde_json::Map::new();
+    for e in layers {
+        if let Some(m) = e.data.get("netgw").and_then(Value::as_object) {
+            for (k, v) in m {
+                if !out.contains_key(k) {
+                    out.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Nornir's `Host.extended_data()`: each top-level key from the first layer that has it (host,
 /// groups in order, defaults); nothing is merged below the top level.
 fn extended_data(layers: &[&Entry]) -> serde_json::Map<String, Value> {
@@ -1038,10 +1052,10 @@ defaults:
         assert!(!t.tls.verify);
         assert_eq!(
             t.known_hosts,
-            PathBuf::from("known_hosts"),
-            "data is not merged below the top level (Nornir): leaves' data.netgw hides fabric's"
+            PathBuf::from("/etc/netgw/known_hosts"),
+            "data.netgw settings apply key by key across groups"
         );
-        assert_eq!(t.timeouts.operation, Timeouts::default().operation);
+        assert_eq!(t.timeouts.operation, Duration::from_secs(5));
         let e = t.endpoint("eapi", 443);
         assert_eq!((e.port, e.username.as_str()), (8443, "api"));
         let s = inv.target("spine1").unwrap();
