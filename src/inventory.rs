@@ -440,9 +440,14 @@ impl Inventory {
     /// `defaults.yaml` when they exist (a group entry there fills the empty one containerlab's file
     /// names).
     fn from_generated(path: &Path, read: clab::Read) -> Result<Inventory, InventoryError> {
-        let (hosts, mut groups, warnings) = read;
+        let (mut hosts, mut groups, warnings) = read;
         let (sibling_groups, defaults) = Self::sibling_files(path)?;
         groups.extend(sibling_groups);
+        // The user's own defaults.yaml / groups.yaml win over fallbacks (the kind's default, the
+        // NETGW_* variables), not over the topology's credentials.
+        for e in hosts.values_mut() {
+            clab::yield_fallback_credentials(e, &groups, &defaults);
+        }
         let mut inv = Self::from_sections(path, (hosts, groups, defaults))?;
         inv.warnings.extend(warnings);
         Ok(inv)

@@ -95,6 +95,50 @@ fn node_credentials(node: Option<&Node>, kind: &str, labels: bool) -> Entry {
     e
 }
 
+/// Drop a host's fallback credential (not from a label or the topology) where its groups or the
+/// defaults set one, so Nornir resolution picks theirs.
+pub(super) fn yield_fallback_credentials(
+    e: &mut Entry,
+    groups: &BTreeMap<String, Entry>,
+    defaults: &Entry,
+) {
+    let fallback = |e: &Entry, field: &str| {
+        e.data
+            .get("containerlab_credentials")
+            .and_then(|c| c.get(field))
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.starts_with("label") && !s.starts_with("topology"))
+    };
+    let layers: Vec<&Entry> = e
+        .groups
+        .iter()
+        .filter_map(|g| groups.get(g))
+        .chain(std::iter::once(defaults))
+        .collect();
+    let user_set = layers.iter().any(|l| l.username.is_some());
+    let pass_set = layers.iter().any(|l| l.password.is_some());
+    let (drop_user, drop_pass) = (
+        user_set && fallback(e, "username"),
+        pass_set && fallback(e, "password"),
+    );
+    if drop_user {
+        e.username = None;
+    }
+    if drop_pass {
+        e.password = None;
+    }
+    if let Some(Value::Object(c)) = e.data.get_mut("containerlab_credentials") {
+        for (drop, field) in [(drop_user, "username"), (drop_pass, "password")] {
+            if drop {
+                c.insert(
+                    field.into(),
+                    Value::String("the inventory's groups/defaults".into()),
+                );
+            }
+        }
+    }
+}
+
 /// One containerlab node as an inventory host.
 fn node_entry(lab: &str, kind: &str, hostname: Option<String>, creds: Entry) -> Entry {
     let mut e = creds;
