@@ -10,8 +10,8 @@
 //! Resolution is Nornir 3's (`nornir.core.inventory`): host > its groups (in order, each group before
 //! the groups it belongs to) > defaults, field by field, a field inherited only when it is null (`""`
 //! is a value); `connection_options.NAME` as `_get_connection_options_recursively` (`extras` whole);
-//! `data` key by key at the top level only, never deep-merged (netgw's settings live under
-//! `data.netgw`). A group a host names but nobody defines is an error, as in Nornir's SimpleInventory.
+//! `data` key by key at the top level only, never deep-merged. netgw's own settings, `data.netgw`
+//! (keys Nornir never reads), apply key by key from the first layer that sets each. A group a host names but nobody defines is an error, as in Nornir's SimpleInventory.
 //! A host netgw does not drive ([`netgw_models::kinds`]) is kept and reported skipped.
 //!
 //! A host whose own settings are unusable (no address, an unsupported platform, a credential reference
@@ -251,7 +251,7 @@ impl Inventory {
             Self::split_files(&hosts_file)?
         } else {
             let text = read(path)?;
-            let doc = match Self::containerlab_generated(path, &text)? {
+            let doc = match Self::containerlab_generated(path, &text, true)? {
                 Parsed::Inventory(inv) => return Ok(*inv),
                 Parsed::Document(doc) => doc,
             };
@@ -268,13 +268,15 @@ impl Inventory {
 
     /// containerlab's generated `topology-data.json` and `ansible-inventory.yml`, recognised by their
     /// shape; for anything else the parsed document, for [`Inventory::file_sections`].
-    fn containerlab_generated(path: &Path, text: &str) -> Result<Parsed, InventoryError> {
+    /// `fs`: also read the files beside it (and the topology `topology-data.json` names); off for
+    /// [`Inventory::from_text`].
+    fn containerlab_generated(path: &Path, text: &str, fs: bool) -> Result<Parsed, InventoryError> {
         let is_json = path.extension().is_some_and(|e| e == "json");
         let read = if is_json {
             let v: Value = serde_json::from_str(text)
                 .map_err(|e| file_err(path, format!("invalid JSON: {e}")))?;
             if v.get("nodes").is_some() && v.get("type").and_then(Value::as_str) == Some("clab") {
-                clab::topology_data(path, &v)?
+                clab::topology_data(path, &v, fs)?
             } else {
                 return Err(file_err(
                     path,
@@ -295,9 +297,15 @@ impl Inventory {
                 _ => return Ok(Parsed::Document(probe)),
             }
         };
-        Ok(Parsed::Inventory(Box::new(Self::from_generated(
-            path, read,
-        )?)))
+        let inv = if fs {
+            Self::from_generated(path, read)?
+        } else {
+            let (hosts, groups, warnings) = read;
+            let mut inv = Self::from_sections(path, (hosts, groups, Entry::default()))?;
+            inv.warnings.extend(warnings);
+            inv
+        };
+        Ok(Parsed::Inventory(Box::new(inv)))
     }
 
     /// Parse one inventory file's text without touching the filesystem: containerlab's generated files
@@ -306,7 +314,7 @@ impl Inventory {
     /// the input in errors and, by its extension, picks JSON. [`Inventory::load`] of a file is reading
     /// it plus this (plus the sibling files).
     pub fn from_text(source: &Path, text: &str) -> Result<Inventory, InventoryError> {
-        let doc = match Self::containerlab_generated(source, text)? {
+        let doc = match Self::containerlab_generated(source, text, false)? {
             Parsed::Inventory(inv) => return Ok(*inv),
             Parsed::Document(doc) => doc,
         };
@@ -432,9 +440,14 @@ impl Inventory {
     /// `defaults.yaml` when they exist (a group entry there fills the empty one containerlab's file
     /// names).
     fn from_generated(path: &Path, read: clab::Read) -> Result<Inventory, InventoryError> {
-        let (hosts, mut groups, warnings) = read;
+        let (mut hosts, mut groups, warnings) = read;
         let (sibling_groups, defaults) = Self::sibling_files(path)?;
         groups.extend(sibling_groups);
+        // The user's own defaults.yaml / groups.yaml win over fallbacks (the kind's default, the
+        // NETGW_* variables), not over the topology's credentials.
+        for e in hosts.values_mut() {
+            clab::yield_fallback_credentials(e, &groups, &defaults);
+        }
         let mut inv = Self::from_sections(path, (hosts, groups, defaults))?;
         inv.warnings.extend(warnings);
         Ok(inv)
@@ -620,19 +633,21 @@ impl Inventory {
             Err(InventoryError::NotDriven { reason, .. }) => (None, Some(reason), None),
             Err(e) => (None, None, Some(e.to_string())),
         };
-        let netgw = extended_data(&layers)
-            .get("netgw")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        let netgw_src = sources.get("data.netgw").cloned();
-        let trust_src = |keys: &[&str], cli: bool| match (&netgw_src, cli) {
-            (Some(src), _) if keys.iter().any(|k| netgw.contains_key(*k)) => {
-                format!("data.netgw of {}", src.as_str().unwrap_or_default())
-            }
-            (_, true) => "command line".to_owned(),
-            _ => "default".to_owned(),
+        // The layer that set a netgw setting (key by key, see `netgw_settings`).
+        let setting_src = |k: &str| {
+            layers.iter().zip(&names).find_map(|(e, n)| {
+                e.data
+                    .get("netgw")
+                    .and_then(|m| m.get(k))
+                    .map(|_| format!("data.netgw of {n}"))
+            })
         };
+        let trust_src =
+            |keys: &[&str], cli: bool| match (keys.iter().find_map(|k| setting_src(k)), cli) {
+                (Some(src), _) => src,
+                (None, true) => "command line".to_owned(),
+                (None, false) => "default".to_owned(),
+            };
         let tr = &self.trust;
         let trust = match self.target(name) {
             Ok(t) => serde_json::json!({
@@ -726,12 +741,7 @@ impl Inventory {
         let hostname = first(&|e| e.hostname.clone())
             .ok_or_else(|| host_err("has no hostname (management address)".into()))?;
 
-        let data = extended_data(&layers);
-        let netgw = data
-            .get("netgw")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
+        let netgw = netgw_settings(&layers);
 
         let mut t = DeviceTarget::new(name, platform, hostname);
         t.port = layers.iter().find_map(|e| e.port);
@@ -883,6 +893,23 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
+/// netgw's own settings, `data.netgw`, key by key from the first layer that sets each (host, groups,
+/// defaults): `known_hosts` in the defaults and `junos_style` on a host both apply. Nornir does not
+/// read these keys; everything else in `data` resolves exactly as Nornir's [`extended_data`].
+fn netgw_settings(layers: &[&Entry]) -> serde_json::Map<String, Value> {
+    let mut out = serde_json::Map::new();
+    for e in layers {
+        if let Some(m) = e.data.get("netgw").and_then(Value::as_object) {
+            for (k, v) in m {
+                if !out.contains_key(k) {
+                    out.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Nornir's `Host.extended_data()`: each top-level key from the first layer that has it (host,
 /// groups in order, defaults); nothing is merged below the top level.
 fn extended_data(layers: &[&Entry]) -> serde_json::Map<String, Value> {
@@ -1030,10 +1057,10 @@ defaults:
         assert!(!t.tls.verify);
         assert_eq!(
             t.known_hosts,
-            PathBuf::from("known_hosts"),
-            "data is not merged below the top level (Nornir): leaves' data.netgw hides fabric's"
+            PathBuf::from("/etc/netgw/known_hosts"),
+            "data.netgw settings apply key by key across groups"
         );
-        assert_eq!(t.timeouts.operation, Timeouts::default().operation);
+        assert_eq!(t.timeouts.operation, Duration::from_secs(5));
         let e = t.endpoint("eapi", 443);
         assert_eq!((e.port, e.username.as_str()), (8443, "api"));
         let s = inv.target("spine1").unwrap();

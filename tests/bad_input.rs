@@ -566,14 +566,30 @@ fn catalogue() -> Vec<Case> {
             &["node \"nope\" is not in inventory"],
         ),
         case(
-            "inventory unsupported platform",
+            "inventory unknown platform",
+            &[(
+                "inv.yml",
+                "hosts:\n  n1: {hostname: 127.0.0.1, platform: arista_eoss}\n",
+            )],
+            &["converge", "--inventory", "{repo}/inv.yml"],
+            1,
+            &[
+                "n1",
+                "arista_eoss",
+                "not known",
+                "did you mean \"arista_eos\"",
+            ],
+        ),
+        // A platform netgw does not drive is skipped, not failed (issue 14).
+        case(
+            "inventory platform not driven",
             &[(
                 "inv.yml",
                 "hosts:\n  n1: {hostname: 127.0.0.1, platform: nokia_srlinux}\n",
             )],
             &["converge", "--inventory", "{repo}/inv.yml"],
-            1,
-            &["n1", "nokia_srlinux", "not supported"],
+            0,
+            &["n1", "nokia_srlinux", "skipped", "SR Linux"],
         ),
         case(
             "inventory missing credential",

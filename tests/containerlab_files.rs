@@ -633,3 +633,38 @@ fn inventory_command_prints_resolved_hosts() {
     let o = run(&["nosuch"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// A `defaults.yaml` beside `topology-data.json` (or the topology) is the user's inventory: its
+/// credentials win over containerlab's kind defaults, not over the topology's own `credentials:`.
+#[test]
+fn defaults_beside_containerlab_files_win_over_kind_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let topo = dir.path().join("creds.clab.yml");
+    std::fs::write(&topo, CREDS_TOPO).unwrap();
+    let data = dir.path().join("topology-data.json");
+    std::fs::write(
+        &data,
+        Clab::new(CREDS_TOPO, &no_address).topology_data("creds", &topo),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("defaults.yaml"),
+        "username: mine\npassword: minepw\ndata: {netgw: {tls_verify: false}}\n",
+    )
+    .unwrap();
+    for inv in [
+        Inventory::load(&data).unwrap(),
+        Inventory::from_topology(&topo).unwrap(),
+    ] {
+        let creds = |n: &str| {
+            let t = inv.target(n).unwrap();
+            assert!(!t.tls.verify, "defaults.yaml's data applies");
+            (t.username, t.password.unwrap().expose().to_owned())
+        };
+        // k1: username from the kind's topology credentials, password was the kind default.
+        assert_eq!(creds("k1"), ("kind-user".into(), "minepw".into()));
+        // b1: password from its group, username was the kind default.
+        assert_eq!(creds("b1"), ("mine".into(), "4321".into()));
+        assert_eq!(creds("n1"), ("node-user".into(), "node-pass".into()));
+    }
+}

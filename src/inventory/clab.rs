@@ -95,6 +95,50 @@ fn node_credentials(node: Option<&Node>, kind: &str, labels: bool) -> Entry {
     e
 }
 
+/// Drop a host's fallback credential (not from a label or the topology) where its groups or the
+/// defaults set one, so Nornir resolution picks theirs.
+pub(super) fn yield_fallback_credentials(
+    e: &mut Entry,
+    groups: &BTreeMap<String, Entry>,
+    defaults: &Entry,
+) {
+    let fallback = |e: &Entry, field: &str| {
+        e.data
+            .get("containerlab_credentials")
+            .and_then(|c| c.get(field))
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.starts_with("label") && !s.starts_with("topology"))
+    };
+    let layers: Vec<&Entry> = e
+        .groups
+        .iter()
+        .filter_map(|g| groups.get(g))
+        .chain(std::iter::once(defaults))
+        .collect();
+    let user_set = layers.iter().any(|l| l.username.is_some());
+    let pass_set = layers.iter().any(|l| l.password.is_some());
+    let (drop_user, drop_pass) = (
+        user_set && fallback(e, "username"),
+        pass_set && fallback(e, "password"),
+    );
+    if drop_user {
+        e.username = None;
+    }
+    if drop_pass {
+        e.password = None;
+    }
+    if let Some(Value::Object(c)) = e.data.get_mut("containerlab_credentials") {
+        for (drop, field) in [(drop_user, "username"), (drop_pass, "password")] {
+            if drop {
+                c.insert(
+                    field.into(),
+                    Value::String("the inventory's groups/defaults".into()),
+                );
+            }
+        }
+    }
+}
+
 /// One containerlab node as an inventory host.
 fn node_entry(lab: &str, kind: &str, hostname: Option<String>, creds: Entry) -> Entry {
     let mut e = creds;
@@ -140,7 +184,11 @@ pub(super) fn topology(path: &Path) -> Result<Read, InventoryError> {
 /// `topology-data.json` (containerlab's `core/export_templates/auto.tmpl`): `{"name", "type": "clab",
 /// "nodes": {NAME: {kind, mgmt-ipv4-address, group, labels, ...}}}`. It carries no credentials: they
 /// come from the topology file its nodes' `clab-topo-file` label names, when it can be read.
-pub(super) fn topology_data(path: &Path, v: &Value) -> Result<Read, InventoryError> {
+pub(super) fn topology_data(
+    path: &Path,
+    v: &Value,
+    read_topology: bool,
+) -> Result<Read, InventoryError> {
     let nodes = v
         .get("nodes")
         .and_then(Value::as_object)
@@ -160,7 +208,7 @@ pub(super) fn topology_data(path: &Path, v: &Value) -> Result<Read, InventoryErr
             .get("labels")
             .and_then(|l| l.get("clab-topo-file"))
             .and_then(Value::as_str);
-        let topo = topo_file.and_then(|f| {
+        let topo = topo_file.filter(|_| read_topology).and_then(|f| {
             topos
                 .entry(f.to_owned())
                 .or_insert_with(|| match parse_topology(Path::new(f)) {
