@@ -19,7 +19,7 @@
 pub mod kinds;
 mod templates;
 
-pub use kinds::{KindInfo, kind_info, nornir_platform};
+pub use kinds::{kind_info, nornir_platform};
 pub use templates::{ansible_inventory, nornir_simple_inventory, topology_data};
 
 use netgw_models::topology::Topology;
@@ -103,6 +103,20 @@ fn creds_at(v: Option<&Value>) -> Option<(String, String)> {
     let get = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
     let (u, p) = (get("username"), get("password"));
     (!u.is_empty() || !p.is_empty()).then_some((u, p))
+}
+
+impl CredSource {
+    /// From [`netgw_models::topology::TopoCredentials::source`] (`nodes.N`, `groups.G`, `kinds.K`,
+    /// `defaults`).
+    fn of(source: &str) -> CredSource {
+        match source.split('.').next() {
+            Some("nodes") => CredSource::Node,
+            Some("groups") => CredSource::Group,
+            Some("kinds") => CredSource::Kind,
+            Some("defaults") => CredSource::Defaults,
+            _ => CredSource::Unset,
+        }
+    }
 }
 
 impl ClabPlan {
@@ -215,22 +229,15 @@ impl ClabPlan {
                 Some(map(next))
             };
             let group = n.group.clone().unwrap_or_default();
-            let levels = [
-                (CredSource::Node, section("nodes").and_then(|s| s.get(name))),
-                (
-                    CredSource::Group,
-                    section("groups").and_then(|s| s.get(&group)),
-                ),
-                (
-                    CredSource::Kind,
-                    section("kinds").and_then(|s| s.get(n.kind.as_deref().unwrap_or(""))),
-                ),
-                (CredSource::Defaults, section("defaults")),
-            ];
-            let (mut username, mut password, cred_source) = levels
-                .iter()
-                .find_map(|(src, v)| creds_at(*v).map(|(u, p)| (u, p, *src)))
-                .unwrap_or((String::new(), String::new(), CredSource::Unset));
+            // The topology's levels resolved once, in netgw-models (the reader uses the same).
+            let topo_creds = n.credentials.as_ref();
+            let cred_source = topo_creds.map_or(CredSource::Unset, |c| CredSource::of(&c.source));
+            let mut username = topo_creds
+                .and_then(|c| c.username.clone())
+                .unwrap_or_default();
+            let mut password = topo_creds
+                .and_then(|c| c.password.clone())
+                .unwrap_or_default();
             if let Some(k) = kind_info(&kind) {
                 if username.is_empty() {
                     username = k.username.into();
