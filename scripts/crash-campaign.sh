@@ -12,9 +12,16 @@ ROUNDS=${1:-62}
 CONTROL=${2:-12}
 SEED=${SEED:-15}
 cargo build -q -p netgw --tests
-CRASH_SEED=$SEED CRASH_ROUNDS=$ROUNDS \
-    cargo test -q -p netgw --test crash -- --nocapture --exact \
-    sigkill_at_any_moment_leaves_no_device_half_applied_after_the_next_run 2>&1 | grep '^CRASH'
-CRASH_SEED=$SEED CRASH_ROUNDS=$CONTROL CRASH_JOURNAL=off \
-    cargo test -q -p netgw --test crash -- --nocapture --exact \
-    sigkill_at_any_moment_leaves_no_device_half_applied_after_the_next_run 2>&1 | grep '^CRASH'
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+run() {
+    if ! cargo test -q -p netgw --test crash -- --nocapture --exact \
+        sigkill_at_any_moment_leaves_no_device_half_applied_after_the_next_run >"$out" 2>&1; then
+        cat "$out"
+        echo "crash campaign FAILED" >&2
+        exit 1
+    fi
+    grep '^CRASH' "$out"
+}
+CRASH_SEED=$SEED CRASH_ROUNDS=$ROUNDS run
+CRASH_SEED=$SEED CRASH_ROUNDS=$CONTROL CRASH_JOURNAL=off run

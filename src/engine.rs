@@ -612,6 +612,9 @@ async fn with_driver(
         serde_json::json!({"platform": driver.platform().as_str(), "run_id": opts.run_id}),
     );
     steps.mark("facts");
+    // An earlier run's unfinished change is finished or undone before anything else, even if this
+    // run's desired state turns out not to compile (crate::journal).
+    steps.report.recovered = recover(name, driver, opts, steps).await?;
 
     // 5-6. Expansion was done with the desired state; merge with fresh facts.
     view.attributes
@@ -639,9 +642,6 @@ async fn with_driver(
             invalid.len()
         )));
     }
-
-    // An earlier run's unfinished change is finished or undone before anything else (crate::journal).
-    steps.report.recovered = recover(name, driver, opts, steps).await?;
 
     // 8. Observe and plan.
     let observed = driver.observe().await.map_err(drv)?;

@@ -11,8 +11,9 @@
 //! the same node would otherwise interleave their device transactions: both observe the device before
 //! either commits, and the second commit is planned against a state that no longer exists. The lock is
 //! an exclusive `flock(2)` (std `File::lock`) on `LOCK_DIR/NAME.run.lock`, by default the repo's
-//! `nodes/.locks/`, beside the store's short per-write locks (`NAME.lock`, a different file, so holding
-//! the run lock never blocks the store's own writes). `flock` locks belong to the open file description:
+//! `locks/` in the gateway's state directory (`crate::state`, outside the repo, so dry runs leave the
+//! repo untouched); the store's short per-write locks (`NAME.lock`) are other files, so holding the
+//! run lock never blocks the store's own writes. `flock` locks belong to the open file description:
 //! they conflict between two opens in one process too, and the kernel releases them when the process
 //! dies, so a crashed run never leaves a stale lock. Lock files are never deleted (deleting a lock file
 //! another process has open and is waiting on would let two holders in).

@@ -825,7 +825,8 @@ async fn sigterm_drains_cancels_and_records_the_shutdown() {
     let node = &a["report"]["nodes"][0];
     assert_eq!(node["error_kind"], "cancelled");
     assert!(
-        node["error"].as_str().unwrap().contains("gateway shutdown"),
+        node["error"].as_str().unwrap().contains("gateway shutdown")
+            && node["error"].as_str().unwrap().contains("restore: "),
         "{node}"
     );
     let b = srv.run(&b_id).await;
@@ -842,6 +843,10 @@ async fn sigterm_drains_cancels_and_records_the_shutdown() {
     let detail: Value = serde_json::from_str(shutdown["detail"].as_str().unwrap()).unwrap();
     assert_eq!(detail["queued_cancelled"], 1, "{detail}");
     assert_eq!(detail["aborted"], 1, "{detail}");
+    assert_eq!(
+        detail["dropped"], 0,
+        "the stopped node got its restore step: {detail}"
+    );
     assert!(
         log[0]["detail"]
             .as_str()

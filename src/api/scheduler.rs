@@ -216,7 +216,10 @@ pub struct ShutdownReport {
     pub queued_cancelled: usize,
     pub finished_in_grace: usize,
     pub cancelled: usize,
+    /// Still running when the cancel grace was over: stopped where they stood, device restored.
     pub aborted: usize,
+    /// Of those, still running after the restore budget too: their device session was dropped.
+    pub dropped: usize,
 }
 
 struct Shared {
@@ -812,14 +815,18 @@ impl Scheduler {
                 if self.wait_idle(cancel_grace).await {
                     return true;
                 }
-                warn!("cancel grace over: stopping running nodes and restoring their devices");
+                rep.aborted = s.lock().running.len();
+                warn!(
+                    nodes = rep.aborted,
+                    "cancel grace over: stopping running nodes and restoring their devices"
+                );
                 s.abort.cancel();
                 self.wait_idle(engine::DEFAULT_RESTORE_TIMEOUT + Duration::from_secs(5))
                     .await
             };
             if !restored.await {
                 let left: Vec<(String, Running)> = s.lock().running.drain().collect();
-                rep.aborted = left.len();
+                rep.dropped = left.len();
                 for (node, r) in left {
                     if let Some(h) = &r.abort {
                         h.abort();
