@@ -90,11 +90,11 @@ echo "== machine"
 write_topology() { # platform file
     local kind
     case $1 in
-        ios) kind=cisco_iol ;;
+        ios) kind="cisco_iol\n      type: L2" ;;
         eos) kind=arista_ceos ;;
         junos) kind=juniper_vjunosswitch ;;
     esac
-    printf 'name: bench\ntopology:\n  nodes:\n    sw:\n      kind: %s\n' "$kind" > "$2"
+    printf 'name: bench\ntopology:\n  nodes:\n    sw:\n      kind: %b\n' "$kind" > "$2"
 }
 
 start_lab() { # platform n dir [extra args]

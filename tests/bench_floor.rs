@@ -69,9 +69,10 @@ fn floor_sends_what_a_changing_ios_converge_sends() {
         .enable_all()
         .build()
         .unwrap();
-    let topo =
-        Topology::parse("name: floor\ntopology:\n  nodes:\n    sw:\n      kind: cisco_iol\n")
-            .unwrap();
+    let topo = Topology::parse(
+        "name: floor\ntopology:\n  nodes:\n    sw:\n      kind: cisco_iol\n      type: L2\n",
+    )
+    .unwrap();
     let opts = LabOptions {
         snmp: false,
         ..LabOptions::default()

@@ -46,7 +46,7 @@ impl Rng {
 const VENDORS: [(&str, &str, &str); 5] = [
     ("eos", "arista_ceos", "Ethernet1"),
     ("junos", "juniper_vjunosswitch", "ge-0/0/1"),
-    ("ios", "cisco_iol", "Ethernet0/1"),
+    ("ios", "cisco_iol, type: L2", "Ethernet0/1"),
     ("nxos", "cisco_n9kv", "Ethernet1/1"),
     ("f5", "f5_bigip-ve", "1.1"),
 ];

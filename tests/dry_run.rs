@@ -53,7 +53,7 @@ fn device_text(lab: &Lab, node: &str) -> String {
 const NODES: [(&str, &str); 5] = [
     ("eos1", "arista_ceos"),
     ("jx1", "juniper_vjunosswitch"),
-    ("ios1", "cisco_iol"),
+    ("ios1", "cisco_iol, type: L2"),
     ("nx1", "cisco_n9kv"),
     ("f51", "f5_bigip-ve"),
 ];

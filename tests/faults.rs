@@ -69,7 +69,7 @@ impl Vendor {
         match self {
             Vendor::Eos => "arista_ceos",
             Vendor::Junos => "juniper_vjunosswitch",
-            Vendor::Ios => "cisco_iol",
+            Vendor::Ios => "cisco_iol, type: L2",
             Vendor::Nxos => "cisco_n9kv",
             Vendor::F5 => "f5_bigip-ve",
         }

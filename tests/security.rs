@@ -556,7 +556,7 @@ fn device_escape_sequences_symlinks_and_file_modes_through_the_cli() {
     let (_, out, err) = converge(&repo, &fab, &locks, &[]);
     for node in FAULTED {
         let start = out
-            .find(&format!("netgw run FAILED for {node}:"))
+            .find(&format!("netgw run FAILED for {node} ("))
             .unwrap_or_else(|| panic!("{node} failed:\n{out}"));
         let block = &out[start..];
         let block = &block[..block.find("\nnetgw run for").unwrap_or(block.len())];

@@ -158,15 +158,20 @@ pub(super) fn topology(path: &Path) -> Result<Read, InventoryError> {
     let mut hosts = BTreeMap::new();
     let mut groups: BTreeMap<String, Entry> = BTreeMap::new();
     let prefix = topo.prefix.clone().unwrap_or_else(|| "clab".into());
+    let deployed = deployed_addresses(path, &topo.name);
     for node in topo.nodes.values() {
         let kind = node.kind.as_deref().unwrap_or_default();
-        let hostname = node.mgmt_ipv4.clone().unwrap_or_else(|| {
-            if prefix.is_empty() || prefix == "\"\"" {
-                node.name.clone()
-            } else {
-                format!("{prefix}-{}-{}", topo.name, node.name)
-            }
-        });
+        let hostname = deployed
+            .get(&node.name)
+            .cloned()
+            .or_else(|| node.mgmt_ipv4.clone())
+            .unwrap_or_else(|| {
+                if prefix.is_empty() || prefix == "\"\"" {
+                    node.name.clone()
+                } else {
+                    format!("{prefix}-{}-{}", topo.name, node.name)
+                }
+            });
         let creds = node_credentials(Some(node), kind, true);
         let mut e = node_entry(&topo.name, kind, Some(hostname), creds);
         if !node.labels.is_empty() {
@@ -179,6 +184,33 @@ pub(super) fn topology(path: &Path) -> Result<Read, InventoryError> {
         hosts.insert(node.name.clone(), e);
     }
     Ok((hosts, groups, topo.warnings))
+}
+
+/// The management addresses of a deployed lab: `clab-LAB/topology-data.json` beside the topology,
+/// as `containerlab deploy` writes it (and `netgw-lab up --clab`). containerlab assigns addresses to
+/// nodes without `mgmt-ipv4` at deploy time, so only this file knows them; absent or unreadable, the
+/// topology's own addresses (or containerlab's DNS names) are used.
+fn deployed_addresses(topology: &Path, lab: &str) -> BTreeMap<String, String> {
+    let file = topology
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(format!("clab-{lab}"))
+        .join("topology-data.json");
+    let Ok(text) = std::fs::read_to_string(&file) else {
+        return BTreeMap::new();
+    };
+    let Ok(v) = serde_json::from_str::<Value>(&text) else {
+        return BTreeMap::new();
+    };
+    let nodes = v.get("nodes").and_then(Value::as_object);
+    nodes
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, n)| {
+            let addr = n.get("mgmt-ipv4-address").and_then(Value::as_str)?;
+            (!addr.is_empty()).then(|| (name.clone(), addr.to_owned()))
+        })
+        .collect()
 }
 
 /// `topology-data.json` (containerlab's `core/export_templates/auto.tmpl`): `{"name", "type": "clab",

@@ -84,8 +84,12 @@ pub fn parse_show_version(text: &str) -> ShowVersion {
 /// The hardware line, `VENDOR MODEL (CPU) processor ... with N bytes of memory.`: `cisco`/`Cisco`
 /// on Cisco-branded boxes, the OEM elsewhere (`Allen-Bradley 1783-CMS20DN (ARM) processor`, the
 /// Stratix IOS-XE switches). Other vendors only with `bytes of memory`, so `Uptime for this control
-/// processor is` never matches.
+/// processor is` never matches. IOL/IOU (`Linux Unix (Intel-x86) processor`) names its Linux host, not a
+/// model: no model from it (SNMP's ENTITY-MIB fills the gap where configured).
 fn is_model_line(line: &str) -> bool {
+    if line.starts_with("Linux Unix ") {
+        return false;
+    }
     let cisco = line.starts_with("cisco ") || line.starts_with("Cisco ");
     (cisco && line.contains(" processor"))
         || (line.contains("bytes of memory") && line.contains(" processor"))
@@ -661,6 +665,12 @@ mod tests {
         assert_eq!(v.model.as_deref(), Some("1783-CMS20DN"));
         assert_eq!(v.serial.as_deref(), Some("FDO2607J4SK"));
         assert!(v.xe);
+        // IOL's hardware line names its Linux host, not a model.
+        assert_eq!(
+            parse_show_version("Linux Unix (Intel-x86) processor with 727227K bytes of memory.\n")
+                .model,
+            None
+        );
         // The control-processor uptime line is not a model line.
         assert_eq!(
             parse_show_version("Uptime for this control processor is 3 weeks\n").model,
