@@ -13,7 +13,6 @@ use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
@@ -70,40 +69,11 @@ fn serve(extra: &str) -> Server {
         ),
     );
     let log = d.join("serve.log");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_netgw"))
-        .args([
-            "--log",
-            "info",
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--config",
-        ])
-        .arg(d.join("serve.yml"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let line = rx
-        .recv_timeout(Duration::from_secs(60))
-        .unwrap_or_else(|_| {
-            panic!(
-                "netgw serve did not start:\n{}",
-                std::fs::read_to_string(&log).unwrap_or_default()
-            )
-        });
-    let addr = line
-        .strip_prefix("netgw serve: listening on http://")
-        .or_else(|| line.strip_prefix("netgw serve: listening on https://"))
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+    let (child, base) = common::spawn_serve(&d.join("serve.yml"), &[], &log);
+    let addr = base
+        .strip_prefix("http://")
+        .or_else(|| base.strip_prefix("https://"))
+        .unwrap_or_else(|| panic!("unexpected base URL {base:?}"))
         .parse()
         .unwrap();
     Server {

@@ -9,11 +9,9 @@ mod common;
 
 use common::{fake_switches, write};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 const TRIGGER: &str = "trigger-token-0123456789";
@@ -110,41 +108,7 @@ fn start(lab: &Lab, args: &[&str]) -> Server {
         })
         .count();
     let log = d.join(format!("serve-{n}.log"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_netgw"))
-        .args([
-            "--log",
-            "info",
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--config",
-        ])
-        .arg(d.join("serve.yml"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let line = rx
-        .recv_timeout(Duration::from_secs(60))
-        .unwrap_or_else(|_| {
-            panic!(
-                "netgw serve did not start:\n{}",
-                std::fs::read_to_string(&log).unwrap_or_default()
-            )
-        });
-    let base = line
-        .strip_prefix("netgw serve: listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_owned();
+    let (child, base) = common::spawn_serve(&d.join("serve.yml"), args, &log);
     Server { child, base }
 }
 

@@ -161,3 +161,44 @@ pub fn eos_vlans(eapi_port: u16) -> Vec<String> {
     out.sort();
     out
 }
+
+/// Start `netgw --log info serve --listen 127.0.0.1:0 --config CONFIG ARGS...` with stderr in `log`;
+/// returns the process and the base URL its first line announces (`http://...` or `https://...`).
+pub fn spawn_serve(config: &Path, args: &[&str], log: &Path) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_netgw"))
+        .args([
+            "--log",
+            "info",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--config",
+        ])
+        .arg(config)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(std::fs::File::create(log).unwrap()))
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(60))
+        .unwrap_or_else(|_| {
+            panic!(
+                "netgw serve did not start:\n{}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            )
+        });
+    let base = line
+        .strip_prefix("netgw serve: listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_owned();
+    (child, base)
+}
