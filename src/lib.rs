@@ -5,6 +5,7 @@ pub mod api;
 pub mod classify;
 pub mod cli;
 pub mod collector;
+pub mod cookbook;
 pub mod engine;
 pub mod error;
 pub mod inventory;

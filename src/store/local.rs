@@ -87,6 +87,11 @@ impl LocalRepo {
         &self.root
     }
 
+    /// The repo's cookbooks (`cookbooks/NAME/...`), read through the same root handle.
+    pub fn cookbooks(&self) -> crate::cookbook::Cookbooks {
+        crate::cookbook::Cookbooks::from_root(self.dir.clone())
+    }
+
     /// `path` (one of this repo's, built from [`LocalRepo::root`]) relative to the repo.
     fn rel<'a>(&self, path: &'a Path) -> &'a Path {
         path.strip_prefix(&self.root).unwrap_or(path)
@@ -464,34 +469,46 @@ impl LocalRepo {
     }
 
     fn read_text(&self, path: &Path, shared: bool) -> Result<Option<String>, StoreError> {
-        use std::io::Read;
-        let io = |source| StoreError::Io {
-            path: path.to_owned(),
-            source,
-        };
-        let f = match self.dir.open_file(self.rel(path), &FileOpen::READ) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io(e)),
-        };
-        if shared {
-            f.lock_shared().map_err(io)?;
-        }
-        let len = f.metadata().map_err(io)?.len();
-        if len > MAX_FILE_BYTES {
-            return Err(parse_err(
-                path,
-                format!("file is {len} bytes, larger than the {MAX_FILE_BYTES}-byte limit"),
-            ));
-        }
-        let mut bytes = Vec::with_capacity(len as usize);
-        (&f).take(MAX_FILE_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(io)?;
-        String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|e| parse_err(path, format!("not UTF-8: {e}")))
+        read_file_in(&self.dir, self.rel(path), shared)
     }
+}
+
+/// A file's text beneath `root` (`rel` relative to it), `None` when it does not exist; never through a
+/// symlink, never more than [`MAX_FILE_BYTES`].
+pub fn read_text_in(root: &RootDir, rel: &Path) -> Result<Option<String>, StoreError> {
+    read_file_in(root, rel, false)
+}
+
+fn read_file_in(root: &RootDir, rel: &Path, shared: bool) -> Result<Option<String>, StoreError> {
+    use std::io::Read;
+    let path = root.path().join(rel);
+    let path = path.as_path();
+    let io = |source| StoreError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let f = match root.open_file(rel, &FileOpen::READ) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(e)),
+    };
+    if shared {
+        f.lock_shared().map_err(io)?;
+    }
+    let len = f.metadata().map_err(io)?.len();
+    if len > MAX_FILE_BYTES {
+        return Err(parse_err(
+            path,
+            format!("file is {len} bytes, larger than the {MAX_FILE_BYTES}-byte limit"),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    (&f).take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|e| parse_err(path, format!("not UTF-8: {e}")))
 }
 
 fn parse_err(path: &Path, message: String) -> StoreError {
