@@ -1,10 +1,12 @@
 //! Assemble a node's view from a store: desired and current state, the environment, the expanded
 //! run-list, and every attribute layer in Chef's order (docs/design.md §3 steps 2, 5 and 6).
 
+use crate::cookbook::run::load_run;
+use crate::cookbook::{CookbookError, Cookbooks};
 use crate::store::NodeStore;
 use crate::store::StoreError;
 use crate::store::local::LocalRepo;
-use netgw_models::attributes::{AttributeSet, Component, Source, layers_from_document};
+use netgw_models::attributes::{AttributeSet, Component, Source};
 use netgw_models::compile::RecipeSource;
 use netgw_models::runlist::{ExpandError, Expansion, expand};
 use netgw_models::{CurrentState, DesiredState, Environment, ModelError, NodeName, Role};
@@ -29,6 +31,14 @@ pub enum ResolveError {
         path: String,
     },
 
+    /// A cookbook file netgw cannot read or evaluate (names the file and line).
+    #[error("node {node}: {source}")]
+    Cookbook {
+        node: String,
+        #[source]
+        source: Box<CookbookError>,
+    },
+
     #[error("{context}: {source}")]
     Model {
         context: String,
@@ -44,7 +54,9 @@ impl ResolveError {
             // A node that does not exist was named by the user: a configuration error (README).
             ResolveError::Store(crate::store::StoreError::NotFound { kind: "node", .. }) => false,
             ResolveError::Store(e) => e.is_not_found(),
-            ResolveError::Expand { .. } | ResolveError::UnknownRecipe { .. } => true,
+            ResolveError::Expand { .. }
+            | ResolveError::UnknownRecipe { .. }
+            | ResolveError::Cookbook { .. } => true,
             ResolveError::Model { .. } => false,
         }
     }
@@ -92,7 +104,14 @@ pub fn resolve(repo: &LocalRepo, name: &NodeName) -> Result<NodeView, ResolveErr
     let desired = repo.load_desired(name)?;
     let current = repo.load_current(name)?;
     let (environment, expansion) = expand_node(repo, &desired)?;
-    assemble(repo, name, desired, current, environment, expansion)
+    assemble(
+        &repo.cookbooks(),
+        name,
+        desired,
+        current,
+        environment,
+        expansion,
+    )
 }
 
 /// Resolve a node whose desired state, roles and environments come from any store (a Chef server or
@@ -151,7 +170,7 @@ pub async fn resolve_from(
             cache.insert(r, role);
         }
     };
-    let (cb, n) = (cookbooks.clone(), name.clone());
+    let (cb, n) = (cookbooks.cookbooks(), name.clone());
     tokio::task::spawn_blocking(move || assemble(&cb, &n, desired, current, environment, expansion))
         .await
         .map_err(|e| ResolveError::Model {
@@ -167,7 +186,7 @@ pub async fn resolve_from(
 /// Everything after expansion: attribute layers from the environment, roles, cookbook attribute files
 /// and recipes, and the recipes to compile.
 fn assemble(
-    repo: &LocalRepo,
+    cookbooks: &Cookbooks,
     name: &NodeName,
     desired: DesiredState,
     current: Option<CurrentState>,
@@ -212,86 +231,24 @@ fn assemble(
         );
     }
 
-    // Attribute files of every cookbook in the run-list, in run-list order, each cookbook once.
-    let mut cookbooks: Vec<&str> = Vec::new();
-    for r in &expansion.recipes {
-        let cb = r.name.split_once("::").map(|(c, _)| c).unwrap_or(&r.name);
-        if !cookbooks.contains(&cb) {
-            cookbooks.push(cb);
-        }
-    }
-    for cb in &cookbooks {
-        for file in repo.attribute_files(cb)? {
-            let context = file.path.display().to_string();
-            let layers = layers_from_document(&context, &file.document).map_err(|source| {
-                ResolveError::Model {
-                    context: context.clone(),
-                    source,
-                }
-            })?;
-            for (component, value) in layers {
-                attrs.push(
-                    component,
-                    Source::AttributeFile {
-                        cookbook: file.cookbook.clone(),
-                        file: file.file.clone(),
-                    },
-                    value,
-                );
-            }
-        }
-    }
-
-    // Recipe attribute blocks, in run-list order. `cb` and `cb::default` are one recipe file, loaded once.
-    let mut loaded: Vec<String> = Vec::new();
-    let mut recipes: Vec<(String, RecipeSource)> = Vec::new();
-    for r in &expansion.recipes {
-        let (cb, rec) = r.name.split_once("::").unwrap_or((&r.name, "default"));
-        let full = format!("{cb}::{rec}");
-        if loaded.contains(&full) {
-            continue;
-        }
-        loaded.push(full.clone());
-        match repo.load_recipe(cb, rec)? {
-            Some(file) => {
-                let context = file.path.display().to_string();
-                let layers =
-                    layers_from_document(&context, &file.attributes).map_err(|source| {
-                        ResolveError::Model {
-                            context: context.clone(),
-                            source,
-                        }
-                    })?;
-                for (component, value) in layers {
-                    attrs.push(
-                        component,
-                        Source::Recipe {
-                            recipe: full.clone(),
-                        },
-                        value,
-                    );
-                }
-                recipes.push((full.clone(), RecipeSource::Declarative(file.resources)));
-            }
-            None if full == "netdev::vlans" => {
-                recipes.push((full.clone(), RecipeSource::BuiltinVlans))
-            }
-            None if full == "netdev::links" => {
-                recipes.push((full.clone(), RecipeSource::BuiltinLinks))
-            }
-            None => {
-                return Err(ResolveError::UnknownRecipe {
-                    node: name.to_string(),
-                    recipe: r.name.clone(),
-                    path: format!("cookbooks/{cb}/recipes/{rec}.yml"),
-                });
-            }
-        }
-    }
-
+    // Automatic attributes (the facts the last run saved) first, so attribute files and recipes that
+    // read node[...] see them, as Chef's compile phase sees Ohai's.
     if let Some(c) = &current {
         attrs.push(Component::Automatic, Source::Automatic, c.automatic.clone());
     }
+    // Cookbooks in Chef's order (dependencies first), attribute files, then recipes in run-list order.
+    let run_list: Vec<String> = expansion.recipes.iter().map(|r| r.name.clone()).collect();
+    let recipes = load_run(cookbooks, &run_list, &mut attrs).map_err(|e| match e {
+        CookbookError::UnknownRecipe { recipe, path } => ResolveError::UnknownRecipe {
+            node: name.to_string(),
+            recipe,
+            path,
+        },
+        other => ResolveError::Cookbook {
+            node: name.to_string(),
+            source: Box::new(other),
+        },
+    })?;
 
     Ok(NodeView {
         name: name.clone(),

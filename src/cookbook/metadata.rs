@@ -271,7 +271,10 @@ mod tests {
         let e = parse_metadata_rb(Path::new("m.rb"), "name 'x\n", "x")
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("m.rb:2: syntax error: unterminated string"), "{e}");
+        assert!(
+            e.starts_with("m.rb:2: syntax error: unterminated string"),
+            "{e}"
+        );
     }
 
     #[test]

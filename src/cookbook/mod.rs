@@ -3,14 +3,20 @@
 //! server). Ruby files are parsed and evaluated statically ([`ruby`], [`eval`]); YAML files are netgw's
 //! own declarative format. A cookbook may mix both.
 
+pub mod eval;
 pub mod metadata;
+pub mod netdev;
 pub mod ruby;
+pub mod run;
 
 pub use metadata::{Metadata, read_metadata};
 
 use crate::rootdir::RootDir;
 use crate::store::StoreError;
-use crate::store::local::read_text_in;
+use crate::store::local::{parse_yaml, read_text_in, recipe_from_document};
+use netgw_models::ModelError;
+use netgw_models::name::validate_cookbook_name;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use thiserror::Error;
@@ -42,6 +48,74 @@ pub enum CookbookError {
 
     #[error(transparent)]
     Store(#[from] StoreError),
+
+    #[error("{context}: {source}")]
+    Model {
+        context: String,
+        #[source]
+        source: ModelError,
+    },
+
+    #[error("unknown recipe {recipe:?} (not built in, and no file {path})")]
+    UnknownRecipe { recipe: String, path: String },
+
+    #[error("{path}: depends on cookbook {dependency:?}, which is not in {root}")]
+    MissingDependency {
+        path: PathBuf,
+        dependency: String,
+        root: PathBuf,
+    },
+}
+
+/// A file's contents: netgw's YAML (parsed) or Ruby (parsed when evaluated, with the attributes of
+/// that moment).
+#[derive(Debug, Clone, PartialEq)]
+pub enum FileBody {
+    Yaml(Value),
+    Ruby(String),
+}
+
+/// One attribute file of a cookbook.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttributeFile {
+    pub cookbook: String,
+    pub file: String,
+    pub path: PathBuf,
+    pub body: FileBody,
+}
+
+/// A recipe: declarative YAML (`attributes:` and `resources:`) or Ruby.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RecipeBody {
+    Yaml {
+        attributes: Value,
+        resources: Vec<Value>,
+    },
+    Ruby(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecipeFile {
+    pub path: PathBuf,
+    pub body: RecipeBody,
+}
+
+fn is_ruby(f: &str) -> bool {
+    f.ends_with(".rb")
+}
+
+fn is_yaml(f: &str) -> bool {
+    f.ends_with(".yml") || f.ends_with(".yaml")
+}
+
+/// Chef's attribute-file order (`Chef::RunContext::CookbookCompiler#load_attributes_from_cookbook`):
+/// `default.rb` first, then the rest sorted by name; netgw's `default.yml` counts as a default too.
+pub fn attribute_order(files: &mut [String]) {
+    let is_default = |f: &str| {
+        f.rsplit_once('.')
+            .is_some_and(|(stem, _)| stem == "default")
+    };
+    files.sort_by(|a, b| is_default(b).cmp(&is_default(a)).then_with(|| a.cmp(b)));
 }
 
 /// The cookbooks beneath one root directory.
@@ -69,15 +143,100 @@ impl Cookbooks {
         self.dir.path()
     }
 
-    #[allow(dead_code)]
-    pub(crate) fn dir(&self) -> &RootDir {
-        &self.dir
-    }
-
     /// A cookbook's metadata; a cookbook without a metadata file (or without a directory) is named
     /// after itself, version 0.0.0, no dependencies.
     pub fn metadata(&self, cookbook: &str) -> Result<Metadata, CookbookError> {
         metadata_in(&self.dir, &Path::new("cookbooks").join(cookbook), cookbook)
+    }
+
+    /// A cookbook's attribute files, `.rb` and `.yml` alike, in [`attribute_order`].
+    pub fn attribute_files(&self, cookbook: &str) -> Result<Vec<AttributeFile>, StoreError> {
+        let rel = Path::new("cookbooks").join(cookbook).join("attributes");
+        let dir = self.root().join(&rel);
+        validate_cookbook_name("cookbook", cookbook).map_err(|source| StoreError::Model {
+            path: dir.clone(),
+            source,
+        })?;
+        let entries = match self.dir.handle().read_dir(&rel) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => return Err(StoreError::Io { path: dir, source }),
+        };
+        let mut files: Vec<String> = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|source| StoreError::Io {
+                path: dir.clone(),
+                source,
+            })?;
+            if let Some(f) = entry.file_name().to_str()
+                && (is_yaml(f) || is_ruby(f))
+                && !f.starts_with('.')
+            {
+                files.push(f.to_owned());
+            }
+        }
+        attribute_order(&mut files);
+        let mut out = Vec::new();
+        for f in files {
+            let text = read_text_in(&self.dir, &rel.join(&f))?.unwrap_or_default();
+            let path = dir.join(&f);
+            let body = if is_ruby(&f) {
+                FileBody::Ruby(text)
+            } else {
+                FileBody::Yaml(parse_yaml(&path, &text)?)
+            };
+            out.push(AttributeFile {
+                cookbook: cookbook.into(),
+                file: f,
+                path,
+                body,
+            });
+        }
+        Ok(out)
+    }
+
+    /// A recipe file (`recipes/NAME.rb`, `.yml` or `.yaml`), if the cookbook has one; two of them
+    /// for one recipe is an error (which one Chef would run is not the question netgw should guess).
+    pub fn load_recipe(
+        &self,
+        cookbook: &str,
+        recipe: &str,
+    ) -> Result<Option<RecipeFile>, StoreError> {
+        let rel = Path::new("cookbooks").join(cookbook).join("recipes");
+        let dir = self.root().join(&rel);
+        for (what, name) in [("cookbook", cookbook), ("recipe", recipe)] {
+            validate_cookbook_name(what, name).map_err(|source| StoreError::Model {
+                path: dir.clone(),
+                source,
+            })?;
+        }
+        let mut found: Option<RecipeFile> = None;
+        for ext in ["rb", "yml", "yaml"] {
+            let file = format!("{recipe}.{ext}");
+            let Some(text) = read_text_in(&self.dir, &rel.join(&file))? else {
+                continue;
+            };
+            let path = dir.join(&file);
+            if let Some(first) = &found {
+                return Err(StoreError::Parse {
+                    path,
+                    message: format!(
+                        "a second file for recipe {cookbook}::{recipe} (beside {})",
+                        first.path.display()
+                    ),
+                });
+            }
+            found = Some(if ext == "rb" {
+                RecipeFile {
+                    path,
+                    body: RecipeBody::Ruby(text),
+                }
+            } else {
+                let doc = parse_yaml(&path, &text)?;
+                recipe_from_document(&path, doc)?
+            });
+        }
+        Ok(found)
     }
 
     /// Whether `cookbooks/NAME` exists.

@@ -23,7 +23,7 @@
 
 use super::StoreError;
 use crate::rootdir::{FileOpen, RootDir};
-use netgw_models::name::{validate_cookbook_name, validate_environment_name, validate_role_name};
+use netgw_models::name::{validate_environment_name, validate_role_name};
 use netgw_models::node::DEFAULT_ENVIRONMENT;
 use netgw_models::{CurrentState, DesiredState, Environment, NodeName, Role};
 use serde::de::DeserializeOwned;
@@ -43,22 +43,7 @@ pub struct LocalRepo {
     dir: Arc<RootDir>,
 }
 
-/// One declarative attribute file of a cookbook.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AttributeFile {
-    pub cookbook: String,
-    pub file: String,
-    pub path: PathBuf,
-    pub document: Value,
-}
-
-/// A declarative recipe file: `attributes:` (same keys as attribute files) and `resources:`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RecipeFile {
-    pub path: PathBuf,
-    pub attributes: Value,
-    pub resources: Vec<Value>,
-}
+pub use crate::cookbook::{AttributeFile, FileBody, RecipeBody, RecipeFile};
 
 impl LocalRepo {
     /// Open a repo directory. It must exist and contain a `nodes/` directory.
@@ -310,78 +295,19 @@ impl LocalRepo {
         }
     }
 
-    /// A cookbook's attribute files: `default.yml` first, then the others in lexical order.
+    /// A cookbook's attribute files (`.rb` and `.yml`): `default.*` first, then the others in lexical
+    /// order (see [`crate::cookbook::Cookbooks::attribute_files`]).
     pub fn attribute_files(&self, cookbook: &str) -> Result<Vec<AttributeFile>, StoreError> {
-        let dir = self
-            .root
-            .join("cookbooks")
-            .join(cookbook)
-            .join("attributes");
-        validate_cookbook_name("cookbook", cookbook).map_err(|source| StoreError::Model {
-            path: dir.clone(),
-            source,
-        })?;
-        let entries = match self.dir.handle().read_dir(self.rel(&dir)) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => return Err(StoreError::Io { path: dir, source }),
-        };
-        let mut files: Vec<String> = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|source| StoreError::Io {
-                path: dir.clone(),
-                source,
-            })?;
-            if let Some(f) = entry.file_name().to_str()
-                && (f.ends_with(".yml") || f.ends_with(".yaml"))
-                && !f.starts_with('.')
-            {
-                files.push(f.to_owned());
-            }
-        }
-        files.sort_by(|a, b| {
-            let da = a == "default.yml" || a == "default.yaml";
-            let db = b == "default.yml" || b == "default.yaml";
-            db.cmp(&da).then_with(|| a.cmp(b))
-        });
-        let mut out = Vec::new();
-        for f in files {
-            let path = dir.join(&f);
-            let text = self.read_optional(&path)?.unwrap_or_default();
-            let document = parse_yaml(&path, &text)?;
-            out.push(AttributeFile {
-                cookbook: cookbook.into(),
-                file: f,
-                path,
-                document,
-            });
-        }
-        Ok(out)
+        self.cookbooks().attribute_files(cookbook)
     }
 
-    /// A declarative recipe file, if the cookbook has one.
+    /// A recipe file (`.rb` or `.yml`), if the cookbook has one.
     pub fn load_recipe(
         &self,
         cookbook: &str,
         recipe: &str,
     ) -> Result<Option<RecipeFile>, StoreError> {
-        let dir = self.root.join("cookbooks").join(cookbook).join("recipes");
-        validate_cookbook_name("cookbook", cookbook).map_err(|source| StoreError::Model {
-            path: dir.clone(),
-            source,
-        })?;
-        validate_cookbook_name("recipe", recipe).map_err(|source| StoreError::Model {
-            path: dir.clone(),
-            source,
-        })?;
-        for ext in ["yml", "yaml"] {
-            let path = dir.join(format!("{recipe}.{ext}"));
-            if let Some(text) = self.read_optional(&path)? {
-                let doc = parse_yaml(&path, &text)?;
-                return recipe_from_document(&path, doc).map(Some);
-            }
-        }
-        Ok(None)
+        self.cookbooks().load_recipe(cookbook, recipe)
     }
 
     fn lock_node(&self, name: &NodeName) -> Result<NodeLock, StoreError> {
@@ -416,7 +342,7 @@ impl Drop for NodeLock {
     }
 }
 
-fn recipe_from_document(path: &Path, doc: Value) -> Result<RecipeFile, StoreError> {
+pub(crate) fn recipe_from_document(path: &Path, doc: Value) -> Result<RecipeFile, StoreError> {
     let map = match doc {
         Value::Null => serde_json::Map::new(),
         Value::Object(m) => m,
@@ -450,8 +376,10 @@ fn recipe_from_document(path: &Path, doc: Value) -> Result<RecipeFile, StoreErro
     }
     Ok(RecipeFile {
         path: path.to_owned(),
-        attributes,
-        resources,
+        body: RecipeBody::Yaml {
+            attributes,
+            resources,
+        },
     })
 }
 
@@ -1088,10 +1016,10 @@ mod tests {
         let files = repo.attribute_files("netdev").unwrap();
         let names: Vec<&str> = files.iter().map(|f| f.file.as_str()).collect();
         assert_eq!(names, ["default.yml", "alpha.yml", "zeta.yml"]);
-        assert_eq!(
-            files[0].document["default"]["netdev"]["vlans"]["100"]["name"],
-            "web"
-        );
+        let FileBody::Yaml(doc) = &files[0].body else {
+            panic!("not YAML")
+        };
+        assert_eq!(doc["default"]["netdev"]["vlans"]["100"]["name"], "web");
         fs::write(dir.join("bad.yml"), "default: [unclosed\n").unwrap();
         let e = repo.attribute_files("netdev").unwrap_err().to_string();
         assert!(e.contains("bad.yml") && e.contains("invalid YAML"), "{e}");
@@ -1108,7 +1036,10 @@ mod tests {
         )
         .unwrap();
         let r = repo.load_recipe("site", "default").unwrap().unwrap();
-        assert_eq!(r.resources.len(), 1);
+        let RecipeBody::Yaml { resources, .. } = &r.body else {
+            panic!("not YAML")
+        };
+        assert_eq!(resources.len(), 1);
         assert!(repo.load_recipe("site", "none").unwrap().is_none());
         fs::write(dir.join("typo.yml"), "resorces: []\n").unwrap();
         let e = repo.load_recipe("site", "typo").unwrap_err().to_string();

@@ -1,0 +1,425 @@
+//! Chef's netdev cookbook resources (and netgw's own `vlan` and `link`) as netgw's declarative
+//! resources: the `{type: vlan|link, ...}` maps YAML recipes list, compiled by `netgw_models::compile`.
+//!
+//! Property by property (docs/cookbooks.md has the table), from the archived chef-cookbooks/netdev
+//! `libraries/resource_*.rb`:
+//! * `netdev_vlan NAME`: `vlan_id` (Integer, required: netgw keys VLANs by id), `vlan_name` (default
+//!   NAME), `description` (default `"Chef created vlan: NAME"`, as the cookbook sets it);
+//!   `:create` is present, `:delete` absent.
+//! * `netdev_interface NAME`: `interface_name`, `description` (default `"Chef created interface:
+//!   NAME"`), `enable` (default true), `mtu`; `speed`/`duplex` other than `auto` are refused.
+//! * `netdev_l2_interface NAME`: `vlan_tagging true` is a trunk carrying `tagged_vlans` with
+//!   `untagged_vlan` native; false is an access port in `untagged_vlan`. VLANs are named as the
+//!   cookbook names them (a `netdev_vlan`'s `vlan_name` in the same run) or given by id.
+//! * `netdev_lag`, `netdev_lag_interface`, `netdev_group`: refused (netgw has no LAG or Junos-group
+//!   resource).
+//!
+//! One interface declared by both `netdev_interface` and `netdev_l2_interface` (the cookbook's usual
+//! pattern) is one netgw link: an explicitly set property wins over the other resource's default, and
+//! two different explicit values are an error.
+
+use super::CookbookError;
+use super::eval::ResourceDecl;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+
+/// The run's recipes' resources as declarative maps, per recipe, in order.
+pub fn to_declarative(
+    recipes: &[(String, Vec<ResourceDecl>)],
+) -> Result<Vec<(String, Vec<Value>)>, CookbookError> {
+    let names = vlan_names(recipes)?;
+    let mut out: Vec<(String, Vec<Value>)> = Vec::new();
+    // Links merged across resources: (recipe index, item index) of the first declaration.
+    let mut links: HashMap<String, (usize, usize, Explicit)> = HashMap::new();
+    for (ri, (recipe, decls)) in recipes.iter().enumerate() {
+        out.push((recipe.clone(), Vec::new()));
+        for d in decls {
+            let Some(item) = map_one(d, &names)? else {
+                continue;
+            };
+            match item {
+                Mapped::Vlan(v) => out[ri].1.push(v),
+                Mapped::Link(fields, explicit) => {
+                    let name = fields["name"].as_str().unwrap_or_default().to_owned();
+                    match links.get_mut(&name) {
+                        Some((r, i, seen)) => {
+                            let target = &mut out[*r].1[*i];
+                            merge_link(d, target, seen, fields, explicit)?;
+                        }
+                        None => {
+                            out[ri].1.push(Value::Object(fields));
+                            links.insert(name, (ri, out[ri].1.len() - 1, explicit));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Which link fields a resource set itself (not from its resource's defaults).
+type Explicit = Vec<String>;
+
+enum Mapped {
+    Vlan(Value),
+    Link(Map<String, Value>, Explicit),
+}
+
+/// VLAN name to id, from every `netdev_vlan` and `vlan` of the run.
+fn vlan_names(
+    recipes: &[(String, Vec<ResourceDecl>)],
+) -> Result<HashMap<String, i64>, CookbookError> {
+    let mut names = HashMap::new();
+    for d in recipes.iter().flat_map(|(_, ds)| ds) {
+        let (name, id) = match d.kind.as_str() {
+            "netdev_vlan" => (
+                d.property("vlan_name")
+                    .and_then(Value::as_str)
+                    .unwrap_or(&d.name)
+                    .to_owned(),
+                d.property("vlan_id").and_then(Value::as_i64),
+            ),
+            "vlan" => (
+                d.property("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                d.name.parse::<i64>().ok(),
+            ),
+            _ => continue,
+        };
+        if let Some(id) = id
+            && !name.is_empty()
+        {
+            names.insert(name, id);
+        }
+    }
+    Ok(names)
+}
+
+const VLAN_PROPS: [&str; 3] = ["vlan_name", "vlan_id", "description"];
+const INTERFACE_PROPS: [&str; 6] = [
+    "interface_name",
+    "description",
+    "enable",
+    "mtu",
+    "speed",
+    "duplex",
+];
+const L2_PROPS: [&str; 5] = [
+    "l2_interface_name",
+    "description",
+    "untagged_vlan",
+    "tagged_vlans",
+    "vlan_tagging",
+];
+const NETGW_VLAN_PROPS: [&str; 2] = ["name", "description"];
+const NETGW_LINK_PROPS: [&str; 7] = [
+    "description",
+    "enabled",
+    "mtu",
+    "mode",
+    "access_vlan",
+    "trunk_vlans",
+    "native_vlan",
+];
+
+fn map_one(
+    d: &ResourceDecl,
+    names: &HashMap<String, i64>,
+) -> Result<Option<Mapped>, CookbookError> {
+    let (props, actions): (&[&str], &[&str]) = match d.kind.as_str() {
+        "netdev_vlan" => (&VLAN_PROPS, &["create", "delete"]),
+        "netdev_interface" => (&INTERFACE_PROPS, &["create"]),
+        "netdev_l2_interface" => (&L2_PROPS, &["create"]),
+        "vlan" => (&NETGW_VLAN_PROPS, &["create", "delete"]),
+        "link" => (&NETGW_LINK_PROPS, &["create"]),
+        "netdev_lag" | "netdev_lag_interface" => {
+            return Err(d.error(
+                format!("resource `{}`", d.kind),
+                "netgw has no link-aggregation resource (docs/cookbooks.md)",
+            ));
+        }
+        "netdev_group" => {
+            return Err(d.error(
+                "resource `netdev_group`",
+                "Junos configuration groups are not managed by netgw",
+            ));
+        }
+        other => return Err(d.error(format!("resource `{other}`"), "not a resource netgw knows")),
+    };
+    for (k, _) in &d.properties {
+        if !props.contains(&k.as_str()) {
+            return Err(d.error(
+                format!("{} property `{k}`", d.kind),
+                format!("not supported (supported: {})", props.join(", ")),
+            ));
+        }
+    }
+    let action = match d.actions.as_slice() {
+        [] => "create",
+        [a] if a == "nothing" => return Ok(None),
+        [a] if actions.contains(&a.as_str()) => a.as_str(),
+        other => {
+            let why = if d.kind.starts_with("netdev_") && other.iter().any(|a| a == "delete") {
+                "netgw does not delete interfaces; set the port's properties instead".to_owned()
+            } else {
+                format!("supported actions: {}, nothing", actions.join(", "))
+            };
+            return Err(d.error(format!("{} action {}", d.kind, other.join(", ")), why));
+        }
+    };
+    let resolver = Resolver { d, names };
+    Ok(Some(match d.kind.as_str() {
+        "netdev_vlan" => Mapped::Vlan(netdev_vlan(d, action)?),
+        "vlan" => Mapped::Vlan(netgw_vlan(d, action)?),
+        "netdev_interface" => netdev_interface(d)?,
+        "netdev_l2_interface" => netdev_l2(d, &resolver)?,
+        _ => netgw_link(d, &resolver)?,
+    }))
+}
+
+fn string(d: &ResourceDecl, prop: &str) -> Result<Option<String>, CookbookError> {
+    match d.property(prop) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(d.error(
+            format!("{} property `{prop}`", d.kind),
+            format!("must be a String, found {other}"),
+        )),
+    }
+}
+
+fn integer(d: &ResourceDecl, prop: &str) -> Result<Option<i64>, CookbookError> {
+    match d.property(prop) {
+        None => Ok(None),
+        Some(Value::Number(n)) if n.is_i64() => Ok(n.as_i64()),
+        Some(other) => Err(d.error(
+            format!("{} property `{prop}`", d.kind),
+            format!("must be an Integer, found {other} (Chef's resource refuses it too)"),
+        )),
+    }
+}
+
+fn boolean(d: &ResourceDecl, prop: &str) -> Result<Option<bool>, CookbookError> {
+    match d.property(prop) {
+        None => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(other) => Err(d.error(
+            format!("{} property `{prop}`", d.kind),
+            format!("must be true or false, found {other}"),
+        )),
+    }
+}
+
+fn netdev_vlan(d: &ResourceDecl, action: &str) -> Result<Value, CookbookError> {
+    let Some(id) = integer(d, "vlan_id")? else {
+        return Err(d.error(
+            "netdev_vlan without `vlan_id`",
+            "netgw manages VLANs by id; give vlan_id",
+        ));
+    };
+    if action == "delete" {
+        return Ok(json!({"type": "vlan", "id": id, "state": "absent"}));
+    }
+    let name = string(d, "vlan_name")?.unwrap_or_else(|| d.name.clone());
+    let description =
+        string(d, "description")?.unwrap_or_else(|| format!("Chef created vlan: {}", d.name));
+    Ok(json!({"type": "vlan", "id": id, "name": name, "description": description}))
+}
+
+fn netgw_vlan(d: &ResourceDecl, action: &str) -> Result<Value, CookbookError> {
+    let id: i64 = d.name.trim().parse().map_err(|_| {
+        d.error(
+            format!("vlan {:?}", d.name),
+            "a vlan resource is named by its VLAN id (vlan '100' do ... end)",
+        )
+    })?;
+    let mut m = Map::new();
+    m.insert("type".into(), json!("vlan"));
+    m.insert("id".into(), json!(id));
+    if let Some(n) = string(d, "name")? {
+        m.insert("name".into(), json!(n));
+    }
+    if let Some(n) = string(d, "description")? {
+        m.insert("description".into(), json!(n));
+    }
+    if action == "delete" {
+        m.insert("state".into(), json!("absent"));
+    }
+    Ok(Value::Object(m))
+}
+
+fn netdev_interface(d: &ResourceDecl) -> Result<Mapped, CookbookError> {
+    for prop in ["speed", "duplex"] {
+        if let Some(v) = string(d, prop)?
+            && v != "auto"
+        {
+            return Err(d.error(
+                format!("netdev_interface property `{prop} {v:?}`"),
+                format!("netgw does not manage {prop} (only `auto`, the default, is accepted)"),
+            ));
+        }
+    }
+    let name = string(d, "interface_name")?.unwrap_or_else(|| d.name.clone());
+    let mut explicit = vec!["name".to_owned()];
+    let mut m = Map::new();
+    m.insert("type".into(), json!("link"));
+    m.insert("name".into(), json!(name));
+    let description = match string(d, "description")? {
+        Some(s) => {
+            explicit.push("description".into());
+            s
+        }
+        None => format!("Chef created interface: {}", d.name),
+    };
+    m.insert("description".into(), json!(description));
+    if boolean(d, "enable")?.is_some() {
+        explicit.push("enabled".into());
+    }
+    m.insert(
+        "enabled".into(),
+        json!(boolean(d, "enable")?.unwrap_or(true)),
+    );
+    if let Some(mtu) = integer(d, "mtu")? {
+        m.insert("mtu".into(), json!(mtu));
+        explicit.push("mtu".into());
+    }
+    Ok(Mapped::Link(m, explicit))
+}
+
+/// VLAN references by name (a `netdev_vlan`'s `vlan_name` in this run) or id.
+struct Resolver<'a> {
+    d: &'a ResourceDecl,
+    names: &'a HashMap<String, i64>,
+}
+
+impl Resolver<'_> {
+    fn id(&self, prop: &str, v: &Value) -> Result<i64, CookbookError> {
+        match v {
+            Value::Number(n) if n.is_i64() => Ok(n.as_i64().unwrap_or_default()),
+            Value::String(s) => match self.names.get(s) {
+                Some(id) => Ok(*id),
+                None => s.trim().parse::<i64>().map_err(|_| {
+                    self.d.error(
+                        format!("{} property `{prop}` {s:?}", self.d.kind),
+                        "no netdev_vlan with this vlan_name in the run, and not a VLAN id",
+                    )
+                }),
+            },
+            other => Err(self.d.error(
+                format!("{} property `{prop}`", self.d.kind),
+                format!("must name a VLAN, found {other}"),
+            )),
+        }
+    }
+
+    fn ids(&self, prop: &str, v: &Value) -> Result<Vec<i64>, CookbookError> {
+        match v {
+            Value::Array(a) => a.iter().map(|x| self.id(prop, x)).collect(),
+            other => Ok(vec![self.id(prop, other)?]),
+        }
+    }
+}
+
+fn netdev_l2(d: &ResourceDecl, r: &Resolver) -> Result<Mapped, CookbookError> {
+    let name = string(d, "l2_interface_name")?.unwrap_or_else(|| d.name.clone());
+    let mut explicit = vec!["name".to_owned(), "mode".into()];
+    let mut m = Map::new();
+    m.insert("type".into(), json!("link"));
+    m.insert("name".into(), json!(name));
+    let description = match string(d, "description")? {
+        Some(s) => {
+            explicit.push("description".into());
+            s
+        }
+        None => format!("Chef created layer 2 interface: {}", d.name),
+    };
+    m.insert("description".into(), json!(description));
+    let untagged = d
+        .property("untagged_vlan")
+        .map(|v| r.id("untagged_vlan", v))
+        .transpose()?;
+    let tagged = d
+        .property("tagged_vlans")
+        .map(|v| r.ids("tagged_vlans", v))
+        .transpose()?;
+    if boolean(d, "vlan_tagging")?.unwrap_or(false) {
+        m.insert("mode".into(), json!("trunk"));
+        if let Some(t) = tagged {
+            m.insert("trunk_vlans".into(), json!(t));
+            explicit.push("trunk_vlans".into());
+        }
+        if let Some(u) = untagged {
+            m.insert("native_vlan".into(), json!(u));
+            explicit.push("native_vlan".into());
+        }
+    } else {
+        if tagged.is_some_and(|t| !t.is_empty()) {
+            return Err(d.error(
+                "netdev_l2_interface `tagged_vlans` without `vlan_tagging true`",
+                "an access port carries only its untagged_vlan",
+            ));
+        }
+        m.insert("mode".into(), json!("access"));
+        if let Some(u) = untagged {
+            m.insert("access_vlan".into(), json!(u));
+            explicit.push("access_vlan".into());
+        }
+    }
+    Ok(Mapped::Link(m, explicit))
+}
+
+fn netgw_link(d: &ResourceDecl, r: &Resolver) -> Result<Mapped, CookbookError> {
+    let mut m = Map::new();
+    m.insert("type".into(), json!("link"));
+    m.insert("name".into(), json!(d.name));
+    let mut explicit = vec!["name".to_owned()];
+    for (k, v) in &d.properties {
+        let v = match k.as_str() {
+            "access_vlan" | "native_vlan" => json!(r.id(k, v)?),
+            "trunk_vlans" if v.is_array() => json!(r.ids(k, v)?),
+            _ => v.clone(),
+        };
+        m.insert(k.clone(), v);
+        explicit.push(k.clone());
+    }
+    Ok(Mapped::Link(m, explicit))
+}
+
+/// Fold a second declaration of one interface into the first.
+fn merge_link(
+    d: &ResourceDecl,
+    target: &mut Value,
+    seen: &mut Explicit,
+    fields: Map<String, Value>,
+    explicit: Explicit,
+) -> Result<(), CookbookError> {
+    let Value::Object(t) = target else {
+        return Ok(());
+    };
+    for (k, v) in fields {
+        let mine = explicit.contains(&k);
+        let theirs = seen.contains(&k);
+        match (mine, theirs) {
+            (true, true) if t.get(&k) != Some(&v) && k != "name" => {
+                return Err(d.error(
+                    format!("{} {:?} property `{k}`", d.kind, d.name),
+                    format!(
+                        "the interface is declared again with a different {k} ({} and {v})",
+                        t.get(&k).cloned().unwrap_or(Value::Null)
+                    ),
+                ));
+            }
+            (true, _) | (false, false) if !t.contains_key(&k) || mine => {
+                t.insert(k.clone(), v);
+            }
+            _ => {}
+        }
+        if mine && !seen.contains(&k) {
+            seen.push(k);
+        }
+    }
+    Ok(())
+}

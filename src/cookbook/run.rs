@@ -1,0 +1,229 @@
+//! A node's cookbooks loaded as chef-client's compile phase loads them
+//! (`Chef::RunContext::CookbookCompiler`): every cookbook of the run-list with its `metadata.rb`
+//! dependencies first, attribute files of each in that order, then the run-list's recipes in order,
+//! each once, `include_recipe` evaluating the included recipe at that point.
+
+use super::eval::{self, Host, ResourceDecl};
+use super::{CookbookError, Cookbooks, FileBody, RecipeBody, netdev, ruby};
+use netgw_models::attributes::{AttributeSet, Source, layers_from_document};
+use netgw_models::compile::RecipeSource;
+use serde_json::Value;
+
+/// Cookbooks netgw provides itself: a dependency on them needs no directory.
+pub const PROVIDED: [&str; 1] = ["netdev"];
+
+/// Chef's `cookbook_order`: for each run-list cookbook, its dependencies (depth first, in
+/// `metadata.rb` order) then itself, each cookbook once.
+pub fn cookbook_order(
+    cookbooks: &Cookbooks,
+    run_list_recipes: &[String],
+) -> Result<Vec<String>, CookbookError> {
+    let mut order = Vec::new();
+    let mut seen = Vec::new();
+    for r in run_list_recipes {
+        add_with_deps(cookbooks, cookbook_of(r), &mut seen, &mut order)?;
+    }
+    Ok(order)
+}
+
+fn add_with_deps(
+    cookbooks: &Cookbooks,
+    cb: &str,
+    seen: &mut Vec<String>,
+    order: &mut Vec<String>,
+) -> Result<(), CookbookError> {
+    if seen.iter().any(|s| s == cb) {
+        return Ok(());
+    }
+    seen.push(cb.to_owned());
+    let md = cookbooks.metadata(cb)?;
+    for (dep, _) in &md.depends {
+        if !cookbooks.exists(dep) && !PROVIDED.contains(&dep.as_str()) {
+            return Err(CookbookError::MissingDependency {
+                path: cookbooks
+                    .root()
+                    .join("cookbooks")
+                    .join(cb)
+                    .join("metadata.rb"),
+                dependency: dep.clone(),
+                root: cookbooks.root().join("cookbooks"),
+            });
+        }
+        add_with_deps(cookbooks, dep, seen, order)?;
+    }
+    order.push(cb.to_owned());
+    Ok(())
+}
+
+fn cookbook_of(recipe: &str) -> &str {
+    recipe.split_once("::").map(|(c, _)| c).unwrap_or(recipe)
+}
+
+/// `cb` is `cb::default`.
+pub fn full_recipe_name(recipe: &str) -> String {
+    let (cb, rec) = recipe.split_once("::").unwrap_or((recipe, "default"));
+    format!("{cb}::{rec}")
+}
+
+/// Load every attribute file and recipe of a run into `attrs`; the recipes to compile, in order.
+pub fn load_run(
+    cookbooks: &Cookbooks,
+    run_list_recipes: &[String],
+    attrs: &mut AttributeSet,
+) -> Result<Vec<(String, RecipeSource)>, CookbookError> {
+    let order = cookbook_order(cookbooks, run_list_recipes)?;
+    for cb in &order {
+        load_attribute_files(cookbooks, cb, attrs)?;
+    }
+    let mut runner = Runner {
+        cookbooks,
+        order,
+        loaded: Vec::new(),
+        items: Vec::new(),
+    };
+    for r in run_list_recipes {
+        runner.load(r, attrs)?;
+    }
+    runner.finish()
+}
+
+fn load_attribute_files(
+    cookbooks: &Cookbooks,
+    cb: &str,
+    attrs: &mut AttributeSet,
+) -> Result<(), CookbookError> {
+    for file in cookbooks.attribute_files(cb)? {
+        let source = Source::AttributeFile {
+            cookbook: file.cookbook.clone(),
+            file: file.file.clone(),
+        };
+        match &file.body {
+            FileBody::Yaml(doc) => {
+                let context = file.path.display().to_string();
+                let layers = layers_from_document(&context, doc)
+                    .map_err(|source| CookbookError::Model { context, source })?;
+                for (component, value) in layers {
+                    attrs.push(component, source.clone(), value);
+                }
+            }
+            FileBody::Ruby(text) => {
+                let program = ruby::parse(&file.path, text)?;
+                eval::attribute_file(&program, attrs, source)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+enum Item {
+    Compiled(RecipeSource),
+    Ruby(Vec<ResourceDecl>),
+}
+
+struct Runner<'a> {
+    cookbooks: &'a Cookbooks,
+    order: Vec<String>,
+    loaded: Vec<String>,
+    items: Vec<(String, Item)>,
+}
+
+impl Runner<'_> {
+    fn load(&mut self, recipe: &str, attrs: &mut AttributeSet) -> Result<(), CookbookError> {
+        let full = full_recipe_name(recipe);
+        if self.loaded.contains(&full) {
+            return Ok(());
+        }
+        // Marked before evaluation, as Chef does, so recipes including each other end.
+        self.loaded.push(full.clone());
+        let (cb, rec) = full.split_once("::").unwrap_or((&full, "default"));
+        let source = Source::Recipe {
+            recipe: full.clone(),
+        };
+        let item = match self.cookbooks.load_recipe(cb, rec)? {
+            Some(file) => match file.body {
+                RecipeBody::Yaml {
+                    attributes,
+                    resources,
+                } => {
+                    let context = file.path.display().to_string();
+                    let layers = layers_from_document(&context, &attributes)
+                        .map_err(|source| CookbookError::Model { context, source })?;
+                    for (component, value) in layers {
+                        attrs.push(component, source.clone(), value);
+                    }
+                    Item::Compiled(RecipeSource::Declarative(resources))
+                }
+                RecipeBody::Ruby(text) => {
+                    let program = ruby::parse(&file.path, &text)?;
+                    Item::Ruby(eval::recipe(&program, attrs, source, self)?)
+                }
+            },
+            None if full == "netdev::vlans" => Item::Compiled(RecipeSource::BuiltinVlans),
+            None if full == "netdev::links" => Item::Compiled(RecipeSource::BuiltinLinks),
+            None => {
+                return Err(CookbookError::UnknownRecipe {
+                    recipe: recipe.to_owned(),
+                    path: format!("cookbooks/{cb}/recipes/{rec}.yml or .rb"),
+                });
+            }
+        };
+        self.items.push((full, item));
+        Ok(())
+    }
+
+    /// Ruby recipes' resources mapped together (VLAN names resolve across the whole run).
+    fn finish(self) -> Result<Vec<(String, RecipeSource)>, CookbookError> {
+        let ruby: Vec<(String, Vec<ResourceDecl>)> = self
+            .items
+            .iter()
+            .filter_map(|(name, item)| match item {
+                Item::Ruby(d) => Some((name.clone(), d.clone())),
+                Item::Compiled(_) => None,
+            })
+            .collect();
+        let mut mapped = netdev::to_declarative(&ruby)?.into_iter();
+        let mut out = Vec::with_capacity(self.items.len());
+        for (name, item) in self.items {
+            let source = match item {
+                Item::Compiled(s) => s,
+                Item::Ruby(_) => {
+                    let items: Vec<Value> = mapped.next().map(|(_, v)| v).unwrap_or_default();
+                    RecipeSource::Declarative(items)
+                }
+            };
+            out.push((name, source));
+        }
+        Ok(out)
+    }
+}
+
+impl Host for Runner<'_> {
+    fn include_recipe(
+        &mut self,
+        name: &str,
+        attrs: &mut AttributeSet,
+        at: CookbookError,
+    ) -> Result<(), CookbookError> {
+        let cb = cookbook_of(name);
+        if !self.order.iter().any(|c| c == cb) {
+            let CookbookError::Ruby {
+                path,
+                line,
+                construct,
+                ..
+            } = at
+            else {
+                return Err(at);
+            };
+            return Err(CookbookError::Ruby {
+                path,
+                line,
+                construct,
+                why: format!(
+                    "cookbook {cb:?} is neither in the run-list nor a dependency in metadata.rb (Chef refuses this too)"
+                ),
+            });
+        }
+        self.load(name, attrs)
+    }
+}
