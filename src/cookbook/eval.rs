@@ -497,10 +497,7 @@ impl Eval<'_> {
     }
 
     /// Split `a[k1][k2]` into `a` and the keys.
-    fn chain<'n>(
-        &mut self,
-        n: &'n Node,
-    ) -> Result<(&'n Node, Keys<'n>), CookbookError> {
+    fn chain<'n>(&mut self, n: &'n Node) -> Result<(&'n Node, Keys<'n>), CookbookError> {
         let mut keys = Vec::new();
         let mut cur = n;
         while let Node::Index(i) = cur {

@@ -4,8 +4,8 @@
 //! Property by property (docs/cookbooks.md has the table), from the archived chef-cookbooks/netdev
 //! `libraries/resource_*.rb`:
 //! * `netdev_vlan NAME`: `vlan_id` (Integer, required: netgw keys VLANs by id), `vlan_name` (default
-//!   NAME), `description` (default `"Chef created vlan: NAME"`, as the cookbook sets it);
-//!   `:create` is present, `:delete` absent.
+//!   NAME), `description` (only when set: the cookbook's default text is ignored by its own EOS
+//!   provider); `:create` is present, `:delete` absent.
 //! * `netdev_interface NAME`: `interface_name`, `description` (default `"Chef created interface:
 //!   NAME"`), `enable` (default true), `mtu`; `speed`/`duplex` other than `auto` are refused.
 //! * `netdev_l2_interface NAME`: `vlan_tagging true` is a trunk carrying `tagged_vlans` with
@@ -224,9 +224,13 @@ fn netdev_vlan(d: &ResourceDecl, action: &str) -> Result<Value, CookbookError> {
         return Ok(json!({"type": "vlan", "id": id, "state": "absent"}));
     }
     let name = string(d, "vlan_name")?.unwrap_or_else(|| d.name.clone());
-    let description =
-        string(d, "description")?.unwrap_or_else(|| format!("Chef created vlan: {}", d.name));
-    Ok(json!({"type": "vlan", "id": id, "name": name, "description": description}))
+    let mut v = json!({"type": "vlan", "id": id, "name": name});
+    // The resource's default description ("Chef created vlan: NAME") is platform-dependent in netdev
+    // (its EOS provider ignores descriptions, and EOS VLANs have none): only an explicit one is kept.
+    if let Some(desc) = string(d, "description")? {
+        v["description"] = json!(desc);
+    }
+    Ok(v)
 }
 
 fn netgw_vlan(d: &ResourceDecl, action: &str) -> Result<Value, CookbookError> {

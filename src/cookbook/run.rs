@@ -206,23 +206,12 @@ impl Host for Runner<'_> {
     ) -> Result<(), CookbookError> {
         let cb = cookbook_of(name);
         if !self.order.iter().any(|c| c == cb) {
-            let CookbookError::Ruby {
-                path,
-                line,
-                construct,
-                ..
-            } = at
-            else {
-                return Err(at);
-            };
-            return Err(CookbookError::Ruby {
-                path,
-                line,
-                construct,
-                why: format!(
-                    "cookbook {cb:?} is neither in the run-list nor a dependency in metadata.rb (Chef refuses this too)"
-                ),
-            });
+            // Chef's `RunContext#load_recipe` (CHEF-4367) warns and loads the recipe when the cookbook
+            // is there; its attribute files stay unloaded. From a Chef server the cookbook would not
+            // have been synchronised, and the load fails as an unknown recipe.
+            tracing::warn!(
+                "{at}MissingCookbookDependency: recipe `{name}` is not in the run-list, and cookbook {cb:?} is not a dependency of any cookbook in it (add `depends {cb:?}` to the including cookbook's metadata.rb)"
+            );
         }
         self.load(name, attrs)
     }

@@ -10,6 +10,12 @@ use lib_ruby_parser::nodes::{Block, Send};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
+/// `Chef::Log`.
+fn is_chef_log(n: &Node) -> bool {
+    matches!(n, Node::Const(c) if c.name == "Log"
+        && matches!(c.scope.as_deref(), Some(Node::Const(p)) if p.name == "Chef" && p.scope.is_none()))
+}
+
 /// A block parameter: a name, or `(a, b)` destructuring.
 enum Param {
     Name(String),
@@ -21,6 +27,16 @@ impl Eval<'_> {
         let Some(r) = s.recv.as_deref() else {
             return self.call(n, s);
         };
+        if is_chef_log(r)
+            && matches!(
+                s.method_name.as_str(),
+                "debug" | "info" | "warn" | "error" | "fatal"
+            )
+        {
+            // Logging changes nothing netgw computes; the message is still evaluated (and checked).
+            self.args(s)?;
+            return Ok(Value::Null);
+        }
         if is_node(r) {
             return self.node_method(n, s);
         }
@@ -68,6 +84,16 @@ impl Eval<'_> {
         }
         if RESOURCE_KINDS.contains(&name) {
             return self.resource(n, s, None);
+        }
+        if matches!(
+            name,
+            "data_bag_item" | "data_bag" | "search" | "encrypted_data_bag_item"
+        ) {
+            return Err(self.err(
+                n.expression(),
+                format!("call to `{name}`"),
+                "netgw reads no data bags and runs no searches; put the values in attributes, roles or environments",
+            ));
         }
         Err(self.unsupported(n))
     }
