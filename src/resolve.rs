@@ -54,9 +54,11 @@ impl ResolveError {
             // A node that does not exist was named by the user: a configuration error (README).
             ResolveError::Store(crate::store::StoreError::NotFound { kind: "node", .. }) => false,
             ResolveError::Store(e) => e.is_not_found(),
-            ResolveError::Expand { .. }
-            | ResolveError::UnknownRecipe { .. }
-            | ResolveError::Cookbook { .. } => true,
+            ResolveError::Expand { .. } | ResolveError::UnknownRecipe { .. } => true,
+            // A cookbook netgw cannot read or evaluate is bad configuration, like a bad repo file.
+            ResolveError::Cookbook { source, .. } => {
+                matches!(&**source, CookbookError::Store(e) if e.is_not_found())
+            }
             ResolveError::Model { .. } => false,
         }
     }

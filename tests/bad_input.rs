@@ -374,6 +374,54 @@ fn catalogue() -> Vec<Case> {
             2,
             &["cookbooks/tg/recipes/default.yml"],
         ),
+        // --- Ruby cookbooks (3): evaluated statically, refused with file, line and construct
+        case(
+            "ruby attribute file outside the subset",
+            &[
+                ("nodes/c5.json", &node("c5", r#"["recipe[rbattr]"]"#, "{}")),
+                ("cookbooks/rbattr/recipes/default.rb", "\n"),
+                (
+                    "cookbooks/rbattr/attributes/default.rb",
+                    "default['a'] = 1\ndefault['b'] = `hostname`\n",
+                ),
+            ],
+            &["node", "show", "c5"],
+            2,
+            &[
+                "cookbooks/rbattr/attributes/default.rb:2: shell command (backticks)",
+                "nothing is run",
+            ],
+        ),
+        case(
+            "ruby recipe syntax error",
+            &[
+                ("nodes/c6.json", &node("c6", r#"["recipe[rbsyn]"]"#, "{}")),
+                (
+                    "cookbooks/rbsyn/recipes/default.rb",
+                    "netdev_vlan 'web' do\n  vlan_id 10\n",
+                ),
+            ],
+            &["node", "show", "c6"],
+            2,
+            &["cookbooks/rbsyn/recipes/default.rb:3: syntax error"],
+        ),
+        case(
+            "metadata.rb bad constraint",
+            &[
+                ("nodes/c7.json", &node("c7", r#"["recipe[rbmd]"]"#, "{}")),
+                ("cookbooks/rbmd/recipes/default.rb", "\n"),
+                (
+                    "cookbooks/rbmd/metadata.rb",
+                    "name 'rbmd'\ndepends 'netdev', 'newest'\n",
+                ),
+            ],
+            &["node", "show", "c7"],
+            2,
+            &[
+                "cookbooks/rbmd/metadata.rb:2: `depends`",
+                "not a version constraint",
+            ],
+        ),
         // --- attribute path (2)
         case(
             "attribute path empty segment",
