@@ -266,19 +266,7 @@ fn netdev_interface(d: &ResourceDecl) -> Result<Mapped, CookbookError> {
             ));
         }
     }
-    let name = string(d, "interface_name")?.unwrap_or_else(|| d.name.clone());
-    let mut explicit = vec!["name".to_owned()];
-    let mut m = Map::new();
-    m.insert("type".into(), json!("link"));
-    m.insert("name".into(), json!(name));
-    let description = match string(d, "description")? {
-        Some(s) => {
-            explicit.push("description".into());
-            s
-        }
-        None => format!("Chef created interface: {}", d.name),
-    };
-    m.insert("description".into(), json!(description));
+    let (mut m, mut explicit) = link_head(d, "interface_name", "interface")?;
     if boolean(d, "enable")?.is_some() {
         explicit.push("enabled".into());
     }
@@ -291,6 +279,29 @@ fn netdev_interface(d: &ResourceDecl) -> Result<Mapped, CookbookError> {
         explicit.push("mtu".into());
     }
     Ok(Mapped::Link(m, explicit))
+}
+
+/// A netdev interface resource's link: its name property (default: the resource name) and its
+/// description, defaulting to the text the netdev resource sets (`Chef created WHAT: NAME`).
+fn link_head(
+    d: &ResourceDecl,
+    name_prop: &str,
+    what: &str,
+) -> Result<(Map<String, Value>, Explicit), CookbookError> {
+    let name = string(d, name_prop)?.unwrap_or_else(|| d.name.clone());
+    let mut explicit = vec!["name".to_owned()];
+    let mut m = Map::new();
+    m.insert("type".into(), json!("link"));
+    m.insert("name".into(), json!(name));
+    let description = match string(d, "description")? {
+        Some(s) => {
+            explicit.push("description".into());
+            s
+        }
+        None => format!("Chef created {what}: {}", d.name),
+    };
+    m.insert("description".into(), json!(description));
+    Ok((m, explicit))
 }
 
 /// VLAN references by name (a `netdev_vlan`'s `vlan_name` in this run) or id.
@@ -328,19 +339,8 @@ impl Resolver<'_> {
 }
 
 fn netdev_l2(d: &ResourceDecl, r: &Resolver) -> Result<Mapped, CookbookError> {
-    let name = string(d, "l2_interface_name")?.unwrap_or_else(|| d.name.clone());
-    let mut explicit = vec!["name".to_owned(), "mode".into()];
-    let mut m = Map::new();
-    m.insert("type".into(), json!("link"));
-    m.insert("name".into(), json!(name));
-    let description = match string(d, "description")? {
-        Some(s) => {
-            explicit.push("description".into());
-            s
-        }
-        None => format!("Chef created layer 2 interface: {}", d.name),
-    };
-    m.insert("description".into(), json!(description));
+    let (mut m, mut explicit) = link_head(d, "l2_interface_name", "layer 2 interface")?;
+    explicit.push("mode".into());
     let untagged = d
         .property("untagged_vlan")
         .map(|v| r.id("untagged_vlan", v))
@@ -426,4 +426,125 @@ fn merge_link(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn decl(kind: &str, name: &str, props: Value, actions: &[&str]) -> ResourceDecl {
+        ResourceDecl {
+            kind: kind.into(),
+            name: name.into(),
+            path: PathBuf::from("recipes/default.rb"),
+            line: 7,
+            properties: props.as_object().unwrap().clone().into_iter().collect(),
+            actions: actions.iter().map(|a| a.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn one_port_from_interface_and_l2_interface_is_one_link() {
+        let r = vec![(
+            "cb::default".to_string(),
+            vec![
+                decl("netdev_vlan", "web", json!({"vlan_id": 10}), &[]),
+                decl(
+                    "netdev_interface",
+                    "Ethernet1",
+                    json!({"mtu": 9000, "enable": false}),
+                    &[],
+                ),
+                decl(
+                    "netdev_l2_interface",
+                    "Ethernet1",
+                    json!({"untagged_vlan": "web", "description": "srv"}),
+                    &["create"],
+                ),
+                decl("vlan", "20", json!({"name": "db"}), &["delete"]),
+                decl(
+                    "link",
+                    "Ethernet2",
+                    json!({"mode": "trunk", "trunk_vlans": ["web", 20], "native_vlan": "db"}),
+                    &[],
+                ),
+                decl("netdev_vlan", "skip", json!({"vlan_id": 30}), &["nothing"]),
+            ],
+        )];
+        let out = to_declarative(&r).unwrap();
+        assert_eq!(
+            out[0].1,
+            vec![
+                json!({"type": "vlan", "id": 10, "name": "web"}),
+                json!({"type": "link", "name": "Ethernet1", "description": "srv", "enabled": false, "mtu": 9000, "mode": "access", "access_vlan": 10}),
+                json!({"type": "vlan", "id": 20, "name": "db", "state": "absent"}),
+                json!({"type": "link", "name": "Ethernet2", "mode": "trunk", "trunk_vlans": [10, 20], "native_vlan": 20}),
+            ]
+        );
+    }
+
+    #[test]
+    fn conflicts_and_refusals_name_the_resource_line() {
+        let cases = [
+            (
+                vec![
+                    decl("netdev_interface", "Et1", json!({"description": "a"}), &[]),
+                    decl(
+                        "netdev_l2_interface",
+                        "Et1",
+                        json!({"description": "b"}),
+                        &[],
+                    ),
+                ],
+                "recipes/default.rb:7: netdev_l2_interface \"Et1\" property `description`",
+            ),
+            (
+                vec![decl("netdev_vlan", "web", json!({"vlan_id": "10"}), &[])],
+                "recipes/default.rb:7: netdev_vlan property `vlan_id`: must be an Integer",
+            ),
+            (
+                vec![decl(
+                    "netdev_l2_interface",
+                    "Et1",
+                    json!({"untagged_vlan": "nope"}),
+                    &[],
+                )],
+                "no netdev_vlan with this vlan_name",
+            ),
+            (
+                vec![decl(
+                    "netdev_l2_interface",
+                    "Et1",
+                    json!({"tagged_vlans": [1]}),
+                    &[],
+                )],
+                "without `vlan_tagging true`",
+            ),
+            (
+                vec![decl(
+                    "netdev_vlan",
+                    "web",
+                    json!({"vlan_id": 1, "provider": "x"}),
+                    &[],
+                )],
+                "netdev_vlan property `provider`: not supported",
+            ),
+            (
+                vec![decl(
+                    "netdev_vlan",
+                    "web",
+                    json!({"vlan_id": 1}),
+                    &["create", "delete"],
+                )],
+                "netdev_vlan action create, delete",
+            ),
+        ];
+        for (decls, want) in cases {
+            let e = to_declarative(&[("cb::default".into(), decls)])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{e}\nwant {want}");
+        }
+    }
 }
