@@ -25,6 +25,8 @@ use std::path::PathBuf;
 /// Most loop iterations one file may run (all its loops together): a bound, not a budget anyone
 /// should reach.
 pub const MAX_STEPS: u64 = 100_000;
+/// Deepest nesting of expressions netgw evaluates (a bound on recursion, far above real cookbooks).
+pub const MAX_DEPTH: usize = 200;
 /// Largest range netgw expands (`(1..4094).each` is the largest a VLAN loop needs).
 pub const MAX_RANGE: i64 = 65_536;
 
@@ -148,6 +150,7 @@ struct Eval<'a> {
     resources: Vec<ResourceDecl>,
     current: Option<ResourceDecl>,
     steps: u64,
+    depth: usize,
 }
 
 impl<'a> Eval<'a> {
@@ -168,6 +171,7 @@ impl<'a> Eval<'a> {
             resources: Vec::new(),
             current: None,
             steps: 0,
+            depth: 0,
         }
     }
 
@@ -240,6 +244,20 @@ impl<'a> Eval<'a> {
     }
 
     fn eval(&mut self, n: &Node) -> Result<Value, CookbookError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.err(
+                n.expression(),
+                describe(n),
+                format!("nested more than {MAX_DEPTH} levels deep"),
+            ));
+        }
+        self.depth += 1;
+        let v = self.eval_node(n);
+        self.depth -= 1;
+        v
+    }
+
+    fn eval_node(&mut self, n: &Node) -> Result<Value, CookbookError> {
         match n {
             Node::Nil(_) => Ok(Value::Null),
             Node::True(_) => Ok(Value::Bool(true)),
@@ -368,7 +386,7 @@ impl<'a> Eval<'a> {
             Value::Number(n) => Ok(n.to_string()),
             other => Err(self.err(
                 at.expression(),
-                format!("key {}", inspect(other)),
+                format!("key of type {}", type_name(other)),
                 "keys must be strings, symbols or numbers",
             )),
         }
@@ -1020,6 +1038,11 @@ mod tests {
             let e = attrs_of(text).unwrap_err().to_string();
             assert!(e.starts_with(want), "{text:?}: {e}");
         }
+        let deep = format!("default['a'] = {}1{}\n", "[".repeat(300), "]".repeat(300));
+        let e = attrs_of(&deep).unwrap_err().to_string();
+        assert!(e.contains("nested more than 200 levels deep"), "{e}");
+        let e = attrs_of("default['a'] = 'secret-value' + 1\n").unwrap_err().to_string();
+        assert!(e.contains("a string + a number") && !e.contains("secret-value"), "{e}");
         let e = recipe_of(
             "netdev_vlan 'a' do\n  vlan_id 1\n  only_if { true }\nend\n",
             json!({}),

@@ -150,7 +150,7 @@ impl Eval<'_> {
                 return Err(self.err(
                     n.expression(),
                     "`include_recipe`",
-                    format!("takes recipe names, found {}", inspect(&v)),
+                    format!("takes recipe names, found {}", type_name(&v)),
                 ));
             };
             let at = self.err(n.expression(), format!("`include_recipe {name:?}`"), "");
@@ -183,10 +183,7 @@ impl Eval<'_> {
                 return Err(self.err(
                     n.expression(),
                     format!("resource `{}`", s.method_name),
-                    format!(
-                        "takes one name (a string), found {}",
-                        inspect(&Value::Array(other.to_vec()))
-                    ),
+                    format!("takes one name (a string), found {} arguments", other.len()),
                 ));
             }
         };
@@ -396,8 +393,8 @@ impl Eval<'_> {
         let bad = || {
             self.err(
                 n.expression(),
-                format!("{} {op} {}", inspect(&l), inspect(&r)),
-                "operands of these types are not supported",
+                format!("{} {op} {}", type_name(&l), type_name(&r)),
+                "operands of these types are not supported (values are not shown: they may be secrets)",
             )
         };
         Ok(match op {
