@@ -597,3 +597,60 @@ fn a_ruby_netdev_cookbook_converges_a_lab_switch_then_is_up_to_date() {
         "{err}"
     );
 }
+
+// Robustness: every prefix of every corpus Ruby file (cut every 5 bytes) is parsed and evaluated as
+// an attribute file and as a recipe; each gives a value or an error with a line, never a panic.
+
+struct NoInclude;
+
+impl netgw::cookbook::eval::Host for NoInclude {
+    fn include_recipe(
+        &mut self,
+        _: &str,
+        _: &mut AttributeSet,
+        at: CookbookError,
+    ) -> Result<(), CookbookError> {
+        Err(at)
+    }
+}
+
+fn ruby_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            ruby_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rb") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn every_prefix_of_every_corpus_file_evaluates_or_fails_cleanly() {
+    use netgw::cookbook::{eval, ruby};
+    let mut files = Vec::new();
+    ruby_files(&corpus(""), &mut files);
+    assert!(files.len() >= 30, "{files:?}");
+    let mut evaluated = 0;
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let cuts = (0..=text.len()).step_by(5).chain([text.len()]);
+        for cut in cuts.filter(|c| text.is_char_boundary(*c)) {
+            let Ok(program) = ruby::parse(f, &text[..cut]) else {
+                continue;
+            };
+            let src = Source::Recipe {
+                recipe: "x::y".into(),
+            };
+            let mut attrs = AttributeSet::new();
+            let a = eval::attribute_file(&program, &mut attrs, src.clone());
+            let r = eval::recipe(&program, &mut AttributeSet::new(), src, &mut NoInclude);
+            for e in [a.err(), r.err()].into_iter().flatten() {
+                let text = e.to_string();
+                assert!(text.starts_with(&f.display().to_string()), "{text}");
+            }
+            evaluated += 1;
+        }
+    }
+    assert!(evaluated > 1000, "{evaluated}");
+}

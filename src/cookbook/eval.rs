@@ -1041,8 +1041,13 @@ mod tests {
         let deep = format!("default['a'] = {}1{}\n", "[".repeat(300), "]".repeat(300));
         let e = attrs_of(&deep).unwrap_err().to_string();
         assert!(e.contains("nested more than 200 levels deep"), "{e}");
-        let e = attrs_of("default['a'] = 'secret-value' + 1\n").unwrap_err().to_string();
-        assert!(e.contains("a string + a number") && !e.contains("secret-value"), "{e}");
+        let e = attrs_of("default['a'] = 'secret-value' + 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("a string + a number") && !e.contains("secret-value"),
+            "{e}"
+        );
         let e = recipe_of(
             "netdev_vlan 'a' do\n  vlan_id 1\n  only_if { true }\nend\n",
             json!({}),
