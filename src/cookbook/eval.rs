@@ -929,9 +929,11 @@ mod tests {
              default['site'] = 'ams3'\n\
              default['n'] = node['site'] == 'lon2' ? 1 : 2\n\
              default['has'] = node.attribute?('site')\n\
-             default['t'] = :sym\n",
+             default['t'] = :sym\n\
+             default['s'] = ' Eth1 Eth2 '.split.map { |p| p.downcase } + [' X '.strip, 'ab'.start_with?('a'), 'v12x'.to_i]\n",
         )
         .unwrap();
+        assert_eq!(v["s"], json!(["eth1", "eth2", "X", true, 0]));
         assert_eq!(v["desc"], "uplink lon2 !");
         assert_eq!(v["n"], 1);
         assert_eq!(v["has"], true);

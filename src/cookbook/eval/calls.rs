@@ -463,6 +463,11 @@ impl Eval<'_> {
         {
             return self.binary(n, m, recv, arg.clone());
         }
+        if let Value::String(x) = &recv
+            && let Some(v) = string_method(m, x, &args)
+        {
+            return Ok(v);
+        }
         let arg0 = args.first();
         Ok(match (m, &recv) {
             ("!", v) => Value::Bool(!truthy(v)),
@@ -473,9 +478,6 @@ impl Eval<'_> {
             ("empty?", Value::Object(x)) => Value::Bool(x.is_empty()),
             ("include?" | "member?", Value::Array(x)) => {
                 Value::Bool(arg0.is_some_and(|a| x.iter().any(|e| ruby_eq(e, a))))
-            }
-            ("include?", Value::String(x)) => {
-                Value::Bool(arg0.is_some_and(|a| x.contains(&to_s(a))))
             }
             ("include?" | "member?" | "key?" | "has_key?", Value::Object(x)) => {
                 Value::Bool(arg0.is_some_and(|a| x.contains_key(&to_s(a))))
@@ -490,7 +492,6 @@ impl Eval<'_> {
             ("length" | "size" | "count", Value::Object(x)) if args.is_empty() => {
                 Value::from(x.len())
             }
-            ("length" | "size", Value::String(x)) => Value::from(x.chars().count()),
             ("first", Value::Array(x)) if args.is_empty() => {
                 x.first().cloned().unwrap_or(Value::Null)
             }
@@ -522,29 +523,8 @@ impl Eval<'_> {
             ),
             ("to_h" | "to_hash", Value::Object(_)) => recv.clone(),
             ("to_s" | "to_str", v) => Value::String(to_s(v)),
-            ("to_sym", Value::String(_)) => recv.clone(),
             ("to_i", Value::Number(x)) => Value::from(x.as_f64().ok_or_else(unsupported)? as i64),
-            ("to_i", Value::String(x)) => Value::from(leading_int(x)),
             ("to_i", Value::Null) => Value::from(0),
-            ("upcase", Value::String(x)) => Value::String(x.to_uppercase()),
-            ("downcase", Value::String(x)) => Value::String(x.to_lowercase()),
-            ("strip", Value::String(x)) => Value::String(x.trim().to_owned()),
-            ("start_with?", Value::String(x)) => {
-                Value::Bool(args.iter().any(|a| x.starts_with(&to_s(a))))
-            }
-            ("end_with?", Value::String(x)) => {
-                Value::Bool(args.iter().any(|a| x.ends_with(&to_s(a))))
-            }
-            ("split", Value::String(x)) => Value::Array(match arg0.map(to_s) {
-                Some(sep) if sep != " " => x
-                    .split(sep.as_str())
-                    .map(|p| Value::String(p.into()))
-                    .collect(),
-                _ => x
-                    .split_whitespace()
-                    .map(|p| Value::String(p.into()))
-                    .collect(),
-            }),
             ("fetch", Value::Object(x)) => {
                 match (arg0.map(to_s).and_then(|k| x.get(&k).cloned()), args.get(1)) {
                     (Some(v), _) => v,
@@ -571,6 +551,33 @@ impl Eval<'_> {
             _ => return Err(unsupported()),
         })
     }
+}
+
+/// Methods of strings (`None`: not one of them).
+fn string_method(m: &str, x: &str, args: &[Value]) -> Option<Value> {
+    let arg0 = args.first().map(to_s);
+    Some(match m {
+        "include?" => Value::Bool(arg0.is_some_and(|a| x.contains(&a))),
+        "length" | "size" => Value::from(x.chars().count()),
+        "to_sym" => Value::String(x.to_owned()),
+        "to_i" => Value::from(leading_int(x)),
+        "upcase" => Value::String(x.to_uppercase()),
+        "downcase" => Value::String(x.to_lowercase()),
+        "strip" => Value::String(x.trim().to_owned()),
+        "start_with?" => Value::Bool(args.iter().any(|a| x.starts_with(&to_s(a)))),
+        "end_with?" => Value::Bool(args.iter().any(|a| x.ends_with(&to_s(a)))),
+        "split" => Value::Array(match arg0 {
+            Some(sep) if sep != " " => x
+                .split(sep.as_str())
+                .map(|p| Value::String(p.into()))
+                .collect(),
+            _ => x
+                .split_whitespace()
+                .map(|p| Value::String(p.into()))
+                .collect(),
+        }),
+        _ => return None,
+    })
 }
 
 fn bind(params: &[Param], mut yielded: Vec<Value>, scope: &mut HashMap<String, Value>) {
