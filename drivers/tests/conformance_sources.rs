@@ -1,4 +1,5 @@
-//! Conformance against the sources' own expected parses, never netgw's: every case under
+//! Conformance against the sources' own expected parses, never netgw's, through the real drivers on
+//! recorded sessions (`netgw_drivers::conformance`: `facts()`, `observe()`): every case under
 //! tests/fixtures/conformance/ that ships a source's expectation (ntc-templates `ntc_parsed.json`,
 //! converted from its `ntc_parsed.yml` by scripts/conformance-yaml-to-json.py; NAPALM
 //! `napalm_expected_result.json`) runs netgw's parsers on the recorded output and compares, field by
@@ -16,10 +17,10 @@ use serde_json::Value;
 
 /// (vendor, source, minimum cases compared).
 const MINIMUM: &[(&str, &str, usize)] = &[
-    ("ios", "ntc", 36),
-    ("nxos", "ntc", 29),
+    ("ios", "ntc", 28),
+    ("nxos", "ntc", 27),
     ("ios", "napalm", 11),
-    ("nxos", "napalm", 16),
+    ("nxos", "napalm", 14),
     ("eos", "napalm", 8),
     ("junos", "napalm", 6),
     ("ios", "genie", 69),
@@ -62,6 +63,48 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
         "netgw reads get-lldp-neighbors-information only: without a remote port id there it reports the \
          port description (ge-3/3/1); NAPALM asks each port (port id 549, locally assigned)",
     ),
+];
+
+/// Cases whose recording lacks a read the driver needs (the source recorded only its own getter's
+/// commands), by case: (case path suffix, reason). Skipped with the reason printed; conformance.rs checks
+/// that the driver refuses rather than invents what it could not read.
+const INCOMPLETE_RECORDINGS: &[(&str, &str)] = &[
+    (
+        "nxos/facts/napalm_nxapi_interfaces_admin_up_oper_down",
+        "no `show version`: the driver's first `| json` is refused, so it reads text, not recorded",
+    ),
+    (
+        "nxos/facts/napalm_nxapi_interfaces_vlan_interface",
+        "the same NX-API mock without `show version`",
+    ),
+    (
+        "nxos/links/ntc_show_interface_switchport_monitor",
+        "observe() reads `show interface` before the switchport table; only the table is recorded",
+    ),
+    (
+        "nxos/links/ntc_switchport",
+        "the same: only the switchport table is recorded",
+    ),
+    (
+        "ios/links/ntc_show_interfaces_switchport_app_interfaces",
+        "observe() reads `show vlan brief` and `show running-config`; only `show interfaces switchport` is recorded",
+    ),
+    (
+        "ios/links/ntc_show_interfaces_switchport_ethertype",
+        "the same",
+    ),
+    (
+        "ios/links/ntc_show_interfaces_switchport_vepa_enabled",
+        "the same",
+    ),
+    (
+        "ios/links/ntc_show_interfaces_switchport_voice_vlan",
+        "the same",
+    ),
+    ("ios/links/ntc_switchport", "the same"),
+    ("ios/links/ntc_switchport2", "the same"),
+    ("ios/links/ntc_switchport3", "the same"),
+    ("ios/links/ntc_switchport4", "the same"),
 ];
 
 struct Case {
@@ -289,13 +332,8 @@ fn ntc(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
                 ));
             }
         }
-    } else if has("show_vlan.txt") && case.getter == "vlans" {
-        let by_id: BTreeMap<String, &Value> = got
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|v| Some((s(&v["id"])?, v)))
-            .collect();
+    } else if has("show_vlan.txt") && case.getter != "links" {
+        let by_id = vlans_by_id(got);
         for r in rows(want) {
             let Some(id) = s(&r["vlan_id"]) else { continue };
             match by_id.get(&id) {
@@ -349,6 +387,20 @@ fn ntc(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
                 );
             }
         }
+    }
+}
+
+/// VLANs by id, from `observe()` (`[{id, name}]`) or from `facts()` (`vlans.ID = {name, ports}`).
+fn vlans_by_id(got: &Value) -> BTreeMap<String, Value> {
+    match got {
+        Value::Array(a) => a
+            .iter()
+            .filter_map(|v| Some((s(&v["id"])?, v.clone())))
+            .collect(),
+        other => other["vlans"]
+            .as_object()
+            .map(|o| o.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default(),
     }
 }
 
@@ -505,13 +557,8 @@ fn napalm(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
                 d.eq(&format!("{n}.mac"), s(&g["mac"]), Some(m));
             }
         }
-    } else if sample.get("name").is_some() && case.getter == "vlans" {
-        let by_id: BTreeMap<String, &Value> = got
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|v| Some((s(&v["id"])?, v)))
-            .collect();
+    } else if sample.get("name").is_some() && sample.get("is_enabled").is_none() {
+        let by_id = vlans_by_id(got);
         for (id, w) in obj {
             // Definition: a VLAN without an 802.1Q id (NAPALM reports it as 0) is not a VLAN fact.
             if id == "0" {
@@ -550,8 +597,8 @@ fn napalm(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
     }
 }
 
-#[test]
-fn netgw_agrees_with_the_sources_expected_parses() {
+#[tokio::test]
+async fn netgw_agrees_with_the_sources_expected_parses() {
     let mut counts: BTreeMap<(String, &str), usize> = BTreeMap::new();
     let mut failures = Vec::new();
     for case in cases() {
@@ -559,6 +606,7 @@ fn netgw_agrees_with_the_sources_expected_parses() {
         if let Some((_, why)) = SOURCE_ERRATA
             .iter()
             .chain(KNOWN_GAPS)
+            .chain(INCOMPLETE_RECORDINGS)
             .find(|(c, _)| dir.ends_with(c))
         {
             eprintln!("{dir}: skipped: {why}");
@@ -577,6 +625,7 @@ fn netgw_agrees_with_the_sources_expected_parses() {
             let want: Value =
                 serde_json::from_str(text).unwrap_or_else(|e| panic!("{dir}/{file}: {e}"));
             let got = match netgw_drivers::conformance::run(&case.vendor, &case.getter, &case.files)
+                .await
             {
                 Ok(v) => v,
                 Err(e) => {

@@ -16,7 +16,6 @@
 //! Any failure discards and unlocks, and reports the device's `rpc-error`s verbatim.
 
 pub mod config;
-pub mod conformance;
 pub mod facts;
 pub mod link;
 pub mod render;
@@ -176,6 +175,22 @@ impl JunosDriver {
             }
         })?;
         Ok(JunosDriver::from_session(device, session, style_option))
+    }
+
+    /// A session with a recorded device served in process (`transport::replay`).
+    #[cfg(feature = "replay")]
+    pub async fn replay(
+        target: &DeviceTarget,
+        rec: crate::transport::replay::Recording,
+    ) -> Result<JunosDriver, DriverError> {
+        let session = NetconfSsh::replay(&target.name, rec)
+            .await
+            .map_err(|e| netconf_err(&target.name, "netconf connect", e))?;
+        Ok(JunosDriver::from_session(
+            target.name.clone(),
+            session,
+            None,
+        ))
     }
 
     /// Wrap an open session (tests, or a caller that connects itself).
@@ -402,23 +417,41 @@ impl Driver for JunosDriver {
                 )
                 .await?;
         }
-        let root = self.config(Datastore::Running).await?;
-        self.note_style(&root);
-        let cfg = parse_config(&root);
+        // A configuration the account may not read leaves its facts (and the layer-2 facts) out, as
+        // any other refused read does.
+        let root = match self.config(Datastore::Running).await {
+            Ok(root) => Some(root),
+            Err(e) if e.kind() == ErrorKind::Rejected => {
+                tracing::warn!(device = %self.device, error = %e, "configuration not readable: facts without it");
+                None
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(root) = &root {
+            self.note_style(root);
+        }
+        let cfg = root.as_ref().map(parse_config);
         let mut f = facts::build_facts(&facts::FactsInputs {
             software: software.as_ref(),
             chassis: chassis.as_ref(),
             interfaces: interfaces.as_ref(),
             lldp: lldp.as_ref(),
             vlans: vlans.as_ref(),
-            config: Some(&cfg),
+            config: cfg.as_ref(),
         });
         if self.style_seen.is_none()
             && let Some(s) = f.model.as_deref().and_then(style_from_model)
         {
             self.style_seen = Some(s);
         }
-        let read = self.observe_with(&root).await.map(|(_, o)| o);
+        let read = match &root {
+            Some(root) => self.observe_with(root).await.map(|(_, o)| o),
+            None => Err(DriverError::Rejected {
+                device: self.device.clone(),
+                step: "observe",
+                message: "the configuration was not readable".into(),
+            }),
+        };
         self.observed.record(&mut f, read)?;
         Ok(f)
     }
