@@ -33,6 +33,7 @@ fn is_expectation(name: &str) -> bool {
         || name.starts_with("ntc_parsed.")
         || name.starts_with("napalm_expected")
         || name.starts_with("genie_expected")
+        || name.starts_with("pyez_expected")
         || name == "facts.yml"
         || name.ends_with(".md")
 }

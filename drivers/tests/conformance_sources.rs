@@ -23,6 +23,7 @@ const MINIMUM: &[(&str, &str, usize)] = &[
     ("nxos", "napalm", 14),
     ("eos", "napalm", 8),
     ("junos", "napalm", 6),
+    ("junos", "pyez", 11),
     ("ios", "genie", 69),
     ("nxos", "genie", 17),
 ];
@@ -597,6 +598,25 @@ fn napalm(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
     }
 }
 
+/// py-junos-eznc's facts as its unit tests assert them (`pyez_expected.json`: `facts` transcribed from
+/// the named test): `hostname`, `model`, `version`, `serialnumber`.
+fn pyez(_case: &Case, got: &Value, want: &Value, d: &mut Diff) {
+    let f = &want["facts"];
+    d.src("hostname", s(&got["hostname"]), s(&f["hostname"]));
+    // Definition: PyEZ upper-cases `product-model`; netgw keeps the device's spelling.
+    d.src("model", upper(s(&got["model"])), s(&f["model"]));
+    // PyEZ's `0.0I0.0` is its placeholder for "no version found".
+    let version = s(&f["version"]).filter(|v| v != "0.0I0.0");
+    if f.get("version").is_some() {
+        d.eq("platform_version", s(&got["platform_version"]), version);
+    }
+    d.src("serial", s(&got["serial"]), s(&f["serialnumber"]));
+}
+
+fn upper(v: Option<String>) -> Option<String> {
+    v.map(|t| t.to_ascii_uppercase())
+}
+
 #[tokio::test]
 async fn netgw_agrees_with_the_sources_expected_parses() {
     let mut counts: BTreeMap<(String, &str), usize> = BTreeMap::new();
@@ -613,10 +633,11 @@ async fn netgw_agrees_with_the_sources_expected_parses() {
             continue;
         }
         type Mapping = fn(&Case, &Value, &Value, &mut Diff);
-        let sources: [(&str, &str, Mapping); 3] = [
+        let sources: [(&str, &str, Mapping); 4] = [
             ("ntc", "ntc_parsed.json", ntc),
             ("napalm", "napalm_expected_result.json", napalm),
             ("genie", "genie_expected.json", genie),
+            ("pyez", "pyez_expected.json", pyez),
         ];
         for (source, file, mapping) in sources {
             let Some(text) = case.files.get(file) else {
