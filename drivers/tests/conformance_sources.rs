@@ -24,8 +24,8 @@ const MINIMUM: &[(&str, &str, usize)] = &[
     ("eos", "napalm", 8),
     ("junos", "napalm", 6),
     ("junos", "pyez", 11),
-    ("ios", "genie", 69),
-    ("nxos", "genie", 17),
+    ("ios", "genie", 91),
+    ("nxos", "genie", 25),
 ];
 
 /// Known disagreements of a source with its own sample, by case: (case path suffix, reason). Each is a
@@ -449,11 +449,131 @@ fn genie_interfaces(got: &Value, want: &Value, d: &mut Diff) {
     }
 }
 
+/// genieparser `ShowVlan`: `vlans.ID.name`.
+fn genie_vlans(got: &Value, want: &Value, d: &mut Diff) {
+    let by_id = vlans_by_id(got);
+    for (id, w) in want["vlans"].as_object().into_iter().flatten() {
+        // Definition: a VLAN is a fact when the VLAN table lists it; genieparser also makes entries
+        // (without a name) from the Remote SPAN and private-VLAN sections.
+        if w.get("name").is_none() {
+            continue;
+        }
+        match by_id.get(id) {
+            Some(v) => d.eq(&format!("vlan {id}.name"), s(&v["name"]), s(&w["name"])),
+            None => d.0.push(format!("vlan {id}: missing in netgw")),
+        }
+    }
+}
+
+/// The neighbour of netgw's facts on `local` named `peer` (or the only one).
+fn neighbour(got: &Value, local: &str, peer: &Option<String>) -> Value {
+    let list = got["lldp_neighbors"][short_if(local).as_str()]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let found = list
+        .iter()
+        .find(|n| s(&n["remote_system_name"]) == *peer)
+        .or_else(|| (list.len() == 1).then(|| &list[0]))
+        .cloned();
+    found.unwrap_or(Value::Null)
+}
+
+/// genieparser `ShowLldpNeighborsDetail`: `interfaces.LOCAL.port_id.PORT.neighbors.NAME` ->
+/// `lldp_neighbors.LOCAL[]` (`remote_system_name`, `remote_port`, `remote_chassis_id`).
+fn genie_lldp(got: &Value, want: &Value, d: &mut Diff) {
+    for (local, i) in want["interfaces"].as_object().into_iter().flatten() {
+        for (port, p) in i["port_id"].as_object().into_iter().flatten() {
+            for (name, n) in p["neighbors"].as_object().into_iter().flatten() {
+                // Definition: a name the neighbour does not advertise is no name.
+                let peer = s(&n["system_name"])
+                    .or_else(|| Some(name.clone()))
+                    .filter(|p| p != "not advertised" && p != "null");
+                let g = neighbour(got, local, &peer);
+                let at = short_if(local);
+                d.eq(
+                    &format!("{at}.remote_system_name"),
+                    s(&g["remote_system_name"]),
+                    peer,
+                );
+                d.eq(
+                    &format!("{at}.remote_port"),
+                    s(&g["remote_port"]).map(|p| port_key(&p)),
+                    Some(port_key(port)),
+                );
+                d.src(
+                    &format!("{at}.remote_chassis_id"),
+                    mac(s(&g["remote_chassis_id"])).or(s(&g["remote_chassis_id"])),
+                    mac(s(&n["chassis_id"])).or(s(&n["chassis_id"])),
+                );
+            }
+        }
+    }
+}
+
+/// A port id in one spelling. Definition: netgw keeps the port id as the neighbour advertised it
+/// (`Gi1/0/4`, `mgmt:0`, `PCI-E Slot 1, Port 2`); genieparser expands abbreviations (IOS-XR `Te` as
+/// `TenGigE`), capitalises, and drops spaces and colons. Compared lower case, without spaces or colons,
+/// the interface type cut to its first two letters.
+fn port_key(p: &str) -> String {
+    let t: String = p
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != ':')
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let alpha = t.chars().take_while(char::is_ascii_alphabetic).count();
+    if alpha > 2 {
+        format!("{}{}", &t[..2], &t[alpha..])
+    } else {
+        t
+    }
+}
+
+/// genieparser `ShowCdpNeighborsDetail`: `index.N` (`device_id`, `local_interface`, `port_id`) ->
+/// `lldp_neighbors.LOCAL[]`.
+fn genie_cdp(got: &Value, want: &Value, d: &mut Diff) {
+    for w in want["index"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(_, w)| w)
+    {
+        let Some(local) = s(&w["local_interface"]) else {
+            continue;
+        };
+        let peer = s(&w["device_id"]);
+        let g = neighbour(got, &local, &peer);
+        let at = short_if(&local);
+        d.eq(
+            &format!("{at}.remote_system_name"),
+            s(&g["remote_system_name"]),
+            peer,
+        );
+        d.src(
+            &format!("{at}.remote_port"),
+            s(&g["remote_port"]).map(|p| port_key(&p)),
+            s(&w["port_id"]).map(|p| port_key(&p)),
+        );
+    }
+}
+
 /// genieparser `ShowVersion` (IOS / IOS-XE `version.*`, NX-OS `platform.*`) -> netgw facts.
 fn genie(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
     let has = |f: &str| case.files.contains_key(f);
     if has("show_interfaces.txt") || has("show_interface.txt") {
         genie_interfaces(got, want, d);
+        return;
+    }
+    if has("show_vlan.txt") || has("show_vlan_brief.txt") {
+        genie_vlans(got, want, d);
+        return;
+    }
+    if has("show_lldp_neighbors_detail.txt") {
+        genie_lldp(got, want, d);
+        return;
+    }
+    if has("show_cdp_neighbors_detail.txt") {
+        genie_cdp(got, want, d);
         return;
     }
     if !has("show_version.txt") {
