@@ -106,6 +106,20 @@ fn txn_err(device: &str, e: TxnError) -> DriverError {
     netconf_err(device, e.step, e.source)
 }
 
+/// The target option `junos_style` (`ex`, `els`, `mx`), checked.
+fn style_option(target: &DeviceTarget) -> Result<Option<Style>, DriverError> {
+    let Some(v) = target.options.get("junos_style") else {
+        return Ok(None);
+    };
+    v.as_str()
+        .and_then(Style::parse)
+        .map(Some)
+        .ok_or_else(|| DriverError::Config {
+            device: target.name.clone(),
+            message: format!("junos_style must be ex, els or mx, not {v}"),
+        })
+}
+
 /// The open session, borrowed apart from the rest of the driver.
 fn sess<'a>(
     session: &'a mut Option<NetconfSsh>,
@@ -122,19 +136,7 @@ impl JunosDriver {
     /// style read from the configuration.
     pub async fn connect(target: &DeviceTarget) -> Result<JunosDriver, DriverError> {
         let device = target.name.clone();
-        let style_option = match target.options.get("junos_style") {
-            None => None,
-            Some(v) => {
-                Some(
-                    v.as_str()
-                        .and_then(Style::parse)
-                        .ok_or_else(|| DriverError::Config {
-                            device: device.clone(),
-                            message: format!("junos_style must be ex, els or mx, not {v}"),
-                        })?,
-                )
-            }
-        };
+        let style_option = style_option(target)?;
         let ep = target.endpoint("netconf", DEFAULT_PORT);
         let auth = match (&target.key_file, ep.password) {
             (Some(path), _) => SshAuth::PublicKey {
@@ -177,7 +179,8 @@ impl JunosDriver {
         Ok(JunosDriver::from_session(device, session, style_option))
     }
 
-    /// A session with a recorded device served in process (`transport::replay`).
+    /// A session with a recorded device served in process (`transport::replay`), the target's
+    /// options applied as in [`JunosDriver::connect`].
     #[cfg(feature = "replay")]
     pub async fn replay(
         target: &DeviceTarget,
@@ -189,7 +192,7 @@ impl JunosDriver {
         Ok(JunosDriver::from_session(
             target.name.clone(),
             session,
-            None,
+            style_option(target)?,
         ))
     }
 
