@@ -1560,3 +1560,64 @@ async fn ios_and_nxos_text_parses_with_ntc_templates_to_the_simulated_state() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// The EOS simulator read by pyeapi's own configuration parsers (`api.vlans`, `api.switchports`,
+/// `api.interfaces`, which read `show running-config all` over eAPI), installed by
+/// scripts/peers/pyeapi.sh: after a change through the driver they find the simulated state.
+#[tokio::test]
+async fn eos_configuration_reads_with_pyeapi_as_the_simulated_state() {
+    let env = start(FABRIC, &[]).await;
+    let mut d = EosDriver::connect(&env.target("leaf1")).await.unwrap();
+    let before = d.observe().await.unwrap();
+    let p = change_as(&d.plan_rules(), "Ethernet2", &before, false);
+    d.stage(&p).await.unwrap();
+    d.commit(&CommitOptions::default()).await.unwrap();
+    d.confirm().await.unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let python = root.join(".peers/venv-pyeapi/bin/python");
+    assert!(
+        python.exists(),
+        "pyeapi is not installed ({}): run scripts/peers/pyeapi.sh install (scripts/test.sh does)",
+        python.display()
+    );
+    let port = env.lab.node("leaf1").unwrap().port.to_string();
+    let script = root.join("scripts/peers/pyeapi_read.py");
+    // Off the runtime's thread: the simulator answering pyeapi runs on it.
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(python)
+            .arg(script)
+            .args(["127.0.0.1", port.as_str(), "admin", "admin"])
+            .output()
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "pyeapi could not read the simulator: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let st = env.lab.node("leaf1").unwrap().device.state().clone();
+    let vlans: BTreeSet<(String, String)> = got["vlans"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(id, v)| (id.clone(), v["name"].as_str().unwrap_or("").to_owned()))
+        .collect();
+    let sim: BTreeSet<(String, String)> = st
+        .vlans
+        .iter()
+        .map(|(i, n)| (i.to_string(), n.clone()))
+        .collect();
+    assert_eq!(vlans, sim, "{got}");
+    let sp = &got["switchports"]["Ethernet2"];
+    assert_eq!(sp["mode"], "access", "{got}");
+    assert_eq!(sp["access_vlan"], "10", "{got}");
+    for (name, i) in &st.interfaces {
+        let desc = got["interfaces"][name.as_str()]["description"]
+            .as_str()
+            .unwrap_or("");
+        assert_eq!(desc, i.description, "{name}: {got}");
+    }
+}
