@@ -143,7 +143,7 @@ mod eapi {
                     self.0.answer(cmd)
                 } else {
                     self.0.note_sent(*cmd);
-                    Some("{}".to_owned())
+                    Some(if text { String::new() } else { "{}".to_owned() })
                 };
                 let parsed = match answer {
                     Some(a) if text => Some(json!({ "output": a })),
@@ -172,7 +172,8 @@ mod rest {
     use async_trait::async_trait;
 
     /// iControl REST answered from a recording: `GET /mgmt/tm/net/vlan?...` by `net/vlan`. The login is
-    /// the session, not the device, so it is answered here; changes are noted and accepted.
+    /// the session, not the device, so it is answered here; changes are noted and answered by the
+    /// recording's answer to `METHOD /path` (a transaction's id, say), else accepted with `{}`.
     #[derive(Debug)]
     pub struct ReplayRest(pub Recording);
 
@@ -207,7 +208,7 @@ mod rest {
                 },
                 _ => {
                     self.0.note_sent(op);
-                    (200, "{}".to_owned())
+                    (200, self.0.answer(op).unwrap_or_else(|| "{}".to_owned()))
                 }
             };
             Ok(RestResponse {
