@@ -1,28 +1,117 @@
-//! The shared driver conformance suite's entry point (in the spirit of NAPALM's getter tests): every
-//! vendor's parsers run on recorded real outputs and are compared with expected results.
+//! The shared driver conformance suite's entry point (in the spirit of NAPALM's getter tests): the
+//! recorded outputs of one case become a recorded device ([`crate::transport::replay`]) and the
+//! vendor's real driver, opened by [`crate::registry::replay`], runs on it exactly as on the network.
 //!
-//! Cases live in `drivers/tests/fixtures/conformance/<vendor>/<getter>/<case>/`: the recorded device
-//! outputs (file names say which command or RPC they answer) and `expected.json`. The test runner
-//! (`drivers/tests/conformance.rs`) reads a case and calls [`run`]; this function only dispatches, so
-//! the parsing that runs is exactly the drivers' own. Getters: `facts` (DeviceFacts), `vlans`
-//! (`[Vlan]`), `links` (`[Link]`).
+//! Cases live in `drivers/tests/fixtures/conformance/<vendor>/<getter>/<case>/`; file names say which
+//! request they answer, as in NAPALM's mocked data:
+//!
+//! | vendor | file | answers |
+//! |---|---|---|
+//! | ios, nxos | `show_version.txt`, `show_inventory___json.txt` | `show version`, `show inventory \| json` |
+//! | ios, nxos | `show_interface.json` (NX-API) | `show interface \| json` |
+//! | eos | `show_interfaces.json` | eAPI `show interfaces` |
+//! | junos | `get-interface-information.xml` | `<get-interface-information/>` (with or without arguments) |
+//! | f5 | `net_vlan.json`, `shared_device-info.json` | `GET /mgmt/tm/net/vlan`, `GET /mgmt/shared/device-info` |
+//!
+//! and a few aliases where a source recorded a close variant of what the driver asks: an IOS
+//! `show vlan` answers `show vlan brief` (one parser reads both), an IOS `show running-config interface`
+//! answers `show running-config`, a Junos `get-configuration` (the Junos RPC) answers `get-config`.
+//! The sources' own expectations in a case are not part of the recording. Getters: `facts`
+//! (`Driver::facts`), `vlans` and `links` (`Driver::observe`).
 
-use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// Run `getter` of `vendor` on the files of one case (file name -> content).
-#[allow(clippy::match_single_binding)] // until the first vendor arm lands
-pub fn run(vendor: &str, getter: &str, files: &BTreeMap<String, String>) -> Result<Value, String> {
-    match vendor {
-        // One arm per vendor: "junos" => crate::junos::conformance::run(getter, files),
-        "junos" => crate::junos::conformance::run(getter, files),
-        "eos" => crate::eos::conformance::run(getter, files),
-        "f5" => crate::f5::conformance::run(getter, files),
-        "ios" => crate::ios::conformance::run(getter, files),
-        "nxos" => crate::nxos::conformance::run(getter, files),
-        other => {
-            let _ = (getter, files);
-            Err(format!("no driver registered for vendor {other:?}"))
+use serde_json::Value;
+
+use crate::driver::Platform;
+use crate::target::DeviceTarget;
+use crate::transport::replay::Recording;
+
+/// Files of a case that hold a source's expectation, never a device's answer.
+fn is_expectation(name: &str) -> bool {
+    name == "expected.json"
+        || name.starts_with("ntc_parsed.")
+        || name.starts_with("napalm_expected")
+        || name.starts_with("genie_expected")
+        || name.starts_with("pyez_expected")
+        || name == "facts.yml"
+        || name.ends_with(".md")
+}
+
+/// The request a file answers on `platform`, and its aliases.
+fn requests(platform: Platform, name: &str) -> Vec<String> {
+    let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
+    let main = match (platform, ext) {
+        // NAPALM's NX-API mocks hold what `| json` prints over SSH.
+        (Platform::Ios | Platform::Nxos, "json") => format!("{stem} | json"),
+        _ => stem.to_owned(),
+    };
+    let alias = match (platform, stem) {
+        (Platform::Ios, "show_vlan") => Some("show vlan brief"),
+        (Platform::Ios, "show_running_config_interface") => Some("show running-config"),
+        (Platform::Junos, "get-configuration") => Some("get-config"),
+        _ => None,
+    };
+    std::iter::once(main)
+        .chain(alias.map(str::to_owned))
+        .collect()
+}
+
+/// pyeapi records a command's answer as the `result` list of its runCmds reply (one entry): the
+/// answer is that entry.
+fn one_result(platform: Platform, text: &str) -> String {
+    if platform == Platform::Eos
+        && let Ok(Value::Array(mut a)) = serde_json::from_str::<Value>(text)
+        && a.len() == 1
+    {
+        return a.remove(0).to_string();
+    }
+    text.to_owned()
+}
+
+/// The recorded device of one case (file name -> content). An alias never hides a file recorded
+/// under the request's own name.
+pub fn recording(platform: Platform, files: &BTreeMap<String, String>) -> Recording {
+    let rec = Recording::new();
+    let own: Vec<String> = files
+        .keys()
+        .map(|n| crate::transport::replay::key(n.rsplit_once('.').map_or(n.as_str(), |p| p.0)))
+        .collect();
+    for (name, text) in files.iter().filter(|(n, _)| !is_expectation(n)) {
+        let text = one_result(platform, text);
+        for (i, request) in requests(platform, name).into_iter().enumerate() {
+            if i == 0 || !own.contains(&crate::transport::replay::key(&request)) {
+                rec.add(&request, text.clone());
+            }
         }
     }
+    rec
+}
+
+/// Run `getter` of `vendor`'s driver on the recorded device of one case.
+pub async fn run(
+    vendor: &str,
+    getter: &str,
+    files: &BTreeMap<String, String>,
+) -> Result<Value, String> {
+    let platform = Platform::parse(vendor).ok_or(format!("unknown vendor {vendor:?}"))?;
+    let mut target = DeviceTarget::new(format!("replay-{vendor}"), platform, "127.0.0.1");
+    target.username = "replay".into();
+    target.password = Some(netgw_models::secret::Secret::new("replay"));
+    let rec = recording(platform, files);
+    let mut driver = crate::registry::replay(&target, rec)
+        .await
+        .map_err(|e| e.to_string())?;
+    let value = match getter {
+        "facts" => serde_json::to_value(driver.facts().await.map_err(|e| e.to_string())?),
+        "vlans" => serde_json::to_value(driver.observe().await.map_err(|e| e.to_string())?.vlans),
+        "links" => serde_json::to_value(driver.observe().await.map_err(|e| e.to_string())?.links),
+        other => {
+            return Err(format!(
+                "no conformance getter {other:?} (facts, vlans, links)"
+            ));
+        }
+    };
+    let _ = driver.close().await;
+    value.map_err(|e| e.to_string())
 }

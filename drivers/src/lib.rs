@@ -5,6 +5,7 @@
 //! [`driver::Driver`] in its `mod.rs` as glue only. [`registry`] is the one place that maps a platform
 //! to its driver.
 
+#[cfg(feature = "replay")]
 pub mod conformance;
 pub mod driver;
 pub mod eos;

@@ -24,3 +24,25 @@ pub async fn connect(target: &DeviceTarget) -> Result<Box<dyn Driver>, DriverErr
         }),
     }
 }
+
+/// Open a driver session with a recorded device (`transport::replay`): the same driver as
+/// [`connect`] would, on the recording instead of the network.
+#[cfg(feature = "replay")]
+#[rustfmt::skip]
+pub async fn replay(
+    target: &DeviceTarget,
+    rec: crate::transport::replay::Recording,
+) -> Result<Box<dyn Driver>, DriverError> {
+    match target.platform {
+        Platform::Junos => Ok(Box::new(crate::junos::JunosDriver::replay(target, rec).await?)),
+        Platform::Eos => Ok(Box::new(crate::eos::EosDriver::replay(target, rec).await?)),
+        Platform::Ios => Ok(Box::new(crate::ios::IosDriver::replay(target, rec)?)),
+        Platform::Nxos => Ok(Box::new(crate::nxos::NxosDriver::replay(target, rec)?)),
+        Platform::F5 => Ok(Box::new(crate::f5::F5Driver::replay(target, rec).await?)),
+        p => Err(DriverError::Unsupported {
+            device: target.name.clone(),
+            platform: p,
+            what: "a driver session (this platform has no driver yet)".into(),
+        }),
+    }
+}

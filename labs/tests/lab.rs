@@ -1348,3 +1348,276 @@ async fn ios_cli_echoes_input_before_the_return() {
     let out = until(&mut ch, "acc1#").await;
     assert!(!out.contains("adm"), "{out:?}");
 }
+
+/// ntc-templates (TextFSM) on `text`, as Netmiko's `use_textfsm` parses it: the rows as JSON. The
+/// peer is installed by scripts/peers/textfsm.sh; without it the test fails and says so.
+fn ntc_parse(platform: &str, command: &str, text: &str) -> Vec<Value> {
+    use std::io::Write;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let python = root.join(".peers/venv-textfsm/bin/python");
+    assert!(
+        python.exists(),
+        "TextFSM/ntc-templates are not installed ({}): run scripts/peers/textfsm.sh install (scripts/test.sh does)",
+        python.display()
+    );
+    let mut child = std::process::Command::new(python)
+        .arg(root.join("scripts/peers/textfsm_parse.py"))
+        .args([platform, command])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "ntc-templates could not parse `{command}` ({platform}): {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn field(row: &Value, names: &[&str]) -> String {
+    names
+        .iter()
+        .find_map(|n| match &row[*n] {
+            Value::String(s) if !s.is_empty() => Some(s.clone()),
+            Value::Array(a) if !a.is_empty() => Some(
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// What ntc-templates read from one simulated output disagrees with the simulated device: the list.
+fn ntc_disagreements(
+    cmd: &str,
+    rows: &[Value],
+    st: &netgw_labs::sim::state::DeviceState,
+    port: &str,
+    short: &str,
+) -> Vec<String> {
+    let mut bad = Vec::new();
+    if rows.is_empty() {
+        return vec![format!("`{cmd}`: no rows")];
+    }
+    let mut want = |what: &str, ok: bool| {
+        if !ok {
+            bad.push(format!("`{cmd}`: {what}: {rows:?}"));
+        }
+    };
+    let row_of = |names: &[&str], key: &str| {
+        rows.iter()
+            .find(|r| {
+                let n = field(r, names);
+                n == key || n == short
+            })
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    match cmd {
+        "show version" => want("hostname", field(&rows[0], &["hostname"]) == st.hostname),
+        "show vlan brief" | "show vlan" => {
+            // IOS prints its four reserved 1002-1005 VLANs, which the simulated state leaves implicit.
+            let got: BTreeSet<(String, String)> = rows
+                .iter()
+                .map(|r| (field(r, &["vlan_id"]), field(r, &["vlan_name", "name"])))
+                .filter(|(id, _)| !matches!(id.as_str(), "1002" | "1003" | "1004" | "1005"))
+                .collect();
+            let sim: BTreeSet<(String, String)> = st
+                .vlans
+                .iter()
+                .map(|(i, n)| (i.to_string(), n.clone()))
+                .collect();
+            want("the VLANs (id, name)", got == sim);
+            let ten = rows.iter().find(|r| field(r, &["vlan_id"]) == "10");
+            want(
+                "VLAN 10's ports",
+                ten.is_some_and(|r| field(r, &["interfaces"]).split(',').any(|p| p == short)),
+            );
+        }
+        "show interfaces" | "show interface" => {
+            for (name, i) in &st.interfaces {
+                let r = row_of(&["interface"], name);
+                want(&format!("{name} listed"), !r.is_null());
+                want(
+                    &format!("{name} description"),
+                    field(&r, &["description"]) == i.description,
+                );
+            }
+        }
+        "show interfaces switchport" | "show interface switchport" => {
+            let r = row_of(&["interface"], port);
+            want(
+                &format!("{port} access mode"),
+                field(&r, &["admin_mode", "mode"]).contains("access"),
+            );
+            want(
+                &format!("{port} access VLAN"),
+                field(&r, &["access_vlan"]) == "10",
+            );
+        }
+        "show lldp neighbors detail" | "show cdp neighbors detail" => {
+            for n in &st.neighbors {
+                want(
+                    &format!("neighbour {} on {}", n.system_name, n.local_port),
+                    rows.iter().any(|r| {
+                        field(r, &["neighbor_name", "neighbor", "destination_host"])
+                            .starts_with(&n.system_name)
+                    }),
+                );
+            }
+        }
+        _ => {}
+    }
+    bad
+}
+
+/// The simulator's IOS and NX-OS text, for every command the drivers send that ntc-templates has a
+/// template for, parsed by TextFSM + ntc-templates (the public parsers Netmiko, NAPALM and Nornir use)
+/// must give the simulated device's state: hostname, VLANs and their ports, interfaces and
+/// descriptions, the switchport of a configured port, LLDP/CDP neighbours.
+#[tokio::test]
+async fn ios_and_nxos_text_parses_with_ntc_templates_to_the_simulated_state() {
+    let env = start(FABRIC, &[]).await;
+    let mut bad = Vec::new();
+    for (node, platform, kind, port, short, cmds) in [
+        (
+            "acc1",
+            "cisco_ios",
+            PlatformKind::Ios,
+            "Ethernet0/2",
+            "Et0/2",
+            &[
+                "show version",
+                "show vlan brief",
+                "show interfaces",
+                "show interfaces switchport",
+                "show lldp neighbors detail",
+                "show cdp neighbors detail",
+            ][..],
+        ),
+        (
+            "nx1",
+            "cisco_nxos",
+            PlatformKind::Nxos,
+            "Ethernet1/2",
+            "Eth1/2",
+            &[
+                "show version",
+                "show vlan brief",
+                "show interface",
+                "show interface switchport",
+                "show lldp neighbors detail",
+            ][..],
+        ),
+    ] {
+        let ssh = SshSession::connect(&env.ssh_target(node)).await.unwrap();
+        let mut sh = ssh.shell(CliPlatform::get(kind)).await.unwrap();
+        sh.enable(Some(&Secret::new("admin"))).await.unwrap();
+        let iface = format!("interface {port}");
+        sh.config(&[
+            "vlan 10",
+            "name web",
+            "exit",
+            iface.as_str(),
+            "description to leaf",
+            "switchport mode access",
+            "switchport access vlan 10",
+        ])
+        .await
+        .unwrap();
+        let st = env.lab.node(node).unwrap().device.state().clone();
+        for cmd in cmds {
+            let out = match sh.command(cmd).await {
+                Ok(out) => out,
+                // IOL, like an IOS device with LLDP or CDP off, refuses the neighbour tables; the
+                // drivers read them as optional.
+                Err(e) if cmd.contains("neighbors") => {
+                    eprintln!("{node}: {e}");
+                    continue;
+                }
+                Err(e) => panic!("{node}: {e}"),
+            };
+            let rows = ntc_parse(platform, cmd, &out);
+            bad.extend(
+                ntc_disagreements(cmd, &rows, &st, port, short)
+                    .into_iter()
+                    .map(|b| format!("{node}: {b}")),
+            );
+        }
+        sh.close().await.unwrap();
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The EOS simulator read by pyeapi's own configuration parsers (`api.vlans`, `api.switchports`,
+/// `api.interfaces`, which read `show running-config all` over eAPI), installed by
+/// scripts/peers/pyeapi.sh: after a change through the driver they find the simulated state.
+#[tokio::test]
+async fn eos_configuration_reads_with_pyeapi_as_the_simulated_state() {
+    let env = start(FABRIC, &[]).await;
+    let mut d = EosDriver::connect(&env.target("leaf1")).await.unwrap();
+    let before = d.observe().await.unwrap();
+    let p = change_as(&d.plan_rules(), "Ethernet2", &before, false);
+    d.stage(&p).await.unwrap();
+    d.commit(&CommitOptions::default()).await.unwrap();
+    d.confirm().await.unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let python = root.join(".peers/venv-pyeapi/bin/python");
+    assert!(
+        python.exists(),
+        "pyeapi is not installed ({}): run scripts/peers/pyeapi.sh install (scripts/test.sh does)",
+        python.display()
+    );
+    let port = env.lab.node("leaf1").unwrap().port.to_string();
+    let script = root.join("scripts/peers/pyeapi_read.py");
+    // Off the runtime's thread: the simulator answering pyeapi runs on it.
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(python)
+            .arg(script)
+            .args(["127.0.0.1", port.as_str(), "admin", "admin"])
+            .output()
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "pyeapi could not read the simulator: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let st = env.lab.node("leaf1").unwrap().device.state().clone();
+    let vlans: BTreeSet<(String, String)> = got["vlans"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(id, v)| (id.clone(), v["name"].as_str().unwrap_or("").to_owned()))
+        .collect();
+    let sim: BTreeSet<(String, String)> = st
+        .vlans
+        .iter()
+        .map(|(i, n)| (i.to_string(), n.clone()))
+        .collect();
+    assert_eq!(vlans, sim, "{got}");
+    let sp = &got["switchports"]["Ethernet2"];
+    assert_eq!(sp["mode"], "access", "{got}");
+    assert_eq!(sp["access_vlan"], "10", "{got}");
+    for (name, i) in &st.interfaces {
+        let desc = got["interfaces"][name.as_str()]["description"]
+            .as_str()
+            .unwrap_or("");
+        assert_eq!(desc, i.description, "{name}: {got}");
+    }
+}

@@ -18,7 +18,6 @@
 //! `eos_write_memory` (bool, default true: `write memory` on confirm). Default port 443 (80 over http).
 
 pub mod config;
-pub mod conformance;
 pub mod eapi;
 pub mod facts;
 pub mod link;
@@ -219,6 +218,19 @@ impl EosDriver {
             Box::new(HttpEapi::new(client)),
             target.enable_secret.clone(),
         );
+        Self::with_eapi(eapi, s.sessions_override, s.write_memory).await
+    }
+
+    /// A session with a recorded device (`transport::replay`), the target's options applied as in
+    /// [`EosDriver::connect`].
+    #[cfg(feature = "replay")]
+    pub async fn replay(
+        target: &DeviceTarget,
+        rec: crate::transport::replay::Recording,
+    ) -> Result<Self, DriverError> {
+        let s = EapiSettings::from_target(target)?;
+        let transport = crate::transport::replay::ReplayEapi(rec);
+        let eapi = Eapi::new(target.name.clone(), Box::new(transport), None);
         Self::with_eapi(eapi, s.sessions_override, s.write_memory).await
     }
 

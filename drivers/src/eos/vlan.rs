@@ -144,7 +144,7 @@ mod tests {
         // napalm test/eos/mocked_data/test_get_vlans/normal: show_vlan.json vs expected_result.json names.
         let dir = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/conformance/eos/vlans/napalm_get_vlans"
+            "/tests/fixtures/conformance/eos/facts/napalm_get_vlans"
         );
         let raw: Value = serde_json::from_str(
             &std::fs::read_to_string(format!("{dir}/show_vlan.json")).unwrap(),

@@ -25,7 +25,6 @@
 //! how BIG-IP VLANs, interfaces and trunks map onto netgw's model, and what that mapping cannot say.
 
 pub mod config;
-pub mod conformance;
 pub mod error;
 pub mod facts;
 pub mod link;
@@ -93,6 +92,17 @@ impl F5Driver {
         let transport = ReqwestTransport::new(&s)
             .map_err(|e| RestError::Http(e).into_driver(&target.name, "connect"))?;
         Self::with_transport(&s, Box::new(transport)).await
+    }
+
+    /// A session with a recorded device (`transport::replay`), the target's options applied as in
+    /// [`F5Driver::connect`].
+    #[cfg(feature = "replay")]
+    pub async fn replay(
+        target: &DeviceTarget,
+        rec: crate::transport::replay::Recording,
+    ) -> Result<Self, DriverError> {
+        let s = RestSettings::from_target(target)?;
+        Self::with_transport(&s, Box::new(crate::transport::replay::ReplayRest(rec))).await
     }
 
     /// Start a session over a given transport (tests) and log in.

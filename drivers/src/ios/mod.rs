@@ -19,7 +19,6 @@
 //! `show ip interface brief` is never sent (it kills fake-switches' session).
 
 pub mod config;
-pub mod conformance;
 pub mod facts;
 pub mod link;
 pub mod vlan;
@@ -63,6 +62,9 @@ pub(crate) struct CliConn {
     session: Option<SshSession>,
     shell: Option<CliShell>,
     reads: std::collections::HashMap<String, String>,
+    /// A recorded device answering instead of the SSH shell (`transport::replay`).
+    #[cfg(feature = "replay")]
+    replay: Option<crate::transport::replay::Recording>,
 }
 
 impl std::fmt::Debug for CliConn {
@@ -156,16 +158,58 @@ impl CliConn {
             session: Some(session),
             shell: Some(shell),
             reads: Default::default(),
+            #[cfg(feature = "replay")]
+            replay: None,
         })
     }
 
-    fn shell(&mut self) -> Result<&mut CliShell, DriverError> {
-        self.shell.as_mut().ok_or_else(|| DriverError::Transport {
+    /// A session with a recorded device: commands are answered from `rec`, configuration lines are
+    /// noted there and accepted.
+    #[cfg(feature = "replay")]
+    pub fn replay(device: &str, rec: crate::transport::replay::Recording) -> CliConn {
+        CliConn {
+            device: device.to_owned(),
+            session: None,
+            shell: None,
+            reads: Default::default(),
+            replay: Some(rec),
+        }
+    }
+
+    fn replayed(&self) -> bool {
+        #[cfg(feature = "replay")]
+        if self.replay.is_some() {
+            return true;
+        }
+        false
+    }
+
+    fn closed(&self) -> DriverError {
+        DriverError::Transport {
             device: self.device.clone(),
             step: "cli",
             kind: ErrorKind::Transport,
             source: "the session is closed".into(),
-        })
+        }
+    }
+
+    fn check_open(&self) -> Result<(), DriverError> {
+        if self.shell.is_some() || self.replayed() {
+            Ok(())
+        } else {
+            Err(self.closed())
+        }
+    }
+
+    /// What the recorded device answers: the recorded output, or a refusal as for an unknown command.
+    #[cfg(feature = "replay")]
+    fn replay_answer(&self, cmd: &str) -> Option<Result<String, SshError>> {
+        let rec = self.replay.as_ref()?;
+        Some(rec.answer(cmd).ok_or_else(|| SshError::Cli {
+            device: self.device.clone(),
+            command: cmd.to_owned(),
+            output: "% Invalid input detected (not in the recording)".into(),
+        }))
     }
 
     /// A `show` command's answer, from the session's read cache or the device; any other command
@@ -178,6 +222,14 @@ impl CliConn {
             }
         } else {
             self.reads.clear();
+        }
+        #[cfg(feature = "replay")]
+        if let Some(answer) = self.replay_answer(cmd) {
+            let t = answer?;
+            if read {
+                self.reads.insert(cmd.to_owned(), t.clone());
+            }
+            return Ok(t);
         }
         let Some(shell) = self.shell.as_mut() else {
             return Err(SshError::Disconnected {
@@ -195,7 +247,7 @@ impl CliConn {
 
     /// Run one command; a device failure string is `Rejected`.
     pub async fn run(&mut self, step: &'static str, cmd: &str) -> Result<String, DriverError> {
-        self.shell()?;
+        self.check_open()?;
         let device = self.device.clone();
         self.command(cmd)
             .await
@@ -205,7 +257,7 @@ impl CliConn {
     /// A command the device may not know (or answer with nothing): `None` when it fails with a
     /// failure string or prints nothing.
     pub async fn optional(&mut self, cmd: &str) -> Result<Option<String>, DriverError> {
-        self.shell()?;
+        self.check_open()?;
         let device = self.device.clone();
         match self.command(cmd).await {
             Ok(t) if t.trim().is_empty() => Ok(None),
@@ -226,8 +278,16 @@ impl CliConn {
     ) -> Result<(), DriverError> {
         self.reads.clear();
         let device = self.device.clone();
+        #[cfg(feature = "replay")]
+        if let Some(rec) = &self.replay {
+            lines.iter().for_each(|l| rec.note_sent(l.as_str()));
+            return Ok(());
+        }
         let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-        self.shell()?
+        let closed = self.closed();
+        self.shell
+            .as_mut()
+            .ok_or(closed)?
             .config(&refs)
             .await
             .map(|_| ())
@@ -311,6 +371,23 @@ impl IosDriver {
             target: target.clone(),
             conn,
             save_config,
+            state: State::Idle,
+        })
+    }
+
+    /// A session with a recorded device (`transport::replay`), the target's options applied as in
+    /// [`IosDriver::connect`].
+    #[cfg(feature = "replay")]
+    pub fn replay(
+        target: &DeviceTarget,
+        rec: crate::transport::replay::Recording,
+    ) -> Result<Self, DriverError> {
+        Ok(IosDriver {
+            observed: ObservedOnce::default(),
+            device: target.name.clone(),
+            target: target.clone(),
+            conn: CliConn::replay(&target.name, rec),
+            save_config: bool_option(target, "save_config")?,
             state: State::Idle,
         })
     }

@@ -77,9 +77,20 @@ pub fn parse_show_vlan_brief(text: &str) -> Vec<VlanRow> {
             continue;
         }
         if line.starts_with(' ') {
-            // Continuation of the previous row's port list.
+            // Continuation of the previous row: its status and ports when its name ran over the
+            // Status column, else more of its port list.
             if let Some(last) = rows.last_mut() {
-                last.ports.extend(split_ports(line));
+                match status_col {
+                    Some(sc)
+                        if last.status.is_empty() && line.trim_start().len() + sc >= line.len() =>
+                    {
+                        let (status, ports) =
+                            status_and_ports(line.get(sc..).unwrap_or_default(), sc, ports_col);
+                        last.status = status;
+                        last.ports.extend(ports);
+                    }
+                    _ => last.ports.extend(split_ports(line)),
+                }
             }
             continue;
         }
@@ -91,20 +102,24 @@ pub fn parse_show_vlan_brief(text: &str) -> Vec<VlanRow> {
         };
         let Ok(id) = VlanId::new(id) else { continue };
         let (name, status, ports) = match (status_col, ports_col) {
+            // A name longer than its column runs into Status; IOS then prints the status and
+            // ports on the next line, under their columns.
+            (Some(sc), _)
+                if line.len() > sc
+                    && line.is_char_boundary(sc)
+                    && first.len() < sc
+                    && !line[..sc].ends_with(' ')
+                    && line[sc..].split_whitespace().count() == 1 =>
+            {
+                (
+                    line[first.len()..].trim().to_owned(),
+                    String::new(),
+                    Vec::new(),
+                )
+            }
             (Some(sc), pc) if line.len() > sc && line.is_char_boundary(sc) && first.len() < sc => {
-                let name_start = first.len();
-                let name = line[name_start..sc].trim().to_owned();
-                let rest = &line[sc..];
-                let (status, ports) = match pc.map(|p| p.saturating_sub(sc)) {
-                    Some(off) if rest.len() > off && rest.is_char_boundary(off) => {
-                        (rest[..off].trim().to_owned(), split_ports(&rest[off..]))
-                    }
-                    _ => {
-                        let mut it = rest.splitn(2, char::is_whitespace);
-                        let status = it.next().unwrap_or("").trim().to_owned();
-                        (status, split_ports(it.next().unwrap_or("")))
-                    }
-                };
+                let name = line[first.len()..sc].trim().to_owned();
+                let (status, ports) = status_and_ports(&line[sc..], sc, pc);
                 (name, status, ports)
             }
             _ => {
@@ -124,6 +139,20 @@ pub fn parse_show_vlan_brief(text: &str) -> Vec<VlanRow> {
         });
     }
     rows
+}
+
+/// Status and ports from the text at the Status column (`rest`), the Ports column at `pc`.
+fn status_and_ports(rest: &str, sc: usize, pc: Option<usize>) -> (String, Vec<String>) {
+    match pc.map(|p| p.saturating_sub(sc)) {
+        Some(off) if rest.len() > off && rest.is_char_boundary(off) => {
+            (rest[..off].trim().to_owned(), split_ports(&rest[off..]))
+        }
+        _ => {
+            let mut it = rest.trim_start().splitn(2, char::is_whitespace);
+            let status = it.next().unwrap_or("").trim().to_owned();
+            (status, split_ports(it.next().unwrap_or("")))
+        }
+    }
 }
 
 fn split_ports(s: &str) -> Vec<String> {
@@ -220,6 +249,25 @@ fn name_arg(name: &str) -> Result<&str, RenderError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_longer_than_its_column_keeps_the_status_and_ports_of_the_next_line() {
+        // genieparser iosxe ShowVlan golden_output_vlan_5 (a Catalyst 9300).
+        let t = [
+            "VLAN Name                             Status    Ports",
+            "---- -------------------------------- --------- -------------------------------",
+            "2    Test                             active    ",
+            "1006 fddinet-fdnet-trbrf-default-Test-long",
+            "                                      act/unsup Gi0/0/0",
+        ]
+        .join("\n");
+        let rows = parse_show_vlan_brief(&t);
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(rows[1].name, "fddinet-fdnet-trbrf-default-Test-long");
+        assert_eq!(rows[1].status, "act/unsup");
+        assert_eq!(rows[1].ports, vec!["Gi0/0/0".to_owned()]);
+        assert_eq!(rows[0].status, "active");
+    }
     use serde_json::json;
 
     const FAKE: &str = "\nVLAN Name                             Status    Ports\n---- -------------------------------- --------- -------------------------------\n1    default                          active    Fa0/1, Fa0/3, Fa0/4, Fa0/5\n                                                Fa0/6, Fa0/7\n10   web                              active    Fa0/2\n20   VLAN20                           active\n30   a_very_long_vlan_name_that_excee active\n";

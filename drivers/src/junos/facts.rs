@@ -24,30 +24,44 @@ pub struct SoftwareInfo {
 /// Parse `get-software-information`; on a multi-RE system the first routing engine's answer.
 pub fn parse_software_information(root: &XmlElement) -> Option<SoftwareInfo> {
     let sw = find(root, "software-information")?;
-    let mut version = text(sw, "junos-version");
-    if version.is_none() {
-        // Older releases: `<package-information><name>junos-version</name><comment>Junos: 14.2R4`
-        // or `<name>junos</name><comment>JUNOS Software Release [12.3X48-D40.5]`.
-        let packages: Vec<(String, String)> = sw
-            .children_named("package-information")
-            .filter_map(|p| Some((text(p, "name")?, text(p, "comment")?)))
-            .collect();
-        let from = |wanted: &str| {
-            packages
-                .iter()
-                .find(|(n, _)| n == wanted)
-                .map(|(_, c)| c.clone())
-        };
-        version = from("junos-version")
-            .and_then(|c| c.rsplit(':').next().map(|v| v.trim().to_string()))
-            .or_else(|| from("junos").and_then(|c| bracketed(&c)))
-            .or_else(|| packages.iter().find_map(|(_, c)| bracketed(c)));
-    }
     Some(SoftwareInfo {
         host_name: text(sw, "host-name"),
         model: text(sw, "product-model"),
-        version,
+        version: text(sw, "junos-version").or_else(|| package_version(sw)),
     })
+}
+
+/// The Junos version of a release without `<junos-version>` (before 15.1), in py-junos-eznc's order:
+/// the `junos` package (`JUNOS Software Release [12.3X48-D40.5]`), `junos-version` (`Junos: 14.2R4`),
+/// Node Slicing's `JUNOS version : 17.4-...`, NFX's MGD `version-information` release. Another
+/// package's version (AI-Scripts, the host OS) is not the Junos version.
+fn package_version(sw: &XmlElement) -> Option<String> {
+    let packages: Vec<(String, String)> = sw
+        .children_named("package-information")
+        .filter_map(|p| Some((text(p, "name")?, text(p, "comment")?)))
+        .collect();
+    let from = |wanted: &str| {
+        packages
+            .iter()
+            .find(|(n, _)| n == wanted)
+            .map(|(_, c)| c.clone())
+    };
+    let last_word = |c: String| c.split_whitespace().last().map(str::to_owned);
+    from("junos")
+        .and_then(|c| bracketed(&c))
+        .or_else(|| {
+            from("junos-version").and_then(|c| c.rsplit(':').next().map(|v| v.trim().to_string()))
+        })
+        .or_else(|| from("JUNOS version").and_then(last_word))
+        .or_else(|| {
+            let mgd = sw
+                .children_named("version-information")
+                .find(|v| text(v, "component").as_deref() == Some("MGD"))?;
+            let release = text(mgd, "release")?;
+            // `15.1X53-D45.3.secure [dc-builder]`: the version ends at its last digit.
+            let end = release.rfind(|c: char| c.is_ascii_digit())? + 1;
+            Some(release[..end].to_owned())
+        })
 }
 
 fn bracketed(s: &str) -> Option<String> {
@@ -60,7 +74,18 @@ fn bracketed(s: &str) -> Option<String> {
 /// `(serial, description)` of the chassis in `get-chassis-inventory`.
 pub fn parse_chassis_inventory(root: &XmlElement) -> Option<(Option<String>, Option<String>)> {
     let chassis = find(root, "chassis")?;
-    Some((text(chassis, "serial-number"), text(chassis, "description")))
+    // A chassis without a serial of its own (some SRX and virtual platforms) is known by its
+    // backplane's or midplane's, as py-junos-eznc reads it.
+    let module_serial = |name: &str| {
+        chassis
+            .children_named("chassis-module")
+            .find(|m| text(m, "name").as_deref() == Some(name))
+            .and_then(|m| text(m, "serial-number"))
+    };
+    let serial = text(chassis, "serial-number")
+        .or_else(|| module_serial("Backplane"))
+        .or_else(|| module_serial("Midplane"));
+    Some((serial, text(chassis, "description")))
 }
 
 fn admin(s: &str) -> Option<AdminStatus> {

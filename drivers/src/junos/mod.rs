@@ -16,7 +16,6 @@
 //! Any failure discards and unlocks, and reports the device's `rpc-error`s verbatim.
 
 pub mod config;
-pub mod conformance;
 pub mod facts;
 pub mod link;
 pub mod render;
@@ -107,6 +106,20 @@ fn txn_err(device: &str, e: TxnError) -> DriverError {
     netconf_err(device, e.step, e.source)
 }
 
+/// The target option `junos_style` (`ex`, `els`, `mx`), checked.
+fn style_option(target: &DeviceTarget) -> Result<Option<Style>, DriverError> {
+    let Some(v) = target.options.get("junos_style") else {
+        return Ok(None);
+    };
+    v.as_str()
+        .and_then(Style::parse)
+        .map(Some)
+        .ok_or_else(|| DriverError::Config {
+            device: target.name.clone(),
+            message: format!("junos_style must be ex, els or mx, not {v}"),
+        })
+}
+
 /// The open session, borrowed apart from the rest of the driver.
 fn sess<'a>(
     session: &'a mut Option<NetconfSsh>,
@@ -123,19 +136,7 @@ impl JunosDriver {
     /// style read from the configuration.
     pub async fn connect(target: &DeviceTarget) -> Result<JunosDriver, DriverError> {
         let device = target.name.clone();
-        let style_option = match target.options.get("junos_style") {
-            None => None,
-            Some(v) => {
-                Some(
-                    v.as_str()
-                        .and_then(Style::parse)
-                        .ok_or_else(|| DriverError::Config {
-                            device: device.clone(),
-                            message: format!("junos_style must be ex, els or mx, not {v}"),
-                        })?,
-                )
-            }
-        };
+        let style_option = style_option(target)?;
         let ep = target.endpoint("netconf", DEFAULT_PORT);
         let auth = match (&target.key_file, ep.password) {
             (Some(path), _) => SshAuth::PublicKey {
@@ -176,6 +177,23 @@ impl JunosDriver {
             }
         })?;
         Ok(JunosDriver::from_session(device, session, style_option))
+    }
+
+    /// A session with a recorded device served in process (`transport::replay`), the target's
+    /// options applied as in [`JunosDriver::connect`].
+    #[cfg(feature = "replay")]
+    pub async fn replay(
+        target: &DeviceTarget,
+        rec: crate::transport::replay::Recording,
+    ) -> Result<JunosDriver, DriverError> {
+        let session = NetconfSsh::replay(&target.name, rec)
+            .await
+            .map_err(|e| netconf_err(&target.name, "netconf connect", e))?;
+        Ok(JunosDriver::from_session(
+            target.name.clone(),
+            session,
+            style_option(target)?,
+        ))
     }
 
     /// Wrap an open session (tests, or a caller that connects itself).
@@ -402,23 +420,41 @@ impl Driver for JunosDriver {
                 )
                 .await?;
         }
-        let root = self.config(Datastore::Running).await?;
-        self.note_style(&root);
-        let cfg = parse_config(&root);
+        // A configuration the account may not read leaves its facts (and the layer-2 facts) out, as
+        // any other refused read does.
+        let root = match self.config(Datastore::Running).await {
+            Ok(root) => Some(root),
+            Err(e) if e.kind() == ErrorKind::Rejected => {
+                tracing::warn!(device = %self.device, error = %e, "configuration not readable: facts without it");
+                None
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(root) = &root {
+            self.note_style(root);
+        }
+        let cfg = root.as_ref().map(parse_config);
         let mut f = facts::build_facts(&facts::FactsInputs {
             software: software.as_ref(),
             chassis: chassis.as_ref(),
             interfaces: interfaces.as_ref(),
             lldp: lldp.as_ref(),
             vlans: vlans.as_ref(),
-            config: Some(&cfg),
+            config: cfg.as_ref(),
         });
         if self.style_seen.is_none()
             && let Some(s) = f.model.as_deref().and_then(style_from_model)
         {
             self.style_seen = Some(s);
         }
-        let read = self.observe_with(&root).await.map(|(_, o)| o);
+        let read = match &root {
+            Some(root) => self.observe_with(root).await.map(|(_, o)| o),
+            None => Err(DriverError::Rejected {
+                device: self.device.clone(),
+                step: "observe",
+                message: "the configuration was not readable".into(),
+            }),
+        };
         self.observed.record(&mut f, read)?;
         Ok(f)
     }

@@ -276,7 +276,7 @@ mod tests {
     #[test]
     fn operational_vlans_match_napalm_expected_results() {
         for case in ["vlan", "vlan_l2ng", "bridge_domain"] {
-            let dir = format!("vlans/napalm_{case}");
+            let dir = format!("facts/napalm_{case}");
             let file = if case == "bridge_domain" {
                 "get-bridge-instance-information.xml"
             } else {

@@ -16,7 +16,6 @@
 //! ```
 
 pub mod config;
-pub mod conformance;
 pub mod facts;
 pub mod link;
 pub mod vlan;
@@ -82,8 +81,22 @@ pub struct NxosDriver {
 impl NxosDriver {
     /// Connect and open the CLI. Option `save_config: true` makes `confirm` copy running to startup.
     pub async fn connect(target: &DeviceTarget) -> Result<Self, DriverError> {
-        let save_config = bool_option(target, "save_config")?;
         let conn = CliConn::connect(target, PlatformKind::Nxos).await?;
+        Self::on(target, conn)
+    }
+
+    /// A session with a recorded device (`transport::replay`), the target's options applied as in
+    /// [`NxosDriver::connect`].
+    #[cfg(feature = "replay")]
+    pub fn replay(
+        target: &DeviceTarget,
+        rec: crate::transport::replay::Recording,
+    ) -> Result<Self, DriverError> {
+        Self::on(target, CliConn::replay(&target.name, rec))
+    }
+
+    fn on(target: &DeviceTarget, conn: CliConn) -> Result<Self, DriverError> {
+        let save_config = bool_option(target, "save_config")?;
         Ok(NxosDriver {
             observed: ObservedOnce::default(),
             device: target.name.clone(),

@@ -27,5 +27,7 @@ impl Default for Timeouts {
 pub mod credentials;
 pub mod http;
 pub mod netconf;
+#[cfg(feature = "replay")]
+pub mod replay;
 pub mod snmp;
 pub mod ssh;

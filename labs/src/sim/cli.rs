@@ -720,7 +720,52 @@ fn trunk_text(f: &super::state::Iface) -> String {
     }
 }
 
+/// NX-OS `show interface switchport`, as a Nexus prints it (genieparser and ntc-templates samples):
+/// the full port name, indented lines, the configured mode as the operational mode, `Trunking VLANs
+/// Allowed` as a range list.
+fn nx_show_switchport(st: &DeviceState, only: Option<&str>) -> String {
+    let mut s = String::new();
+    for (n, f) in &st.interfaces {
+        if only.is_some_and(|o| o != n)
+            || f.mode == Mode::Routed
+            || Some(n.as_str()) == st.mgmt_interface.as_deref()
+        {
+            continue;
+        }
+        let mode = if f.mode == Mode::Trunk {
+            "trunk"
+        } else {
+            "access"
+        };
+        let allowed = if f.trunk_allowed.is_all() {
+            "1-4094".to_owned()
+        } else if f.trunk_allowed.is_empty() {
+            "none".to_owned()
+        } else {
+            f.trunk_allowed.to_range_string()
+        };
+        let _ = write!(
+            s,
+            "Name: {n}\n  Switchport: Enabled\n  Switchport Monitor: Not enabled\n  Operational Mode: {mode}\n\
+             \x20 Access Mode VLAN: {} ({})\n  Trunking Native Mode VLAN: {} ({})\n  Trunking VLANs Allowed: {allowed}\n\
+             \x20 Administrative private-vlan primary host-association: none\n  Administrative private-vlan secondary host-association: none\n\
+             \x20 Administrative private-vlan primary mapping: none\n  Administrative private-vlan secondary mapping: none\n\
+             \x20 Administrative private-vlan trunk native VLAN: none\n  Administrative private-vlan trunk encapsulation: dot1q\n\
+             \x20 Administrative private-vlan trunk normal VLANs: none\n  Administrative private-vlan trunk private VLANs: none\n\
+             \x20 Operational private-vlan: none\n",
+            f.access_vlan,
+            vname(st, f.access_vlan),
+            f.native_vlan,
+            vname(st, f.native_vlan),
+        );
+    }
+    s
+}
+
 fn show_switchport(st: &DeviceState, d: Dialect, only: Option<&str>) -> String {
+    if d == Dialect::Nxos {
+        return nx_show_switchport(st, only);
+    }
     let mut s = String::new();
     for (n, f) in &st.interfaces {
         if only.is_some_and(|o| o != n)
@@ -772,6 +817,9 @@ fn show_switchport(st: &DeviceState, d: Dialect, only: Option<&str>) -> String {
 }
 
 fn show_interfaces(st: &DeviceState, d: Dialect, only: Option<&str>) -> String {
+    if d == Dialect::Nxos {
+        return nx_show_interface(st, only);
+    }
     let mut s = String::new();
     for (n, f) in &st.interfaces {
         if only.is_some_and(|o| o != n) {
@@ -788,15 +836,7 @@ fn show_interfaces(st: &DeviceState, d: Dialect, only: Option<&str>) -> String {
                 " (notconnect)"
             }
         );
-        let _ = writeln!(
-            s,
-            "  Hardware is {}, address is {mac} (bia {mac})",
-            if d == Dialect::Nxos {
-                "100/1000/10000 Ethernet"
-            } else {
-                "AmdP2"
-            }
-        );
+        let _ = writeln!(s, "  Hardware is AmdP2, address is {mac} (bia {mac})");
         if !f.description.is_empty() {
             let _ = writeln!(s, "  Description: {}", f.description);
         }
@@ -813,6 +853,63 @@ fn show_interfaces(st: &DeviceState, d: Dialect, only: Option<&str>) -> String {
              \x20 Queueing strategy: fifo\n  Output queue: 0/40 (size/max)\n  5 minute input rate 0 bits/sec, 0 packets/sec\n  5 minute output rate 0 bits/sec, 0 packets/sec\n\
              \x20    0 packets input, 0 bytes, 0 no buffer\n     Received 0 broadcasts (0 multicasts)\n     0 runts, 0 giants, 0 throttles\n\
              \x20    0 input errors, 0 CRC, 0 frame, 0 overrun, 0 ignored\n     0 packets output, 0 bytes, 0 underruns\n     0 output errors, 0 collisions, 0 interface resets\n",
+        );
+    }
+    s
+}
+
+/// NX-OS `show interface` text, line for line as a Nexus 9000 prints it (ntc-templates'
+/// `cisco_nxos_show_interface` samples): the state in the header, `admin state` on its own line at
+/// column 0, `Hardware:` with a colon, the port mode.
+fn nx_show_interface(st: &DeviceState, only: Option<&str>) -> String {
+    let mut s = String::new();
+    for (n, f) in &st.interfaces {
+        if only.is_some_and(|o| o != n) {
+            continue;
+        }
+        let mac = dotted_mac(&f.mac);
+        let (state, why) = match (f.enabled, f.status_up()) {
+            (false, _) => ("down", " (Administratively down)"),
+            (true, true) => ("up", ""),
+            (true, false) => ("down", " (Link not connected)"),
+        };
+        let _ = writeln!(s, "{n} is {state}{why}");
+        let admin = if f.enabled { "up" } else { "down" };
+        let _ = writeln!(s, "admin state is {admin}, Dedicated Interface");
+        let _ = writeln!(
+            s,
+            "  Hardware: 100/1000/10000 Ethernet, address: {mac} (bia {mac})"
+        );
+        if !f.description.is_empty() {
+            let _ = writeln!(s, "  Description: {}", f.description);
+        }
+        let _ = writeln!(
+            s,
+            "  MTU {} bytes, BW {} Kbit, DLY 10 usec",
+            f.mtu,
+            f.speed_mbps * 1000
+        );
+        let mode = match f.mode {
+            super::state::Mode::Access => "access",
+            super::state::Mode::Trunk => "trunk",
+            super::state::Mode::Routed => "routed",
+        };
+        let _ = writeln!(
+            s,
+            "  reliability 255/255, txload 1/255, rxload 1/255\n  Encapsulation ARPA, medium is broadcast\n  Port mode is {mode}"
+        );
+        if f.status_up() {
+            let _ = writeln!(s, "  full-duplex, {} Gb/s", f.speed_mbps / 1000);
+        } else {
+            s.push_str("  auto-duplex, auto-speed\n");
+        }
+        s.push_str(
+            "  Beacon is turned off\n  Auto-Negotiation is turned on\n  Input flow-control is off, output flow-control is off\n\
+             \x20 Auto-mdix is turned off\n  Rate mode is dedicated\n  Switchport monitor is off\n  EtherType is 0x8100\n\
+             \x20 Last link flapped never\n  Last clearing of \"show interface\" counters never\n  0 interface resets\n\
+             \x20 30 seconds input rate 0 bits/sec, 0 packets/sec\n  30 seconds output rate 0 bits/sec, 0 packets/sec\n\
+             \x20 RX\n    0 unicast packets  0 multicast packets  0 broadcast packets\n    0 input packets  0 bytes\n\
+             \x20 TX\n    0 unicast packets  0 multicast packets  0 broadcast packets\n    0 output packets  0 bytes\n\n",
         );
     }
     s

@@ -495,6 +495,7 @@ impl EosSim {
             ["lldp", "neighbors"] => show_lldp(&st),
             ["lldp", "neighbors", "detail"] => show_lldp_detail(&st),
             ["running-config"] => return text_only(st.running_config(Dialect::Eos)),
+            ["running-config", "all"] => return text_only(st.running_config_all_eos()),
             ["running-config", "interfaces", names @ ..] if !names.is_empty() => {
                 let mut out = String::new();
                 for part in names.join(" ").split(',') {

@@ -458,6 +458,53 @@ impl DeviceState {
     }
 }
 
+impl DeviceState {
+    /// EOS `show running-config all`: the configuration with every default spelled out (what pyeapi's
+    /// configuration parsers read: `switchport mode`, `switchport access vlan`, `no shutdown`, ...).
+    pub fn running_config_all_eos(&self) -> String {
+        let mut s = format!("hostname {}\n!\n", self.hostname);
+        for (id, name) in &self.vlans {
+            s.push_str(&format!("vlan {id}\n   name {name}\n   state active\n!\n"));
+        }
+        for (n, f) in &self.interfaces {
+            s.push_str(&format!("interface {n}\n"));
+            match f.description.as_str() {
+                "" => s.push_str("   no description\n"),
+                d => s.push_str(&format!("   description {d}\n")),
+            }
+            s.push_str(&format!("   mtu {}\n", f.mtu));
+            if f.mode == Mode::Routed {
+                s.push_str("   no switchport\n");
+            } else {
+                let allowed = if f.trunk_allowed.is_all() {
+                    "1-4094".to_owned()
+                } else if f.trunk_allowed.is_empty() {
+                    "none".to_owned()
+                } else {
+                    f.trunk_allowed.to_range_string()
+                };
+                let mode = if f.mode == Mode::Trunk {
+                    "trunk"
+                } else {
+                    "access"
+                };
+                s.push_str(&format!(
+                    "   switchport access vlan {}\n   switchport trunk native vlan {}\n   switchport trunk allowed vlan {allowed}\n   switchport mode {mode}\n",
+                    f.access_vlan, f.native_vlan
+                ));
+            }
+            s.push_str(if f.enabled {
+                "   no shutdown\n"
+            } else {
+                "   shutdown\n"
+            });
+            s.push_str("!\n");
+        }
+        s.push_str("end\n");
+        s
+    }
+}
+
 /// `VLAN0010`, the name every vendor gives a VLAN created without one.
 pub fn default_vlan_name(id: u16) -> String {
     format!("VLAN{id:04}")

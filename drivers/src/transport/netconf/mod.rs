@@ -29,16 +29,21 @@ pub use reply::{RpcReply, ServerHello, XmlElement, XmlNode};
 
 use crate::transport::ssh::{SshSession, SshTarget, SubsystemStream};
 
+/// What a session's NETCONF messages travel on: the SSH subsystem, or (feature `replay`) an in-process
+/// pipe to a recorded device.
+pub type NetconfStream = tokio_util::either::Either<SubsystemStream, tokio::io::DuplexStream>;
+
 /// A NETCONF session over SSH: the client plus the SSH connection that carries it. Derefs to
 /// [`NetconfClient`], so every operation is available directly.
 #[derive(Debug)]
 pub struct NetconfSsh {
-    client: NetconfClient<SubsystemStream>,
-    ssh: SshSession,
+    client: NetconfClient<NetconfStream>,
+    /// `None` for a replayed session.
+    ssh: Option<SshSession>,
 }
 
 impl Deref for NetconfSsh {
-    type Target = NetconfClient<SubsystemStream>;
+    type Target = NetconfClient<NetconfStream>;
     fn deref(&self) -> &Self::Target {
         &self.client
     }
@@ -54,17 +59,34 @@ impl NetconfSsh {
     /// `<close-session>`, then close the SSH connection. Both are attempted; the first error is returned.
     pub async fn close(self) -> Result<(), NetconfError> {
         let r = self.client.close_session().await;
-        let s = self
-            .ssh
+        let Some(ssh) = self.ssh else { return r };
+        let s = ssh
             .close()
             .await
             .map_err(|e| NetconfError::Ssh(Box::new(e)));
         r.and(s)
     }
 
-    /// The SSH session (e.g. to check whether it is closed).
-    pub fn ssh(&self) -> &SshSession {
-        &self.ssh
+    /// The SSH session (e.g. to check whether it is closed); `None` for a replayed session.
+    pub fn ssh(&self) -> Option<&SshSession> {
+        self.ssh.as_ref()
+    }
+
+    /// A session with a recorded device served in process (`transport::replay`).
+    #[cfg(feature = "replay")]
+    pub async fn replay(
+        device: &str,
+        rec: crate::transport::replay::Recording,
+    ) -> Result<NetconfSsh, NetconfError> {
+        let (client_end, device_end) = tokio::io::duplex(1 << 20);
+        tokio::spawn(crate::transport::replay::serve_netconf(device_end, rec));
+        let options = ClientOptions {
+            device: device.to_owned(),
+            ..ClientOptions::default()
+        };
+        let stream = tokio_util::either::Either::Right(client_end);
+        let client = NetconfClient::handshake(stream, options).await?;
+        Ok(NetconfSsh { client, ssh: None })
     }
 }
 
@@ -97,8 +119,11 @@ pub async fn connect_ssh_with(
     };
     options.device = target.device.clone();
     options.timeouts = target.timeouts;
-    match NetconfClient::handshake(stream, options).await {
-        Ok(client) => Ok(NetconfSsh { client, ssh }),
+    match NetconfClient::handshake(tokio_util::either::Either::Left(stream), options).await {
+        Ok(client) => Ok(NetconfSsh {
+            client,
+            ssh: Some(ssh),
+        }),
         Err(e) => {
             let _ = ssh.close().await;
             Err(e)
