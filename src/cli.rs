@@ -31,10 +31,16 @@ pub struct Cli {
     #[arg(long, global = true, env = "NETGW_LOG", default_value = "warn")]
     pub log: String,
 
-    /// Chef server URL (`https://chef/organizations/ORG`): desired state, roles and environments come
-    /// from it and current state is saved to it; cookbooks still come from --repo.
+    /// Chef server URL (`https://chef/organizations/ORG`): desired state, roles, environments and
+    /// (see --cookbooks) cookbooks come from it and current state is saved to it.
     #[arg(long, global = true, env = "NETGW_CHEF_SERVER")]
     pub server: Option<String>,
+
+    /// Where cookbooks come from: `server` (the versions the Chef server resolves for each node,
+    /// synchronized into the state directory) or `repo` (--repo's cookbooks/). Default: `server` with
+    /// --server, else `repo`.
+    #[arg(long, global = true, env = "NETGW_COOKBOOKS", value_enum)]
+    pub cookbooks: Option<CookbookSource>,
 
     /// Chef client the gateway signs requests as (with --server).
     #[arg(long, global = true, env = "NETGW_CHEF_CLIENT")]
@@ -75,6 +81,13 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `--cookbooks`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CookbookSource {
+    Server,
+    Repo,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -588,7 +601,9 @@ fn converge_cmd(
     }
     opts.classifier = cli.classifier.clone();
     opts.state_dir = cli.state_dir.clone();
-    let store: Arc<dyn crate::store::NodeStore> = match chef_store(cli)? {
+    let server = chef_store(cli)?;
+    opts.cookbook_sync = cookbook_sync(cli, server.as_ref())?;
+    let store: Arc<dyn crate::store::NodeStore> = match server {
         Some(server) => Arc::new(server),
         None => Arc::new(repo.clone()),
     };
@@ -651,6 +666,39 @@ fn chef_store(cli: &Cli) -> Result<Option<crate::store::chef::ChefServer>, Failu
     crate::store::chef::ChefServer::new(config)
         .map(Some)
         .map_err(|e| Failure::usage(e.to_string()))
+}
+
+/// Cookbook synchronization from the Chef server when `--cookbooks` (or its default with `--server`)
+/// says so.
+fn cookbook_sync(
+    cli: &Cli,
+    server: Option<&crate::store::chef::ChefServer>,
+) -> Result<Option<Arc<crate::store::chef::cookbooks::CookbookSync>>, Failure> {
+    let source = cli.cookbooks.unwrap_or(if server.is_some() {
+        CookbookSource::Server
+    } else {
+        CookbookSource::Repo
+    });
+    match (source, server) {
+        (CookbookSource::Repo, _) => Ok(None),
+        (CookbookSource::Server, None) => Err(Failure::usage(
+            "--cookbooks server needs --server (a Chef server to synchronize cookbooks from)",
+        )),
+        (CookbookSource::Server, Some(server)) => {
+            let root = cli
+                .state_dir
+                .clone()
+                .unwrap_or_else(crate::state::default_root);
+            Ok(Some(Arc::new(
+                crate::store::chef::cookbooks::CookbookSync::new(
+                    server.clone(),
+                    &root,
+                    std::time::Duration::from_secs(60),
+                    crate::store::chef::cookbooks::DEFAULT_DOWNLOADS,
+                ),
+            )))
+        }
+    }
 }
 
 /// A progress bar on stderr when it is a terminal; none otherwise (logs and pipes stay clean).
@@ -1013,6 +1061,7 @@ mod tests {
             duration_secs: 0.0,
             summary: summarize(&nodes),
             nodes,
+            cookbooks: None,
         }
     }
 

@@ -3,6 +3,7 @@
 
 use crate::store::NodeStore;
 use crate::store::StoreError;
+use crate::store::chef::cookbooks::{CookbookError, CookbookSync};
 use crate::store::local::LocalRepo;
 use netgw_models::attributes::{AttributeSet, Component, Source, layers_from_document};
 use netgw_models::compile::RecipeSource;
@@ -29,6 +30,10 @@ pub enum ResolveError {
         path: String,
     },
 
+    /// Cookbooks from the Chef server could not be synchronized (`--cookbooks server`).
+    #[error(transparent)]
+    Cookbooks(#[from] CookbookError),
+
     #[error("{context}: {source}")]
     Model {
         context: String,
@@ -46,6 +51,7 @@ impl ResolveError {
             ResolveError::Store(e) => e.is_not_found(),
             ResolveError::Expand { .. } | ResolveError::UnknownRecipe { .. } => true,
             ResolveError::Model { .. } => false,
+            ResolveError::Cookbooks(e) => !matches!(e.kind(), crate::error::NodeErrorKind::Config),
         }
     }
 }
@@ -102,8 +108,21 @@ pub async fn resolve_from(
     cookbooks: &LocalRepo,
     name: &NodeName,
 ) -> Result<NodeView, ResolveError> {
+    resolve_with(store, cookbooks, None, name).await
+}
+
+/// [`resolve_from`], with the cookbooks synchronized from the Chef server through `sync` when it is
+/// given (`--cookbooks server`): after expansion, as chef-client does, so the server resolves exactly
+/// the expanded run-list.
+pub async fn resolve_with(
+    store: &dyn NodeStore,
+    cookbooks: &LocalRepo,
+    sync: Option<&CookbookSync>,
+    name: &NodeName,
+) -> Result<NodeView, ResolveError> {
     // The local repo that is also the cookbook repo: the same reads, in one blocking task.
-    if let Some(repo) = store.as_local()
+    if sync.is_none()
+        && let Some(repo) = store.as_local()
         && repo.root() == cookbooks.root()
     {
         let (repo, n) = (repo.clone(), name.clone());
@@ -151,7 +170,21 @@ pub async fn resolve_from(
             cache.insert(r, role);
         }
     };
-    let (cb, n) = (cookbooks.clone(), name.clone());
+    let cb = match sync {
+        Some(sync) => {
+            // A missing role is reported as such, not as whatever the server makes of the rest.
+            expansion
+                .ensure_complete()
+                .map_err(|source| ResolveError::Expand {
+                    node: name.to_string(),
+                    source,
+                })?;
+            sync.cookbooks_for(&desired.chef_environment, &expansion)
+                .await?
+        }
+        None => cookbooks.clone(),
+    };
+    let n = name.clone();
     tokio::task::spawn_blocking(move || assemble(&cb, &n, desired, current, environment, expansion))
         .await
         .map_err(|e| ResolveError::Model {

@@ -245,6 +245,27 @@ impl Api {
         Ok(Some(pick))
     }
 
+    /// A signed GET of an absolute URL the server handed out (a cookbook file's `url`): signed as
+    /// chef-client signs it, with that URL's path; an object store behind a pre-signed URL ignores it.
+    pub async fn get_url(&self, url: &str) -> Result<Response, ChefError> {
+        let parsed = Url::parse(url).map_err(|e| ChefError::Url {
+            url: url.to_owned(),
+            reason: e.to_string(),
+        })?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(ChefError::Url {
+                url: url.to_owned(),
+                reason: "must be an http:// or https:// URL".into(),
+            });
+        }
+        // A pre-signed URL's query is a credential: messages show the URL without it.
+        let mut shown = parsed.clone();
+        shown.set_query(None);
+        let shown = shown.to_string();
+        self.send_to(Method::GET, parsed, shown, None, None, self.api_version())
+            .await
+    }
+
     async fn send_once(
         &self,
         method: Method,
@@ -256,6 +277,19 @@ impl Api {
     ) -> Result<Response, ChefError> {
         let url = self.url(path, query);
         let shown = url.to_string();
+        self.send_to(method, url, shown, body, node, api_version)
+            .await
+    }
+
+    async fn send_to(
+        &self,
+        method: Method,
+        url: Url,
+        shown: String,
+        body: Option<&[u8]>,
+        node: Option<&str>,
+        api_version: u32,
+    ) -> Result<Response, ChefError> {
         let client = self.client_for(node);
         let ts = auth::timestamp(std::time::SystemTime::now());
         let api_version_s = api_version.to_string();

@@ -21,6 +21,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod cookbooks;
 pub mod search;
 
 use super::{NodeStore, StoreError};
