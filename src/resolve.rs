@@ -56,6 +56,9 @@ impl ResolveError {
     }
 }
 
+/// Recipes netgw has built in, used when no cookbook provides a file for them.
+pub const BUILTIN_RECIPES: [&str; 2] = ["netdev::vlans", "netdev::links"];
+
 /// Everything known about a node before touching its device.
 #[derive(Debug, Clone)]
 pub struct NodeView {
@@ -197,6 +200,36 @@ pub async fn resolve_with(
         })?
 }
 
+/// The cookbooks whose attribute files load, in Chef's order (`CookbookCompiler#cookbook_order`): each
+/// run-list cookbook after its dependencies (metadata `depends`, sorted, depth first), each once.
+fn cookbook_order(repo: &LocalRepo, expansion: &Expansion) -> Result<Vec<String>, ResolveError> {
+    let mut order: Vec<String> = Vec::new();
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for r in &expansion.recipes {
+        let cb = r.name.split_once("::").map(|(c, _)| c).unwrap_or(&r.name);
+        // Explicit stack instead of recursion: (cookbook, its dependencies still to visit).
+        let mut stack: Vec<(String, std::vec::IntoIter<String>)> = Vec::new();
+        if seen.insert(cb.to_owned()) {
+            stack.push((cb.to_owned(), repo.cookbook_dependencies(cb)?.into_iter()));
+        }
+        while let Some((_, deps)) = stack.last_mut() {
+            match deps.next() {
+                Some(d) if seen.insert(d.clone()) => {
+                    let next = repo.cookbook_dependencies(&d)?.into_iter();
+                    stack.push((d, next));
+                }
+                Some(_) => {}
+                None => {
+                    if let Some((done, _)) = stack.pop() {
+                        order.push(done);
+                    }
+                }
+            }
+        }
+    }
+    Ok(order)
+}
+
 /// Everything after expansion: attribute layers from the environment, roles, cookbook attribute files
 /// and recipes, and the recipes to compile.
 fn assemble(
@@ -245,15 +278,7 @@ fn assemble(
         );
     }
 
-    // Attribute files of every cookbook in the run-list, in run-list order, each cookbook once.
-    let mut cookbooks: Vec<&str> = Vec::new();
-    for r in &expansion.recipes {
-        let cb = r.name.split_once("::").map(|(c, _)| c).unwrap_or(&r.name);
-        if !cookbooks.contains(&cb) {
-            cookbooks.push(cb);
-        }
-    }
-    for cb in &cookbooks {
+    for cb in &cookbook_order(repo, &expansion)? {
         for file in repo.attribute_files(cb)? {
             let context = file.path.display().to_string();
             let layers = layers_from_document(&context, &file.document).map_err(|source| {
@@ -306,10 +331,10 @@ fn assemble(
                 }
                 recipes.push((full.clone(), RecipeSource::Declarative(file.resources)));
             }
-            None if full == "netdev::vlans" => {
+            None if full == BUILTIN_RECIPES[0] => {
                 recipes.push((full.clone(), RecipeSource::BuiltinVlans))
             }
-            None if full == "netdev::links" => {
+            None if full == BUILTIN_RECIPES[1] => {
                 recipes.push((full.clone(), RecipeSource::BuiltinLinks))
             }
             None => {

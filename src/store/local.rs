@@ -354,6 +354,31 @@ impl LocalRepo {
         Ok(out)
     }
 
+    /// The cookbooks a cookbook depends on, sorted (Chef's `metadata.dependencies.keys.sort`), from its
+    /// `metadata.json`; none when it has no metadata.
+    pub fn cookbook_dependencies(&self, cookbook: &str) -> Result<Vec<String>, StoreError> {
+        let path = self
+            .root
+            .join("cookbooks")
+            .join(cookbook)
+            .join("metadata.json");
+        validate_cookbook_name("cookbook", cookbook).map_err(|source| StoreError::Model {
+            path: path.clone(),
+            source,
+        })?;
+        let Some(text) = self.read_optional(&path)? else {
+            return Ok(Vec::new());
+        };
+        let meta: Value = parse_json(&path, &text)?;
+        let mut deps: Vec<String> = match meta.get("dependencies") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Object(m)) => m.keys().cloned().collect(),
+            Some(_) => return Err(field_error(&path, "dependencies", "must be an object")),
+        };
+        deps.sort();
+        Ok(deps)
+    }
+
     /// A declarative recipe file, if the cookbook has one.
     pub fn load_recipe(
         &self,

@@ -224,9 +224,14 @@ impl CookbookSync {
         environment: &str,
         expansion: &Expansion,
     ) -> Result<LocalRepo, CookbookError> {
+        // netgw's built-in recipes need no cookbook: the server is not asked for one (a `netdev`
+        // cookbook it has still comes with any other of its recipes in the run-list).
         let run_list: Vec<String> = expansion
             .recipes
             .iter()
+            .filter(|r| {
+                r.version.is_some() || !crate::resolve::BUILTIN_RECIPES.contains(&r.name.as_str())
+            })
             .map(|r| match &r.version {
                 Some(v) => format!("{}@{v}", r.name),
                 None => r.name.clone(),
