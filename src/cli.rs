@@ -447,6 +447,12 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
                 state_dir: cli.state_dir.clone(),
                 trust: trust(cli),
             };
+            // Cookbook synchronization is per run of `converge`/`drift`; serve reads --repo's.
+            if cli.cookbooks == Some(CookbookSource::Server) {
+                return Err(Failure::usage(
+                    "serve reads cookbooks from --repo; --cookbooks server is not supported by serve yet",
+                ));
+            }
             let store: Option<Arc<dyn crate::store::NodeStore>> = match chef_store(cli)? {
                 Some(server) => Some(Arc::new(server)),
                 None => None,
@@ -1063,6 +1069,36 @@ mod tests {
             nodes,
             cookbooks: None,
         }
+    }
+
+    #[test]
+    fn cookbooks_come_from_the_server_by_default_only_with_one() {
+        let cli = |args: &[&str]| {
+            Cli::try_parse_from([&["netgw"], args, &["node", "show", "sw1"]].concat()).unwrap()
+        };
+        assert!(cookbook_sync(&cli(&[]), None).unwrap().is_none());
+        let e = cookbook_sync(&cli(&["--cookbooks", "server"]), None).unwrap_err();
+        assert!(
+            e.message.contains("--cookbooks server needs --server"),
+            "{}",
+            e.message
+        );
+        let key = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/chef/mixlib-authentication/spec_private_key.pem"
+        );
+        let server = crate::store::chef::ChefServer::new(crate::store::chef::ChefConfig::new(
+            "http://127.0.0.1:1",
+            "admin",
+            key,
+        ))
+        .unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let dir = state.path().to_str().unwrap();
+        let sync = cookbook_sync(&cli(&["--state-dir", dir]), Some(&server)).unwrap();
+        assert!(sync.unwrap().cache_dir().starts_with(state.path()));
+        let repo = cookbook_sync(&cli(&["--cookbooks", "repo"]), Some(&server)).unwrap();
+        assert!(repo.is_none());
     }
 
     #[test]

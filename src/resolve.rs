@@ -182,8 +182,7 @@ pub async fn resolve_with(
                     node: name.to_string(),
                     source,
                 })?;
-            sync.cookbooks_for(&desired.chef_environment, &expansion)
-                .await?
+            sync.cookbooks_for(&environment, &expansion).await?
         }
         None => cookbooks.clone(),
     };

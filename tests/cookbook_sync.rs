@@ -187,6 +187,49 @@ async fn the_server_chooses_versions_constraints_pins_and_depends() {
     assert!(e.to_string().contains("environment impossible"), "{e}");
 }
 
+/// goiardi's solver applies the environment's constraints only to run-list cookbooks and checks only
+/// one constraint per cookbook (src: cookbook/cookbook.go `DependsCookbooks`, `latestMultiConstraint`);
+/// Chef Server honours them all. netgw checks the answer and refuses such a choice by name.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_solution_that_breaks_a_constraint_is_refused() {
+    let g = Goiardi::start();
+    let s = g.server();
+    upload(&g, "base", "0.1.0", json!({}), &[]);
+    upload(
+        &g,
+        "base",
+        "0.2.0",
+        json!({}),
+        &[("attributes/default.yml", "default: {b: 2}\n")],
+    );
+    upload(&g, "net", "1.0.0", json!({"base": ">= 0.1.0"}), &[]);
+    upload(
+        &g,
+        "net",
+        "2.0.0",
+        json!({"base": ">= 0.1.0"}),
+        &[("attributes/x.yml", "default: {n: 2}\n")],
+    );
+    environment(&s, "dep", json!({"base": "< 0.2.0"})).await;
+    environment(&s, "both", json!({"net": "< 2.0.0"})).await;
+    node(&s, "dep1", "dep", &["recipe[net]"]).await;
+    node(&s, "both1", "both", &["recipe[net@2.0.0]"]).await;
+    let state = tempfile::tempdir().unwrap();
+    let sync = sync(&g, state.path());
+    let e = resolve(&g, &sync, "dep1").await.unwrap_err().to_string();
+    assert!(
+        e.contains("chose cookbook base 0.2.0, which the environment's cookbook_versions constraint \"< 0.2.0\" excludes"),
+        "{e}"
+    );
+    let e = resolve(&g, &sync, "both1").await.unwrap_err().to_string();
+    assert!(e.contains("chose cookbook net 2.0.0"), "{e}");
+    assert_eq!(
+        sync.report().files_downloaded,
+        0,
+        "nothing fetched for a refused answer"
+    );
+}
+
 /// A whole converge: the device gets the VLAN of the version the environment allows, and the run
 /// report lists the cookbook versions used.
 #[tokio::test(flavor = "multi_thread")]

@@ -19,10 +19,12 @@
 //! atomic rename of a private temporary, so two writers can only write the same bytes. Nothing
 //! downloaded is ever executed: files are only read by the cookbook loader.
 
+use super::constraint::{Constraint, Version};
 use super::{ChefError, ChefServer};
 use crate::error::NodeErrorKind;
 use crate::store::local::LocalRepo;
 use md5::{Digest, Md5};
+use netgw_models::Environment;
 use netgw_models::runlist::Expansion;
 use reqwest::Method;
 use serde::Serialize;
@@ -71,6 +73,16 @@ pub enum CookbookError {
         message: String,
     },
 
+    #[error(
+        "environment {environment}: the server chose cookbook {cookbook} {version}, which {rule}; not used (the server's solver ignored a constraint: see docs/cookbooks.md)"
+    )]
+    Violated {
+        environment: String,
+        cookbook: String,
+        version: String,
+        rule: String,
+    },
+
     #[error("{message}")]
     Server {
         message: String,
@@ -106,7 +118,9 @@ impl CookbookError {
                 NodeErrorKind::Config
             }
             CookbookError::Server { kind, .. } | CookbookError::File { kind, .. } => *kind,
-            CookbookError::Manifest { .. } => NodeErrorKind::Server,
+            CookbookError::Manifest { .. } | CookbookError::Violated { .. } => {
+                NodeErrorKind::Server
+            }
             CookbookError::Cache { .. } => NodeErrorKind::Store,
         }
     }
@@ -221,9 +235,10 @@ impl CookbookSync {
     /// directory holding exactly the versions the server chose.
     pub async fn cookbooks_for(
         &self,
-        environment: &str,
+        env: &Environment,
         expansion: &Expansion,
     ) -> Result<LocalRepo, CookbookError> {
+        let environment = env.name.as_str();
         // netgw's built-in recipes need no cookbook: the server is not asked for one (a `netdev`
         // cookbook it has still comes with any other of its recipes in the run-list).
         let run_list: Vec<String> = expansion
@@ -240,7 +255,11 @@ impl CookbookSync {
         let key = format!("{environment}\n{}", run_list.join("\n"));
         let cell = shared(&self.solved, &key);
         let versions = cell
-            .get_or_init(|| self.solve(environment, &run_list))
+            .get_or_init(|| async {
+                let versions = self.solve(environment, &run_list).await?;
+                check_solution(env, &run_list, &versions)?;
+                Ok(versions)
+            })
             .await
             .clone()?;
         let set_key = set_hash(&versions);
@@ -311,7 +330,7 @@ impl CookbookSync {
                 return Err(CookbookError::Unsatisfiable {
                     environment: environment.to_owned(),
                     run_list: run_list.to_vec(),
-                    message: super::api::server_message(&resp.body),
+                    message: solver_message(&resp.body),
                 });
             }
             _ => {}
@@ -441,6 +460,103 @@ impl CookbookSync {
         self.downloaded.fetch_add(1, Ordering::Relaxed);
         debug!(cookbook = %cb.name, version = %cb.version, path = %f.path, "cookbook file downloaded");
         Ok(())
+    }
+}
+
+/// The server's choice against every constraint it was given: the environment's `cookbook_versions`,
+/// the run-list's `@version` pins and each chosen cookbook's metadata `depends`. Chef Server's solver
+/// honours them all; goiardi's does not always, and a wrong version must not reach a device.
+pub fn check_solution(
+    env: &Environment,
+    run_list: &[String],
+    versions: &[CookbookVersion],
+) -> Result<(), CookbookError> {
+    let chosen = |name: &str| versions.iter().find(|c| c.name == name);
+    let violated = |cb: &CookbookVersion, rule: String| CookbookError::Violated {
+        environment: env.name.clone(),
+        cookbook: cb.name.clone(),
+        version: cb.version.clone(),
+        rule,
+    };
+    let allows = |constraint: &str, cb: &CookbookVersion| match (
+        Constraint::parse(constraint),
+        Version::parse(&cb.version),
+    ) {
+        (Some(c), Some((v, _))) => c.allows(v),
+        // Text the server accepted that netgw does not read: the server's word stands.
+        _ => true,
+    };
+    for (name, constraint) in &env.cookbook_versions {
+        let (Some(cb), Some(c)) = (chosen(name), constraint.as_str()) else {
+            continue;
+        };
+        if !allows(c, cb) {
+            return Err(violated(
+                cb,
+                format!("the environment's cookbook_versions constraint {c:?} excludes"),
+            ));
+        }
+    }
+    for item in run_list {
+        let Some((recipe, pin)) = item.split_once('@') else {
+            continue;
+        };
+        let name = recipe.split_once("::").map(|(c, _)| c).unwrap_or(recipe);
+        if let Some(cb) = chosen(name)
+            && !allows(&format!("= {pin}"), cb)
+        {
+            return Err(violated(
+                cb,
+                format!("the run-list's pin {item:?} excludes"),
+            ));
+        }
+    }
+    for cb in versions {
+        let Some(deps) = cb.metadata.get("dependencies").and_then(Value::as_object) else {
+            continue;
+        };
+        for (dep, constraint) in deps {
+            let c = constraint.as_str().unwrap_or_default();
+            match chosen(dep) {
+                None => {
+                    return Err(violated(
+                        cb,
+                        format!("depends on {dep} ({c}), which the server did not return"),
+                    ));
+                }
+                Some(d) if !allows(c, d) => {
+                    return Err(violated(
+                        d,
+                        format!(
+                            "cookbook {} {}'s depends {c:?} excludes",
+                            cb.name, cb.version
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A 412's explanation: Chef Server and goiardi put the solver's `message` inside objects of the
+/// `error` array; anything else is shown as the server sent it.
+fn solver_message(body: &[u8]) -> String {
+    let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let from_objects: Vec<&str> = v
+        .get("error")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|e| e.get("message").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default();
+    if from_objects.is_empty() {
+        super::api::server_message(body)
+    } else {
+        from_objects.join("; ")
     }
 }
 
@@ -731,6 +847,134 @@ mod tests {
         }
         let v = json!({"net": {"version": "1.0.0", "recipes": [file("recipes/a.rb", "zz")]}});
         assert!(parse_solution(&v).unwrap_err().to_string().contains("MD5"));
+    }
+
+    /// A one-connection HTTP peer on 127.0.0.1: answers `reply` to each request, or never answers
+    /// when it is `None`. Serves at most `n` connections.
+    async fn peer(reply: Option<&'static str>, n: usize) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", l.local_addr().unwrap());
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            for _ in 0..n {
+                let Ok((mut c, _)) = l.accept().await else {
+                    return;
+                };
+                let mut buf = [0u8; 8192];
+                let _ = c.read(&mut buf).await;
+                match reply {
+                    Some(r) => {
+                        let _ = c.write_all(r.as_bytes()).await;
+                    }
+                    None => held.push(c),
+                }
+            }
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        });
+        url
+    }
+
+    fn sync_for(url: &str, state: &Path, timeout: Duration) -> CookbookSync {
+        let key = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/chef/mixlib-authentication/spec_private_key.pem"
+        );
+        let server = ChefServer::new(super::super::ChefConfig::new(url, "admin", key)).unwrap();
+        CookbookSync::new(server, state, timeout, 2)
+    }
+
+    #[tokio::test]
+    async fn a_server_without_the_endpoint_and_a_silent_file_server_are_named() {
+        let state = tempfile::tempdir().unwrap();
+        let not_found = "HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: 23\r\nconnection: close\r\n\r\n{\"error\":[\"not found\"]}";
+        let url = peer(Some(not_found), 2).await;
+        let sync = sync_for(&url, state.path(), Duration::from_secs(5));
+        let e = sync.solve("prod", &["net".into()]).await.unwrap_err();
+        assert!(matches!(e, CookbookError::NoEndpoint { .. }), "{e:?}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("/environments/prod/cookbook_versions"),
+            "{msg}"
+        );
+        assert!(msg.contains("--cookbooks repo"), "{msg}");
+
+        let silent = peer(None, 1).await;
+        let sync = sync_for(&url, state.path(), Duration::from_millis(500));
+        let cb = CookbookVersion {
+            name: "net".into(),
+            version: "1.0.0".into(),
+            files: Vec::new(),
+            metadata: Value::Null,
+        };
+        let f = ManifestFile {
+            path: "recipes/default.rb".into(),
+            checksum: md5_hex(b"x"),
+            url: format!("{silent}/file_store/x?X-Amz-Signature=secret"),
+        };
+        let e = sync.fetch_file(&cb, &f).await.unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("cookbook net 1.0.0, file recipes/default.rb"),
+            "{msg}"
+        );
+        assert!(msg.contains("timed out"), "{msg}");
+        assert!(
+            !msg.contains("secret"),
+            "a pre-signed URL's query is never shown: {msg}"
+        );
+        assert_eq!(e.kind(), NodeErrorKind::Timeout);
+    }
+
+    #[test]
+    fn a_solution_breaking_any_constraint_is_refused() {
+        let cb = |name: &str, version: &str, deps: Value| CookbookVersion {
+            name: name.into(),
+            version: version.into(),
+            files: Vec::new(),
+            metadata: json!({ "dependencies": deps }),
+        };
+        let env = |c: Value| {
+            Environment::from_json(&json!({"name": "prod", "cookbook_versions": c}).to_string())
+                .unwrap()
+        };
+        let good = [
+            cb("base", "0.1.0", json!({})),
+            cb("net", "1.5.0", json!({"base": "~> 0.1"})),
+        ];
+        let rl = ["net".to_owned()];
+        assert!(check_solution(&env(json!({"net": "< 2.0.0"})), &rl, &good).is_ok());
+        let e = check_solution(&env(json!({"base": "< 0.1.0"})), &rl, &good).unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "base 0.1.0, which the environment's cookbook_versions constraint \"< 0.1.0\""
+            ),
+            "{e}"
+        );
+        let pinned = ["net@1.0.0".to_owned()];
+        let e = check_solution(&env(json!({})), &pinned, &good).unwrap_err();
+        assert!(e.to_string().contains("pin \"net@1.0.0\""), "{e}");
+        let bad_dep = [
+            cb("base", "1.0.0", json!({})),
+            cb("net", "1.5.0", json!({"base": "~> 0.1"})),
+        ];
+        let e = check_solution(&env(json!({})), &rl, &bad_dep).unwrap_err();
+        assert!(
+            e.to_string().contains("net 1.5.0's depends \"~> 0.1\""),
+            "{e}"
+        );
+        let missing = [cb("net", "1.5.0", json!({"base": ">= 0.0.1"}))];
+        assert!(check_solution(&env(json!({})), &rl, &missing).is_err());
+    }
+
+    #[test]
+    fn solver_messages_come_out_of_their_objects() {
+        let goiardi = br#"{"error":[{"message":"Run list contains invalid items: no such cookbook x.","non_existent_cookbooks":["x"]}]}"#;
+        assert_eq!(
+            solver_message(goiardi),
+            "Run list contains invalid items: no such cookbook x."
+        );
+        assert_eq!(solver_message(br#"{"error":["plain"]}"#), "plain");
     }
 
     #[test]

@@ -21,6 +21,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod constraint;
 pub mod cookbooks;
 pub mod search;
 
