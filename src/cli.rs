@@ -447,17 +447,17 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
                 state_dir: cli.state_dir.clone(),
                 trust: trust(cli),
             };
-            // Cookbook synchronization is per run of `converge`/`drift`; serve reads --repo's.
-            if cli.cookbooks == Some(CookbookSource::Server) {
-                return Err(Failure::usage(
-                    "serve reads cookbooks from --repo; --cookbooks server is not supported by serve yet",
-                ));
-            }
-            let store: Option<Arc<dyn crate::store::NodeStore>> = match chef_store(cli)? {
+            let server = chef_store(cli)?;
+            let cookbook_server = match cookbook_source(cli, server.as_ref())? {
+                CookbookSource::Server => server.clone(),
+                CookbookSource::Repo => None,
+            };
+            let store: Option<Arc<dyn crate::store::NodeStore>> = match server {
                 Some(server) => Some(Arc::new(server)),
                 None => None,
             };
-            crate::api::main_blocking(args, store).map_err(|e| Failure::usage(e.to_string()))?;
+            crate::api::main_blocking(args, store, cookbook_server)
+                .map_err(|e| Failure::usage(e.to_string()))?;
             Ok(Status::Ok)
         }
     }
@@ -680,16 +680,7 @@ fn cookbook_sync(
     cli: &Cli,
     server: Option<&crate::store::chef::ChefServer>,
 ) -> Result<Option<Arc<crate::store::chef::cookbooks::CookbookSync>>, Failure> {
-    let source = cli.cookbooks.unwrap_or(if server.is_some() {
-        CookbookSource::Server
-    } else {
-        CookbookSource::Repo
-    });
-    match (source, server) {
-        (CookbookSource::Repo, _) => Ok(None),
-        (CookbookSource::Server, None) => Err(Failure::usage(
-            "--cookbooks server needs --server (a Chef server to synchronize cookbooks from)",
-        )),
+    match (cookbook_source(cli, server)?, server) {
         (CookbookSource::Server, Some(server)) => {
             let root = cli
                 .state_dir
@@ -699,11 +690,27 @@ fn cookbook_sync(
                 crate::store::chef::cookbooks::CookbookSync::new(
                     server.clone(),
                     &root,
-                    std::time::Duration::from_secs(60),
+                    crate::store::chef::cookbooks::DEFAULT_TIMEOUT,
                     crate::store::chef::cookbooks::DEFAULT_DOWNLOADS,
                 ),
             )))
         }
+        _ => Ok(None),
+    }
+}
+
+/// `--cookbooks`, or its default: `server` with `--server`, else `repo`.
+fn cookbook_source(
+    cli: &Cli,
+    server: Option<&crate::store::chef::ChefServer>,
+) -> Result<CookbookSource, Failure> {
+    match (cli.cookbooks, server) {
+        (Some(CookbookSource::Server), None) => Err(Failure::usage(
+            "--cookbooks server needs --server (a Chef server to synchronize cookbooks from)",
+        )),
+        (Some(source), _) => Ok(source),
+        (None, Some(_)) => Ok(CookbookSource::Server),
+        (None, None) => Ok(CookbookSource::Repo),
     }
 }
 

@@ -105,6 +105,28 @@ async fn resolve(
     resolve::resolve_with(store, &repo, Some(sync), &NodeName::new(name).unwrap()).await
 }
 
+/// Converge node sw1 on `dev` with cookbooks from the server, the cache under `state`.
+async fn converge_sw1(
+    g: &Goiardi,
+    state: &Path,
+    dev: &Arc<std::sync::Mutex<mem::Device>>,
+) -> netgw::report::RunReport {
+    let (_d, repo) = empty_repo();
+    let opts = EngineOptions {
+        state_dir: Some(state.to_owned()),
+        cookbook_sync: Some(Arc::new(sync(g, state))),
+        ..Default::default()
+    };
+    engine::converge(
+        Arc::new(g.server()),
+        repo,
+        vec![mem::job("sw1")],
+        mem::connector(&[("sw1", dev.clone())]),
+        opts,
+    )
+    .await
+}
+
 fn vlan10(view: &resolve::NodeView) -> Value {
     view.attributes.merged()["netdev"]["vlans"]["10"]["name"].clone()
 }
@@ -254,20 +276,7 @@ async fn a_converge_uses_the_allowed_version_and_reports_it() {
     node(&s, "sw1", "prod", &["recipe[net]", "recipe[netdev::vlans]"]).await;
     let state = tempfile::tempdir().unwrap();
     let dev = mem::device();
-    let (_d, repo) = empty_repo();
-    let opts = EngineOptions {
-        state_dir: Some(state.path().to_owned()),
-        cookbook_sync: Some(Arc::new(sync(&g, state.path()))),
-        ..Default::default()
-    };
-    let report = engine::converge(
-        Arc::new(s),
-        repo,
-        vec![mem::job("sw1")],
-        mem::connector(&[("sw1", dev.clone())]),
-        opts,
-    )
-    .await;
+    let report = converge_sw1(&g, state.path(), &dev).await;
     assert!(!report.any_failed(), "{:?}", report.nodes[0].error);
     let names: Vec<Option<String>> = dev
         .lock()
@@ -410,20 +419,7 @@ async fn bad_or_missing_files_are_named_and_never_used() {
     std::fs::write(&stored, "default: {}\n").unwrap();
     let state = tempfile::tempdir().unwrap();
     let dev = mem::device();
-    let (_d, repo) = empty_repo();
-    let opts = EngineOptions {
-        state_dir: Some(state.path().to_owned()),
-        cookbook_sync: Some(Arc::new(sync(&g, state.path()))),
-        ..Default::default()
-    };
-    let report = engine::converge(
-        Arc::new(s),
-        repo,
-        vec![mem::job("sw1")],
-        mem::connector(&[("sw1", dev.clone())]),
-        opts,
-    )
-    .await;
+    let report = converge_sw1(&g, state.path(), &dev).await;
     let n = &report.nodes[0];
     let e = n.error.clone().unwrap_or_default();
     assert!(

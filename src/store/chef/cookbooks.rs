@@ -39,6 +39,9 @@ use thiserror::Error;
 use tokio::sync::{OnceCell, Semaphore};
 use tracing::{debug, info, warn};
 
+/// Bound of each request (the cookbook_versions POST, each file download).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Concurrent file downloads per run (chef-client's `cookbook_sync_threads` default is 10).
 pub const DEFAULT_DOWNLOADS: usize = 8;
 
