@@ -388,6 +388,50 @@ async fn a_hundred_nodes_download_each_file_once() {
     assert_eq!(versions(&sync), ["base 0.1.0", "net 1.0.0"]);
 }
 
+/// Two runs at once on one cache (two syncs: what two processes share is the directory): both get
+/// every file right, and no temporary is left behind.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_runs_at_once_share_the_cache_safely() {
+    let g = Goiardi::start();
+    let s = g.server();
+    let big = format!("default:\n  pad: '{}'\n", "x".repeat(200_000));
+    upload(
+        &g,
+        "net",
+        "1.0.0",
+        json!({}),
+        &[
+            ("attributes/default.yml", &attrs("web")),
+            ("attributes/pad.yml", &big),
+        ],
+    );
+    let names: Vec<String> = (0..10).map(|i| format!("sw{i}")).collect();
+    for n in &names {
+        node(&s, n, "_default", &["recipe[net]"]).await;
+    }
+    let state = tempfile::tempdir().unwrap();
+    let (a, b) = (sync(&g, state.path()), sync(&g, state.path()));
+    let (ra, rb) = tokio::join!(
+        futures::future::join_all(names.iter().map(|n| resolve(&g, &a, n))),
+        futures::future::join_all(names.iter().map(|n| resolve(&g, &b, n)))
+    );
+    for v in ra.into_iter().chain(rb) {
+        let v = v.unwrap();
+        assert_eq!(vlan10(&v), "web");
+        assert_eq!(
+            v.attributes.merged()["pad"].as_str().map(str::len),
+            Some(200_000)
+        );
+    }
+    let (da, db) = (a.report().files_downloaded, b.report().files_downloaded);
+    assert!((4..=8).contains(&(da + db)), "{da} + {db}");
+    let leftovers: Vec<PathBuf> = walk(state.path())
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains(".tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
 /// A file whose stored content no longer matches its checksum, and a file the server lost: errors
 /// naming cookbook, version and file, raised before any device is contacted.
 #[tokio::test(flavor = "multi_thread")]
