@@ -353,22 +353,27 @@ async fn a_changed_file_is_the_only_one_downloaded_again() {
     );
 }
 
-/// 100 nodes of one run share every download.
+/// 100 nodes of one run share every download: half in an environment that keeps net 1.0.0, half on
+/// net 2.0.0, so two cookbook sets share files (base, and the recipe all three versions have).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_hundred_nodes_download_each_file_once() {
     let g = Goiardi::start();
     let s = g.server();
     upload(&g, "base", "0.1.0", json!({}), &[]);
-    upload(
-        &g,
-        "net",
-        "1.0.0",
-        json!({"base": "= 0.1.0"}),
-        &[("attributes/default.yml", &attrs("web"))],
-    );
+    for (v, vlan) in [("1.0.0", "web-v1"), ("2.0.0", "web-v2")] {
+        upload(
+            &g,
+            "net",
+            v,
+            json!({"base": "= 0.1.0"}),
+            &[("attributes/default.yml", &attrs(vlan))],
+        );
+    }
+    environment(&s, "old", json!({"net": "= 1.0.0"})).await;
     let names: Vec<String> = (0..100).map(|i| format!("sw{i:03}")).collect();
-    for n in &names {
-        node(&s, n, "_default", &["recipe[net]"]).await;
+    for (i, n) in names.iter().enumerate() {
+        let env = if i % 2 == 0 { "old" } else { "_default" };
+        node(&s, n, env, &["recipe[net]"]).await;
     }
     let state = tempfile::tempdir().unwrap();
     let sync = Arc::new(sync(&g, state.path()));
@@ -377,15 +382,16 @@ async fn a_hundred_nodes_download_each_file_once() {
         async move { resolve(g, &sync, n).await }
     }))
     .await;
-    for v in views {
-        assert_eq!(vlan10(&v.unwrap()), "web");
+    for (i, v) in views.into_iter().enumerate() {
+        let want = if i % 2 == 0 { "web-v1" } else { "web-v2" };
+        assert_eq!(vlan10(&v.unwrap()), want);
     }
     let r = sync.report();
-    // net: metadata.json, recipe, attribute file; base: metadata.json, recipe (identical bytes to
-    // net's recipe, so one checksum).
-    assert_eq!(r.files_downloaded, 4);
+    // Distinct checksums: base's metadata.json; the recipe (the same bytes in all three); each net
+    // version's metadata.json and attribute file.
+    assert_eq!(r.files_downloaded, 6);
     assert_eq!(r.files_cached, 0);
-    assert_eq!(versions(&sync), ["base 0.1.0", "net 1.0.0"]);
+    assert_eq!(versions(&sync), ["base 0.1.0", "net 1.0.0", "net 2.0.0"]);
 }
 
 /// Two runs at once on one cache (two syncs: what two processes share is the directory): both get
