@@ -562,6 +562,7 @@ async fn run_node(
         .await
         .map_err(EngineError::Classify)?,
     };
+    steps.report.cookbooks = view.cookbooks.clone();
     steps.mark("load");
 
     // Pre-flight: compile with the facts saved by the last run, so bad desired state fails here,

@@ -126,6 +126,9 @@ pub struct NodeReport {
     /// Problems that did not fail the node (an SNMP agent that did not answer, ...).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The cookbook versions this node used (`NAME VERSION`), when they came from the Chef server.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cookbooks: Vec<String>,
 }
 
 impl NodeReport {
@@ -147,6 +150,7 @@ impl NodeReport {
             duration_secs: 0.0,
             steps: Vec::new(),
             warnings: Vec::new(),
+            cookbooks: Vec::new(),
         }
     }
 

@@ -70,6 +70,9 @@ pub struct NodeView {
     pub attributes: AttributeSet,
     /// Every recipe to compile, in run-list order (`cb` and `cb::default` once, as `cb::default`).
     pub recipes: Vec<(String, RecipeSource)>,
+    /// The cookbook versions used (`NAME VERSION`) when they came from the Chef server; empty for
+    /// repo cookbooks.
+    pub cookbooks: Vec<String>,
 }
 
 /// Expand a node's run-list against the repo. Missing roles are reported in the expansion (not as an
@@ -173,7 +176,7 @@ pub async fn resolve_with(
             cache.insert(r, role);
         }
     };
-    let cb = match sync {
+    let (cb, used) = match sync {
         Some(sync) => {
             // A missing role is reported as such, not as whatever the server makes of the rest.
             expansion
@@ -184,19 +187,23 @@ pub async fn resolve_with(
                 })?;
             sync.cookbooks_for(&environment, &expansion).await?
         }
-        None => cookbooks.clone(),
+        None => (cookbooks.clone(), Vec::new()),
     };
     let n = name.clone();
-    tokio::task::spawn_blocking(move || assemble(&cb, &n, desired, current, environment, expansion))
-        .await
-        .map_err(|e| ResolveError::Model {
-            context: "resolve".into(),
-            source: ModelError::InvalidField {
-                context: "task".into(),
-                field: "join".into(),
-                reason: e.to_string(),
-            },
-        })?
+    let mut view = tokio::task::spawn_blocking(move || {
+        assemble(&cb, &n, desired, current, environment, expansion)
+    })
+    .await
+    .map_err(|e| ResolveError::Model {
+        context: "resolve".into(),
+        source: ModelError::InvalidField {
+            context: "task".into(),
+            field: "join".into(),
+            reason: e.to_string(),
+        },
+    })??;
+    view.cookbooks = used;
+    Ok(view)
 }
 
 /// The cookbooks whose attribute files load, in Chef's order (`CookbookCompiler#cookbook_order`): each
@@ -358,5 +365,6 @@ fn assemble(
         expansion,
         attributes: attrs,
         recipes,
+        cookbooks: Vec::new(),
     })
 }

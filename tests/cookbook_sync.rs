@@ -288,6 +288,7 @@ async fn a_converge_uses_the_allowed_version_and_reports_it() {
     assert!(names.contains(&Some("web-v1".into())), "{names:?}");
     let json = serde_json::to_value(&report).unwrap();
     assert_eq!(json["cookbooks"]["source"], "server");
+    assert_eq!(json["nodes"][0]["cookbooks"], json!(["net 1.0.0"]));
     assert_eq!(
         json["cookbooks"]["versions"],
         json!([{"name": "net", "version": "1.0.0", "files": 3}])

@@ -235,12 +235,12 @@ impl CookbookSync {
     }
 
     /// The cookbooks a node's expanded run-list needs in its environment, synchronized: a repo-shaped
-    /// directory holding exactly the versions the server chose.
+    /// directory holding exactly the versions the server chose, and those versions (`NAME VERSION`).
     pub async fn cookbooks_for(
         &self,
         env: &Environment,
         expansion: &Expansion,
-    ) -> Result<LocalRepo, CookbookError> {
+    ) -> Result<(LocalRepo, Vec<String>), CookbookError> {
         let environment = env.name.as_str();
         // netgw's built-in recipes need no cookbook: the server is not asked for one (a `netdev`
         // cookbook it has still comes with any other of its recipes in the run-list).
@@ -267,9 +267,15 @@ impl CookbookSync {
             .clone()?;
         let set_key = set_hash(&versions);
         let cell = shared(&self.sets, &set_key);
-        cell.get_or_init(|| self.materialize(&set_key, &versions))
+        let repo = cell
+            .get_or_init(|| self.materialize(&set_key, &versions))
             .await
-            .clone()
+            .clone()?;
+        let used = versions
+            .iter()
+            .map(|c| format!("{} {}", c.name, c.version))
+            .collect();
+        Ok((repo, used))
     }
 
     /// The run's report part: versions used and download counts.
