@@ -976,6 +976,56 @@ mod tests {
         assert!(check_solution(&env(json!({})), &rl, &missing).is_err());
     }
 
+    /// A peer that answers 200 "x" once and hands back the request it got.
+    async fn recording_peer() -> (String, tokio::sync::oneshot::Receiver<String>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", l.local_addr().unwrap());
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let Ok((mut c, _)) = l.accept().await else {
+                return;
+            };
+            let mut buf = vec![0u8; 16384];
+            let n = c.read(&mut buf).await.unwrap_or(0);
+            let _ = c
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 1\r\nconnection: close\r\n\r\nx")
+                .await;
+            let _ = tx.send(String::from_utf8_lossy(&buf[..n]).to_ascii_lowercase());
+        });
+        (url, rx)
+    }
+
+    #[tokio::test]
+    async fn file_requests_are_signed_only_for_the_server_itself() {
+        let (server, seen_by_server) = recording_peer().await;
+        let (elsewhere, seen_elsewhere) = recording_peer().await;
+        let cb = CookbookVersion {
+            name: "net".into(),
+            version: "1.0.0".into(),
+            files: Vec::new(),
+            metadata: Value::Null,
+        };
+        for base in [&server, &elsewhere] {
+            // A cache of its own each: the same content would otherwise come from the cache.
+            let state = tempfile::tempdir().unwrap();
+            let sync = sync_for(&server, state.path(), Duration::from_secs(5));
+            let f = ManifestFile {
+                path: "a.rb".into(),
+                checksum: md5_hex(b"x"),
+                url: format!("{base}/file_store/a"),
+            };
+            sync.fetch_file(&cb, &f).await.unwrap();
+            assert_eq!(sync.report().files_downloaded, 1);
+        }
+        let wait = |rx| tokio::time::timeout(Duration::from_secs(5), rx);
+        let by_server = wait(seen_by_server).await.unwrap().unwrap();
+        assert!(by_server.contains("x-ops-authorization-1:"), "{by_server}");
+        let other = wait(seen_elsewhere).await.unwrap().unwrap();
+        assert!(!other.contains("x-ops-authorization"), "{other}");
+        assert!(!other.contains("x-ops-userid"), "{other}");
+    }
+
     #[test]
     fn solver_messages_come_out_of_their_objects() {
         let goiardi = br#"{"error":[{"message":"Run list contains invalid items: no such cookbook x.","non_existent_cookbooks":["x"]}]}"#;
