@@ -480,6 +480,7 @@ impl NodeStore for Classified {
 pub async fn resolve_classified(
     store: Arc<dyn NodeStore>,
     cookbooks: &LocalRepo,
+    sync: Option<&crate::store::chef::cookbooks::CookbookSync>,
     name: &NodeName,
     classifier: &Path,
     timeout: Duration,
@@ -490,7 +491,7 @@ pub async fn resolve_classified(
         classification,
         loaded: Mutex::new(None),
     };
-    let mut view = resolve::resolve_from(&overlay, cookbooks, name)
+    let mut view = resolve::resolve_with(&overlay, cookbooks, sync, name)
         .await
         .map_err(Box::new)?;
     let a = attributes(&overlay.classification);

@@ -31,10 +31,16 @@ pub struct Cli {
     #[arg(long, global = true, env = "NETGW_LOG", default_value = "warn")]
     pub log: String,
 
-    /// Chef server URL (`https://chef/organizations/ORG`): desired state, roles and environments come
-    /// from it and current state is saved to it; cookbooks still come from --repo.
+    /// Chef server URL (`https://chef/organizations/ORG`): desired state, roles, environments and
+    /// (see --cookbooks) cookbooks come from it and current state is saved to it.
     #[arg(long, global = true, env = "NETGW_CHEF_SERVER")]
     pub server: Option<String>,
+
+    /// Where cookbooks come from: `server` (the versions the Chef server resolves for each node,
+    /// synchronized into the state directory) or `repo` (--repo's cookbooks/). Default: `server` with
+    /// --server, else `repo`.
+    #[arg(long, global = true, env = "NETGW_COOKBOOKS", value_enum)]
+    pub cookbooks: Option<CookbookSource>,
 
     /// Chef client the gateway signs requests as (with --server).
     #[arg(long, global = true, env = "NETGW_CHEF_CLIENT")]
@@ -75,6 +81,13 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `--cookbooks`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CookbookSource {
+    Server,
+    Repo,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -434,11 +447,17 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
                 state_dir: cli.state_dir.clone(),
                 trust: trust(cli),
             };
-            let store: Option<Arc<dyn crate::store::NodeStore>> = match chef_store(cli)? {
+            let server = chef_store(cli)?;
+            let cookbook_server = match cookbook_source(cli, server.as_ref())? {
+                CookbookSource::Server => server.clone(),
+                CookbookSource::Repo => None,
+            };
+            let store: Option<Arc<dyn crate::store::NodeStore>> = match server {
                 Some(server) => Some(Arc::new(server)),
                 None => None,
             };
-            crate::api::main_blocking(args, store).map_err(|e| Failure::usage(e.to_string()))?;
+            crate::api::main_blocking(args, store, cookbook_server)
+                .map_err(|e| Failure::usage(e.to_string()))?;
             Ok(Status::Ok)
         }
     }
@@ -588,7 +607,9 @@ fn converge_cmd(
     }
     opts.classifier = cli.classifier.clone();
     opts.state_dir = cli.state_dir.clone();
-    let store: Arc<dyn crate::store::NodeStore> = match chef_store(cli)? {
+    let server = chef_store(cli)?;
+    opts.cookbook_sync = cookbook_sync(cli, server.as_ref())?;
+    let store: Arc<dyn crate::store::NodeStore> = match server {
         Some(server) => Arc::new(server),
         None => Arc::new(repo.clone()),
     };
@@ -651,6 +672,46 @@ fn chef_store(cli: &Cli) -> Result<Option<crate::store::chef::ChefServer>, Failu
     crate::store::chef::ChefServer::new(config)
         .map(Some)
         .map_err(|e| Failure::usage(e.to_string()))
+}
+
+/// Cookbook synchronization from the Chef server when `--cookbooks` (or its default with `--server`)
+/// says so.
+fn cookbook_sync(
+    cli: &Cli,
+    server: Option<&crate::store::chef::ChefServer>,
+) -> Result<Option<Arc<crate::store::chef::cookbooks::CookbookSync>>, Failure> {
+    match (cookbook_source(cli, server)?, server) {
+        (CookbookSource::Server, Some(server)) => {
+            let root = cli
+                .state_dir
+                .clone()
+                .unwrap_or_else(crate::state::default_root);
+            Ok(Some(Arc::new(
+                crate::store::chef::cookbooks::CookbookSync::new(
+                    server.clone(),
+                    &root,
+                    crate::store::chef::cookbooks::DEFAULT_TIMEOUT,
+                    crate::store::chef::cookbooks::DEFAULT_DOWNLOADS,
+                ),
+            )))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// `--cookbooks`, or its default: `server` with `--server`, else `repo`.
+fn cookbook_source(
+    cli: &Cli,
+    server: Option<&crate::store::chef::ChefServer>,
+) -> Result<CookbookSource, Failure> {
+    match (cli.cookbooks, server) {
+        (Some(CookbookSource::Server), None) => Err(Failure::usage(
+            "--cookbooks server needs --server (a Chef server to synchronize cookbooks from)",
+        )),
+        (Some(source), _) => Ok(source),
+        (None, Some(_)) => Ok(CookbookSource::Server),
+        (None, None) => Ok(CookbookSource::Repo),
+    }
 }
 
 /// A progress bar on stderr when it is a terminal; none otherwise (logs and pipes stay clean).
@@ -1013,7 +1074,38 @@ mod tests {
             duration_secs: 0.0,
             summary: summarize(&nodes),
             nodes,
+            cookbooks: None,
         }
+    }
+
+    #[test]
+    fn cookbooks_come_from_the_server_by_default_only_with_one() {
+        let cli = |args: &[&str]| {
+            Cli::try_parse_from([&["netgw"], args, &["node", "show", "sw1"]].concat()).unwrap()
+        };
+        assert!(cookbook_sync(&cli(&[]), None).unwrap().is_none());
+        let e = cookbook_sync(&cli(&["--cookbooks", "server"]), None).unwrap_err();
+        assert!(
+            e.message.contains("--cookbooks server needs --server"),
+            "{}",
+            e.message
+        );
+        let key = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/chef/mixlib-authentication/spec_private_key.pem"
+        );
+        let server = crate::store::chef::ChefServer::new(crate::store::chef::ChefConfig::new(
+            "http://127.0.0.1:1",
+            "admin",
+            key,
+        ))
+        .unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let dir = state.path().to_str().unwrap();
+        let sync = cookbook_sync(&cli(&["--state-dir", dir]), Some(&server)).unwrap();
+        assert!(sync.unwrap().cache_dir().starts_with(state.path()));
+        let repo = cookbook_sync(&cli(&["--cookbooks", "repo"]), Some(&server)).unwrap();
+        assert!(repo.is_none());
     }
 
     #[test]

@@ -120,6 +120,9 @@ pub struct EngineOptions {
     /// How long a node waits for another process's run of it before failing; not part of
     /// `node_timeout`.
     pub lock_timeout: Duration,
+    /// Cookbooks from the Chef server (`--cookbooks server`), shared by every node of the run; `None`:
+    /// from the cookbook repo.
+    pub cookbook_sync: Option<Arc<crate::store::chef::cookbooks::CookbookSync>>,
 }
 
 impl Default for EngineOptions {
@@ -141,6 +144,7 @@ impl Default for EngineOptions {
             lock_dir: None,
             state_dir: None,
             lock_timeout: crate::lock::DEFAULT_LOCK_TIMEOUT,
+            cookbook_sync: None,
         }
     }
 }
@@ -310,6 +314,7 @@ pub async fn converge(
         duration_secs: started.elapsed().as_secs_f64(),
         nodes,
         summary,
+        cookbooks: opts.cookbook_sync.as_ref().map(|s| s.report()),
     }
 }
 
@@ -538,12 +543,18 @@ async fn run_node(
     // 3. Classify (optional): the classifier's classes, environment and parameters apply to this run
     // only; `view.desired` stays the desired state as loaded.
     let view = match &opts.classifier {
-        None => resolve::resolve_from(store.as_ref(), &ctx.cookbooks, &name)
-            .await
-            .map_err(EngineError::Resolve)?,
+        None => resolve::resolve_with(
+            store.as_ref(),
+            &ctx.cookbooks,
+            opts.cookbook_sync.as_deref(),
+            &name,
+        )
+        .await
+        .map_err(EngineError::Resolve)?,
         Some(path) => crate::classify::resolve_classified(
             store.clone(),
             &ctx.cookbooks,
+            opts.cookbook_sync.as_deref(),
             &name,
             path,
             crate::classify::DEFAULT_TIMEOUT,
@@ -551,6 +562,7 @@ async fn run_node(
         .await
         .map_err(EngineError::Classify)?,
     };
+    steps.report.cookbooks = view.cookbooks.clone();
     steps.mark("load");
 
     // Pre-flight: compile with the facts saved by the last run, so bad desired state fails here,

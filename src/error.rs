@@ -176,6 +176,7 @@ impl EngineError {
 fn resolve_kind(e: &ResolveError) -> NodeErrorKind {
     match e {
         ResolveError::Store(e) => store_kind(e),
+        ResolveError::Cookbooks(e) => e.kind(),
         _ => NodeErrorKind::Config,
     }
 }
@@ -191,7 +192,7 @@ fn store_kind(e: &StoreError) -> NodeErrorKind {
     }
 }
 
-fn chef_kind(e: &ChefError) -> NodeErrorKind {
+pub(crate) fn chef_kind(e: &ChefError) -> NodeErrorKind {
     match e {
         _ if e.is_auth() => NodeErrorKind::Auth,
         ChefError::Url { .. } | ChefError::TooLarge { .. } => NodeErrorKind::Config,

@@ -126,6 +126,9 @@ pub struct NodeReport {
     /// Problems that did not fail the node (an SNMP agent that did not answer, ...).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The cookbook versions this node used (`NAME VERSION`), when they came from the Chef server.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cookbooks: Vec<String>,
 }
 
 impl NodeReport {
@@ -147,6 +150,7 @@ impl NodeReport {
             duration_secs: 0.0,
             steps: Vec::new(),
             warnings: Vec::new(),
+            cookbooks: Vec::new(),
         }
     }
 
@@ -184,6 +188,10 @@ pub struct RunReport {
     pub duration_secs: f64,
     pub nodes: Vec<NodeReport>,
     pub summary: RunSummary,
+    /// Cookbooks synchronized from the Chef server (`--cookbooks server`): the versions used and
+    /// what was downloaded; absent when cookbooks came from the repo.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cookbooks: Option<crate::store::chef::cookbooks::CookbooksReport>,
 }
 
 impl RunReport {
@@ -309,29 +317,49 @@ pub fn human_node(n: &NodeReport) -> String {
 
 pub fn human_summary(r: &RunReport) -> String {
     let s = &r.summary;
-    format!(
-        "\nRun {}: {} node(s), {} succeeded, {} failed{}; {}/{} resources {} in {:.2} seconds\n",
-        r.run_id,
-        s.nodes,
-        s.succeeded,
-        s.failed,
-        [
-            (s.skipped, "skipped (not driven by netgw)"),
-            (s.missing_nodes, "not in the store (see warnings)")
-        ]
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, what)| format!(", {n} {what}"))
-        .collect::<String>(),
-        s.updated,
-        s.resources,
-        if r.why_run {
-            "would be updated"
-        } else {
-            "updated"
-        },
-        r.duration_secs
-    )
+    let cookbooks = match &r.cookbooks {
+        Some(c) => format!(
+            "\nCookbooks from {}: {}; {} file(s) downloaded, {} from the cache ({})",
+            c.server,
+            if c.versions.is_empty() {
+                "(none)".to_owned()
+            } else {
+                c.versions
+                    .iter()
+                    .map(|v| format!("{} {}", v.name, v.version))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+            c.files_downloaded,
+            c.files_cached,
+            c.cache.display()
+        ),
+        None => String::new(),
+    };
+    cookbooks
+        + &format!(
+            "\nRun {}: {} node(s), {} succeeded, {} failed{}; {}/{} resources {} in {:.2} seconds\n",
+            r.run_id,
+            s.nodes,
+            s.succeeded,
+            s.failed,
+            [
+                (s.skipped, "skipped (not driven by netgw)"),
+                (s.missing_nodes, "not in the store (see warnings)")
+            ]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!(", {n} {what}"))
+            .collect::<String>(),
+            s.updated,
+            s.resources,
+            if r.why_run {
+                "would be updated"
+            } else {
+                "updated"
+            },
+            r.duration_secs
+        )
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use crate::cookbook::run::load_run;
 use crate::cookbook::{CookbookError, Cookbooks};
 use crate::store::NodeStore;
 use crate::store::StoreError;
+use crate::store::chef::cookbooks::{CookbookError as SyncError, CookbookSync};
 use crate::store::local::LocalRepo;
 use netgw_models::attributes::{AttributeSet, Component, Source};
 use netgw_models::compile::RecipeSource;
@@ -39,6 +40,10 @@ pub enum ResolveError {
         source: Box<CookbookError>,
     },
 
+    /// Cookbooks from the Chef server could not be synchronized (`--cookbooks server`).
+    #[error(transparent)]
+    Cookbooks(#[from] SyncError),
+
     #[error("{context}: {source}")]
     Model {
         context: String,
@@ -60,6 +65,7 @@ impl ResolveError {
                 matches!(&**source, CookbookError::Store(e) if e.is_not_found())
             }
             ResolveError::Model { .. } => false,
+            ResolveError::Cookbooks(e) => !matches!(e.kind(), crate::error::NodeErrorKind::Config),
         }
     }
 }
@@ -75,7 +81,12 @@ pub struct NodeView {
     pub attributes: AttributeSet,
     /// Every recipe to compile, in run-list order (`cb` and `cb::default` once, as `cb::default`).
     pub recipes: Vec<(String, RecipeSource)>,
+    /// The cookbook versions used (`NAME VERSION`) when they came from the Chef server; empty for
+    /// repo cookbooks.
+    pub cookbooks: Vec<String>,
 }
+
+pub use crate::cookbook::run::BUILTIN_RECIPES;
 
 /// Expand a node's run-list against the repo. Missing roles are reported in the expansion (not as an
 /// error) so callers can show them; [`resolve`] turns them into an error.
@@ -123,8 +134,21 @@ pub async fn resolve_from(
     cookbooks: &LocalRepo,
     name: &NodeName,
 ) -> Result<NodeView, ResolveError> {
+    resolve_with(store, cookbooks, None, name).await
+}
+
+/// [`resolve_from`], with the cookbooks synchronized from the Chef server through `sync` when it is
+/// given (`--cookbooks server`): after expansion, as chef-client does, so the server resolves exactly
+/// the expanded run-list.
+pub async fn resolve_with(
+    store: &dyn NodeStore,
+    cookbooks: &LocalRepo,
+    sync: Option<&CookbookSync>,
+    name: &NodeName,
+) -> Result<NodeView, ResolveError> {
     // The local repo that is also the cookbook repo: the same reads, in one blocking task.
-    if let Some(repo) = store.as_local()
+    if sync.is_none()
+        && let Some(repo) = store.as_local()
         && repo.root() == cookbooks.root()
     {
         let (repo, n) = (repo.clone(), name.clone());
@@ -172,17 +196,34 @@ pub async fn resolve_from(
             cache.insert(r, role);
         }
     };
-    let (cb, n) = (cookbooks.cookbooks(), name.clone());
-    tokio::task::spawn_blocking(move || assemble(&cb, &n, desired, current, environment, expansion))
-        .await
-        .map_err(|e| ResolveError::Model {
-            context: "resolve".into(),
-            source: ModelError::InvalidField {
-                context: "task".into(),
-                field: "join".into(),
-                reason: e.to_string(),
-            },
-        })?
+    let (repo, used) = match sync {
+        Some(sync) => {
+            // A missing role is reported as such, not as whatever the server makes of the rest.
+            expansion
+                .ensure_complete()
+                .map_err(|source| ResolveError::Expand {
+                    node: name.to_string(),
+                    source,
+                })?;
+            sync.cookbooks_for(&environment, &expansion).await?
+        }
+        None => (cookbooks.clone(), Vec::new()),
+    };
+    let (cb, n) = (repo.cookbooks(), name.clone());
+    let mut view = tokio::task::spawn_blocking(move || {
+        assemble(&cb, &n, desired, current, environment, expansion)
+    })
+    .await
+    .map_err(|e| ResolveError::Model {
+        context: "resolve".into(),
+        source: ModelError::InvalidField {
+            context: "task".into(),
+            field: "join".into(),
+            reason: e.to_string(),
+        },
+    })??;
+    view.cookbooks = used;
+    Ok(view)
 }
 
 /// Everything after expansion: attribute layers from the environment, roles, cookbook attribute files
@@ -260,5 +301,6 @@ fn assemble(
         expansion,
         attributes: attrs,
         recipes,
+        cookbooks: Vec::new(),
     })
 }

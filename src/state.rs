@@ -4,9 +4,12 @@
 //! ```text
 //!   STATE_DIR/                       --state-dir, $NETGW_STATE_DIR, $XDG_STATE_HOME/netgw,
 //!   │                                $HOME/.local/state/netgw, else /var/lib/netgw
-//!   └── repos/REPO-HASH/             one directory per repo (its canonical path, hashed)
-//!       ├── locks/NAME.run.lock      node run locks (unless --lock-dir)
-//!       └── journal/NAME.json        unfinished device changes
+//!   ├── repos/REPO-HASH/             one directory per repo (its canonical path, hashed)
+//!   │   ├── locks/NAME.run.lock      node run locks (unless --lock-dir)
+//!   │   └── journal/NAME.json        unfinished device changes
+//!   └── cookbooks/SERVER-HASH/       cookbooks synchronized from one Chef server (crate::store::chef::cookbooks)
+//!       ├── files/CHECKSUM           verified file contents, by MD5
+//!       └── sets/SET-HASH/cookbooks/ one resolved cookbook set, laid out like a repo's cookbooks/
 //! ```
 //!
 //! Gateway state is not desired state (docs/design.md §9): a dry run must leave the repo byte-for-byte as it
@@ -39,10 +42,7 @@ pub fn default_root() -> PathBuf {
 /// directory's name (for people looking around) and HASH the FNV-1a of its canonical path.
 pub fn repo_dir(root: &Path, repo: &Path) -> PathBuf {
     let canon = std::fs::canonicalize(repo).unwrap_or_else(|_| repo.to_owned());
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in canon.as_os_str().as_encoded_bytes() {
-        h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
-    }
+    let h = fnv1a(canon.as_os_str().as_encoded_bytes());
     let name: String = canon
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -52,6 +52,32 @@ pub fn repo_dir(root: &Path, repo: &Path) -> PathBuf {
         .take(32)
         .collect();
     root.join("repos").join(format!("{name}-{h:016x}"))
+}
+
+/// FNV-1a, 64 bits: stable across releases and platforms (directory names must not change when the
+/// standard library's hasher does).
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// The cookbook cache of one Chef server (its URL, organisation included, hashed): shared by every
+/// node and every run that talks to that server.
+pub fn cookbook_cache_dir(root: &Path, server_url: &str) -> PathBuf {
+    let url = server_url.trim_end_matches('/');
+    let host: String = url
+        .split("://")
+        .nth(1)
+        .unwrap_or(url)
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .take(32)
+        .collect();
+    root.join("cookbooks")
+        .join(format!("{host}-{:016x}", fnv1a(url.as_bytes())))
 }
 
 /// Where a repo's run locks are by default.

@@ -289,6 +289,17 @@ async fn serve_search_trigger(g: &Goiardi, d: &std::path::Path) {
             )
         }
     };
+    // With --server, serve's runs take their cookbooks from the server too (docs/cookbooks.md).
+    let gw: Value = c
+        .get(format!("{base}/v1/gateway"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(gw["settings"]["cookbooks"], "server", "{gw}");
     let (status, v) = post(json!({"search": "vendor:juniper", "why_run": true})).await;
     assert_eq!(status, 202, "{v}");
     assert_eq!(v["nodes"], json!(["junos1"]), "{v}");

@@ -127,6 +127,9 @@ pub struct Settings {
     pub state_dir: Option<PathBuf>,
     pub auth: Auth,
     pub trust: crate::inventory::Trust,
+    /// Cookbooks synchronized from this Chef server for every run (`--cookbooks server`); `None`: from
+    /// `repo`.
+    pub cookbook_server: Option<crate::store::chef::ChefServer>,
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -319,6 +322,7 @@ impl Settings {
             state_dir: args.state_dir.clone(),
             auth: Auth::new(tokens, clients),
             trust: args.trust.clone(),
+            cookbook_server: None,
         })
     }
 }

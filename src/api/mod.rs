@@ -171,8 +171,13 @@ struct AppState {
 type S = Arc<AppState>;
 
 /// `netgw serve` from the command line: resolve settings, run until SIGTERM/SIGINT.
-pub fn main_blocking(args: ServeArgs, store: Option<Arc<dyn NodeStore>>) -> Result<(), ServeError> {
-    let settings = Settings::resolve(&args)?;
+pub fn main_blocking(
+    args: ServeArgs,
+    store: Option<Arc<dyn NodeStore>>,
+    cookbook_server: Option<crate::store::chef::ChefServer>,
+) -> Result<(), ServeError> {
+    let mut settings = Settings::resolve(&args)?;
+    settings.cookbook_server = cookbook_server;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -256,6 +261,7 @@ pub async fn serve(
             classifier: settings.classifier.clone(),
             node_timeout: settings.node_timeout,
             state_dir: settings.state_dir.clone(),
+            cookbook_server: settings.cookbook_server.clone(),
         },
         Arc::new(inventory),
         history.clone(),
@@ -287,6 +293,7 @@ pub async fn serve(
             "listen": local.to_string(),
             "db": settings.db.display().to_string(),
             "repo": settings.repo.display().to_string(),
+            "cookbooks": if settings.cookbook_server.is_some() { "server" } else { "repo" },
             "inventory": settings.inventory.display().to_string(),
             "inventory_hosts": hosts,
             "max_queue": settings.max_queue,

@@ -46,6 +46,9 @@ pub struct EngineCtx {
     pub classifier: Option<PathBuf>,
     pub node_timeout: Duration,
     pub state_dir: Option<PathBuf>,
+    /// Cookbooks from this Chef server (`--cookbooks server`): each run synchronizes its own, through
+    /// the shared cache in the state directory.
+    pub cookbook_server: Option<crate::store::chef::ChefServer>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -470,6 +473,19 @@ async fn run_node(
         cancel: Some(shared.cancel.clone()),
         abort: Some(shared.abort.clone()),
         state_dir: shared.engine.state_dir.clone(),
+        cookbook_sync: shared.engine.cookbook_server.as_ref().map(|server| {
+            let root = shared
+                .engine
+                .state_dir
+                .clone()
+                .unwrap_or_else(crate::state::default_root);
+            Arc::new(crate::store::chef::cookbooks::CookbookSync::new(
+                server.clone(),
+                &root,
+                crate::store::chef::cookbooks::DEFAULT_TIMEOUT,
+                crate::store::chef::cookbooks::DEFAULT_DOWNLOADS,
+            ))
+        }),
         ..Default::default()
     };
     let report = engine::converge(

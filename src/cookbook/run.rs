@@ -12,8 +12,12 @@ use serde_json::Value;
 /// Cookbooks netgw provides itself: a dependency on them needs no directory.
 pub const PROVIDED: [&str; 1] = ["netdev"];
 
-/// Chef's `cookbook_order`: for each run-list cookbook, its dependencies (depth first, in
-/// `metadata.rb` order) then itself, each cookbook once.
+/// Recipes netgw has built in, used when no cookbook provides a file for them.
+pub const BUILTIN_RECIPES: [&str; 2] = ["netdev::vlans", "netdev::links"];
+
+/// Chef's `cookbook_order`: for each run-list cookbook, its dependencies (depth first, sorted by
+/// name as `CookbookCompiler#each_cookbook_dep` does: `metadata.dependencies.keys.sort`) then itself,
+/// each cookbook once.
 pub fn cookbook_order(
     cookbooks: &Cookbooks,
     run_list_recipes: &[String],
@@ -37,7 +41,10 @@ fn add_with_deps(
     }
     seen.push(cb.to_owned());
     let md = cookbooks.metadata(cb)?;
-    for (dep, _) in &md.depends {
+    let mut deps: Vec<&String> = md.depends.iter().map(|(d, _)| d).collect();
+    deps.sort();
+    deps.dedup();
+    for dep in deps {
         if !cookbooks.exists(dep) && !PROVIDED.contains(&dep.as_str()) {
             return Err(CookbookError::MissingDependency {
                 path: cookbooks
@@ -158,8 +165,8 @@ impl Runner<'_> {
                     Item::Ruby(eval::recipe(&program, attrs, source, self)?)
                 }
             },
-            None if full == "netdev::vlans" => Item::Compiled(RecipeSource::BuiltinVlans),
-            None if full == "netdev::links" => Item::Compiled(RecipeSource::BuiltinLinks),
+            None if full == BUILTIN_RECIPES[0] => Item::Compiled(RecipeSource::BuiltinVlans),
+            None if full == BUILTIN_RECIPES[1] => Item::Compiled(RecipeSource::BuiltinLinks),
             None => {
                 return Err(CookbookError::UnknownRecipe {
                     recipe: recipe.to_owned(),

@@ -101,6 +101,15 @@ pub fn server_message(body: &[u8]) -> String {
     }
 }
 
+/// Who signs a request.
+#[derive(Debug, Clone, Copy)]
+enum Signer<'a> {
+    /// The node's own client if it has one, else the default client.
+    As(Option<&'a str>),
+    /// No one: the request leaves the server's origin.
+    Nobody,
+}
+
 #[derive(Debug)]
 pub struct Api {
     base: Url,
@@ -245,6 +254,35 @@ impl Api {
         Ok(Some(pick))
     }
 
+    /// A GET of an absolute URL the server handed out (a cookbook file's `url`): signed as chef-client
+    /// signs it, with that URL's path, when it is on the server itself; sent unsigned elsewhere (an
+    /// object store's pre-signed URL carries its own credentials).
+    pub async fn get_url(&self, url: &str) -> Result<Response, ChefError> {
+        let parsed = Url::parse(url).map_err(|e| ChefError::Url {
+            url: url.to_owned(),
+            reason: e.to_string(),
+        })?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(ChefError::Url {
+                url: url.to_owned(),
+                reason: "must be an http:// or https:// URL".into(),
+            });
+        }
+        // A pre-signed URL's query is a credential: messages show the URL without it.
+        let mut shown = parsed.clone();
+        shown.set_query(None);
+        let shown = shown.to_string();
+        // Signed only for the server itself: a signature sent elsewhere could be replayed against
+        // the server, for that path, until it expires.
+        let signer = if parsed.origin() == self.base.origin() {
+            Signer::As(None)
+        } else {
+            Signer::Nobody
+        };
+        self.send_to(Method::GET, parsed, shown, None, signer, self.api_version())
+            .await
+    }
+
     async fn send_once(
         &self,
         method: Method,
@@ -256,22 +294,41 @@ impl Api {
     ) -> Result<Response, ChefError> {
         let url = self.url(path, query);
         let shown = url.to_string();
-        let client = self.client_for(node);
+        self.send_to(method, url, shown, body, Signer::As(node), api_version)
+            .await
+    }
+
+    async fn send_to(
+        &self,
+        method: Method,
+        url: Url,
+        shown: String,
+        body: Option<&[u8]>,
+        signer: Signer<'_>,
+        api_version: u32,
+    ) -> Result<Response, ChefError> {
+        let client = match signer {
+            Signer::As(node) => self.client_for(node),
+            Signer::Nobody => &self.client,
+        };
         let ts = auth::timestamp(std::time::SystemTime::now());
         let api_version_s = api_version.to_string();
         // The signed path is the URL's path (organisation prefix included), never the query.
-        let headers = auth::sign(
-            &client.key,
-            self.sign_version,
-            &SignRequest {
-                method: method.as_str(),
-                path: url.path(),
-                body: body.unwrap_or_default(),
-                user_id: &client.name,
-                timestamp: &ts,
-                server_api_version: &api_version_s,
-            },
-        )?;
+        let headers = match signer {
+            Signer::Nobody => Vec::new(),
+            Signer::As(_) => auth::sign(
+                &client.key,
+                self.sign_version,
+                &SignRequest {
+                    method: method.as_str(),
+                    path: url.path(),
+                    body: body.unwrap_or_default(),
+                    user_id: &client.name,
+                    timestamp: &ts,
+                    server_api_version: &api_version_s,
+                },
+            )?,
+        };
         let mut req = self
             .http
             .request(method.clone(), url)

@@ -21,6 +21,8 @@
 
 pub mod api;
 pub mod auth;
+pub mod constraint;
+pub mod cookbooks;
 pub mod search;
 
 use super::{NodeStore, StoreError};
