@@ -7,17 +7,25 @@
 //!   observe  = show vlan brief + show running-config (+ show interfaces for MTU, when answered)
 //!   stage    = record the pre-state (the same reads) + render; diff = the rendered lines
 //!   commit   = configure terminal, each line checked for `% ` errors, leave config mode
-//!              └ any failure: re-read, send config::render_revert (the exact inverse), verify
-//!   confirm  = `write memory` only when the target option `save_config: true`
-//!   rollback = re-read, send config::render_revert, verify nothing is left to revert
+//!              (`configure terminal revert timer N` when the device has an archive: archive.rs)
+//!              └ any failure: restore (below)
+//!   confirm  = `configure confirm` when the timer was armed; `write memory` only when the target
+//!              option `save_config: true`
+//!   rollback = restore: `configure revert now` when armed, then re-read, send
+//!              config::render_revert (the exact inverse) for anything left, verify nothing is
 //!   discard  = nothing was sent: forget the staged change
 //! ```
 //!
-//! IOS has neither a candidate nor a confirmed commit; the capabilities say so. Quirks handled by the
+//! IOS has no candidate. Its confirmed commit is the archive's revert timer (Configuration Rollback
+//! Confirmed Change), found per device at connect (`show archive`): with it a gateway that dies
+//! mid-change leaves the device to put its configuration back by itself when the timer expires; a
+//! confirmed change still pending at connect (left by a dead session) is reverted at once, before
+//! anything is read. Without an archive the exact inverse is the only way back. Quirks handled by the
 //! shell and here: no `end` on fake-switches (the shell falls back to `exit`), echoed commands, CRLF,
 //! `terminal length 0` only after enable, empty answers to `show interfaces` / lldp / cdp.
 //! `show ip interface brief` is never sent (it kills fake-switches' session).
 
+pub mod archive;
 pub mod config;
 pub mod conformance;
 pub mod facts;
@@ -234,6 +242,32 @@ impl CliConn {
             .map_err(|e| ssh_err(&device, step, e))
     }
 
+    /// [`CliConn::config`], configuration mode entered with `enter` (IOS `configure terminal revert
+    /// timer N`). When the device refuses `enter` (it stays in privileged mode), the lines go
+    /// through plain configuration mode. Returns whether `enter` was taken, and how the lines went.
+    pub async fn config_entered_with(
+        &mut self,
+        step: &'static str,
+        enter: &str,
+        lines: &[String],
+    ) -> (bool, Result<(), DriverError>) {
+        self.reads.clear();
+        let device = self.device.clone();
+        let shell = match self.shell() {
+            Ok(s) => s,
+            Err(e) => return (false, Err(e)),
+        };
+        let taken = match shell.enter_config_with(enter).await {
+            Ok(()) => true,
+            Err(e @ (SshError::Mode { .. } | SshError::Cli { .. })) => {
+                tracing::warn!(device = %device, command = enter, error = %e, "refused: the change goes without the device's revert timer");
+                false
+            }
+            Err(e) => return (false, Err(ssh_err(&device, step, e))),
+        };
+        (taken, self.config(step, lines).await)
+    }
+
     pub async fn close(&mut self) -> Result<(), DriverError> {
         self.reads.clear();
         if let Some(shell) = self.shell.take() {
@@ -277,6 +311,8 @@ struct Pending {
     plan: Plan,
     lines: Vec<String>,
     pre: DeviceState,
+    /// The device's revert timer runs for this change (`configure terminal revert timer`).
+    armed: bool,
 }
 
 #[derive(Debug, Default)]
@@ -295,6 +331,8 @@ pub struct IosDriver {
     target: DeviceTarget,
     conn: CliConn,
     save_config: bool,
+    /// The device has a configuration archive: changes go under its revert timer.
+    archive: bool,
     state: State,
     observed: ObservedOnce,
 }
@@ -304,13 +342,15 @@ impl IosDriver {
     /// `write memory` (off by default).
     pub async fn connect(target: &DeviceTarget) -> Result<Self, DriverError> {
         let save_config = bool_option(target, "save_config")?;
-        let conn = CliConn::connect(target, PlatformKind::Ios).await?;
+        let mut conn = CliConn::connect(target, PlatformKind::Ios).await?;
+        let archive = settle_archive(&mut conn).await?;
         Ok(IosDriver {
             observed: ObservedOnce::default(),
             device: target.name.clone(),
             target: target.clone(),
             conn,
             save_config,
+            archive,
             state: State::Idle,
         })
     }
@@ -343,8 +383,10 @@ impl IosDriver {
 
     /// Take what `p.plan` touched back to `p.pre`; verify by reading back. Returns the lines sent.
     /// A session lost mid-change (lines already sent are active) is reopened once to restore.
+    /// With the revert timer armed the device's own `configure revert now` goes first; the exact
+    /// inverse then covers whatever the archive did not hold.
     async fn restore(&mut self, p: &Pending) -> Result<usize, DriverError> {
-        let (now, _) = match self.read().await {
+        let (mut now, _) = match self.read().await {
             Ok(r) => r,
             Err(e) if matches!(e.kind(), ErrorKind::Transport | ErrorKind::Timeout) => {
                 tracing::warn!(device = %self.device, error = %e, "session lost during the change: reconnecting to restore the state before it");
@@ -353,9 +395,16 @@ impl IosDriver {
             }
             Err(e) => return Err(e),
         };
+        let mut sent = 0;
+        if p.armed {
+            let out = self.conn.run("rollback", "configure revert now").await?;
+            tracing::info!(device = %self.device, answer = %out.trim(), "configure revert now");
+            now = self.read().await?.0;
+            sent = 1;
+        }
         let lines = config::render_revert(&p.plan, &p.pre, &now).map_err(|e| self.render_err(e))?;
         if lines.is_empty() {
-            return Ok(0);
+            return Ok(sent);
         }
         self.conn.config("rollback", &lines).await?;
         let (after, _) = self.read().await?;
@@ -367,8 +416,30 @@ impl IosDriver {
                 remaining: left,
             });
         }
-        Ok(lines.len())
+        Ok(sent + lines.len())
     }
+}
+
+/// Whether the device has a configuration archive (so changes can go under its revert timer). A
+/// confirmed change already waiting (a dead session armed it; the node lock keeps other netgw runs
+/// out) is reverted at once: left alone, its timer would expire in the middle of this run's change
+/// and take that change back too.
+async fn settle_archive(conn: &mut CliConn) -> Result<bool, DriverError> {
+    let Some(show) = conn.optional("show archive").await? else {
+        return Ok(false);
+    };
+    if !archive::archive_configured(&show) {
+        return Ok(false);
+    }
+    let timer = conn
+        .optional("show archive config rollback timer")
+        .await?
+        .unwrap_or_default();
+    if archive::rollback_pending(&timer) {
+        tracing::warn!(device = %conn.device, "an unconfirmed change (revert timer running) was left by an earlier session: configure revert now");
+        conn.run("connect", "configure revert now").await?;
+    }
+    Ok(true)
 }
 
 /// The device as configured and as the planner sees it, from `show vlan brief`, `show running-config`
@@ -428,7 +499,7 @@ impl Driver for IosDriver {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             candidate: false,
-            confirmed_commit: false,
+            confirmed_commit: self.archive,
             sessions: false,
             rollback: false,
             device_diff: false,
@@ -537,6 +608,7 @@ impl Driver for IosDriver {
             plan: plan.clone(),
             lines: lines.clone(),
             pre,
+            armed: false,
         });
         Ok(Staged {
             diff: lines.join("\n"),
@@ -555,7 +627,7 @@ impl Driver for IosDriver {
     }
 
     async fn commit(&mut self, options: &CommitOptions) -> Result<(), DriverError> {
-        let p = match std::mem::take(&mut self.state) {
+        let mut p = match std::mem::take(&mut self.state) {
             State::Idle => return Ok(()),
             State::Staged(p) => p,
             committed @ State::Committed(_) => {
@@ -566,8 +638,20 @@ impl Driver for IosDriver {
                 });
             }
         };
-        tracing::info!(device = %self.device, comment = %options.comment, lines = p.lines.len(), "ios commit");
-        match self.conn.config("commit", &p.lines).await {
+        tracing::info!(device = %self.device, comment = %options.comment, lines = p.lines.len(), archive = self.archive, "ios commit");
+        let sent = if self.archive {
+            let minutes = archive::revert_minutes(options.confirm_timeout);
+            let enter = archive::enter_with_timer(minutes);
+            let (armed, r) = self
+                .conn
+                .config_entered_with("commit", &enter, &p.lines)
+                .await;
+            p.armed = armed;
+            r
+        } else {
+            self.conn.config("commit", &p.lines).await
+        };
+        match sent {
             Ok(()) => {
                 self.state = State::Committed(p);
                 Ok(())
@@ -650,6 +734,26 @@ impl Driver for IosDriver {
                 })
             }
             State::Committed(p) => {
+                if p.armed {
+                    let out = match self.conn.run("confirm", "configure confirm").await {
+                        Ok(o) => o,
+                        Err(e) => {
+                            self.state = State::Committed(p);
+                            return Err(e);
+                        }
+                    };
+                    if out.contains(archive::NOT_PENDING) {
+                        // The timer ran out first: the device holds the configuration from before.
+                        return Err(DriverError::Rejected {
+                            device: self.device.clone(),
+                            step: "confirm",
+                            message: format!(
+                                "`configure confirm`: {}: the revert timer expired before the confirmation and the device put the configuration from before the change back",
+                                out.trim()
+                            ),
+                        });
+                    }
+                }
                 if self.save_config
                     && let Err(e) = self.conn.run("confirm", "write memory").await
                 {
