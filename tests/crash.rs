@@ -42,13 +42,30 @@ impl Rng {
     }
 }
 
-/// (name prefix, containerlab kind, port of the link the desired state changes)
-const VENDORS: [(&str, &str, &str); 5] = [
-    ("eos", "arista_ceos", "Ethernet1"),
-    ("junos", "juniper_vjunosswitch", "ge-0/0/1"),
-    ("ios", "cisco_iol, type: L2", "Ethernet0/1"),
-    ("nxos", "cisco_n9kv", "Ethernet1/1"),
-    ("f5", "f5_bigip-ve", "1.1"),
+/// (name prefix, containerlab kind, port of the link the desired state changes, netgw-lab device
+/// settings)
+type Vendor = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
+
+/// An IOS device with a configuration archive: changes go under its revert timer (`configure terminal
+/// revert timer 2`, from the default `--confirm-timeout` of 120 s). A device minute lasts 4 s, so the
+/// timer (8 s) outlasts a converge's commit-to-confirm and still expires within a test.
+const IOS_ARCHIVE: &[(&str, &str)] = &[
+    ("archive-path", "flash:netgw"),
+    ("revert-minute-ms", "4000"),
+];
+
+const VENDORS: [Vendor; 6] = [
+    ("eos", "arista_ceos", "Ethernet1", &[]),
+    ("junos", "juniper_vjunosswitch", "ge-0/0/1", &[]),
+    ("ios", "cisco_iol, type: L2", "Ethernet0/1", &[]),
+    ("nxos", "cisco_n9kv", "Ethernet1/1", &[]),
+    ("f5", "f5_bigip-ve", "1.1", &[]),
+    ("iosarc", "cisco_iol, type: L2", "Ethernet0/1", IOS_ARCHIVE),
 ];
 
 const LATENCY_MS: &str = "60";
@@ -201,6 +218,9 @@ fn start(
     for (n, v) in names {
         topo.push_str(&format!("    {n}: {{kind: {}}}\n", VENDORS[*v].1));
         faults.push((n.clone(), "latency-ms".to_string(), LATENCY_MS.to_string()));
+        for (k, v) in VENDORS[*v].3 {
+            faults.push((n.clone(), (*k).to_owned(), (*v).to_owned()));
+        }
     }
     let lab = rt
         .block_on(Lab::start(
@@ -283,6 +303,10 @@ struct Tally {
     half_at_kill: usize,
     half_after: usize,
     recovered_named: usize,
+    /// Node runs stopped by their node timeout (campaign 2).
+    timeouts: usize,
+    /// Half-applied IOS devices with an archive that the device itself reverted (`found: old`).
+    device_reverted: usize,
     problems: Vec<String>,
 }
 
@@ -344,6 +368,25 @@ fn round(
         }
         std::thread::sleep(Duration::from_millis(2));
     }
+    let steps: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, (_, v))| step_at(&cal.0[*v], cal.1[*v], delays[i]))
+        .collect();
+    judge(&env, &names, &old, &steps, &delays, tally);
+    drop(env);
+}
+
+/// After the stops of one round (`steps[i]`: where node i's run was stopped, at `at[i]` s): the
+/// devices once settled, the next run (`--why-run`, one process) and a last converge, tallied.
+fn judge(
+    env: &Env,
+    names: &[(String, usize)],
+    old: &[String],
+    steps: &[String],
+    at: &[f64],
+    tally: &mut Tally,
+) {
     let all: Vec<&str> = names.iter().map(|(n, _)| n.as_str()).collect();
     let killed = settled_all(&env.lab, &all);
     let nodes: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
@@ -360,7 +403,7 @@ fn round(
         let new = snapshot(&env.lab, n);
         let at_kill = classify(&killed[i], &old[i], &new);
         let after = classify(&recovered[i], &old[i], &new);
-        let step = step_at(&cal.0[*v], cal.1[*v], delays[i]);
+        let step = &steps[i];
         tally.kills += 1;
         *tally
             .by_step
@@ -369,11 +412,17 @@ fn round(
         let rec = &next["nodes"][i]["recovered"];
         if at_kill == "half" {
             tally.half_at_kill += 1;
-            if rec["found"] == "partial" {
+            let device_net = !VENDORS[*v].3.is_empty();
+            if device_net && after != "half" {
+                // The device's own net: its timer, or `configure revert now` at the next connect,
+                // put the archived configuration back (the journal, if on, then finds it old).
+                tally.device_reverted += 1;
+            }
+            if rec["found"] == "partial" || (device_net && rec["found"] == "old") {
                 tally.recovered_named += 1;
             } else if env.journal && rec.is_null() {
                 tally.problems.push(format!(
-                    "{n} (killed in {step}): half-applied, but the next report names no recovery: {}",
+                    "{n} (stopped in {step}): half-applied, but the next report names no recovery: {}",
                     next["nodes"][i]
                 ));
             }
@@ -381,12 +430,11 @@ fn round(
         if after == "half" {
             tally.half_after += 1;
             tally.problems.push(format!(
-                "{n} (killed in {step} at {:.2}s): half-applied after the next run\nkilled:\n{}\nafter:\n{}\nold:\n{}\nnew:\n{}",
-                delays[i], killed[i], recovered[i], old[i], new
+                "{n} (stopped in {step} at {:.2}s): half-applied after the next run\nkilled:\n{}\nafter:\n{}\nold:\n{}\nnew:\n{}",
+                at[i], killed[i], recovered[i], old[i], new
             ));
         }
     }
-    drop(env);
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -413,10 +461,11 @@ fn sigkill_at_any_moment_leaves_no_device_half_applied_after_the_next_run() {
     }
     eprintln!(
         "CRASH journal={journal} seed={seed} rounds={rounds} kills={} half-applied at the kill={} recovered and named={} \
-         half-applied after the next run={} ({:.0} s)",
+         of which reverted by the IOS device itself={} half-applied after the next run={} ({:.0} s)",
         tally.kills,
         tally.half_at_kill,
         tally.recovered_named,
+        tally.device_reverted,
         tally.half_after,
         t.elapsed().as_secs_f64()
     );
@@ -430,9 +479,11 @@ fn sigkill_at_any_moment_leaves_no_device_half_applied_after_the_next_run() {
         );
     }
     if !journal {
-        // The control: every device the kill left half-applied is still so after the next run.
+        // The control: every device the kill left half-applied is still so after the next run,
+        // but for the IOS devices with an archive, which revert by themselves.
         assert_eq!(
-            tally.half_after, tally.half_at_kill,
+            tally.half_after,
+            tally.half_at_kill - tally.device_reverted,
             "{:#?}",
             tally.problems
         );
@@ -448,6 +499,156 @@ fn sigkill_at_any_moment_leaves_no_device_half_applied_after_the_next_run() {
     for p in &tally.problems {
         eprintln!("CRASH note: {p}");
     }
+    rt.shutdown_timeout(Duration::from_secs(5));
+}
+
+/// The length of a vendor's node run, in-process (no process start-up): its last step's end.
+fn node_len(steps: &Steps) -> f64 {
+    steps.last().map_or(0.0, |s| s.1)
+}
+
+/// Where a vendor's `commit` step starts and ends in its calibrated node run.
+fn commit_window(steps: &Steps) -> (f64, f64) {
+    let mut start = 0.0;
+    for (s, end) in steps {
+        if s == "commit" {
+            return (start, *end);
+        }
+        start = *end;
+    }
+    (0.0, node_len(steps))
+}
+
+/// One round of campaign (2): a device per vendor, each converged in-process with its own node
+/// timeout, seeded uniform over that vendor's node run (the control: inside its commit step, with no
+/// restore budget). The devices right after the timed-out runs must be old or new, never
+/// half-applied (restore before drop); then [`judge`] runs the next run and a last converge.
+fn timeout_round(
+    rt: &tokio::runtime::Runtime,
+    rng: &mut Rng,
+    r: usize,
+    cal: &(Vec<Steps>, Vec<f64>),
+    tally: &mut Tally,
+    control: bool,
+) {
+    use netgw::engine::{self, EngineOptions, Job, RegistryConnector};
+    let names: Vec<(String, usize)> = (0..VENDORS.len())
+        .map(|v| (format!("{}-t{r}", VENDORS[v].0), v))
+        .collect();
+    let env = start(rt, rng, &names, true);
+    let old: Vec<String> = names.iter().map(|(n, _)| snapshot(&env.lab, n)).collect();
+    let limits: Vec<f64> = names
+        .iter()
+        .map(|(_, v)| {
+            let u = rng.below(1000) as f64 / 1000.0;
+            let (a, b) = if control {
+                commit_window(&cal.0[*v])
+            } else {
+                // Not past 95 %: a run a little faster than the calibration would finish first.
+                (0.0, 0.95 * node_len(&cal.0[*v]))
+            };
+            (a + (b - a) * u).max(0.001)
+        })
+        .collect();
+    let inventory =
+        netgw::inventory::Inventory::load(&env.dir.path().join("inventory.yml")).unwrap();
+    let repo = netgw::store::local::LocalRepo::open(env.repo()).unwrap();
+    let runs = names.iter().zip(&limits).map(|((n, _), limit)| {
+        let job = Job {
+            name: n.clone(),
+            target: Ok(inventory.target(n).unwrap()),
+        };
+        let opts = EngineOptions {
+            node_timeout: Duration::from_secs_f64(*limit),
+            restore_timeout: if control {
+                Duration::ZERO
+            } else {
+                engine::DEFAULT_RESTORE_TIMEOUT
+            },
+            state_dir: Some(env.dir.path().join("state")),
+            ..EngineOptions::default()
+        };
+        let repo = repo.clone();
+        async move {
+            engine::converge(
+                std::sync::Arc::new(repo.clone()),
+                repo,
+                vec![job],
+                std::sync::Arc::new(RegistryConnector),
+                opts,
+            )
+            .await
+        }
+    });
+    let reports = rt.block_on(futures::future::join_all(runs));
+    let mut steps = Vec::new();
+    for (i, (n, v)) in names.iter().enumerate() {
+        let node = &reports[i].nodes[0];
+        let step = step_at(&cal.0[*v], node_len(&cal.0[*v]), limits[i]);
+        let timed_out = node.error_kind == Some(netgw::error::NodeErrorKind::Timeout)
+            && node.steps.iter().any(|s| s.step == "restore");
+        if timed_out {
+            tally.timeouts += 1;
+        } else {
+            tally.problems.push(format!(
+                "{n}: no node timeout at {:.2}s ({step}): {:?} {:?}",
+                limits[i], node.status, node.error
+            ));
+        }
+        steps.push(step);
+    }
+    // judge's "at the kill" is here what the timed-out run itself left (nothing ran since).
+    judge(&env, &names, &old, &steps, &limits, tally);
+    drop(env);
+}
+
+#[test]
+fn node_timeouts_at_any_step_leave_no_device_half_applied() {
+    let rt = runtime();
+    let seed = env_u64("CRASH_SEED", 15);
+    let rounds = env_u64("CRASH_TIMEOUT_ROUNDS", 1) as usize;
+    // `CRASH_TIMEOUT_CONTROL=1`: timeouts inside the commit step with no restore budget, where the
+    // count must see half-applied devices.
+    let control = env_u64("CRASH_TIMEOUT_CONTROL", 0) == 1;
+    let mut rng = Rng(seed ^ 0x7130);
+    let cal = calibrate(&rt, &mut rng);
+    let mut tally = Tally::default();
+    let t = Instant::now();
+    for r in 0..rounds {
+        timeout_round(&rt, &mut rng, r, &cal, &mut tally, control);
+    }
+    eprintln!(
+        "TIMEOUT control={control} seed={seed} rounds={rounds} stops={} node timeouts={} half-applied right after the timed-out run={} \
+         recovered and named={} half-applied after the next run={} ({:.0} s)",
+        tally.kills,
+        tally.timeouts,
+        tally.half_at_kill,
+        tally.recovered_named,
+        tally.half_after,
+        t.elapsed().as_secs_f64()
+    );
+    for ((v, s), n) in &tally.by_step {
+        eprintln!("TIMEOUT step {v:6} {s:16} {n}");
+    }
+    for p in &tally.problems {
+        eprintln!("TIMEOUT note: {p}");
+    }
+    if control {
+        assert!(
+            tally.half_at_kill > 0,
+            "without the restore step a timeout mid-commit leaves devices half-applied: the count must see them"
+        );
+    } else {
+        assert_eq!(tally.half_at_kill, 0, "{:#?}", tally.problems);
+    }
+    assert_eq!(tally.half_after, 0, "{:#?}", tally.problems);
+    // Nearly every stop was a node timeout with its restore step (a run that finished before its
+    // timeout tests nothing, and is listed as a note).
+    assert!(
+        tally.timeouts * 10 >= tally.kills * 8,
+        "{:#?}",
+        tally.problems
+    );
     rt.shutdown_timeout(Duration::from_secs(5));
 }
 
@@ -536,6 +737,99 @@ fn the_count_catches_a_half_applied_device_without_the_journal() {
         assert_eq!(next["nodes"][i]["recovered"]["action"], "restored");
     }
     drop((off, on));
+    rt.shutdown_timeout(Duration::from_secs(5));
+}
+
+fn cli_sim(env: &Env, n: &str) -> std::sync::Arc<netgw_labs::sim::cli::CliSim> {
+    match &env.lab.node(n).unwrap().sim {
+        Sim::Cli(c) => c.clone(),
+        _ => panic!("{n} is not a CLI device"),
+    }
+}
+
+/// Poll `n` until it holds `want` (true) or `limit` passes (false).
+fn becomes(env: &Env, n: &str, want: &str, limit: Duration) -> bool {
+    let t = Instant::now();
+    while t.elapsed() < limit {
+        if snapshot(&env.lab, n) == want {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+#[test]
+fn an_ios_device_with_an_archive_reverts_a_dead_gateways_change_by_itself() {
+    let rt = runtime();
+    let mut rng = Rng(env_u64("CRASH_SEED", 15));
+    let names: Vec<(String, usize)> = vec![("iosarc-dead".into(), 5), ("ios-dead".into(), 2)];
+    let nodes: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
+    // Journal off and no netgw run after the kill: only the device can put itself back.
+    let env = start(&rt, &mut rng, &names, false);
+    let old: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n)).collect();
+    for n in &nodes {
+        kill_once_half(&env, n);
+    }
+    let arc = cli_sim(&env, &nodes[0]);
+    assert!(
+        arc.archive.pending(),
+        "the dead converge armed the revert timer"
+    );
+    assert_ne!(
+        settled(&env.lab, &nodes[0]),
+        old[0],
+        "half-applied at the kill"
+    );
+    // The timer: 2 device minutes of 4 s; bounded well beyond.
+    assert!(
+        becomes(&env, &nodes[0], &old[0], Duration::from_secs(40)),
+        "the device did not revert by itself:\n{}",
+        snapshot(&env.lab, &nodes[0])
+    );
+    assert!(!arc.archive.pending());
+    // Without an archive nothing on the device takes the change back.
+    assert_ne!(
+        snapshot(&env.lab, &nodes[1]),
+        old[1],
+        "the IOS device without an archive stays half-applied"
+    );
+    drop(env);
+
+    // Journal on: the next run finds the archive device already reverted (`configure revert now` at
+    // connect, before its timer) and restores the other with the exact inverse; both then converge.
+    let env = start(&rt, &mut rng, &names, true);
+    let old: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n)).collect();
+    for n in &nodes {
+        kill_once_half(&env, n);
+    }
+    let arc = cli_sim(&env, &nodes[0]);
+    assert!(arc.archive.pending());
+    let next = env.report(&["converge", "--why-run"], &nodes);
+    assert!(!arc.archive.pending(), "reverted at the next connect");
+    assert_eq!(snapshot(&env.lab, &nodes[0]), old[0], "{next:#}");
+    assert_eq!(snapshot(&env.lab, &nodes[1]), old[1], "{next:#}");
+    assert_eq!(next["nodes"][0]["recovered"]["found"], "old", "{next:#}");
+    assert_eq!(
+        next["nodes"][1]["recovered"]["found"], "partial",
+        "{next:#}"
+    );
+    assert_eq!(
+        next["nodes"][1]["recovered"]["action"], "restored",
+        "{next:#}"
+    );
+    let armed = arc.archive.archives();
+    let last = env.report(&["converge"], &nodes);
+    for i in 0..2 {
+        assert_eq!(last["nodes"][i]["status"], "success", "{last:#}");
+    }
+    assert_eq!(
+        arc.archive.archives(),
+        armed + 1,
+        "the converge armed the timer"
+    );
+    assert!(!arc.archive.pending(), "and confirmed its change");
+    drop(env);
     rt.shutdown_timeout(Duration::from_secs(5));
 }
 

@@ -71,6 +71,11 @@ pub(crate) struct CliConn {
     session: Option<SshSession>,
     shell: Option<CliShell>,
     reads: std::collections::HashMap<String, String>,
+    /// A command is being sent or answered. Still set at the next call when the call before was
+    /// dropped mid-way (a node timeout or an abort stops the run at any await): the shell may hold
+    /// half an answer or sit in configuration mode, so the session is reported lost and the driver
+    /// reconnects to restore.
+    busy: bool,
 }
 
 impl std::fmt::Debug for CliConn {
@@ -164,16 +169,39 @@ impl CliConn {
             session: Some(session),
             shell: Some(shell),
             reads: Default::default(),
+            busy: false,
         })
     }
 
+    /// The shell and the busy flag, borrowed apart so a command can be bracketed by the flag.
+    fn shell_busy(&mut self) -> Result<(&mut CliShell, &mut bool), DriverError> {
+        self.shell()?;
+        match (self.shell.as_mut(), &mut self.busy) {
+            (Some(s), b) => Ok((s, b)),
+            (None, _) => Err(DriverError::Transport {
+                device: self.device.clone(),
+                step: "cli",
+                kind: ErrorKind::Transport,
+                source: "the session is closed".into(),
+            }),
+        }
+    }
+
     fn shell(&mut self) -> Result<&mut CliShell, DriverError> {
-        self.shell.as_mut().ok_or_else(|| DriverError::Transport {
-            device: self.device.clone(),
-            step: "cli",
-            kind: ErrorKind::Transport,
-            source: "the session is closed".into(),
-        })
+        let reason = if self.busy {
+            "an earlier command was stopped mid-answer: the shell's state is unknown"
+        } else {
+            "the session is closed"
+        };
+        match self.shell.as_mut() {
+            Some(s) if !self.busy => Ok(s),
+            _ => Err(DriverError::Transport {
+                device: self.device.clone(),
+                step: "cli",
+                kind: ErrorKind::Transport,
+                source: reason.into(),
+            }),
+        }
     }
 
     /// A `show` command's answer, from the session's read cache or the device; any other command
@@ -187,14 +215,25 @@ impl CliConn {
         } else {
             self.reads.clear();
         }
-        let Some(shell) = self.shell.as_mut() else {
-            return Err(SshError::Disconnected {
-                device: self.device.clone(),
-                operation: format!("command `{cmd}`"),
-                reason: Some("the session is closed".into()),
-            });
+        let shell = match self.shell.as_mut() {
+            Some(s) if !self.busy => s,
+            _ => {
+                return Err(SshError::Disconnected {
+                    device: self.device.clone(),
+                    operation: format!("command `{cmd}`"),
+                    reason: Some(if self.busy {
+                        "an earlier command was stopped mid-answer: the shell's state is unknown"
+                            .into()
+                    } else {
+                        "the session is closed".into()
+                    }),
+                });
+            }
         };
-        let t = shell.command(cmd).await?;
+        self.busy = true;
+        let t = shell.command(cmd).await;
+        self.busy = false;
+        let t = t?;
         if read {
             self.reads.insert(cmd.to_owned(), t.clone());
         }
@@ -235,11 +274,11 @@ impl CliConn {
         self.reads.clear();
         let device = self.device.clone();
         let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-        self.shell()?
-            .config(&refs)
-            .await
-            .map(|_| ())
-            .map_err(|e| ssh_err(&device, step, e))
+        let (shell, busy) = self.shell_busy()?;
+        *busy = true;
+        let r = shell.config(&refs).await;
+        *busy = false;
+        r.map(|_| ()).map_err(|e| ssh_err(&device, step, e))
     }
 
     /// [`CliConn::config`], configuration mode entered with `enter` (IOS `configure terminal revert
@@ -253,11 +292,14 @@ impl CliConn {
     ) -> (bool, Result<(), DriverError>) {
         self.reads.clear();
         let device = self.device.clone();
-        let shell = match self.shell() {
+        let (shell, busy) = match self.shell_busy() {
             Ok(s) => s,
             Err(e) => return (false, Err(e)),
         };
-        let taken = match shell.enter_config_with(enter).await {
+        *busy = true;
+        let entered = shell.enter_config_with(enter).await;
+        *busy = false;
+        let taken = match entered {
             Ok(()) => true,
             Err(e @ (SshError::Mode { .. } | SshError::Cli { .. })) => {
                 tracing::warn!(device = %device, command = enter, error = %e, "refused: the change goes without the device's revert timer");
@@ -639,6 +681,10 @@ impl Driver for IosDriver {
             }
         };
         tracing::info!(device = %self.device, comment = %options.comment, lines = p.lines.len(), archive = self.archive, "ios commit");
+        // Committed before the first line goes: a commit stopped mid-way (node timeout, abort)
+        // leaves the driver knowing what its rollback must undo.
+        p.armed = self.archive;
+        self.state = State::Committed(p.clone());
         let sent = if self.archive {
             let minutes = archive::revert_minutes(options.confirm_timeout);
             let enter = archive::enter_with_timer(minutes);
@@ -647,18 +693,17 @@ impl Driver for IosDriver {
                 .config_entered_with("commit", &enter, &p.lines)
                 .await;
             p.armed = armed;
+            self.state = State::Committed(p.clone());
             r
         } else {
             self.conn.config("commit", &p.lines).await
         };
         match sent {
-            Ok(()) => {
-                self.state = State::Committed(p);
-                Ok(())
-            }
+            Ok(()) => Ok(()),
             Err(e) => {
                 // Lines before the failed one are active: put the device back now.
                 let restored = self.restore(&p).await;
+                self.state = State::Idle;
                 Err(match (e, restored) {
                     (
                         DriverError::Rejected {

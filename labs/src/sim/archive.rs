@@ -88,6 +88,11 @@ impl Archive {
         lock(&self.inner).pending.is_some()
     }
 
+    /// How many archives the device wrote (one per arming; tests read it).
+    pub fn archives(&self) -> usize {
+        lock(&self.inner).saved.len()
+    }
+
     /// `configure terminal revert timer MINUTES`: `Ok(text)` enters configuration mode.
     pub fn arm(&self, dev: &Arc<Device>, minutes: &str) -> Result<String, String> {
         let Some(path) = &self.path else {
