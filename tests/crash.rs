@@ -305,6 +305,11 @@ struct Tally {
     recovered_named: usize,
     /// Node runs stopped by their node timeout (campaign 2).
     timeouts: usize,
+    /// Restore steps that reported a failure (campaign 2).
+    restore_failed: usize,
+    /// Runs in serve's history after the restart, and those not in a final state (campaign 3).
+    runs: usize,
+    history_bad: usize,
     /// Half-applied IOS devices with an archive that the device itself reverted (`found: old`).
     device_reverted: usize,
     problems: Vec<String>,
@@ -587,6 +592,16 @@ fn timeout_round(
         let step = step_at(&cal.0[*v], node_len(&cal.0[*v]), limits[i]);
         let timed_out = node.error_kind == Some(netgw::error::NodeErrorKind::Timeout)
             && node.steps.iter().any(|s| s.step == "restore");
+        if node
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("RESTORE FAILED"))
+        {
+            tally.restore_failed += 1;
+            tally
+                .problems
+                .push(format!("{n} ({step}): {:?}", node.error));
+        }
         if timed_out {
             tally.timeouts += 1;
         } else {
@@ -618,10 +633,11 @@ fn node_timeouts_at_any_step_leave_no_device_half_applied() {
         timeout_round(&rt, &mut rng, r, &cal, &mut tally, control);
     }
     eprintln!(
-        "TIMEOUT control={control} seed={seed} rounds={rounds} stops={} node timeouts={} half-applied right after the timed-out run={} \
+        "TIMEOUT control={control} seed={seed} rounds={rounds} stops={} node timeouts={} restore failed={} half-applied right after the timed-out run={} \
          recovered and named={} half-applied after the next run={} ({:.0} s)",
         tally.kills,
         tally.timeouts,
+        tally.restore_failed,
         tally.half_at_kill,
         tally.recovered_named,
         tally.half_after,
@@ -640,6 +656,7 @@ fn node_timeouts_at_any_step_leave_no_device_half_applied() {
         );
     } else {
         assert_eq!(tally.half_at_kill, 0, "{:#?}", tally.problems);
+        assert_eq!(tally.restore_failed, 0, "{:#?}", tally.problems);
     }
     assert_eq!(tally.half_after, 0, "{:#?}", tally.problems);
     // Nearly every stop was a node timeout with its restore step (a run that finished before its
@@ -833,27 +850,18 @@ fn an_ios_device_with_an_archive_reverts_a_dead_gateways_change_by_itself() {
     rt.shutdown_timeout(Duration::from_secs(5));
 }
 
-#[test]
-fn serve_recovers_a_dead_gateways_half_applied_change_at_start() {
-    let rt = runtime();
-    let mut rng = Rng(env_u64("CRASH_SEED", 15));
-    let names: Vec<(String, usize)> = vec![("nxos-srv".into(), 3)];
-    let env = start(&rt, &mut rng, &names, true);
-    let node = names[0].0.clone();
-    let old = snapshot(&env.lab, &node);
-    kill_once_half(&env, &node);
-    assert_ne!(
-        settled(&env.lab, &node),
-        old,
-        "half-applied by the dead converge"
-    );
+const TOKEN: &str = "crash-test-token";
+
+/// `netgw serve` on the round's lab and repo (history `history.db`, state directory `state`), short
+/// grace periods so a SIGTERM reaches the cancel and abort paths; its base URL once listening.
+fn start_serve(env: &Env) -> (Child, String) {
     let d = env.dir.path();
-    let token = "crash-test-token";
     std::fs::write(
         d.join("serve.yml"),
         format!(
-            "inventory: inventory.yml\ndb: history.db\nrepo: repo\ntokens:\n  - {{name: t, sha256: {}, roles: [trigger, read]}}\n",
-            netgw::api::auth::token_hash_hex(token)
+            "inventory: inventory.yml\ndb: history.db\nrepo: repo\nshutdown_grace_secs: 0.5\ncancel_grace_secs: 0.5\n\
+             tokens:\n  - {{name: t, sha256: {}, roles: [trigger, read]}}\n",
+            netgw::api::auth::token_hash_hex(TOKEN)
         ),
     )
     .unwrap();
@@ -861,6 +869,7 @@ fn serve_recovers_a_dead_gateways_half_applied_change_at_start() {
         .args(["serve", "--listen", "127.0.0.1:0", "--config"])
         .arg(d.join("serve.yml"))
         .env("NETGW_STATE_DIR", d.join("state"))
+        .env("NETGW_JOURNAL", if env.journal { "on" } else { "off" })
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -876,26 +885,269 @@ fn serve_recovers_a_dead_gateways_half_applied_change_at_start() {
         .strip_prefix("netgw serve: listening on ")
         .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
         .to_owned();
-    let get = |path: String| {
-        let url = format!("{base}{path}");
-        rt.block_on(async {
-            reqwest::Client::new()
-                .get(url)
-                .bearer_auth(token)
-                .send()
-                .await
-                .unwrap()
-                .text()
-                .await
-                .unwrap()
-        })
+    (srv, base)
+}
+
+/// One request to serve (`body`: POST it), its answer as JSON.
+fn api(rt: &tokio::runtime::Runtime, base: &str, path: &str, body: Option<Value>) -> Value {
+    let url = format!("{base}{path}");
+    rt.block_on(async {
+        let c = reqwest::Client::new();
+        let req = match body {
+            Some(b) => c.post(url).json(&b),
+            None => c.get(url),
+        };
+        let text = req
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        serde_json::from_str(&text).unwrap_or(Value::String(text))
+    })
+}
+
+const FINAL: [&str; 3] = ["finished", "interrupted", "cancelled"];
+
+/// The history once every run in it is in a final state twice in a row (the recovery runs a
+/// restarted serve queues for itself included), bounded.
+fn settled_history(rt: &tokio::runtime::Runtime, base: &str) -> Vec<Value> {
+    let t = Instant::now();
+    let mut quiet = 0;
+    loop {
+        let list = api(rt, base, "/v1/runs?limit=100", None);
+        let runs = list["runs"].as_array().cloned().unwrap_or_default();
+        let done = runs
+            .iter()
+            .all(|r| FINAL.contains(&r["status"].as_str().unwrap_or("")));
+        quiet = if done { quiet + 1 } else { 0 };
+        if quiet >= 3 || t.elapsed() > PROC_LIMIT {
+            return runs
+                .iter()
+                .map(|r| {
+                    api(
+                        rt,
+                        base,
+                        &format!("/v1/runs/{}", r["run_id"].as_str().unwrap_or("")),
+                        None,
+                    )
+                })
+                .collect();
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn stop(child: &mut Child, sigterm: bool) {
+    if sigterm {
+        let ok = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill -TERM");
+    } else {
+        child.kill().unwrap(); // SIGKILL
+    }
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > PROC_LIMIT {
+            let _ = child.kill();
+            panic!("netgw serve did not stop within {PROC_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// One round of campaign (3): serve converges a device per vendor in one run and is stopped (SIGTERM
+/// or SIGKILL) after a seeded delay spread over the run; then restarted on the same history and
+/// state directory. Counted: devices half-applied right after the stop and after the restarted serve
+/// settled (its own recovery runs included; goal 0), the recovery named in the history for every
+/// device left half-applied, and every run in the history in a final state (the stopped one
+/// `interrupted` after SIGKILL, `finished` or `cancelled` after SIGTERM).
+fn serve_round(
+    rt: &tokio::runtime::Runtime,
+    rng: &mut Rng,
+    r: usize,
+    cal: &(Vec<Steps>, Vec<f64>),
+    tally: &mut Tally,
+    sigterm: bool,
+    control: bool,
+) {
+    let names: Vec<(String, usize)> = (0..VENDORS.len())
+        .map(|v| (format!("{}-s{r}", VENDORS[v].0), v))
+        .collect();
+    let nodes: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
+    let env = start(rt, rng, &names, !control);
+    let old: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n)).collect();
+    let u = rng.below(1000) as f64 / 1000.0;
+    let delay = if control {
+        // Within the commit steps, where a SIGKILL leaves devices half-applied.
+        let w: Vec<(f64, f64)> = cal.0.iter().map(commit_window).collect();
+        let a = w.iter().map(|x| x.0).fold(f64::MAX, f64::min);
+        let b = w.iter().map(|x| x.1).fold(0.0, f64::max);
+        a + (b - a) * u
+    } else {
+        cal.0.iter().map(node_len).fold(0.0, f64::max) * u
     };
+    let (mut srv, base) = start_serve(&env);
+    let accepted = api(
+        rt,
+        &base,
+        "/v1/converge",
+        Some(serde_json::json!({"nodes": nodes})),
+    );
+    let run_id = accepted["run_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{accepted}"))
+        .to_owned();
+    std::thread::sleep(Duration::from_secs_f64(delay));
+    stop(&mut srv, sigterm);
+    let all: Vec<&str> = nodes.iter().map(String::as_str).collect();
+    let stopped = settled_all(&env.lab, &all);
+    let (mut srv, base) = start_serve(&env);
+    let history = settled_history(rt, &base);
+    let recovered: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n)).collect();
+    stop(&mut srv, true);
+    let last = env.report(&["converge"], &nodes);
+    let sig = if sigterm { "SIGTERM" } else { "SIGKILL" };
+    for run in &history {
+        let status = run["status"].as_str().unwrap_or("");
+        let id = run["run_id"].as_str().unwrap_or("");
+        tally.runs += 1;
+        let fine = FINAL.contains(&status)
+            && (id != run_id
+                || if sigterm {
+                    status != "interrupted"
+                } else {
+                    status != "running" && status != "queued"
+                });
+        if !fine {
+            tally.history_bad += 1;
+            tally
+                .problems
+                .push(format!("{sig} round {r}: run {id} is {status}: {run}"));
+        }
+    }
+    for (i, (n, _)) in names.iter().enumerate() {
+        let node = &last["nodes"][i];
+        if node["status"] != "success" {
+            tally.problems.push(format!(
+                "{n}: the converge after the restart failed: {node}"
+            ));
+        }
+        let new = snapshot(&env.lab, n);
+        tally.kills += 1;
+        *tally
+            .by_step
+            .entry((
+                sig.to_owned(),
+                classify(&stopped[i], &old[i], &new).to_owned(),
+            ))
+            .or_default() += 1;
+        if classify(&stopped[i], &old[i], &new) == "half" {
+            tally.half_at_kill += 1;
+            let named = history.iter().any(|run| {
+                run["report"]["nodes"].as_array().is_some_and(|ns| {
+                    ns.iter()
+                        .any(|x| x["name"] == n.as_str() && !x["recovered"].is_null())
+                })
+            });
+            if named {
+                tally.recovered_named += 1;
+            } else {
+                tally.problems.push(format!(
+                    "{sig} round {r}: {n} half-applied at the stop, no recovery in the history"
+                ));
+            }
+        }
+        if classify(&recovered[i], &old[i], &new) == "half" {
+            tally.half_after += 1;
+            tally.problems.push(format!(
+                "{sig} round {r}: {n} half-applied after the restart\nstopped:\n{}\nafter:\n{}\nold:\n{}\nnew:\n{}",
+                stopped[i], recovered[i], old[i], new
+            ));
+        }
+    }
+    drop(env);
+}
+
+#[test]
+fn serve_stopped_at_any_moment_leaves_no_device_half_applied_and_a_final_history() {
+    let rt = runtime();
+    let seed = env_u64("CRASH_SEED", 15);
+    let rounds = env_u64("CRASH_SERVE_ROUNDS", 2) as usize;
+    // `CRASH_SERVE_CONTROL=1`: journal off, SIGKILL inside the commit steps: the count must see
+    // half-applied devices after the restart.
+    let control = env_u64("CRASH_SERVE_CONTROL", 0) == 1;
+    let mut rng = Rng(seed ^ 0x5e7e);
+    let cal = calibrate(&rt, &mut rng);
+    let mut tally = Tally::default();
+    let t = Instant::now();
+    for r in 0..rounds {
+        // SIGTERM and SIGKILL alternate: half the rounds each (the control: SIGKILL only).
+        let sigterm = !control && r % 2 == 0;
+        serve_round(&rt, &mut rng, r, &cal, &mut tally, sigterm, control);
+    }
+    eprintln!(
+        "SERVE control={control} seed={seed} rounds={rounds} devices={} half-applied right after the stop={} recovery in the history={} \
+         half-applied after the restart={} runs in the history={} not final={} ({:.0} s)",
+        tally.kills,
+        tally.half_at_kill,
+        tally.recovered_named,
+        tally.half_after,
+        tally.runs,
+        tally.history_bad,
+        t.elapsed().as_secs_f64()
+    );
+    for ((v, s), n) in &tally.by_step {
+        eprintln!("SERVE {v} devices {s} at the stop: {n}");
+    }
+    for p in &tally.problems {
+        eprintln!("SERVE note: {p}");
+    }
+    assert_eq!(tally.history_bad, 0, "{:#?}", tally.problems);
+    if control {
+        assert!(
+            tally.half_after > 0,
+            "without the journal a SIGKILL mid-commit leaves devices half-applied: the count must see them"
+        );
+        return;
+    }
+    assert_eq!(tally.half_after, 0, "{:#?}", tally.problems);
+    assert_eq!(tally.history_bad, 0, "{:#?}", tally.problems);
+    assert_eq!(
+        tally.recovered_named, tally.half_at_kill,
+        "{:#?}",
+        tally.problems
+    );
+    rt.shutdown_timeout(Duration::from_secs(5));
+}
+
+#[test]
+fn serve_recovers_a_dead_gateways_half_applied_change_at_start() {
+    let rt = runtime();
+    let mut rng = Rng(env_u64("CRASH_SEED", 15));
+    let names: Vec<(String, usize)> = vec![("nxos-srv".into(), 3)];
+    let env = start(&rt, &mut rng, &names, true);
+    let node = names[0].0.clone();
+    let old = snapshot(&env.lab, &node);
+    kill_once_half(&env, &node);
+    assert_ne!(
+        settled(&env.lab, &node),
+        old,
+        "half-applied by the dead converge"
+    );
+    let (mut srv, base) = start_serve(&env);
+    let get = |path: String| api(&rt, &base, &path, None);
     // No trigger: the recovery run was queued by the server itself at start.
     let t = Instant::now();
     let run: Value = loop {
-        let list: Value = serde_json::from_str(&get(format!("/v1/runs?node={node}"))).unwrap();
+        let list = get(format!("/v1/runs?node={node}"));
         if let Some(id) = list["runs"][0]["run_id"].as_str() {
-            let run: Value = serde_json::from_str(&get(format!("/v1/runs/{id}"))).unwrap();
+            let run = get(format!("/v1/runs/{id}"));
             if run["status"] == "finished" {
                 break run;
             }
@@ -909,6 +1161,7 @@ fn serve_recovers_a_dead_gateways_half_applied_change_at_start() {
     assert_eq!(n["recovered"]["action"], "restored", "{run:#}");
     assert_eq!(snapshot(&env.lab, &node), old, "restored by serve at start");
     let metrics = get("/metrics".into());
+    let metrics = metrics.as_str().unwrap_or_default();
     assert!(
         metrics.contains("netgw_recoveries_total{found=\"partial\"} 1"),
         "{metrics}"
