@@ -54,11 +54,12 @@ pub fn enter_with_timer(minutes: u32) -> String {
 mod tests {
     use super::*;
 
-    // A Cisco IOL router without an archive (see docs/fixture-sources.md).
+    // Sources of the samples: docs/fixture-sources.md, "IOS Configuration Rollback Confirmed Change".
+    // A device without an archive.
     const NOT_ENABLED: &str = " Archive feature not enabled\n";
-    // A Catalyst switch with `archive` / `path flash:/switcharchive` (docs/fixture-sources.md).
+    // A Catalyst IOS-XE switch with `archive` / `path flash:/switcharchive`.
     const ENABLED: &str = "The maximum archive configurations allowed is 10.\nThere are currently 2 archive configurations saved.\nThe next archive file will be named flash:/switcharchive-<timestamp>-2\n Archive #  Name\n   1        flash:/switcharchive-Jun--6-10-38-00.741-0\n";
-    // A Cisco 2901 with ten archives (docs/fixture-sources.md).
+    // A Cisco 2901 with ten archives.
     const ENABLED_FULL: &str = "The maximum archive configurations allowed is 10.\nThere are currently 10 archive configurations saved.\nThe next archive file will be named flash:backups-<timestamp>-78\n Archive #  Name\n   1        flash:backupsFeb--3-11-55-49.089-DST-68\n   10       flash:backupsFeb-10-11-54-51.925-DST-77 <- Most Recent\n";
     const IDLE: &str = "%No Rollback Confirmed Change pending\n";
 

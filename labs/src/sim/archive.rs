@@ -17,11 +17,14 @@
 //! (default 60 000) so tests need not wait real minutes. What the archive holds is the running
 //! configuration (hostname, VLANs, interfaces); LLDP neighbours are the topology's and are kept.
 //!
-//! Answers: ` Archive feature not enabled` and `%No Rollback Confirmed Change pending` are an IOL
-//! device's (docs/fixture-sources.md); `show archive`'s listing and the `Rollback Confirmed Change:
-//! Backing up current running config to ...` line follow published IOS output; the refusal without
-//! an archive (`%Turn config archive on before using Rollback Confirmed Change`) is quoted from
-//! third-party code, and the refusal of a second pending change is ours (no sample found).
+//! Answers (sources in docs/fixture-sources.md, "IOS Configuration Rollback Confirmed Change"):
+//! ` Archive feature not enabled`, `%No Rollback Confirmed Change pending`, `show archive`'s listing,
+//! the `Rollback Confirmed Change: Backing up current running config to ...` line and the timer's
+//! `Timer type:` / `Timer value: N min` / `User:` fields follow published IOS output and the strings
+//! napalm's IOS driver matches; the field order of the timer and `Time remaining:` are ours, the
+//! refusal without an archive (`%Turn config archive on before using Rollback Confirmed Change`) is
+//! quoted from third-party code, and the refusal of a second pending change is ours (no sample
+//! found).
 
 use super::Device;
 use super::state::DeviceState;
@@ -56,6 +59,7 @@ struct Pending {
     archived: DeviceState,
     minutes: u32,
     deadline: Instant,
+    user: String,
 }
 
 fn lock(m: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
@@ -115,6 +119,7 @@ impl Archive {
             archived: dev.state().clone(),
             minutes,
             deadline: Instant::now() + wait,
+            user: dev.username.clone(),
         });
         drop(g);
         let inner = self.inner.clone();
@@ -193,11 +198,12 @@ impl Archive {
         // Remaining time in device minutes and seconds (a simulated minute may be shorter).
         let secs = (left.as_secs_f64() * 60.0 / self.minute.as_secs_f64().max(0.001)) as u64;
         format!(
-            "Timer type: Confirmed Change\nTimer value: {} min\nTime remaining: {:02}:{:02}:{:02}\n",
+            "Timer type: Confirmed Change\nTimer value: {} min\nTime remaining: {:02}:{:02}:{:02}\nUser: {}\n",
             p.minutes,
             secs / 3600,
             (secs / 60) % 60,
-            secs % 60
+            secs % 60,
+            p.user
         )
     }
 
