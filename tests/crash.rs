@@ -1,5 +1,9 @@
 //! Issue 15: a gateway killed with SIGKILL at any moment of a converge leaves no device half-applied
-//! once the next run has touched it, on every vendor netgw-lab simulates (EOS, Junos, IOS, NX-OS, F5).
+//! once the next run has touched it, on every vendor netgw-lab simulates (EOS, Junos, IOS, NX-OS, F5,
+//! and IOS with a configuration archive, whose revert timer reverts a dead gateway's change on the
+//! device itself). Campaigns (2) node timeouts and (3) `netgw serve` SIGTERM/SIGKILL are at the end
+//! of the SIGKILL part (`timeout_round`, `serve_round`); all three share the lab, calibration and
+//! judging helpers here.
 //!
 //! Each round starts a lab (one device per vendor, every reply delayed by `latency-ms` so each step of
 //! a converge lasts long enough to be hit), starts one real `netgw converge` process per device and
@@ -15,7 +19,7 @@
 //!
 //! The control runs the same with the journal off (`NETGW_JOURNAL=off`), killing an IOS and an NX-OS
 //! converge once the device is seen half-applied: the devices stay half-applied after the next run, so
-//! the count would catch a broken journal. `CRASH_ROUNDS` (default 1: 5 kills) and `CRASH_SEED` scale
+//! the count would catch a broken journal. `CRASH_ROUNDS` (default 1: 6 kills) and `CRASH_SEED` scale
 //! the campaign (`scripts/crash-campaign.sh`); figures go to README's RELIABILITY section.
 
 use netgw_labs::lab::{Lab, LabOptions, Sim};
