@@ -1,5 +1,9 @@
 //! Issue 15: a gateway killed with SIGKILL at any moment of a converge leaves no device half-applied
-//! once the next run has touched it, on every vendor netgw-lab simulates (EOS, Junos, IOS, NX-OS, F5).
+//! once the next run has touched it, on every vendor netgw-lab simulates (EOS, Junos, IOS, NX-OS, F5,
+//! and IOS with a configuration archive, whose revert timer reverts a dead gateway's change on the
+//! device itself). Campaigns (2) node timeouts and (3) `netgw serve` SIGTERM/SIGKILL are at the end
+//! of the SIGKILL part (`timeout_round`, `serve_round`); all three share the lab, calibration and
+//! judging helpers here.
 //!
 //! Each round starts a lab (one device per vendor, every reply delayed by `latency-ms` so each step of
 //! a converge lasts long enough to be hit), starts one real `netgw converge` process per device and
@@ -15,7 +19,7 @@
 //!
 //! The control runs the same with the journal off (`NETGW_JOURNAL=off`), killing an IOS and an NX-OS
 //! converge once the device is seen half-applied: the devices stay half-applied after the next run, so
-//! the count would catch a broken journal. `CRASH_ROUNDS` (default 1: 5 kills) and `CRASH_SEED` scale
+//! the count would catch a broken journal. `CRASH_ROUNDS` (default 1: 6 kills) and `CRASH_SEED` scale
 //! the campaign (`scripts/crash-campaign.sh`); figures go to README's RELIABILITY section.
 
 use netgw_labs::lab::{Lab, LabOptions, Sim};
@@ -42,13 +46,30 @@ impl Rng {
     }
 }
 
-/// (name prefix, containerlab kind, port of the link the desired state changes)
-const VENDORS: [(&str, &str, &str); 5] = [
-    ("eos", "arista_ceos", "Ethernet1"),
-    ("junos", "juniper_vjunosswitch", "ge-0/0/1"),
-    ("ios", "cisco_iol, type: L2", "Ethernet0/1"),
-    ("nxos", "cisco_n9kv", "Ethernet1/1"),
-    ("f5", "f5_bigip-ve", "1.1"),
+/// (name prefix, containerlab kind, port of the link the desired state changes, netgw-lab device
+/// settings)
+type Vendor = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
+
+/// An IOS device with a configuration archive: changes go under its revert timer (`configure terminal
+/// revert timer 2`, from the default `--confirm-timeout` of 120 s). A device minute lasts 4 s, so the
+/// timer (8 s) outlasts a converge's commit-to-confirm and still expires within a test.
+const IOS_ARCHIVE: &[(&str, &str)] = &[
+    ("archive-path", "flash:netgw"),
+    ("revert-minute-ms", "4000"),
+];
+
+const VENDORS: [Vendor; 6] = [
+    ("eos", "arista_ceos", "Ethernet1", &[]),
+    ("junos", "juniper_vjunosswitch", "ge-0/0/1", &[]),
+    ("ios", "cisco_iol, type: L2", "Ethernet0/1", &[]),
+    ("nxos", "cisco_n9kv", "Ethernet1/1", &[]),
+    ("f5", "f5_bigip-ve", "1.1", &[]),
+    ("iosarc", "cisco_iol, type: L2", "Ethernet0/1", IOS_ARCHIVE),
 ];
 
 const LATENCY_MS: &str = "60";
@@ -201,6 +222,9 @@ fn start(
     for (n, v) in names {
         topo.push_str(&format!("    {n}: {{kind: {}}}\n", VENDORS[*v].1));
         faults.push((n.clone(), "latency-ms".to_string(), LATENCY_MS.to_string()));
+        for (k, v) in VENDORS[*v].3 {
+            faults.push((n.clone(), (*k).to_owned(), (*v).to_owned()));
+        }
     }
     let lab = rt
         .block_on(Lab::start(
@@ -283,6 +307,15 @@ struct Tally {
     half_at_kill: usize,
     half_after: usize,
     recovered_named: usize,
+    /// Node runs stopped by their node timeout (campaign 2).
+    timeouts: usize,
+    /// Restore steps that reported a failure (campaign 2).
+    restore_failed: usize,
+    /// Runs in serve's history after the restart, and those not in a final state (campaign 3).
+    runs: usize,
+    history_bad: usize,
+    /// Half-applied IOS devices with an archive that the device itself reverted (`found: old`).
+    device_reverted: usize,
     problems: Vec<String>,
 }
 
@@ -344,6 +377,25 @@ fn round(
         }
         std::thread::sleep(Duration::from_millis(2));
     }
+    let steps: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, (_, v))| step_at(&cal.0[*v], cal.1[*v], delays[i]))
+        .collect();
+    judge(&env, &names, &old, &steps, &delays, tally);
+    drop(env);
+}
+
+/// After the stops of one round (`steps[i]`: where node i's run was stopped, at `at[i]` s): the
+/// devices once settled, the next run (`--why-run`, one process) and a last converge, tallied.
+fn judge(
+    env: &Env,
+    names: &[(String, usize)],
+    old: &[String],
+    steps: &[String],
+    at: &[f64],
+    tally: &mut Tally,
+) {
     let all: Vec<&str> = names.iter().map(|(n, _)| n.as_str()).collect();
     let killed = settled_all(&env.lab, &all);
     let nodes: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
@@ -360,7 +412,7 @@ fn round(
         let new = snapshot(&env.lab, n);
         let at_kill = classify(&killed[i], &old[i], &new);
         let after = classify(&recovered[i], &old[i], &new);
-        let step = step_at(&cal.0[*v], cal.1[*v], delays[i]);
+        let step = &steps[i];
         tally.kills += 1;
         *tally
             .by_step
@@ -369,11 +421,17 @@ fn round(
         let rec = &next["nodes"][i]["recovered"];
         if at_kill == "half" {
             tally.half_at_kill += 1;
-            if rec["found"] == "partial" {
+            let device_net = !VENDORS[*v].3.is_empty();
+            if device_net && after != "half" {
+                // The device's own net: its timer, or `configure revert now` at the next connect,
+                // put the archived configuration back (the journal, if on, then finds it old).
+                tally.device_reverted += 1;
+            }
+            if rec["found"] == "partial" || (device_net && rec["found"] == "old") {
                 tally.recovered_named += 1;
             } else if env.journal && rec.is_null() {
                 tally.problems.push(format!(
-                    "{n} (killed in {step}): half-applied, but the next report names no recovery: {}",
+                    "{n} (stopped in {step}): half-applied, but the next report names no recovery: {}",
                     next["nodes"][i]
                 ));
             }
@@ -381,12 +439,11 @@ fn round(
         if after == "half" {
             tally.half_after += 1;
             tally.problems.push(format!(
-                "{n} (killed in {step} at {:.2}s): half-applied after the next run\nkilled:\n{}\nafter:\n{}\nold:\n{}\nnew:\n{}",
-                delays[i], killed[i], recovered[i], old[i], new
+                "{n} (stopped in {step} at {:.2}s): half-applied after the next run\nkilled:\n{}\nafter:\n{}\nold:\n{}\nnew:\n{}",
+                at[i], killed[i], recovered[i], old[i], new
             ));
         }
     }
-    drop(env);
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -413,10 +470,11 @@ fn sigkill_at_any_moment_leaves_no_device_half_applied_after_the_next_run() {
     }
     eprintln!(
         "CRASH journal={journal} seed={seed} rounds={rounds} kills={} half-applied at the kill={} recovered and named={} \
-         half-applied after the next run={} ({:.0} s)",
+         of which reverted by the IOS device itself={} half-applied after the next run={} ({:.0} s)",
         tally.kills,
         tally.half_at_kill,
         tally.recovered_named,
+        tally.device_reverted,
         tally.half_after,
         t.elapsed().as_secs_f64()
     );
@@ -430,9 +488,11 @@ fn sigkill_at_any_moment_leaves_no_device_half_applied_after_the_next_run() {
         );
     }
     if !journal {
-        // The control: every device the kill left half-applied is still so after the next run.
+        // The control: every device the kill left half-applied is still so after the next run,
+        // but for the IOS devices with an archive, which revert by themselves.
         assert_eq!(
-            tally.half_after, tally.half_at_kill,
+            tally.half_after,
+            tally.half_at_kill - tally.device_reverted,
             "{:#?}",
             tally.problems
         );
@@ -448,6 +508,168 @@ fn sigkill_at_any_moment_leaves_no_device_half_applied_after_the_next_run() {
     for p in &tally.problems {
         eprintln!("CRASH note: {p}");
     }
+    rt.shutdown_timeout(Duration::from_secs(5));
+}
+
+/// The length of a vendor's node run, in-process (no process start-up): its last step's end.
+fn node_len(steps: &Steps) -> f64 {
+    steps.last().map_or(0.0, |s| s.1)
+}
+
+/// Where a vendor's `commit` step starts and ends in its calibrated node run.
+fn commit_window(steps: &Steps) -> (f64, f64) {
+    let mut start = 0.0;
+    for (s, end) in steps {
+        if s == "commit" {
+            return (start, *end);
+        }
+        start = *end;
+    }
+    (0.0, node_len(steps))
+}
+
+/// One round of campaign (2): a device per vendor, each converged in-process with its own node
+/// timeout, seeded uniform over that vendor's node run (the control: inside its commit step, with no
+/// restore budget). The devices right after the timed-out runs must be old or new, never
+/// half-applied (restore before drop); then [`judge`] runs the next run and a last converge.
+fn timeout_round(
+    rt: &tokio::runtime::Runtime,
+    rng: &mut Rng,
+    r: usize,
+    cal: &(Vec<Steps>, Vec<f64>),
+    tally: &mut Tally,
+    control: bool,
+) {
+    use netgw::engine::{self, EngineOptions, Job, RegistryConnector};
+    let names: Vec<(String, usize)> = (0..VENDORS.len())
+        .map(|v| (format!("{}-t{r}", VENDORS[v].0), v))
+        .collect();
+    let env = start(rt, rng, &names, true);
+    let old: Vec<String> = names.iter().map(|(n, _)| snapshot(&env.lab, n)).collect();
+    let limits: Vec<f64> = names
+        .iter()
+        .map(|(_, v)| {
+            let u = rng.below(1000) as f64 / 1000.0;
+            let (a, b) = if control {
+                commit_window(&cal.0[*v])
+            } else {
+                // Not past 95 %: a run a little faster than the calibration would finish first.
+                (0.0, 0.95 * node_len(&cal.0[*v]))
+            };
+            (a + (b - a) * u).max(0.001)
+        })
+        .collect();
+    let inventory =
+        netgw::inventory::Inventory::load(&env.dir.path().join("inventory.yml")).unwrap();
+    let repo = netgw::store::local::LocalRepo::open(env.repo()).unwrap();
+    let runs = names.iter().zip(&limits).map(|((n, _), limit)| {
+        let job = Job {
+            name: n.clone(),
+            target: Ok(inventory.target(n).unwrap()),
+        };
+        let opts = EngineOptions {
+            node_timeout: Duration::from_secs_f64(*limit),
+            restore_timeout: if control {
+                Duration::ZERO
+            } else {
+                engine::DEFAULT_RESTORE_TIMEOUT
+            },
+            state_dir: Some(env.dir.path().join("state")),
+            ..EngineOptions::default()
+        };
+        let repo = repo.clone();
+        async move {
+            engine::converge(
+                std::sync::Arc::new(repo.clone()),
+                repo,
+                vec![job],
+                std::sync::Arc::new(RegistryConnector),
+                opts,
+            )
+            .await
+        }
+    });
+    let reports = rt.block_on(futures::future::join_all(runs));
+    let mut steps = Vec::new();
+    for (i, (n, v)) in names.iter().enumerate() {
+        let node = &reports[i].nodes[0];
+        let step = step_at(&cal.0[*v], node_len(&cal.0[*v]), limits[i]);
+        let timed_out = node.error_kind == Some(netgw::error::NodeErrorKind::Timeout)
+            && node.steps.iter().any(|s| s.step == "restore");
+        if node
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("RESTORE FAILED"))
+        {
+            tally.restore_failed += 1;
+            tally
+                .problems
+                .push(format!("{n} ({step}): {:?}", node.error));
+        }
+        if timed_out {
+            tally.timeouts += 1;
+        } else {
+            tally.problems.push(format!(
+                "{n}: no node timeout at {:.2}s ({step}): {:?} {:?}",
+                limits[i], node.status, node.error
+            ));
+        }
+        steps.push(step);
+    }
+    // judge's "at the kill" is here what the timed-out run itself left (nothing ran since).
+    judge(&env, &names, &old, &steps, &limits, tally);
+    drop(env);
+}
+
+#[test]
+fn node_timeouts_at_any_step_leave_no_device_half_applied() {
+    let rt = runtime();
+    let seed = env_u64("CRASH_SEED", 15);
+    let rounds = env_u64("CRASH_TIMEOUT_ROUNDS", 1) as usize;
+    // `CRASH_TIMEOUT_CONTROL=1`: timeouts inside the commit step with no restore budget, where the
+    // count must see half-applied devices.
+    let control = env_u64("CRASH_TIMEOUT_CONTROL", 0) == 1;
+    let mut rng = Rng(seed ^ 0x7130);
+    let cal = calibrate(&rt, &mut rng);
+    let mut tally = Tally::default();
+    let t = Instant::now();
+    for r in 0..rounds {
+        timeout_round(&rt, &mut rng, r, &cal, &mut tally, control);
+    }
+    eprintln!(
+        "TIMEOUT control={control} seed={seed} rounds={rounds} stops={} node timeouts={} restore failed={} half-applied right after the timed-out run={} \
+         recovered and named={} half-applied after the next run={} ({:.0} s)",
+        tally.kills,
+        tally.timeouts,
+        tally.restore_failed,
+        tally.half_at_kill,
+        tally.recovered_named,
+        tally.half_after,
+        t.elapsed().as_secs_f64()
+    );
+    for ((v, s), n) in &tally.by_step {
+        eprintln!("TIMEOUT step {v:6} {s:16} {n}");
+    }
+    for p in &tally.problems {
+        eprintln!("TIMEOUT note: {p}");
+    }
+    if control {
+        assert!(
+            tally.half_at_kill > 0,
+            "without the restore step a timeout mid-commit leaves devices half-applied: the count must see them"
+        );
+    } else {
+        assert_eq!(tally.half_at_kill, 0, "{:#?}", tally.problems);
+        assert_eq!(tally.restore_failed, 0, "{:#?}", tally.problems);
+    }
+    assert_eq!(tally.half_after, 0, "{:#?}", tally.problems);
+    // Nearly every stop was a node timeout with its restore step (a run that finished before its
+    // timeout tests nothing, and is listed as a note).
+    assert!(
+        tally.timeouts * 10 >= tally.kills * 8,
+        "{:#?}",
+        tally.problems
+    );
     rt.shutdown_timeout(Duration::from_secs(5));
 }
 
@@ -539,27 +761,111 @@ fn the_count_catches_a_half_applied_device_without_the_journal() {
     rt.shutdown_timeout(Duration::from_secs(5));
 }
 
+fn cli_sim(env: &Env, n: &str) -> std::sync::Arc<netgw_labs::sim::cli::CliSim> {
+    match &env.lab.node(n).unwrap().sim {
+        Sim::Cli(c) => c.clone(),
+        _ => panic!("{n} is not a CLI device"),
+    }
+}
+
+/// Poll `n` until it holds `want` (true) or `limit` passes (false).
+fn becomes(env: &Env, n: &str, want: &str, limit: Duration) -> bool {
+    let t = Instant::now();
+    while t.elapsed() < limit {
+        if snapshot(&env.lab, n) == want {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
 #[test]
-fn serve_recovers_a_dead_gateways_half_applied_change_at_start() {
+fn an_ios_device_with_an_archive_reverts_a_dead_gateways_change_by_itself() {
     let rt = runtime();
     let mut rng = Rng(env_u64("CRASH_SEED", 15));
-    let names: Vec<(String, usize)> = vec![("nxos-srv".into(), 3)];
-    let env = start(&rt, &mut rng, &names, true);
-    let node = names[0].0.clone();
-    let old = snapshot(&env.lab, &node);
-    kill_once_half(&env, &node);
-    assert_ne!(
-        settled(&env.lab, &node),
-        old,
-        "half-applied by the dead converge"
+    let names: Vec<(String, usize)> = vec![("iosarc-dead".into(), 5), ("ios-dead".into(), 2)];
+    let nodes: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
+    // Journal off and no netgw run after the kill: only the device can put itself back.
+    let env = start(&rt, &mut rng, &names, false);
+    let old: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n)).collect();
+    for n in &nodes {
+        kill_once_half(&env, n);
+    }
+    let arc = cli_sim(&env, &nodes[0]);
+    assert!(
+        arc.archive.pending(),
+        "the dead converge armed the revert timer"
     );
+    assert_ne!(
+        settled(&env.lab, &nodes[0]),
+        old[0],
+        "half-applied at the kill"
+    );
+    // The timer: 2 device minutes of 4 s; bounded well beyond.
+    assert!(
+        becomes(&env, &nodes[0], &old[0], Duration::from_secs(40)),
+        "the device did not revert by itself:\n{}",
+        snapshot(&env.lab, &nodes[0])
+    );
+    assert!(!arc.archive.pending());
+    // Without an archive nothing on the device takes the change back.
+    assert_ne!(
+        snapshot(&env.lab, &nodes[1]),
+        old[1],
+        "the IOS device without an archive stays half-applied"
+    );
+    drop(env);
+
+    // Journal on: the next run finds the archive device already reverted (`configure revert now` at
+    // connect, before its timer) and restores the other with the exact inverse; both then converge.
+    let env = start(&rt, &mut rng, &names, true);
+    let old: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n)).collect();
+    for n in &nodes {
+        kill_once_half(&env, n);
+    }
+    let arc = cli_sim(&env, &nodes[0]);
+    assert!(arc.archive.pending());
+    let next = env.report(&["converge", "--why-run"], &nodes);
+    assert!(!arc.archive.pending(), "reverted at the next connect");
+    assert_eq!(snapshot(&env.lab, &nodes[0]), old[0], "{next:#}");
+    assert_eq!(snapshot(&env.lab, &nodes[1]), old[1], "{next:#}");
+    assert_eq!(next["nodes"][0]["recovered"]["found"], "old", "{next:#}");
+    assert_eq!(
+        next["nodes"][1]["recovered"]["found"], "partial",
+        "{next:#}"
+    );
+    assert_eq!(
+        next["nodes"][1]["recovered"]["action"], "restored",
+        "{next:#}"
+    );
+    let armed = arc.archive.archives();
+    let last = env.report(&["converge"], &nodes);
+    for i in 0..2 {
+        assert_eq!(last["nodes"][i]["status"], "success", "{last:#}");
+    }
+    assert_eq!(
+        arc.archive.archives(),
+        armed + 1,
+        "the converge armed the timer"
+    );
+    assert!(!arc.archive.pending(), "and confirmed its change");
+    drop(env);
+    rt.shutdown_timeout(Duration::from_secs(5));
+}
+
+const TOKEN: &str = "crash-test-token";
+
+/// `netgw serve` on the round's lab and repo (history `history.db`, state directory `state`), short
+/// grace periods so a SIGTERM reaches the cancel and abort paths; its base URL once listening.
+fn start_serve(env: &Env) -> (Child, String) {
     let d = env.dir.path();
-    let token = "crash-test-token";
     std::fs::write(
         d.join("serve.yml"),
         format!(
-            "inventory: inventory.yml\ndb: history.db\nrepo: repo\ntokens:\n  - {{name: t, sha256: {}, roles: [trigger, read]}}\n",
-            netgw::api::auth::token_hash_hex(token)
+            "inventory: inventory.yml\ndb: history.db\nrepo: repo\nshutdown_grace_secs: 0.5\ncancel_grace_secs: 0.5\n\
+             tokens:\n  - {{name: t, sha256: {}, roles: [trigger, read]}}\n",
+            netgw::api::auth::token_hash_hex(TOKEN)
         ),
     )
     .unwrap();
@@ -567,6 +873,7 @@ fn serve_recovers_a_dead_gateways_half_applied_change_at_start() {
         .args(["serve", "--listen", "127.0.0.1:0", "--config"])
         .arg(d.join("serve.yml"))
         .env("NETGW_STATE_DIR", d.join("state"))
+        .env("NETGW_JOURNAL", if env.journal { "on" } else { "off" })
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -582,26 +889,269 @@ fn serve_recovers_a_dead_gateways_half_applied_change_at_start() {
         .strip_prefix("netgw serve: listening on ")
         .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
         .to_owned();
-    let get = |path: String| {
-        let url = format!("{base}{path}");
-        rt.block_on(async {
-            reqwest::Client::new()
-                .get(url)
-                .bearer_auth(token)
-                .send()
-                .await
-                .unwrap()
-                .text()
-                .await
-                .unwrap()
-        })
+    (srv, base)
+}
+
+/// One request to serve (`body`: POST it), its answer as JSON.
+fn api(rt: &tokio::runtime::Runtime, base: &str, path: &str, body: Option<Value>) -> Value {
+    let url = format!("{base}{path}");
+    rt.block_on(async {
+        let c = reqwest::Client::new();
+        let req = match body {
+            Some(b) => c.post(url).json(&b),
+            None => c.get(url),
+        };
+        let text = req
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        serde_json::from_str(&text).unwrap_or(Value::String(text))
+    })
+}
+
+const FINAL: [&str; 3] = ["finished", "interrupted", "cancelled"];
+
+/// The history once every run in it is in a final state twice in a row (the recovery runs a
+/// restarted serve queues for itself included), bounded.
+fn settled_history(rt: &tokio::runtime::Runtime, base: &str) -> Vec<Value> {
+    let t = Instant::now();
+    let mut quiet = 0;
+    loop {
+        let list = api(rt, base, "/v1/runs?limit=100", None);
+        let runs = list["runs"].as_array().cloned().unwrap_or_default();
+        let done = runs
+            .iter()
+            .all(|r| FINAL.contains(&r["status"].as_str().unwrap_or("")));
+        quiet = if done { quiet + 1 } else { 0 };
+        if quiet >= 3 || t.elapsed() > PROC_LIMIT {
+            return runs
+                .iter()
+                .map(|r| {
+                    api(
+                        rt,
+                        base,
+                        &format!("/v1/runs/{}", r["run_id"].as_str().unwrap_or("")),
+                        None,
+                    )
+                })
+                .collect();
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn stop(child: &mut Child, sigterm: bool) {
+    if sigterm {
+        let ok = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill -TERM");
+    } else {
+        child.kill().unwrap(); // SIGKILL
+    }
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > PROC_LIMIT {
+            let _ = child.kill();
+            panic!("netgw serve did not stop within {PROC_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// One round of campaign (3): serve converges a device per vendor in one run and is stopped (SIGTERM
+/// or SIGKILL) after a seeded delay spread over the run; then restarted on the same history and
+/// state directory. Counted: devices half-applied right after the stop and after the restarted serve
+/// settled (its own recovery runs included; goal 0), the recovery named in the history for every
+/// device left half-applied, and every run in the history in a final state (the stopped one
+/// `interrupted` after SIGKILL, `finished` or `cancelled` after SIGTERM).
+fn serve_round(
+    rt: &tokio::runtime::Runtime,
+    rng: &mut Rng,
+    r: usize,
+    cal: &(Vec<Steps>, Vec<f64>),
+    tally: &mut Tally,
+    sigterm: bool,
+    control: bool,
+) {
+    let names: Vec<(String, usize)> = (0..VENDORS.len())
+        .map(|v| (format!("{}-s{r}", VENDORS[v].0), v))
+        .collect();
+    let nodes: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
+    let env = start(rt, rng, &names, !control);
+    let old: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n)).collect();
+    let u = rng.below(1000) as f64 / 1000.0;
+    let delay = if control {
+        // Within the commit steps, where a SIGKILL leaves devices half-applied.
+        let w: Vec<(f64, f64)> = cal.0.iter().map(commit_window).collect();
+        let a = w.iter().map(|x| x.0).fold(f64::MAX, f64::min);
+        let b = w.iter().map(|x| x.1).fold(0.0, f64::max);
+        a + (b - a) * u
+    } else {
+        cal.0.iter().map(node_len).fold(0.0, f64::max) * u
     };
+    let (mut srv, base) = start_serve(&env);
+    let accepted = api(
+        rt,
+        &base,
+        "/v1/converge",
+        Some(serde_json::json!({"nodes": nodes})),
+    );
+    let run_id = accepted["run_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{accepted}"))
+        .to_owned();
+    std::thread::sleep(Duration::from_secs_f64(delay));
+    stop(&mut srv, sigterm);
+    let all: Vec<&str> = nodes.iter().map(String::as_str).collect();
+    let stopped = settled_all(&env.lab, &all);
+    let (mut srv, base) = start_serve(&env);
+    let history = settled_history(rt, &base);
+    let recovered: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n)).collect();
+    stop(&mut srv, true);
+    let last = env.report(&["converge"], &nodes);
+    let sig = if sigterm { "SIGTERM" } else { "SIGKILL" };
+    for run in &history {
+        let status = run["status"].as_str().unwrap_or("");
+        let id = run["run_id"].as_str().unwrap_or("");
+        tally.runs += 1;
+        let fine = FINAL.contains(&status)
+            && (id != run_id
+                || if sigterm {
+                    status != "interrupted"
+                } else {
+                    status != "running" && status != "queued"
+                });
+        if !fine {
+            tally.history_bad += 1;
+            tally
+                .problems
+                .push(format!("{sig} round {r}: run {id} is {status}: {run}"));
+        }
+    }
+    for (i, (n, _)) in names.iter().enumerate() {
+        let node = &last["nodes"][i];
+        if node["status"] != "success" {
+            tally.problems.push(format!(
+                "{n}: the converge after the restart failed: {node}"
+            ));
+        }
+        let new = snapshot(&env.lab, n);
+        tally.kills += 1;
+        *tally
+            .by_step
+            .entry((
+                sig.to_owned(),
+                classify(&stopped[i], &old[i], &new).to_owned(),
+            ))
+            .or_default() += 1;
+        if classify(&stopped[i], &old[i], &new) == "half" {
+            tally.half_at_kill += 1;
+            let named = history.iter().any(|run| {
+                run["report"]["nodes"].as_array().is_some_and(|ns| {
+                    ns.iter()
+                        .any(|x| x["name"] == n.as_str() && !x["recovered"].is_null())
+                })
+            });
+            if named {
+                tally.recovered_named += 1;
+            } else {
+                tally.problems.push(format!(
+                    "{sig} round {r}: {n} half-applied at the stop, no recovery in the history"
+                ));
+            }
+        }
+        if classify(&recovered[i], &old[i], &new) == "half" {
+            tally.half_after += 1;
+            tally.problems.push(format!(
+                "{sig} round {r}: {n} half-applied after the restart\nstopped:\n{}\nafter:\n{}\nold:\n{}\nnew:\n{}",
+                stopped[i], recovered[i], old[i], new
+            ));
+        }
+    }
+    drop(env);
+}
+
+#[test]
+fn serve_stopped_at_any_moment_leaves_no_device_half_applied_and_a_final_history() {
+    let rt = runtime();
+    let seed = env_u64("CRASH_SEED", 15);
+    let rounds = env_u64("CRASH_SERVE_ROUNDS", 2) as usize;
+    // `CRASH_SERVE_CONTROL=1`: journal off, SIGKILL inside the commit steps: the count must see
+    // half-applied devices after the restart.
+    let control = env_u64("CRASH_SERVE_CONTROL", 0) == 1;
+    let mut rng = Rng(seed ^ 0x5e7e);
+    let cal = calibrate(&rt, &mut rng);
+    let mut tally = Tally::default();
+    let t = Instant::now();
+    for r in 0..rounds {
+        // SIGTERM and SIGKILL alternate: half the rounds each (the control: SIGKILL only).
+        let sigterm = !control && r % 2 == 0;
+        serve_round(&rt, &mut rng, r, &cal, &mut tally, sigterm, control);
+    }
+    eprintln!(
+        "SERVE control={control} seed={seed} rounds={rounds} devices={} half-applied right after the stop={} recovery in the history={} \
+         half-applied after the restart={} runs in the history={} not final={} ({:.0} s)",
+        tally.kills,
+        tally.half_at_kill,
+        tally.recovered_named,
+        tally.half_after,
+        tally.runs,
+        tally.history_bad,
+        t.elapsed().as_secs_f64()
+    );
+    for ((v, s), n) in &tally.by_step {
+        eprintln!("SERVE {v} devices {s} at the stop: {n}");
+    }
+    for p in &tally.problems {
+        eprintln!("SERVE note: {p}");
+    }
+    assert_eq!(tally.history_bad, 0, "{:#?}", tally.problems);
+    if control {
+        assert!(
+            tally.half_after > 0,
+            "without the journal a SIGKILL mid-commit leaves devices half-applied: the count must see them"
+        );
+        return;
+    }
+    assert_eq!(tally.half_after, 0, "{:#?}", tally.problems);
+    assert_eq!(tally.history_bad, 0, "{:#?}", tally.problems);
+    assert_eq!(
+        tally.recovered_named, tally.half_at_kill,
+        "{:#?}",
+        tally.problems
+    );
+    rt.shutdown_timeout(Duration::from_secs(5));
+}
+
+#[test]
+fn serve_recovers_a_dead_gateways_half_applied_change_at_start() {
+    let rt = runtime();
+    let mut rng = Rng(env_u64("CRASH_SEED", 15));
+    let names: Vec<(String, usize)> = vec![("nxos-srv".into(), 3)];
+    let env = start(&rt, &mut rng, &names, true);
+    let node = names[0].0.clone();
+    let old = snapshot(&env.lab, &node);
+    kill_once_half(&env, &node);
+    assert_ne!(
+        settled(&env.lab, &node),
+        old,
+        "half-applied by the dead converge"
+    );
+    let (mut srv, base) = start_serve(&env);
+    let get = |path: String| api(&rt, &base, &path, None);
     // No trigger: the recovery run was queued by the server itself at start.
     let t = Instant::now();
     let run: Value = loop {
-        let list: Value = serde_json::from_str(&get(format!("/v1/runs?node={node}"))).unwrap();
+        let list = get(format!("/v1/runs?node={node}"));
         if let Some(id) = list["runs"][0]["run_id"].as_str() {
-            let run: Value = serde_json::from_str(&get(format!("/v1/runs/{id}"))).unwrap();
+            let run = get(format!("/v1/runs/{id}"));
             if run["status"] == "finished" {
                 break run;
             }
@@ -615,6 +1165,7 @@ fn serve_recovers_a_dead_gateways_half_applied_change_at_start() {
     assert_eq!(n["recovered"]["action"], "restored", "{run:#}");
     assert_eq!(snapshot(&env.lab, &node), old, "restored by serve at start");
     let metrics = get("/metrics".into());
+    let metrics = metrics.as_str().unwrap_or_default();
     assert!(
         metrics.contains("netgw_recoveries_total{found=\"partial\"} 1"),
         "{metrics}"

@@ -7,17 +7,25 @@
 //!   observe  = show vlan brief + show running-config (+ show interfaces for MTU, when answered)
 //!   stage    = record the pre-state (the same reads) + render; diff = the rendered lines
 //!   commit   = configure terminal, each line checked for `% ` errors, leave config mode
-//!              └ any failure: re-read, send config::render_revert (the exact inverse), verify
-//!   confirm  = `write memory` only when the target option `save_config: true`
-//!   rollback = re-read, send config::render_revert, verify nothing is left to revert
+//!              (`configure terminal revert timer N` when the device has an archive: archive.rs)
+//!              └ any failure: restore (below)
+//!   confirm  = `configure confirm` when the timer was armed; `write memory` only when the target
+//!              option `save_config: true`
+//!   rollback = restore: `configure revert now` when armed, then re-read, send
+//!              config::render_revert (the exact inverse) for anything left, verify nothing is
 //!   discard  = nothing was sent: forget the staged change
 //! ```
 //!
-//! IOS has neither a candidate nor a confirmed commit; the capabilities say so. Quirks handled by the
+//! IOS has no candidate. Its confirmed commit is the archive's revert timer (Configuration Rollback
+//! Confirmed Change), found per device at connect (`show archive`): with it a gateway that dies
+//! mid-change leaves the device to put its configuration back by itself when the timer expires; a
+//! confirmed change still pending at connect (left by a dead session) is reverted at once, before
+//! anything is read. Without an archive the exact inverse is the only way back. Quirks handled by the
 //! shell and here: no `end` on fake-switches (the shell falls back to `exit`), echoed commands, CRLF,
 //! `terminal length 0` only after enable, empty answers to `show interfaces` / lldp / cdp.
 //! `show ip interface brief` is never sent (it kills fake-switches' session).
 
+pub mod archive;
 pub mod config;
 pub mod facts;
 pub mod link;
@@ -65,6 +73,11 @@ pub(crate) struct CliConn {
     /// A recorded device answering instead of the SSH shell (`transport::replay`).
     #[cfg(feature = "replay")]
     replay: Option<crate::transport::replay::Recording>,
+    /// A command is being sent or answered. Still set at the next call when the call before was
+    /// dropped mid-way (a node timeout or an abort stops the run at any await): the shell may hold
+    /// half an answer or sit in configuration mode, so the session is reported lost and the driver
+    /// reconnects to restore.
+    busy: bool,
 }
 
 impl std::fmt::Debug for CliConn {
@@ -160,6 +173,7 @@ impl CliConn {
             reads: Default::default(),
             #[cfg(feature = "replay")]
             replay: None,
+            busy: false,
         })
     }
 
@@ -173,6 +187,7 @@ impl CliConn {
             shell: None,
             reads: Default::default(),
             replay: Some(rec),
+            busy: false,
         }
     }
 
@@ -184,21 +199,11 @@ impl CliConn {
         false
     }
 
-    fn closed(&self) -> DriverError {
-        DriverError::Transport {
-            device: self.device.clone(),
-            step: "cli",
-            kind: ErrorKind::Transport,
-            source: "the session is closed".into(),
+    fn check_open(&mut self) -> Result<(), DriverError> {
+        if self.replayed() {
+            return Ok(());
         }
-    }
-
-    fn check_open(&self) -> Result<(), DriverError> {
-        if self.shell.is_some() || self.replayed() {
-            Ok(())
-        } else {
-            Err(self.closed())
-        }
+        self.shell().map(|_| ())
     }
 
     /// What the recorded device answers: the recorded output, or a refusal as for an unknown command.
@@ -210,6 +215,37 @@ impl CliConn {
             command: cmd.to_owned(),
             output: "% Invalid input detected (not in the recording)".into(),
         }))
+    }
+
+    /// The shell and the busy flag, borrowed apart so a command can be bracketed by the flag.
+    fn shell_busy(&mut self) -> Result<(&mut CliShell, &mut bool), DriverError> {
+        self.shell()?;
+        match (self.shell.as_mut(), &mut self.busy) {
+            (Some(s), b) => Ok((s, b)),
+            (None, _) => Err(DriverError::Transport {
+                device: self.device.clone(),
+                step: "cli",
+                kind: ErrorKind::Transport,
+                source: "the session is closed".into(),
+            }),
+        }
+    }
+
+    fn shell(&mut self) -> Result<&mut CliShell, DriverError> {
+        let reason = if self.busy {
+            "an earlier command was stopped mid-answer: the shell's state is unknown"
+        } else {
+            "the session is closed"
+        };
+        match self.shell.as_mut() {
+            Some(s) if !self.busy => Ok(s),
+            _ => Err(DriverError::Transport {
+                device: self.device.clone(),
+                step: "cli",
+                kind: ErrorKind::Transport,
+                source: reason.into(),
+            }),
+        }
     }
 
     /// A `show` command's answer, from the session's read cache or the device; any other command
@@ -231,14 +267,25 @@ impl CliConn {
             }
             return Ok(t);
         }
-        let Some(shell) = self.shell.as_mut() else {
-            return Err(SshError::Disconnected {
-                device: self.device.clone(),
-                operation: format!("command `{cmd}`"),
-                reason: Some("the session is closed".into()),
-            });
+        let shell = match self.shell.as_mut() {
+            Some(s) if !self.busy => s,
+            _ => {
+                return Err(SshError::Disconnected {
+                    device: self.device.clone(),
+                    operation: format!("command `{cmd}`"),
+                    reason: Some(if self.busy {
+                        "an earlier command was stopped mid-answer: the shell's state is unknown"
+                            .into()
+                    } else {
+                        "the session is closed".into()
+                    }),
+                });
+            }
         };
-        let t = shell.command(cmd).await?;
+        self.busy = true;
+        let t = shell.command(cmd).await;
+        self.busy = false;
+        let t = t?;
         if read {
             self.reads.insert(cmd.to_owned(), t.clone());
         }
@@ -284,14 +331,44 @@ impl CliConn {
             return Ok(());
         }
         let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-        let closed = self.closed();
-        self.shell
-            .as_mut()
-            .ok_or(closed)?
-            .config(&refs)
-            .await
-            .map(|_| ())
-            .map_err(|e| ssh_err(&device, step, e))
+        let (shell, busy) = self.shell_busy()?;
+        *busy = true;
+        let r = shell.config(&refs).await;
+        *busy = false;
+        r.map(|_| ()).map_err(|e| ssh_err(&device, step, e))
+    }
+
+    /// [`CliConn::config`], configuration mode entered with `enter` (IOS `configure terminal revert
+    /// timer N`). When the device refuses `enter` (it stays in privileged mode), the lines go
+    /// through plain configuration mode. Returns whether `enter` was taken, and how the lines went.
+    pub async fn config_entered_with(
+        &mut self,
+        step: &'static str,
+        enter: &str,
+        lines: &[String],
+    ) -> (bool, Result<(), DriverError>) {
+        if self.replayed() {
+            // A recording answers no revert timer: the lines go as plain configuration.
+            return (false, self.config(step, lines).await);
+        }
+        self.reads.clear();
+        let device = self.device.clone();
+        let (shell, busy) = match self.shell_busy() {
+            Ok(s) => s,
+            Err(e) => return (false, Err(e)),
+        };
+        *busy = true;
+        let entered = shell.enter_config_with(enter).await;
+        *busy = false;
+        let taken = match entered {
+            Ok(()) => true,
+            Err(e @ (SshError::Mode { .. } | SshError::Cli { .. })) => {
+                tracing::warn!(device = %device, command = enter, error = %e, "refused: the change goes without the device's revert timer");
+                false
+            }
+            Err(e) => return (false, Err(ssh_err(&device, step, e))),
+        };
+        (taken, self.config(step, lines).await)
     }
 
     pub async fn close(&mut self) -> Result<(), DriverError> {
@@ -337,6 +414,8 @@ struct Pending {
     plan: Plan,
     lines: Vec<String>,
     pre: DeviceState,
+    /// The device's revert timer runs for this change (`configure terminal revert timer`).
+    armed: bool,
 }
 
 #[derive(Debug, Default)]
@@ -355,6 +434,8 @@ pub struct IosDriver {
     target: DeviceTarget,
     conn: CliConn,
     save_config: bool,
+    /// The device has a configuration archive: changes go under its revert timer.
+    archive: bool,
     state: State,
     observed: ObservedOnce,
 }
@@ -364,13 +445,15 @@ impl IosDriver {
     /// `write memory` (off by default).
     pub async fn connect(target: &DeviceTarget) -> Result<Self, DriverError> {
         let save_config = bool_option(target, "save_config")?;
-        let conn = CliConn::connect(target, PlatformKind::Ios).await?;
+        let mut conn = CliConn::connect(target, PlatformKind::Ios).await?;
+        let archive = settle_archive(&mut conn).await?;
         Ok(IosDriver {
             observed: ObservedOnce::default(),
             device: target.name.clone(),
             target: target.clone(),
             conn,
             save_config,
+            archive,
             state: State::Idle,
         })
     }
@@ -388,6 +471,9 @@ impl IosDriver {
             target: target.clone(),
             conn: CliConn::replay(&target.name, rec),
             save_config: bool_option(target, "save_config")?,
+            // No recording holds an archive session (`settle_archive` at connect): the exact-inverse
+            // path, as on a device without one.
+            archive: false,
             state: State::Idle,
         })
     }
@@ -420,8 +506,10 @@ impl IosDriver {
 
     /// Take what `p.plan` touched back to `p.pre`; verify by reading back. Returns the lines sent.
     /// A session lost mid-change (lines already sent are active) is reopened once to restore.
+    /// With the revert timer armed the device's own `configure revert now` goes first; the exact
+    /// inverse then covers whatever the archive did not hold.
     async fn restore(&mut self, p: &Pending) -> Result<usize, DriverError> {
-        let (now, _) = match self.read().await {
+        let (mut now, _) = match self.read().await {
             Ok(r) => r,
             Err(e) if matches!(e.kind(), ErrorKind::Transport | ErrorKind::Timeout) => {
                 tracing::warn!(device = %self.device, error = %e, "session lost during the change: reconnecting to restore the state before it");
@@ -430,9 +518,16 @@ impl IosDriver {
             }
             Err(e) => return Err(e),
         };
+        let mut sent = 0;
+        if p.armed {
+            let out = self.conn.run("rollback", "configure revert now").await?;
+            tracing::info!(device = %self.device, answer = %out.trim(), "configure revert now");
+            now = self.read().await?.0;
+            sent = 1;
+        }
         let lines = config::render_revert(&p.plan, &p.pre, &now).map_err(|e| self.render_err(e))?;
         if lines.is_empty() {
-            return Ok(0);
+            return Ok(sent);
         }
         self.conn.config("rollback", &lines).await?;
         let (after, _) = self.read().await?;
@@ -444,8 +539,30 @@ impl IosDriver {
                 remaining: left,
             });
         }
-        Ok(lines.len())
+        Ok(sent + lines.len())
     }
+}
+
+/// Whether the device has a configuration archive (so changes can go under its revert timer). A
+/// confirmed change already waiting (a dead session armed it; the node lock keeps other netgw runs
+/// out) is reverted at once: left alone, its timer would expire in the middle of this run's change
+/// and take that change back too.
+async fn settle_archive(conn: &mut CliConn) -> Result<bool, DriverError> {
+    let Some(show) = conn.optional("show archive").await? else {
+        return Ok(false);
+    };
+    if !archive::archive_configured(&show) {
+        return Ok(false);
+    }
+    let timer = conn
+        .optional("show archive config rollback timer")
+        .await?
+        .unwrap_or_default();
+    if archive::rollback_pending(&timer) {
+        tracing::warn!(device = %conn.device, "an unconfirmed change (revert timer running) was left by an earlier session: configure revert now");
+        conn.run("connect", "configure revert now").await?;
+    }
+    Ok(true)
 }
 
 /// The device as configured and as the planner sees it, from `show vlan brief`, `show running-config`
@@ -505,7 +622,7 @@ impl Driver for IosDriver {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             candidate: false,
-            confirmed_commit: false,
+            confirmed_commit: self.archive,
             sessions: false,
             rollback: false,
             device_diff: false,
@@ -614,6 +731,7 @@ impl Driver for IosDriver {
             plan: plan.clone(),
             lines: lines.clone(),
             pre,
+            armed: false,
         });
         Ok(Staged {
             diff: lines.join("\n"),
@@ -632,7 +750,7 @@ impl Driver for IosDriver {
     }
 
     async fn commit(&mut self, options: &CommitOptions) -> Result<(), DriverError> {
-        let p = match std::mem::take(&mut self.state) {
+        let mut p = match std::mem::take(&mut self.state) {
             State::Idle => return Ok(()),
             State::Staged(p) => p,
             committed @ State::Committed(_) => {
@@ -643,15 +761,30 @@ impl Driver for IosDriver {
                 });
             }
         };
-        tracing::info!(device = %self.device, comment = %options.comment, lines = p.lines.len(), "ios commit");
-        match self.conn.config("commit", &p.lines).await {
-            Ok(()) => {
-                self.state = State::Committed(p);
-                Ok(())
-            }
+        tracing::info!(device = %self.device, comment = %options.comment, lines = p.lines.len(), archive = self.archive, "ios commit");
+        // Committed before the first line goes: a commit stopped mid-way (node timeout, abort)
+        // leaves the driver knowing what its rollback must undo.
+        p.armed = self.archive;
+        self.state = State::Committed(p.clone());
+        let sent = if self.archive {
+            let minutes = archive::revert_minutes(options.confirm_timeout);
+            let enter = archive::enter_with_timer(minutes);
+            let (armed, r) = self
+                .conn
+                .config_entered_with("commit", &enter, &p.lines)
+                .await;
+            p.armed = armed;
+            self.state = State::Committed(p.clone());
+            r
+        } else {
+            self.conn.config("commit", &p.lines).await
+        };
+        match sent {
+            Ok(()) => Ok(()),
             Err(e) => {
                 // Lines before the failed one are active: put the device back now.
                 let restored = self.restore(&p).await;
+                self.state = State::Idle;
                 Err(match (e, restored) {
                     (
                         DriverError::Rejected {
@@ -727,6 +860,26 @@ impl Driver for IosDriver {
                 })
             }
             State::Committed(p) => {
+                if p.armed {
+                    let out = match self.conn.run("confirm", "configure confirm").await {
+                        Ok(o) => o,
+                        Err(e) => {
+                            self.state = State::Committed(p);
+                            return Err(e);
+                        }
+                    };
+                    if out.contains(archive::NOT_PENDING) {
+                        // The timer ran out first: the device holds the configuration from before.
+                        return Err(DriverError::Rejected {
+                            device: self.device.clone(),
+                            step: "confirm",
+                            message: format!(
+                                "`configure confirm`: {}: the revert timer expired before the confirmation and the device put the configuration from before the change back",
+                                out.trim()
+                            ),
+                        });
+                    }
+                }
                 if self.save_config
                     && let Err(e) = self.conn.run("confirm", "write memory").await
                 {

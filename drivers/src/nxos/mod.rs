@@ -394,12 +394,13 @@ impl Driver for NxosDriver {
         self.conn
             .run("checkpoint", &config::checkpoint_create(&name))
             .await?;
+        // Recorded before the first line goes: a commit stopped mid-way (node timeout, abort)
+        // leaves the driver knowing which checkpoint its rollback returns to.
+        self.checkpoint = Some(name.clone());
         match self.conn.config("commit", &lines).await {
-            Ok(()) => {
-                self.checkpoint = Some(name);
-                Ok(())
-            }
+            Ok(()) => Ok(()),
             Err(e) => {
+                self.checkpoint = None;
                 let note = match self.rollback_to(&name).await {
                     Ok(()) => {
                         format!("the running configuration was rolled back to checkpoint {name}")

@@ -30,6 +30,7 @@
 //! as NX-OS' checkpoint errors do (genielibs checks for `ERROR` after these commands), but their exact
 //! wording is ours: no captured sample of them was found.
 
+use super::archive::Archive;
 use super::fault::{ConnCtl, Step};
 use super::state::{ConfigSession, Context, DeviceState, Dialect, Mode};
 use super::{Device, dotted_mac};
@@ -45,6 +46,8 @@ pub struct CliSim {
     pub dev: Arc<Device>,
     /// NX-OS user checkpoints, oldest first (device-wide, like the device's checkpoint database).
     checkpoints: Mutex<Vec<Checkpoint>>,
+    /// IOS configuration archive and its revert timer (`archive.rs`).
+    pub archive: Archive,
 }
 
 /// One NX-OS user checkpoint: the configuration it captured.
@@ -96,9 +99,11 @@ pub fn short_name(dialect: Dialect, name: &str) -> String {
 
 impl CliSim {
     pub fn new(dev: Arc<Device>) -> Arc<CliSim> {
+        let archive = Archive::new(dev.faults.archive_path.clone(), dev.faults.revert_minute);
         Arc::new(CliSim {
             dev,
             checkpoints: Mutex::new(Vec::new()),
+            archive,
         })
     }
 
@@ -276,6 +281,26 @@ impl CliSim {
                     Action::None,
                 );
             }
+            (CliMode::Enable, ["configure", "terminal", "revert", "timer", minutes])
+                if self.dev.dialect == Dialect::Ios =>
+            {
+                return match self.archive.arm(&self.dev, minutes) {
+                    Ok(out) => {
+                        sh.mode = CliMode::Config;
+                        sh.cfg = ConfigSession::new(self.dev.dialect);
+                        (Some(out), Action::None)
+                    }
+                    Err(out) => (Some(out), Action::None),
+                };
+            }
+            (CliMode::Enable, ["configure", "confirm"]) if self.dev.dialect == Dialect::Ios => {
+                return (Some(self.archive.confirm()), Action::None);
+            }
+            (CliMode::Enable, ["configure", "revert", "now"])
+                if self.dev.dialect == Dialect::Ios =>
+            {
+                return (Some(self.archive.revert_now(&self.dev)), Action::None);
+            }
             (CliMode::Enable, ["checkpoint", ..] | ["no", "checkpoint", ..])
             | (CliMode::Enable, ["rollback", "running-config", ..])
             | (CliMode::Enable, ["clear", "checkpoint", ..])
@@ -377,6 +402,10 @@ impl CliSim {
         let v = match (rest, json) {
             (["version"], false) => return Some(self.show_version(st)),
             (["version"], true) => self.nx_version(st),
+            (["archive"], false) if d == Dialect::Ios => return Some(self.archive.show()),
+            (["archive", "config", "rollback", "timer"], false) if d == Dialect::Ios => {
+                return Some(self.archive.show_timer());
+            }
             (["checkpoint", ..], false) if d == Dialect::Nxos => {
                 return self.show_checkpoint(&rest[1..]);
             }
@@ -397,7 +426,10 @@ impl CliSim {
                 return Some(show_interfaces(st, d, Some(&n)));
             }
             (["running-config"], false) => {
-                let c = st.running_config(d);
+                let mut c = st.running_config(d);
+                if let Some(body) = c.strip_suffix("end\n") {
+                    c = format!("{body}{}end\n", self.archive.running_config());
+                }
                 return Some(format!(
                     "Building configuration...\n\nCurrent configuration : {} bytes\n!\n{c}",
                     c.len()
@@ -603,29 +635,15 @@ impl CliSim {
 
 /// `Mon, 07:37:22 29 Sep 2014` (UTC), as `show checkpoint summary` prints a creation time.
 fn checkpoint_time(unix: f64) -> String {
-    let secs = unix.max(0.0) as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day, weekday, rem) = super::civil(unix);
     const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
     format!(
         "{}, {:02}:{:02}:{:02} {day} {} {year}",
-        WEEKDAYS[days.rem_euclid(7) as usize],
+        WEEKDAYS[weekday],
         rem / 3600,
         (rem / 60) % 60,
         rem % 60,
-        MONTHS[(month - 1) as usize]
+        super::MONTHS[(month - 1) as usize]
     )
 }
 
@@ -1208,5 +1226,123 @@ mod tests {
         assert_eq!(thousands(26_154), "26,154");
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1_000_000), "1,000,000");
+    }
+
+    fn ios(archive: Option<&str>) -> (Arc<CliSim>, Shell) {
+        let mut f = Faults::default();
+        if let Some(p) = archive {
+            f.set("archive-path", p).unwrap();
+        }
+        f.set("revert-minute-ms", "100").unwrap();
+        let dev = Device::new("r1", Dialect::Ios, 1, 4, "admin", "admin", f);
+        (CliSim::new(Arc::new(dev)), shell())
+    }
+
+    /// Every answer, not only the last.
+    fn run_all(sim: &CliSim, sh: &mut Shell, lines: &[&str]) -> String {
+        lines
+            .iter()
+            .map(|l| sim.line(sh, l).0.unwrap_or_default())
+            .collect()
+    }
+
+    fn has_vlan(sim: &CliSim, id: u16) -> bool {
+        sim.dev.state().vlans.contains_key(&id)
+    }
+
+    #[tokio::test]
+    async fn without_an_archive_the_revert_timer_is_refused() {
+        let (sim, mut sh) = ios(None);
+        let out = run_all(&sim, &mut sh, &["show archive"]);
+        assert!(out.contains(" Archive feature not enabled"), "{out}");
+        let out = run_all(&sim, &mut sh, &["configure terminal revert timer 2"]);
+        assert!(out.contains(crate::sim::archive::NO_ARCHIVE), "{out}");
+        assert!(sh.mode == CliMode::Enable, "stays in exec mode");
+        let out = run_all(&sim, &mut sh, &["show running-config"]);
+        assert!(!out.contains("archive"), "{out}");
+    }
+
+    #[tokio::test]
+    async fn the_timer_reverts_by_itself_unless_confirmed() {
+        let (sim, mut sh) = ios(Some("flash:netgw"));
+        let out = run_all(&sim, &mut sh, &["show archive config rollback timer"]);
+        assert!(
+            out.contains("%No Rollback Confirmed Change pending"),
+            "{out}"
+        );
+        let out = run_all(
+            &sim,
+            &mut sh,
+            &[
+                "configure terminal revert timer 2",
+                "vlan 30",
+                "exit",
+                "end",
+            ],
+        );
+        assert!(
+            out.contains(
+                "Rollback Confirmed Change: Backing up current running config to flash:netgw-"
+            ),
+            "{out}"
+        );
+        assert!(has_vlan(&sim, 30) && sim.archive.pending());
+        let out = run_all(&sim, &mut sh, &["show archive config rollback timer"]);
+        assert!(out.contains("Timer value: 2 min"), "{out}");
+        // The session that armed it is gone: the device reverts at 2 x 100 ms on its own.
+        drop(sh);
+        let t = std::time::Instant::now();
+        while has_vlan(&sim, 30) && t.elapsed() < std::time::Duration::from_secs(10) {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert!(!has_vlan(&sim, 30) && !sim.archive.pending());
+        let mut sh = shell();
+        let out = run_all(&sim, &mut sh, &["configure confirm"]);
+        assert!(
+            out.contains("%No Rollback Confirmed Change pending"),
+            "{out}"
+        );
+        let out = run_all(&sim, &mut sh, &["show archive", "show running-config"]);
+        assert!(
+            out.contains("There are currently 1 archive configurations saved."),
+            "{out}"
+        );
+        assert!(out.contains("archive\n path flash:netgw\n"), "{out}");
+    }
+
+    #[tokio::test]
+    async fn confirm_keeps_and_revert_now_restores() {
+        let (sim, mut sh) = ios(Some("flash:netgw"));
+        run_all(
+            &sim,
+            &mut sh,
+            &[
+                "configure terminal revert timer 1",
+                "vlan 40",
+                "exit",
+                "end",
+                "configure confirm",
+            ],
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(
+            has_vlan(&sim, 40) && !sim.archive.pending(),
+            "confirmed: kept past the timer"
+        );
+        let out = run_all(&sim, &mut sh, &["configure terminal revert timer 1"]);
+        assert!(out.contains("Backing up"), "{out}");
+        let out = run_all(
+            &sim,
+            &mut sh,
+            &["no vlan 40", "end", "configure terminal revert timer 1"],
+        );
+        assert!(
+            out.contains("already pending"),
+            "a second arming is refused: {out}"
+        );
+        assert!(!has_vlan(&sim, 40));
+        let out = run_all(&sim, &mut sh, &["configure revert now"]);
+        assert!(!out.contains('%'), "{out}");
+        assert!(has_vlan(&sim, 40) && !sim.archive.pending());
     }
 }

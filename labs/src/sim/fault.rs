@@ -12,6 +12,11 @@
 //! | `reject-commit` | message | every commit fails with this message (the candidate / session is kept) |
 //! | `slow-commit-ms` | ms | commits take this long |
 //! | `snmp-no-answer` | `true` | the device's SNMP agent answers nothing (a manager sees a timeout) |
+//! | `archive-path` | path | IOS: `archive` / `path PATH` is configured, so `configure terminal revert timer` works (`sim/archive.rs`) |
+//! | `revert-minute-ms` | ms | IOS: how long one minute of a revert timer lasts (default 60000) |
+//!
+//! The last two are device configuration rather than faults; they ride on the same keys so a topology
+//! label or `--fault` sets them per device.
 //!
 //! A reset is done below the protocol: [`FaultStream`] wraps the TCP stream and fails every read and
 //! write once its [`ConnCtl`] is killed, so the peer sees the TCP connection close mid-conversation, as
@@ -58,6 +63,10 @@ pub struct Faults {
     pub slow_commit: Option<Duration>,
     /// The SNMP agent drops every request.
     pub snmp_no_answer: bool,
+    /// IOS `archive` `path` (Configuration Rollback Confirmed Change needs it).
+    pub archive_path: Option<String>,
+    /// The length of one revert-timer minute.
+    pub revert_minute: Option<Duration>,
     /// The named-step reset has fired.
     fired: AtomicBool,
     /// A commit happened and the next read is the verification.
@@ -74,6 +83,8 @@ impl Clone for Faults {
             reject_commit: self.reject_commit.clone(),
             slow_commit: self.slow_commit,
             snmp_no_answer: self.snmp_no_answer,
+            archive_path: self.archive_path.clone(),
+            revert_minute: self.revert_minute,
             fired: AtomicBool::new(false),
             verify_armed: AtomicBool::new(false),
         }
@@ -90,6 +101,8 @@ impl PartialEq for Faults {
             &self.reject_commit,
             self.slow_commit,
             self.snmp_no_answer,
+            &self.archive_path,
+            self.revert_minute,
         ) == (
             o.latency,
             o.reset_after_bytes,
@@ -98,6 +111,8 @@ impl PartialEq for Faults {
             &o.reject_commit,
             o.slow_commit,
             o.snmp_no_answer,
+            &o.archive_path,
+            o.revert_minute,
         )
     }
 }
@@ -153,6 +168,14 @@ impl Faults {
             "snmp-no-answer" | "snmp-timeout" => {
                 self.snmp_no_answer = matches!(value.trim(), "true" | "yes" | "1" | "")
             }
+            "archive-path" => {
+                let p = value.trim();
+                if p.is_empty() || p.contains(char::is_whitespace) {
+                    return Err(err("not an archive path (one word, e.g. flash:netgw)"));
+                }
+                self.archive_path = Some(p.to_owned());
+            }
+            "revert-minute-ms" => self.revert_minute = Some(ms()?),
             _ => return Err(err("unknown fault")),
         }
         Ok(())

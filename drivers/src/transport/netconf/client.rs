@@ -196,7 +196,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> NetconfClient<S> {
             }
             let msg = rpc_envelope(&id, &op.to_xml()?);
             self.next_id += 1;
-            self.exchange(&id, msg).await
+            // Abandoned until answered: a caller that drops this future (a node timeout or an
+            // abort stops a run at any await) leaves the id here, so its late reply is skipped by
+            // the next request on the session instead of being taken for that request's answer.
+            self.abandoned.insert(id.clone());
+            let r = self.exchange(&id, msg).await;
+            self.abandoned.remove(&id);
+            r
         };
         match tokio::time::timeout(limit, fut).await {
             Ok(Ok(reply)) => Ok(reply),
@@ -585,6 +591,24 @@ mod tests {
         let req1 = s.recv().await;
         let srv = tokio::spawn(async move {
             // Late reply to the abandoned request, then the real one.
+            s.send(&format!(r#"<rpc-reply xmlns="urn:ietf:params:xml:ns:netconf:base:1.0" message-id="{}"><data/></rpc-reply>"#, message_id(&req1))).await;
+            s.reply(r#"<rpc-reply xmlns="urn:ietf:params:xml:ns:netconf:base:1.0" message-id="{id}"><ok/></rpc-reply>"#).await;
+        });
+        assert!(c.commit().await.unwrap().ok);
+        srv.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_dropped_request_s_late_reply_is_skipped() {
+        let (mut c, mut s) = pair(SERVER_HELLO_11, opts()).await;
+        // The caller gives up on the request (its future dropped, as a node timeout does) after
+        // it was sent, before the reply.
+        tokio::select! {
+            _ = c.get_config(Datastore::Running, None) => panic!("no reply was sent"),
+            _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+        }
+        let req1 = s.recv().await;
+        let srv = tokio::spawn(async move {
             s.send(&format!(r#"<rpc-reply xmlns="urn:ietf:params:xml:ns:netconf:base:1.0" message-id="{}"><data/></rpc-reply>"#, message_id(&req1))).await;
             s.reply(r#"<rpc-reply xmlns="urn:ietf:params:xml:ns:netconf:base:1.0" message-id="{id}"><ok/></rpc-reply>"#).await;
         });

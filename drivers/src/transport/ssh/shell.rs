@@ -311,13 +311,20 @@ impl CliShell {
 
     /// Enter configuration mode (from privileged mode).
     pub async fn enter_config(&mut self) -> Result<(), SshError> {
-        if self.mode == CliMode::Config {
-            return Ok(());
-        }
         let Some(enter) = self.platform.config_enter.clone() else {
             return Err(self.mode_error("enter config", "config"));
         };
-        self.command(&enter).await?;
+        self.enter_config_with(&enter).await
+    }
+
+    /// Enter configuration mode with `enter` instead of the platform's command (IOS `configure
+    /// terminal revert timer 5`). A device that answers without leaving privileged mode (a refusal
+    /// outside the platform's failure strings) is a mode error naming the command.
+    pub async fn enter_config_with(&mut self, enter: &str) -> Result<(), SshError> {
+        if self.mode == CliMode::Config {
+            return Ok(());
+        }
+        self.command(enter).await?;
         if self.mode != CliMode::Config {
             return Err(self.mode_error(&format!("`{enter}`"), "config"));
         }
@@ -349,6 +356,20 @@ impl CliShell {
     /// error is returned after leaving).
     pub async fn config(&mut self, commands: &[&str]) -> Result<Vec<String>, SshError> {
         self.enter_config().await?;
+        self.config_entered(commands).await
+    }
+
+    /// [`CliShell::config`], configuration mode entered with `enter`.
+    pub async fn config_with(
+        &mut self,
+        enter: &str,
+        commands: &[&str],
+    ) -> Result<Vec<String>, SshError> {
+        self.enter_config_with(enter).await?;
+        self.config_entered(commands).await
+    }
+
+    async fn config_entered(&mut self, commands: &[&str]) -> Result<Vec<String>, SshError> {
         let result = self.commands(commands).await;
         let exit = self.exit_config().await;
         let outputs = result?;
