@@ -184,6 +184,9 @@ pub struct RunReport {
     pub duration_secs: f64,
     pub nodes: Vec<NodeReport>,
     pub summary: RunSummary,
+    /// The transaction of an atomic converge (`crate::atomic`); absent for a node-by-node run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transaction: Option<crate::atomic::Transaction>,
 }
 
 impl RunReport {
