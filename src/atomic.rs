@@ -55,7 +55,8 @@ pub enum Outcome {
     WouldCommit,
     /// Phase 1 failed: every stage discarded, no device changed.
     Aborted,
-    /// Phase 2 failed: every device that committed was rolled back.
+    /// Phase 2 failed: every device that committed was rolled back, or (session lost) reverts by its
+    /// confirmed-commit timer.
     RolledBack,
     /// A rollback or a confirm failed: the devices named in `devices` may differ (their commit timers
     /// still revert unconfirmed commits).
@@ -69,7 +70,9 @@ impl std::fmt::Display for Outcome {
             Outcome::UpToDate => "UP TO DATE (nothing to change)",
             Outcome::WouldCommit => "WOULD COMMIT (why-run, every stage discarded)",
             Outcome::Aborted => "ABORTED in phase 1 (every stage discarded, nothing changed)",
-            Outcome::RolledBack => "ROLLED BACK in phase 2 (every committed device rolled back)",
+            Outcome::RolledBack => {
+                "ROLLED BACK in phase 2 (every committed device rolled back or reverting by its timer)"
+            }
             Outcome::Incomplete => "INCOMPLETE (a rollback or confirm failed; see devices)",
         })
     }
@@ -95,6 +98,9 @@ pub struct TxDevice {
     pub verified: bool,
     pub confirmed: bool,
     pub rolled_back: bool,
+    /// The rollback could not be sent (the session is gone) but the commit was a confirmed one: the
+    /// device reverts by itself when its timer (`confirm_timeout_secs`) runs out.
+    pub reverts_by_timer: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -106,6 +112,8 @@ pub struct Transaction {
     pub failures: Vec<TxFailure>,
     pub devices: Vec<TxDevice>,
     pub phase_timeout_secs: f64,
+    /// The devices' confirmed-commit timer: the phase timeout plus the restore budget.
+    pub confirm_timeout_secs: f64,
 }
 
 impl Transaction {
@@ -128,6 +136,10 @@ impl Transaction {
                 (d.verified, "verified"),
                 (d.confirmed, "confirmed"),
                 (d.rolled_back, "rolled back"),
+                (
+                    d.reverts_by_timer,
+                    "REVERTING by its confirmed-commit timer",
+                ),
             ];
             let done: Vec<&str> = flags.iter().filter(|f| f.0).map(|f| f.1).collect();
             let _ = writeln!(out, "  {}: {}", d.node, done.join(", "));
@@ -255,6 +267,7 @@ pub async fn converge(
         failures,
         devices: members.into_iter().map(|m| m.tx).collect(),
         phase_timeout_secs: phase_timeout.as_secs_f64(),
+        confirm_timeout_secs: confirm_timer(phase_timeout, &opts).as_secs_f64(),
     };
     RunReport {
         run_id: opts.run_id.clone(),
@@ -452,8 +465,7 @@ async fn phase2(
     let deadline = tokio::time::Instant::now() + limit;
     let commit_opts = CommitOptions {
         comment: format!("netgw transaction {}", opts.run_id),
-        // The device's own timer covers the whole phase and the rollback after it.
-        confirm_timeout: limit + opts.restore_timeout,
+        confirm_timeout: confirm_timer(limit, opts),
     };
     let conc = opts.concurrency.max(1);
     let journal = &ctx.journal;
@@ -495,6 +507,11 @@ async fn phase2(
         return roll_back_all(ctx, opts, members, &why).await;
     }
     confirm_all(ctx, opts, members, failures).await
+}
+
+/// The devices' own rollback timer covers the whole phase and the rollback after it.
+fn confirm_timer(phase_timeout: Duration, opts: &EngineOptions) -> Duration {
+    phase_timeout + opts.restore_timeout
 }
 
 /// Write the node's intent (crash recovery of the device, `crate::journal`), then commit.
@@ -543,10 +560,10 @@ async fn roll_back_all(
     futures::stream::iter(members.iter_mut().filter(|m| m.tx.committed))
         .for_each_concurrent(opts.concurrency.max(1), |m| async move {
             let name = m.name.clone();
-            let ok = match m.driver.as_mut() {
-                Some(d) => tokio::time::timeout(opts.restore_timeout, d.rollback()).await,
-                None => return,
-            };
+            let Some(d) = m.driver.as_mut() else { return };
+            let timer = d.capabilities().confirmed_commit;
+            let ok = tokio::time::timeout(opts.restore_timeout, d.rollback()).await;
+            m.tx.reverts_by_timer = timer && !matches!(ok, Ok(Ok(())));
             match ok {
                 Ok(Ok(())) => {
                     m.tx.rolled_back = true;
@@ -577,7 +594,10 @@ async fn roll_back_all(
     for m in members.iter_mut() {
         mark_not_done(m, &msg);
     }
-    if members.iter().any(|m| m.tx.committed && !m.tx.rolled_back) {
+    if members
+        .iter()
+        .any(|m| m.tx.committed && !m.tx.rolled_back && !m.tx.reverts_by_timer)
+    {
         Outcome::Incomplete
     } else {
         Outcome::RolledBack
@@ -611,11 +631,11 @@ async fn confirm_all(
                 Err(e) => {
                     fail(&mut m.report, &e);
                     // Not confirmed: undo it now rather than waiting for the device's timer.
-                    if let Some(d) = m.driver.as_mut()
-                        && let Ok(Ok(())) =
-                            tokio::time::timeout(opts.restore_timeout, d.rollback()).await
-                    {
-                        m.tx.rolled_back = true;
+                    if let Some(d) = m.driver.as_mut() {
+                        let timer = d.capabilities().confirmed_commit;
+                        let r = tokio::time::timeout(opts.restore_timeout, d.rollback()).await;
+                        m.tx.rolled_back = matches!(r, Ok(Ok(())));
+                        m.tx.reverts_by_timer = timer && !m.tx.rolled_back;
                     }
                 }
             }
@@ -700,4 +720,107 @@ fn finish_report(m: &mut Member, opts: &EngineOptions) {
             error: r.error.clone(),
         },
     );
+}
+
+#[cfg(test)]
+mod tests {
+    //! The transaction's logic against the engine's in-memory devices; tests/atomic.rs runs it against
+    //! netgw-lab's five vendors.
+    use super::*;
+    use crate::engine::engine_tests_support::{
+        Device, MemConnector, SW1, device, job, repo_with, test_state,
+    };
+    use std::sync::Mutex;
+
+    async fn tx(devs: &[Arc<Mutex<Device>>], why_run: bool) -> RunReport {
+        let names: Vec<String> = (1..=devs.len()).map(|i| format!("sw{i}")).collect();
+        let bodies: Vec<String> = names.iter().map(|n| SW1.replace("sw1", n)).collect();
+        let nodes: Vec<(&str, &str)> = names
+            .iter()
+            .zip(&bodies)
+            .map(|(n, b)| (n.as_str(), b.as_str()))
+            .collect();
+        let (_d, repo) = repo_with(&nodes);
+        let conn = MemConnector(names.iter().cloned().zip(devs.iter().cloned()).collect());
+        converge(
+            Arc::new(repo.clone()),
+            repo,
+            names.iter().map(|n| job(n)).collect(),
+            Arc::new(conn),
+            EngineOptions {
+                state_dir: Some(test_state()),
+                atomic: Some(Duration::from_secs(30)),
+                why_run,
+                ..Default::default()
+            },
+        )
+        .await
+    }
+
+    fn vlans(devs: &[Arc<Mutex<Device>>]) -> Vec<usize> {
+        devs.iter().map(|d| d.lock().unwrap().vlans.len()).collect()
+    }
+
+    #[tokio::test]
+    async fn all_commit_or_none_does() {
+        let devs: Vec<_> = (0..3).map(|_| device()).collect();
+        let r = tx(&devs, false).await;
+        let t = r.transaction.as_ref().unwrap();
+        assert_eq!(t.outcome, Outcome::Committed, "{:?}", r.nodes);
+        assert_eq!(vlans(&devs), [3, 3, 3]);
+        assert!(t.devices.iter().all(|d| d.confirmed && !d.rolled_back));
+
+        // A refused commit on the last device: the two that committed are rolled back.
+        let devs: Vec<_> = (0..3).map(|_| device()).collect();
+        devs[2].lock().unwrap().reject_commit = true;
+        let r = tx(&devs, false).await;
+        let t = r.transaction.as_ref().unwrap();
+        assert_eq!(t.outcome, Outcome::RolledBack);
+        assert_eq!(vlans(&devs), [1, 1, 1], "every device as before");
+        assert_eq!(
+            (t.failures[0].node.as_str(), t.failures[0].step),
+            ("sw3", "commit")
+        );
+        assert!(
+            t.devices
+                .iter()
+                .all(|d| d.committed && d.rolled_back && !d.confirmed)
+        );
+        assert!(r.nodes.iter().all(|n| n.failed()), "{:?}", r.nodes);
+        assert!(
+            t.human(&r.run_id)
+                .contains("FAILED: sw3 at commit (phase 2)"),
+            "{}",
+            t.human(&r.run_id)
+        );
+
+        // A device that takes only part of the change fails verification: all rolled back.
+        let devs: Vec<_> = (0..3).map(|_| device()).collect();
+        devs[0].lock().unwrap().drop_on_commit = true;
+        let r = tx(&devs, false).await;
+        let t = r.transaction.as_ref().unwrap();
+        assert_eq!(t.outcome, Outcome::RolledBack);
+        assert_eq!(
+            (t.failures[0].node.as_str(), t.failures[0].step),
+            ("sw1", "verify")
+        );
+        assert_eq!(vlans(&devs), [1, 1, 1]);
+    }
+
+    #[tokio::test]
+    async fn a_phase_one_failure_or_a_why_run_commits_nothing() {
+        let devs: Vec<_> = (0..3).map(|_| device()).collect();
+        devs[1].lock().unwrap().auth_fail = true;
+        let r = tx(&devs, false).await;
+        let t = r.transaction.as_ref().unwrap();
+        assert_eq!(t.outcome, Outcome::Aborted);
+        assert_eq!(
+            (t.failures[0].node.as_str(), t.failures[0].step),
+            ("sw2", "connect")
+        );
+        assert!(devs.iter().all(|d| d.lock().unwrap().commits_started == 0));
+        assert!(t.devices.iter().filter(|d| d.staged).all(|d| d.discarded));
+        let r = tx(&[device(), device()], true).await;
+        assert_eq!(r.transaction.unwrap().outcome, Outcome::WouldCommit);
+    }
 }

@@ -1274,7 +1274,7 @@ mod tests {
 }
 
 #[cfg(test)]
-mod engine_tests_support {
+pub(crate) mod engine_tests_support {
     //! The engine's logic against an in-memory device. The drivers are tested on their own against real
     //! outputs and third-party peers; here the device only has to keep state and fail on request.
     use super::*;
