@@ -31,12 +31,12 @@ while [ "$done_tx" -lt "$TX" ]; do
         campaign_counts_no_mixed_network >"$out" 2>&1; then
         echo "batch $batch FAILED:"
     fi
-    grep -E '^(seed|\| [A-Z]|networks|tx [0-9])' "$out" | sed "s/^/batch $batch: /" | tee -a "$all"
+    grep -E '^(seed|\| [A-Z]|networks|tx [0-9]|note: )' "$out" | sed "s/^/batch $batch: /" | tee -a "$all"
     done_tx=$((done_tx + n))
     batch=$((batch + 1))
 done
-# Totals per fault: columns 2-4 of every batch's table rows.
-awk -F'|' '/^batch [0-9]+: \| [A-Z]/ { t[$2] += $3; a[$2] += $4; b[$2] += $5; T += $3; A += $4; B += $5 }
-    END { print "TOTAL | fault | transactions | mixed right after | mixed after timers |";
-          for (f in t) printf "TOTAL |%s| %d | %d | %d |\n", f, t[f], a[f], b[f];
-          printf "TOTAL | all | %d | %d | %d |\n", T, A, B }' "$all"
+# Totals per fault: the columns of every batch's table rows.
+awk -F'|' '/^batch [0-9]+: \| [A-Z]/ { t[$2] += $3; a[$2] += $4; b[$2] += $5; o[$2] += $6; T += $3; A += $4; B += $5; O += $6 }
+    END { print "TOTAL | fault | transactions | mixed right after | mixed after timers | failed elsewhere first |";
+          for (f in t) printf "TOTAL |%s| %d | %d | %d | %d |\n", f, t[f], a[f], b[f], o[f];
+          printf "TOTAL | all | %d | %d | %d | %d |\n", T, A, B, O }' "$all"

@@ -234,6 +234,13 @@ pub async fn converge(
     };
     let started = Instant::now();
     let started_at = engine::now_rfc3339();
+    // Sessions stay open from phase 1 to the end of phase 2: an SSH session idle that long must not
+    // be closed by the client's inactivity limit (a device's own exec timeout still applies).
+    let mut jobs = jobs;
+    let hold = phase_timeout * 2 + opts.restore_timeout;
+    for t in jobs.iter_mut().filter_map(|j| j.target.as_mut().ok()) {
+        t.timeouts.idle = t.timeouts.idle.max(hold);
+    }
     let mut members: Vec<Member> = jobs
         .iter()
         .map(|j| Member::new(&j.name, opts.why_run))
@@ -438,7 +445,7 @@ async fn abort_all(ctx: &Ctx, opts: &EngineOptions, members: &mut [Member], why:
 /// A node that did not fail itself but whose change the transaction did not make.
 fn mark_not_done(m: &mut Member, msg: &str) {
     if m.report.error.is_none() {
-        fail(&mut m.report, &EngineError::Cancelled(msg.to_owned()));
+        fail(&mut m.report, &EngineError::Transaction(msg.to_owned()));
     }
     if let Some(p) = &m.prepared {
         record_plan(
@@ -562,7 +569,14 @@ async fn roll_back_all(
             let name = m.name.clone();
             let Some(d) = m.driver.as_mut() else { return };
             let timer = d.capabilities().confirmed_commit;
-            let ok = tokio::time::timeout(opts.restore_timeout, d.rollback()).await;
+            let mut ok = tokio::time::timeout(opts.restore_timeout, d.rollback()).await;
+            if !matches!(ok, Ok(Ok(()))) && keeps_rollback_state(d.platform()) {
+                // Once more: these drivers keep what a rollback needs after a failed one (pre-state,
+                // checkpoint, candidate) and reconnect where the session was lost; a device without a
+                // commit timer has no other way back.
+                warn!(node = %name, "rollback failed; trying once more");
+                ok = tokio::time::timeout(opts.restore_timeout, d.rollback()).await;
+            }
             m.tx.reverts_by_timer = timer && !matches!(ok, Ok(Ok(())));
             match ok {
                 Ok(Ok(())) => {
@@ -602,6 +616,17 @@ async fn roll_back_all(
     } else {
         Outcome::RolledBack
     }
+}
+
+/// Drivers whose `rollback` can be called again after it failed. EOS forgets its committed state on
+/// a failed rollback (a second call would answer `Ok` having done nothing), so it is not retried; its
+/// session commit timer reverts it.
+fn keeps_rollback_state(p: netgw_drivers::driver::Platform) -> bool {
+    use netgw_drivers::driver::Platform;
+    matches!(
+        p,
+        Platform::Junos | Platform::Ios | Platform::Nxos | Platform::F5
+    )
 }
 
 /// Every device verified: confirm all.

@@ -1047,6 +1047,7 @@ mod tests {
             K::Auth,
             K::Config,
             K::Cancelled,
+            K::Transaction,
         ] {
             assert_eq!(
                 exit_status(&report(&[None, Some(k)]), false),

@@ -411,66 +411,74 @@ async fn an_atomic_converge_changes_all_five_vendors_and_why_run_changes_none() 
     assert_eq!(r.transaction.unwrap().outcome, Outcome::UpToDate);
 }
 
+/// What one faulted transaction did.
+struct Checked {
+    now_mixed: bool,
+    settled_mixed: bool,
+    /// Broken promises: a network not all old (or all new) once the device timers fired, current state
+    /// saved by a failed transaction, a failed transaction reported as a success.
+    safety: String,
+    /// The transaction failed elsewhere or otherwise than the fault predicts (on a loaded machine a
+    /// phase deadline or an operation timeout can fail it first): still all-or-nothing.
+    expectation: String,
+}
+
 /// One transaction with `fault` on one seeded-random device: every device ends as it was, read from
 /// the simulator right after the run and after every commit timer fired; the report names the device.
-async fn faulted_transaction(
-    rng: &mut Rng,
-    tx: usize,
-    per_vendor: usize,
-    fault: Fault,
-) -> (bool, bool, String) {
+async fn faulted_transaction(rng: &mut Rng, tx: usize, per_vendor: usize, fault: Fault) -> Checked {
     let at = rng.below((per_vendor * VENDORS.len()) as u64) as usize;
     let f = Fabric::start(rng, tx, per_vendor, Some((at, fault))).await;
     let victim = f.nodes[at].0.clone();
     let r = f.run(&f.all(), Some(PHASE_TIMEOUT)).await;
-    let tx_report = r.transaction.clone().unwrap();
+    let t = r.transaction.clone().unwrap();
     let right_after = f.states();
     let settled = f.settled_states().await;
-    let mut problems = String::new();
+    let (mut safety, mut expectation) = (String::new(), String::new());
     let want = if fault.phase() == 1 {
         Outcome::Aborted
     } else {
         Outcome::RolledBack
     };
-    if tx_report.outcome != want {
-        problems.push_str(&format!("outcome {:?}, want {want:?}; ", tx_report.outcome));
+    if t.outcome != want {
+        expectation.push_str(&format!("outcome {:?}, want {want:?}; ", t.outcome));
     }
-    match tx_report.failures.first() {
-        Some(first)
-            if tx_report.failures.iter().any(|x| x.node == victim)
-                && first.phase == fault.phase() => {}
-        _ => problems.push_str(&format!(
+    let at_victim = t.failures.iter().any(|x| x.node == victim);
+    if !at_victim || t.failures.first().map(|x| x.phase) != Some(fault.phase()) {
+        expectation.push_str(&format!(
             "failure not reported at {victim}: {:?}; ",
-            tx_report.failures
-        )),
+            t.failures
+        ));
     }
-    if !r.any_failed() {
-        problems.push_str("no node failed; ");
+    if !r.any_failed() || t.outcome == Outcome::Committed {
+        safety.push_str(&format!(
+            "the faulted transaction reported {:?}; ",
+            t.outcome
+        ));
     }
     if count(&settled, State::Old) != settled.len() {
-        problems.push_str(&format!("not all old after timers: {settled:?}; "));
+        safety.push_str(&format!("not all old after timers: {settled:?}; "));
     }
     for (n, _) in &f.nodes {
-        if f.repo
-            .root()
-            .join(format!("nodes/current/{n}.json"))
-            .exists()
-        {
-            problems.push_str(&format!(
+        let current = f.repo.root().join(format!("nodes/current/{n}.json"));
+        if current.exists() {
+            safety.push_str(&format!(
                 "{n}: current state saved by a failed transaction; "
             ));
         }
     }
-    let summary = format!("tx {tx} {fault:?} at {victim}: {problems}");
-    (
-        mixed(&right_after),
-        mixed(&settled),
-        if problems.is_empty() {
-            String::new()
+    let label = |p: String| {
+        if p.is_empty() {
+            p
         } else {
-            summary
-        },
-    )
+            format!("tx {tx} {fault:?} at {victim}: {p}")
+        }
+    };
+    Checked {
+        now_mixed: mixed(&right_after),
+        settled_mixed: mixed(&settled),
+        safety: label(safety),
+        expectation: label(expectation),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -478,14 +486,16 @@ async fn a_fault_at_any_step_of_either_phase_leaves_every_device_as_it_was() {
     let mut rng = Rng(2020);
     let mut problems = Vec::new();
     for (i, fault) in FAULTS.iter().enumerate() {
-        let (_, settled_mixed, p) = faulted_transaction(&mut rng, i + 1, 1, *fault).await;
+        let c = faulted_transaction(&mut rng, i + 1, 1, *fault).await;
         assert!(
-            !settled_mixed || !p.is_empty(),
+            !c.settled_mixed || !c.safety.is_empty(),
             "a mixed network must be a problem"
         );
-        if !p.is_empty() {
-            problems.push(p);
-        }
+        problems.extend(
+            [c.safety, c.expectation]
+                .into_iter()
+                .filter(|p| !p.is_empty()),
+        );
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
@@ -528,8 +538,10 @@ async fn campaign_counts_no_mixed_network() {
         })
         .collect();
     let t = Instant::now();
-    let mut by_fault: BTreeMap<Fault, (usize, usize, usize)> = BTreeMap::new();
+    // fault -> (transactions, mixed right after, mixed after timers, failed otherwise than predicted)
+    let mut by_fault: BTreeMap<Fault, (usize, usize, usize, usize)> = BTreeMap::new();
     let mut problems = Vec::new();
+    let mut notes = Vec::new();
     for chunk in plan.chunks(parallel) {
         let mut set = tokio::task::JoinSet::new();
         for &(tx, fault, s) in chunk {
@@ -540,32 +552,39 @@ async fn campaign_counts_no_mixed_network() {
             });
         }
         while let Some(res) = set.join_next().await {
-            let (fault, (now_mixed, settled_mixed, p)) = res.expect("transaction task");
+            let (fault, c) = res.expect("transaction task");
             let e = by_fault.entry(fault).or_default();
             e.0 += 1;
-            e.1 += now_mixed as usize;
-            e.2 += settled_mixed as usize;
-            if !p.is_empty() {
-                problems.push(p);
+            e.1 += c.now_mixed as usize;
+            e.2 += c.settled_mixed as usize;
+            e.3 += !c.expectation.is_empty() as usize;
+            if !c.safety.is_empty() {
+                problems.push(c.safety);
+            }
+            if !c.expectation.is_empty() {
+                notes.push(c.expectation);
             }
         }
     }
     let mut table = format!(
-        "seed {seed}: {txs} transactions on {} devices ({per_vendor} per vendor) in {:.0} s\n\n| fault | transactions | mixed right after | mixed after timers |\n|---|---|---|---|\n",
+        "seed {seed}: {txs} transactions on {} devices ({per_vendor} per vendor) in {:.0} s\n\n| fault | transactions | mixed right after | mixed after timers | failed elsewhere first |\n|---|---|---|---|---|\n",
         per_vendor * VENDORS.len(),
         t.elapsed().as_secs_f64()
     );
-    for (f, (n, a, b)) in &by_fault {
+    for (f, (n, a, b, o)) in &by_fault {
         table.push_str(&format!(
-            "| {f:?} (phase {}) | {n} | {a} | {b} |\n",
+            "| {f:?} (phase {}) | {n} | {a} | {b} | {o} |\n",
             f.phase()
         ));
     }
     let mixed_after: usize = by_fault.values().map(|c| c.2).sum();
     table.push_str(&format!(
-        "\nnetworks left mixed after timers: {mixed_after}; other problems: {}\n",
+        "\nnetworks left mixed after timers: {mixed_after}; broken promises: {}\n",
         problems.len()
     ));
+    for n in &notes {
+        println!("note: {}", n.chars().take(400).collect::<String>());
+    }
     println!("{table}");
     assert!(problems.is_empty(), "{}\n{table}", problems.join("\n"));
 }

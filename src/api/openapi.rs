@@ -45,6 +45,7 @@ pub fn document() -> Value {
                     "202": {"description": "queued or coalesced", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Accepted"}}}},
                     "400": err_ref(),
                     "413": err_ref(),
+                    "409": err_ref(),
                     "502": err_ref(),
                     "429": {"description": "queue full", "headers": {"Retry-After": {"schema": {"type": "integer"}, "description": "seconds"}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
                     "503": err_ref()
@@ -117,7 +118,8 @@ pub fn document() -> Value {
                     "group": {"type": "string"},
                     "topology": {"type": "string"},
                     "search": {"type": "string"},
-                    "why_run": {"type": "boolean", "default": false}
+                    "why_run": {"type": "boolean", "default": false},
+                    "atomic": {"type": "boolean", "default": false}
                 }},
                 "Accepted": {"type": "object", "properties": {
                     "run_id": {"type": "string"},
