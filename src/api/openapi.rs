@@ -153,7 +153,7 @@ pub fn document() -> Value {
                     "name": {"type": "string"}, "status": {"type": "string", "enum": ["success", "failed"]}, "why_run": {"type": "boolean"},
                     "platform": {"type": "string"}, "resources": {"type": "array", "items": {"type": "object"}},
                     "updated": {"type": "integer"}, "total": {"type": "integer"}, "device_diff": {"type": "string"},
-                    "error": {"type": "string"}, "error_kind": {"type": "string", "enum": ["device", "transport", "timeout", "auth", "store", "server", "lock", "config", "internal", "cancelled"]}, "device_error_kind": {"type": "string", "enum": ["connect", "auth", "timeout", "transport", "parse", "rejected", "verify", "unsupported", "config", "cancelled"]},
+                    "error": {"type": "string"}, "error_kind": {"type": "string", "enum": ["device", "transport", "timeout", "auth", "store", "server", "lock", "config", "internal", "cancelled", "transaction"]}, "device_error_kind": {"type": "string", "enum": ["connect", "auth", "timeout", "transport", "parse", "rejected", "verify", "unsupported", "config", "cancelled"]},
                     "created": {"type": "boolean"}, "duration_secs": {"type": "number"}, "steps": {"type": "array", "items": {"type": "object"}}
                 }},
                 "Node": {"type": "object", "properties": {
