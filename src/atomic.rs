@@ -719,17 +719,7 @@ async fn finish(ctx: &Ctx, opts: &EngineOptions, members: &mut [Member], outcome
 
 fn finish_report(m: &mut Member, opts: &EngineOptions) {
     let r = &mut m.report;
-    r.updated = r
-        .resources
-        .iter()
-        .filter(|x| {
-            matches!(
-                x.status,
-                ResourceStatus::Updated | ResourceStatus::WouldUpdate
-            )
-        })
-        .count();
-    r.total = r.resources.len();
+    r.tally();
     r.duration_secs = m.started.elapsed().as_secs_f64();
     if r.error.is_some() {
         r.status = NodeStatus::Failed;

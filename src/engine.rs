@@ -459,17 +459,7 @@ async fn converge_node(
     if let Err(e) = outcome {
         fail(&mut report, &e);
     }
-    report.updated = report
-        .resources
-        .iter()
-        .filter(|r| {
-            matches!(
-                r.status,
-                ResourceStatus::Updated | ResourceStatus::WouldUpdate
-            )
-        })
-        .count();
-    report.total = report.resources.len();
+    report.tally();
     report
 }
 

@@ -154,6 +154,21 @@ impl NodeReport {
         self.status == NodeStatus::Failed
     }
 
+    /// Count `updated` (updated or would-update) and `total` from the resources.
+    pub fn tally(&mut self) {
+        self.updated = self
+            .resources
+            .iter()
+            .filter(|r| {
+                matches!(
+                    r.status,
+                    ResourceStatus::Updated | ResourceStatus::WouldUpdate
+                )
+            })
+            .count();
+        self.total = self.resources.len();
+    }
+
     /// The report of a host netgw does not drive: status `skipped`, the reason as its warning.
     pub fn skipped(name: &str, why_run: bool, reason: &str) -> Self {
         let mut r = NodeReport::new(name, why_run);

@@ -9,33 +9,20 @@
 //! devices per vendor) injects one fault per transaction on one seeded-random device at a seeded-random
 //! step of either phase and counts mixed networks; the suite runs a small seeded sample.
 
+mod common;
+
+use common::sim::{Rng, pending_timer};
 use netgw::atomic::Outcome;
 use netgw::engine::{self, EngineOptions, Job, RegistryConnector};
 use netgw::inventory::Inventory;
 use netgw::report::RunReport;
 use netgw::store::local::LocalRepo;
-use netgw_labs::lab::{Lab, LabOptions, Sim};
+use netgw_labs::lab::{Lab, LabOptions};
 use netgw_labs::sim::state::Dialect;
 use netgw_models::topology::Topology;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// Deterministic pseudo-random numbers (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
 
 const VENDORS: [(&str, &str, Dialect); 5] = [
     ("eos", "arista_ceos", Dialect::Eos),
@@ -109,41 +96,6 @@ impl Fault {
             _ => 2,
         }
     }
-}
-
-/// What the device holds, read from the simulator: VLANs and interface configuration, or Junos'
-/// running configuration, with the device's own name made comparable.
-fn snapshot(lab: &Lab, node: &str) -> String {
-    let n = lab.node(node).unwrap();
-    let text = match &n.sim {
-        Sim::Junos(j) => j.running_xml(),
-        _ => {
-            let st = n.device.state().clone();
-            let mut s = format!("vlans {:?}\n", st.vlans);
-            for (name, i) in &st.interfaces {
-                s.push_str(&format!(
-                    "{name} desc={:?} en={} mtu={} mode={:?} access={} trunk={} native={}\n",
-                    i.description,
-                    i.enabled,
-                    i.mtu,
-                    i.mode,
-                    i.access_vlan,
-                    i.trunk_allowed.to_range_string(),
-                    i.native_vlan
-                ));
-            }
-            s
-        }
-    };
-    text.replace(node, "NODE")
-}
-
-fn pending_timer(lab: &Lab) -> bool {
-    lab.nodes.iter().any(|n| match &n.sim {
-        Sim::Junos(j) => j.pending_confirm(),
-        Sim::Eos(e) => e.pending_timer(),
-        _ => false,
-    })
 }
 
 fn desired_json(name: &str, dialect: Dialect, vlans: &[u16], tag: &str, broken: bool) -> String {
@@ -255,7 +207,7 @@ impl Fabric {
         }
         let before = nodes
             .iter()
-            .map(|(n, _)| (n.clone(), snapshot(&lab, n)))
+            .map(|(n, _)| (n.clone(), common::sim::snapshot(&lab, n, n)))
             .collect();
         let mut f = Fabric {
             lab,
@@ -269,7 +221,10 @@ impl Fabric {
         let controls: Vec<String> = VENDORS.iter().map(|v| format!("{}-ctl", v.0)).collect();
         let r = f.run(&controls, None).await;
         assert!(!r.any_failed(), "controls: {:?}", r.nodes);
-        f.converged = controls.iter().map(|c| snapshot(&f.lab, c)).collect();
+        f.converged = controls
+            .iter()
+            .map(|c| common::sim::snapshot(&f.lab, c, c))
+            .collect();
         for (c, conv) in controls.iter().zip(&f.converged) {
             assert!(
                 f.before.values().any(|b| b != conv),
@@ -329,7 +284,7 @@ impl Fabric {
         self.nodes
             .iter()
             .map(|(n, v)| {
-                let now = snapshot(&self.lab, n);
+                let now = common::sim::snapshot(&self.lab, n, n);
                 let s = if now == self.before[n] {
                     State::Old
                 } else if now == self.converged[*v] {
