@@ -565,29 +565,8 @@ async fn roll_back_all(
 ) -> Outcome {
     let journal = &ctx.journal;
     futures::stream::iter(members.iter_mut().filter(|m| m.tx.committed))
-        .for_each_concurrent(opts.concurrency.max(1), |m| async move {
-            let name = m.name.clone();
-            let Some(d) = m.driver.as_mut() else { return };
-            let timer = d.capabilities().confirmed_commit;
-            let mut ok = tokio::time::timeout(opts.restore_timeout, d.rollback()).await;
-            if !matches!(ok, Ok(Ok(()))) && keeps_rollback_state(d.platform()) {
-                // Once more: these drivers keep what a rollback needs after a failed one (pre-state,
-                // checkpoint, candidate) and reconnect where the session was lost; a device without a
-                // commit timer has no other way back.
-                warn!(node = %name, "rollback failed; trying once more");
-                ok = tokio::time::timeout(opts.restore_timeout, d.rollback()).await;
-            }
-            m.tx.reverts_by_timer = timer && !matches!(ok, Ok(Ok(())));
-            match ok {
-                Ok(Ok(())) => {
-                    m.tx.rolled_back = true;
-                    if let Ok(n) = NodeName::new(&name) {
-                        engine::forget(journal, &n).await;
-                    }
-                }
-                Ok(Err(e)) => m.tx.error = Some(format!("ROLLBACK FAILED: {e}")),
-                Err(_) => m.tx.error = Some("ROLLBACK TIMED OUT".into()),
-            }
+        .for_each_concurrent(opts.concurrency.max(1), |m| {
+            roll_back_member(journal, opts, m)
         })
         .await;
     // Staged but never committed (the phase stopped first): discard.
@@ -615,6 +594,88 @@ async fn roll_back_all(
         Outcome::Incomplete
     } else {
         Outcome::RolledBack
+    }
+}
+
+/// Roll one committed device back, then read it: a driver's `Ok` is not proof (after a commit that
+/// failed on a lost connection a driver may not know the change landed), so a device still changed
+/// gets the old state put back as the recovery of an unfinished change does (`engine::restore_old`).
+async fn roll_back_member(journal: &Journal, opts: &EngineOptions, m: &mut Member) {
+    let name = m.name.clone();
+    let Some(d) = m.driver.as_mut() else { return };
+    let timer = d.capabilities().confirmed_commit;
+    let mut ok = tokio::time::timeout(opts.restore_timeout, d.rollback()).await;
+    if !matches!(ok, Ok(Ok(()))) && keeps_rollback_state(d.platform()) {
+        // Once more: these drivers keep what a rollback needs after a failed one (pre-state,
+        // checkpoint, candidate) and reconnect where the session was lost.
+        warn!(node = %name, "rollback failed; trying once more");
+        ok = tokio::time::timeout(opts.restore_timeout, d.rollback()).await;
+    }
+    let rollback = match ok {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(format!("ROLLBACK FAILED: {e}")),
+        Err(_) => Err("ROLLBACK TIMED OUT".to_owned()),
+    };
+    let checked = match ensure_old(journal, opts, m).await {
+        // The device cannot be read back (its session is gone): the driver's word is all there is.
+        Err(e) if rollback.is_ok() && e.starts_with("reading the device") => {
+            warn!(node = %name, "{e}; trusting the driver's rollback");
+            Ok(())
+        }
+        other => other,
+    };
+    match checked {
+        Ok(()) => {
+            m.tx.rolled_back = true;
+            if let Ok(n) = NodeName::new(&name) {
+                engine::forget(journal, &n).await;
+            }
+        }
+        Err(e) => {
+            m.tx.reverts_by_timer = timer && rollback.is_err();
+            m.tx.error = Some(rollback.err().unwrap_or(e));
+        }
+    }
+}
+
+/// Read the device; where it is not as before the transaction, put the old state back.
+async fn ensure_old(journal: &Journal, opts: &EngineOptions, m: &mut Member) -> Result<(), String> {
+    let (Some(d), Some(p)) = (m.driver.as_mut(), m.prepared.as_ref()) else {
+        return Err("no session to read the device back".into());
+    };
+    let intent = Intent::new(
+        &opts.run_id,
+        &m.name,
+        d.platform().as_str(),
+        &p.plan,
+        Vec::new(),
+    );
+    let budget = opts.restore_timeout;
+    let o = match tokio::time::timeout(budget, d.observe()).await {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => return Err(format!("reading the device after its rollback: {e}")),
+        Err(_) => return Err("reading the device after its rollback timed out".into()),
+    };
+    let back = intent.plan_to(true, &o.vlans, &o.links, &d.plan_rules());
+    if back.is_empty() {
+        return Ok(());
+    }
+    warn!(node = %m.name, "still changed after its rollback: putting the old state back");
+    let mut steps = Steps {
+        report: &mut m.report,
+        t: Instant::now(),
+        session: &m.session,
+        journal,
+    };
+    match tokio::time::timeout(
+        budget * 2,
+        engine::restore_old(d.as_mut(), &intent, &back, opts, &mut steps),
+    )
+    .await
+    {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(format!("RESTORE AFTER ROLLBACK FAILED: {e}")),
+        Err(_) => Err("RESTORE AFTER ROLLBACK TIMED OUT".into()),
     }
 }
 

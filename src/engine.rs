@@ -996,7 +996,7 @@ async fn recover(
     Ok(Some(recovery))
 }
 
-async fn restore_old(
+pub(crate) async fn restore_old(
     driver: &mut dyn Driver,
     intent: &Intent,
     back: &Plan,

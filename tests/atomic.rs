@@ -543,3 +543,21 @@ async fn campaign_counts_no_mixed_network() {
     println!("{table}");
     assert!(problems.is_empty(), "{}\n{table}", problems.join("\n"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_applied_before_a_reset_is_undone_on_devices_without_a_timer() {
+    // IOS, NX-OS and F5 have no device-side timer: a commit that landed although its reply was lost
+    // must be found (the device is read back after its rollback) and undone by the transaction.
+    let mut rng = Rng(31);
+    for (idx, vendor) in [(2, "ios"), (3, "nxos"), (4, "f5")] {
+        let f = Fabric::start(&mut rng, 200 + idx, 1, Some((idx, Fault::ResetAfterCommit))).await;
+        let r = f.run(&f.all(), Some(PHASE_TIMEOUT)).await;
+        let t = r.transaction.unwrap();
+        assert_eq!(t.outcome, Outcome::RolledBack, "{vendor}: {t:?}");
+        let states = f.settled_states().await;
+        assert!(
+            states.values().all(|s| *s == State::Old),
+            "{vendor}: {states:?} {t:?}"
+        );
+    }
+}
