@@ -541,7 +541,11 @@ async fn campaign_counts_no_mixed_network() {
         println!("note: {}", n.chars().take(400).collect::<String>());
     }
     println!("{table}");
-    assert!(problems.is_empty(), "{}\n{table}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "broken promises (table above):\n{}",
+        problems.join("\n")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
