@@ -139,6 +139,14 @@ pub enum Command {
         format: Format,
         #[command(flatten)]
         reporting: Reporting,
+        /// One all-or-nothing transaction over every selected node (docs/atomic.md): stage everywhere,
+        /// then commit, verify and confirm everywhere; any failure leaves every device as it was.
+        #[arg(long)]
+        atomic: bool,
+        /// With --atomic: seconds each phase (stage everywhere; commit + verify everywhere) may take
+        /// for all its nodes together before the transaction is abandoned and undone.
+        #[arg(long, default_value_t = 300, requires = "atomic", value_parser = clap::value_parser!(u64).range(5..=86400))]
+        phase_timeout: u64,
     },
     /// Gather and print a device's facts (its automatic attributes).
     Facts {
@@ -382,8 +390,11 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
             lock_dir,
             reporting,
             format,
+            atomic,
+            phase_timeout,
         } => {
             let opts = EngineOptions {
+                atomic: atomic.then(|| std::time::Duration::from_secs(*phase_timeout)),
                 why_run: *why_run,
                 concurrency: *concurrency as usize,
                 confirm_timeout: std::time::Duration::from_secs(*confirm_timeout),
@@ -614,7 +625,11 @@ fn converge_cmd(
         None => Arc::new(repo.clone()),
     };
     let report = rt.block_on(async move {
-        let report = engine::converge(store, repo, jobs, Arc::new(RegistryConnector), opts).await;
+        let connector = Arc::new(RegistryConnector);
+        let report = match opts.atomic {
+            Some(_) => crate::atomic::converge(store, repo, jobs, connector, opts).await,
+            None => engine::converge(store, repo, jobs, connector, opts).await,
+        };
         if let Some(task) = collector_task {
             // The engine's sink (and so the channel) is dropped with the options: the poster drains and ends.
             let _ = tokio::time::timeout(std::time::Duration::from_secs(30), task).await;
@@ -636,6 +651,9 @@ fn converge_cmd(
         Format::Human => {
             for n in &report.nodes {
                 writeln!(out, "{}", report::human_node(n))?;
+            }
+            if let Some(tx) = &report.transaction {
+                write!(out, "{}", tx.human(&report.run_id))?;
             }
             write!(out, "{}", report::human_summary(&report))?;
         }
@@ -1075,6 +1093,7 @@ mod tests {
             summary: summarize(&nodes),
             nodes,
             cookbooks: None,
+            transaction: None,
         }
     }
 
@@ -1120,6 +1139,7 @@ mod tests {
             K::Auth,
             K::Config,
             K::Cancelled,
+            K::Transaction,
         ] {
             assert_eq!(
                 exit_status(&report(&[None, Some(k)]), false),

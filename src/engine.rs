@@ -123,6 +123,9 @@ pub struct EngineOptions {
     /// Cookbooks from the Chef server (`--cookbooks server`), shared by every node of the run; `None`:
     /// from the cookbook repo.
     pub cookbook_sync: Option<Arc<crate::store::chef::cookbooks::CookbookSync>>,
+    /// `Some(phase timeout)`: the jobs are one all-or-nothing transaction (`crate::atomic`), each of
+    /// its two phases bounded by the timeout.
+    pub atomic: Option<Duration>,
 }
 
 impl Default for EngineOptions {
@@ -145,6 +148,7 @@ impl Default for EngineOptions {
             state_dir: None,
             lock_timeout: crate::lock::DEFAULT_LOCK_TIMEOUT,
             cookbook_sync: None,
+            atomic: None,
         }
     }
 }
@@ -315,6 +319,7 @@ pub async fn converge(
         nodes,
         summary,
         cookbooks: opts.cookbook_sync.as_ref().map(|s| s.report()),
+        transaction: None,
     }
 }
 
@@ -376,7 +381,7 @@ async fn bounded_node(
 
 /// The node's run lock, waiting up to `lock_timeout`. `Ok(None)` when the job cannot reach a device
 /// anyway (no target, invalid name): its run fails before any session, without waiting.
-async fn lock_node(
+pub(crate) async fn lock_node(
     ctx: &Ctx,
     job: &Job,
     opts: &EngineOptions,
@@ -401,29 +406,29 @@ async fn lock_node(
     .map_err(EngineError::Lock)
 }
 
-fn state_root(opts: &EngineOptions) -> std::path::PathBuf {
+pub(crate) fn state_root(opts: &EngineOptions) -> std::path::PathBuf {
     opts.state_dir
         .clone()
         .unwrap_or_else(crate::state::default_root)
 }
 
-fn fail(r: &mut NodeReport, e: &EngineError) {
+pub(crate) fn fail(r: &mut NodeReport, e: &EngineError) {
     r.status = NodeStatus::Failed;
     r.error_kind = Some(e.kind());
     r.device_error_kind = e.device_kind();
     r.error = Some(e.to_string());
 }
 
-struct Steps<'a> {
-    report: &'a mut NodeReport,
-    t: Instant,
+pub(crate) struct Steps<'a> {
+    pub(crate) report: &'a mut NodeReport,
+    pub(crate) t: Instant,
     /// Where the run stands with its device, for a restore step if the run is stopped.
-    session: &'a Session,
-    journal: &'a Journal,
+    pub(crate) session: &'a Session,
+    pub(crate) journal: &'a Journal,
 }
 
 impl Steps<'_> {
-    fn mark(&mut self, step: &'static str) {
+    pub(crate) fn mark(&mut self, step: &'static str) {
         let now = Instant::now();
         self.report.steps.push(StepTiming {
             step,
@@ -434,11 +439,11 @@ impl Steps<'_> {
 }
 
 /// Where a run reads and writes node state, and where cookbooks come from.
-struct Ctx {
-    store: Arc<dyn NodeStore>,
-    cookbooks: LocalRepo,
+pub(crate) struct Ctx {
+    pub(crate) store: Arc<dyn NodeStore>,
+    pub(crate) cookbooks: LocalRepo,
     /// Unfinished device changes (`crate::journal`), in the state directory.
-    journal: Journal,
+    pub(crate) journal: Journal,
 }
 
 async fn converge_node(
@@ -459,21 +464,11 @@ async fn converge_node(
     if let Err(e) = outcome {
         fail(&mut report, &e);
     }
-    report.updated = report
-        .resources
-        .iter()
-        .filter(|r| {
-            matches!(
-                r.status,
-                ResourceStatus::Updated | ResourceStatus::WouldUpdate
-            )
-        })
-        .count();
-    report.total = report.resources.len();
+    report.tally();
     report
 }
 
-type StepResult<T> = Result<T, EngineError>;
+pub(crate) type StepResult<T> = Result<T, EngineError>;
 
 fn compile_errors(compiled: &Compiled, steps: &mut Steps<'_>) -> StepResult<()> {
     if compiled.errors.is_empty() {
@@ -491,7 +486,7 @@ fn compile_errors(compiled: &Compiled, steps: &mut Steps<'_>) -> StepResult<()> 
     )))
 }
 
-fn check_cancel(opts: &EngineOptions) -> StepResult<()> {
+pub(crate) fn check_cancel(opts: &EngineOptions) -> StepResult<()> {
     match &opts.cancel {
         Some(c) if c.is_cancelled() => Err(EngineError::Cancelled(
             "cancelled before any change was made (gateway shutting down)".into(),
@@ -500,7 +495,7 @@ fn check_cancel(opts: &EngineOptions) -> StepResult<()> {
     }
 }
 
-fn drv(e: DriverError) -> EngineError {
+pub(crate) fn drv(e: DriverError) -> EngineError {
     EngineError::Driver(e)
 }
 
@@ -511,6 +506,34 @@ async fn run_node(
     opts: &EngineOptions,
     steps: &mut Steps<'_>,
 ) -> StepResult<()> {
+    let (target, name, view) = load_node(ctx, job, opts, steps).await?;
+
+    // 4. Connect and gather facts.
+    check_cancel(opts)?;
+    let driver = connector.connect(&target).await.map_err(drv)?;
+    steps.mark("connect");
+    // Held in the session, so a stopped run's device can still be restored (crate::session).
+    let mut held = steps.session.hold(driver).await;
+    let Some(driver) = held.as_mut() else {
+        return Err(EngineError::Internal("the device session vanished".into()));
+    };
+    let result = with_driver(ctx, &name, &target, view, driver.as_mut(), opts, steps).await;
+    if let Some(mut driver) = held.take()
+        && let Err(e) = driver.close().await
+    {
+        warn!(error = %e, "closing the device session failed");
+    }
+    result
+}
+
+/// Steps 1-3 of a node run, before any device is contacted: resolve the target, load (or create) the
+/// desired state, classify, expand, and a pre-flight compile.
+pub(crate) async fn load_node(
+    ctx: &Ctx,
+    job: Job,
+    opts: &EngineOptions,
+    steps: &mut Steps<'_>,
+) -> StepResult<(DeviceTarget, NodeName, resolve::NodeView)> {
     // 1. Resolve the node from the inventory.
     let target = job.target.map_err(EngineError::Config)?;
     steps.report.platform = Some(target.platform.to_string());
@@ -569,34 +592,118 @@ async fn run_node(
     // before any device is contacted. The real compile after fact gathering follows.
     let preflight = compile(&view.attributes.merged(), &view.recipes);
     compile_errors(&preflight, steps)?;
-
-    // 4. Connect and gather facts.
-    check_cancel(opts)?;
-    let driver = connector.connect(&target).await.map_err(drv)?;
-    steps.mark("connect");
-    // Held in the session, so a stopped run's device can still be restored (crate::session).
-    let mut held = steps.session.hold(driver).await;
-    let Some(driver) = held.as_mut() else {
-        return Err(EngineError::Internal("the device session vanished".into()));
-    };
-    let result = with_driver(ctx, &name, &target, view, driver.as_mut(), opts, steps).await;
-    if let Some(mut driver) = held.take()
-        && let Err(e) = driver.close().await
-    {
-        warn!(error = %e, "closing the device session failed");
-    }
-    result
+    Ok((target, name, view))
 }
 
 async fn with_driver(
     ctx: &Ctx,
     name: &NodeName,
     target: &DeviceTarget,
-    mut view: resolve::NodeView,
+    view: resolve::NodeView,
     driver: &mut dyn Driver,
     opts: &EngineOptions,
     steps: &mut Steps<'_>,
 ) -> StepResult<()> {
+    let p = prepare(name, target, view, driver, opts, steps).await?;
+    let Prepared {
+        compiled,
+        vlans,
+        links,
+        plan: the_plan,
+        ..
+    } = &p;
+
+    // 9. why-run or apply.
+    if the_plan.is_empty() {
+        record_plan(
+            steps.report,
+            compiled,
+            the_plan,
+            ResourceStatus::UpToDate,
+            0.0,
+        );
+    } else if opts.why_run && opts.compare_only {
+        record_plan(
+            steps.report,
+            compiled,
+            the_plan,
+            ResourceStatus::WouldUpdate,
+            0.0,
+        );
+    } else if opts.why_run {
+        steps.session.set(Phase::Staging);
+        let staged = driver.stage(the_plan).await;
+        let discarded = driver.discard().await;
+        steps.session.set(Phase::Done);
+        let staged = staged.map_err(drv)?;
+        discarded.map_err(drv)?;
+        steps.report.device_diff = Some(staged.diff);
+        record_plan(
+            steps.report,
+            compiled,
+            the_plan,
+            ResourceStatus::WouldUpdate,
+            0.0,
+        );
+        steps.mark("stage");
+    } else {
+        let t_apply = Instant::now();
+        apply(
+            driver,
+            the_plan,
+            vlans,
+            links,
+            compiled.vlan_policy,
+            compiled.link_policy,
+            opts,
+            steps,
+        )
+        .await
+        .inspect_err(|_| {
+            record_plan(
+                steps.report,
+                compiled,
+                the_plan,
+                ResourceStatus::Failed,
+                0.0,
+            );
+        })?;
+        record_plan(
+            steps.report,
+            compiled,
+            the_plan,
+            ResourceStatus::Updated,
+            t_apply.elapsed().as_secs_f64(),
+        );
+    }
+
+    // 10. Save current state (not in why-run). The desired file is never written here.
+    if !opts.why_run {
+        save_node(ctx, name, &p, opts, steps).await?;
+    }
+    Ok(())
+}
+
+/// What steps 4-8 of a node run found: the plan, and what applying, reporting and saving it need.
+pub(crate) struct Prepared {
+    pub(crate) view: resolve::NodeView,
+    pub(crate) automatic: Attrs,
+    pub(crate) compiled: Compiled,
+    pub(crate) vlans: Vec<netgw_models::resource::Vlan>,
+    pub(crate) links: Vec<netgw_models::resource::Link>,
+    pub(crate) plan: Plan,
+}
+
+/// Steps 4-8 on an open session: facts, recovery of an earlier run's unfinished change, merge,
+/// compile, validate, observe and plan. Nothing is staged.
+pub(crate) async fn prepare(
+    name: &NodeName,
+    target: &DeviceTarget,
+    mut view: resolve::NodeView,
+    driver: &mut dyn Driver,
+    opts: &EngineOptions,
+    steps: &mut Steps<'_>,
+) -> StepResult<Prepared> {
     // The driver's facts and, where `connection_options.snmp` is set, SNMP's, at the same time; SNMP
     // only fills gaps and never fails the node (crate::snmp_facts).
     let (facts, snmp) = tokio::join!(
@@ -686,93 +793,44 @@ async fn with_driver(
         )));
     }
 
-    // 9. why-run or apply.
-    if the_plan.is_empty() {
-        record_plan(
-            steps.report,
-            &compiled,
-            &the_plan,
-            ResourceStatus::UpToDate,
-            0.0,
-        );
-    } else if opts.why_run && opts.compare_only {
-        record_plan(
-            steps.report,
-            &compiled,
-            &the_plan,
-            ResourceStatus::WouldUpdate,
-            0.0,
-        );
-    } else if opts.why_run {
-        steps.session.set(Phase::Staging);
-        let staged = driver.stage(&the_plan).await;
-        let discarded = driver.discard().await;
-        steps.session.set(Phase::Done);
-        let staged = staged.map_err(drv)?;
-        discarded.map_err(drv)?;
-        steps.report.device_diff = Some(staged.diff);
-        record_plan(
-            steps.report,
-            &compiled,
-            &the_plan,
-            ResourceStatus::WouldUpdate,
-            0.0,
-        );
-        steps.mark("stage");
-    } else {
-        let t_apply = Instant::now();
-        apply(
-            driver,
-            &the_plan,
-            &vlans,
-            &links,
-            compiled.vlan_policy,
-            compiled.link_policy,
-            opts,
-            steps,
-        )
-        .await
-        .inspect_err(|_| {
-            record_plan(
-                steps.report,
-                &compiled,
-                &the_plan,
-                ResourceStatus::Failed,
-                0.0,
-            );
-        })?;
-        record_plan(
-            steps.report,
-            &compiled,
-            &the_plan,
-            ResourceStatus::Updated,
-            t_apply.elapsed().as_secs_f64(),
-        );
-    }
+    Ok(Prepared {
+        view,
+        automatic,
+        compiled,
+        vlans,
+        links,
+        plan: the_plan,
+    })
+}
 
-    // 10. Save current state (not in why-run). The desired file is never written here.
-    if !opts.why_run {
-        if let Some(hook) = &opts.before_save {
-            hook(name.as_str());
-        }
-        let mut current = CurrentState::new(name.clone());
-        current.default = filter(
-            &as_obj(view.attributes.combined_default()),
-            opts.allowlists.default.as_deref(),
-        );
-        current.override_ = filter(
-            &as_obj(view.attributes.combined_override()),
-            opts.allowlists.override_.as_deref(),
-        );
-        current.automatic = filter(&automatic, opts.allowlists.automatic.as_deref());
-        check_size(&view.desired, &current)?;
-        ctx.store
-            .save_current(&view.desired, &current)
-            .await
-            .map_err(EngineError::Store)?;
-        steps.mark("save");
-        info!("current state saved");
+/// Step 10: save current state (never the desired file).
+pub(crate) async fn save_node(
+    ctx: &Ctx,
+    name: &NodeName,
+    p: &Prepared,
+    opts: &EngineOptions,
+    steps: &mut Steps<'_>,
+) -> StepResult<()> {
+    if let Some(hook) = &opts.before_save {
+        hook(name.as_str());
     }
+    let mut current = CurrentState::new(name.clone());
+    current.default = filter(
+        &as_obj(p.view.attributes.combined_default()),
+        opts.allowlists.default.as_deref(),
+    );
+    current.override_ = filter(
+        &as_obj(p.view.attributes.combined_override()),
+        opts.allowlists.override_.as_deref(),
+    );
+    current.automatic = filter(&p.automatic, opts.allowlists.automatic.as_deref());
+    check_size(&p.view.desired, &current)?;
+    ctx.store
+        .save_current(&p.view.desired, &current)
+        .await
+        .map_err(EngineError::Store)?;
+    steps.mark("save");
+    info!("current state saved");
     Ok(())
 }
 
@@ -836,43 +894,16 @@ async fn apply(
         return Err(drv(e));
     }
     steps.mark("commit");
-    // Verify: re-observe and re-plan; anything left means the device did not take the change.
-    let verify = async {
-        let observed = driver.observe().await?;
-        let rules = driver.plan_rules();
-        let again = plan(
-            vlans,
-            &observed.vlans,
-            vlan_policy,
-            links,
-            &observed.links,
-            link_policy,
-            &rules,
-        );
-        if again.is_empty() {
-            Ok(())
-        } else {
-            let remaining = again
-                .resources
-                .iter()
-                .filter(|r| r.action.is_some())
-                .map(|r| r.resource.to_string())
-                .collect();
-            Err(DriverError::Verify {
-                device: String::new(),
-                remaining,
-            })
-        }
-    };
-    if let Err(e) = verify.await {
+    if let Err(e) = verify_applied(
+        driver,
+        vlans,
+        links,
+        (vlan_policy, link_policy),
+        &steps.report.name,
+    )
+    .await
+    {
         roll_back(driver, &name, steps, "a failed verification").await;
-        let e = match e {
-            DriverError::Verify { remaining, .. } => DriverError::Verify {
-                device: steps.report.name.clone(),
-                remaining,
-            },
-            other => other,
-        };
         return Err(drv(e));
     }
     steps.mark("verify");
@@ -883,8 +914,46 @@ async fn apply(
     Ok(())
 }
 
+/// Re-observe and re-plan after a commit: anything left means the device did not take the change.
+pub(crate) async fn verify_applied(
+    driver: &mut dyn Driver,
+    vlans: &[netgw_models::resource::Vlan],
+    links: &[netgw_models::resource::Link],
+    (vlan_policy, link_policy): (netgw_models::plan::Policy, netgw_models::plan::Policy),
+    device: &str,
+) -> Result<(), DriverError> {
+    let observed = driver.observe().await?;
+    let rules = driver.plan_rules();
+    let again = plan(
+        vlans,
+        &observed.vlans,
+        vlan_policy,
+        links,
+        &observed.links,
+        link_policy,
+        &rules,
+    );
+    if again.is_empty() {
+        return Ok(());
+    }
+    Err(DriverError::Verify {
+        device: device.to_owned(),
+        remaining: again
+            .resources
+            .iter()
+            .filter(|r| r.action.is_some())
+            .map(|r| r.resource.to_string())
+            .collect(),
+    })
+}
+
 /// Undo an unconfirmed commit; the journal entry goes only once the device is back as it was.
-async fn roll_back(driver: &mut dyn Driver, name: &NodeName, steps: &Steps<'_>, after: &str) {
+pub(crate) async fn roll_back(
+    driver: &mut dyn Driver,
+    name: &NodeName,
+    steps: &Steps<'_>,
+    after: &str,
+) {
     match driver.rollback().await {
         Ok(()) => forget(steps.journal, name).await,
         Err(r) => warn!(error = %r, "rollback after {after} failed; the intent journal is kept"),
@@ -894,7 +963,7 @@ async fn roll_back(driver: &mut dyn Driver, name: &NodeName, steps: &Steps<'_>, 
 
 /// Clear a finished change's journal entry. A failure only warns: the next run finds the device
 /// wholly in one state and clears it then.
-async fn forget(journal: &Journal, name: &NodeName) {
+pub(crate) async fn forget(journal: &Journal, name: &NodeName) {
     if let Err(e) = journal.clear(name).await {
         warn!(error = %e, "clearing the intent journal failed");
     }
@@ -939,7 +1008,7 @@ async fn recover(
     Ok(Some(recovery))
 }
 
-async fn restore_old(
+pub(crate) async fn restore_old(
     driver: &mut dyn Driver,
     intent: &Intent,
     back: &Plan,
@@ -1087,7 +1156,7 @@ fn failed_resource(recipe: &str, resource: &str, message: &str) -> ResourceRepor
 
 /// Turn the plan into resource reports. `changed_status` is what a resource with changes gets
 /// (updated, would-update, failed or skipped); resources without changes are up to date.
-fn record_plan(
+pub(crate) fn record_plan(
     report: &mut NodeReport,
     compiled: &Compiled,
     p: &Plan,
@@ -1207,7 +1276,7 @@ mod tests {
 }
 
 #[cfg(test)]
-mod engine_tests_support {
+pub(crate) mod engine_tests_support {
     //! The engine's logic against an in-memory device. The drivers are tested on their own against real
     //! outputs and third-party peers; here the device only has to keep state and fail on request.
     use super::*;

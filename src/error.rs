@@ -43,10 +43,13 @@ pub enum NodeErrorKind {
     Internal,
     /// Stopped on purpose (gateway shutdown) before any change.
     Cancelled,
+    /// An atomic converge (`crate::atomic`) did not make this node's change because another node of
+    /// the transaction failed.
+    Transaction,
 }
 
 impl NodeErrorKind {
-    pub const ALL: [NodeErrorKind; 10] = [
+    pub const ALL: [NodeErrorKind; 11] = [
         NodeErrorKind::Device,
         NodeErrorKind::Transport,
         NodeErrorKind::Timeout,
@@ -57,6 +60,7 @@ impl NodeErrorKind {
         NodeErrorKind::Config,
         NodeErrorKind::Internal,
         NodeErrorKind::Cancelled,
+        NodeErrorKind::Transaction,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -71,6 +75,7 @@ impl NodeErrorKind {
             NodeErrorKind::Config => "config",
             NodeErrorKind::Internal => "internal",
             NodeErrorKind::Cancelled => "cancelled",
+            NodeErrorKind::Transaction => "transaction",
         }
     }
 
@@ -140,6 +145,10 @@ pub enum EngineError {
     #[error("{0}")]
     Cancelled(String),
 
+    /// Another node of an atomic converge failed (`crate::atomic`).
+    #[error("{0}")]
+    Transaction(String),
+
     #[error("{0}")]
     Internal(String),
 }
@@ -160,6 +169,7 @@ impl EngineError {
             EngineError::Aborted { .. } => NodeErrorKind::Cancelled,
             EngineError::Config(_) => NodeErrorKind::Config,
             EngineError::Cancelled(_) => NodeErrorKind::Cancelled,
+            EngineError::Transaction(_) => NodeErrorKind::Transaction,
             EngineError::Internal(_) => NodeErrorKind::Internal,
         }
     }

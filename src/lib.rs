@@ -2,6 +2,7 @@
 //! per device, for a whole inventory at a time. See docs/design.md for the architecture.
 
 pub mod api;
+pub mod atomic;
 pub mod classify;
 pub mod cli;
 pub mod collector;

@@ -158,6 +158,21 @@ impl NodeReport {
         self.status == NodeStatus::Failed
     }
 
+    /// Count `updated` (updated or would-update) and `total` from the resources.
+    pub fn tally(&mut self) {
+        self.updated = self
+            .resources
+            .iter()
+            .filter(|r| {
+                matches!(
+                    r.status,
+                    ResourceStatus::Updated | ResourceStatus::WouldUpdate
+                )
+            })
+            .count();
+        self.total = self.resources.len();
+    }
+
     /// The report of a host netgw does not drive: status `skipped`, the reason as its warning.
     pub fn skipped(name: &str, why_run: bool, reason: &str) -> Self {
         let mut r = NodeReport::new(name, why_run);
@@ -192,6 +207,9 @@ pub struct RunReport {
     /// what was downloaded; absent when cookbooks came from the repo.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cookbooks: Option<crate::store::chef::cookbooks::CookbooksReport>,
+    /// The transaction of an atomic converge (`crate::atomic`); absent for a node-by-node run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transaction: Option<crate::atomic::Transaction>,
 }
 
 impl RunReport {

@@ -478,6 +478,9 @@ struct ConvergeRequest {
     search: Option<String>,
     #[serde(default)]
     why_run: bool,
+    /// One all-or-nothing transaction over the selected nodes (`crate::atomic`).
+    #[serde(default)]
+    atomic: bool,
 }
 
 fn parse_request(body: &[u8]) -> Result<ConvergeRequest, HttpError> {
@@ -634,17 +637,22 @@ async fn converge(
     let parsed = match parse_request(&body) {
         Ok(req) => select_nodes(s.sched.inventory(), s.sched.store().as_ref(), &req)
             .await
-            .map(|(nodes, skipped)| (nodes, skipped, req.why_run)),
+            .map(|(nodes, skipped)| (nodes, skipped, req.why_run, req.atomic)),
         Err(e) => Err(e),
     };
-    let (nodes, not_in_inventory, why_run) = match parsed {
+    let (nodes, not_in_inventory, why_run, atomic) = match parsed {
         Ok(v) => v,
         Err(e) => {
             s.metrics.trigger("invalid");
             return Err(e);
         }
     };
-    match s.sched.submit(&nodes, why_run, &id.label()) {
+    let submitted = if atomic {
+        s.sched.submit_atomic(&nodes, why_run, &id.label())
+    } else {
+        s.sched.submit(&nodes, why_run, &id.label())
+    };
+    match submitted {
         Ok(a) => Ok((
             StatusCode::ACCEPTED,
             Json(scheduler::Accepted {
@@ -665,6 +673,9 @@ async fn converge(
             "shutting_down",
             e.to_string(),
         )),
+        Err(e @ SubmitError::Busy { .. }) => {
+            Err(HttpError::new(StatusCode::CONFLICT, "busy", e.to_string()))
+        }
     }
 }
 

@@ -45,6 +45,7 @@ pub fn document() -> Value {
                     "202": {"description": "queued or coalesced", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Accepted"}}}},
                     "400": err_ref(),
                     "413": err_ref(),
+                    "409": err_ref(),
                     "502": err_ref(),
                     "429": {"description": "queue full", "headers": {"Retry-After": {"schema": {"type": "integer"}, "description": "seconds"}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
                     "503": err_ref()
@@ -117,7 +118,8 @@ pub fn document() -> Value {
                     "group": {"type": "string"},
                     "topology": {"type": "string"},
                     "search": {"type": "string"},
-                    "why_run": {"type": "boolean", "default": false}
+                    "why_run": {"type": "boolean", "default": false},
+                    "atomic": {"type": "boolean", "default": false}
                 }},
                 "Accepted": {"type": "object", "properties": {
                     "run_id": {"type": "string"},
@@ -151,7 +153,7 @@ pub fn document() -> Value {
                     "name": {"type": "string"}, "status": {"type": "string", "enum": ["success", "failed"]}, "why_run": {"type": "boolean"},
                     "platform": {"type": "string"}, "resources": {"type": "array", "items": {"type": "object"}},
                     "updated": {"type": "integer"}, "total": {"type": "integer"}, "device_diff": {"type": "string"},
-                    "error": {"type": "string"}, "error_kind": {"type": "string", "enum": ["device", "transport", "timeout", "auth", "store", "server", "lock", "config", "internal", "cancelled"]}, "device_error_kind": {"type": "string", "enum": ["connect", "auth", "timeout", "transport", "parse", "rejected", "verify", "unsupported", "config", "cancelled"]},
+                    "error": {"type": "string"}, "error_kind": {"type": "string", "enum": ["device", "transport", "timeout", "auth", "store", "server", "lock", "config", "internal", "cancelled", "transaction"]}, "device_error_kind": {"type": "string", "enum": ["connect", "auth", "timeout", "transport", "parse", "rejected", "verify", "unsupported", "config", "cancelled"]},
                     "created": {"type": "boolean"}, "duration_secs": {"type": "number"}, "steps": {"type": "array", "items": {"type": "object"}}
                 }},
                 "Node": {"type": "object", "properties": {

@@ -38,6 +38,8 @@ use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
+mod atomic_run;
+
 /// What the engine needs besides the job.
 pub struct EngineCtx {
     pub store: Arc<dyn NodeStore>,
@@ -198,6 +200,11 @@ pub enum SubmitError {
     },
     #[error("the gateway is shutting down and accepts no new runs")]
     ShuttingDown,
+    /// An atomic run needs its nodes to itself (`atomic_run`).
+    #[error(
+        "node {node} is queued or running in run {run_id}; an atomic run needs it free, retry later"
+    )]
+    Busy { node: String, run_id: String },
 }
 
 /// A run's events for a subscriber.

@@ -1,6 +1,8 @@
 //! Helpers shared by the end-to-end tests: third-party peers and temp repos.
 #![allow(dead_code)]
 
+pub mod sim;
+
 use netgw::store::chef::{ChefConfig, ChefServer};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};

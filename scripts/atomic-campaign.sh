@@ -1,0 +1,42 @@
+#!/bin/sh
+# Atomic-converge fault campaign (issue 20, docs/atomic.md): TX transactions, each on a fresh netgw-lab
+# fabric of PER_VENDOR devices of each of the five vendors, one fault per transaction on a seeded-random
+# device at a seeded-random step of phase 1 (connect, auth, facts, plan) or phase 2 (commit refused,
+# reset before or after the commit, reset at verify); counts networks left mixed (goal 0) right after
+# the run and after every device-side commit timer fired. Runs in batches of BATCH transactions (seed
+# SEED+batch), each printing its table as it finishes, then the totals. The control that shows the count
+# catches a mixed network is the test `the_check_sees_a_network_left_mixed_by_a_node_by_node_converge`,
+# run first.
+#
+#   scripts/atomic-campaign.sh [TX] [PER_VENDOR]
+#       defaults 500 and 10; SEED=424242, BATCH=25, PARALLEL=3 transactions at once
+set -eu
+cd "$(dirname "$0")/.."
+TX=${1:-500}
+PER_VENDOR=${2:-10}
+SEED=${SEED:-424242}
+BATCH=${BATCH:-25}
+cargo build -q -p netgw --test atomic
+cargo test -q -p netgw --test atomic -- --exact the_check_sees_a_network_left_mixed_by_a_node_by_node_converge
+out=$(mktemp)
+all=$(mktemp)
+trap 'rm -f "$out" "$all"' EXIT
+done_tx=0
+batch=0
+while [ "$done_tx" -lt "$TX" ]; do
+    n=$((TX - done_tx))
+    [ "$n" -gt "$BATCH" ] && n=$BATCH
+    if ! ATOMIC_CAMPAIGN_TX=$n ATOMIC_CAMPAIGN_PARALLEL=${PARALLEL:-3} ATOMIC_CAMPAIGN_PER_VENDOR=$PER_VENDOR \
+        ATOMIC_CAMPAIGN_SEED=$((SEED + batch)) cargo test -q -p netgw --test atomic -- --nocapture --exact \
+        campaign_counts_no_mixed_network >"$out" 2>&1; then
+        echo "batch $batch FAILED:"
+    fi
+    grep -E '^(seed|\| [A-Z]|networks|tx [0-9]|note: )' "$out" | sed "s/^/batch $batch: /" | tee -a "$all"
+    done_tx=$((done_tx + n))
+    batch=$((batch + 1))
+done
+# Totals per fault: the columns of every batch's table rows.
+awk -F'|' '/^batch [0-9]+: \| [A-Z]/ { t[$2] += $3; a[$2] += $4; b[$2] += $5; o[$2] += $6; T += $3; A += $4; B += $5; O += $6 }
+    END { print "TOTAL | fault | transactions | mixed right after | mixed after timers | failed elsewhere first |";
+          for (f in t) printf "TOTAL |%s| %d | %d | %d | %d |\n", f, t[f], a[f], b[f], o[f];
+          printf "TOTAL | all | %d | %d | %d | %d |\n", T, A, B, O }' "$all"
