@@ -22,6 +22,9 @@
 //! the count would catch a broken journal. `CRASH_ROUNDS` (default 1: 6 kills) and `CRASH_SEED` scale
 //! the campaign (`scripts/crash-campaign.sh`); figures go to README's RELIABILITY section.
 
+mod common;
+
+use common::sim::{Rng, snapshot};
 use netgw_labs::lab::{Lab, LabOptions, Sim};
 use netgw_models::topology::Topology;
 use serde_json::Value;
@@ -29,22 +32,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// Deterministic pseudo-random numbers (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
 
 /// (name prefix, containerlab kind, port of the link the desired state changes, netgw-lab device
 /// settings)
@@ -82,37 +69,12 @@ fn env_u64(k: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// What the device holds, read from the simulator.
-fn snapshot(lab: &Lab, node: &str) -> String {
-    let n = lab.node(node).unwrap();
-    match &n.sim {
-        Sim::Junos(j) => j.running_xml(),
-        _ => {
-            let st = n.device.state().clone();
-            let mut s = format!("vlans {:?}\n", st.vlans);
-            for (name, i) in &st.interfaces {
-                s.push_str(&format!(
-                    "{name} desc={:?} en={} mtu={} mode={:?} access={} trunk={} native={}\n",
-                    i.description,
-                    i.enabled,
-                    i.mtu,
-                    i.mode,
-                    i.access_vlan,
-                    i.trunk_allowed.to_range_string(),
-                    i.native_vlan
-                ));
-            }
-            s
-        }
-    }
-}
-
 /// The devices once the lines the dead gateway had already sent are processed (the simulator still
 /// answers them, with its latency, after the kill): unchanged for 10 latencies in a row, at most 10 s.
 fn settled_all(lab: &Lab, nodes: &[&str]) -> Vec<String> {
     let quiet = Duration::from_millis(10 * LATENCY_MS.parse::<u64>().unwrap());
     let t = Instant::now();
-    let snap = || -> Vec<String> { nodes.iter().map(|n| snapshot(lab, n)).collect() };
+    let snap = || -> Vec<String> { nodes.iter().map(|n| snapshot(lab, n, n)).collect() };
     let mut last = snap();
     let mut since = Instant::now();
     while since.elapsed() < quiet && t.elapsed() < Duration::from_secs(10) {
@@ -342,7 +304,10 @@ fn round(
         .map(|v| (format!("{}-r{r}", VENDORS[v].0), v))
         .collect();
     let env = start(rt, rng, &names, journal);
-    let old: Vec<String> = names.iter().map(|(n, _)| snapshot(&env.lab, n)).collect();
+    let old: Vec<String> = names
+        .iter()
+        .map(|(n, _)| snapshot(&env.lab, n, n))
+        .collect();
     let delays: Vec<f64> = names
         .iter()
         .map(|(_, v)| cal.1[*v] * (rng.below(1000) as f64 / 1000.0))
@@ -400,7 +365,10 @@ fn judge(
     let killed = settled_all(&env.lab, &all);
     let nodes: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
     let next = env.report(&["converge", "--why-run"], &nodes);
-    let recovered: Vec<String> = names.iter().map(|(n, _)| snapshot(&env.lab, n)).collect();
+    let recovered: Vec<String> = names
+        .iter()
+        .map(|(n, _)| snapshot(&env.lab, n, n))
+        .collect();
     let last = env.report(&["converge"], &nodes);
     for (i, (n, v)) in names.iter().enumerate() {
         let node = &last["nodes"][i];
@@ -409,7 +377,7 @@ fn judge(
                 .problems
                 .push(format!("{n}: the converge after recovery failed: {node}"));
         }
-        let new = snapshot(&env.lab, n);
+        let new = snapshot(&env.lab, n, n);
         let at_kill = classify(&killed[i], &old[i], &new);
         let after = classify(&recovered[i], &old[i], &new);
         let step = &steps[i];
@@ -545,7 +513,10 @@ fn timeout_round(
         .map(|v| (format!("{}-t{r}", VENDORS[v].0), v))
         .collect();
     let env = start(rt, rng, &names, true);
-    let old: Vec<String> = names.iter().map(|(n, _)| snapshot(&env.lab, n)).collect();
+    let old: Vec<String> = names
+        .iter()
+        .map(|(n, _)| snapshot(&env.lab, n, n))
+        .collect();
     let limits: Vec<f64> = names
         .iter()
         .map(|(_, v)| {
@@ -693,7 +664,7 @@ fn kill_once_half(env: &Env, n: &String) {
             .unwrap();
         let t = Instant::now();
         loop {
-            let s = snapshot(&env.lab, n);
+            let s = snapshot(&env.lab, n, n);
             let present = ids.iter().filter(|id| s.contains(id.as_str())).count();
             if present > 0 && present < ids.len() {
                 c.kill().unwrap();
@@ -711,7 +682,7 @@ fn kill_once_half(env: &Env, n: &String) {
 
 /// [`kill_once_half`] for each of `names`, then the next why-run.
 fn kill_when_half(env: &Env, names: &[String]) -> (usize, usize, Value) {
-    let old: Vec<String> = names.iter().map(|n| snapshot(&env.lab, n)).collect();
+    let old: Vec<String> = names.iter().map(|n| snapshot(&env.lab, n, n)).collect();
     let mut half_at_kill = 0;
     for (i, n) in names.iter().enumerate() {
         kill_once_half(env, n);
@@ -724,7 +695,7 @@ fn kill_when_half(env: &Env, names: &[String]) -> (usize, usize, Value) {
         .iter()
         .enumerate()
         .filter(|(i, n)| {
-            let s = snapshot(&env.lab, n);
+            let s = snapshot(&env.lab, n, n);
             s != old[*i] && next["nodes"][*i]["status"] == "success"
         })
         .count();
@@ -772,7 +743,7 @@ fn cli_sim(env: &Env, n: &str) -> std::sync::Arc<netgw_labs::sim::cli::CliSim> {
 fn becomes(env: &Env, n: &str, want: &str, limit: Duration) -> bool {
     let t = Instant::now();
     while t.elapsed() < limit {
-        if snapshot(&env.lab, n) == want {
+        if snapshot(&env.lab, n, n) == want {
             return true;
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -788,7 +759,7 @@ fn an_ios_device_with_an_archive_reverts_a_dead_gateways_change_by_itself() {
     let nodes: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
     // Journal off and no netgw run after the kill: only the device can put itself back.
     let env = start(&rt, &mut rng, &names, false);
-    let old: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n)).collect();
+    let old: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n, n)).collect();
     for n in &nodes {
         kill_once_half(&env, n);
     }
@@ -806,12 +777,12 @@ fn an_ios_device_with_an_archive_reverts_a_dead_gateways_change_by_itself() {
     assert!(
         becomes(&env, &nodes[0], &old[0], Duration::from_secs(40)),
         "the device did not revert by itself:\n{}",
-        snapshot(&env.lab, &nodes[0])
+        snapshot(&env.lab, &nodes[0], &nodes[0])
     );
     assert!(!arc.archive.pending());
     // Without an archive nothing on the device takes the change back.
     assert_ne!(
-        snapshot(&env.lab, &nodes[1]),
+        snapshot(&env.lab, &nodes[1], &nodes[1]),
         old[1],
         "the IOS device without an archive stays half-applied"
     );
@@ -820,7 +791,7 @@ fn an_ios_device_with_an_archive_reverts_a_dead_gateways_change_by_itself() {
     // Journal on: the next run finds the archive device already reverted (`configure revert now` at
     // connect, before its timer) and restores the other with the exact inverse; both then converge.
     let env = start(&rt, &mut rng, &names, true);
-    let old: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n)).collect();
+    let old: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n, n)).collect();
     for n in &nodes {
         kill_once_half(&env, n);
     }
@@ -828,8 +799,8 @@ fn an_ios_device_with_an_archive_reverts_a_dead_gateways_change_by_itself() {
     assert!(arc.archive.pending());
     let next = env.report(&["converge", "--why-run"], &nodes);
     assert!(!arc.archive.pending(), "reverted at the next connect");
-    assert_eq!(snapshot(&env.lab, &nodes[0]), old[0], "{next:#}");
-    assert_eq!(snapshot(&env.lab, &nodes[1]), old[1], "{next:#}");
+    assert_eq!(snapshot(&env.lab, &nodes[0], &nodes[0]), old[0], "{next:#}");
+    assert_eq!(snapshot(&env.lab, &nodes[1], &nodes[1]), old[1], "{next:#}");
     assert_eq!(next["nodes"][0]["recovered"]["found"], "old", "{next:#}");
     assert_eq!(
         next["nodes"][1]["recovered"]["found"], "partial",
@@ -985,7 +956,7 @@ fn serve_round(
         .collect();
     let nodes: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
     let env = start(rt, rng, &names, !control);
-    let old: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n)).collect();
+    let old: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n, n)).collect();
     let u = rng.below(1000) as f64 / 1000.0;
     let delay = if control {
         // Within the commit steps, where a SIGKILL leaves devices half-applied.
@@ -1013,7 +984,7 @@ fn serve_round(
     let stopped = settled_all(&env.lab, &all);
     let (mut srv, base) = start_serve(&env);
     let history = settled_history(rt, &base);
-    let recovered: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n)).collect();
+    let recovered: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n, n)).collect();
     stop(&mut srv, true);
     let last = env.report(&["converge"], &nodes);
     let sig = if sigterm { "SIGTERM" } else { "SIGKILL" };
@@ -1042,7 +1013,7 @@ fn serve_round(
                 "{n}: the converge after the restart failed: {node}"
             ));
         }
-        let new = snapshot(&env.lab, n);
+        let new = snapshot(&env.lab, n, n);
         tally.kills += 1;
         *tally
             .by_step
@@ -1137,7 +1108,7 @@ fn serve_recovers_a_dead_gateways_half_applied_change_at_start() {
     let names: Vec<(String, usize)> = vec![("nxos-srv".into(), 3)];
     let env = start(&rt, &mut rng, &names, true);
     let node = names[0].0.clone();
-    let old = snapshot(&env.lab, &node);
+    let old = snapshot(&env.lab, &node, &node);
     kill_once_half(&env, &node);
     assert_ne!(
         settled(&env.lab, &node),
@@ -1163,7 +1134,11 @@ fn serve_recovers_a_dead_gateways_half_applied_change_at_start() {
     assert_eq!(run["why_run"], true, "{run:#}");
     assert_eq!(n["recovered"]["found"], "partial", "{run:#}");
     assert_eq!(n["recovered"]["action"], "restored", "{run:#}");
-    assert_eq!(snapshot(&env.lab, &node), old, "restored by serve at start");
+    assert_eq!(
+        snapshot(&env.lab, &node, &node),
+        old,
+        "restored by serve at start"
+    );
     let metrics = get("/metrics".into());
     let metrics = metrics.as_str().unwrap_or_default();
     assert!(

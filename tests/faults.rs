@@ -14,6 +14,9 @@
 //!
 //! `FAULTS_SCALE` (default 1) multiplies the rounds; the figures are printed and go to docs/faults.md.
 
+mod common;
+
+use common::sim::{Rng, pending_timer, snapshot};
 use netgw::engine::{self, EngineOptions, Job, RegistryConnector};
 use netgw::inventory::Inventory;
 use netgw::report::{NodeReport, NodeStatus};
@@ -24,28 +27,6 @@ use netgw_models::topology::Topology;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// Deterministic pseudo-random numbers (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    /// Log-uniform in [lo, hi): as many offsets among the first kilobytes as among the last.
-    fn log_between(&mut self, lo: u64, hi: u64) -> u64 {
-        let (l, h) = ((lo.max(1) as f64).ln(), (hi as f64).ln());
-        let x = l + (self.next() as f64 / u64::MAX as f64) * (h - l);
-        (x.exp() as u64).clamp(lo, hi - 1)
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Vendor {
@@ -159,42 +140,6 @@ fn failed_step(r: &NodeReport) -> &'static str {
         Some("confirm") => "save",
         Some(_) => "other",
     }
-}
-
-/// What the device holds, read from the simulator (not through netgw): VLANs and interface
-/// configuration (MACs and indexes left out, they differ per device), or Junos' running configuration.
-fn snapshot(lab: &Lab, node: &str, control: &str) -> String {
-    let n = lab.node(node).unwrap();
-    let text = match &n.sim {
-        Sim::Junos(j) => j.running_xml(),
-        _ => {
-            let st = n.device.state().clone();
-            let mut s = format!("vlans {:?}\n", st.vlans);
-            for (name, i) in &st.interfaces {
-                s.push_str(&format!(
-                    "{name} desc={:?} en={} mtu={} mode={:?} access={} trunk={} native={}\n",
-                    i.description,
-                    i.enabled,
-                    i.mtu,
-                    i.mode,
-                    i.access_vlan,
-                    i.trunk_allowed.to_range_string(),
-                    i.native_vlan
-                ));
-            }
-            s
-        }
-    };
-    // Device names appear in the configuration (host-name); make them comparable.
-    text.replace(node, "NODE").replace(control, "NODE")
-}
-
-fn pending_timer(lab: &Lab) -> bool {
-    lab.nodes.iter().any(|n| match &n.sim {
-        Sim::Junos(j) => j.pending_confirm(),
-        Sim::Eos(e) => e.pending_timer(),
-        _ => false,
-    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

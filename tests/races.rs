@@ -28,10 +28,13 @@
 //! `RACES ...` lines (`cargo test -p netgw --test races -- --nocapture`); docs/reliability.md has them.
 //! `RACES_SEED=N` changes the seed, `RACES_SCALE=P` scales the interleaving counts (percent).
 
+mod common;
+
 use async_trait::async_trait;
 use axum::body::Bytes;
 use axum::http::{HeaderMap, Method as HttpMethod, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
+use common::sim::Rng;
 use netgw::engine::{self, Connector, EngineOptions, Hook, Job};
 use netgw::report::{NodeStatus, RunReport};
 use netgw::store::chef::auth::{self, SignRequest, SignVersion};
@@ -57,28 +60,6 @@ use std::time::{Duration, Instant};
 
 // ---------------------------------------------------------------------------------------------
 // Seeded randomness (SplitMix64): the same seed gives the same choices and delays.
-
-#[derive(Debug, Clone)]
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
 
 fn seed() -> u64 {
     std::env::var("RACES_SEED")
@@ -114,7 +95,7 @@ fn device(seed: u64) -> Arc<Mutex<Dev>> {
         commits: 0,
         sessions: 0,
         max_sessions: 0,
-        rng: Rng::new(seed),
+        rng: Rng(seed ^ 0x9E37_79B9_7F4A_7C15),
     }))
 }
 
@@ -705,7 +686,7 @@ async fn worker(
         reverts: Vec::new(),
         kinds: [0; 4],
     }));
-    let rng = Arc::new(Mutex::new(Rng::new(seed)));
+    let rng = Arc::new(Mutex::new(Rng(seed ^ 0x9E37_79B9_7F4A_7C15)));
     let started = Instant::now();
     // A converge's typical duration, so concurrent edits are spread over it (seeded fractions of it).
     let mut typical = Duration::from_millis(10);

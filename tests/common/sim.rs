@@ -18,6 +18,17 @@ impl Rng {
     pub fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
     }
+
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+
+    /// Log-uniform in [lo, hi): as many offsets among the first kilobytes as among the last.
+    pub fn log_between(&mut self, lo: u64, hi: u64) -> u64 {
+        let (l, h) = ((lo.max(1) as f64).ln(), (hi as f64).ln());
+        let x = l + (self.next() as f64 / u64::MAX as f64) * (h - l);
+        (x.exp() as u64).clamp(lo, hi - 1)
+    }
 }
 
 /// What the device holds: VLANs and interface configuration (MACs and indexes left out, they differ
