@@ -154,14 +154,7 @@ pub async fn resolve_with(
         let (repo, n) = (repo.clone(), name.clone());
         return tokio::task::spawn_blocking(move || resolve(&repo, &n))
             .await
-            .map_err(|e| ResolveError::Model {
-                context: "resolve".into(),
-                source: ModelError::InvalidField {
-                    context: "task".into(),
-                    field: "join".into(),
-                    reason: e.to_string(),
-                },
-            })?;
+            .map_err(join_error)?;
     }
     let Some(desired) = store.load_desired(name).await? else {
         return Err(ResolveError::Store(StoreError::NotFound {
@@ -214,16 +207,21 @@ pub async fn resolve_with(
         assemble(&cb, &n, desired, current, environment, expansion)
     })
     .await
-    .map_err(|e| ResolveError::Model {
+    .map_err(join_error)??;
+    view.cookbooks = used;
+    Ok(view)
+}
+
+/// A resolve task that panicked or was cancelled (the blocking file reads run on their own thread).
+fn join_error(e: tokio::task::JoinError) -> ResolveError {
+    ResolveError::Model {
         context: "resolve".into(),
         source: ModelError::InvalidField {
             context: "task".into(),
             field: "join".into(),
             reason: e.to_string(),
         },
-    })??;
-    view.cookbooks = used;
-    Ok(view)
+    }
 }
 
 /// Everything after expansion: attribute layers from the environment, roles, cookbook attribute files
