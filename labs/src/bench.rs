@@ -8,6 +8,7 @@
 pub const NETGW_IOS_CHANGE: &str = "\
 terminal length 0
 terminal width 511
+show archive
 show version
 show inventory
 show interfaces
