@@ -455,7 +455,9 @@ fn answer(
             }
             "/mgmt/shared/identified-devices/config/device-info" => (
                 200,
-                fixture("conformance/f5/facts/conx_device_info_15.1.0.4/shared_device-info.json"),
+                fixture(
+                    "conformance/f5/facts/conx_device_info_15.1.0.4/shared_identified-devices_config_device-info.json",
+                ),
             ),
             "/mgmt/tm/net/interface" => (
                 200,
@@ -1145,7 +1147,7 @@ async fn f5_test_server_speaks_real_shapes() {
         ),
         (
             "/mgmt/shared/identified-devices/config/device-info",
-            "conformance/f5/facts/conx_device_info_15.1.0.4/shared_device-info.json".to_owned(),
+            "conformance/f5/facts/conx_device_info_15.1.0.4/shared_identified-devices_config_device-info.json".to_owned(),
         ),
     ] {
         let real = fixture(&real);
