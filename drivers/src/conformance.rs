@@ -32,8 +32,7 @@ fn is_expectation(name: &str) -> bool {
     name == "expected.json"
         || name.starts_with("ntc_parsed.")
         || name.starts_with("napalm_expected")
-        || name.starts_with("genie_expected")
-        || name.starts_with("pyez_expected")
+        || name.ends_with("_expected.json")
         || name == "facts.yml"
         || name.ends_with(".md")
 }
