@@ -23,6 +23,7 @@ const MINIMUM: &[(&str, &str, usize)] = &[
     ("nxos", "napalm", 14),
     ("eos", "napalm", 8),
     ("eos", "pyntc", 1),
+    ("eos", "goeapi", 1),
     ("junos", "napalm", 8),
     ("junos", "pyez", 18),
     ("f5", "f5", 4),
@@ -857,6 +858,26 @@ fn f5(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
     }
 }
 
+/// goeapi's `show lldp neighbors` as its unit test asserts it (`goeapi_expected.json`, transcribed):
+/// each local port's neighbour device and port.
+fn goeapi(_case: &Case, got: &Value, want: &Value, d: &mut Diff) {
+    for w in want["lldp_neighbors"].as_array().into_iter().flatten() {
+        let port = s(&w["port"]).unwrap_or_default();
+        let peer = s(&w["neighbor_device"]);
+        let g = neighbour(got, &port, &peer);
+        d.eq(
+            &format!("{port}.remote_system_name"),
+            s(&g["remote_system_name"]),
+            peer,
+        );
+        d.eq(
+            &format!("{port}.remote_port"),
+            s(&g["remote_port"]),
+            s(&w["neighbor_port"]),
+        );
+    }
+}
+
 fn upper(v: Option<String>) -> Option<String> {
     v.map(|t| t.to_ascii_uppercase())
 }
@@ -877,13 +898,14 @@ async fn netgw_agrees_with_the_sources_expected_parses() {
             continue;
         }
         type Mapping = fn(&Case, &Value, &Value, &mut Diff);
-        let sources: [(&str, &str, Mapping); 6] = [
+        let sources: [(&str, &str, Mapping); 7] = [
             ("ntc", "ntc_parsed.json", ntc),
             ("napalm", "napalm_expected_result.json", napalm),
             ("genie", "genie_expected.json", genie),
             ("pyez", "pyez_expected.json", pyez),
             ("pyntc", "pyntc_expected.json", pyntc),
             ("f5", "f5_expected.json", f5),
+            ("goeapi", "goeapi_expected.json", goeapi),
         ];
         for (source, file, mapping) in sources {
             let Some(text) = case.files.get(file) else {

@@ -1621,3 +1621,106 @@ async fn eos_configuration_reads_with_pyeapi_as_the_simulated_state() {
         assert_eq!(desc, i.description, "{name}: {got}");
     }
 }
+
+/// The Junos simulator read by Juniper's own PyEZ (junos-eznc) over NETCONF, installed by
+/// scripts/peers/pyez.sh: its facts, PhyPortTable (which asks for the ports by the pattern
+/// `[efgx][et]-*`) and LLDPNeighborTable find the simulated device's state after a change through the
+/// driver.
+#[tokio::test]
+async fn junos_replies_read_with_pyez_as_the_simulated_state() {
+    let env = start(FABRIC, &[]).await;
+    let mut d = JunosDriver::connect(&env.target("leaf2")).await.unwrap();
+    let before = d.observe().await.unwrap();
+    let p = change(&d.plan_rules(), "ge-0/0/1", &before);
+    d.stage(&p).await.unwrap();
+    d.commit(&CommitOptions::default()).await.unwrap();
+    d.confirm().await.unwrap();
+    let facts = d.facts().await.unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let python = root.join(".peers/venv-pyez/bin/python");
+    assert!(
+        python.exists(),
+        "PyEZ is not installed ({}): run scripts/peers/pyez.sh install (scripts/test.sh does)",
+        python.display()
+    );
+    let port = env.lab.node("leaf2").unwrap().port.to_string();
+    let script = root.join("scripts/peers/pyez_read.py");
+    // Off the runtime's thread: the simulator answering PyEZ runs on it.
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(python)
+            .arg(script)
+            .args(["127.0.0.1", port.as_str(), "admin", "admin"])
+            .output()
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "PyEZ could not read the simulator: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let node = env.lab.node("leaf2").unwrap();
+    let dev = &node.device;
+    // Junos keeps descriptions, `disable` and MTUs in its configuration: the state it serves.
+    let st = match &node.sim {
+        netgw_labs::Sim::Junos(j) => j.snmp_state(),
+        other => panic!("leaf2: not a Junos device: {other:?}"),
+    };
+    let f = &got["facts"];
+    assert_eq!(f["hostname"], st.hostname.as_str(), "{got}");
+    assert_eq!(f["version"], netgw_labs::sim::junos::JUNOS_VERSION, "{got}");
+    assert_eq!(f["serialnumber"], dev.serial().as_str(), "{got}");
+    let model = facts.model.unwrap().to_ascii_uppercase();
+    assert_eq!(
+        f["model"],
+        model.as_str(),
+        "PyEZ upper-cases product-model: {got}"
+    );
+    let ports = got["ports"].as_object().unwrap();
+    let mut physical = 0;
+    for (name, i) in &st.interfaces {
+        let Some(p) = ports.get(name) else {
+            assert!(
+                !name.contains('-'),
+                "{name} missing from PhyPortTable: {got}"
+            );
+            continue;
+        };
+        physical += 1;
+        assert_eq!(
+            p["description"].as_str().unwrap_or(""),
+            i.description,
+            "{name}: {got}"
+        );
+        assert_eq!(p["mtu"], i.mtu, "{name}: {got}");
+        assert_eq!(
+            p["admin"],
+            if i.enabled { "up" } else { "down" },
+            "{name}: {got}"
+        );
+        let oper = if i.enabled && i.oper_up { "up" } else { "down" };
+        assert_eq!(p["oper"], oper, "{name}: {got}");
+        assert_eq!(p["macaddr"], i.mac.as_str(), "{name}: {got}");
+    }
+    assert_eq!(
+        physical,
+        ports.len(),
+        "PhyPortTable lists only the ports: {got}"
+    );
+    assert!(
+        ports["ge-0/0/1"]["description"]
+            .as_str()
+            .is_some_and(|d| !d.is_empty()),
+        "{got}"
+    );
+    let lldp = got["lldp"].as_object().unwrap();
+    assert_eq!(lldp.len(), st.neighbors.len(), "{got}");
+    for n in &st.neighbors {
+        let l = &lldp[n.local_port.as_str()];
+        assert_eq!(l["remote_sysname"], n.system_name.as_str(), "{got}");
+        assert_eq!(l["remote_port_id"], n.port.as_str(), "{got}");
+        assert_eq!(l["remote_chassis_id"], n.chassis_id.as_str(), "{got}");
+    }
+}

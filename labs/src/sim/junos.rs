@@ -1286,6 +1286,7 @@ impl JunosSim {
             })
             .unwrap_or_default();
         if let Some(o) = only
+            && !is_pattern(o)
             && st.iface(o).is_none()
         {
             let mut e = NcError::new(
@@ -1301,7 +1302,7 @@ impl JunosSim {
             "<interface-information xmlns=\"http://xml.juniper.net/junos/23.2R1/junos-interface\" junos:style=\"{style}\">"
         );
         for (name, f) in &st.interfaces {
-            if only.is_some_and(|o| o != name) {
+            if only.is_some_and(|o| !name_matches(o, name)) {
                 continue;
             }
             let c = ifcfg.get(name.as_str());
@@ -1500,6 +1501,42 @@ fn filter(cfg: &Node, f: Option<&XmlElement>) -> Node {
     }
 }
 
+/// Junos reads `interface-name` as a shell pattern (`ge-*`; PyEZ's PhyPortTable asks for
+/// `[efgx][et]-*`); a name without pattern characters is one interface, "not found" when absent.
+fn is_pattern(p: &str) -> bool {
+    p.contains(['*', '?', '['])
+}
+
+/// `*` any run, `?` one character, `[...]` one of the listed characters (ranges `a-z` too).
+fn name_matches(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    glob(&p, &n)
+}
+
+fn glob(p: &[char], n: &[char]) -> bool {
+    match p.first() {
+        None => n.is_empty(),
+        Some('*') => (0..=n.len()).any(|i| glob(&p[1..], &n[i..])),
+        Some('?') => !n.is_empty() && glob(&p[1..], &n[1..]),
+        Some('[') => {
+            let Some(end) = p.iter().position(|&c| c == ']') else {
+                return n.first() == Some(&'[') && glob(&p[1..], &n[1..]);
+            };
+            let class = &p[1..end];
+            let Some(&c) = n.first() else { return false };
+            let hit = (0..class.len()).any(|i| {
+                if i + 2 < class.len() && class[i + 1] == '-' {
+                    (class[i]..=class[i + 2]).contains(&c)
+                } else {
+                    class[i] == c
+                }
+            });
+            hit && glob(&p[end + 1..], &n[1..])
+        }
+        Some(&c) => n.first() == Some(&c) && glob(&p[1..], &n[1..]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1560,5 +1597,19 @@ mod tests {
         let d = compare_text(&a, &b);
         assert!(d.starts_with("[edit vlans]\n+   web {"), "{d}");
         assert!(d.contains("+       vlan-id 10;"), "{d}");
+    }
+
+    #[test]
+    fn interface_name_patterns_match_as_junos_does() {
+        assert!(super::name_matches("[efgx][et]-*", "ge-0/0/0"));
+        assert!(super::name_matches("[efgx][et]-*", "xe-0/0/1"));
+        assert!(super::name_matches("[efgx][et]-*", "et-0/0/48"));
+        assert!(!super::name_matches("[efgx][et]-*", "lo0"));
+        assert!(!super::name_matches("[efgx][et]-*", "irb"));
+        assert!(super::name_matches("ge-0/0/?", "ge-0/0/7"));
+        assert!(!super::name_matches("ge-0/0/?", "ge-0/0/10"));
+        assert!(super::name_matches("[a-z]e-*", "ge-1/0/0"));
+        assert!(super::name_matches("ge-0/0/0", "ge-0/0/0"));
+        assert!(!super::name_matches("ge-0/0/0", "ge-0/0/01"));
     }
 }
