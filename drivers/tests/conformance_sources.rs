@@ -24,7 +24,7 @@ const MINIMUM: &[(&str, &str, usize)] = &[
     ("eos", "napalm", 8),
     ("eos", "pyntc", 1),
     ("eos", "goeapi", 1),
-    ("junos", "napalm", 8),
+    ("junos", "napalm", 11),
     ("junos", "pyez", 18),
     ("f5", "f5", 4),
     ("ios", "genie", 91),
@@ -61,19 +61,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
         "nxos/facts/genie_nxos_interfaces_golden8",
         "`Description: VLAN information Internet Address is 10.10.10.1/24` on one line: genieparser \
          stops the description before `Internet Address`, netgw keeps the whole line",
-    ),
-    (
-        "junos/facts/napalm_netconf_lldp_neighbors_detail_qfx5110",
-        "netgw reads get-lldp-neighbors-information only: without a remote port id there it reports the \
-         port description (ge-3/3/1); NAPALM asks each port (port id 549, locally assigned)",
-    ),
-    (
-        "junos/facts/napalm_netconf_lldp_neighbors_detail_ex9208_qfx10008",
-        "the same neighbour and the same gap as qfx5110 (NAPALM's per-port reply gives 549)",
-    ),
-    (
-        "junos/facts/napalm_netconf_lldp_neighbors_detail_srx4100",
-        "the same neighbour and the same gap as qfx5110",
     ),
     (
         "junos/facts/pyez_sw_info_dual_other_re_off",

@@ -198,6 +198,64 @@ pub fn parse_lldp_neighbors(root: &XmlElement) -> BTreeMap<String, Vec<LldpNeigh
     out
 }
 
+/// Local ports whose neighbour in `get-lldp-neighbors-information` has no remote port id: the brief
+/// table leaves it out for some neighbours (a locally assigned id), the per-port
+/// `get-lldp-interface-neighbors` has it, as NAPALM reads it.
+pub fn ports_missing_remote_port_id(root: &XmlElement) -> Vec<String> {
+    let Some(info) = find(root, "lldp-neighbors-information") else {
+        return Vec::new();
+    };
+    info.children_named("lldp-neighbor-information")
+        .filter(|n| text(n, "lldp-remote-port-id").is_none())
+        .filter_map(|n| text(n, "lldp-local-port-id").or_else(|| text(n, "lldp-local-interface")))
+        .collect()
+}
+
+/// A remote port id read port by port: the id, its subtype, and the neighbour it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemotePortId {
+    pub id: String,
+    pub subtype: Option<String>,
+    pub system_name: Option<String>,
+}
+
+/// `get-lldp-interface-neighbors` for `port`: the remote port id, from the entry whose local interface
+/// is `port` (a reply about another port is not this port's answer).
+pub fn parse_lldp_interface_port_id(root: &XmlElement, port: &str) -> Option<RemotePortId> {
+    let info = find(root, "lldp-neighbors-information")?;
+    info.children_named("lldp-neighbor-information")
+        .filter(|n| {
+            text(n, "lldp-local-interface").as_deref() == Some(port)
+                || text(n, "lldp-local-port-id").as_deref() == Some(port)
+        })
+        .find_map(|n| {
+            Some(RemotePortId {
+                id: text(n, "lldp-remote-port-id")?,
+                subtype: text(n, "lldp-remote-port-id-subtype").map(|s| subtype(&s)),
+                system_name: text(n, "lldp-remote-system-name"),
+            })
+        })
+}
+
+/// Put the per-port remote port ids into the neighbours read from the brief table: into the neighbour
+/// without an id that has the same system name (an answer naming another neighbour is not its).
+pub fn apply_remote_port_ids(
+    neighbors: &mut BTreeMap<String, Vec<LldpNeighbor>>,
+    ids: BTreeMap<String, RemotePortId>,
+) {
+    for (port, r) in ids {
+        let Some(n) = neighbors.get_mut(&port).and_then(|v| {
+            v.iter_mut().find(|n| {
+                n.remote_port_id_subtype.is_none() && n.remote_system_name == r.system_name
+            })
+        }) else {
+            continue;
+        };
+        n.remote_port = Some(r.id);
+        n.remote_port_id_subtype = r.subtype;
+    }
+}
+
 /// The replies facts are built from; `None` for an RPC the device did not answer.
 #[derive(Debug, Default)]
 pub struct FactsInputs<'a> {
@@ -398,5 +456,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn remote_port_ids_missing_from_the_brief_table_come_from_the_per_port_reply() {
+        let dir = "facts/napalm_netconf_lldp_neighbors_detail_qfx5110";
+        let brief = real(&format!("{dir}/get-lldp-neighbors-information.xml"));
+        assert_eq!(ports_missing_remote_port_id(&brief), vec!["ge-2/0/0"]);
+        let per_port = real(&format!("{dir}/get-lldp-interface-neighbors.xml"));
+        let id = parse_lldp_interface_port_id(&per_port, "ge-2/0/0").unwrap();
+        assert_eq!(id.id, "549");
+        assert_eq!(id.system_name.as_deref(), Some("EX9208"));
+        // The answer about another port is not this port's.
+        assert_eq!(parse_lldp_interface_port_id(&per_port, "ge-0/0/1"), None);
+        let mut n = parse_lldp_neighbors(&brief);
+        assert_eq!(n["ge-2/0/0"][0].remote_port.as_deref(), Some("ge-3/3/1"));
+        // An answer naming another neighbour is not this one's.
+        let other = RemotePortId {
+            system_name: Some("core05".into()),
+            ..id.clone()
+        };
+        apply_remote_port_ids(&mut n, BTreeMap::from([("ge-2/0/0".to_owned(), other)]));
+        assert_eq!(n["ge-2/0/0"][0].remote_port.as_deref(), Some("ge-3/3/1"));
+        apply_remote_port_ids(&mut n, BTreeMap::from([("ge-2/0/0".to_owned(), id)]));
+        assert_eq!(n["ge-2/0/0"][0].remote_port.as_deref(), Some("549"));
+        assert!(n["ge-2/0/0"][0].remote_port_id_subtype.is_some());
+        assert_eq!(
+            n["ge-2/0/0"][0].remote_port_description.as_deref(),
+            Some("ge-3/3/1")
+        );
+        // A brief table with every id asks nothing.
+        let full = real("facts/lldp_normal/get-lldp-neighbors-information.xml");
+        assert!(ports_missing_remote_port_id(&full).is_empty());
     }
 }

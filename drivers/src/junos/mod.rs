@@ -38,6 +38,9 @@ use netgw_models::resource::{Link, Vlan, VlanId, VlanSet};
 use render::El;
 use std::collections::BTreeMap;
 
+/// Per-port LLDP reads one facts step may send (ports whose brief entry has no remote port id).
+const MAX_LLDP_PORT_QUERIES: usize = 64;
+
 /// NETCONF over SSH (RFC 6242 §2).
 pub const DEFAULT_PORT: u16 = 830;
 /// Junos' own capability, advertised by real devices (and fake-switches).
@@ -240,6 +243,35 @@ impl JunosDriver {
         }
     }
 
+    /// The remote port ids the brief LLDP table left out, asked port by port (at most
+    /// `MAX_LLDP_PORT_QUERIES`, so a large switch costs a bounded number of RPCs).
+    async fn lldp_port_ids(
+        &mut self,
+        brief: &XmlElement,
+    ) -> Result<BTreeMap<String, facts::RemotePortId>, DriverError> {
+        let mut out = BTreeMap::new();
+        for port in facts::ports_missing_remote_port_id(brief)
+            .into_iter()
+            .take(MAX_LLDP_PORT_QUERIES)
+        {
+            let rpc = format!(
+                "<get-lldp-interface-neighbors><interface-device>{}</interface-device></get-lldp-interface-neighbors>",
+                render::escape(&port)
+            );
+            let Some(reply) = self
+                .optional_rpc(&rpc, "get-lldp-interface-neighbors")
+                .await?
+            else {
+                // A device without the per-port RPC refuses it for every port alike.
+                break;
+            };
+            if let Some(id) = facts::parse_lldp_interface_port_id(&reply, &port) {
+                out.insert(port, id);
+            }
+        }
+        Ok(out)
+    }
+
     async fn config(&mut self, source: Datastore) -> Result<XmlElement, DriverError> {
         let device = self.device.clone();
         let reply = self
@@ -409,6 +441,10 @@ impl Driver for JunosDriver {
                 "get-lldp-neighbors-information",
             )
             .await?;
+        let port_ids = match &lldp {
+            Some(l) => self.lldp_port_ids(l).await?,
+            None => BTreeMap::new(),
+        };
         let mut vlans = self
             .optional_rpc("<get-vlan-information/>", "get-vlan-information")
             .await?;
@@ -442,6 +478,7 @@ impl Driver for JunosDriver {
             vlans: vlans.as_ref(),
             config: cfg.as_ref(),
         });
+        facts::apply_remote_port_ids(&mut f.lldp_neighbors, port_ids);
         if self.style_seen.is_none()
             && let Some(s) = f.model.as_deref().and_then(style_from_model)
         {
