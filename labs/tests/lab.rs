@@ -1561,6 +1561,36 @@ async fn ios_and_nxos_text_parses_with_ntc_templates_to_the_simulated_state() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
+/// What `scripts/peers/SCRIPT` (run in the venv `scripts/peers/PEER.sh install` makes) prints as JSON
+/// after reading `node` over the network. A missing venv fails with the install command.
+async fn read_with_peer(env: &Env, node: &str, peer: &str, script: &str) -> Value {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let python = root.join(format!(".peers/venv-{peer}/bin/python"));
+    assert!(
+        python.exists(),
+        "{peer} is not installed ({}): run scripts/peers/{peer}.sh install (scripts/test.sh does)",
+        python.display()
+    );
+    let port = env.lab.node(node).unwrap().port.to_string();
+    let script = root.join("scripts/peers").join(script);
+    // Off the runtime's thread: the simulator answering the peer runs on it.
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(python)
+            .arg(script)
+            .args(["127.0.0.1", port.as_str(), "admin", "admin"])
+            .output()
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{peer} could not read {node}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// The EOS simulator read by pyeapi's own configuration parsers (`api.vlans`, `api.switchports`,
 /// `api.interfaces`, which read `show running-config all` over eAPI), installed by
 /// scripts/peers/pyeapi.sh: after a change through the driver they find the simulated state.
@@ -1573,31 +1603,7 @@ async fn eos_configuration_reads_with_pyeapi_as_the_simulated_state() {
     d.stage(&p).await.unwrap();
     d.commit(&CommitOptions::default()).await.unwrap();
     d.confirm().await.unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let python = root.join(".peers/venv-pyeapi/bin/python");
-    assert!(
-        python.exists(),
-        "pyeapi is not installed ({}): run scripts/peers/pyeapi.sh install (scripts/test.sh does)",
-        python.display()
-    );
-    let port = env.lab.node("leaf1").unwrap().port.to_string();
-    let script = root.join("scripts/peers/pyeapi_read.py");
-    // Off the runtime's thread: the simulator answering pyeapi runs on it.
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(python)
-            .arg(script)
-            .args(["127.0.0.1", port.as_str(), "admin", "admin"])
-            .output()
-    })
-    .await
-    .unwrap()
-    .unwrap();
-    assert!(
-        out.status.success(),
-        "pyeapi could not read the simulator: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got = read_with_peer(&env, "leaf1", "pyeapi", "pyeapi_read.py").await;
     let st = env.lab.node("leaf1").unwrap().device.state().clone();
     let vlans: BTreeSet<(String, String)> = got["vlans"]
         .as_object()
@@ -1636,31 +1642,7 @@ async fn junos_replies_read_with_pyez_as_the_simulated_state() {
     d.commit(&CommitOptions::default()).await.unwrap();
     d.confirm().await.unwrap();
     let facts = d.facts().await.unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let python = root.join(".peers/venv-pyez/bin/python");
-    assert!(
-        python.exists(),
-        "PyEZ is not installed ({}): run scripts/peers/pyez.sh install (scripts/test.sh does)",
-        python.display()
-    );
-    let port = env.lab.node("leaf2").unwrap().port.to_string();
-    let script = root.join("scripts/peers/pyez_read.py");
-    // Off the runtime's thread: the simulator answering PyEZ runs on it.
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(python)
-            .arg(script)
-            .args(["127.0.0.1", port.as_str(), "admin", "admin"])
-            .output()
-    })
-    .await
-    .unwrap()
-    .unwrap();
-    assert!(
-        out.status.success(),
-        "PyEZ could not read the simulator: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got = read_with_peer(&env, "leaf2", "pyez", "pyez_read.py").await;
     let node = env.lab.node("leaf2").unwrap();
     let dev = &node.device;
     // Junos keeps descriptions, `disable` and MTUs in its configuration: the state it serves.
