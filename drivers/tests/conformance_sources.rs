@@ -24,6 +24,7 @@ const MINIMUM: &[(&str, &str, usize)] = &[
     ("eos", "napalm", 8),
     ("eos", "pyntc", 1),
     ("eos", "goeapi", 1),
+    ("eos", "anta", 11),
     ("junos", "napalm", 11),
     ("junos", "pyez", 18),
     ("f5", "f5", 4),
@@ -865,6 +866,81 @@ fn goeapi(_case: &Case, got: &Value, want: &Value, d: &mut Diff) {
     }
 }
 
+/// ANTA's checks as its unit tests exercise them (`anta_expected.json`: the `inputs` of a test whose
+/// expected result is success, so the device's answer satisfies them, or the value a device test
+/// asserts). Each check is ANTA's own condition, applied to netgw's facts.
+fn anta(_case: &Case, got: &Value, want: &Value, d: &mut Diff) {
+    let inputs = &want["inputs"];
+    match want["test"].as_str().unwrap_or_default() {
+        // `require_fqdn` (default true): the system name equals the input; otherwise it equals it or
+        // starts with it and a dot. The neighbour's port is `interfaceId_v2`.
+        "VerifyLLDPNeighbors" => {
+            let fqdn = inputs["require_fqdn"].as_bool().unwrap_or(true);
+            for w in inputs["neighbors"].as_array().into_iter().flatten() {
+                let port = s(&w["port"]).unwrap_or_default();
+                let device = s(&w["neighbor_device"]).unwrap_or_default();
+                let remote = s(&w["neighbor_port"]);
+                let list = got["lldp_neighbors"][short_if(&port).as_str()]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                let named =
+                    |n: &str| n == device || (!fqdn && n.starts_with(&format!("{device}.")));
+                let ok = list.iter().any(|n| {
+                    s(&n["remote_system_name"]).is_some_and(|n| named(&n))
+                        && s(&n["remote_port"]) == remote
+                });
+                if !ok {
+                    d.0.push(format!(
+                        "{port}: no neighbour {device}/{remote:?} in netgw's {list:?}"
+                    ));
+                }
+            }
+        }
+        "VerifyEOSVersion" => {
+            let ours = s(&got["platform_version"]);
+            let theirs: Vec<String> = inputs["versions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(s)
+                .collect();
+            if !ours.as_ref().is_some_and(|v| theirs.contains(v)) {
+                d.0.push(format!(
+                    "platform_version: netgw {ours:?}, source one of {theirs:?}"
+                ));
+            }
+        }
+        "VerifyHostname" => d.eq("hostname", s(&got["hostname"]), s(&inputs["hostname"])),
+        // `bandwidth` = speed in Gbit/s x 10^9 (netgw: bit/s, the same unit).
+        "VerifyInterfacesSpeed" => {
+            for w in inputs["interfaces"].as_array().into_iter().flatten() {
+                let name = s(&w["name"]).unwrap_or_default();
+                let gbps = w["speed"].as_f64();
+                let bps = gbps.map(|g| ((g * 1e9).round() as u64).to_string());
+                d.eq(
+                    &format!("{name}.speed"),
+                    num(&got_interface(got, &name)["speed"]),
+                    bps,
+                );
+            }
+        }
+        // Status (active/suspended) is not a netgw fact; the VLAN must be there.
+        "VerifyVlanStatus" => {
+            for w in inputs["vlans"].as_array().into_iter().flatten() {
+                let id = num(&w["vlan_id"]).unwrap_or_default();
+                if got["vlans"].get(&id).is_none() {
+                    d.0.push(format!("vlan {id}: missing in netgw"));
+                }
+            }
+        }
+        "AsyncEOSDevice.refresh" => {
+            d.eq("model", s(&got["model"]), s(&want["expected"]["hw_model"]))
+        }
+        other => d.0.push(format!("anta test {other:?} has no mapping")),
+    }
+}
+
 fn upper(v: Option<String>) -> Option<String> {
     v.map(|t| t.to_ascii_uppercase())
 }
@@ -885,7 +961,7 @@ async fn netgw_agrees_with_the_sources_expected_parses() {
             continue;
         }
         type Mapping = fn(&Case, &Value, &Value, &mut Diff);
-        let sources: [(&str, &str, Mapping); 7] = [
+        let sources: [(&str, &str, Mapping); 8] = [
             ("ntc", "ntc_parsed.json", ntc),
             ("napalm", "napalm_expected_result.json", napalm),
             ("genie", "genie_expected.json", genie),
@@ -893,6 +969,7 @@ async fn netgw_agrees_with_the_sources_expected_parses() {
             ("pyntc", "pyntc_expected.json", pyntc),
             ("f5", "f5_expected.json", f5),
             ("goeapi", "goeapi_expected.json", goeapi),
+            ("anta", "anta_expected.json", anta),
         ];
         for (source, file, mapping) in sources {
             let Some(text) = case.files.get(file) else {

@@ -161,6 +161,15 @@ pub fn parse_interfaces_facts(v: &Value) -> BTreeMap<String, InterfaceFacts> {
     out
 }
 
+/// The neighbour's port id from `neighborInterfaceInfo`: `interfaceId_v2` where EOS gives it (the id as
+/// advertised, the field Arista's own ANTA reads), else `interfaceId`, which older releases print quoted
+/// (`"Ethernet1"`).
+fn port_id(info: &Value) -> Option<String> {
+    non_empty(info.get("interfaceId_v2"))
+        .or_else(|| non_empty(info.get("interfaceId")).map(|s| s.trim_matches('"').to_owned()))
+        .filter(|s| !s.is_empty())
+}
+
 /// LLDP-MIB subtype names from EOS's `chassisIdType` / `interfaceIdType`.
 fn subtype(s: &str) -> Option<String> {
     Some(
@@ -208,8 +217,7 @@ pub fn parse_lldp_neighbors_detail(v: &Value) -> BTreeMap<String, Vec<LldpNeighb
                 .unwrap_or("");
             list.push(LldpNeighbor {
                 remote_system_name: non_empty(n.get("systemName")),
-                remote_port: non_empty(ii.and_then(|i| i.get("interfaceId")))
-                    .map(|s| s.trim_matches('"').to_owned()),
+                remote_port: ii.and_then(port_id),
                 remote_port_description: non_empty(ii.and_then(|i| i.get("interfaceDescription"))),
                 remote_chassis_id: chassis,
                 remote_system_description: non_empty(n.get("systemDescription")),
@@ -550,5 +558,16 @@ mod tests {
             (Some("sw1"), Some("sw1.lab.example"))
         );
         assert_eq!(parse_show_hostname(&json!({})), (None, None));
+    }
+
+    /// ANTA's `external_lldp_neighbors` sample: `interfaceId` and `interfaceId_v2` differ (a server's
+    /// `iLO` port); the v2 id is the one advertised. Without it, the quoted legacy id is unquoted.
+    #[test]
+    fn port_id_prefers_interface_id_v2() {
+        let both = json!({"interfaceId": "Ethernet1", "interfaceId_v2": "iLO"});
+        assert_eq!(port_id(&both).as_deref(), Some("iLO"));
+        let legacy = json!({"interfaceId": "\"Ethernet49/1\""});
+        assert_eq!(port_id(&legacy).as_deref(), Some("Ethernet49/1"));
+        assert_eq!(port_id(&json!({"interfaceId": "\"\""})), None);
     }
 }
