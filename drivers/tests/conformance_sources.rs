@@ -24,7 +24,7 @@ const MINIMUM: &[(&str, &str, usize)] = &[
     ("eos", "napalm", 8),
     ("eos", "pyntc", 1),
     ("eos", "goeapi", 1),
-    ("eos", "anta", 11),
+    ("eos", "anta", 15),
     ("junos", "napalm", 11),
     ("junos", "pyez", 18),
     ("f5", "f5", 4),
@@ -869,7 +869,7 @@ fn goeapi(_case: &Case, got: &Value, want: &Value, d: &mut Diff) {
 /// ANTA's checks as its unit tests exercise them (`anta_expected.json`: the `inputs` of a test whose
 /// expected result is success, so the device's answer satisfies them, or the value a device test
 /// asserts). Each check is ANTA's own condition, applied to netgw's facts.
-fn anta(_case: &Case, got: &Value, want: &Value, d: &mut Diff) {
+fn anta(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
     let inputs = &want["inputs"];
     match want["test"].as_str().unwrap_or_default() {
         // `require_fqdn` (default true): the system name equals the input; otherwise it equals it or
@@ -934,10 +934,81 @@ fn anta(_case: &Case, got: &Value, want: &Value, d: &mut Diff) {
                 }
             }
         }
+        "VerifyL3MTU" => anta_mtu(case, got, inputs, "routed", 1500, ANTA_L3_IGNORED, d),
+        "VerifyL2MTU" => anta_mtu(case, got, inputs, "bridged", 9214, ANTA_L2_IGNORED, d),
         "AsyncEOSDevice.refresh" => {
             d.eq("model", s(&got["model"]), s(&want["expected"]["hw_model"]))
         }
         other => d.0.push(format!("anta test {other:?} has no mapping")),
+    }
+}
+
+/// ANTA's `VerifyL3MTU` / `VerifyL2MTU` defaults (`mtu`, `ignored_interfaces`), for inputs that leave
+/// them out.
+const ANTA_L3_IGNORED: &[&str] = &[
+    "Dps",
+    "Fabric",
+    "Loopback",
+    "Management",
+    "Recirc-Channel",
+    "Tunnel",
+    "Vxlan",
+];
+const ANTA_L2_IGNORED: &[&str] = &[
+    "Dps",
+    "Fabric",
+    "Loopback",
+    "Management",
+    "Recirc-Channel",
+    "Tunnel",
+    "Vlan",
+    "Vxlan",
+];
+
+/// ANTA's MTU checks: every interface of the `forwardingModel` checked (read from the recorded
+/// answer, as ANTA selects them), not ignored by exact name or by its letter prefix, has the
+/// `specific_mtu` given for it, else `mtu`; compared with netgw's `mtu` fact.
+fn anta_mtu(
+    case: &Case,
+    got: &Value,
+    inputs: &Value,
+    model: &str,
+    default_mtu: u64,
+    default_ignored: &[&str],
+    d: &mut Diff,
+) {
+    let raw: Value = case
+        .files
+        .get("show_interfaces.json")
+        .and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or_default();
+    let ignored: Vec<String> = match inputs["ignored_interfaces"].as_array() {
+        Some(a) => a.iter().filter_map(s).collect(),
+        None => default_ignored.iter().map(|i| i.to_string()).collect(),
+    };
+    let specific: BTreeMap<String, u64> = inputs["specific_mtu"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object)
+        .flatten()
+        .filter_map(|(k, v)| Some((k.clone(), v.as_u64()?)))
+        .collect();
+    let mtu = inputs["mtu"].as_u64().unwrap_or(default_mtu);
+    for (name, i) in raw["interfaces"].as_object().into_iter().flatten() {
+        let prefix: String = name
+            .chars()
+            .take_while(|c| c.is_ascii_alphabetic() || *c == '-')
+            .collect();
+        if ignored.iter().any(|g| *g == *name || *g == prefix) || i["forwardingModel"] != model {
+            continue;
+        }
+        let want = specific.get(name).copied().unwrap_or(mtu);
+        d.eq(
+            &format!("{name}.mtu"),
+            num(&got_interface(got, name)["mtu"]),
+            Some(want.to_string()),
+        );
     }
 }
 
