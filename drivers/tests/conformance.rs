@@ -96,7 +96,7 @@ const MINIMUM: &[(&str, &str, usize)] = &[
     ("eos", "facts", 29),
     ("eos", "links", 4),
     ("eos", "vlans", 1),
-    ("f5", "facts", 5),
+    ("f5", "facts", 7),
     ("f5", "links", 3),
     ("f5", "vlans", 3),
     ("ios", "facts", 140),

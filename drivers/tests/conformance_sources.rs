@@ -27,7 +27,7 @@ const MINIMUM: &[(&str, &str, usize)] = &[
     ("eos", "anta", 15),
     ("junos", "napalm", 11),
     ("junos", "pyez", 18),
-    ("f5", "f5", 4),
+    ("f5", "f5", 6),
     ("ios", "genie", 91),
     ("nxos", "genie", 25),
 ];
