@@ -738,6 +738,12 @@ pub(crate) async fn prepare(
     // 5-6. Expansion was done with the desired state; merge with fresh facts.
     view.attributes
         .replace(Component::Automatic, Source::Automatic, automatic.clone());
+    // Cookbooks see this run's facts, as chef-client compiles after Ohai (resolve checked them first).
+    let view = tokio::task::spawn_blocking(move || {
+        resolve::recompile_with_facts(&mut view).map(|()| view)
+    })
+    .await
+    .map_err(|e| EngineError::Config(format!("cookbook evaluation task: {e}")))??;
     let merged = view.attributes.merged();
 
     // 7. Compile resources.
