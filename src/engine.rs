@@ -311,6 +311,10 @@ pub async fn converge(
     }
     nodes.sort_by_key(|n| rank.get(n.name.as_str()).copied());
     let summary = summarize(&nodes);
+    let cookbooks = match &opts.cookbook_sync {
+        Some(s) => Some(s.finish().await),
+        None => None,
+    };
     RunReport {
         run_id: opts.run_id.clone(),
         why_run: opts.why_run,
@@ -318,7 +322,7 @@ pub async fn converge(
         duration_secs: started.elapsed().as_secs_f64(),
         nodes,
         summary,
-        cookbooks: opts.cookbook_sync.as_ref().map(|s| s.report()),
+        cookbooks,
         transaction: None,
     }
 }
