@@ -999,15 +999,7 @@ fn expand_from_server(
 ) -> Result<Status, Failure> {
     let name = node_name(name)?;
     let view = load_view(cli, repo, &name)?;
-    let recipes: Vec<String> = view
-        .expansion
-        .recipes
-        .iter()
-        .map(|r| match &r.version {
-            Some(v) => format!("{}@{v}", r.name),
-            None => r.name.clone(),
-        })
-        .collect();
+    let recipes = recipe_items(&view.expansion);
     match format {
         Format::Json => {
             let v = json!({
@@ -1039,6 +1031,18 @@ fn expand_from_server(
     Ok(Status::Ok)
 }
 
+/// The expanded recipes as `expand` lists them (`NAME@VERSION` where the run-list pins one).
+fn recipe_items(expansion: &netgw_models::runlist::Expansion) -> Vec<String> {
+    expansion
+        .recipes
+        .iter()
+        .map(|r| match &r.version {
+            Some(v) => format!("{}@{v}", r.name),
+            None => r.name.clone(),
+        })
+        .collect()
+}
+
 fn expand_cmd(
     repo: &LocalRepo,
     name: &str,
@@ -1058,10 +1062,7 @@ fn expand_cmd(
             let v = json!({
                 "environment": expansion.environment,
                 "run_list": desired.run_list,
-                "recipes": expansion.recipes.iter().map(|r| match &r.version {
-                    Some(v) => format!("{}@{v}", r.name),
-                    None => r.name.clone(),
-                }).collect::<Vec<_>>(),
+                "recipes": recipe_items(&expansion),
                 "roles": expansion.roles,
                 "missing_roles": expansion.missing_roles,
                 "attribute_layers": expansion.role_layers.iter().map(|l| json!({

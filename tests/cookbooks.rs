@@ -477,8 +477,16 @@ fn ruby_and_yaml_paths_give_the_same_precedence() {
 // (e) End to end: `netgw converge` against a netgw-lab EOS switch, from a Ruby cookbook whose recipe
 // loops over node attributes declaring netdev resources.
 
-#[test]
-fn a_ruby_netdev_cookbook_converges_a_lab_switch_then_is_up_to_date() {
+/// A netgw-lab with one EOS switch `sw1`, its inventory written in a temporary directory (the lab
+/// lives as long as the runtime).
+fn eos_lab(
+    name: &str,
+) -> (
+    tokio::runtime::Runtime,
+    netgw_labs::lab::Lab,
+    tempfile::TempDir,
+    PathBuf,
+) {
     use netgw_labs::lab::{Lab, LabOptions};
     use netgw_models::topology::Topology;
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -486,15 +494,23 @@ fn a_ruby_netdev_cookbook_converges_a_lab_switch_then_is_up_to_date() {
         .enable_all()
         .build()
         .unwrap();
-    let topo =
-        Topology::parse("name: rb\ntopology:\n  nodes:\n    sw1: {kind: arista_ceos}\n").unwrap();
+    let topo = Topology::parse(&format!(
+        "name: {name}\ntopology:\n  nodes:\n    sw1: {{kind: arista_ceos}}\n"
+    ))
+    .unwrap();
     let lab: Lab = rt
         .block_on(Lab::start(&topo, LabOptions::default()))
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let inv = d.join("inventory.yml");
+    let inv = dir.path().join("inventory.yml");
     lab.write_inventory(&inv).unwrap();
+    (rt, lab, dir, inv)
+}
+
+#[test]
+fn a_ruby_netdev_cookbook_converges_a_lab_switch_then_is_up_to_date() {
+    let (_rt, lab, dir, inv) = eos_lab("rb");
+    let d = dir.path();
     let repo = d.join("repo");
     write(
         &repo,
@@ -660,22 +676,8 @@ fn attribute_files_and_recipes_see_this_runs_facts_not_the_saved_ones() {
     // chef-client compiles cookbooks after Ohai: a fact that changed since the last run is seen at
     // its new value. The saved facts are made stale by hand between two runs; a recipe evaluated with
     // them would create VLAN 300.
-    use netgw_labs::lab::{Lab, LabOptions};
-    use netgw_models::topology::Topology;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let topo = Topology::parse("name: facts\ntopology:\n  nodes:\n    sw1: {kind: arista_ceos}\n")
-        .unwrap();
-    let lab: Lab = rt
-        .block_on(Lab::start(&topo, LabOptions::default()))
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let (_rt, lab, dir, inv) = eos_lab("facts");
     let d = dir.path();
-    let inv = d.join("inventory.yml");
-    lab.write_inventory(&inv).unwrap();
     let repo = d.join("repo");
     write(
         &repo,

@@ -555,7 +555,7 @@ impl Eval<'_> {
             Root::Level(c) => return self.read_level(c, &keys, n.expression()),
             Root::Value(v) => v,
         };
-        self.index_into(root, &base, &keys)
+        self.index_value(&describe_root(root), &base, &keys)
     }
 
     /// A read through a precedence level (`default['a']['b']`): Chef's `VividMash#[]` creates every
@@ -578,15 +578,6 @@ impl Eval<'_> {
         }
         let name = precedence_name(c);
         self.index_value(name, &level, keys)
-    }
-
-    fn index_into(
-        &self,
-        root: &Node,
-        base: &Value,
-        keys: &[(String, &Node)],
-    ) -> Result<Value, CookbookError> {
-        self.index_value(&describe_root(root), base, keys)
     }
 
     fn index_value(
