@@ -222,7 +222,8 @@ fn metadata_of_every_corpus_cookbook() {
 }
 
 // (c) Held-out-style comparison: for every attribute file of the corpus, the attributes netgw computes
-// equal those Chef computes. Ruby is not run here; each expected value says where it comes from.
+// equal those Chef computes. Ruby is not run here; each expected value says where it comes from. The
+// same files are also compared with Chef's own attribute code run by Ruby in tests/chef_attrs.rs.
 
 #[test]
 fn every_corpus_attribute_file_gives_chefs_values() {
