@@ -49,10 +49,7 @@ fn chef(root: &Path, case: &Case) -> Value {
         .unwrap();
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !stderr.contains("ruby: command not found") && !stderr.contains("ruby: No such file"),
-        "PEER MISSING: ruby is not installed; run `scripts/peers/chef-attrs.sh install` ({stderr})"
-    );
+    assert!(!stderr.contains("PEER MISSING"), "{stderr}");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "chef-attrs oracle gave no JSON ({e}); run `scripts/peers/chef-attrs.sh install`\nstdout: {}\nstderr: {stderr}",

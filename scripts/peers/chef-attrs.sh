@@ -31,7 +31,13 @@ install() {
 
 case "${1:-}" in
 install) install ;;
-run) exec ruby "$HERE/chef-attrs/chef_attrs.rb" ;;
+run)
+    command -v ruby >/dev/null 2>&1 || {
+        echo "PEER MISSING: ruby is not installed; run scripts/peers/chef-attrs.sh install" >&2
+        exit 3
+    }
+    exec ruby "$HERE/chef-attrs/chef_attrs.rb"
+    ;;
 *)
     echo "usage: $0 install|run" >&2
     exit 2
