@@ -24,7 +24,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-ALL=(framing_eom framing_chunked rpc_reply junos eos f5 ios nxos snmp repo inventory enc)
+ALL=(framing_eom framing_chunked rpc_reply junos eos f5 ios nxos snmp repo inventory enc cookbook)
 RUNS="${1:-10000000}"
 shift || true
 TARGETS=("$@")

@@ -276,6 +276,10 @@ pub async fn converge(
         phase_timeout_secs: phase_timeout.as_secs_f64(),
         confirm_timeout_secs: confirm_timer(phase_timeout, &opts).as_secs_f64(),
     };
+    let cookbooks = match &opts.cookbook_sync {
+        Some(s) => Some(s.finish().await),
+        None => None,
+    };
     RunReport {
         run_id: opts.run_id.clone(),
         why_run: opts.why_run,
@@ -283,7 +287,7 @@ pub async fn converge(
         duration_secs: started.elapsed().as_secs_f64(),
         summary: summarize(&nodes),
         nodes,
-        cookbooks: opts.cookbook_sync.as_ref().map(|s| s.report()),
+        cookbooks,
         transaction: Some(transaction),
     }
 }

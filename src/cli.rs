@@ -374,10 +374,13 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
                 },
         } => {
             let repo = LocalRepo::open(&cli.repo)?;
-            node_show(&repo, name, attribute.as_deref(), *format, out)
+            node_show(cli, &repo, name, attribute.as_deref(), *format, out)
         }
         Command::Expand { name, format } => {
             let repo = LocalRepo::open(&cli.repo)?;
+            if cli.server.is_some() {
+                return expand_from_server(cli, &repo, name, *format, out);
+            }
             expand_cmd(&repo, name, *format, out)
         }
         Command::Converge {
@@ -859,7 +862,24 @@ fn node_name(name: &str) -> Result<NodeName, Failure> {
     NodeName::new(name).map_err(|e| Failure::usage(e.to_string()))
 }
 
+/// A node as `converge` loads it before contacting its device: with `--server`, the node, its roles
+/// and environment from the Chef server and (with `--cookbooks server`, its default there) the
+/// cookbook versions the server resolves, synchronized through the same cache; else the local repo.
+fn load_view(cli: &Cli, repo: &LocalRepo, name: &NodeName) -> Result<resolve::NodeView, Failure> {
+    let Some(server) = chef_store(cli)? else {
+        return Ok(resolve::resolve(repo, name)?);
+    };
+    let sync = cookbook_sync(cli, Some(&server))?;
+    let rt = runtime()?;
+    let view = rt.block_on(resolve::resolve_with(&server, repo, sync.as_deref(), name))?;
+    if let Some(sync) = &sync {
+        rt.block_on(sync.finish());
+    }
+    Ok(view)
+}
+
 fn node_show(
+    cli: &Cli,
     repo: &LocalRepo,
     name: &str,
     attribute: Option<&str>,
@@ -873,7 +893,7 @@ fn node_show(
         }
         None => None,
     };
-    let view = resolve::resolve(repo, &name)?;
+    let view = load_view(cli, repo, &name)?;
     if let Some(path) = path {
         let Some(r) = view.attributes.resolve(&path) else {
             return Err(Failure {
@@ -910,12 +930,15 @@ fn node_show(
     let merged = Value::Object(view.attributes.merged());
     match format {
         Format::Json => {
-            let v = json!({
+            let mut v = json!({
                 "name": name.as_str(),
                 "desired": view.desired,
                 "current": view.current,
                 "merged": merged,
             });
+            if !view.cookbooks.is_empty() {
+                v["cookbooks"] = json!(view.cookbooks);
+            }
             writeln!(out, "{}", pretty(&v))?;
         }
         Format::Human => {
@@ -949,6 +972,13 @@ fn node_show(
                 )?,
                 None => writeln!(out, "Current:     none saved yet")?,
             }
+            if !view.cookbooks.is_empty() {
+                writeln!(
+                    out,
+                    "Cookbooks:   {} (from the Chef server)",
+                    view.cookbooks.join(", ")
+                )?;
+            }
             writeln!(out, "Attributes (merged):")?;
             for line in pretty(&merged).lines() {
                 writeln!(out, "  {line}")?;
@@ -956,6 +986,61 @@ fn node_show(
         }
     }
     Ok(Status::Ok)
+}
+
+/// `expand` with `--server`: the node, its roles and environment from the server, and the cookbook
+/// versions the server resolves for the expanded run-list (as `converge` synchronizes them).
+fn expand_from_server(
+    cli: &Cli,
+    repo: &LocalRepo,
+    name: &str,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<Status, Failure> {
+    let name = node_name(name)?;
+    let view = load_view(cli, repo, &name)?;
+    let recipes = recipe_items(&view.expansion);
+    match format {
+        Format::Json => {
+            let v = json!({
+                "environment": view.expansion.environment,
+                "run_list": view.desired.run_list,
+                "recipes": recipes,
+                "roles": view.expansion.roles,
+                "missing_roles": view.expansion.missing_roles,
+                "cookbooks": view.cookbooks,
+            });
+            writeln!(out, "{}", pretty(&v))?;
+        }
+        Format::Human => {
+            writeln!(out, "Node:        {name}")?;
+            writeln!(out, "Environment: {}", view.expansion.environment)?;
+            writeln!(
+                out,
+                "Roles:       {}",
+                join_items(view.expansion.roles.iter().cloned())
+            )?;
+            writeln!(out, "Recipes:     {}", join_items(recipes.into_iter()))?;
+            writeln!(
+                out,
+                "Cookbooks:   {}",
+                join_items(view.cookbooks.iter().cloned())
+            )?;
+        }
+    }
+    Ok(Status::Ok)
+}
+
+/// The expanded recipes as `expand` lists them (`NAME@VERSION` where the run-list pins one).
+fn recipe_items(expansion: &netgw_models::runlist::Expansion) -> Vec<String> {
+    expansion
+        .recipes
+        .iter()
+        .map(|r| match &r.version {
+            Some(v) => format!("{}@{v}", r.name),
+            None => r.name.clone(),
+        })
+        .collect()
 }
 
 fn expand_cmd(
@@ -977,10 +1062,7 @@ fn expand_cmd(
             let v = json!({
                 "environment": expansion.environment,
                 "run_list": desired.run_list,
-                "recipes": expansion.recipes.iter().map(|r| match &r.version {
-                    Some(v) => format!("{}@{v}", r.name),
-                    None => r.name.clone(),
-                }).collect::<Vec<_>>(),
+                "recipes": recipe_items(&expansion),
                 "roles": expansion.roles,
                 "missing_roles": expansion.missing_roles,
                 "attribute_layers": expansion.role_layers.iter().map(|l| json!({

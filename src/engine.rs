@@ -311,6 +311,10 @@ pub async fn converge(
     }
     nodes.sort_by_key(|n| rank.get(n.name.as_str()).copied());
     let summary = summarize(&nodes);
+    let cookbooks = match &opts.cookbook_sync {
+        Some(s) => Some(s.finish().await),
+        None => None,
+    };
     RunReport {
         run_id: opts.run_id.clone(),
         why_run: opts.why_run,
@@ -318,7 +322,7 @@ pub async fn converge(
         duration_secs: started.elapsed().as_secs_f64(),
         nodes,
         summary,
-        cookbooks: opts.cookbook_sync.as_ref().map(|s| s.report()),
+        cookbooks,
         transaction: None,
     }
 }
@@ -738,6 +742,12 @@ pub(crate) async fn prepare(
     // 5-6. Expansion was done with the desired state; merge with fresh facts.
     view.attributes
         .replace(Component::Automatic, Source::Automatic, automatic.clone());
+    // Cookbooks see this run's facts, as chef-client compiles after Ohai (resolve checked them first).
+    let view = tokio::task::spawn_blocking(move || {
+        resolve::recompile_with_facts(&mut view).map(|()| view)
+    })
+    .await
+    .map_err(|e| EngineError::Config(format!("cookbook evaluation task: {e}")))??;
     let merged = view.attributes.merged();
 
     // 7. Compile resources.

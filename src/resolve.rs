@@ -84,6 +84,9 @@ pub struct NodeView {
     /// The cookbook versions used (`NAME VERSION`) when they came from the Chef server; empty for
     /// repo cookbooks.
     pub cookbooks: Vec<String>,
+    /// Where the cookbooks were read from (the repo's, or the synchronized set), for
+    /// [`recompile_with_facts`].
+    pub cookbook_source: Cookbooks,
 }
 
 pub use crate::cookbook::run::BUILTIN_RECIPES;
@@ -277,19 +280,7 @@ fn assemble(
     if let Some(c) = &current {
         attrs.push(Component::Automatic, Source::Automatic, c.automatic.clone());
     }
-    // Cookbooks in Chef's order (dependencies first), attribute files, then recipes in run-list order.
-    let run_list: Vec<String> = expansion.recipes.iter().map(|r| r.name.clone()).collect();
-    let recipes = load_run(cookbooks, &run_list, &mut attrs).map_err(|e| match e {
-        CookbookError::UnknownRecipe { recipe, path } => ResolveError::UnknownRecipe {
-            node: name.to_string(),
-            recipe,
-            path,
-        },
-        other => ResolveError::Cookbook {
-            node: name.to_string(),
-            source: Box::new(other),
-        },
-    })?;
+    let recipes = load_cookbooks(cookbooks, name, &expansion, &mut attrs)?;
 
     Ok(NodeView {
         name: name.clone(),
@@ -300,5 +291,51 @@ fn assemble(
         attributes: attrs,
         recipes,
         cookbooks: Vec::new(),
+        cookbook_source: cookbooks.clone(),
     })
+}
+
+/// Cookbooks in Chef's order (dependencies first), attribute files, then recipes in run-list order.
+fn load_cookbooks(
+    cookbooks: &Cookbooks,
+    name: &NodeName,
+    expansion: &Expansion,
+    attrs: &mut AttributeSet,
+) -> Result<Vec<(String, RecipeSource)>, ResolveError> {
+    let run_list: Vec<String> = expansion.recipes.iter().map(|r| r.name.clone()).collect();
+    load_run(cookbooks, &run_list, attrs).map_err(|e| match e {
+        CookbookError::UnknownRecipe { recipe, path } => ResolveError::UnknownRecipe {
+            node: name.to_string(),
+            recipe,
+            path,
+        },
+        other => ResolveError::Cookbook {
+            node: name.to_string(),
+            source: Box::new(other),
+        },
+    })
+}
+
+/// Evaluate the node's cookbooks again over its attributes as they are now: this run's facts (the
+/// automatic level the caller just replaced) and every other non-cookbook layer, the classifier's
+/// included. chef-client compiles cookbooks after Ohai, so attribute files and recipes see the facts
+/// of this run; [`resolve`] evaluated them earlier with the last run's saved facts, which refuses a
+/// bad cookbook before any device is contacted. Reads the cookbook files again: run it off the async
+/// threads.
+pub fn recompile_with_facts(view: &mut NodeView) -> Result<(), ResolveError> {
+    let mut attrs = view.attributes.clone();
+    attrs.retain(|l| {
+        !matches!(
+            l.source,
+            Source::AttributeFile { .. } | Source::Recipe { .. }
+        )
+    });
+    view.recipes = load_cookbooks(
+        &view.cookbook_source,
+        &view.name,
+        &view.expansion,
+        &mut attrs,
+    )?;
+    view.attributes = attrs;
+    Ok(())
 }

@@ -295,6 +295,38 @@ async fn a_converge_uses_the_allowed_version_and_reports_it() {
     );
     let human = netgw::report::human_summary(&report);
     assert!(human.contains("net 1.0.0"), "{human}");
+    // The set this run read is marked used and lists its files' checksums (what pruning keeps).
+    let sets = walk(state.path());
+    assert!(sets.iter().any(|p| p.ends_with(".used")), "{sets:?}");
+    assert!(sets.iter().any(|p| p.ends_with(".checksums")), "{sets:?}");
+    // `node show` and `expand` with --server see the server's cookbooks as converge does.
+    let (repo_dir, _repo) = empty_repo();
+    let cli = |args: &[&str]| -> Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .arg("--repo")
+            .arg(repo_dir.path())
+            .args(["--server", &g.url, "--client-name", "admin", "--client-key"])
+            .arg(&g.admin_key)
+            .arg("--state-dir")
+            .arg(state.path())
+            .args(args)
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let shown = cli(&["node", "show", "sw1"]);
+    assert_eq!(shown["cookbooks"], json!(["net 1.0.0"]), "{shown}");
+    assert_eq!(shown["merged"]["netdev"]["vlans"]["10"]["name"], "web-v1");
+    let expanded = cli(&["expand", "sw1"]);
+    assert_eq!(expanded["cookbooks"], json!(["net 1.0.0"]), "{expanded}");
+    assert_eq!(expanded["environment"], "prod");
 }
 
 /// The same version re-uploaded with one file changed: the next run downloads that file only.

@@ -222,7 +222,8 @@ fn metadata_of_every_corpus_cookbook() {
 }
 
 // (c) Held-out-style comparison: for every attribute file of the corpus, the attributes netgw computes
-// equal those Chef computes. Ruby is not run here; each expected value says where it comes from.
+// equal those Chef computes. Ruby is not run here; each expected value says where it comes from. The
+// same files are also compared with Chef's own attribute code run by Ruby in tests/chef_attrs.rs.
 
 #[test]
 fn every_corpus_attribute_file_gives_chefs_values() {
@@ -477,8 +478,16 @@ fn ruby_and_yaml_paths_give_the_same_precedence() {
 // (e) End to end: `netgw converge` against a netgw-lab EOS switch, from a Ruby cookbook whose recipe
 // loops over node attributes declaring netdev resources.
 
-#[test]
-fn a_ruby_netdev_cookbook_converges_a_lab_switch_then_is_up_to_date() {
+/// A netgw-lab with one EOS switch `sw1`, its inventory written in a temporary directory (the lab
+/// lives as long as the runtime).
+fn eos_lab(
+    name: &str,
+) -> (
+    tokio::runtime::Runtime,
+    netgw_labs::lab::Lab,
+    tempfile::TempDir,
+    PathBuf,
+) {
     use netgw_labs::lab::{Lab, LabOptions};
     use netgw_models::topology::Topology;
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -486,15 +495,23 @@ fn a_ruby_netdev_cookbook_converges_a_lab_switch_then_is_up_to_date() {
         .enable_all()
         .build()
         .unwrap();
-    let topo =
-        Topology::parse("name: rb\ntopology:\n  nodes:\n    sw1: {kind: arista_ceos}\n").unwrap();
+    let topo = Topology::parse(&format!(
+        "name: {name}\ntopology:\n  nodes:\n    sw1: {{kind: arista_ceos}}\n"
+    ))
+    .unwrap();
     let lab: Lab = rt
         .block_on(Lab::start(&topo, LabOptions::default()))
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let inv = d.join("inventory.yml");
+    let inv = dir.path().join("inventory.yml");
     lab.write_inventory(&inv).unwrap();
+    (rt, lab, dir, inv)
+}
+
+#[test]
+fn a_ruby_netdev_cookbook_converges_a_lab_switch_then_is_up_to_date() {
+    let (_rt, lab, dir, inv) = eos_lab("rb");
+    let d = dir.path();
     let repo = d.join("repo");
     write(
         &repo,
@@ -653,4 +670,73 @@ fn every_prefix_of_every_corpus_file_evaluates_or_fails_cleanly() {
         }
     }
     assert!(evaluated > 1000, "{evaluated}");
+}
+
+#[test]
+fn attribute_files_and_recipes_see_this_runs_facts_not_the_saved_ones() {
+    // chef-client compiles cookbooks after Ohai: a fact that changed since the last run is seen at
+    // its new value. The saved facts are made stale by hand between two runs; a recipe evaluated with
+    // them would create VLAN 300.
+    let (_rt, lab, dir, inv) = eos_lab("facts");
+    let d = dir.path();
+    let repo = d.join("repo");
+    write(
+        &repo,
+        "nodes/sw1.json",
+        r#"{"name":"sw1","run_list":["recipe[site]"]}"#,
+    );
+    write(
+        &repo,
+        "cookbooks/site/attributes/default.rb",
+        "default['site']['seen'] = node['platform_version'].to_s\n",
+    );
+    write(
+        &repo,
+        "cookbooks/site/recipes/default.rb",
+        "if node['site']['seen'] == 'stale-1.0'\n  netdev_vlan 'stale' do\n    vlan_id 300\n  end\n\
+         else\n  netdev_vlan \"seen_#{node['platform']}\" do\n    vlan_id 301\n  end\nend\n",
+    );
+    let state = d.join("state");
+    let converge = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .arg("--repo")
+            .arg(&repo)
+            .args(["converge", "--format", "json", "--inventory"])
+            .arg(&inv)
+            .env("NETGW_STATE_DIR", &state)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{text}");
+        (serde_json::from_slice::<Value>(&out.stdout).unwrap(), text)
+    };
+    let (_, text) = converge();
+    let saved_path = repo.join("nodes/current/sw1.json");
+    let mut saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&saved_path).unwrap()).unwrap();
+    let fresh = saved["automatic"]["platform_version"].clone();
+    assert!(fresh.is_string() && fresh != "stale-1.0", "{saved}\n{text}");
+    saved["automatic"]["platform_version"] = json!("stale-1.0");
+    std::fs::write(&saved_path, saved.to_string()).unwrap();
+    let (second, text) = converge();
+    let st = lab.node("sw1").unwrap().device.state();
+    assert!(
+        !st.vlans.contains_key(&300),
+        "stale facts were used: {text}"
+    );
+    let name = st.vlans.get(&301).cloned().unwrap_or_default();
+    assert!(
+        name.starts_with("seen_") && name.len() > 5,
+        "{name}: {text}"
+    );
+    assert_eq!(second["summary"]["updated"], 0, "{text}");
+    // The run saved the fresh facts again.
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&saved_path).unwrap()).unwrap();
+    assert_eq!(saved["automatic"]["platform_version"], fresh);
 }

@@ -182,3 +182,53 @@ pub fn enc(data: &[u8]) {
     black_box(attrs.merged());
     black_box(serde_json::to_string(&desired).is_ok());
 }
+
+/// A recipe's `include_recipe` that includes nothing (the fuzzer feeds one file at a time).
+struct NoInclude;
+
+impl netgw::cookbook::eval::Host for NoInclude {
+    fn include_recipe(
+        &mut self,
+        _: &str,
+        _: &mut AttributeSet,
+        at: netgw::cookbook::CookbookError,
+    ) -> Result<(), netgw::cookbook::CookbookError> {
+        Err(at)
+    }
+}
+
+/// A Ruby cookbook file (`.rb`): parsed by lib-ruby-parser, then evaluated statically by netgw's
+/// evaluator as an attribute file over a node with facts, as a recipe (resources mapped onto netgw's
+/// VLANs and links), and read as a `metadata.rb`. Every bound (steps, depth, range size) must hold: an
+/// input either evaluates or is refused with an error naming the file, never a panic or a hang.
+pub fn cookbook(data: &[u8]) {
+    use netgw::cookbook::{eval, metadata, netdev, ruby};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let path = Path::new("cookbooks/fuzz/recipes/default.rb");
+    black_box(metadata::parse_metadata_rb(path, text, "fuzz").is_ok());
+    let Ok(program) = ruby::parse(path, text) else {
+        return;
+    };
+    let facts = Attrs::from_iter([
+        ("platform".to_owned(), Value::from("eos")),
+        ("platform_version".to_owned(), Value::from("4.28.1F")),
+    ]);
+    let mut attrs = AttributeSet::new();
+    attrs.push(Component::Automatic, Source::Automatic, facts);
+    let file = Source::AttributeFile {
+        cookbook: "fuzz".into(),
+        file: "default.rb".into(),
+    };
+    if eval::attribute_file(&program, &mut attrs, file).is_ok() {
+        black_box(attrs.merged());
+    }
+    let recipe = Source::Recipe {
+        recipe: "fuzz::default".into(),
+    };
+    if let Ok(decls) = eval::recipe(&program, &mut attrs, recipe, &mut NoInclude) {
+        black_box(netdev::to_declarative(&[("fuzz::default".to_owned(), decls)]).is_ok());
+    }
+}
+

@@ -174,6 +174,10 @@ pub struct Layer {
     pub component: Component,
     pub source: Source,
     pub value: Attrs,
+    /// Paths this layer assigned a whole hash to: what earlier layers of the component hold there is
+    /// replaced, not merged. Chef keeps one mutable hash per precedence level that successive Ruby
+    /// attribute files write into, so `default['a'] = {...}` in a later file drops the earlier keys.
+    pub replaces: Vec<Vec<String>>,
 }
 
 /// The position (1..=15) of a component/source pair in the documented precedence table; 0 for the
@@ -231,10 +235,23 @@ impl AttributeSet {
     /// Add a layer. Layers of one component are kept in source order (node, classifier, attribute
     /// files, recipes), and in insertion order within the same kind of source.
     pub fn push(&mut self, component: Component, source: Source, value: Attrs) {
+        self.push_replacing(component, source, value, Vec::new());
+    }
+
+    /// [`AttributeSet::push`] a layer that replaces earlier layers' values at `replaces` (see
+    /// [`Layer::replaces`]).
+    pub fn push_replacing(
+        &mut self,
+        component: Component,
+        source: Source,
+        value: Attrs,
+        replaces: Vec<Vec<String>>,
+    ) {
         let layer = Layer {
             component,
             source,
             value,
+            replaces,
         };
         let key = (layer.component, layer.source.rank());
         let at = self
@@ -253,6 +270,12 @@ impl AttributeSet {
         self.push(component, source, value);
     }
 
+    /// Keep only the layers `keep` accepts (a recompile drops the cookbooks' layers and evaluates
+    /// them again).
+    pub fn retain(&mut self, keep: impl FnMut(&Layer) -> bool) {
+        self.layers.retain(keep);
+    }
+
     pub fn layers(&self) -> &[Layer] {
         &self.layers
     }
@@ -266,7 +289,7 @@ impl AttributeSet {
                 None => v,
                 Some(prev) => match l.source {
                     Source::Role { .. } => role_merge(prev, v),
-                    _ => assign_merge(prev, v),
+                    _ => assign_replacing(prev, v, &l.replaces),
                 },
             });
         }
@@ -454,6 +477,35 @@ pub fn assign_merge(earlier: Value, later: Value) -> Value {
     }
 }
 
+/// [`assign_merge`] after removing from `earlier` every path in `replaces` (whole-hash assignments of
+/// the later source: Chef's `level['a'] = {...}` replaces the hash an earlier file built).
+pub fn assign_replacing(earlier: Value, later: Value, replaces: &[Vec<String>]) -> Value {
+    let mut earlier = earlier;
+    for path in replaces {
+        remove_path(&mut earlier, path);
+    }
+    assign_merge(earlier, later)
+}
+
+fn remove_path(v: &mut Value, path: &[String]) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut cur = v;
+    for k in parents {
+        match cur {
+            Value::Object(m) => match m.get_mut(k) {
+                Some(next) => cur = next,
+                None => return,
+            },
+            _ => return,
+        }
+    }
+    if let Value::Object(m) = cur {
+        m.remove(last);
+    }
+}
+
 /// Split an attribute-file or recipe `attributes:` document into component layers. Top-level keys must
 /// be `default`, `force_default`, `normal`, `override` or `force_override`, each a mapping.
 pub fn layers_from_document(
@@ -498,6 +550,36 @@ pub fn layers_from_document(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_later_whole_hash_assignment_replaces_an_earlier_files_hash() {
+        let file = |f: &str| Source::AttributeFile {
+            cookbook: "cb".into(),
+            file: f.into(),
+        };
+        let obj = |v: Value| v.as_object().cloned().unwrap();
+        let mut a = AttributeSet::new();
+        a.push(
+            Component::Default,
+            file("default.rb"),
+            obj(serde_json::json!({"v": {"10": "x", "20": "y"}, "keep": 1})),
+        );
+        a.push_replacing(
+            Component::Default,
+            file("later.rb"),
+            obj(serde_json::json!({"v": {"30": "z"}})),
+            vec![vec!["v".into()]],
+        );
+        a.push(
+            Component::Default,
+            file("zz.rb"),
+            obj(serde_json::json!({"v": {"40": "w"}})),
+        );
+        assert_eq!(
+            a.component(Component::Default),
+            serde_json::json!({"v": {"30": "z", "40": "w"}, "keep": 1})
+        );
+    }
     use serde_json::json;
 
     fn obj(v: Value) -> Attrs {

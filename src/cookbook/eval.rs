@@ -17,7 +17,7 @@
 use super::CookbookError;
 use super::ruby::{Program, body_statements, describe};
 use lib_ruby_parser::{Loc, Node};
-use netgw_models::attributes::{AttributeSet, Component, Source, assign_merge};
+use netgw_models::attributes::{AttributeSet, Component, Source, assign_replacing};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -144,6 +144,8 @@ struct Eval<'a> {
     source: Source,
     /// This file's assignments not yet pushed as layers, per component.
     pending: BTreeMap<Component, Value>,
+    /// The paths this file assigned whole hashes to, per component (see `Layer::replaces`).
+    replaced: BTreeMap<Component, Vec<Vec<String>>>,
     merged: Option<Value>,
     scopes: Vec<HashMap<String, Value>>,
     host: Option<&'a mut dyn Host>,
@@ -165,6 +167,7 @@ impl<'a> Eval<'a> {
             attrs,
             source,
             pending: BTreeMap::new(),
+            replaced: BTreeMap::new(),
             merged: None,
             scopes: vec![HashMap::new()],
             host,
@@ -194,9 +197,12 @@ impl<'a> Eval<'a> {
 
     /// Push this file's pending assignments as layers (before an included recipe runs, and at the end).
     fn flush(&mut self) {
+        let mut replaced = std::mem::take(&mut self.replaced);
         for (c, v) in std::mem::take(&mut self.pending) {
             if let Value::Object(m) = v {
-                self.attrs.push(c, self.source.clone(), m);
+                let replaces = replaced.remove(&c).unwrap_or_default();
+                self.attrs
+                    .push_replacing(c, self.source.clone(), m, replaces);
             }
         }
     }
@@ -206,7 +212,8 @@ impl<'a> Eval<'a> {
             let mut view = self.attrs.clone();
             for (c, v) in &self.pending {
                 if let Value::Object(m) = v {
-                    view.push(*c, self.source.clone(), m.clone());
+                    let replaces = self.replaced.get(c).cloned().unwrap_or_default();
+                    view.push_replacing(*c, self.source.clone(), m.clone(), replaces);
                 }
             }
             self.merged = Some(Value::Object(view.merged()));
@@ -218,7 +225,10 @@ impl<'a> Eval<'a> {
     fn level(&self, c: Component) -> Value {
         let base = self.attrs.component(c);
         match self.pending.get(&c) {
-            Some(v) => assign_merge(base, v.clone()),
+            Some(v) => {
+                let replaces = self.replaced.get(&c).map(Vec::as_slice).unwrap_or_default();
+                assign_replacing(base, v.clone(), replaces)
+            }
             None => base,
         }
     }
@@ -542,13 +552,44 @@ impl Eval<'_> {
         let (root, keys) = self.chain(n)?;
         let base = match self.root(root)? {
             Root::Node => self.merged().clone(),
-            Root::Level(c) => self.level(c),
+            Root::Level(c) => return self.read_level(c, &keys, n.expression()),
             Root::Value(v) => v,
         };
-        let mut cur = &base;
-        let mut path = describe_root(root);
+        self.index_value(&describe_root(root), &base, &keys)
+    }
+
+    /// A read through a precedence level (`default['a']['b']`): Chef's `VividMash#[]` creates every
+    /// missing key on the way as an empty hash, stored in the level, and returns it (so
+    /// `if default['x']['y']` is always true, and `default['x'] ||= 1` leaves `{}`).
+    fn read_level(
+        &mut self,
+        c: Component,
+        keys: &[(String, &Node)],
+        loc: &Loc,
+    ) -> Result<Value, CookbookError> {
+        let level = match self.level(c) {
+            Value::Null => Value::Object(Map::new()),
+            v => v,
+        };
+        let path: Vec<String> = keys.iter().map(|(k, _)| k.clone()).collect();
+        if !keys.is_empty() && missing_in_hashes(&level, &path) {
+            self.set(c, keys, Value::Object(Map::new()), loc)?;
+            return Ok(Value::Object(Map::new()));
+        }
+        let name = precedence_name(c);
+        self.index_value(name, &level, keys)
+    }
+
+    fn index_value(
+        &self,
+        root: &str,
+        base: &Value,
+        keys: &[(String, &Node)],
+    ) -> Result<Value, CookbookError> {
+        let mut cur = base;
+        let mut path = root.to_owned();
         let null = Value::Null;
-        for (k, at) in &keys {
+        for (k, at) in keys {
             cur = match cur {
                 Value::Object(m) => m.get(k).unwrap_or(&null),
                 Value::Array(a) => {
@@ -632,6 +673,13 @@ impl Eval<'_> {
         loc: &Loc,
     ) -> Result<(), CookbookError> {
         let level = precedence_name(c);
+        if value.is_object() {
+            let path: Vec<String> = keys.iter().map(|(k, _)| k.clone()).collect();
+            let replaced = self.replaced.entry(c).or_default();
+            if !replaced.contains(&path) {
+                replaced.push(path);
+            }
+        }
         let mut cur = self
             .pending
             .entry(c)
@@ -673,10 +721,8 @@ impl Eval<'_> {
         let kv = self.eval(k)?;
         keys.push((self.key(&kv, k)?, k));
         let c = self.assign_target(root, &target.expression_l)?;
-        let path: Vec<String> = keys.iter().map(|(k, _)| k.clone()).collect();
-        let cur = netgw_models::attributes::get_path(&self.level(c), &path)
-            .cloned()
-            .unwrap_or(Value::Null);
+        // The read half of `x op= v` reads through the level, auto-vivifying as any level read does.
+        let cur = self.read_level(c, &keys, &target.expression_l)?;
         Ok((c, keys, cur))
     }
 
@@ -769,6 +815,22 @@ fn unless_level(mut n: &Node) -> Option<Component> {
         return None;
     }
     precedence(s.method_name.strip_suffix("_unless")?)
+}
+
+/// Whether `path` ends inside hashes: some key is missing from a hash on the way (what Chef's
+/// `VividMash#[]` fills in).
+fn missing_in_hashes(v: &Value, path: &[String]) -> bool {
+    let mut cur = v;
+    for k in path {
+        match cur {
+            Value::Object(m) => match m.get(k) {
+                Some(next) => cur = next,
+                None => return true,
+            },
+            _ => return false,
+        }
+    }
+    false
 }
 
 fn is_node(n: &Node) -> bool {
@@ -969,10 +1031,17 @@ mod tests {
     fn unless_and_or_assign_keep_earlier_values() {
         let v = attrs_of(
             "default['a'] = 1\ndefault_unless['a'] = 2\ndefault_unless['b'] = 3\n\
-             default['c'] ||= 4\ndefault['c'] ||= 5\ndefault['n'] = 1\ndefault['n'] += 1\n",
+             default['c'] ||= 4\ndefault['n'] = 1\ndefault['n'] += 1\ndefault['z'] = nil\n\
+             default['z'] ||= 6\nif default['x']['y'] then default['t'] = 1 end\n",
         )
         .unwrap();
-        assert_eq!(v, json!({"a": 1, "b": 3, "c": 4, "n": 2}));
+        // Chef's VividMash#[] creates a missing key as {} on read, so `||=` on a missing key leaves
+        // {} and a level read is always truthy (checked against Chef in tests/chef_attrs.rs); a key
+        // holding nil is assigned.
+        assert_eq!(
+            v,
+            json!({"a": 1, "b": 3, "c": {}, "n": 2, "z": 6, "x": {"y": {}}, "t": 1})
+        );
     }
 
     #[test]

@@ -19,6 +19,8 @@
 //! atomic rename of a private temporary, so two writers can only write the same bytes. Nothing
 //! downloaded is ever executed: files are only read by the cookbook loader.
 
+pub mod prune;
+
 use super::constraint::{Constraint, Version};
 use super::{ChefError, ChefServer};
 use crate::error::NodeErrorKind;
@@ -193,6 +195,8 @@ pub struct CookbookSync {
     files: Mutex<HashMap<String, Shared<()>>>,
     sets: Mutex<HashMap<String, Shared<LocalRepo>>>,
     used: Mutex<BTreeMap<(String, String), usize>>,
+    /// The set directories this run read (kept by [`prune`]).
+    sets_used: Mutex<Vec<PathBuf>>,
     downloaded: AtomicUsize,
     cached: AtomicUsize,
 }
@@ -225,6 +229,7 @@ impl CookbookSync {
             files: Mutex::default(),
             sets: Mutex::default(),
             used: Mutex::default(),
+            sets_used: Mutex::default(),
             downloaded: AtomicUsize::new(0),
             cached: AtomicUsize::new(0),
         }
@@ -276,6 +281,38 @@ impl CookbookSync {
             .map(|c| format!("{} {}", c.name, c.version))
             .collect();
         Ok((repo, used))
+    }
+
+    /// At the end of a run: prune the cache ([`prune`]; a failure is logged, the run is not failed
+    /// for it), then [`CookbookSync::report`].
+    pub async fn finish(&self) -> CookbooksReport {
+        let cache = self.cache.clone();
+        let in_use = self
+            .sets_used
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let now = std::time::SystemTime::now();
+        let pruned = tokio::task::spawn_blocking(move || {
+            prune::prune(&cache, &in_use, prune::KEEP_SETS, prune::GRACE, now)
+        })
+        .await;
+        match pruned {
+            Ok(Ok(p)) if p != prune::Pruned::default() => info!(
+                cache = %self.cache.display(),
+                sets = p.sets,
+                files = p.files,
+                "cookbook cache pruned"
+            ),
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(cache = %self.cache.display(), "pruning the cookbook cache: {e}")
+            }
+            Err(e) => {
+                tracing::warn!(cache = %self.cache.display(), "pruning the cookbook cache: {e}")
+            }
+        }
+        self.report()
     }
 
     /// The run's report part: versions used and download counts.
@@ -380,6 +417,10 @@ impl CookbookSync {
                 path: self.cache.clone(),
                 message: format!("building the cookbook set: {e}"),
             })??;
+        self.sets_used
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(root.clone());
         LocalRepo::open(&root).map_err(|e| CookbookError::Cache {
             path: root.clone(),
             message: e.to_string(),
@@ -403,9 +444,11 @@ impl CookbookSync {
     ) -> Result<(), CookbookError> {
         let dest = self.cache.join("files").join(&f.checksum);
         let (d, sum) = (dest.clone(), f.checksum.clone());
-        let cached = tokio::task::spawn_blocking(move || has_checksum(&d, &sum))
-            .await
-            .unwrap_or(false);
+        // A cached file is touched: pruning by a concurrent run spares what was used recently.
+        let cached =
+            tokio::task::spawn_blocking(move || has_checksum(&d, &sum) && prune::touch(&d).is_ok())
+                .await
+                .unwrap_or(false);
         if cached {
             self.cached.fetch_add(1, Ordering::Relaxed);
             return Ok(());
@@ -750,7 +793,7 @@ fn build_set(
     let sets = cache.join("sets");
     let target = sets.join(key);
     if set_intact(&target, versions) {
-        return Ok(target);
+        return used(target);
     }
     let io = |path: &Path, e: std::io::Error| CookbookError::Cache {
         path: path.to_owned(),
@@ -772,18 +815,27 @@ fn build_set(
     match std::fs::rename(&tmp, &dest) {
         Ok(()) => {
             info!(set = %dest.display(), "cookbook set ready");
-            Ok(dest)
+            used(dest)
         }
         // Another run finished the same set first: same content, use theirs.
         Err(_) if set_intact(&dest, versions) => {
             let _ = std::fs::remove_dir_all(&tmp);
-            Ok(dest)
+            used(dest)
         }
         Err(e) => {
             let _ = std::fs::remove_dir_all(&tmp);
             Err(io(&dest, e))
         }
     }
+}
+
+/// A set about to be read, marked as used now (what [`prune`] keeps).
+fn used(set: PathBuf) -> Result<PathBuf, CookbookError> {
+    prune::mark_used(&set).map_err(|e| CookbookError::Cache {
+        path: set.clone(),
+        message: e.to_string(),
+    })?;
+    Ok(set)
 }
 
 fn fill_set(cache: &Path, root: &Path, versions: &[CookbookVersion]) -> Result<(), CookbookError> {
@@ -793,6 +845,12 @@ fn fill_set(cache: &Path, root: &Path, versions: &[CookbookVersion]) -> Result<(
     };
     // `nodes/` makes it a repo the loader opens; it stays empty.
     std::fs::create_dir_all(root.join("nodes")).map_err(|e| io(root, e))?;
+    let sums: Vec<&str> = versions
+        .iter()
+        .flat_map(|cb| cb.files.iter().map(|f| f.checksum.as_str()))
+        .collect();
+    let list = root.join(prune::CHECKSUMS);
+    std::fs::write(&list, sums.join("\n")).map_err(|e| io(&list, e))?;
     for cb in versions {
         let base = root.join("cookbooks").join(&cb.name);
         std::fs::create_dir_all(&base).map_err(|e| io(&base, e))?;

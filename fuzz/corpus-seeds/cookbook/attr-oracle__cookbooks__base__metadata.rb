@@ -1,0 +1,2 @@
+name 'base'
+version '1.0.0'

@@ -1,0 +1,2 @@
+name 'later'
+depends 'site'

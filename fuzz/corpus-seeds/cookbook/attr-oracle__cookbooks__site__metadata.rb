@@ -1,0 +1,4 @@
+name 'site'
+version '0.2.0'
+depends 'base'
+depends 'netdev'

@@ -1,0 +1,2 @@
+name    'group'
+depends 'netdev'

@@ -1,0 +1,2 @@
+name    'l2_interface'
+depends 'netdev'

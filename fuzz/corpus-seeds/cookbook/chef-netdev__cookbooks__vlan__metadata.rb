@@ -1,0 +1,2 @@
+name    'vlan'
+depends 'netdev'

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Chef's own node-attribute code as the oracle for netgw's static evaluation of Ruby attribute files
+# (tests/chef_attrs.rs). The Chef gem is not packaged for Debian; its attribute code (Apache-2.0) is
+# vendored in scripts/peers/chef-attrs/ (SOURCE names the commit and the files) and runs on Debian's
+# ruby. netgw itself never runs Ruby.
+#
+#   scripts/peers/chef-attrs.sh install   idempotent: apt-get install ruby when missing, then a smoke
+#                                         run of the oracle
+#   scripts/peers/chef-attrs.sh run       the oracle: request JSON on stdin, attributes JSON on stdout
+#                                         (format: the top of chef-attrs/chef_attrs.rb)
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+install() {
+    if ! command -v ruby >/dev/null 2>&1; then
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq ruby >/dev/null
+    fi
+    local out
+    out="$(echo '{"root": "/nonexistent", "run_list": []}' | ruby "$HERE/chef-attrs/chef_attrs.rb")"
+    case "$out" in
+    *'"merged":{}'*) echo "chef-attrs: ready ($(ruby -e 'print RUBY_VERSION'), Chef attribute code from $(sed -n 's/^Commit: *//p' "$HERE/chef-attrs/SOURCE"))" ;;
+    *)
+        echo "chef-attrs: smoke run failed: $out" >&2
+        exit 1
+        ;;
+    esac
+}
+
+case "${1:-}" in
+install) install ;;
+run)
+    command -v ruby >/dev/null 2>&1 || {
+        echo "PEER MISSING: ruby is not installed; run scripts/peers/chef-attrs.sh install" >&2
+        exit 3
+    }
+    exec ruby "$HERE/chef-attrs/chef_attrs.rb"
+    ;;
+*)
+    echo "usage: $0 install|run" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,18 @@
+# Not Chef's file: the three exception classes of chef/chef lib/chef/exceptions.rb (same commit,
+# Apache-2.0) that the vendored node-attribute code raises. The rest of exceptions.rb pulls in
+# most of Chef.
+class Chef
+  class Exceptions
+    # NoSuchAttribute is raised on access by node.read!("foo", "bar") when node["foo"]["bar"] does not exist.
+    class NoSuchAttribute < RuntimeError; end
+    # AttributeTypeMismatch is raised by node.write!("foo", "bar", "baz") when e.g. node["foo"] = "bar" (overwriting String with Hash)
+    class AttributeTypeMismatch < RuntimeError; end
+
+    class ImmutableAttributeModification < NoMethodError
+      def initialize
+        super "Node attributes are read-only when you do not specify which precedence level to set. " +
+          %q{To set an attribute use code like `node.default["key"] = "value"'}
+      end
+    end
+  end
+end
