@@ -6,11 +6,11 @@
 use std::collections::BTreeMap;
 use std::hint::black_box;
 
-use netgw_drivers::transport::netconf::reply::parse_document;
-use netgw_drivers::transport::snmp::collector;
-use netgw_drivers::transport::snmp::{Oid, parse_snmprec};
-use netgw_drivers::transport::ssh::shell::clean;
-use netgw_drivers::transport::ssh::{CliPlatform, PlatformKind};
+use netgw_transport::netconf::reply::parse_document;
+use netgw_transport::snmp::collector;
+use netgw_transport::snmp::{Oid, parse_snmprec};
+use netgw_transport::ssh::shell::clean;
+use netgw_transport::ssh::{CliPlatform, PlatformKind};
 use netgw_drivers::{eos, f5, ios, junos, nxos};
 use serde_json::Value;
 
