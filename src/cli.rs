@@ -595,7 +595,7 @@ fn converge_cmd(
     if let Some(url) = &reporting.data_collector {
         let token = match &reporting.data_collector_token {
             Some(r) => Some(
-                netgw_drivers::transport::credentials::resolve(r)
+                netgw_transport::credentials::resolve(r)
                     .map_err(|e| Failure::usage(format!("--data-collector-token: {e}")))?,
             ),
             None => None,

@@ -1174,12 +1174,6 @@ pub(crate) fn record_plan(
     duration: f64,
 ) {
     report.resources.clear();
-    let changed = p
-        .resources
-        .iter()
-        .filter(|r| r.action.is_some())
-        .count()
-        .max(1) as f64;
     for r in &p.resources {
         let (kind, name) = resource_ident(&r.resource);
         let status = match (&r.error, r.action) {
@@ -1205,11 +1199,9 @@ pub(crate) fn record_plan(
             changes: r.changes.clone(),
             before: Value::Object(before),
             after: Value::Object(after),
-            duration_secs: if r.action.is_some() {
-                duration / changed
-            } else {
-                0.0
-            },
+            // Every driver applies a node's changes in one device transaction, so that is the finest
+            // time measured: each changed resource carries the whole transaction's.
+            duration_secs: if r.action.is_some() { duration } else { 0.0 },
             error: r.error.clone(),
         });
     }

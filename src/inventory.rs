@@ -19,9 +19,9 @@
 
 use netgw_drivers::driver::Platform;
 use netgw_drivers::target::{ConnectionOptions, DeviceTarget, TlsOptions};
-use netgw_drivers::transport::Timeouts;
-use netgw_drivers::transport::credentials;
 use netgw_models::NodeName;
+use netgw_transport::Timeouts;
+use netgw_transport::credentials;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;

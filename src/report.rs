@@ -63,6 +63,9 @@ pub struct ResourceReport {
     pub changes: Vec<PropertyChange>,
     pub before: Value,
     pub after: Value,
+    /// The time of the device transaction that applied this resource (the drivers apply all of a
+    /// node's changes in one), so every changed resource of a node shows the same figure; 0 when
+    /// nothing was applied.
     pub duration_secs: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

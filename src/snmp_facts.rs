@@ -4,7 +4,7 @@
 //! When an inventory host has `connection_options.snmp` (docs/design.md §6: `hostname`, `port`, `extras`
 //! `{version, community, user, auth_proto, auth_key, priv_proto, priv_key, context}`, plus netgw's
 //! `timeout` seconds per attempt and `retries`), the engine walks the standard MIBs
-//! (`netgw_drivers::transport::snmp::collect_facts`) at the same time as the driver gathers its facts,
+//! (`netgw_transport::snmp::collect_facts`) at the same time as the driver gathers its facts,
 //! within the target's operation timeout, and merges:
 //!
 //! - `automatic.snmp` = the SNMPv2-MIB system group (`sys_descr`, `sys_object_id`, `sys_name`,
@@ -17,12 +17,10 @@
 //! are `Secret`s, resolved here from literals, `${ENV}` or `file:PATH` like passwords.
 
 use netgw_drivers::target::DeviceTarget;
-use netgw_drivers::transport::credentials;
-use netgw_drivers::transport::snmp::{
-    SnmpClient, SnmpConfig, SnmpExtras, WalkLimits, collect_facts,
-};
 use netgw_models::facts::DeviceFacts;
 use netgw_models::resource::normalize_interface_name;
+use netgw_transport::credentials;
+use netgw_transport::snmp::{SnmpClient, SnmpConfig, SnmpExtras, WalkLimits, collect_facts};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -182,8 +180,8 @@ mod tests {
     use super::*;
     use netgw_drivers::driver::Platform;
     use netgw_drivers::target::ConnectionOptions;
-    use netgw_drivers::transport::snmp::SnmpSecurity;
     use netgw_models::facts::{InterfaceFacts, SnmpSystem, VlanFacts};
+    use netgw_transport::snmp::SnmpSecurity;
 
     fn target(extras: serde_json::Value) -> DeviceTarget {
         let mut t = DeviceTarget::new("sw1", Platform::Ios, "10.0.0.1");

@@ -400,3 +400,41 @@ async fn a_per_node_key_signs_that_nodes_requests() {
         .to_string();
     assert!(e.contains("\"nobody\"") && e.contains("401"), "{e}");
 }
+
+/// Redirects are never followed (`netgw_transport::http::build_client`): a signed request is made for
+/// the URL the user named, so a server answering 3xx gets an error naming the Location, and nothing is
+/// sent there.
+#[tokio::test]
+async fn a_redirect_is_an_error_naming_the_location() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let elsewhere = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let target = format!("http://{}/organizations/x", elsewhere.local_addr().unwrap());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let answer = format!(
+        "HTTP/1.1 301 Moved Permanently\r\nLocation: {target}/environments/_default\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    let server = tokio::spawn(async move {
+        let (mut sock, _) = listener.accept().await.unwrap();
+        let mut buf = vec![0u8; 8192];
+        let _ = sock.read(&mut buf).await.unwrap();
+        sock.write_all(answer.as_bytes()).await.unwrap();
+    });
+    let key = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/chef/mixlib-authentication/spec_private_key.pem");
+    let mut cfg = ChefConfig::new(&url, "admin", &key);
+    cfg.timeout = Duration::from_secs(5);
+    let s = ChefServer::new(cfg).unwrap();
+    let e = s
+        .load_environment("_default")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("HTTP 301") && e.contains(&format!("redirected to {target}")),
+        "{e}"
+    );
+    server.await.unwrap();
+    let followed = tokio::time::timeout(Duration::from_millis(300), elsewhere.accept()).await;
+    assert!(followed.is_err(), "the redirect was followed");
+}

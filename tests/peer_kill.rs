@@ -30,17 +30,17 @@ use netgw_drivers::driver::{
     Capabilities, CommitOptions, Driver, DriverError, Observed, Platform, Staged,
 };
 use netgw_drivers::target::DeviceTarget;
-use netgw_drivers::transport::Timeouts;
-use netgw_drivers::transport::netconf::{
-    Datastore, DefaultOperation, EditConfig, Filter, NetconfSsh, connect_ssh,
-};
-use netgw_drivers::transport::ssh::{
-    CliPlatform, CliShell, HostKeyPolicy, PlatformKind, SshAuth, SshSession, SshTarget,
-};
 use netgw_models::facts::DeviceFacts;
 use netgw_models::plan::{Plan, PlanRules, ResourceRef};
 use netgw_models::resource::{Link, Vlan};
 use netgw_models::secret::Secret;
+use netgw_transport::Timeouts;
+use netgw_transport::netconf::{
+    Datastore, DefaultOperation, EditConfig, Filter, NetconfSsh, connect_ssh,
+};
+use netgw_transport::ssh::{
+    CliPlatform, CliShell, HostKeyPolicy, PlatformKind, SshAuth, SshSession, SshTarget,
+};
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

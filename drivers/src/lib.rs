@@ -1,6 +1,7 @@
-//! Transports and vendor drivers. See docs/design.md §4.
+//! Vendor drivers. See docs/design.md §4 and docs/architecture.md.
 //!
-//! `transport/` moves bytes (SSH, NETCONF, SNMP, HTTP); each vendor module (`junos/`, `eos/`, ...)
+//! The `netgw-transport` crate moves bytes (SSH, NETCONF, SNMP, HTTP), re-exported here as
+//! [`transport`] so that `crate::transport::...` reads as before; each vendor module (`junos/`, `eos/`, ...)
 //! renders and parses with pure functions (`facts.rs`, `vlan.rs`, `link.rs`) and implements
 //! [`driver::Driver`] in its `mod.rs` as glue only. [`registry`] is the one place that maps a platform
 //! to its driver.
@@ -15,6 +16,9 @@ pub mod junos;
 pub mod netconf_txn;
 pub mod nxos;
 pub mod registry;
+#[cfg(feature = "replay")]
+pub mod replay;
 pub mod stamp;
 pub mod target;
-pub mod transport;
+
+pub use netgw_transport as transport;

@@ -6,11 +6,11 @@
 use std::collections::BTreeMap;
 use std::hint::black_box;
 
-use netgw_drivers::transport::netconf::reply::parse_document;
-use netgw_drivers::transport::snmp::collector;
-use netgw_drivers::transport::snmp::{Oid, parse_snmprec};
-use netgw_drivers::transport::ssh::shell::clean;
-use netgw_drivers::transport::ssh::{CliPlatform, PlatformKind};
+use netgw_transport::netconf::reply::parse_document;
+use netgw_transport::snmp::collector;
+use netgw_transport::snmp::{Oid, parse_snmprec};
+use netgw_transport::ssh::shell::clean;
+use netgw_transport::ssh::{CliPlatform, PlatformKind};
 use netgw_drivers::{eos, f5, ios, junos, nxos};
 use serde_json::Value;
 
@@ -78,7 +78,8 @@ pub fn eos(data: &[u8]) {
     use eos::{facts, link, vlan};
     if let Ok(s) = std::str::from_utf8(data) {
         black_box(facts::parse_release(s));
-        black_box(facts::normalize_mac(s));
+        black_box(netgw_models::facts::normalize_mac_short_groups(s));
+        black_box(netgw_models::facts::normalize_mac(s));
         black_box(link::parse_allowed(s));
         black_box(vlan::config_sections(s));
         black_box(vlan::parse_running_config_vlans(s));
@@ -201,7 +202,6 @@ pub fn ios(data: &[u8]) {
         black_box(facts::parse_uptime(s));
         black_box(facts::parse_show_inventory(s));
         black_box(facts::parse_show_interfaces(s));
-        black_box(facts::dotted_mac(s));
         black_box(facts::parse_show_lldp_neighbors_detail(s, Some(s)));
         black_box(facts::parse_show_cdp_neighbors_detail(s));
         let inputs = facts::FactsInputs {

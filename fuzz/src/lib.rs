@@ -1,22 +1,11 @@
-//! Fuzz harnesses. The NETCONF modules are compiled here from the drivers crate's sources (`#[path]`,
-//! as before: their own targets and unit tests); every other parser comes from the workspace crates
-//! (`devices` for device output, `inputs` for netgw's input formats).
-#![allow(dead_code)]
+//! Fuzz harnesses: the NETCONF framing and reply parser come from the `netgw-transport` crate, every
+//! other parser from the workspace crates (`devices` for device output, `inputs` for netgw's input
+//! formats).
 
 pub mod devices;
 pub mod inputs;
 
-#[path = "../../drivers/src/transport/netconf/error.rs"]
-pub mod error;
-
-#[path = "../../drivers/src/transport/netconf/codec.rs"]
-pub mod codec;
-
-#[path = "../../drivers/src/transport/netconf/reply.rs"]
-pub mod reply;
-
-#[path = "../../drivers/src/transport/netconf/ops.rs"]
-pub mod ops;
+pub use netgw_transport::netconf::{codec, reply};
 
 use bytes::{Bytes, BytesMut};
 use codec::{Framing, NetconfCodec};

@@ -5,16 +5,16 @@
 use netgw_drivers::driver::{Driver, DriverError, Platform};
 use netgw_drivers::junos::JunosDriver;
 use netgw_drivers::target::DeviceTarget;
-use netgw_drivers::transport::Timeouts;
-use netgw_drivers::transport::ssh::{
-    CliPlatform, HostKeyPolicy, PlatformKind, SshAuth, SshSession, SshTarget,
-};
 use netgw_labs::clab::ClabPlan;
 use netgw_labs::{Lab, LabOptions};
 use netgw_models::plan::{Policy, plan};
 use netgw_models::resource::{Link, Vlan, VlanId};
 use netgw_models::secret::Secret;
 use netgw_models::topology::Topology;
+use netgw_transport::Timeouts;
+use netgw_transport::ssh::{
+    CliPlatform, HostKeyPolicy, PlatformKind, SshAuth, SshSession, SshTarget,
+};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;

@@ -7,21 +7,19 @@ use netgw_drivers::ios::IosDriver;
 use netgw_drivers::junos::JunosDriver;
 use netgw_drivers::nxos::NxosDriver;
 use netgw_drivers::target::DeviceTarget;
-use netgw_drivers::transport::Timeouts;
-use netgw_drivers::transport::http::{HttpAuth, HttpClient, HttpConfig, TlsMode};
-use netgw_drivers::transport::netconf::reply::parse_document;
-use netgw_drivers::transport::netconf::{
-    ClientOptions, Datastore, Framing, XmlElement, connect_ssh_with,
-};
-use netgw_drivers::transport::ssh::{
-    CliPlatform, HostKeyPolicy, PlatformKind, SshAuth, SshSession, SshTarget,
-};
 use netgw_labs::{Lab, LabOptions};
 use netgw_models::facts::SwitchportFacts;
 use netgw_models::plan::{PlanRules, Policy, plan};
 use netgw_models::resource::{Link, LinkMode, Vlan, VlanId, VlanSet};
 use netgw_models::secret::Secret;
 use netgw_models::topology::Topology;
+use netgw_transport::Timeouts;
+use netgw_transport::http::{HttpAuth, HttpClient, HttpConfig, TlsMode};
+use netgw_transport::netconf::reply::parse_document;
+use netgw_transport::netconf::{ClientOptions, Datastore, Framing, XmlElement, connect_ssh_with};
+use netgw_transport::ssh::{
+    CliPlatform, HostKeyPolicy, PlatformKind, SshAuth, SshSession, SshTarget,
+};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

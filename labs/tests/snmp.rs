@@ -7,11 +7,6 @@
 
 use netgw_drivers::driver::{CommitOptions, Platform};
 use netgw_drivers::target::DeviceTarget;
-use netgw_drivers::transport::Timeouts;
-use netgw_drivers::transport::snmp::{
-    AuthProtocol, Oid, PrivProtocol, SnmpClient, SnmpConfig, SnmpError, SnmpSecurity, SnmpValue,
-    V3Level, WalkLimits, collect_facts,
-};
 use netgw_labs::lab::{DEFAULT_SNMP_COMMUNITY, SnmpV3User};
 use netgw_labs::sim::state::{DeviceState, Iface};
 use netgw_labs::{Lab, LabOptions, Sim};
@@ -20,6 +15,11 @@ use netgw_models::plan::{Policy, plan};
 use netgw_models::resource::Link;
 use netgw_models::secret::Secret;
 use netgw_models::topology::Topology;
+use netgw_transport::Timeouts;
+use netgw_transport::snmp::{
+    AuthProtocol, Oid, PrivProtocol, SnmpClient, SnmpConfig, SnmpError, SnmpSecurity, SnmpValue,
+    V3Level, WalkLimits, collect_facts,
+};
 use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::Duration;

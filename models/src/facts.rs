@@ -331,6 +331,44 @@ pub fn split_hostname(name: &str) -> Option<(String, String)> {
     Some((short.to_owned(), name.to_owned()))
 }
 
+/// The one MAC normaliser of every vendor's facts: lower-case colon-separated MAC from the forms devices
+/// print (`08:00:27:c6:00:f0`, `08-00-27-c6-00-f0`, `080027c600f0`, Cisco's and Arista's
+/// `2c60.0cad.30de`). `None` when the text is not a MAC address, a group short of digits included.
+pub fn normalize_mac(s: &str) -> Option<String> {
+    mac_from(s, false)
+}
+
+/// [`normalize_mac`] that also reads groups whose leading zeros were dropped, as EOS prints them in
+/// the field (`00c.297b.d2a8`, NAPALM issue 903).
+pub fn normalize_mac_short_groups(s: &str) -> Option<String> {
+    mac_from(s, true)
+}
+
+fn mac_from(s: &str, pad: bool) -> Option<String> {
+    let t = s.trim();
+    let grouped = |sep: &[char], count: usize, width: usize| -> Option<String> {
+        let groups: Vec<&str> = t.split(sep).collect();
+        let bad = |g: &&str| g.is_empty() || g.len() > width || (!pad && g.len() < width);
+        if groups.len() != count || groups.iter().any(bad) {
+            return None;
+        }
+        Some(groups.iter().map(|g| format!("{g:0>width$}")).collect())
+    };
+    let hex = if t.contains('.') {
+        grouped(&['.'], 3, 4)?
+    } else if t.contains(':') || t.contains('-') {
+        grouped(&[':', '-'], 6, 2)?
+    } else {
+        t.to_owned()
+    };
+    if hex.len() != 12 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    let lower = hex.to_ascii_lowercase();
+    let pairs: Vec<&str> = (0..6).map(|i| &lower[i * 2..i * 2 + 2]).collect();
+    Some(pairs.join(":"))
+}
+
 /// Format a hardware address as lower-case colon-separated hex; `None` for an empty one.
 pub fn format_mac(bytes: &[u8]) -> Option<String> {
     if bytes.is_empty() {
@@ -344,6 +382,34 @@ pub fn format_mac(bytes: &[u8]) -> Option<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn macs_normalise() {
+        assert_eq!(
+            normalize_mac("2c60.0cad.30de").as_deref(),
+            Some("2c:60:0c:ad:30:de")
+        );
+        assert_eq!(
+            normalize_mac_short_groups("00c.297b.d2a8").as_deref(),
+            Some("00:0c:29:7b:d2:a8")
+        );
+        assert_eq!(normalize_mac("00c.297b.d2a8"), None);
+        assert_eq!(normalize_mac("00de.333.111"), None);
+        assert_eq!(
+            normalize_mac("0800.27C6.00F0").as_deref(),
+            normalize_mac_short_groups("08-00-27-c6-00-f0").as_deref()
+        );
+        assert_eq!(
+            normalize_mac("080027c600f0").as_deref(),
+            Some("08:00:27:c6:00:f0")
+        );
+        assert_eq!(
+            normalize_mac("08:00:27:C6:00:F0").as_deref(),
+            Some("08:00:27:c6:00:f0")
+        );
+        assert_eq!(normalize_mac("Ethernet1"), None);
+        assert_eq!(normalize_mac(""), None);
+    }
 
     fn sample() -> DeviceFacts {
         let mut f = DeviceFacts {

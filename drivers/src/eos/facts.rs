@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use netgw_models::facts::{
     AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, VlanFacts,
+    normalize_mac_short_groups,
 };
 use serde_json::Value;
 
@@ -42,7 +43,8 @@ pub fn parse_show_version(v: &Value, now: Option<f64>) -> VersionInfo {
         version: non_empty(v.get("version")),
         model: non_empty(v.get("modelName")),
         serial: non_empty(v.get("serialNumber")),
-        system_mac: non_empty(v.get("systemMacAddress")).and_then(|m| normalize_mac(&m)),
+        system_mac: non_empty(v.get("systemMacAddress"))
+            .and_then(|m| normalize_mac_short_groups(&m)),
         uptime,
     }
 }
@@ -78,34 +80,6 @@ pub fn parse_show_hostname(v: &Value) -> (Option<String>, Option<String>) {
     let host = non_empty(v.get("hostname")).or_else(|| fqdn.clone());
     let short = host.map(|h| h.split('.').next().unwrap_or(&h).to_owned());
     (short, fqdn)
-}
-
-/// Lower-case colon-separated MAC from the forms EOS prints (`08:00:27:c6:00:f0`, `2c60.0cad.30de`,
-/// and the short-group form `00c.297b.d2a8` seen in the field, NAPALM issue 903). `None` when the text
-/// is not a MAC address.
-pub fn normalize_mac(s: &str) -> Option<String> {
-    let t = s.trim();
-    let hex: String = if t.contains('.') {
-        let groups: Vec<&str> = t.split('.').collect();
-        if groups.len() != 3 || groups.iter().any(|g| g.is_empty() || g.len() > 4) {
-            return None;
-        }
-        groups.iter().map(|g| format!("{g:0>4}")).collect()
-    } else if t.contains(':') || t.contains('-') {
-        let groups: Vec<&str> = t.split([':', '-']).collect();
-        if groups.len() != 6 || groups.iter().any(|g| g.is_empty() || g.len() > 2) {
-            return None;
-        }
-        groups.iter().map(|g| format!("{g:0>2}")).collect()
-    } else {
-        t.to_owned()
-    };
-    if hex.len() != 12 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-        return None;
-    }
-    let lower = hex.to_ascii_lowercase();
-    let pairs: Vec<&str> = (0..6).map(|i| &lower[i * 2..i * 2 + 2]).collect();
-    Some(pairs.join(":"))
 }
 
 fn oper_status(s: &str) -> Option<OperStatus> {
@@ -151,7 +125,7 @@ pub fn parse_interfaces_facts(v: &Value) -> BTreeMap<String, InterfaceFacts> {
                 .get("bandwidth")
                 .and_then(Value::as_u64)
                 .filter(|b| *b > 0),
-            mac: non_empty(i.get("physicalAddress")).and_then(|m| normalize_mac(&m)),
+            mac: non_empty(i.get("physicalAddress")).and_then(|m| normalize_mac_short_groups(&m)),
             description: non_empty(i.get("description")),
             ifindex: None,
             switchport: None,
@@ -205,7 +179,7 @@ pub fn parse_lldp_neighbors_detail(v: &Value) -> BTreeMap<String, Vec<LldpNeighb
             let chassis_type = n.get("chassisIdType").and_then(Value::as_str).unwrap_or("");
             let chassis = non_empty(n.get("chassisId")).map(|c| {
                 if chassis_type == "macAddress" {
-                    normalize_mac(&c).unwrap_or(c)
+                    normalize_mac_short_groups(&c).unwrap_or(c)
                 } else {
                     c
                 }
@@ -529,24 +503,6 @@ mod tests {
         for bad in ["", "vEOS", "x.1", "4"] {
             assert_eq!(parse_release(bad), None, "{bad:?}");
         }
-    }
-
-    #[test]
-    fn macs_normalise() {
-        assert_eq!(
-            normalize_mac("2c60.0cad.30de").as_deref(),
-            Some("2c:60:0c:ad:30:de")
-        );
-        assert_eq!(
-            normalize_mac("00c.297b.d2a8").as_deref(),
-            Some("00:0c:29:7b:d2:a8")
-        );
-        assert_eq!(
-            normalize_mac("08:00:27:C6:00:F0").as_deref(),
-            Some("08:00:27:c6:00:f0")
-        );
-        assert_eq!(normalize_mac("Ethernet1"), None);
-        assert_eq!(normalize_mac(""), None);
     }
 
     #[test]

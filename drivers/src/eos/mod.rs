@@ -229,7 +229,7 @@ impl EosDriver {
         rec: crate::transport::replay::Recording,
     ) -> Result<Self, DriverError> {
         let s = EapiSettings::from_target(target)?;
-        let transport = crate::transport::replay::ReplayEapi(rec);
+        let transport = crate::replay::ReplayEapi(rec);
         let eapi = Eapi::new(target.name.clone(), Box::new(transport), None);
         Self::with_eapi(eapi, s.sessions_override, s.write_memory).await
     }

@@ -102,7 +102,7 @@ impl F5Driver {
         rec: crate::transport::replay::Recording,
     ) -> Result<Self, DriverError> {
         let s = RestSettings::from_target(target)?;
-        Self::with_transport(&s, Box::new(crate::transport::replay::ReplayRest(rec))).await
+        Self::with_transport(&s, Box::new(crate::replay::ReplayRest(rec))).await
     }
 
     /// Start a session over a given transport (tests) and log in.

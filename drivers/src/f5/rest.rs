@@ -38,7 +38,10 @@ use tokio::time::Instant;
 use super::error::{F5Error, parse_error_body};
 use crate::driver::{DriverError, ErrorKind};
 use crate::target::DeviceTarget;
-use crate::transport::http::{BODY_EXCERPT_CHARS, HttpError, TlsMode};
+use crate::transport::http::{
+    BODY_EXCERPT_CHARS, BodyError, HttpError, TlsMode, build_client, chain, read_body,
+    redirect_reason,
+};
 
 /// The header that carries the session token.
 pub const AUTH_HEADER: &str = "X-F5-Auth-Token";
@@ -235,20 +238,6 @@ impl RestSettings {
     }
 }
 
-/// The error chain as one line (reqwest's Display stops at the outermost layer).
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts = vec![e.to_string()];
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        let text = s.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        cur = s.source();
-    }
-    parts.join(": ")
-}
-
 fn redact(text: &str, secrets: &[&str]) -> String {
     let mut out = text.to_owned();
     for s in secrets {
@@ -284,35 +273,7 @@ impl ReqwestTransport {
         if s.connect_timeout.is_zero() || s.request_timeout.is_zero() {
             return Err(cfg_err("timeouts must be above zero".into()));
         }
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(s.connect_timeout)
-            .timeout(s.request_timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("netgw/", env!("CARGO_PKG_VERSION")));
-        match &s.tls {
-            TlsMode::Verify => {}
-            TlsMode::CaFile(path) => {
-                // A small file read once, before any request.
-                let pem = std::fs::read(path)
-                    .map_err(|e| cfg_err(format!("CA file {}: {e}", path.display())))?;
-                let certs = reqwest::Certificate::from_pem_bundle(&pem)
-                    .map_err(|e| cfg_err(format!("CA file {}: {e}", path.display())))?;
-                if certs.is_empty() {
-                    return Err(cfg_err(format!(
-                        "CA file {} holds no PEM certificate",
-                        path.display()
-                    )));
-                }
-                builder = builder.tls_built_in_root_certs(false);
-                for c in certs {
-                    builder = builder.add_root_certificate(c);
-                }
-            }
-            TlsMode::Insecure => builder = builder.danger_accept_invalid_certs(true),
-        }
-        let client = builder
-            .build()
-            .map_err(|e| cfg_err(format!("cannot build the HTTP client: {}", chain(&e))))?;
+        let client = build_client(s.connect_timeout, s.request_timeout, &s.tls).map_err(cfg_err)?;
         Ok(ReqwestTransport {
             device: s.device.clone(),
             base,
@@ -398,35 +359,25 @@ impl RestTransport for ReqwestTransport {
             .await
             .map_err(|e| self.map_send_error(op, e, secrets))?;
         let status = resp.status().as_u16();
+        if let Some(reason) = redirect_reason(status, resp.headers()) {
+            return Err(HttpError::Status {
+                device: self.device.clone(),
+                op: op.to_owned(),
+                status,
+                body_excerpt: reason,
+            });
+        }
         let limit = self.max_response_bytes;
         let too_large = || HttpError::TooLarge {
             device: self.device.clone(),
             op: op.to_owned(),
             limit,
         };
-        if resp
-            .content_length()
-            .is_some_and(|n| n > u64::try_from(limit).unwrap_or(u64::MAX))
-        {
-            return Err(too_large());
-        }
-        let mut buf = bytes::BytesMut::new();
-        loop {
-            match resp.chunk().await {
-                Ok(Some(c)) => {
-                    if buf.len() + c.len() > limit {
-                        return Err(too_large());
-                    }
-                    buf.extend_from_slice(&c);
-                }
-                Ok(None) => break,
-                Err(e) => return Err(self.map_send_error(op, e, secrets)),
-            }
-        }
-        Ok(RestResponse {
-            status,
-            body: buf.freeze(),
-        })
+        let body = read_body(&mut resp, limit).await.map_err(|e| match e {
+            BodyError::TooLarge => too_large(),
+            BodyError::Read { error, .. } => self.map_send_error(op, error, secrets),
+        })?;
+        Ok(RestResponse { status, body })
     }
 }
 

@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 
 use netgw_models::facts::{
-    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, VlanFacts, split_hostname,
+    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, VlanFacts, normalize_mac,
+    split_hostname,
 };
 use netgw_models::resource::normalize_interface_name;
 
@@ -257,7 +258,7 @@ pub fn parse_show_interfaces(text: &str) -> BTreeMap<String, InterfaceFacts> {
                 .split([' ', '('])
                 .find(|w| !w.is_empty())
                 .unwrap_or("");
-            f.mac = dotted_mac(mac);
+            f.mac = normalize_mac(mac);
         } else if let Some(rest) = line.strip_prefix("MTU ") {
             f.mtu = rest.split_whitespace().next().and_then(|m| m.parse().ok());
             if let Some(pos) = rest.find("BW ") {
@@ -273,20 +274,6 @@ pub fn parse_show_interfaces(text: &str) -> BTreeMap<String, InterfaceFacts> {
         out.insert(n, f);
     }
     out
-}
-
-/// `fa16.3e57.336f` (or `fa:16:...`) -> `fa:16:3e:57:33:6f`.
-pub fn dotted_mac(s: &str) -> Option<String> {
-    let hex: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
-    if hex.len() != 12
-        || s.chars()
-            .any(|c| !(c.is_ascii_hexdigit() || matches!(c, '.' | ':' | '-')))
-    {
-        return None;
-    }
-    let lower = hex.to_ascii_lowercase();
-    let parts: Vec<&str> = (0..6).map(|i| &lower[i * 2..i * 2 + 2]).collect();
-    Some(parts.join(":"))
 }
 
 /// Parse `show lldp neighbors detail` into neighbours by (long) local interface name. Older releases

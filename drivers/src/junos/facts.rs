@@ -9,7 +9,8 @@ use super::render::{find, text};
 use super::vlan::{VlanInfo, parse_vlan_information};
 use crate::transport::netconf::XmlElement;
 use netgw_models::facts::{
-    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, VlanFacts, split_hostname,
+    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, VlanFacts, normalize_mac,
+    split_hostname,
 };
 use std::collections::BTreeMap;
 
@@ -127,14 +128,6 @@ pub fn parse_speed(s: &str) -> Option<u64> {
     Some((n * mult).round() as u64)
 }
 
-fn mac(s: &str) -> Option<String> {
-    let t = s.trim().to_ascii_lowercase();
-    let ok = t.len() == 17
-        && t.split(':')
-            .all(|p| p.len() == 2 && p.chars().all(|c| c.is_ascii_hexdigit()));
-    ok.then_some(t)
-}
-
 /// Physical interfaces of `get-interface-information` (terse or detailed).
 pub fn parse_interface_information(root: &XmlElement) -> BTreeMap<String, InterfaceFacts> {
     let mut out = BTreeMap::new();
@@ -152,7 +145,7 @@ pub fn parse_interface_information(root: &XmlElement) -> BTreeMap<String, Interf
             speed: text(p, "speed").and_then(|s| parse_speed(&s)),
             mac: text(p, "current-physical-address")
                 .or_else(|| text(p, "hardware-physical-address"))
-                .and_then(|s| mac(&s)),
+                .and_then(|s| normalize_mac(&s)),
             description: text(p, "description"),
             ifindex: text(p, "snmp-index").and_then(|s| s.parse().ok()),
             switchport: None,

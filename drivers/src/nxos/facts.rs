@@ -5,12 +5,13 @@
 use std::collections::BTreeMap;
 
 use netgw_models::facts::{
-    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, VlanFacts, split_hostname,
+    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, VlanFacts, normalize_mac,
+    split_hostname,
 };
 use netgw_models::resource::normalize_interface_name;
 use serde_json::Value;
 
-use crate::ios::facts::{chassis_item, dotted_mac, interface_header, parse_show_inventory};
+use crate::ios::facts::{chassis_item, interface_header, parse_show_inventory};
 
 /// What `show version` says.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -176,7 +177,7 @@ pub fn parse_show_interface_json(v: &Value) -> BTreeMap<String, InterfaceFacts> 
                 .map(|kbit| kbit.saturating_mul(1000)),
             mac: text(r, "eth_hw_addr")
                 .or_else(|| text(r, "svi_mac"))
-                .and_then(|m| dotted_mac(&m)),
+                .and_then(|m| normalize_mac(&m)),
             description: text(r, "desc").or_else(|| text(r, "svi_desc")),
             ifindex: None,
             switchport: None,
@@ -239,7 +240,7 @@ pub fn parse_show_interface_text(t: &str) -> BTreeMap<String, InterfaceFacts> {
             let rest = line[pos + "address".len()..]
                 .trim_start_matches([':', ' '])
                 .trim_start_matches("is ");
-            f.mac = rest.split_whitespace().next().and_then(dotted_mac);
+            f.mac = rest.split_whitespace().next().and_then(normalize_mac);
         } else if let Some(rest) = line.strip_prefix("admin state is ") {
             // N9K: `admin state is up, Dedicated Interface`.
             f.admin_status = Some(if rest.starts_with("up") {

@@ -8,6 +8,7 @@
 
 use super::ChefError;
 use super::auth::{self, ClientKey, SignRequest, SignVersion};
+use netgw_transport::http::{BodyError, TlsMode, build_client, read_body, redirect_reason};
 use reqwest::{Method, Url};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -143,11 +144,12 @@ impl Api {
         // `https://chef/organizations/ORG/` and `https://chef/organizations/ORG` are one base.
         let path = base.path().trim_end_matches('/').to_owned();
         base.set_path(&path);
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10).min(timeout))
-            .timeout(timeout)
-            .build()
-            .map_err(|e| bad(&format!("building the HTTP client: {e}")))?;
+        let http = build_client(
+            Duration::from_secs(10).min(timeout),
+            timeout,
+            &TlsMode::Verify,
+        )
+        .map_err(|e| bad(&e))?;
         Ok(Api {
             base,
             http,
@@ -352,25 +354,24 @@ impl Api {
         let mut resp = req.send().await.map_err(http_err)?;
         let status = resp.status().as_u16();
         self.note_versions(resp.headers(), api_version);
-        if resp
-            .content_length()
-            .is_some_and(|n| n > MAX_RESPONSE_BYTES as u64)
-        {
-            return Err(ChefError::TooLargeResponse {
+        if let Some(message) = redirect_reason(status, resp.headers()) {
+            return Err(ChefError::Status {
+                method: method.to_string(),
                 url: shown,
-                limit: MAX_RESPONSE_BYTES,
+                status,
+                message,
             });
         }
-        let mut out = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(http_err)? {
-            if out.len() + chunk.len() > MAX_RESPONSE_BYTES {
+        let out = match read_body(&mut resp, MAX_RESPONSE_BYTES).await {
+            Ok(b) => b.to_vec(),
+            Err(BodyError::TooLarge) => {
                 return Err(ChefError::TooLargeResponse {
                     url: shown,
                     limit: MAX_RESPONSE_BYTES,
                 });
             }
-            out.extend_from_slice(&chunk);
-        }
+            Err(BodyError::Read { error, .. }) => return Err(http_err(error)),
+        };
         if status == 401 || status == 403 {
             return Err(ChefError::Refused {
                 method: method.to_string(),

@@ -17,7 +17,7 @@
 //!
 //! Writing is forward: contents are built into a `Vec`, then wrapped with tag and minimal length.
 
-use netgw_drivers::transport::snmp::{Oid, SnmpValue, Varbind};
+use netgw_transport::snmp::{Oid, SnmpValue, Varbind};
 
 /// Tags used by SNMP (X.690 universal, RFC 2578 §7.1 application, RFC 3416 §3 context).
 pub mod tag {

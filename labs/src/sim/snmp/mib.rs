@@ -6,7 +6,7 @@
 //! (10,000 devices). Instances of one column are computed at most once per request ([`View`] memoises).
 //!
 //! What is served, per vendor, in the vendor's own shapes (real recordings under
-//! `drivers/tests/fixtures/snmp` and the public-sample collection `snmpsim-data` (docs/fixture-sources.md)):
+//! `transport/tests/fixtures/snmp` and the public-sample collection `snmpsim-data` (docs/fixture-sources.md)):
 //! - SNMPv2-MIB system group (RFC 3418): sysDescr in the vendor's format (the one
 //!   `collector::parse_sys_descr` reads), sysObjectID under the vendor's enterprise, sysUpTime since the
 //!   device started, sysContact, sysName (the current hostname), sysLocation, sysServices;
@@ -27,7 +27,7 @@
 use super::super::Device;
 use super::super::junos::JunosStyle;
 use super::super::state::{DeviceState, Dialect, Iface, Mode};
-use netgw_drivers::transport::snmp::{Oid, SnmpValue, Varbind};
+use netgw_transport::snmp::{Oid, SnmpValue, Varbind};
 use std::cell::{OnceCell, RefCell};
 use std::rc::Rc;
 use std::sync::OnceLock;

@@ -30,7 +30,7 @@ pub mod usm;
 use super::Device;
 use super::junos::JunosSim;
 use ber::{BerError, Reader, tag};
-use netgw_drivers::transport::snmp::{Oid, SnmpValue, Varbind};
+use netgw_transport::snmp::{Oid, SnmpValue, Varbind};
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::transport::credentials::CredentialError;
+use crate::credentials::CredentialError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SshError {

@@ -27,7 +27,7 @@ pub use ops::{
 };
 pub use reply::{RpcReply, ServerHello, XmlElement, XmlNode};
 
-use crate::transport::ssh::{SshSession, SshTarget, SubsystemStream};
+use crate::ssh::{SshSession, SshTarget, SubsystemStream};
 
 /// What a session's NETCONF messages travel on: the SSH subsystem, or (feature `replay`) an in-process
 /// pipe to a recorded device.
@@ -76,10 +76,10 @@ impl NetconfSsh {
     #[cfg(feature = "replay")]
     pub async fn replay(
         device: &str,
-        rec: crate::transport::replay::Recording,
+        rec: crate::replay::Recording,
     ) -> Result<NetconfSsh, NetconfError> {
         let (client_end, device_end) = tokio::io::duplex(1 << 20);
-        tokio::spawn(crate::transport::replay::serve_netconf(device_end, rec));
+        tokio::spawn(crate::replay::serve_netconf(device_end, rec));
         let options = ClientOptions {
             device: device.to_owned(),
             ..ClientOptions::default()

@@ -43,7 +43,7 @@ pub use error::{HostKeyChange, SshError};
 pub use platform::{CliPlatform, PlatformKind};
 pub use shell::{CliMode, CliShell};
 
-use crate::transport::Timeouts;
+use crate::Timeouts;
 use known_hosts::{KnownHosts, Verdict};
 
 /// Output of an exec channel above this size is refused (a runaway device must not exhaust memory).

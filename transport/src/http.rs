@@ -181,7 +181,7 @@ pub struct HttpClient {
 }
 
 /// The error chain as one line (reqwest's Display stops at the outermost layer).
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut parts = vec![e.to_string()];
     let mut cur = e.source();
     while let Some(s) = cur {
@@ -207,6 +207,95 @@ fn looks_like_tls(text: &str) -> bool {
     .any(|k| t.contains(k))
 }
 
+/// The one HTTP client of netgw, for eAPI ([`HttpClient`]), iControl REST (`drivers/src/f5/rest.rs`) and
+/// the Chef server (`src/store/chef/api.rs`): rustls, `tls` checking the server, both timeouts, and
+/// redirects never followed. A request carries credentials or a signature made for the URL the user
+/// named; following a redirect would send them to another address, so a 3xx answer is an error naming
+/// its Location instead ([`redirect_reason`]). Errors are the reason only; the caller names the device.
+pub fn build_client(
+    connect: Duration,
+    request: Duration,
+    tls: &TlsMode,
+) -> Result<reqwest::Client, String> {
+    let mut builder = reqwest::Client::builder()
+        .connect_timeout(connect)
+        .timeout(request)
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("netgw/", env!("CARGO_PKG_VERSION")));
+    match tls {
+        TlsMode::Verify => {}
+        TlsMode::CaFile(path) => {
+            // A small file read once, when the client is built, before any request.
+            let pem =
+                std::fs::read(path).map_err(|e| format!("CA file {}: {e}", path.display()))?;
+            let certs = reqwest::Certificate::from_pem_bundle(&pem)
+                .map_err(|e| format!("CA file {}: {e}", path.display()))?;
+            if certs.is_empty() {
+                return Err(format!(
+                    "CA file {} holds no PEM certificate",
+                    path.display()
+                ));
+            }
+            builder = builder.tls_built_in_root_certs(false);
+            for cert in certs {
+                builder = builder.add_root_certificate(cert);
+            }
+        }
+        TlsMode::Insecure => builder = builder.danger_accept_invalid_certs(true),
+    }
+    builder
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {}", chain(&e)))
+}
+
+/// Why a response body could not be read whole.
+#[derive(Debug)]
+pub enum BodyError {
+    /// Larger than the limit: said by its Content-Length, or reached while reading.
+    TooLarge,
+    /// The connection failed after `read` bytes.
+    Read { read: usize, error: reqwest::Error },
+}
+
+/// The whole body of `resp`, refused as soon as it is known to exceed `limit` bytes so that a device
+/// or server cannot fill memory. The one body reader of eAPI, iControl REST and the Chef server.
+pub async fn read_body(
+    resp: &mut reqwest::Response,
+    limit: usize,
+) -> Result<bytes::Bytes, BodyError> {
+    if resp
+        .content_length()
+        .is_some_and(|n| n > u64::try_from(limit).unwrap_or(u64::MAX))
+    {
+        return Err(BodyError::TooLarge);
+    }
+    let mut buf = bytes::BytesMut::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|error| BodyError::Read {
+        read: buf.len(),
+        error,
+    })? {
+        if buf.len() + chunk.len() > limit {
+            return Err(BodyError::TooLarge);
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf.freeze())
+}
+
+/// For a redirect (3xx) answer, the error text naming where it pointed; `None` for any other status.
+pub fn redirect_reason(status: u16, headers: &reqwest::header::HeaderMap) -> Option<String> {
+    if !(300..400).contains(&status) {
+        return None;
+    }
+    let location = headers
+        .get(reqwest::header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("(no Location header)");
+    Some(format!(
+        "redirected to {location}; netgw follows no redirects: configure the final URL"
+    ))
+}
+
 impl HttpClient {
     pub fn new(config: HttpConfig) -> Result<Self, HttpError> {
         let cfg_err = |reason: String| HttpError::Config {
@@ -229,37 +318,8 @@ impl HttpClient {
         if config.request_timeout.is_zero() || config.connect_timeout.is_zero() {
             return Err(cfg_err("timeouts must be above zero".into()));
         }
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .timeout(config.request_timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("netgw/", env!("CARGO_PKG_VERSION")));
-        match &config.tls {
-            TlsMode::Verify => {}
-            TlsMode::CaFile(path) => {
-                // Reading a small file once at client construction, before any request is made.
-                let pem = std::fs::read(path)
-                    .map_err(|e| cfg_err(format!("CA file {}: {e}", path.display())))?;
-                let certs = reqwest::Certificate::from_pem_bundle(&pem)
-                    .map_err(|e| cfg_err(format!("CA file {}: {e}", path.display())))?;
-                if certs.is_empty() {
-                    return Err(cfg_err(format!(
-                        "CA file {} holds no PEM certificate",
-                        path.display()
-                    )));
-                }
-                builder = builder.tls_built_in_root_certs(false);
-                for cert in certs {
-                    builder = builder.add_root_certificate(cert);
-                }
-            }
-            TlsMode::Insecure => {
-                builder = builder.danger_accept_invalid_certs(true);
-            }
-        }
-        let client = builder
-            .build()
-            .map_err(|e| cfg_err(format!("cannot build the HTTP client: {}", chain(&e))))?;
+        let client = build_client(config.connect_timeout, config.request_timeout, &config.tls)
+            .map_err(cfg_err)?;
         Ok(HttpClient {
             config,
             base,
@@ -372,6 +432,14 @@ impl HttpClient {
         }
         let mut resp = req.send().await.map_err(|e| self.map_send_error(&op, e))?;
         let status = resp.status();
+        if let Some(reason) = redirect_reason(status.as_u16(), resp.headers()) {
+            return Err(HttpError::Status {
+                device: self.config.device.clone(),
+                op,
+                status: status.as_u16(),
+                body_excerpt: reason,
+            });
+        }
         let content_type = resp
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
@@ -383,43 +451,28 @@ impl HttpClient {
             op: op.clone(),
             limit,
         };
-        if resp
-            .content_length()
-            .is_some_and(|n| n > u64::try_from(limit).unwrap_or(u64::MAX))
-        {
-            return Err(too_large());
-        }
-        let mut buf = bytes::BytesMut::new();
-        loop {
-            match resp.chunk().await {
-                Ok(Some(chunk)) => {
-                    if buf.len() + chunk.len() > limit {
-                        return Err(too_large());
-                    }
-                    buf.extend_from_slice(&chunk);
-                }
-                Ok(None) => break,
-                Err(e) if e.is_timeout() => {
-                    return Err(HttpError::Timeout {
-                        device: self.config.device.clone(),
-                        op,
-                        phase: "request",
-                        limit: self.config.request_timeout,
-                    });
-                }
-                Err(e) => {
-                    return Err(HttpError::Transport {
-                        device: self.config.device.clone(),
-                        op,
-                        reason: format!(
-                            "reading the body after {} bytes: {}",
-                            buf.len(),
-                            self.redact(&chain(&e))
-                        ),
-                    });
-                }
+        let body = match read_body(&mut resp, limit).await {
+            Ok(b) => b,
+            Err(BodyError::TooLarge) => return Err(too_large()),
+            Err(BodyError::Read { error, .. }) if error.is_timeout() => {
+                return Err(HttpError::Timeout {
+                    device: self.config.device.clone(),
+                    op,
+                    phase: "request",
+                    limit: self.config.request_timeout,
+                });
             }
-        }
+            Err(BodyError::Read { read, error }) => {
+                return Err(HttpError::Transport {
+                    device: self.config.device.clone(),
+                    op,
+                    reason: format!(
+                        "reading the body after {read} bytes: {}",
+                        self.redact(&chain(&error))
+                    ),
+                });
+            }
+        };
         // The body is read: the connection goes back to the pool from hyper's connection task. Let it
         // run before the caller's next request, which would otherwise race a new connection (a TLS
         // handshake on both sides) against the one about to come back (hyperium/hyper#4134).
@@ -428,7 +481,7 @@ impl HttpClient {
         Ok(HttpResponse {
             status: status.as_u16(),
             content_type,
-            body: buf.freeze(),
+            body,
         })
     }
 
@@ -621,5 +674,58 @@ mod tests {
         assert!(msg.contains("<redacted>") && msg.contains("401"), "{msg}");
         assert!(msg.len() < BODY_EXCERPT_CHARS + 200, "{}", msg.len());
         assert!(!format!("{c:?}").contains("s3cr3t-pw"));
+    }
+
+    /// One HTTP server on 127.0.0.1 that answers every connection with `answer`, and what it was sent
+    /// on the first connection.
+    async fn answering(answer: &'static str) -> (String, tokio::task::JoinHandle<String>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let task = tokio::spawn(async move {
+            let (mut sock, _) = listener.accept().await.unwrap();
+            let mut buf = vec![0u8; 4096];
+            let n = sock.read(&mut buf).await.unwrap();
+            sock.write_all(answer.as_bytes()).await.unwrap();
+            String::from_utf8_lossy(&buf[..n]).into_owned()
+        });
+        (base, task)
+    }
+
+    #[tokio::test]
+    async fn http_redirect_is_an_error_naming_the_location_and_is_not_followed() {
+        let (base, server) = answering(
+            "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:9/elsewhere\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        )
+        .await;
+        let mut cfg = HttpConfig::new("sw1", base);
+        cfg.connect_timeout = Duration::from_secs(5);
+        cfg.request_timeout = Duration::from_secs(5);
+        let c = HttpClient::new(cfg).unwrap();
+        let err = c
+            .get_json::<serde_json::Value>("command-api")
+            .await
+            .unwrap_err();
+        assert_eq!(err.status(), Some(302), "{err}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("redirected to http://127.0.0.1:9/elsewhere") && msg.contains("sw1"),
+            "{msg}"
+        );
+        assert!(server.await.unwrap().starts_with("GET /command-api "));
+    }
+
+    #[test]
+    fn http_redirect_reason_only_for_3xx() {
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert(reqwest::header::LOCATION, "/login".parse().unwrap());
+        assert!(redirect_reason(301, &h).unwrap().contains("/login"));
+        assert!(redirect_reason(200, &h).is_none());
+        assert!(redirect_reason(404, &h).is_none());
+        assert!(
+            redirect_reason(307, &reqwest::header::HeaderMap::new())
+                .unwrap()
+                .contains("no Location")
+        );
     }
 }

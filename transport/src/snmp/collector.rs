@@ -714,7 +714,7 @@ mod tests {
     fn fixture(path: &str) -> DeviceFacts {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/snmp/");
         let text = std::fs::read_to_string(format!("{dir}{path}")).unwrap();
-        facts_from_varbinds(&crate::transport::snmp::parse_snmprec(&text).unwrap())
+        facts_from_varbinds(&crate::snmp::parse_snmprec(&text).unwrap())
     }
 
     #[test]

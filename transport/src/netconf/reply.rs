@@ -632,10 +632,10 @@ urn:ietf:params:netconf:base:1.1
         assert!(parse_hello("<rpc-reply/>").is_err());
     }
 
-    // Real replies (drivers/tests/fixtures/netconf/SOURCES.md).
+    // Real replies (transport/tests/fixtures/netconf/SOURCES.md).
     macro_rules! fixture {
         ($p:literal) => {
-            include_str!(concat!("../../../tests/fixtures/netconf/", $p))
+            include_str!(concat!("../../tests/fixtures/netconf/", $p))
         };
     }
 

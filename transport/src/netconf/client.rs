@@ -25,7 +25,7 @@ use super::ops::{
     CAP_BASE_10, CAP_BASE_11, Datastore, EditConfig, Filter, Operation, client_hello, rpc_envelope,
 };
 use super::reply::{RpcReply, ServerHello, parse_document, parse_hello};
-use crate::transport::Timeouts;
+use crate::Timeouts;
 
 /// Session options.
 #[derive(Debug, Clone)]
@@ -380,7 +380,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> NetconfClient<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::netconf::error::{ErrorTag, Severity};
+    use crate::netconf::error::{ErrorTag, Severity};
     use std::time::Duration;
     use tokio::io::{AsyncReadExt, DuplexStream};
 
@@ -453,7 +453,7 @@ mod tests {
         let (mut c, mut s) = pair(SERVER_HELLO_11, opts()).await;
         assert_eq!(c.framing(), Framing::Chunked);
         assert_eq!(c.session_id(), Some(42));
-        assert!(c.has_capability(crate::transport::netconf::ops::CAP_CANDIDATE));
+        assert!(c.has_capability(crate::netconf::ops::CAP_CANDIDATE));
         let srv = tokio::spawn(async move {
             let req = s.reply(r#"<rpc-reply xmlns="urn:ietf:params:xml:ns:netconf:base:1.0" message-id="{id}"><data><top xmlns="urn:t"><v>1</v></top></data></rpc-reply>"#).await;
             assert!(
@@ -486,7 +486,7 @@ mod tests {
         ));
         assert!(cap_matches(
             "urn:ietf:params:xml:ns:netconf:capability:candidate:1.0",
-            crate::transport::netconf::ops::CAP_CANDIDATE
+            crate::netconf::ops::CAP_CANDIDATE
         ));
         assert!(cap_matches(
             "urn:ietf:params:netconf:capability:url:1.0?scheme=file",
