@@ -147,6 +147,14 @@ pub enum Command {
         /// for all its nodes together before the transaction is abandoned and undone.
         #[arg(long, default_value_t = 300, requires = "atomic", value_parser = clap::value_parser!(u64).range(5..=86400))]
         phase_timeout: u64,
+        /// With --atomic: after every device verified and before any confirms, compare the LLDP
+        /// neighbours of every driven node of the topology with its declared links (as `netgw
+        /// links`); a missing or undeclared link rolls the whole transaction back.
+        #[arg(long, requires = "atomic")]
+        check_links: bool,
+        /// The containerlab topology whose links --check-links compares (default: --topology).
+        #[arg(long, requires = "check_links")]
+        links_topology: Option<PathBuf>,
     },
     /// Gather and print a device's facts (its automatic attributes).
     Facts {
@@ -414,8 +422,32 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
             format,
             atomic,
             phase_timeout,
+            check_links,
+            links_topology,
         } => {
+            let check_links = match (
+                *check_links,
+                links_topology.as_ref().or(source.topology.as_ref()),
+            ) {
+                (false, _) => None,
+                (true, None) => {
+                    return Err(Failure::usage(
+                        "--check-links needs the declared links: --topology FILE or --links-topology FILE",
+                    ));
+                }
+                (true, Some(path)) => {
+                    let topo = crate::inventory::Inventory::topology(path)
+                        .map_err(|e| Failure::usage(e.to_string()))?;
+                    let inv = Arc::new(load_inventory(cli, source)?);
+                    let conc = *concurrency as usize;
+                    let wait = std::time::Duration::from_secs(*phase_timeout);
+                    Some(Arc::new(crate::links::LinkCheck::new(
+                        &topo, inv, conc, wait,
+                    )))
+                }
+            };
             let opts = EngineOptions {
+                check_links,
                 atomic: atomic.then(|| std::time::Duration::from_secs(*phase_timeout)),
                 why_run: *why_run,
                 concurrency: *concurrency as usize,

@@ -230,6 +230,82 @@ pub async fn gather(
     (seen, errors)
 }
 
+/// A link check a transaction runs between verify and confirm (`--check-links`): the declared links
+/// and how to read every driven node of the topology (members of the transaction or not: a change on
+/// one device can take a link down seen from its neighbour).
+pub struct LinkCheck {
+    pub declared: DeclaredLinks,
+    pub inventory: std::sync::Arc<Inventory>,
+    pub nodes: Vec<String>,
+    pub concurrency: usize,
+    /// Per device.
+    pub timeout: Duration,
+}
+
+impl LinkCheck {
+    /// The declared links of `topo` between the nodes `inv` can reach and netgw drives.
+    pub fn new(
+        topo: &Topology,
+        inventory: std::sync::Arc<Inventory>,
+        concurrency: usize,
+        timeout: Duration,
+    ) -> LinkCheck {
+        let driven: BTreeSet<String> = topo
+            .managed_nodes()
+            .map(|n| n.name.clone())
+            .filter(|n| inventory.hosts.contains_key(n) && inventory.not_driven(n).is_none())
+            .collect();
+        LinkCheck {
+            declared: declared(topo, &driven),
+            nodes: driven.into_iter().collect(),
+            inventory,
+            concurrency,
+            timeout,
+        }
+    }
+
+    pub async fn run(&self) -> LinkReport {
+        let (seen, errors) =
+            gather(&self.inventory, &self.nodes, self.concurrency, self.timeout).await;
+        compare(&self.declared, &seen, errors)
+    }
+}
+
+impl LinkReport {
+    /// The first difference, in a sentence (a transaction's failure names it), and the node it is on.
+    pub fn first_difference(&self) -> Option<(String, String)> {
+        let end = |e: &End| format!("{}:{}", e.node, e.port);
+        if let Some(m) = self.missing.first() {
+            return Some((
+                m.missing_on[0].clone(),
+                format!(
+                    "declared link {} <-> {} not seen from {} ({} missing, {} undeclared in all)",
+                    end(&m.link.a),
+                    end(&m.link.b),
+                    m.missing_on.join(" and "),
+                    self.missing.len(),
+                    self.undeclared.len()
+                ),
+            ));
+        }
+        if let Some(u) = self.undeclared.first() {
+            return Some((
+                u.node.clone(),
+                format!(
+                    "undeclared neighbour: {}:{} sees {}:{} ({} undeclared in all)",
+                    u.node,
+                    u.port,
+                    u.peer,
+                    u.peer_port,
+                    self.undeclared.len()
+                ),
+            ));
+        }
+        let (n, e) = self.errors.iter().next()?;
+        Some((n.clone(), format!("LLDP neighbours unreadable: {e}")))
+    }
+}
+
 /// The report for people: one line a link or adjacency.
 pub fn human(r: &LinkReport) -> String {
     let end = |e: &End| format!("{}:{}", e.node, e.port);
