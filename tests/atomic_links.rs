@@ -3,8 +3,8 @@
 //! link, so the whole transaction rolls back and the report says why; a change that keeps every link
 //! commits with the links report attached.
 
-use netgw_labs::lab::{Lab, LabOptions};
-use netgw_models::topology::Topology;
+mod common;
+
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -62,20 +62,8 @@ fn node(dir: &Path, name: &str, normal: &str) {
 
 #[test]
 fn a_change_that_shuts_an_uplink_rolls_the_transaction_back() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let lab: Lab = rt
-        .block_on(Lab::start(
-            &Topology::parse(FABRIC).unwrap(),
-            LabOptions::default(),
-        ))
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let (_rt, lab, dir) = common::lab_with_inventory(FABRIC);
     let d = dir.path();
-    lab.write_inventory(&d.join("inventory.yml")).unwrap();
     std::fs::write(d.join("fabric.clab.yml"), FABRIC).unwrap();
     std::fs::create_dir_all(d.join("repo/nodes")).unwrap();
     node(d, "spine1", r#"{"vlans":{"720":{"name":"links_tx"}}}"#);

@@ -3,8 +3,8 @@
 //! undeclared adjacency on both ends, a shut port as a missing link on both ends (exit 1); bad input
 //! exits 2 before any device is contacted.
 
-use netgw_labs::lab::{Lab, LabOptions};
-use netgw_models::topology::Topology;
+mod common;
+
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -70,20 +70,8 @@ fn ends(link: &Value) -> String {
 
 #[test]
 fn links_agree_then_an_undeclared_cable_and_a_shut_port_are_reported() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let lab: Lab = rt
-        .block_on(Lab::start(
-            &Topology::parse(CABLED).unwrap(),
-            LabOptions::default(),
-        ))
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let (_rt, lab, dir) = common::lab_with_inventory(CABLED);
     let d = dir.path();
-    lab.write_inventory(&d.join("inventory.yml")).unwrap();
 
     // Every cable declared: all seen on both ends; the link to the Linux host is not checked.
     let (code, out, err) = netgw(d, CABLED, true);
