@@ -132,6 +132,11 @@ impl Transaction {
                 f.node, f.step, f.phase, f.error
             );
         }
+        if let Some(l) = self.links.as_ref().filter(|l| !l.equal()) {
+            for line in crate::links::human(l).lines() {
+                let _ = writeln!(out, "  links: {line}");
+            }
+        }
         for d in self.devices.iter().filter(|d| d.staged) {
             let flags = [
                 (d.staged, "staged"),
@@ -958,5 +963,37 @@ mod tests {
         assert!(t.devices.iter().filter(|d| d.staged).all(|d| d.discarded));
         let r = tx(&[device(), device()], true).await;
         assert_eq!(r.transaction.unwrap().outcome, Outcome::WouldCommit);
+    }
+
+    #[test]
+    fn the_human_report_names_a_link_the_check_missed() {
+        use crate::links::{Declared, End, LinkReport, Missing};
+        let end = |n: &str, p: &str| End {
+            node: n.into(),
+            port: p.into(),
+        };
+        let links = LinkReport {
+            missing: vec![Missing {
+                link: Declared {
+                    a: end("leaf1", "Ethernet3"),
+                    b: end("acc1", "Ethernet0/1"),
+                },
+                missing_on: vec!["leaf1".into(), "acc1".into()],
+            }],
+            ..Default::default()
+        };
+        let t = Transaction {
+            outcome: Outcome::RolledBack,
+            failures: Vec::new(),
+            devices: Vec::new(),
+            phase_timeout_secs: 60.0,
+            confirm_timeout_secs: 120.0,
+            links: Some(links),
+        };
+        let h = t.human("r1");
+        assert!(
+            h.contains("links: MISSING     leaf1:Ethernet3 <-> acc1:Ethernet0/1  (not seen from leaf1 and acc1)"),
+            "{h}"
+        );
     }
 }
