@@ -114,6 +114,10 @@ pub struct Transaction {
     pub phase_timeout_secs: f64,
     /// The devices' confirmed-commit timer: the phase timeout plus the restore budget.
     pub confirm_timeout_secs: f64,
+    /// `--check-links`: the declared links against LLDP after verify (absent when not asked for or
+    /// the transaction stopped before).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links: Option<crate::links::LinkReport>,
 }
 
 impl Transaction {
@@ -127,6 +131,11 @@ impl Transaction {
                 "  FAILED: {} at {} (phase {}): {}",
                 f.node, f.step, f.phase, f.error
             );
+        }
+        if let Some(l) = self.links.as_ref().filter(|l| !l.equal()) {
+            for line in crate::links::human(l).lines() {
+                let _ = writeln!(out, "  links: {line}");
+            }
         }
         for d in self.devices.iter().filter(|d| d.staged) {
             let flags = [
@@ -246,6 +255,7 @@ pub async fn converge(
         .map(|j| Member::new(&j.name, opts.why_run))
         .collect();
     let mut failures = Vec::new();
+    let mut links = None;
     phase1(
         &ctx,
         jobs,
@@ -265,7 +275,12 @@ pub async fn converge(
         discard_all(&ctx, &opts, &mut members).await;
         Outcome::WouldCommit
     } else {
-        phase2(&ctx, &opts, phase_timeout, &mut members, &mut failures).await
+        let p2 = Phase2 {
+            limit: phase_timeout,
+            failures: &mut failures,
+            links: &mut links,
+        };
+        phase2(&ctx, &opts, &mut members, p2).await
     };
     finish(&ctx, &opts, &mut members, outcome).await;
     let nodes: Vec<NodeReport> = members.iter().map(|m| m.report.clone()).collect();
@@ -275,6 +290,7 @@ pub async fn converge(
         devices: members.into_iter().map(|m| m.tx).collect(),
         phase_timeout_secs: phase_timeout.as_secs_f64(),
         confirm_timeout_secs: confirm_timer(phase_timeout, &opts).as_secs_f64(),
+        links,
     };
     let cookbooks = match &opts.cookbook_sync {
         Some(s) => Some(s.finish().await),
@@ -466,14 +482,25 @@ fn mark_not_done(m: &mut Member, msg: &str) {
     }
 }
 
+/// What phase 2 is bounded by and reports into.
+struct Phase2<'a> {
+    limit: Duration,
+    failures: &'a mut Vec<TxFailure>,
+    links: &'a mut Option<crate::links::LinkReport>,
+}
+
 /// Phase 2 over the members with a staged change.
 async fn phase2(
     ctx: &Ctx,
     opts: &EngineOptions,
-    limit: Duration,
     members: &mut [Member],
-    failures: &mut Vec<TxFailure>,
+    p2: Phase2<'_>,
 ) -> Outcome {
+    let Phase2 {
+        limit,
+        failures,
+        links,
+    } = p2;
     let deadline = tokio::time::Instant::now() + limit;
     let commit_opts = CommitOptions {
         comment: format!("netgw transaction {}", opts.run_id),
@@ -515,10 +542,47 @@ async fn phase2(
             .await;
         collect_failures(members, 2, failures);
     }
+    if failures.is_empty()
+        && let Some(check) = &opts.check_links
+    {
+        check_links(check, deadline, limit, failures, links).await;
+    }
     if let Some(why) = failures.first().cloned() {
         return roll_back_all(ctx, opts, members, &why).await;
     }
     confirm_all(ctx, opts, members, failures).await
+}
+
+/// Every device verified: the declared links against LLDP; a difference (or no answer before the
+/// phase's deadline) is the transaction's failure.
+async fn check_links(
+    check: &crate::links::LinkCheck,
+    deadline: tokio::time::Instant,
+    limit: Duration,
+    failures: &mut Vec<TxFailure>,
+    links: &mut Option<crate::links::LinkReport>,
+) {
+    let failure = |node: String, error: String| TxFailure {
+        node,
+        phase: 2,
+        step: "check-links",
+        error,
+    };
+    match timeout_at(deadline, check.run()).await {
+        Ok(report) => {
+            if let Some((node, why)) = report.first_difference() {
+                failures.push(failure(node, why));
+            }
+            *links = Some(report);
+        }
+        Err(_) => failures.push(failure(
+            "(links)".into(),
+            format!(
+                "LLDP not read within the phase's {:.0} s deadline",
+                limit.as_secs_f64()
+            ),
+        )),
+    }
 }
 
 /// The devices' own rollback timer covers the whole phase and the rollback after it.
@@ -903,5 +967,37 @@ mod tests {
         assert!(t.devices.iter().filter(|d| d.staged).all(|d| d.discarded));
         let r = tx(&[device(), device()], true).await;
         assert_eq!(r.transaction.unwrap().outcome, Outcome::WouldCommit);
+    }
+
+    #[test]
+    fn the_human_report_names_a_link_the_check_missed() {
+        use crate::links::{Declared, End, LinkReport, Missing};
+        let end = |n: &str, p: &str| End {
+            node: n.into(),
+            port: p.into(),
+        };
+        let links = LinkReport {
+            missing: vec![Missing {
+                link: Declared {
+                    a: end("leaf1", "Ethernet3"),
+                    b: end("acc1", "Ethernet0/1"),
+                },
+                missing_on: vec!["leaf1".into(), "acc1".into()],
+            }],
+            ..Default::default()
+        };
+        let t = Transaction {
+            outcome: Outcome::RolledBack,
+            failures: Vec::new(),
+            devices: Vec::new(),
+            phase_timeout_secs: 60.0,
+            confirm_timeout_secs: 120.0,
+            links: Some(links),
+        };
+        let h = t.human("r1");
+        assert!(
+            h.contains("links: MISSING     leaf1:Ethernet3 <-> acc1:Ethernet0/1  (not seen from leaf1 and acc1)"),
+            "{h}"
+        );
     }
 }

@@ -147,6 +147,14 @@ pub enum Command {
         /// for all its nodes together before the transaction is abandoned and undone.
         #[arg(long, default_value_t = 300, requires = "atomic", value_parser = clap::value_parser!(u64).range(5..=86400))]
         phase_timeout: u64,
+        /// With --atomic: after every device verified and before any confirms, compare the LLDP
+        /// neighbours of every driven node of the topology with its declared links (as `netgw
+        /// links`); a missing or undeclared link rolls the whole transaction back.
+        #[arg(long, requires = "atomic")]
+        check_links: bool,
+        /// The containerlab topology whose links --check-links compares (default: --topology).
+        #[arg(long, requires = "check_links")]
+        links_topology: Option<PathBuf>,
     },
     /// Gather and print a device's facts (its automatic attributes).
     Facts {
@@ -187,6 +195,28 @@ pub enum Command {
         hosts: Vec<String>,
         #[command(flatten)]
         source: DeviceSource,
+        /// Output: `human` or `json`.
+        #[arg(long, value_enum, default_value = "human")]
+        format: Format,
+    },
+    /// Compare the links a containerlab topology declares with the LLDP neighbours the devices
+    /// report: declared links seen on both ends, declared links missing (and from which end),
+    /// undeclared adjacencies. Exit 0 when they agree, 1 when they differ (or a device did not
+    /// answer), 2 on bad input.
+    Links {
+        /// The topology (`*.clab.yml`) whose `links:` are compared; without --inventory its nodes
+        /// are reached as for `--topology` elsewhere.
+        #[arg(long, env = "NETGW_TOPOLOGY")]
+        topology: PathBuf,
+        /// Nornir inventory saying how to reach the topology's nodes (host names = node names).
+        #[arg(long)]
+        inventory: Option<PathBuf>,
+        /// Devices read at once.
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10000))]
+        concurrency: u32,
+        /// Seconds one device may take to answer.
+        #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+        timeout: u64,
         /// Output: `human` or `json`.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
@@ -395,8 +425,32 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
             format,
             atomic,
             phase_timeout,
+            check_links,
+            links_topology,
         } => {
+            let check_links = match (
+                *check_links,
+                links_topology.as_ref().or(source.topology.as_ref()),
+            ) {
+                (false, _) => None,
+                (true, None) => {
+                    return Err(Failure::usage(
+                        "--check-links needs the declared links: --topology FILE or --links-topology FILE",
+                    ));
+                }
+                (true, Some(path)) => {
+                    let topo = crate::inventory::Inventory::topology(path)
+                        .map_err(|e| Failure::usage(e.to_string()))?;
+                    let inv = Arc::new(load_inventory(cli, source)?);
+                    let conc = *concurrency as usize;
+                    let wait = std::time::Duration::from_secs(*phase_timeout);
+                    Some(Arc::new(crate::links::LinkCheck::new(
+                        &topo, inv, conc, wait,
+                    )))
+                }
+            };
             let opts = EngineOptions {
+                check_links,
                 atomic: atomic.then(|| std::time::Duration::from_secs(*phase_timeout)),
                 why_run: *why_run,
                 concurrency: *concurrency as usize,
@@ -436,6 +490,21 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
             source,
             format,
         } => facts_cmd(cli, name, source, *format, out),
+        Command::Links {
+            topology,
+            inventory,
+            concurrency,
+            timeout,
+            format,
+        } => {
+            let source = DeviceSource {
+                inventory: inventory.clone(),
+                topology: Some(topology.clone()),
+                search: None,
+            };
+            let wait = std::time::Duration::from_secs(*timeout);
+            links_cmd(cli, &source, *concurrency as usize, wait, *format, out)
+        }
         Command::Inventory {
             hosts,
             source,
@@ -762,29 +831,12 @@ fn facts_cmd(
         status: Status::NodeFailed,
         message: e.to_string(),
     })?;
-    let (facts, snmp) = runtime()?.block_on(async {
-        let mut driver = match netgw_drivers::registry::connect(&target).await {
-            Ok(d) => d,
-            Err(e) => return (Err(e), Default::default()),
-        };
-        // As in a converge: SNMP (where configured) at the same time, filling the driver's gaps.
-        let (facts, snmp) = tokio::join!(
-            driver.facts(),
-            crate::snmp_facts::gather(&target, target.timeouts.operation)
-        );
-        let _ = driver.close().await;
-        (facts, snmp)
-    });
-    let mut facts = facts.map_err(|e| Failure {
-        status: Status::NodeFailed,
-        message: e.to_string(),
-    })?;
-    if let Some(s) = &snmp.facts {
-        crate::snmp_facts::merge(&mut facts, s);
-    }
-    for w in &snmp.warnings {
-        tracing::warn!("{w}");
-    }
+    let facts = runtime()?
+        .block_on(device_facts(&target))
+        .map_err(|message| Failure {
+            status: Status::NodeFailed,
+            message,
+        })?;
     let v = facts.to_automatic();
     match format {
         Format::Json => writeln!(out, "{}", pretty(&v))?,
@@ -797,6 +849,64 @@ fn facts_cmd(
         }
     }
     Ok(Status::Ok)
+}
+
+fn links_cmd(
+    cli: &Cli,
+    source: &DeviceSource,
+    concurrency: usize,
+    timeout: std::time::Duration,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<Status, Failure> {
+    let Some(path) = &source.topology else {
+        return Err(Failure::usage("links: --topology FILE is required"));
+    };
+    let topo =
+        crate::inventory::Inventory::topology(path).map_err(|e| Failure::usage(e.to_string()))?;
+    let inv = load_inventory(cli, source)?;
+    let driven: std::collections::BTreeSet<String> = topo
+        .managed_nodes()
+        .map(|n| n.name.clone())
+        .filter(|n| inv.hosts.contains_key(n))
+        .collect();
+    let declared = crate::links::declared(&topo, &driven);
+    let nodes: Vec<String> = driven.into_iter().collect();
+    let (seen, errors) =
+        runtime()?.block_on(crate::links::gather(&inv, &nodes, concurrency, timeout));
+    let report = crate::links::compare(&declared, &seen, errors);
+    match format {
+        Format::Json => writeln!(out, "{}", pretty(&json!(report)))?,
+        Format::Human => write!(out, "{}", crate::links::human(&report))?,
+    }
+    Ok(if report.equal() {
+        Status::Ok
+    } else {
+        Status::NodeFailed
+    })
+}
+
+/// A device's facts as a converge gathers them: the driver's, with SNMP's (where configured) filling
+/// its gaps.
+pub(crate) async fn device_facts(
+    target: &netgw_drivers::target::DeviceTarget,
+) -> Result<netgw_models::facts::DeviceFacts, String> {
+    let mut driver = netgw_drivers::registry::connect(target)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (facts, snmp) = tokio::join!(
+        driver.facts(),
+        crate::snmp_facts::gather(target, target.timeouts.operation)
+    );
+    let _ = driver.close().await;
+    let mut facts = facts.map_err(|e| e.to_string())?;
+    if let Some(s) = &snmp.facts {
+        crate::snmp_facts::merge(&mut facts, s);
+    }
+    for w in &snmp.warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(facts)
 }
 
 fn inventory_cmd(

@@ -126,6 +126,9 @@ pub struct EngineOptions {
     /// `Some(phase timeout)`: the jobs are one all-or-nothing transaction (`crate::atomic`), each of
     /// its two phases bounded by the timeout.
     pub atomic: Option<Duration>,
+    /// With `atomic`: between verify and confirm, compare LLDP with the declared links; a difference
+    /// rolls the transaction back (`crate::links`).
+    pub check_links: Option<Arc<crate::links::LinkCheck>>,
 }
 
 impl Default for EngineOptions {
@@ -149,6 +152,7 @@ impl Default for EngineOptions {
             lock_timeout: crate::lock::DEFAULT_LOCK_TIMEOUT,
             cookbook_sync: None,
             atomic: None,
+            check_links: None,
         }
     }
 }

@@ -453,6 +453,11 @@ impl Inventory {
         Ok(inv)
     }
 
+    /// The containerlab topology at `path` (`${VAR}` expanded as containerlab does).
+    pub fn topology(path: &Path) -> Result<netgw_models::topology::Topology, InventoryError> {
+        clab::parse_topology(path)
+    }
+
     pub fn names(&self) -> Vec<String> {
         self.hosts.keys().cloned().collect()
     }

@@ -11,6 +11,7 @@ pub mod engine;
 pub mod error;
 pub mod inventory;
 pub mod journal;
+pub mod links;
 pub mod lock;
 pub mod report;
 pub mod resolve;

@@ -132,7 +132,7 @@ pub async fn gather(target: &DeviceTarget, limit: Duration) -> SnmpOutcome {
 
 /// Whether two interface names denote the same port (`Et0/1` and `Ethernet0/1`, `Eth1/1` and
 /// `Ethernet1/1`: IF-MIB ifName is often the short form of the CLI name).
-fn same_interface(a: &str, b: &str) -> bool {
+pub(crate) fn same_interface(a: &str, b: &str) -> bool {
     a == b || normalize_interface_name(a).eq_ignore_ascii_case(&normalize_interface_name(b))
 }
 

@@ -128,3 +128,71 @@ async fn an_atomic_trigger_rolls_back_every_device_and_keeps_the_transaction() {
     );
     assert_eq!(eos_vlans(), before, "eos1 rolled back");
 }
+
+/// `"check_links": true`: the transaction's change shuts leaf1's uplink to acc1, LLDP misses the
+/// declared link (`links_topology:` in the serve configuration) and the run rolls back, its note
+/// naming the link check; `check_links` without `atomic` is refused with 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_atomic_trigger_with_check_links_rolls_back_a_change_that_cuts_a_link() {
+    const FABRIC: &str = "name: atomicservelinks\ntopology:\n  nodes:\n    spine1: {kind: arista_ceos}\n    leaf1: {kind: arista_ceos}\n    acc1: {kind: cisco_iol, type: l2}\n  links:\n    - endpoints: [\"spine1:eth1\", \"leaf1:eth1\"]\n    - endpoints: [\"leaf1:eth3\", \"acc1:eth1\"]\n";
+    let lab = Lab::start(&Topology::parse(FABRIC).unwrap(), LabOptions::default())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    lab.write_inventory(&d.join("inventory.yml")).unwrap();
+    write(d, "fabric.clab.yml", FABRIC);
+    write(
+        d,
+        "repo/nodes/leaf1.json",
+        r#"{"name":"leaf1","run_list":["recipe[netdev::links]"],
+            "normal":{"netdev":{"links":{"Ethernet3":{"enabled":false}}}}}"#,
+    );
+    write(
+        d,
+        "serve.yml",
+        &format!(
+            "inventory: inventory.yml\nlinks_topology: fabric.clab.yml\ndb: history.db\nrepo: repo\ntokens:\n  - {{name: ci, sha256: {}, roles: [trigger, read]}}\n",
+            netgw::api::auth::token_hash_hex(TOKEN)
+        ),
+    );
+    let state = d.join("state");
+    let (mut child, base) = common::spawn_serve(
+        &d.join("serve.yml"),
+        &["--state-dir", state.to_str().unwrap()],
+        &d.join("serve.log"),
+    );
+    let url = format!("{base}/v1/converge");
+    let (s, v) = call(
+        reqwest::Method::POST,
+        &url,
+        Some(json!({"nodes": ["leaf1"], "check_links": true})),
+    )
+    .await;
+    assert_eq!(s, 400, "{v}");
+    let body = json!({"nodes": ["leaf1"], "atomic": true, "check_links": true});
+    let (s, v) = call(reqwest::Method::POST, &url, Some(body)).await;
+    assert_eq!(s, 202, "{v}");
+    let id = v["run_id"].as_str().unwrap().to_owned();
+    let t = Instant::now();
+    let run = loop {
+        let (_, r) = call(reqwest::Method::GET, &format!("{base}/v1/runs/{id}"), None).await;
+        if r["status"] == "finished" {
+            break r;
+        }
+        assert!(t.elapsed() < Duration::from_secs(120), "{r:#}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    let note = run["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("atomic transaction rolled-back: leaf1 failed at check-links (phase 2)"),
+        "{run:#}"
+    );
+    let st = lab.node("leaf1").unwrap().device.state().clone();
+    assert!(
+        st.iface("Ethernet3").unwrap().enabled,
+        "leaf1's uplink is back up"
+    );
+}

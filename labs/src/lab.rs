@@ -24,7 +24,7 @@ use crate::sim::snmp::{
     self as snmp_agent, AgentConfig, AgentDevice, SnmpAgent, StateSource, UsmUser,
 };
 use crate::sim::ssh::{self, SshApp};
-use crate::sim::state::{Dialect, Neighbor, mac_for};
+use crate::sim::state::{Dialect, Neighbor, PortFlag, mac_for};
 use netgw_models::topology::{ConnectionAccess, NodeAccess, Topology, nornir_inventory};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -340,6 +340,26 @@ pub fn write_file(path: &Path, text: &str, secret: bool) -> Result<(), LabError>
     f.write_all(text.as_bytes()).map_err(err)
 }
 
+/// The simulated port a topology interface names: containerlab's `ethN` as the node's kind names it
+/// (the one kind table), else as the simulator's dialect numbers its ports.
+fn link_port(
+    node: &netgw_models::topology::Node,
+    dialect: Dialect,
+    ifname: &str,
+) -> Option<String> {
+    let named = netgw_models::kinds::device_port_name(node.kind.as_deref(), ifname);
+    dialect
+        .port_from_clab(&named)
+        .or_else(|| dialect.port_from_clab(ifname))
+}
+
+/// The shared state of one link end, made by whichever of its two devices comes first.
+fn link_end(ends: &mut BTreeMap<(String, String), PortFlag>, node: &str, port: &str) -> PortFlag {
+    ends.entry((node.to_owned(), port.to_owned()))
+        .or_default()
+        .clone()
+}
+
 fn ports_needed(dialect: Dialect, used: &[String]) -> usize {
     let mut n = 8;
     for i in 0..256 {
@@ -370,6 +390,7 @@ impl Lab {
                 .push((k.as_str(), v.as_str()));
         }
         // Pass 1: devices (indices, ports) so pass 2 can wire LLDP both ways.
+        let mut ends: BTreeMap<(String, String), PortFlag> = BTreeMap::new();
         let mut devices: Vec<(String, &'static str, Dialect, u32, Arc<Device>)> = Vec::new();
         let mut skipped = Vec::new();
         let mut index_of: BTreeMap<String, (u32, Dialect)> = BTreeMap::new();
@@ -398,11 +419,19 @@ impl Lab {
                     source,
                 })?;
             }
-            let neighbors = topo.neighbors(name);
-            let used: Vec<String> = neighbors
-                .iter()
-                .filter_map(|(l, _, _)| dialect.port_from_clab(l))
+            let neighbors: Vec<(String, String, String)> = topo
+                .neighbors(name)
+                .into_iter()
+                .filter_map(|(l, peer, peer_if)| {
+                    let lp = link_port(node, dialect, &l)?;
+                    let rp = match (topo.nodes.get(&peer), index_of.get(&peer)) {
+                        (Some(pn), Some(&(_, pd))) => link_port(pn, pd, &peer_if),
+                        _ => None,
+                    };
+                    Some((lp, peer, rp.unwrap_or(peer_if)))
+                })
                 .collect();
+            let used: Vec<String> = neighbors.iter().map(|(l, _, _)| l.clone()).collect();
             let ports = node
                 .labels
                 .get("netgw-lab.ports")
@@ -412,29 +441,27 @@ impl Lab {
             let (user, pass) = clab.map_or((&opts.username, &opts.password), |c| {
                 (&c.username, &c.password)
             });
-            let dev = Device::new(name, dialect, index, ports, user, pass, faults);
-            {
-                let mut st = dev.state();
-                st.routed_only = routed_only(node);
-                for (local, peer, peer_if) in &neighbors {
-                    let Some(lp) = dialect.port_from_clab(local) else {
-                        continue;
-                    };
-                    let (pidx, pdialect) = index_of.get(peer).copied().unwrap_or((0, Dialect::Eos));
-                    let rp = pdialect
-                        .port_from_clab(peer_if)
-                        .unwrap_or_else(|| peer_if.clone());
-                    if let Some(f) = st.iface_mut(&lp) {
-                        f.oper_up = true;
-                    }
-                    st.neighbors.push(Neighbor {
-                        local_port: lp,
-                        system_name: peer.clone(),
-                        port: rp,
-                        chassis_id: mac_for(pidx, 1),
-                    });
+            let mut dev = Device::new(name, dialect, index, ports, user, pass, faults);
+            let mut st = dev.state().clone();
+            st.routed_only = routed_only(node);
+            for (lp, peer, rp) in neighbors {
+                let pidx = index_of.get(&peer).map_or(0, |&(i, _)| i);
+                let local_up = link_end(&mut ends, name, &lp);
+                let peer_up = link_end(&mut ends, &peer, &rp);
+                if let Some(f) = st.iface_mut(&lp) {
+                    f.oper_up = true;
                 }
+                dev.link_ends.push((lp.clone(), local_up.clone()));
+                st.neighbors.push(Neighbor {
+                    local_port: lp,
+                    system_name: peer,
+                    port: rp,
+                    chassis_id: mac_for(pidx, 1),
+                    local_up,
+                    peer_up,
+                });
             }
+            *dev.state() = st;
             devices.push((
                 name.clone(),
                 node.platform.unwrap_or("?"),

@@ -109,6 +109,7 @@ topology:
     - endpoints: ["spine1:eth1", "leaf1:eth1"]
     - endpoints: ["spine1:eth2", "leaf2:eth1"]
     - endpoints: ["leaf1:eth3", "acc1:e0/1"]
+    - endpoints: ["leaf1:eth4", "nx1:eth1"]
 "#;
 
 struct Env {
@@ -1397,6 +1398,18 @@ fn field(row: &Value, names: &[&str]) -> String {
         .unwrap_or_default()
 }
 
+/// `Et0/1` / `Eth1/1` / `Ethernet0/1` name the same port (a template that has no local interface
+/// column matches any).
+fn same_port(got: &str, long: &str) -> bool {
+    let digits = |s: &str| {
+        s.trim_start_matches(|c: char| c.is_ascii_alphabetic())
+            .to_owned()
+    };
+    got.is_empty()
+        || (long.starts_with(&got[..got.find(|c: char| c.is_ascii_digit()).unwrap_or(0)])
+            && digits(got) == digits(long))
+}
+
 /// What ntc-templates read from one simulated output disagrees with the simulated device: the list.
 fn ntc_disagreements(
     cmd: &str,
@@ -1472,6 +1485,7 @@ fn ntc_disagreements(
                     rows.iter().any(|r| {
                         field(r, &["neighbor_name", "neighbor", "destination_host"])
                             .starts_with(&n.system_name)
+                            && same_port(&field(r, &["local_interface"]), &n.local_port)
                     }),
                 );
             }
@@ -1703,4 +1717,110 @@ async fn junos_replies_read_with_pyez_as_the_simulated_state() {
         assert_eq!(l["remote_port_id"], n.port.as_str(), "{got}");
         assert_eq!(l["remote_chassis_id"], n.chassis_id.as_str(), "{got}");
     }
+}
+
+/// The LLDP neighbours every driver reads from the lab, as (local port, peer, peer port).
+async fn lldp_of(env: &Env, node: &str) -> BTreeSet<(String, String, String)> {
+    let t = env.target(node);
+    let mut d: Box<dyn Driver> = match t.platform {
+        Platform::Eos => Box::new(EosDriver::connect(&t).await.unwrap()),
+        Platform::Junos => Box::new(JunosDriver::connect(&t).await.unwrap()),
+        Platform::Ios => Box::new(IosDriver::connect(&t).await.unwrap()),
+        Platform::Nxos => Box::new(NxosDriver::connect(&t).await.unwrap()),
+        p => panic!("{p:?}"),
+    };
+    let f = d.facts().await.unwrap();
+    d.close().await.unwrap();
+    f.lldp_neighbors
+        .iter()
+        .flat_map(|(port, ns)| {
+            ns.iter().map(move |n| {
+                (
+                    port.clone(),
+                    n.remote_system_name.clone().unwrap_or_default(),
+                    n.remote_port.clone().unwrap_or_default(),
+                )
+            })
+        })
+        .collect()
+}
+
+fn adj(local: &str, peer: &str, port: &str) -> (String, String, String) {
+    (local.into(), peer.into(), port.into())
+}
+
+/// LLDP from the topology's links, read through each vendor's driver (EOS eAPI JSON, Junos
+/// `get-lldp-neighbors-information`, IOS and NX-OS `show lldp neighbors detail` text), with
+/// containerlab's interface names mapped as each kind names them; a shut port on either end of a link
+/// takes the neighbour away on both ends, and `no shutdown` brings it back.
+#[tokio::test]
+async fn lldp_follows_the_links_and_a_shut_port_on_either_end() {
+    let env = start(FABRIC, &[]).await;
+    let want = [
+        (
+            "spine1",
+            vec![
+                adj("Ethernet1", "leaf1", "Ethernet1"),
+                adj("Ethernet2", "leaf2", "ge-0/0/0"),
+            ],
+        ),
+        (
+            "leaf1",
+            vec![
+                adj("Ethernet1", "spine1", "Ethernet1"),
+                adj("Ethernet3", "acc1", "Ethernet0/1"),
+                adj("Ethernet4", "nx1", "Ethernet1/1"),
+            ],
+        ),
+        ("leaf2", vec![adj("ge-0/0/0", "spine1", "Ethernet2")]),
+        ("acc1", vec![adj("Ethernet0/1", "leaf1", "Ethernet3")]),
+        ("nx1", vec![adj("Ethernet1/1", "leaf1", "Ethernet4")]),
+    ];
+    for (node, adjs) in &want {
+        let got = lldp_of(&env, node).await;
+        assert_eq!(got, adjs.iter().cloned().collect(), "{node}");
+    }
+    // Shut on the IOS end: both acc1 and leaf1 lose the adjacency.
+    let ssh = SshSession::connect(&env.ssh_target("acc1")).await.unwrap();
+    let mut sh = ssh
+        .shell(CliPlatform::get(PlatformKind::Ios))
+        .await
+        .unwrap();
+    sh.enable(Some(&Secret::new("admin"))).await.unwrap();
+    sh.config(&["interface Ethernet0/1", "shutdown"])
+        .await
+        .unwrap();
+    assert!(lldp_of(&env, "acc1").await.is_empty());
+    assert!(!lldp_of(&env, "leaf1").await.iter().any(|a| a.1 == "acc1"));
+    sh.config(&["interface Ethernet0/1", "no shutdown"])
+        .await
+        .unwrap();
+    sh.close().await.unwrap();
+    assert!(
+        lldp_of(&env, "leaf1")
+            .await
+            .contains(&adj("Ethernet3", "acc1", "Ethernet0/1"))
+    );
+    // Disable on the Junos end, through the driver's commit: spine1 loses leaf2.
+    let mut d = JunosDriver::connect(&env.target("leaf2")).await.unwrap();
+    let before = d.observe().await.unwrap();
+    let mut l = Link::new("ge-0/0/0");
+    l.enabled = Some(false);
+    let p = plan(
+        &[],
+        &before.vlans,
+        Policy::Merge,
+        &[l],
+        &before.links,
+        Policy::Merge,
+        &d.plan_rules(),
+    );
+    d.stage(&p).await.unwrap();
+    d.commit(&CommitOptions::default()).await.unwrap();
+    d.close().await.unwrap();
+    assert!(lldp_of(&env, "leaf2").await.is_empty());
+    assert_eq!(
+        lldp_of(&env, "spine1").await,
+        [adj("Ethernet1", "leaf1", "Ethernet1")].into()
+    );
 }

@@ -32,6 +32,47 @@ pub struct Kind {
     /// no `PlatformAttrs`, the kind name is written; `Some("")`: an empty platform is written).
     pub napalm: Option<&'static str>,
     pub scrapli: Option<&'static str>,
+    /// What containerlab's `ethN` (N >= 1, the N-th data port) is called on the device.
+    pub ports: PortNaming,
+}
+
+/// How a kind names containerlab's data ports `eth1`, `eth2`, ... on the device (containerlab's kind
+/// pages, "Interface naming"; `eth0` is always management).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PortNaming {
+    /// The name containerlab uses, `ethN` (a Linux container such as cRPD, or a kind whose mapping
+    /// netgw does not know: a topology then writes the device's own names).
+    Linux,
+    /// `{prefix}{N - 1 + first}`: `Ethernet1` (cEOS), `Ethernet1/1` (N9Kv), `ge-0/0/0` (vMX),
+    /// `GigabitEthernet2` (CSR1000v, whose Gi1 is management), `1.1` (BIG-IP VE).
+    Numbered { prefix: &'static str, first: u32 },
+    /// IOL: four ports a slot, `Ethernet0/0` is management, so `eth1` is `Ethernet0/1` and `eth4` is
+    /// `Ethernet1/0`.
+    IolSlots,
+}
+
+impl PortNaming {
+    /// The device's name for containerlab interface `ifname`; `None` when `ifname` is not `ethN`
+    /// (a topology may write the device's own names, which are kept as written).
+    pub fn device_name(self, ifname: &str) -> Option<String> {
+        let n: u32 = ifname.strip_prefix("eth")?.parse().ok()?;
+        if n == 0 {
+            return None;
+        }
+        Some(match self {
+            PortNaming::Linux => ifname.to_owned(),
+            PortNaming::Numbered { prefix, first } => format!("{prefix}{}", n - 1 + first),
+            PortNaming::IolSlots => format!("Ethernet{}/{}", n / 4, n % 4),
+        })
+    }
+}
+
+/// The device's name for interface `ifname` of a node of kind `kind` (see [`PortNaming`]); names that
+/// are not `ethN`, and nodes of unknown kinds, keep the name as written.
+pub fn device_port_name(kind: Option<&str>, ifname: &str) -> String {
+    kind.and_then(self::kind)
+        .and_then(|k| k.ports.device_name(ifname))
+        .unwrap_or_else(|| ifname.to_owned())
 }
 
 const IOSXR: Drive = Drive::NotDriven("IOS-XR: netgw has no IOS-XR driver");
@@ -58,7 +99,18 @@ const fn k(
         password,
         napalm,
         scrapli,
+        ports: PortNaming::Linux,
     }
+}
+
+impl Kind {
+    const fn ports(self, ports: PortNaming) -> Kind {
+        Kind { ports, ..self }
+    }
+}
+
+const fn numbered(prefix: &'static str, first: u32) -> PortNaming {
+    PortNaming::Numbered { prefix, first }
 }
 
 const ADMIN: (&str, &str) = ("admin", "admin");
@@ -71,24 +123,24 @@ const NONE: (&str, &str) = ("", "");
 #[rustfmt::skip]
 pub const KINDS: &[Kind] = &[
     // Driven.
-    k(&["arista_ceos", "ceos"], Drive::Driver("eos"), ADMIN, Some("eos"), Some("arista_eos")),
-    k(&["arista_veos", "vr-veos", "vr-arista_veos"], Drive::Driver("eos"), ADMIN, Some("eos"), Some("arista_eos")),
+    k(&["arista_ceos", "ceos"], Drive::Driver("eos"), ADMIN, Some("eos"), Some("arista_eos")).ports(numbered("Ethernet", 1)),
+    k(&["arista_veos", "vr-veos", "vr-arista_veos"], Drive::Driver("eos"), ADMIN, Some("eos"), Some("arista_eos")).ports(numbered("Ethernet", 1)),
     k(&["juniper_crpd", "crpd"], Drive::Driver("junos"), ("root", "clab123"), Some("junos"), Some("juniper_junos")),
     k(&["juniper_csrx"], Drive::Driver("junos"), ("root", "clab123"), Some("junos"), Some("juniper_junos")),
-    k(&["juniper_vmx", "vr-vmx", "vr-juniper_vmx"], Drive::Driver("junos"), JUNIPER_VR, Some("junos"), Some("juniper_junos")),
-    k(&["juniper_vqfx", "vr-vqfx", "vr-juniper_vqfx"], Drive::Driver("junos"), JUNIPER_VR, Some("junos"), Some("juniper_junos")),
-    k(&["juniper_vsrx", "vr-vsrx", "vr-juniper_vsrx"], Drive::Driver("junos"), JUNIPER_VR, Some("junos"), Some("juniper_junos")),
-    k(&["juniper_vjunosswitch"], Drive::Driver("junos"), JUNIPER_VR, Some("junos"), Some("juniper_junos")),
-    k(&["juniper_vjunosrouter"], Drive::Driver("junos"), JUNIPER_VR, Some("junos"), Some("juniper_junos")),
-    k(&["juniper_vjunosevolved"], Drive::Driver("junos"), JUNIPER_VR, Some("junos"), Some("juniper_junos")),
+    k(&["juniper_vmx", "vr-vmx", "vr-juniper_vmx"], Drive::Driver("junos"), JUNIPER_VR, Some("junos"), Some("juniper_junos")).ports(numbered("ge-0/0/", 0)),
+    k(&["juniper_vqfx", "vr-vqfx", "vr-juniper_vqfx"], Drive::Driver("junos"), JUNIPER_VR, Some("junos"), Some("juniper_junos")).ports(numbered("xe-0/0/", 0)),
+    k(&["juniper_vsrx", "vr-vsrx", "vr-juniper_vsrx"], Drive::Driver("junos"), JUNIPER_VR, Some("junos"), Some("juniper_junos")).ports(numbered("ge-0/0/", 0)),
+    k(&["juniper_vjunosswitch"], Drive::Driver("junos"), JUNIPER_VR, Some("junos"), Some("juniper_junos")).ports(numbered("ge-0/0/", 0)),
+    k(&["juniper_vjunosrouter"], Drive::Driver("junos"), JUNIPER_VR, Some("junos"), Some("juniper_junos")).ports(numbered("ge-0/0/", 0)),
+    k(&["juniper_vjunosevolved"], Drive::Driver("junos"), JUNIPER_VR, Some("junos"), Some("juniper_junos")).ports(numbered("et-0/0/", 0)),
     k(&["juniper_cjunosevolved", "cjunosevolved"], Drive::Driver("junos"), JUNIPER_VR, Some("junos"), Some("juniper_junos")),
-    k(&["cisco_iol"], Drive::Driver("ios"), ADMIN, Some("ios"), Some("cisco_ios")),
+    k(&["cisco_iol"], Drive::Driver("ios"), ADMIN, Some("ios"), Some("cisco_ios")).ports(PortNaming::IolSlots),
     k(&["cisco_vios"], Drive::Driver("ios"), ADMIN, Some(""), Some("cisco_ios")),
-    k(&["cisco_csr1000v", "vr-csr", "vr-cisco_csr1000v"], Drive::Driver("ios"), ADMIN, Some(""), Some("cisco_iosxe")),
-    k(&["cisco_c8000v"], Drive::Driver("ios"), ADMIN, Some(""), Some("cisco_iosxe")),
+    k(&["cisco_csr1000v", "vr-csr", "vr-cisco_csr1000v"], Drive::Driver("ios"), ADMIN, Some(""), Some("cisco_iosxe")).ports(numbered("GigabitEthernet", 2)),
+    k(&["cisco_c8000v"], Drive::Driver("ios"), ADMIN, Some(""), Some("cisco_iosxe")).ports(numbered("GigabitEthernet", 2)),
     k(&["cisco_cat9kv"], Drive::Driver("ios"), ADMIN, Some(""), Some("cisco_iosxe")),
-    k(&["cisco_n9kv", "vr-n9kv", "vr-cisco_n9kv"], Drive::Driver("nxos"), ADMIN, Some("nxos"), Some("cisco_nxos")),
-    k(&["f5_bigip-ve"], Drive::Driver("f5"), ("admin", "Labl@b!234"), None, None),
+    k(&["cisco_n9kv", "vr-n9kv", "vr-cisco_n9kv"], Drive::Driver("nxos"), ADMIN, Some("nxos"), Some("cisco_nxos")).ports(numbered("Ethernet1/", 1)),
+    k(&["f5_bigip-ve"], Drive::Driver("f5"), ("admin", "Labl@b!234"), None, None).ports(numbered("1.", 1)),
     // Not driven.
     k(&["cisco_c8000", "c8000"], IOSXR, ("cisco", "cisco123"), Some("iosxr"), Some("cisco_iosxr")),
     k(&["cisco_xrd", "xrd"], IOSXR, CLAB, Some("iosxr"), Some("cisco_iosxr")),
@@ -187,6 +239,23 @@ pub fn markdown_table() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn containerlab_data_ports_are_named_as_on_the_device() {
+        let name = |k: &str, i: &str| device_port_name(Some(k), i);
+        assert_eq!(name("ceos", "eth1"), "Ethernet1");
+        assert_eq!(name("cisco_iol", "eth1"), "Ethernet0/1");
+        assert_eq!(name("cisco_iol", "eth4"), "Ethernet1/0");
+        assert_eq!(name("vr-csr", "eth1"), "GigabitEthernet2");
+        assert_eq!(name("cisco_n9kv", "eth3"), "Ethernet1/3");
+        assert_eq!(name("juniper_vjunosswitch", "eth1"), "ge-0/0/0");
+        assert_eq!(name("f5_bigip-ve", "eth2"), "1.2");
+        assert_eq!(name("crpd", "eth1"), "eth1");
+        // Names written the device's way, eth0 (management) and unknown kinds are kept.
+        assert_eq!(name("ceos", "Ethernet7"), "Ethernet7");
+        assert_eq!(name("ceos", "eth0"), "eth0");
+        assert_eq!(device_port_name(Some("no_such_kind"), "eth1"), "eth1");
+    }
 
     #[test]
     fn every_name_is_listed_once() {

@@ -5,6 +5,7 @@
 //! db: /var/lib/netgw/history.db   # --db wins
 //! repo: /srv/netgw/repo           # else the global --repo
 //! inventory: /srv/netgw/hosts.yml # --inventory wins
+//! links_topology: fabric.clab.yml # links `"check_links": true` compares with LLDP (docs/atomic.md)
 //! max_queue: 1000                 # node runs waiting (not running); --max-queue wins
 //! concurrency: 20                 # node runs at once; --concurrency wins
 //! retention: 1000                 # runs kept in the history
@@ -50,6 +51,8 @@ pub struct ConfigFile {
     pub db: Option<PathBuf>,
     pub repo: Option<PathBuf>,
     pub inventory: Option<PathBuf>,
+    /// containerlab topology whose links `"check_links": true` compares with LLDP.
+    pub links_topology: Option<PathBuf>,
     pub max_queue: Option<usize>,
     pub concurrency: Option<usize>,
     pub retention: Option<usize>,
@@ -113,6 +116,8 @@ pub struct Settings {
     pub db: PathBuf,
     pub repo: PathBuf,
     pub inventory: PathBuf,
+    /// `links_topology:` (see [`ConfigFile`]).
+    pub links_topology: Option<PathBuf>,
     pub max_queue: usize,
     pub concurrency: usize,
     pub retention: usize,
@@ -172,6 +177,7 @@ pub fn parse_file(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
     anchor(&mut cfg.db);
     anchor(&mut cfg.repo);
     anchor(&mut cfg.inventory);
+    anchor(&mut cfg.links_topology);
     anchor(&mut cfg.tls_cert);
     anchor(&mut cfg.tls_key);
     for c in &mut cfg.chef_clients {
@@ -262,6 +268,7 @@ impl Settings {
                 .unwrap_or_else(|| PathBuf::from("netgw-history.db")),
             repo: file.repo.unwrap_or_else(|| args.repo.clone()),
             inventory,
+            links_topology: file.links_topology,
             max_queue: positive(
                 "max_queue",
                 args.max_queue

@@ -234,6 +234,14 @@ pub async fn serve(
     for w in &inventory.warnings {
         warn!(inventory = %settings.inventory.display(), "{w}");
     }
+    let links_topology = match &settings.links_topology {
+        Some(p) => {
+            Some(Arc::new(Inventory::topology(p).map_err(|e| {
+                ServeError::Config(ConfigError::Setting(e.to_string()))
+            })?))
+        }
+        None => None,
+    };
     let started_at = crate::engine::now_rfc3339();
     let (db, retention, at) = (settings.db.clone(), settings.retention, started_at.clone());
     let (history, recovered) =
@@ -262,6 +270,7 @@ pub async fn serve(
             node_timeout: settings.node_timeout,
             state_dir: settings.state_dir.clone(),
             cookbook_server: settings.cookbook_server.clone(),
+            links_topology,
         },
         Arc::new(inventory),
         history.clone(),
@@ -481,6 +490,9 @@ struct ConvergeRequest {
     /// One all-or-nothing transaction over the selected nodes (`crate::atomic`).
     #[serde(default)]
     atomic: bool,
+    /// With `atomic`: compare LLDP with the configured `links_topology` between verify and confirm.
+    #[serde(default)]
+    check_links: bool,
 }
 
 fn parse_request(body: &[u8]) -> Result<ConvergeRequest, HttpError> {
@@ -637,10 +649,19 @@ async fn converge(
     let parsed = match parse_request(&body) {
         Ok(req) => select_nodes(s.sched.inventory(), s.sched.store().as_ref(), &req)
             .await
-            .map(|(nodes, skipped)| (nodes, skipped, req.why_run, req.atomic)),
+            .map(|(nodes, skipped)| (nodes, skipped, req.why_run, req.atomic, req.check_links)),
         Err(e) => Err(e),
     };
-    let (nodes, not_in_inventory, why_run, atomic) = match parsed {
+    let parsed = parsed.and_then(|p| match p {
+        (_, _, _, false, true) => Err(HttpError::bad_request(
+            "`check_links` needs `atomic`: true (the check runs inside the transaction)",
+        )),
+        (_, _, _, _, true) if !s.sched.can_check_links() => Err(HttpError::bad_request(
+            "`check_links`: no `links_topology` in the serve configuration to compare with",
+        )),
+        p => Ok(p),
+    });
+    let (nodes, not_in_inventory, why_run, atomic, check_links) = match parsed {
         Ok(v) => v,
         Err(e) => {
             s.metrics.trigger("invalid");
@@ -648,7 +669,8 @@ async fn converge(
         }
     };
     let submitted = if atomic {
-        s.sched.submit_atomic(&nodes, why_run, &id.label())
+        s.sched
+            .submit_atomic(&nodes, why_run, check_links, &id.label())
     } else {
         s.sched.submit(&nodes, why_run, &id.label())
     };

@@ -119,7 +119,8 @@ pub fn document() -> Value {
                     "topology": {"type": "string"},
                     "search": {"type": "string"},
                     "why_run": {"type": "boolean", "default": false},
-                    "atomic": {"type": "boolean", "default": false}
+                    "atomic": {"type": "boolean", "default": false},
+                    "check_links": {"type": "boolean", "default": false}
                 }},
                 "Accepted": {"type": "object", "properties": {
                     "run_id": {"type": "string"},

@@ -51,6 +51,8 @@ pub struct EngineCtx {
     /// Cookbooks from this Chef server (`--cookbooks server`): each run synchronizes its own, through
     /// the shared cache in the state directory.
     pub cookbook_server: Option<crate::store::chef::ChefServer>,
+    /// `links_topology:` loaded: what `"check_links": true` compares LLDP with.
+    pub links_topology: Option<Arc<netgw_models::topology::Topology>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -585,6 +587,11 @@ impl Scheduler {
 
     pub fn inventory(&self) -> &Inventory {
         &self.shared.inventory
+    }
+
+    /// Whether `"check_links": true` can be served (a `links_topology` is configured).
+    pub fn can_check_links(&self) -> bool {
+        self.shared.engine.links_topology.is_some()
     }
 
     /// The store nodes are read from (and searched, when it can search).

@@ -204,3 +204,31 @@ pub fn spawn_serve(config: &Path, args: &[&str], log: &Path) -> (Child, String) 
         .to_owned();
     (child, base)
 }
+
+/// A netgw-lab of `topology` (YAML) on its own runtime, for tests that run the `netgw` binary against
+/// it: the runtime (keep it: dropping it stops the devices), the lab and a temp dir holding the lab's
+/// `inventory.yml`.
+pub fn lab_with_inventory(
+    topology: &str,
+) -> (
+    tokio::runtime::Runtime,
+    netgw_labs::lab::Lab,
+    tempfile::TempDir,
+) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let topo = netgw_models::topology::Topology::parse(topology).unwrap();
+    let lab = rt
+        .block_on(netgw_labs::lab::Lab::start(
+            &topo,
+            netgw_labs::lab::LabOptions::default(),
+        ))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    lab.write_inventory(&dir.path().join("inventory.yml"))
+        .unwrap();
+    (rt, lab, dir)
+}

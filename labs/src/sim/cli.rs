@@ -409,6 +409,7 @@ impl CliSim {
             (["checkpoint", ..], false) if d == Dialect::Nxos => {
                 return self.show_checkpoint(&rest[1..]);
             }
+            (["lldp", "neighbors", "detail"], false) => return Some(show_lldp_detail(st, d)),
             (["vlan", "brief"] | ["vlan"], false) => return Some(show_vlan_brief(st, d)),
             (["vlan", "brief"] | ["vlan"], true) => nx_vlan_brief(st),
             (["interfaces" | "interface", "switchport"], false) => {
@@ -631,6 +632,52 @@ impl CliSim {
             "kern_uptm_secs": 0
         })
     }
+}
+
+/// `show lldp neighbors detail` as IOS-XE 17 (IOL) and NX-OS 10 print it: IOS starts each record
+/// with a dashed line and `Local Intf:`, NX-OS with `Chassis id:` and names the local port in `Local
+/// Port id:` (ntc-templates and genieparser captures, docs/fixture-sources.md).
+fn show_lldp_detail(st: &DeviceState, d: Dialect) -> String {
+    let mut out = String::new();
+    let mut count = 0;
+    if d == Dialect::Nxos {
+        out.push_str(
+            "Capability codes:\n  (R) Router, (B) Bridge, (T) Telephone, (C) DOCSIS Cable Device\n  \
+             (W) WLAN Access Point, (P) Repeater, (S) Station, (O) Other\n\
+             Device ID            Local Intf      Hold-time  Capability  Port ID  \n\n",
+        );
+    }
+    for n in st.lldp_neighbors() {
+        count += 1;
+        let chassis = super::dotted_mac(&n.chassis_id);
+        let local = short_name(d, &n.local_port);
+        if d == Dialect::Nxos {
+            let _ = write!(
+                out,
+                "Chassis id: {chassis}\nPort id: {port}\nLocal Port id: {local}\nPort Description: {port}\n\
+                 System Name: {name}\nSystem Description: netgw-lab simulated device\n\
+                 Time remaining: 97 seconds\nSystem Capabilities: B, R\nEnabled Capabilities: B, R\n\
+                 Management Address: not advertised\nVlan ID: not advertised\n\n\n",
+                port = n.port,
+                name = n.system_name,
+            );
+        } else {
+            let _ = write!(
+                out,
+                "------------------------------------------------\nLocal Intf: {local}\nChassis id: {chassis}\n\
+                 Port id: {port}\nPort Description: {port}\nSystem Name: {name}\n\n\
+                 System Description: \nnetgw-lab simulated device\n\n\
+                 Time remaining: 97 seconds\nSystem Capabilities: B,R\nEnabled Capabilities: B,R\n\
+                 Management Addresses - not advertised\nAuto Negotiation - not supported\n\
+                 Physical media capabilities - not advertised\nMedia Attachment Unit type - not advertised\n\
+                 Vlan ID: - not advertised\n\n",
+                port = n.port,
+                name = n.system_name,
+            );
+        }
+    }
+    let _ = writeln!(out, "Total entries displayed: {count}");
+    out
 }
 
 /// `Mon, 07:37:22 29 Sep 2014` (UTC), as `show checkpoint summary` prints a creation time.
@@ -1053,6 +1100,8 @@ mod tests {
                 system_name: "spine1".into(),
                 port: "Ethernet1".into(),
                 chassis_id: "0200.0000.0001".into(),
+                local_up: Default::default(),
+                peer_up: Default::default(),
             });
         run(
             &sim,

@@ -662,8 +662,7 @@ fn show_vlan(st: &DeviceState) -> Value {
 
 fn show_lldp(st: &DeviceState) -> Value {
     let list: Vec<Value> = st
-        .neighbors
-        .iter()
+        .lldp_neighbors()
         .map(|n| json!({"ttl": 120, "neighborDevice": n.system_name, "neighborPort": n.port, "port": n.local_port}))
         .collect();
     json!({"tablesLastChangeTime": 0.0, "tablesAgeOuts": 0, "tablesInserts": list.len(), "lldpNeighbors": list, "tablesDeletes": 0, "tablesDrops": 0})
@@ -671,7 +670,7 @@ fn show_lldp(st: &DeviceState) -> Value {
 
 fn show_lldp_detail(st: &DeviceState) -> Value {
     let mut m = Map::new();
-    for n in &st.neighbors {
+    for n in st.lldp_neighbors() {
         let entry = m
             .entry(n.local_port.clone())
             .or_insert_with(|| json!({"lldpNeighborInfo": []}));

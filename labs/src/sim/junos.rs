@@ -599,6 +599,16 @@ pub struct JunosSim {
     next_session: AtomicU32,
 }
 
+/// `set interfaces PORT disable` in `cfg`.
+fn port_disabled(cfg: &Node, port: &str) -> bool {
+    cfg.child("interfaces")
+        .and_then(|i| {
+            i.children_named("interface")
+                .find(|n| n.key() == Some(port))
+        })
+        .is_some_and(|c| c.child("disable").is_some())
+}
+
 fn initial_config(dev: &Device, style: JunosStyle, ports: &[String]) -> Node {
     let mut cfg = Node::new("configuration")
         .with(Node::leaf("version", JUNOS_VERSION))
@@ -725,6 +735,13 @@ impl JunosSim {
             }
         }
         st
+    }
+
+    /// The link ends follow `disable` in the committed configuration (see `sim::StateGuard`).
+    fn publish_link_ends(&self, running: &Node) {
+        for (port, _) in &self.dev.link_ends {
+            self.dev.set_link_end(port, !port_disabled(running, port));
+        }
     }
 
     /// The running configuration as XML (tests).
@@ -1073,6 +1090,7 @@ impl JunosSim {
                     Some(p) => {
                         p.timer.abort();
                         db.running = p.pre.clone();
+                        self.publish_link_ends(&db.running);
                         db.candidate = p.pre;
                         Reply::Ok
                     }
@@ -1131,6 +1149,7 @@ impl JunosSim {
         }
         let cand = db.candidate.clone();
         let pre = std::mem::replace(&mut db.running, cand);
+        self.publish_link_ends(&db.running);
         // A plain commit confirms a pending confirmed commit (RFC 6241 §8.4.1); a confirmed commit
         // while one is pending extends it, keeping the original rollback point.
         let rollback_point = match db.pending.take() {
@@ -1181,6 +1200,7 @@ impl JunosSim {
         if let Some(p) = db.pending.take() {
             tracing::info!(device = %self.dev.name, session = p.session, "confirmed commit not confirmed: rolling back");
             let now = std::mem::replace(&mut db.running, p.pre.clone());
+            self.publish_link_ends(&db.running);
             db.history.insert(0, now);
             db.history.truncate(49);
             if db.lock.is_none() {
@@ -1389,7 +1409,7 @@ impl JunosSim {
     fn lldp_information(&self) -> String {
         let st = self.dev.state();
         let mut s = String::from("<lldp-neighbors-information junos:style=\"brief\">");
-        for n in &st.neighbors {
+        for n in st.lldp_neighbors() {
             let _ = write!(
                 s,
                 "<lldp-neighbor-information><lldp-local-port-id>{}</lldp-local-port-id>\

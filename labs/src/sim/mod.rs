@@ -23,7 +23,8 @@ pub mod ssh;
 pub mod state;
 
 use fault::Faults;
-use state::{DeviceState, Dialect};
+use state::{DeviceState, Dialect, PortFlag};
+use std::ops::{Deref, DerefMut};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -39,7 +40,40 @@ pub struct Device {
     pub faults: Faults,
     /// Unix time the device "booted".
     pub boot_time: f64,
+    /// This device's ends of the topology's links, by port; their peers read them (see [`PortFlag`]).
+    pub link_ends: Vec<(String, PortFlag)>,
     state: Mutex<DeviceState>,
+}
+
+/// The state locked; on release, the link ends follow the ports' `shutdown` (Junos keeps `disable` in
+/// its configuration tree, so its simulator publishes them at commit instead).
+pub struct StateGuard<'a> {
+    dev: &'a Device,
+    guard: MutexGuard<'a, DeviceState>,
+}
+
+impl Deref for StateGuard<'_> {
+    type Target = DeviceState;
+    fn deref(&self) -> &DeviceState {
+        &self.guard
+    }
+}
+
+impl DerefMut for StateGuard<'_> {
+    fn deref_mut(&mut self) -> &mut DeviceState {
+        &mut self.guard
+    }
+}
+
+impl Drop for StateGuard<'_> {
+    fn drop(&mut self) {
+        if self.dev.dialect == Dialect::Junos {
+            return;
+        }
+        for (port, flag) in &self.dev.link_ends {
+            flag.set(self.guard.iface(port).is_none_or(|f| f.enabled));
+        }
+    }
 }
 
 impl Device {
@@ -60,15 +94,28 @@ impl Device {
             password: password.to_owned(),
             faults,
             boot_time: now(),
+            link_ends: Vec::new(),
             state: Mutex::new(DeviceState::new(dialect, name, index, ports)),
         }
     }
 
     /// The state, for a short critical section (never held across an await).
-    pub fn state(&self) -> MutexGuard<'_, DeviceState> {
+    pub fn state(&self) -> StateGuard<'_> {
         // A panic while holding the lock cannot leave the state half-written in a way that matters for
         // a simulator: keep serving.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        StateGuard {
+            dev: self,
+            guard: self.state.lock().unwrap_or_else(|p| p.into_inner()),
+        }
+    }
+
+    /// This device's end of the link on `port` (Junos: from its committed configuration).
+    pub fn set_link_end(&self, port: &str, up: bool) {
+        for (p, flag) in &self.link_ends {
+            if p == port {
+                flag.set(up);
+            }
+        }
     }
 
     pub fn check_login(&self, user: &str, password: &str) -> bool {

@@ -11,6 +11,8 @@
 
 use netgw_models::resource::{VlanId, VlanSet};
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Which vendor's syntax and naming a device uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -48,6 +50,12 @@ impl Dialect {
 
     /// The port a containerlab interface name refers to (`eth1`, `e1-1`, `Ethernet0/1`, `ge-0/0/2`...).
     pub fn port_from_clab(self, ifname: &str) -> Option<String> {
+        if let Some(native) = (0..256)
+            .map(|i| self.port_name(i))
+            .find(|p| p.eq_ignore_ascii_case(ifname))
+        {
+            return Some(native);
+        }
         let lower = ifname.to_ascii_lowercase();
         if let Some(n) = lower
             .strip_prefix("eth")
@@ -220,6 +228,35 @@ impl Iface {
     }
 }
 
+/// Whether one end of a link is administratively up, shared by both devices of the link: a shut port
+/// on either end takes the neighbour away on both ends, as LLDP does once the hold time runs out (the
+/// lab skips the wait).
+#[derive(Debug, Clone)]
+pub struct PortFlag(Arc<AtomicBool>);
+
+impl Default for PortFlag {
+    fn default() -> PortFlag {
+        PortFlag(Arc::new(AtomicBool::new(true)))
+    }
+}
+
+impl PartialEq for PortFlag {
+    /// The same link end (its state is not configuration, so snapshots compare equal across it).
+    fn eq(&self, other: &PortFlag) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl PortFlag {
+    pub fn up(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    pub fn set(&self, up: bool) {
+        self.0.store(up, Ordering::Relaxed);
+    }
+}
+
 /// One LLDP neighbour as the simulated device sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Neighbor {
@@ -227,6 +264,16 @@ pub struct Neighbor {
     pub system_name: String,
     pub port: String,
     pub chassis_id: String,
+    /// This device's end of the link and the peer's.
+    pub local_up: PortFlag,
+    pub peer_up: PortFlag,
+}
+
+impl Neighbor {
+    /// Advertised right now: both ends of the link are up.
+    pub fn seen(&self) -> bool {
+        self.local_up.up() && self.peer_up.up()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -314,6 +361,11 @@ impl DeviceState {
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, f)| f)
+    }
+
+    /// The LLDP neighbours advertised now (both ends of their links up).
+    pub fn lldp_neighbors(&self) -> impl Iterator<Item = &Neighbor> {
+        self.neighbors.iter().filter(|n| n.seen())
     }
 
     pub fn iface_mut(&mut self, name: &str) -> Option<&mut Iface> {

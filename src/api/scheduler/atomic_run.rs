@@ -18,6 +18,7 @@ impl Scheduler {
         &self,
         nodes: &[String],
         why_run: bool,
+        check_links: bool,
         requested_by: &str,
     ) -> Result<Accepted, SubmitError> {
         let s = &self.shared;
@@ -86,7 +87,13 @@ impl Scheduler {
                 },
             );
         }
-        let handle = tokio::spawn(run_atomic(s.clone(), id.clone(), nodes.to_vec(), why_run));
+        let run = AtomicRun {
+            run_id: id.clone(),
+            nodes: nodes.to_vec(),
+            why_run,
+            check_links,
+        };
+        let handle = tokio::spawn(run_atomic(s.clone(), run));
         for n in nodes {
             if let Some(r) = st.running.get_mut(n) {
                 r.abort = Some(handle.abort_handle());
@@ -101,7 +108,20 @@ impl Scheduler {
     }
 }
 
-async fn run_atomic(shared: Arc<Shared>, run_id: String, nodes: Vec<String>, why_run: bool) {
+struct AtomicRun {
+    run_id: String,
+    nodes: Vec<String>,
+    why_run: bool,
+    check_links: bool,
+}
+
+async fn run_atomic(shared: Arc<Shared>, run: AtomicRun) {
+    let AtomicRun {
+        run_id,
+        nodes,
+        why_run,
+        check_links,
+    } = run;
     // Hosts netgw does not drive take no part: recorded `skipped`, as in a node-by-node run.
     let mut jobs = Vec::new();
     for node in &nodes {
@@ -133,6 +153,19 @@ async fn run_atomic(shared: Arc<Shared>, run_id: String, nodes: Vec<String>, why
         cancel: Some(shared.cancel.clone()),
         state_dir: shared.engine.state_dir.clone(),
         atomic: Some(crate::atomic::DEFAULT_PHASE_TIMEOUT),
+        check_links: shared
+            .engine
+            .links_topology
+            .as_ref()
+            .filter(|_| check_links)
+            .map(|topo| {
+                Arc::new(crate::links::LinkCheck::new(
+                    topo,
+                    shared.inventory.clone(),
+                    shared.concurrency,
+                    crate::atomic::DEFAULT_PHASE_TIMEOUT,
+                ))
+            }),
         ..Default::default()
     };
     let report = crate::atomic::converge(

@@ -462,7 +462,7 @@ fn lldp_loc(v: &View<'_>, column: u32) -> Option<Rows> {
 fn lldp_rem(v: &View<'_>, column: u32) -> Option<Rows> {
     let mut out = Vec::new();
     let mut per_port: std::collections::BTreeMap<u32, u32> = Default::default();
-    for n in &v.input.state.neighbors {
+    for n in v.input.state.lldp_neighbors() {
         let Some(r) = v.ifaces().iter().find(|r| r.descr == n.local_port) else {
             continue;
         };

@@ -1,0 +1,416 @@
+//! Declared links against LLDP (`netgw links`, and `--check-links` where a transaction asks for it).
+//!
+//! ```text
+//!   topology links ──declared()──▶ [Declared {a: (node, port), b: (node, port)}]   ports as each kind
+//!                                                                                   names them (kinds.rs)
+//!   devices ──gather() (bounded, timed)──▶ node -> [Adjacency {local port, peer name, peer port}]
+//!   compare(declared, seen) ──▶ LinkReport { up, missing (which end misses it), undeclared, errors }
+//! ```
+//!
+//! Only links between two nodes netgw drives are checked: a Linux host or an undriven router may not
+//! speak LLDP, and nothing can be read from it. Interface names are compared as the drivers report
+//! them, abbreviations matched (`Et0/1` is `Ethernet0/1`); a peer's system name matches a node when it
+//! is the node's name or starts with it and a dot (`leaf1.example.net`).
+
+use crate::inventory::Inventory;
+use netgw_models::facts::LldpNeighbor;
+use netgw_models::kinds::device_port_name;
+use netgw_models::topology::Topology;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// One end of a link: a node and its port as the device names it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct End {
+    pub node: String,
+    pub port: String,
+}
+
+/// A link of the topology between two driven nodes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Declared {
+    pub a: End,
+    pub b: End,
+}
+
+/// One LLDP neighbour a node reports.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Adjacency {
+    pub node: String,
+    pub port: String,
+    pub peer: String,
+    pub peer_port: String,
+}
+
+/// A declared link not seen from one or both ends.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Missing {
+    pub link: Declared,
+    /// The nodes that do not see the other end (one or both).
+    pub missing_on: Vec<String>,
+}
+
+/// The comparison.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LinkReport {
+    /// Declared links each end sees.
+    pub up: Vec<Declared>,
+    pub missing: Vec<Missing>,
+    /// Neighbours seen that no declared link explains.
+    pub undeclared: Vec<Adjacency>,
+    /// Nodes whose neighbours could not be read, with why (their links count as missing there).
+    pub errors: BTreeMap<String, String>,
+    /// Links with an end netgw does not drive (not checked).
+    pub unchecked: usize,
+}
+
+impl LinkReport {
+    /// Declared and seen agree, and every node answered.
+    pub fn equal(&self) -> bool {
+        self.missing.is_empty() && self.undeclared.is_empty() && self.errors.is_empty()
+    }
+}
+
+/// The topology's two-ended links: `checked`, both ends driven (in `driven`); `unchecked`, one end
+/// outside it (a neighbour seen across one of those is not undeclared, and its absence is not a fault).
+/// Ports are named as each node's kind names them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeclaredLinks {
+    pub checked: Vec<Declared>,
+    pub unchecked: Vec<Declared>,
+}
+
+pub fn declared(topo: &Topology, driven: &BTreeSet<String>) -> DeclaredLinks {
+    let mut out = DeclaredLinks::default();
+    for l in &topo.links {
+        let ends: Vec<End> = l
+            .endpoints
+            .iter()
+            .filter(|e| topo.nodes.contains_key(&e.node))
+            .map(|e| End {
+                node: e.node.clone(),
+                port: device_port_name(
+                    topo.nodes.get(&e.node).and_then(|n| n.kind.as_deref()),
+                    e.interface.as_deref().unwrap_or_default(),
+                ),
+            })
+            .collect();
+        let Ok([a, b]) = <[End; 2]>::try_from(ends) else {
+            continue;
+        };
+        match (driven.contains(&a.node), driven.contains(&b.node)) {
+            (true, true) => out.checked.push(Declared { a, b }),
+            (false, false) => {}
+            _ => out.unchecked.push(Declared { a, b }),
+        }
+    }
+    out.checked.sort();
+    out.unchecked.sort();
+    out
+}
+
+/// A node's LLDP neighbours as adjacencies.
+pub fn adjacencies(node: &str, lldp: &BTreeMap<String, Vec<LldpNeighbor>>) -> Vec<Adjacency> {
+    let mut out = Vec::new();
+    for (port, ns) in lldp {
+        for n in ns {
+            out.push(Adjacency {
+                node: node.to_owned(),
+                port: port.clone(),
+                peer: n.remote_system_name.clone().unwrap_or_default(),
+                peer_port: n.remote_port.clone().unwrap_or_default(),
+            });
+        }
+    }
+    out
+}
+
+fn names_node(system_name: &str, node: &str) -> bool {
+    system_name == node
+        || system_name
+            .strip_prefix(node)
+            .is_some_and(|rest| rest.starts_with('.'))
+}
+
+/// Whether `adj` is `from` seeing `to` across the link.
+fn sees(adj: &Adjacency, from: &End, to: &End) -> bool {
+    adj.node == from.node
+        && crate::snmp_facts::same_interface(&adj.port, &from.port)
+        && names_node(&adj.peer, &to.node)
+        && crate::snmp_facts::same_interface(&adj.peer_port, &to.port)
+}
+
+/// Compare the declared links with the adjacencies read (`seen`: every node that answered; `errors`:
+/// the nodes that did not).
+pub fn compare(
+    declared: &DeclaredLinks,
+    seen: &[Adjacency],
+    errors: BTreeMap<String, String>,
+) -> LinkReport {
+    let mut r = LinkReport {
+        errors,
+        unchecked: declared.unchecked.len(),
+        ..Default::default()
+    };
+    let mut explained = vec![false; seen.len()];
+    let mut explain = |from: &End, to: &End| match seen.iter().position(|s| sees(s, from, to)) {
+        Some(i) => {
+            explained[i] = true;
+            true
+        }
+        None => false,
+    };
+    for d in &declared.checked {
+        let missing_on: Vec<String> = [(&d.a, &d.b), (&d.b, &d.a)]
+            .into_iter()
+            .filter(|(from, to)| !explain(from, to))
+            .map(|(from, _)| from.node.clone())
+            .collect();
+        if missing_on.is_empty() {
+            r.up.push(d.clone());
+        } else {
+            r.missing.push(Missing {
+                link: d.clone(),
+                missing_on,
+            });
+        }
+    }
+    for d in &declared.unchecked {
+        explain(&d.a, &d.b);
+        explain(&d.b, &d.a);
+    }
+    r.undeclared = seen
+        .iter()
+        .zip(explained)
+        .filter(|(_, e)| !e)
+        .map(|(s, _)| s.clone())
+        .collect();
+    r
+}
+
+/// Read every node's LLDP neighbours through its driver (and SNMP where configured), `concurrency`
+/// nodes at a time, each within `timeout`.
+pub async fn gather(
+    inv: &Inventory,
+    nodes: &[String],
+    concurrency: usize,
+    timeout: Duration,
+) -> (Vec<Adjacency>, BTreeMap<String, String>) {
+    use futures::StreamExt;
+    let results: Vec<(String, Result<Vec<Adjacency>, String>)> =
+        futures::stream::iter(nodes.iter().cloned())
+            .map(|n| async move {
+                let r = match inv.target(&n) {
+                    Ok(t) => {
+                        match tokio::time::timeout(timeout, crate::cli::device_facts(&t)).await {
+                            Ok(Ok(f)) => Ok(adjacencies(&n, &f.lldp_neighbors)),
+                            Ok(Err(e)) => Err(e),
+                            Err(_) => Err(format!("no answer within {}s", timeout.as_secs())),
+                        }
+                    }
+                    Err(e) => Err(e.to_string()),
+                };
+                (n, r)
+            })
+            .buffer_unordered(concurrency.max(1))
+            .collect()
+            .await;
+    let mut seen = Vec::new();
+    let mut errors = BTreeMap::new();
+    for (n, r) in results {
+        match r {
+            Ok(a) => seen.extend(a),
+            Err(e) => {
+                errors.insert(n, e);
+            }
+        }
+    }
+    seen.sort();
+    (seen, errors)
+}
+
+/// A link check a transaction runs between verify and confirm (`--check-links`): the declared links
+/// and how to read every driven node of the topology (members of the transaction or not: a change on
+/// one device can take a link down seen from its neighbour).
+pub struct LinkCheck {
+    pub declared: DeclaredLinks,
+    pub inventory: std::sync::Arc<Inventory>,
+    pub nodes: Vec<String>,
+    pub concurrency: usize,
+    /// Per device.
+    pub timeout: Duration,
+}
+
+impl LinkCheck {
+    /// The declared links of `topo` between the nodes `inv` can reach and netgw drives.
+    pub fn new(
+        topo: &Topology,
+        inventory: std::sync::Arc<Inventory>,
+        concurrency: usize,
+        timeout: Duration,
+    ) -> LinkCheck {
+        let driven: BTreeSet<String> = topo
+            .managed_nodes()
+            .map(|n| n.name.clone())
+            .filter(|n| inventory.hosts.contains_key(n) && inventory.not_driven(n).is_none())
+            .collect();
+        LinkCheck {
+            declared: declared(topo, &driven),
+            nodes: driven.into_iter().collect(),
+            inventory,
+            concurrency,
+            timeout,
+        }
+    }
+
+    pub async fn run(&self) -> LinkReport {
+        let (seen, errors) =
+            gather(&self.inventory, &self.nodes, self.concurrency, self.timeout).await;
+        compare(&self.declared, &seen, errors)
+    }
+}
+
+impl LinkReport {
+    /// The first difference, in a sentence (a transaction's failure names it), and the node it is on.
+    pub fn first_difference(&self) -> Option<(String, String)> {
+        let end = |e: &End| format!("{}:{}", e.node, e.port);
+        if let Some(m) = self.missing.first() {
+            return Some((
+                m.missing_on[0].clone(),
+                format!(
+                    "declared link {} <-> {} not seen from {} ({} missing, {} undeclared in all)",
+                    end(&m.link.a),
+                    end(&m.link.b),
+                    m.missing_on.join(" and "),
+                    self.missing.len(),
+                    self.undeclared.len()
+                ),
+            ));
+        }
+        if let Some(u) = self.undeclared.first() {
+            return Some((
+                u.node.clone(),
+                format!(
+                    "undeclared neighbour: {}:{} sees {}:{} ({} undeclared in all)",
+                    u.node,
+                    u.port,
+                    u.peer,
+                    u.peer_port,
+                    self.undeclared.len()
+                ),
+            ));
+        }
+        let (n, e) = self.errors.iter().next()?;
+        Some((n.clone(), format!("LLDP neighbours unreadable: {e}")))
+    }
+}
+
+/// The report for people: one line a link or adjacency.
+pub fn human(r: &LinkReport) -> String {
+    let end = |e: &End| format!("{}:{}", e.node, e.port);
+    let mut out = String::new();
+    for d in &r.up {
+        out.push_str(&format!("up          {} <-> {}\n", end(&d.a), end(&d.b)));
+    }
+    for m in &r.missing {
+        out.push_str(&format!(
+            "MISSING     {} <-> {}  (not seen from {})\n",
+            end(&m.link.a),
+            end(&m.link.b),
+            m.missing_on.join(" and ")
+        ));
+    }
+    for u in &r.undeclared {
+        out.push_str(&format!(
+            "UNDECLARED  {}:{} sees {}:{}\n",
+            u.node, u.port, u.peer, u.peer_port
+        ));
+    }
+    for (n, e) in &r.errors {
+        out.push_str(&format!("ERROR       {n}: {e}\n"));
+    }
+    out.push_str(&format!(
+        "{} up, {} missing, {} undeclared, {} unreadable node(s), {} link(s) not checked (an end netgw does not drive)\n",
+        r.up.len(),
+        r.missing.len(),
+        r.undeclared.len(),
+        r.errors.len(),
+        r.unchecked
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOPO: &str = r#"
+name: t
+topology:
+  nodes:
+    s1: {kind: ceos}
+    a1: {kind: cisco_iol}
+    h: {kind: linux}
+  links:
+    - endpoints: ["s1:eth1", "a1:eth1"]
+    - endpoints: ["s1:eth2", "h:eth1"]
+"#;
+
+    fn adj(node: &str, port: &str, peer: &str, peer_port: &str) -> Adjacency {
+        Adjacency {
+            node: node.into(),
+            port: port.into(),
+            peer: peer.into(),
+            peer_port: peer_port.into(),
+        }
+    }
+
+    fn driven() -> BTreeSet<String> {
+        ["s1".to_owned(), "a1".to_owned()].into()
+    }
+
+    #[test]
+    fn declared_links_use_the_kinds_port_names_and_skip_undriven_ends() {
+        let t = Topology::parse(TOPO).unwrap();
+        let d = declared(&t, &driven());
+        assert_eq!(d.unchecked.len(), 1);
+        assert_eq!(d.unchecked[0].b.port, "eth1");
+        assert_eq!(d.checked.len(), 1);
+        assert_eq!(d.checked[0].a.port, "Ethernet1");
+        assert_eq!(d.checked[0].b.port, "Ethernet0/1");
+    }
+
+    #[test]
+    fn equal_missing_on_one_end_and_undeclared() {
+        let t = Topology::parse(TOPO).unwrap();
+        let d = declared(&t, &driven());
+        let both = [
+            adj("s1", "Ethernet1", "a1.lab.example", "Et0/1"),
+            adj("a1", "Ethernet0/1", "s1", "Ethernet1"),
+        ];
+        let r = compare(&d, &both, BTreeMap::new());
+        assert!(r.equal(), "{r:?}");
+        assert_eq!(r.up.len(), 1);
+        let r = compare(&d, &both[..1], BTreeMap::new());
+        assert!(!r.equal());
+        assert_eq!(r.missing[0].missing_on, ["a1"]);
+        let extra = [
+            both[0].clone(),
+            both[1].clone(),
+            adj("s1", "Ethernet3", "a1", "Ethernet0/2"),
+        ];
+        let r = compare(&d, &extra, BTreeMap::new());
+        assert_eq!(r.undeclared, [extra[2].clone()]);
+        // A neighbour across a link to an undriven node is declared, and its absence no fault.
+        let host = [
+            both[0].clone(),
+            both[1].clone(),
+            adj("s1", "Ethernet2", "h", "eth1"),
+        ];
+        assert!(compare(&d, &host, BTreeMap::new()).equal());
+        // A peer whose name only starts like the node is another node.
+        let other = [adj("s1", "Ethernet1", "a10", "Et0/1"), both[1].clone()];
+        assert_eq!(compare(&d, &other, BTreeMap::new()).missing.len(), 1);
+    }
+}
