@@ -719,33 +719,13 @@ async fn ensure_old(journal: &Journal, opts: &EngineOptions, m: &mut Member) -> 
         &p.plan,
         Vec::new(),
     );
-    let budget = opts.restore_timeout;
-    let o = match tokio::time::timeout(budget, d.observe()).await {
-        Ok(Ok(o)) => o,
-        Ok(Err(e)) => return Err(format!("reading the device after its rollback: {e}")),
-        Err(_) => return Err("reading the device after its rollback timed out".into()),
-    };
-    let back = intent.plan_to(true, &o.vlans, &o.links, &d.plan_rules());
-    if back.is_empty() {
-        return Ok(());
-    }
-    warn!(node = %m.name, "still changed after its rollback: putting the old state back");
     let mut steps = Steps {
         report: &mut m.report,
         t: Instant::now(),
         session: &m.session,
         journal,
     };
-    match tokio::time::timeout(
-        budget * 2,
-        engine::restore_old(d.as_mut(), &intent, &back, opts, &mut steps),
-    )
-    .await
-    {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(format!("RESTORE AFTER ROLLBACK FAILED: {e}")),
-        Err(_) => Err("RESTORE AFTER ROLLBACK TIMED OUT".into()),
-    }
+    engine::ensure_old(d.as_mut(), &intent, opts, &mut steps).await
 }
 
 /// Drivers whose `rollback` can be called again after it failed. EOS forgets its committed state on

@@ -24,7 +24,7 @@ use crate::session::{Phase, Restore, Session};
 use crate::store::NodeStore;
 use crate::store::local::LocalRepo;
 use async_trait::async_trait;
-use netgw_drivers::driver::{CommitOptions, Driver, DriverError};
+use netgw_drivers::driver::{CommitOptions, Driver, DriverError, Settled};
 use netgw_drivers::target::DeviceTarget;
 use netgw_models::allowlist::{Allowlists, filter};
 use netgw_models::attributes::{Component, Source};
@@ -904,7 +904,7 @@ async fn apply(
     steps.session.set(Phase::Committing);
     if let Err(e) = driver.commit(&commit_opts).await {
         // The commit may have been partly applied: roll back to the state before the run.
-        roll_back(driver, &name, steps, "a failed commit").await;
+        roll_back(driver, &intent, opts, steps, "a failed commit").await;
         return Err(drv(e));
     }
     steps.mark("commit");
@@ -917,7 +917,7 @@ async fn apply(
     )
     .await
     {
-        roll_back(driver, &name, steps, "a failed verification").await;
+        roll_back(driver, &intent, opts, steps, "a failed verification").await;
         return Err(drv(e));
     }
     steps.mark("verify");
@@ -961,18 +961,64 @@ pub(crate) async fn verify_applied(
     })
 }
 
-/// Undo an unconfirmed commit; the journal entry goes only once the device is back as it was.
-pub(crate) async fn roll_back(
+/// Undo an unconfirmed commit, then read the device back ([`ensure_old`]): the journal entry goes
+/// only once the device is shown to be as it was.
+async fn roll_back(
     driver: &mut dyn Driver,
-    name: &NodeName,
-    steps: &Steps<'_>,
+    intent: &Intent,
+    opts: &EngineOptions,
+    steps: &mut Steps<'_>,
     after: &str,
 ) {
-    match driver.rollback().await {
-        Ok(()) => forget(steps.journal, name).await,
-        Err(r) => warn!(error = %r, "rollback after {after} failed; the intent journal is kept"),
+    let rolled = driver.rollback().await;
+    if let Err(r) = &rolled {
+        warn!(error = %r, "rollback after {after} failed; reading the device back");
+    }
+    match ensure_old(driver, intent, opts, steps).await {
+        Ok(()) => {}
+        // The device cannot be read (its session is gone): the driver's word is all there is.
+        Err(e) if rolled.is_ok() && e.starts_with("reading the device") => {
+            warn!("{e}; trusting the driver's rollback");
+        }
+        Err(e) => {
+            warn!("{e}; the intent journal is kept");
+            steps.session.set(Phase::Done);
+            return;
+        }
+    }
+    if let Ok(name) = NodeName::new(&intent.node) {
+        forget(steps.journal, &name).await;
     }
     steps.session.set(Phase::Done);
+}
+
+/// Read the device after a rollback; where the resources `intent` touched are not as before the
+/// change, put the old state back ([`restore_old`]). A driver's `Ok` to `rollback` is not proof:
+/// after a commit that failed late (a lost connection, an error after the change landed) it may
+/// not know the change is on the device. Each step has `opts.restore_timeout` (the restore twice).
+/// Shared by plain converges and atomic transactions (`crate::atomic`).
+pub(crate) async fn ensure_old(
+    driver: &mut dyn Driver,
+    intent: &Intent,
+    opts: &EngineOptions,
+    steps: &mut Steps<'_>,
+) -> Result<(), String> {
+    let budget = opts.restore_timeout;
+    let o = match tokio::time::timeout(budget, driver.observe()).await {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => return Err(format!("reading the device after its rollback: {e}")),
+        Err(_) => return Err("reading the device after its rollback timed out".into()),
+    };
+    let back = intent.plan_to(true, &o.vlans, &o.links, &driver.plan_rules());
+    if back.is_empty() {
+        return Ok(());
+    }
+    warn!(node = %intent.node, "still changed after its rollback: putting the old state back");
+    match tokio::time::timeout(budget * 2, restore_old(driver, intent, &back, opts, steps)).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(format!("RESTORE AFTER ROLLBACK FAILED: {e}")),
+        Err(_) => Err("RESTORE AFTER ROLLBACK TIMED OUT".into()),
+    }
 }
 
 /// Clear a finished change's journal entry. A failure only warns: the next run finds the device
@@ -983,9 +1029,11 @@ pub(crate) async fn forget(journal: &Journal, name: &NodeName) {
     }
 }
 
-/// Finish or undo an earlier run's unfinished change of this node: read the device; wholly new or
-/// wholly old, clear the entry; otherwise put the old state back (stage, commit, verify, confirm),
-/// then clear it. A failed restore keeps the entry and fails the run.
+/// Finish or undo an earlier run's unfinished change of this node: read the device; wholly new,
+/// confirm what the device still holds under its confirm timer; wholly old, clear the entry;
+/// otherwise put the old state back (the device's own revert of a pending change first, then the
+/// exact inverse: stage, commit, verify, confirm), then clear it. A failed restore keeps the entry
+/// and fails the run.
 async fn recover(
     name: &NodeName,
     driver: &mut dyn Driver,
@@ -993,6 +1041,15 @@ async fn recover(
     steps: &mut Steps<'_>,
 ) -> StepResult<Option<Recovery>> {
     let Some(intent) = steps.journal.read(name).await? else {
+        // No entry names it (journal off, another state directory): a change a dead session left
+        // under the device's timer is undone now, as the timer would, before this run stages.
+        if let Settled::Reverted(cmd) = driver.settle_pending(false).await.map_err(drv)? {
+            let w = format!(
+                "an unconfirmed change an earlier session left pending was reverted ({cmd}); no intent journal named it"
+            );
+            warn!(node = %name, "{w}");
+            steps.report.warnings.push(w);
+        }
         return Ok(None);
     };
     let observed = driver.observe().await.map_err(drv)?;
@@ -1002,24 +1059,60 @@ async fn recover(
         found: "partial",
         action: "cleared",
         restored: 0,
+        via: None,
     };
-    let back = intent.plan_to(true, &observed.vlans, &observed.links, &rules);
     if intent
         .plan_to(false, &observed.vlans, &observed.links, &rules)
         .is_empty()
     {
         recovery.found = "new";
-    } else if back.is_empty() {
-        recovery.found = "old";
+        if let Settled::Confirmed(cmd) = driver.settle_pending(true).await.map_err(drv)? {
+            recovery.action = "confirmed";
+            recovery.via = Some(cmd);
+        }
     } else {
-        restore_old(driver, &intent, &back, opts, steps).await?;
-        recovery.action = "restored";
-        recovery.restored = back.vlans.len() + back.links.len();
+        restore_recovered(driver, &intent, &observed, &mut recovery, opts, steps).await?;
     }
     steps.journal.clear(name).await?;
     warn!(found = recovery.found, action = recovery.action, run = %recovery.run_id, "recovered an unfinished change: {recovery}");
     steps.mark("recover");
     Ok(Some(recovery))
+}
+
+/// The old state back for a change found not wholly new: the device's own revert where a change is
+/// still pending (EOS `configure session NAME abort`, IOS `configure revert now`), then the exact
+/// inverse for whatever that did not hold (or for all of it where the device has nothing pending).
+async fn restore_recovered(
+    driver: &mut dyn Driver,
+    intent: &Intent,
+    observed: &netgw_drivers::driver::Observed,
+    recovery: &mut Recovery,
+    opts: &EngineOptions,
+    steps: &mut Steps<'_>,
+) -> StepResult<()> {
+    let rules = driver.plan_rules();
+    let mut back = intent.plan_to(true, &observed.vlans, &observed.links, &rules);
+    let touched = back.vlans.len() + back.links.len();
+    if back.is_empty() {
+        recovery.found = "old";
+    }
+    if let Settled::Reverted(cmd) = driver.settle_pending(false).await.map_err(drv)? {
+        recovery.action = "reverted";
+        recovery.via = Some(cmd);
+        recovery.restored = touched;
+        let o = driver.observe().await.map_err(drv)?;
+        back = intent.plan_to(true, &o.vlans, &o.links, &rules);
+    }
+    if !back.is_empty() {
+        restore_old(driver, intent, &back, opts, steps).await?;
+        recovery.action = "restored";
+        recovery.restored = touched;
+        recovery.via = Some(match recovery.via.take() {
+            Some(c) => format!("{c}, then exact inverse"),
+            None => "exact inverse".into(),
+        });
+    }
+    Ok(())
 }
 
 pub(crate) async fn restore_old(

@@ -6,15 +6,18 @@
 //!   apply: stage ─▶ Journal::write(intent) (fsync file + dir) ─▶ commit ─▶ verify ─▶ confirm ─▶ clear
 //!                                                                └ failed ─▶ rollback ok ─▶ clear
 //!   next run (converge, why-run, drift): connect ─▶ facts ─▶ [journal?] observe ─▶ classify:
-//!        fully new ─▶ clear      fully old ─▶ clear      otherwise ─▶ restore the old state ─▶ clear
+//!        fully new ─▶ confirm a commit still under the device's timer (Driver::settle_pending) ─▶ clear
+//!        fully old ─▶ clear
+//!        otherwise ─▶ the device's own revert where it has one pending (EOS session abort, IOS
+//!                     `configure revert now`), then the exact inverse for what is left ─▶ clear
 //! ```
 //!
 //! The intent records, per touched resource, its state before the change (as observed by the dead run)
 //! and after it (as planned), the run id, the platform and the rendered change. "Fully new" and "fully
 //! old" are decided by the planner itself (`Policy::Replace` on the touched resources: nothing left to
 //! change towards that state); restoring is a plan from what the device holds back to the old state,
-//! applied through the driver like any change (stage, commit, verify, confirm): the exact inverse on
-//! every platform. The files live in the state directory (`crate::state::journal_dir`), never in the
+//! applied through the driver like any change (stage, commit, verify, confirm): the exact inverse,
+//! after the device's own revert of a change still pending where it has one. The files live in the state directory (`crate::state::journal_dir`), never in the
 //! repo. `NETGW_JOURNAL=off` disables writing them (only to show, in the crash campaign, what the
 //! journal prevents).
 
@@ -227,21 +230,34 @@ pub struct Recovery {
     pub run_id: String,
     /// `new` (the change had landed whole), `old` (none of it had) or `partial`.
     pub found: &'static str,
-    /// `cleared` (nothing to do on the device) or `restored` (the old state put back).
+    /// `cleared` (nothing to do on the device), `confirmed` (a change found whole but still under
+    /// the device's confirm timer made permanent), `reverted` (the device's own mechanism put the
+    /// old state back) or `restored` (the exact inverse put the old state back, after a revert
+    /// where one left something).
     pub action: &'static str,
     /// Resources the restore changed back.
     pub restored: usize,
+    /// How: the device command (`configure session NAME commit`, `configure confirm`, `commit`,
+    /// `configure session NAME abort`, `configure revert now`) and/or `exact inverse`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 impl std::fmt::Display for Recovery {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.found {
-            "partial" => write!(
+        let via = self.via.as_deref().unwrap_or("exact inverse");
+        match (self.found, self.action) {
+            ("partial", _) => write!(
                 f,
-                "run {} left its change half-applied: restored {} resource(s) to the state before it",
+                "run {} left its change half-applied: restored {} resource(s) to the state before it ({via})",
                 self.run_id, self.restored
             ),
-            found => write!(
+            (_, "confirmed") => write!(
+                f,
+                "run {} left its change unconfirmed; the device held the new state whole: confirmed it ({via})",
+                self.run_id
+            ),
+            (found, _) => write!(
                 f,
                 "run {} left an unfinished change; the device held the {} state whole: journal cleared",
                 self.run_id, found

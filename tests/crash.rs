@@ -179,12 +179,23 @@ fn start(
     names: &[(String, usize)],
     journal: bool,
 ) -> Env {
+    start_with(rt, rng, names, journal, &[])
+}
+
+/// [`start`] with netgw-lab settings `extra` on every node, after the vendor's own.
+fn start_with(
+    rt: &tokio::runtime::Runtime,
+    rng: &mut Rng,
+    names: &[(String, usize)],
+    journal: bool,
+    extra: &[(&str, &str)],
+) -> Env {
     let mut topo = String::from("name: crash\ntopology:\n  nodes:\n");
     let mut faults = Vec::new();
     for (n, v) in names {
         topo.push_str(&format!("    {n}: {{kind: {}}}\n", VENDORS[*v].1));
         faults.push((n.clone(), "latency-ms".to_string(), LATENCY_MS.to_string()));
-        for (k, v) in VENDORS[*v].3 {
+        for (k, v) in VENDORS[*v].3.iter().chain(extra) {
             faults.push((n.clone(), (*k).to_owned(), (*v).to_owned()));
         }
     }
@@ -788,8 +799,9 @@ fn an_ios_device_with_an_archive_reverts_a_dead_gateways_change_by_itself() {
     );
     drop(env);
 
-    // Journal on: the next run finds the archive device already reverted (`configure revert now` at
-    // connect, before its timer) and restores the other with the exact inverse; both then converge.
+    // Journal on: the next run reverts the archive device with its own `configure revert now`
+    // (the change is pending and half-applied) and restores the other with the exact inverse; both
+    // then converge.
     let env = start(&rt, &mut rng, &names, true);
     let old: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n, n)).collect();
     for n in &nodes {
@@ -798,10 +810,23 @@ fn an_ios_device_with_an_archive_reverts_a_dead_gateways_change_by_itself() {
     let arc = cli_sim(&env, &nodes[0]);
     assert!(arc.archive.pending());
     let next = env.report(&["converge", "--why-run"], &nodes);
-    assert!(!arc.archive.pending(), "reverted at the next connect");
+    assert!(!arc.archive.pending(), "reverted by the recovery");
     assert_eq!(snapshot(&env.lab, &nodes[0], &nodes[0]), old[0], "{next:#}");
     assert_eq!(snapshot(&env.lab, &nodes[1], &nodes[1]), old[1], "{next:#}");
-    assert_eq!(next["nodes"][0]["recovered"]["found"], "old", "{next:#}");
+    let rec = &next["nodes"][0]["recovered"];
+    assert_eq!(
+        (&rec["found"], &rec["action"], &rec["via"]),
+        (
+            &Value::from("partial"),
+            &Value::from("reverted"),
+            &Value::from("configure revert now")
+        ),
+        "{next:#}"
+    );
+    assert_eq!(
+        next["nodes"][1]["recovered"]["via"], "exact inverse",
+        "{next:#}"
+    );
     assert_eq!(
         next["nodes"][1]["recovered"]["found"], "partial",
         "{next:#}"
@@ -821,6 +846,128 @@ fn an_ios_device_with_an_archive_reverts_a_dead_gateways_change_by_itself() {
         "the converge armed the timer"
     );
     assert!(!arc.archive.pending(), "and confirmed its change");
+    drop(env);
+    rt.shutdown_timeout(Duration::from_secs(5));
+}
+
+/// Whether `n`'s device holds a confirmed commit waiting for its confirmation (Junos `commit
+/// confirmed`, an EOS session under `commit timer`, IOS's revert timer).
+fn pending_on(env: &Env, n: &str) -> bool {
+    match &env.lab.node(n).unwrap().sim {
+        Sim::Junos(j) => j.pending_confirm(),
+        Sim::Eos(e) => e.pending_timer(),
+        Sim::Cli(c) => c.archive.pending(),
+        _ => false,
+    }
+}
+
+/// Kill a converge of `n` once its device holds the whole change (every VLAN of the desired state
+/// and the link's description) still waiting for its confirmation.
+fn kill_unconfirmed(env: &Env, n: &String, args: &[&str]) {
+    let body: Value = serde_json::from_str(
+        &std::fs::read_to_string(env.repo().join(format!("nodes/{n}.json"))).unwrap(),
+    )
+    .unwrap();
+    let nd = &body["normal"]["netdev"];
+    let mut marks: Vec<String> = nd["vlans"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| format!("crash_{k}"))
+        .collect();
+    let link = nd["links"].as_object().unwrap().values().next().unwrap();
+    marks.push(link["description"].as_str().unwrap().to_owned());
+    let mut c = env.netgw(args, std::slice::from_ref(n)).spawn().unwrap();
+    let t = Instant::now();
+    loop {
+        if pending_on(env, n) {
+            let s = snapshot(&env.lab, n, n);
+            if marks.iter().all(|m| s.contains(m.as_str())) {
+                c.kill().unwrap();
+                break;
+            }
+        }
+        assert!(
+            c.try_wait().unwrap().is_none() && t.elapsed() < PROC_LIMIT,
+            "{n}: never seen whole and unconfirmed"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let _ = c.wait();
+}
+
+/// Issue 15: a converge killed after its confirmed commit and before its confirmation leaves the
+/// device wholly new under its own timer; the next run finds it so and confirms it (Junos `commit`,
+/// EOS `configure session NAME commit`, IOS `configure confirm`), so the device keeps it after the
+/// timer's time has passed. First, the control: with no next run each device rolls the same kind of
+/// change back by itself, so a recovery that only cleared its journal would be caught.
+#[test]
+fn a_change_killed_before_its_confirmation_is_confirmed_by_the_next_run() {
+    let rt = runtime();
+    let mut rng = Rng(env_u64("CRASH_SEED", 15));
+    let names: Vec<(String, usize)> = vec![
+        ("eos-unconf".into(), 0),
+        ("junos-unconf".into(), 1),
+        ("iosarc-unconf".into(), 5),
+    ];
+    let nodes: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
+    // `--confirm-timeout 10`: EOS `commit timer 00:00:10`; Junos and IOS 1 minute, 10 s long here.
+    let env = start_with(
+        &rt,
+        &mut rng,
+        &names,
+        true,
+        &[("revert-minute-ms", "10000")],
+    );
+    let converge = ["converge", "--confirm-timeout", "10"];
+    let old: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n, n)).collect();
+    for (i, n) in nodes.iter().enumerate() {
+        kill_unconfirmed(&env, n, &converge);
+        assert!(
+            becomes(&env, n, &old[i], Duration::from_secs(40)),
+            "{n}: the control's device did not roll back by itself"
+        );
+        assert!(!pending_on(&env, n));
+    }
+    // The same kills, then the next run before the timers expire.
+    for n in &nodes {
+        kill_unconfirmed(&env, n, &converge);
+    }
+    let next = env.report(&["converge", "--why-run"], &nodes);
+    // What the next run left (lines a killed IOS converge had in flight land after the kill).
+    let confirmed: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n, n)).collect();
+    let vias = ["configure session netgw-", "commit", "configure confirm"];
+    for (i, n) in nodes.iter().enumerate() {
+        let rec = &next["nodes"][i]["recovered"];
+        assert_eq!(rec["found"], "new", "{n}: {next:#}");
+        assert_eq!(rec["action"], "confirmed", "{n}: {next:#}");
+        let via = rec["via"].as_str().unwrap_or_default();
+        assert!(
+            via == vias[i] || (via.starts_with(vias[i]) && via.ends_with(" commit")),
+            "{n}: {via}"
+        );
+        assert!(
+            !pending_on(&env, n),
+            "{n}: still waiting for a confirmation"
+        );
+    }
+    // Past every timer (10 s) with room: the devices keep the change, which is the whole desired
+    // state (the last converge has nothing to do).
+    std::thread::sleep(Duration::from_secs(13));
+    for (i, n) in nodes.iter().enumerate() {
+        assert_ne!(confirmed[i], old[i], "{n}");
+        assert_eq!(
+            snapshot(&env.lab, n, n),
+            confirmed[i],
+            "{n} lost its confirmed change"
+        );
+    }
+    let last = env.report(&["converge"], &nodes);
+    for i in 0..nodes.len() {
+        assert_eq!(last["nodes"][i]["status"], "success", "{last:#}");
+        assert_eq!(last["nodes"][i]["recovered"], Value::Null, "{last:#}");
+        assert_eq!(snapshot(&env.lab, &nodes[i], &nodes[i]), confirmed[i]);
+    }
     drop(env);
     rt.shutdown_timeout(Duration::from_secs(5));
 }

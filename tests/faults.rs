@@ -88,6 +88,8 @@ enum Fault {
     Latency(u64),
     /// `reset-after-bytes` anywhere in the run.
     Bytes(u64),
+    /// `reset-at-line`: right after the device applied its n-th configuration line.
+    Line(u64),
     RejectCommit(String),
     ResetBeforeCommit,
     ResetAfterCommit,
@@ -100,6 +102,7 @@ impl Fault {
     fn lab_faults(&self) -> Vec<(&'static str, String)> {
         match self {
             Fault::ConnectBytes(n) | Fault::Bytes(n) => vec![("reset-after-bytes", n.to_string())],
+            Fault::Line(n) => vec![("reset-at-line", n.to_string())],
             Fault::AuthFail => vec![("auth-fail", "true".into())],
             Fault::Latency(ms) => vec![("latency-ms", ms.to_string())],
             Fault::RejectCommit(m) => vec![("reject-commit", m.clone())],
@@ -115,6 +118,7 @@ impl Fault {
             Fault::AuthFail => "auth-fail",
             Fault::Latency(_) => "latency > operation timeout",
             Fault::Bytes(_) => "reset-after-bytes (anywhere)",
+            Fault::Line(_) => "reset-at-line",
             Fault::RejectCommit(_) => "reject-commit",
             Fault::ResetBeforeCommit => "reset-at before-commit",
             Fault::ResetAfterCommit => "reset-at after-commit",
@@ -796,12 +800,79 @@ fn sweep_resets_across_the_commit(vendor: Vendor, first: u64, step: u64) {
 
 /// Regression (found by the test above): IOS applies configuration lines as they arrive, so a session
 /// lost in the middle of the commit left the device half-applied (the driver's restore needed the dead
-/// session). The driver now reconnects to restore. Resets swept across the commit of IOS devices.
+/// session). The driver now reconnects to restore. The session is reset right after each of the
+/// commit's configuration lines in turn (`reset-at-line`: a command boundary, the same whatever the
+/// connect read, where a byte offset moved with `show archive` and flaked).
 #[test]
 fn ios_session_lost_mid_commit_is_restored() {
-    // The commit sits about 12.6k-14k bytes into an IOS run (it used to be past 28k; an IOS run has
-    // since become shorter, and offsets past the run's traffic test nothing).
-    sweep_resets_across_the_commit(Vendor::Ios, 12_600, 40);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut rng = Rng(8);
+    // An IOS commit of this test's plan is about a dozen lines; 1..=16 covers it and past its end.
+    let rd = rt.block_on(run_round(
+        &mut rng,
+        0,
+        &[Vendor::Ios],
+        16,
+        false,
+        &|_, _, _, i| Fault::Line(1 + i as u64),
+    ));
+    let mut tally = Tally::default();
+    check_round(&rd, &mut tally, false);
+    check_round(&rd, &mut tally, true);
+    assert!(tally.problems.is_empty(), "{}", tally.problems.join("\n\n"));
+    // Every line before the last is a reset with lines already active: the devices must be unchanged.
+    let in_commit = tally
+        .rows
+        .iter()
+        .filter(|((_, _, step, o), _)| *step == "commit" && *o == Outcome::Unchanged)
+        .map(|(_, n)| n)
+        .sum::<usize>();
+    assert!(in_commit >= 8, "resets in the commit: {:?}", tally.rows);
+    drop(rd);
+    rt.shutdown_timeout(Duration::from_secs(5));
+}
+
+/// A commit that lands and then fails (the connection reset after the device applied it, before
+/// its answer): a driver's `rollback` can answer `Ok` without knowing the change landed (F5's
+/// transaction, EOS), so the engine reads the device back after every rollback and puts the old
+/// state back where it is still changed (`engine::ensure_old`, shared with atomic runs). Every
+/// device must fail its run and end exactly as before, never left new.
+#[test]
+fn a_commit_that_lands_then_fails_is_read_back_and_restored() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut rng = Rng(15);
+    let rd = rt.block_on(run_round(
+        &mut rng,
+        0,
+        &[Vendor::F5, Vendor::Eos],
+        2,
+        false,
+        &|_, _, _, _| Fault::ResetAfterCommit,
+    ));
+    let mut tally = Tally::default();
+    check_round(&rd, &mut tally, false);
+    assert!(tally.problems.is_empty(), "{}", tally.problems.join("\n\n"));
+    for p in &rd.planned {
+        let rep = &rd.reports[&p.node];
+        assert_eq!(rep.status, NodeStatus::Failed, "{}: {rep:?}", p.node);
+        assert_eq!(
+            snapshot(&rd.lab, &p.node, &p.control),
+            rd.before[&p.node],
+            "{}: left changed after its failed commit ({:?})",
+            p.node,
+            rep.error
+        );
+    }
+    drop(rd);
+    rt.shutdown_timeout(Duration::from_secs(5));
 }
 
 /// Regression (found by adding NX-OS to the campaign): NX-OS applies configuration lines as they

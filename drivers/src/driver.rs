@@ -169,6 +169,20 @@ impl Default for CommitOptions {
     }
 }
 
+/// What [`Driver::settle_pending`] found and did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Settled {
+    /// No confirmed commit of an earlier session was waiting.
+    Nothing,
+    /// It was made permanent with this command (Junos `commit`, EOS `configure session NAME
+    /// commit`, IOS `configure confirm`).
+    Confirmed(String),
+    /// It was undone at once with the device's own mechanism (EOS `configure session NAME abort`,
+    /// IOS `configure revert now`).
+    Reverted(String),
+}
+
 /// Kinds of failure, for reports and metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -277,6 +291,14 @@ pub trait Driver: Send {
     async fn rollback(&mut self) -> Result<(), DriverError>;
     /// End the session cleanly.
     async fn close(&mut self) -> Result<(), DriverError>;
+    /// Settle a confirmed commit an earlier, dead session left waiting for its confirmation (the
+    /// node lock keeps live netgw runs out): `keep` makes it permanent (the device holds the whole
+    /// change), otherwise it is undone now where the device can, else its own timer does it later.
+    /// Platforms without a device-side timer have nothing to settle.
+    async fn settle_pending(&mut self, keep: bool) -> Result<Settled, DriverError> {
+        let _ = keep;
+        Ok(Settled::Nothing)
+    }
 }
 
 #[cfg(test)]

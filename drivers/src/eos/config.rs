@@ -120,6 +120,28 @@ pub fn revert_plan(applied: &Plan, pre: &Observed, now: &Observed) -> Plan {
     )
 }
 
+/// The `netgw-` configuration sessions in `show configuration sessions detail` committed under a
+/// commit timer and not confirmed yet (state `pendingCommitTimer`): a gateway died between its
+/// commit and `configure session NAME commit`. Other names are an operator's and never touched.
+pub fn timed_sessions(show_sessions: &serde_json::Value) -> Vec<String> {
+    let Some(map) = show_sessions
+        .get("sessions")
+        .and_then(serde_json::Value::as_object)
+    else {
+        return Vec::new();
+    };
+    map.iter()
+        .filter(|(name, s)| {
+            name.starts_with("netgw-")
+                && matches!(
+                    s.get("state").and_then(serde_json::Value::as_str),
+                    Some("pendingCommitTimer" | "pending-commit-timer")
+                )
+        })
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
 /// The pending `netgw-` configuration sessions in `show configuration sessions` that a killed
 /// gateway left behind (stamped over an hour before `now`, as NX-OS checkpoints are judged:
 /// [`crate::stamp::abandoned`]). EOS keeps a session pending for up to a day and only five open
@@ -303,5 +325,17 @@ mod tests {
         let now = 0x5f5e100 + crate::nxos::config::ABANDONED_AFTER_SECS;
         assert_eq!(abandoned_sessions(&v, now), ["netgw-5f5e0ff-1a2b-1"]);
         assert!(abandoned_sessions(&serde_json::json!({}), now).is_empty());
+        // A timed commit waiting for its confirmation is not abandoned: recovery settles it.
+        let t = serde_json::json!({"sessions": {
+            "netgw-5f5e0ff-1a2b-2": {"state": "pendingCommitTimer"},
+            "ops-change": {"state": "pendingCommitTimer"},
+            "netgw-5f5e0ff-1a2b-3": {"state": "pending"}
+        }});
+        assert_eq!(timed_sessions(&t), ["netgw-5f5e0ff-1a2b-2"]);
+        assert!(
+            abandoned_sessions(&t, now)
+                .iter()
+                .all(|n| !n.ends_with("-2"))
+        );
     }
 }

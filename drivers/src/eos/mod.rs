@@ -32,7 +32,8 @@ use netgw_models::resource::{Link, Vlan, VlanId, VlanSet};
 use serde_json::Value;
 
 use crate::driver::{
-    Capabilities, CommitOptions, Driver, DriverError, Observed, ObservedOnce, Platform, Staged,
+    Capabilities, CommitOptions, Driver, DriverError, Observed, ObservedOnce, Platform, Settled,
+    Staged,
 };
 use crate::target::DeviceTarget;
 use crate::transport::http::{HttpAuth, HttpClient, HttpConfig, TlsMode};
@@ -712,6 +713,41 @@ impl Driver for EosDriver {
             self.discard().await?;
         }
         Ok(())
+    }
+
+    async fn settle_pending(&mut self, keep: bool) -> Result<Settled, DriverError> {
+        if !self.caps.confirmed_commit {
+            return Ok(Settled::Nothing);
+        }
+        let sessions = self
+            .eapi
+            .run_one_json("show configuration sessions detail")
+            .await
+            .map_err(self.err("recover"))?;
+        // One at a time: the node lock leaves at most the one a dead run committed.
+        let Some(name) = config::timed_sessions(&sessions).into_iter().next() else {
+            return Ok(Settled::Nothing);
+        };
+        self.observed.forget();
+        let cmd = if keep {
+            config::session_commit_command(&name, None)
+        } else {
+            config::session_abort_command(&name)
+        };
+        let mut cmds = vec![cmd.clone()];
+        if keep && self.write_memory {
+            cmds.push("write memory".to_owned());
+        }
+        self.eapi
+            .run_json(&cmds)
+            .await
+            .map_err(self.err("recover"))?;
+        tracing::info!(device = %self.device, session = %name, "{cmd}");
+        Ok(if keep {
+            Settled::Confirmed(cmd)
+        } else {
+            Settled::Reverted(cmd)
+        })
     }
 }
 

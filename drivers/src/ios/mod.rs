@@ -19,8 +19,9 @@
 //! IOS has no candidate. Its confirmed commit is the archive's revert timer (Configuration Rollback
 //! Confirmed Change), found per device at connect (`show archive`): with it a gateway that dies
 //! mid-change leaves the device to put its configuration back by itself when the timer expires; a
-//! confirmed change still pending at connect (left by a dead session) is reverted at once, before
-//! anything is read. Without an archive the exact inverse is the only way back. Quirks handled by the
+//! confirmed change still pending at connect (left by a dead session) is settled by the recovery of
+//! its journal (`settle_pending`: `configure confirm` when the device holds the whole change,
+//! `configure revert now` otherwise), or reverted before anything is staged. Without an archive the exact inverse is the only way back. Quirks handled by the
 //! shell and here: no `end` on fake-switches (the shell falls back to `exit`), echoed commands, CRLF,
 //! `terminal length 0` only after enable, empty answers to `show interfaces` / lldp / cdp.
 //! `show ip interface brief` is never sent (it kills fake-switches' session).
@@ -41,7 +42,7 @@ use serde_json::Value;
 
 use crate::driver::{
     Capabilities, CommitOptions, Driver, DriverError, ErrorKind, Observed, ObservedOnce, Platform,
-    Staged,
+    Settled, Staged,
 };
 use crate::target::DeviceTarget;
 use crate::transport::ssh::{
@@ -436,6 +437,8 @@ pub struct IosDriver {
     save_config: bool,
     /// The device has a configuration archive: changes go under its revert timer.
     archive: bool,
+    /// A confirmed change a dead session left pending, found at connect and not yet settled.
+    stale: bool,
     state: State,
     observed: ObservedOnce,
 }
@@ -446,7 +449,7 @@ impl IosDriver {
     pub async fn connect(target: &DeviceTarget) -> Result<Self, DriverError> {
         let save_config = bool_option(target, "save_config")?;
         let mut conn = CliConn::connect(target, PlatformKind::Ios).await?;
-        let archive = settle_archive(&mut conn).await?;
+        let (archive, stale) = find_archive(&mut conn).await?;
         Ok(IosDriver {
             observed: ObservedOnce::default(),
             device: target.name.clone(),
@@ -454,6 +457,7 @@ impl IosDriver {
             conn,
             save_config,
             archive,
+            stale,
             state: State::Idle,
         })
     }
@@ -474,6 +478,7 @@ impl IosDriver {
             // No recording holds an archive session (`settle_archive` at connect): the exact-inverse
             // path, as on a device without one.
             archive: false,
+            stale: false,
             state: State::Idle,
         })
     }
@@ -543,26 +548,26 @@ impl IosDriver {
     }
 }
 
-/// Whether the device has a configuration archive (so changes can go under its revert timer). A
-/// confirmed change already waiting (a dead session armed it; the node lock keeps other netgw runs
-/// out) is reverted at once: left alone, its timer would expire in the middle of this run's change
-/// and take that change back too.
-async fn settle_archive(conn: &mut CliConn) -> Result<bool, DriverError> {
+/// Whether the device has a configuration archive (so changes can go under its revert timer), and
+/// whether a confirmed change is already waiting (a dead session armed it; the node lock keeps other
+/// netgw runs out). That one is settled before this session changes anything (`settle_pending`):
+/// left alone, its timer would expire in the middle of this run's change and take that back too.
+async fn find_archive(conn: &mut CliConn) -> Result<(bool, bool), DriverError> {
     let Some(show) = conn.optional("show archive").await? else {
-        return Ok(false);
+        return Ok((false, false));
     };
     if !archive::archive_configured(&show) {
-        return Ok(false);
+        return Ok((false, false));
     }
     let timer = conn
         .optional("show archive config rollback timer")
         .await?
         .unwrap_or_default();
-    if archive::rollback_pending(&timer) {
-        tracing::warn!(device = %conn.device, "an unconfirmed change (revert timer running) was left by an earlier session: configure revert now");
-        conn.run("connect", "configure revert now").await?;
+    let stale = archive::rollback_pending(&timer);
+    if stale {
+        tracing::warn!(device = %conn.device, "an unconfirmed change (revert timer running) was left by an earlier session");
     }
-    Ok(true)
+    Ok((true, stale))
 }
 
 /// The device as configured and as the planner sees it, from `show vlan brief`, `show running-config`
@@ -689,6 +694,10 @@ impl Driver for IosDriver {
     }
 
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
+        if self.stale {
+            // Nobody settled the dead session's change: its timer must not take this one back.
+            self.settle_pending(false).await?;
+        }
         self.observed.forget();
         if !matches!(self.state, State::Idle) {
             return Err(DriverError::Config {
@@ -912,6 +921,33 @@ impl Driver for IosDriver {
             self.state = State::Idle;
         }
         self.conn.close().await
+    }
+
+    async fn settle_pending(&mut self, keep: bool) -> Result<Settled, DriverError> {
+        if !self.stale {
+            return Ok(Settled::Nothing);
+        }
+        self.observed.forget();
+        let cmd = if keep {
+            "configure confirm"
+        } else {
+            "configure revert now"
+        };
+        let out = self.conn.run("recover", cmd).await?;
+        self.stale = false;
+        tracing::info!(device = %self.device, answer = %out.trim(), "{cmd}");
+        if out.contains(archive::NOT_PENDING) {
+            // The timer ran out between connect and now: the device already put the old state back.
+            return Ok(Settled::Nothing);
+        }
+        if keep && self.save_config {
+            self.conn.run("recover", "write memory").await?;
+        }
+        Ok(if keep {
+            Settled::Confirmed(cmd.into())
+        } else {
+            Settled::Reverted(cmd.into())
+        })
     }
 }
 

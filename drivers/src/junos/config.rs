@@ -322,10 +322,49 @@ impl JunosConfig {
     }
 }
 
+/// Whether `<get-commit-information/>` (`show system commit`) shows the newest commit as a
+/// `commit confirmed` still waiting for its confirmation: Junos writes `commit confirmed, rollback
+/// in Nmins` on that entry until a plain commit confirms it or the timer rolls it back.
+pub fn confirmed_commit_pending(commit_information: &XmlElement) -> bool {
+    fn all_text(el: &XmlElement, out: &mut String) {
+        out.push_str(&el.text());
+        out.push(' ');
+        for c in el.elements() {
+            all_text(c, out);
+        }
+    }
+    let Some(newest) = find(commit_information, "commit-information")
+        .and_then(|i| i.elements().find(|e| e.name == "commit-history"))
+    else {
+        return false;
+    };
+    let mut t = String::new();
+    all_text(newest, &mut t);
+    t.contains("commit confirmed, rollback in")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::transport::netconf::reply::parse_document;
+
+    #[test]
+    fn a_pending_confirmed_commit_is_read_from_the_newest_commit() {
+        let doc = |entries: &str| {
+            parse_document(&format!(
+                "<rpc-reply><commit-information>{entries}</commit-information></rpc-reply>"
+            ))
+            .unwrap()
+        };
+        let pending = "<commit-history><sequence-number>0</sequence-number><user>netgw</user><client>netconf</client><date-time>2026-01-01 00:00:00 UTC</date-time><comment>commit confirmed, rollback in 2mins</comment></commit-history>";
+        let plain = "<commit-history><sequence-number>0</sequence-number><user>netgw</user><client>netconf</client><date-time>2026-01-01 00:01:00 UTC</date-time><log>netgw run r2</log></commit-history>";
+        assert!(confirmed_commit_pending(&doc(pending)));
+        // Confirmed by a later plain commit: the pending entry is no longer the newest.
+        assert!(!confirmed_commit_pending(&doc(&format!(
+            "{plain}{pending}"
+        ))));
+        assert!(!confirmed_commit_pending(&doc("")));
+    }
 
     const ELS: &str = r#"<rpc-reply><data><configuration><system><host-name>leaf1</host-name></system>
       <interfaces>

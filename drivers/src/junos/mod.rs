@@ -23,7 +23,7 @@ pub mod vlan;
 
 use crate::driver::{
     Capabilities, CommitOptions, Driver, DriverError, ErrorKind, Observed, ObservedOnce, Platform,
-    Staged,
+    Settled, Staged,
 };
 use crate::netconf_txn::{Dialect, NetconfTxn, TxnError};
 use crate::target::DeviceTarget;
@@ -612,6 +612,39 @@ impl Driver for JunosDriver {
                 .map_err(|e| netconf_err(&device, "close-session", e)),
             None => Ok(()),
         }
+    }
+
+    /// Only confirming: a pending commit that must not stay is rolled back by Junos' own timer, and
+    /// the restore's own commit (a confirmed commit keeps the original rollback point) replaces it.
+    async fn settle_pending(&mut self, keep: bool) -> Result<Settled, DriverError> {
+        if !keep || self.staged.is_some() {
+            return Ok(Settled::Nothing);
+        }
+        let Some(info) = self
+            .optional_rpc("<get-commit-information/>", "get-commit-information")
+            .await?
+        else {
+            return Ok(Settled::Nothing);
+        };
+        if !config::confirmed_commit_pending(&info) {
+            return Ok(Settled::Nothing);
+        }
+        self.observed.forget();
+        let device = self.device.clone();
+        let s = sess(&mut self.session, &device)?;
+        // Locked, so nobody's candidate is committed with it; a plain commit confirms (RFC 6241
+        // §8.4.1, Junos `commit` after `commit confirmed`).
+        self.txn.begin(s).await.map_err(|e| txn_err(&device, e))?;
+        if let Err(e) = self
+            .txn
+            .confirm(s, "netgw: confirms the change of an interrupted run")
+            .await
+        {
+            let _ = self.txn.discard(s).await;
+            return Err(txn_err(&device, e));
+        }
+        tracing::info!(device = %device, "commit: confirmed the pending commit of an interrupted run");
+        Ok(Settled::Confirmed("commit".into()))
     }
 }
 

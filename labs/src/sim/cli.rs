@@ -384,6 +384,9 @@ impl CliSim {
                 if !matches!(words.as_slice(), ["exit"]) {
                     sh.changed = true;
                 }
+                if self.dev.faults.line_applied() {
+                    return (None, Action::Reset);
+                }
                 (None, Action::None)
             }
             Err(e) => {

@@ -9,8 +9,9 @@
 //! Configuration sessions (EOS 4.x): `configure session NAME` takes a copy of the running state; lines
 //! apply to the copy; `show session-config diffs` is a unified diff of running-config text; `commit`
 //! replaces the running state with the copy; `commit timer HH:MM:SS` does too but puts the old state
-//! back when the timer expires unless `configure session NAME commit` confirms it first; `abort`
-//! throws the session away (and, for a timed commit, rolls back at once).
+//! back when the timer expires unless `configure session NAME commit` confirms it first (from any
+//! connection: the timer is the device's); `abort` throws the session away (and, for a timed commit,
+//! rolls back at once). `show configuration sessions` lists a timed one as `pendingCommitTimer`.
 
 use super::Device;
 use super::diff::unified;
@@ -432,13 +433,21 @@ impl EosSim {
             ["configuration", "sessions"] | ["configuration", "sessions", "detail"]
         ) {
             let sessions = self.sessions();
+            // A session committed under a timer stays listed until confirmed or rolled back; its
+            // state's spelling is ours (no recorded sample), the pending one follows pyeapi.
+            let timed = sessions
+                .timed
+                .as_ref()
+                .map(|t| (&t.session, "pendingCommitTimer"));
             let map: serde_json::Map<String, Value> = sessions
                 .open
                 .keys()
-                .map(|n| {
+                .map(|n| (n, "pending"))
+                .chain(timed)
+                .map(|(n, state)| {
                     (
                         n.clone(),
-                        json!({"instances": {}, "state": "pending", "commitUser": "", "description": ""}),
+                        json!({"instances": {}, "state": state, "commitUser": "", "description": ""}),
                     )
                 })
                 .collect();

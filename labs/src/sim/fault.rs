@@ -8,12 +8,13 @@
 //! | `latency-ms` | ms | every reply is delayed |
 //! | `reset-after-bytes` | n | the connection is reset once the device has sent n bytes on it |
 //! | `reset-at` | `before-commit` \| `after-commit` \| `verify` | the connection is reset at that step (once per lab run): instead of committing; after a commit was applied, before its reply; at the first read after a commit |
+//! | `reset-at-line` | n | IOS / NX-OS CLI: the connection is reset right after the device applied its n-th configuration-mode line (counted per device, from 1; once per lab run): a session lost in the middle of a commit, at a command boundary whatever was read before |
 //! | `auth-fail` | `true` | every login is refused (SSH auth failure, HTTP 401) |
 //! | `reject-commit` | message | every commit fails with this message (the candidate / session is kept) |
 //! | `slow-commit-ms` | ms | commits take this long |
 //! | `snmp-no-answer` | `true` | the device's SNMP agent answers nothing (a manager sees a timeout) |
 //! | `archive-path` | path | IOS: `archive` / `path PATH` is configured, so `configure terminal revert timer` works (`sim/archive.rs`) |
-//! | `revert-minute-ms` | ms | IOS: how long one minute of a revert timer lasts (default 60000) |
+//! | `revert-minute-ms` | ms | IOS and Junos: how long one minute of a revert timer or of a `commit confirmed` timeout lasts (default 60000) |
 //!
 //! The last two are device configuration rather than faults; they ride on the same keys so a topology
 //! label or `--fault` sets them per device.
@@ -58,6 +59,8 @@ pub struct Faults {
     pub latency: Option<Duration>,
     pub reset_after_bytes: Option<u64>,
     pub reset_at: Option<Step>,
+    /// Reset after this many configuration-mode lines were applied.
+    pub reset_at_line: Option<u64>,
     pub auth_fail: bool,
     pub reject_commit: Option<String>,
     pub slow_commit: Option<Duration>,
@@ -71,6 +74,8 @@ pub struct Faults {
     fired: AtomicBool,
     /// A commit happened and the next read is the verification.
     pub(crate) verify_armed: AtomicBool,
+    /// Configuration-mode lines applied so far (for `reset-at-line`).
+    lines_applied: AtomicU64,
 }
 
 impl Clone for Faults {
@@ -79,6 +84,7 @@ impl Clone for Faults {
             latency: self.latency,
             reset_after_bytes: self.reset_after_bytes,
             reset_at: self.reset_at,
+            reset_at_line: self.reset_at_line,
             auth_fail: self.auth_fail,
             reject_commit: self.reject_commit.clone(),
             slow_commit: self.slow_commit,
@@ -87,6 +93,7 @@ impl Clone for Faults {
             revert_minute: self.revert_minute,
             fired: AtomicBool::new(false),
             verify_armed: AtomicBool::new(false),
+            lines_applied: AtomicU64::new(0),
         }
     }
 }
@@ -97,6 +104,7 @@ impl PartialEq for Faults {
             self.latency,
             self.reset_after_bytes,
             self.reset_at,
+            self.reset_at_line,
             self.auth_fail,
             &self.reject_commit,
             self.slow_commit,
@@ -107,6 +115,7 @@ impl PartialEq for Faults {
             o.latency,
             o.reset_after_bytes,
             o.reset_at,
+            o.reset_at_line,
             o.auth_fail,
             &o.reject_commit,
             o.slow_commit,
@@ -154,6 +163,16 @@ impl Faults {
                 self.reset_at = Some(
                     Step::parse(value)
                         .ok_or_else(|| err("not before-commit, after-commit or verify"))?,
+                )
+            }
+            "reset-at-line" => {
+                self.reset_at_line = Some(
+                    value
+                        .trim()
+                        .parse()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .ok_or_else(|| err("not a line number (1 or more)"))?,
                 )
             }
             "auth-fail" => self.auth_fail = matches!(value.trim(), "true" | "yes" | "1" | ""),
@@ -204,6 +223,12 @@ impl Faults {
     pub fn after_commit(&self) -> bool {
         self.verify_armed.store(true, Ordering::SeqCst);
         self.reset_now(Step::AfterCommit)
+    }
+
+    /// Called after a configuration-mode line was applied: whether to reset now (`reset-at-line`).
+    pub fn line_applied(&self) -> bool {
+        let n = self.lines_applied.fetch_add(1, Ordering::SeqCst) + 1;
+        self.reset_at_line == Some(n)
     }
 
     /// Called on every read: resets at the first read after a commit when `reset-at: verify`.

@@ -8,6 +8,7 @@
 //!     get-config / get-configuration [compare="rollback" format="text"] / edit-config (merge,
 //!     replace, delete, create, remove; default-operation) / lock / unlock / discard-changes /
 //!     validate / commit [confirmed] / commit-configuration [confirmed, log] / cancel-commit /
+//!     get-commit-information /
 //!     get-software-information / get-chassis-inventory / get-interface-information [terse] /
 //!     get-lldp-neighbors-information / get-vlan-information / close-session / kill-session
 //! ```
@@ -578,6 +579,8 @@ struct Pending {
     pre: Node,
     timer: AbortHandle,
     session: u32,
+    /// The confirm-timeout as given, for `show system commit` (`rollback in Nmins`).
+    minutes: u64,
 }
 
 #[derive(Debug)]
@@ -1061,7 +1064,7 @@ impl JunosSim {
                     .unwrap_or(600);
                 self.commit(
                     session,
-                    confirmed.then(|| Duration::from_secs(timeout)),
+                    confirmed.then(|| (Duration::from_secs(timeout), timeout.div_ceil(60))),
                     false,
                 )
             }
@@ -1078,12 +1081,16 @@ impl JunosSim {
                     .child_text("confirm-timeout")
                     .and_then(|s| s.trim().parse::<u64>().ok())
                     .unwrap_or(10);
-                self.commit(
-                    session,
-                    confirmed.then(|| Duration::from_secs(minutes * 60)),
-                    true,
-                )
+                // A device minute lasts `revert-minute-ms` (tests need not wait real minutes).
+                let minute = self
+                    .dev
+                    .faults
+                    .revert_minute
+                    .unwrap_or(Duration::from_secs(60));
+                let wait = minute.saturating_mul(u32::try_from(minutes).unwrap_or(u32::MAX));
+                self.commit(session, confirmed.then_some((wait, minutes)), true)
             }
+            "get-commit-information" => Reply::Data(self.commit_information()),
             "cancel-commit" => {
                 let mut db = self.db();
                 match db.pending.take() {
@@ -1125,7 +1132,12 @@ impl JunosSim {
         }
     }
 
-    fn commit(self: &Arc<Self>, session: u32, confirm: Option<Duration>, junos: bool) -> Reply {
+    fn commit(
+        self: &Arc<Self>,
+        session: u32,
+        confirm: Option<(Duration, u64)>,
+        junos: bool,
+    ) -> Reply {
         let faults = &self.dev.faults;
         if let Some(msg) = &faults.reject_commit {
             let mut e = NcError::new("application", "operation-failed", msg.clone());
@@ -1159,7 +1171,7 @@ impl JunosSim {
             }
             None => pre.clone(),
         };
-        if let Some(d) = confirm {
+        if let Some((d, minutes)) = confirm {
             let me = Arc::downgrade(self);
             let task = tokio::spawn(async move {
                 tokio::time::sleep(d).await;
@@ -1171,6 +1183,7 @@ impl JunosSim {
                 pre: rollback_point,
                 timer: task.abort_handle(),
                 session,
+                minutes,
             });
         }
         db.history.insert(0, pre);
@@ -1266,6 +1279,29 @@ impl JunosSim {
         let mut s = String::new();
         filtered.to_xml(&mut s);
         Reply::Data(s)
+    }
+
+    /// `show system commit`: one entry per commit kept, newest first; a confirmed commit waiting for
+    /// its confirmation says so on the newest (Junos' `commit confirmed, rollback in Nmins`; where
+    /// the words go in the XML is ours, the driver reads the entry's whole text).
+    fn commit_information(&self) -> String {
+        let db = self.db();
+        let mut out = String::from("<commit-information>");
+        for seq in 0..=db.history.len() {
+            let note = match (&db.pending, seq) {
+                (Some(p), 0) => format!(
+                    "<comment>commit confirmed, rollback in {}mins</comment>",
+                    p.minutes
+                ),
+                _ => String::new(),
+            };
+            let _ = write!(
+                out,
+                "<commit-history><sequence-number>{seq}</sequence-number><user>netgw</user><client>netconf</client>{note}</commit-history>"
+            );
+        }
+        out.push_str("</commit-information>");
+        out
     }
 
     fn software_information(&self) -> String {
