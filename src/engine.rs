@@ -362,7 +362,7 @@ async fn bounded_node(
     // The run's future is dropped: the session is free for the restore step.
     let t = Instant::now();
     let restore = session.restore(opts.restore_timeout).await;
-    if matches!(restore, Restore::RolledBack { .. })
+    if matches!(restore, Restore::RolledBack { .. } | Restore::Kept { .. })
         && let Ok(n) = NodeName::new(&name)
     {
         forget(&ctx.journal, &n).await;

@@ -7,9 +7,10 @@
 //!   run_node: connect ─▶ Session::hold(driver) ─▶ phase Staging ─▶ Committing ─▶ Done ─▶ close
 //!   node timeout / abort ─▶ run future dropped ─▶ Session::restore(budget):
 //!        Idle, Done ─▶ nothing   Staging ─▶ discard()   Committing ─▶ rollback()   then close()
+//!        (a rollback refused because the confirmation already landed: Kept, the change is whole)
 //! ```
 
-use netgw_drivers::driver::Driver;
+use netgw_drivers::driver::{Driver, DriverError};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
@@ -48,6 +49,11 @@ pub enum Restore {
     RolledBack {
         secs: f64,
     },
+    /// The stop came inside the confirmation, after it reached the device: the verified change is
+    /// whole and stays (the driver said so: `DriverError::AlreadyConfirmed`).
+    Kept {
+        secs: f64,
+    },
     Failed {
         step: &'static str,
         error: String,
@@ -71,6 +77,10 @@ impl std::fmt::Display for Restore {
                     "the unconfirmed commit was rolled back, device as before ({secs:.1} s)"
                 )
             }
+            Restore::Kept { secs } => write!(
+                f,
+                "the stop came after the confirmation reached the device: the verified change is whole and stays ({secs:.1} s)"
+            ),
             Restore::Failed { step, error } => {
                 write!(
                     f,
@@ -138,6 +148,7 @@ impl Session {
         match (step, outcome) {
             (_, None) => Restore::Nothing,
             (step, Some(Err(_))) => Restore::TimedOut { step, budget },
+            (_, Some(Ok(Err(DriverError::AlreadyConfirmed { .. })))) => Restore::Kept { secs },
             (step, Some(Ok(Err(e)))) => Restore::Failed {
                 step,
                 error: e.to_string(),

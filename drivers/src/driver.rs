@@ -241,6 +241,12 @@ pub enum DriverError {
 
     #[error("{device}: {message}")]
     Config { device: String, message: String },
+
+    /// A rollback asked after the change's confirmation had reached the device (a stop inside
+    /// `confirm`): the change was committed and verified, it is whole, and nothing is left to roll
+    /// back to. Not a half-applied device.
+    #[error("{device}: {message}")]
+    AlreadyConfirmed { device: String, message: String },
 }
 
 impl DriverError {
@@ -252,6 +258,7 @@ impl DriverError {
             DriverError::Verify { .. } => ErrorKind::Verify,
             DriverError::Unsupported { .. } => ErrorKind::Unsupported,
             DriverError::Config { .. } => ErrorKind::Config,
+            DriverError::AlreadyConfirmed { .. } => ErrorKind::Rejected,
         }
     }
 

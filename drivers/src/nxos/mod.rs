@@ -74,6 +74,8 @@ pub struct NxosDriver {
     staged: Option<(Plan, Vec<String>)>,
     /// The checkpoint of a commit not yet confirmed or rolled back.
     checkpoint: Option<String>,
+    /// Set while `confirm` runs: a stop there may leave the checkpoint already deleted.
+    confirming: bool,
     seq: u32,
     observed: ObservedOnce,
 }
@@ -106,6 +108,7 @@ impl NxosDriver {
             json: true,
             staged: None,
             checkpoint: None,
+            confirming: false,
             seq: 0,
         })
     }
@@ -219,6 +222,17 @@ impl NxosDriver {
                     return;
                 }
             }
+        }
+    }
+
+    /// Whether the device no longer lists checkpoint `name` (false when it cannot be read: then
+    /// nothing is assumed).
+    async fn checkpoint_gone(&mut self, name: &str) -> bool {
+        match self.conn.optional("show checkpoint summary user").await {
+            Ok(Some(summary)) => !config::parse_checkpoint_names(&summary)
+                .iter()
+                .any(|n| n == name),
+            Ok(None) | Err(_) => false,
         }
     }
 
@@ -421,6 +435,7 @@ impl Driver for NxosDriver {
         let Some(name) = self.checkpoint.clone() else {
             return Ok(());
         };
+        self.confirming = true;
         if self.save_config {
             self.conn
                 .run("confirm", "copy running-config startup-config")
@@ -430,6 +445,7 @@ impl Driver for NxosDriver {
             .run("confirm", &config::checkpoint_delete(&name))
             .await?;
         self.checkpoint = None;
+        self.confirming = false;
         self.delete_abandoned_checkpoints().await;
         Ok(())
     }
@@ -439,7 +455,19 @@ impl Driver for NxosDriver {
         let Some(name) = self.checkpoint.clone() else {
             return Ok(());
         };
-        self.rollback_to(&name).await?;
+        let rolled = self.rollback_to(&name).await;
+        if rolled.is_err() && self.confirming && self.checkpoint_gone(&name).await {
+            self.checkpoint = None;
+            self.confirming = false;
+            return Err(DriverError::AlreadyConfirmed {
+                device: self.device.clone(),
+                message: format!(
+                    "checkpoint {name} was already deleted by the confirmation the stop interrupted: \
+                     the verified change is whole on the device and stays"
+                ),
+            });
+        }
+        rolled?;
         self.checkpoint = None;
         Ok(())
     }
@@ -447,5 +475,63 @@ impl Driver for NxosDriver {
     async fn close(&mut self) -> Result<(), DriverError> {
         self.staged = None;
         self.conn.close().await
+    }
+}
+
+#[cfg(all(test, feature = "replay"))]
+mod stop_in_confirm_tests {
+    use super::*;
+    use crate::transport::replay::Recording;
+
+    /// A driver whose commit made checkpoint `cp` and whose device answers as `rec` says.
+    fn committed(rec: &Recording, cp: &str, confirming: bool) -> NxosDriver {
+        let t = DeviceTarget::new("nx1", Platform::Nxos, "127.0.0.1");
+        let mut d = NxosDriver::replay(&t, rec.clone()).unwrap();
+        d.checkpoint = Some(cp.into());
+        d.confirming = confirming;
+        d
+    }
+
+    const CP: &str = "netgw-6745f0a1-10-1";
+
+    /// A device without the checkpoint: the rollback to it is refused (a replayed device refuses
+    /// what its recording lacks), and its summary does not list it.
+    fn gone() -> Recording {
+        let rec = Recording::new();
+        rec.add(
+            "show checkpoint summary user",
+            "User Checkpoint Summary\n--------------------------------------------------------------------------------\n",
+        );
+        rec
+    }
+
+    #[tokio::test]
+    async fn a_rollback_after_the_confirmation_landed_says_the_change_is_whole() {
+        let mut d = committed(&gone(), CP, true);
+        let e = d.rollback().await.unwrap_err();
+        assert!(matches!(e, DriverError::AlreadyConfirmed { .. }), "{e}");
+        assert!(e.to_string().contains(CP), "{e}");
+        // Nothing left to undo afterwards.
+        d.rollback().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn outside_the_confirmation_a_missing_checkpoint_is_a_failed_rollback() {
+        let mut d = committed(&gone(), CP, false);
+        let e = d.rollback().await.unwrap_err();
+        assert!(!matches!(e, DriverError::AlreadyConfirmed { .. }), "{e}");
+    }
+
+    #[tokio::test]
+    async fn while_the_checkpoint_is_listed_the_failure_stays_a_failure() {
+        // The rollback refused for another reason: the checkpoint is still there.
+        let rec = Recording::new();
+        rec.add(
+            "show checkpoint summary user",
+            format!("User Checkpoint Summary\n----\n1) {CP}:\nCreated by admin\n"),
+        );
+        let mut d = committed(&rec, CP, true);
+        let e = d.rollback().await.unwrap_err();
+        assert!(!matches!(e, DriverError::AlreadyConfirmed { .. }), "{e}");
     }
 }
