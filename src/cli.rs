@@ -265,6 +265,17 @@ pub struct DeviceSource {
     pub search: Option<String>,
 }
 
+impl DeviceSource {
+    /// `netgw links`: the topology's nodes, reached through `inventory` when one is given.
+    fn of_topology(topology: &std::path::Path, inventory: &Option<PathBuf>) -> Self {
+        DeviceSource {
+            inventory: inventory.clone(),
+            topology: Some(topology.to_path_buf()),
+            search: None,
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum NodeCommand {
     /// Desired, current and merged view of a node, or one attribute with the precedence that won.
@@ -428,27 +439,14 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
             check_links,
             links_topology,
         } => {
-            let check_links = match (
+            let check_links = link_check(
+                cli,
+                source,
                 *check_links,
-                links_topology.as_ref().or(source.topology.as_ref()),
-            ) {
-                (false, _) => None,
-                (true, None) => {
-                    return Err(Failure::usage(
-                        "--check-links needs the declared links: --topology FILE or --links-topology FILE",
-                    ));
-                }
-                (true, Some(path)) => {
-                    let topo = crate::inventory::Inventory::topology(path)
-                        .map_err(|e| Failure::usage(e.to_string()))?;
-                    let inv = Arc::new(load_inventory(cli, source)?);
-                    let conc = *concurrency as usize;
-                    let wait = std::time::Duration::from_secs(*phase_timeout);
-                    Some(Arc::new(crate::links::LinkCheck::new(
-                        &topo, inv, conc, wait,
-                    )))
-                }
-            };
+                links_topology,
+                *concurrency,
+                *phase_timeout,
+            )?;
             let opts = EngineOptions {
                 check_links,
                 atomic: atomic.then(|| std::time::Duration::from_secs(*phase_timeout)),
@@ -497,11 +495,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
             timeout,
             format,
         } => {
-            let source = DeviceSource {
-                inventory: inventory.clone(),
-                topology: Some(topology.clone()),
-                search: None,
-            };
+            let source = DeviceSource::of_topology(topology, inventory);
             let wait = std::time::Duration::from_secs(*timeout);
             links_cmd(cli, &source, *concurrency as usize, wait, *format, out)
         }
@@ -517,33 +511,82 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
             db,
             max_queue,
             concurrency,
-        } => {
-            let args = crate::api::config::ServeArgs {
-                listen: *listen,
-                config: config.clone(),
-                inventory: inventory.clone(),
-                db: db.clone(),
-                max_queue: max_queue.map(|n| n as usize),
-                concurrency: concurrency.map(|n| n as usize),
-                repo: cli.repo.clone(),
-                classifier: cli.classifier.clone(),
-                state_dir: cli.state_dir.clone(),
-                trust: trust(cli),
-            };
-            let server = chef_store(cli)?;
-            let cookbook_server = match cookbook_source(cli, server.as_ref())? {
-                CookbookSource::Server => server.clone(),
-                CookbookSource::Repo => None,
-            };
-            let store: Option<Arc<dyn crate::store::NodeStore>> = match server {
-                Some(server) => Some(Arc::new(server)),
-                None => None,
-            };
-            crate::api::main_blocking(args, store, cookbook_server)
-                .map_err(|e| Failure::usage(e.to_string()))?;
-            Ok(Status::Ok)
-        }
+        } => serve_cmd(
+            cli,
+            *listen,
+            config,
+            inventory,
+            db,
+            *max_queue,
+            *concurrency,
+        ),
     }
+}
+
+/// `--check-links`: the declared links to compare after verify (`--links-topology`, else
+/// `--topology`), read before any device is contacted.
+fn link_check(
+    cli: &Cli,
+    source: &DeviceSource,
+    check_links: bool,
+    links_topology: &Option<std::path::PathBuf>,
+    concurrency: u32,
+    phase_timeout: u64,
+) -> Result<Option<Arc<crate::links::LinkCheck>>, Failure> {
+    if !check_links {
+        return Ok(None);
+    }
+    let Some(path) = links_topology.as_ref().or(source.topology.as_ref()) else {
+        return Err(Failure::usage(
+            "--check-links needs the declared links: --topology FILE or --links-topology FILE",
+        ));
+    };
+    let topo =
+        crate::inventory::Inventory::topology(path).map_err(|e| Failure::usage(e.to_string()))?;
+    let inv = Arc::new(load_inventory(cli, source)?);
+    let wait = std::time::Duration::from_secs(phase_timeout);
+    Ok(Some(Arc::new(crate::links::LinkCheck::new(
+        &topo,
+        inv,
+        concurrency as usize,
+        wait,
+    ))))
+}
+
+/// `netgw serve`: the store and cookbook source from the command line, then the API until stopped.
+fn serve_cmd(
+    cli: &Cli,
+    listen: Option<std::net::SocketAddr>,
+    config: &Option<std::path::PathBuf>,
+    inventory: &Option<std::path::PathBuf>,
+    db: &Option<std::path::PathBuf>,
+    max_queue: Option<u32>,
+    concurrency: Option<u32>,
+) -> Result<Status, Failure> {
+    let args = crate::api::config::ServeArgs {
+        listen,
+        config: config.clone(),
+        inventory: inventory.clone(),
+        db: db.clone(),
+        max_queue: max_queue.map(|n| n as usize),
+        concurrency: concurrency.map(|n| n as usize),
+        repo: cli.repo.clone(),
+        classifier: cli.classifier.clone(),
+        state_dir: cli.state_dir.clone(),
+        trust: trust(cli),
+    };
+    let server = chef_store(cli)?;
+    let cookbook_server = match cookbook_source(cli, server.as_ref())? {
+        CookbookSource::Server => server.clone(),
+        CookbookSource::Repo => None,
+    };
+    let store: Option<Arc<dyn crate::store::NodeStore>> = match server {
+        Some(server) => Some(Arc::new(server)),
+        None => None,
+    };
+    crate::api::main_blocking(args, store, cookbook_server)
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    Ok(Status::Ok)
 }
 
 /// The command line's trust settings.
