@@ -27,11 +27,13 @@ fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// Generous: every test starts its own netconfd, and on a loaded 2-core CI machine a fresh one's first
+/// edit-config once took over 20 s. Nothing here measures speed.
 fn timeouts() -> Timeouts {
     Timeouts {
-        connect: Duration::from_secs(15),
-        idle: Duration::from_secs(60),
-        operation: Duration::from_secs(20),
+        connect: Duration::from_secs(30),
+        idle: Duration::from_secs(120),
+        operation: Duration::from_secs(60),
     }
 }
 
