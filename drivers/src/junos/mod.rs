@@ -226,15 +226,22 @@ impl JunosDriver {
         sess(&mut self.session, &self.device)
     }
 
-    /// A vendor RPC the device may not implement: `Ok(None)` when it answers with an `rpc-error`.
+    /// A read-only vendor RPC the device may not implement: `Ok(None)` when it answers with an
+    /// `rpc-error`. A multi-RE answer with errors only for members that did not answer (an RE that is
+    /// off) gives the answered members' data.
     async fn optional_rpc(
         &mut self,
         xml: &str,
         step: &'static str,
     ) -> Result<Option<XmlElement>, DriverError> {
         let device = self.device.clone();
-        match self.session()?.rpc_raw(xml).await {
-            Ok(r) => Ok(Some(r.root)),
+        match self.session()?.rpc_read(xml).await {
+            Ok(r) => {
+                for e in &r.member_errors {
+                    tracing::warn!(device = %device, rpc = step, error = %e, "a member did not answer; using the others' answers");
+                }
+                Ok(Some(r.root))
+            }
             Err(e) if !e.rpc_errors().is_empty() => {
                 tracing::debug!(device = %device, rpc = step, error = %e, "RPC not answered; using the configuration");
                 Ok(None)

@@ -185,6 +185,27 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> NetconfClient<S> {
     /// Send one operation and wait for its reply, bounded by `Timeouts.operation`. An `rpc-reply` with
     /// errors of severity `error` is `Err(NetconfError::Rpc)`; warnings come back in `RpcReply::warnings`.
     pub async fn rpc(&mut self, op: &Operation) -> Result<RpcReply> {
+        let reply = self.send(op).await?;
+        reply
+            .into_result()
+            .map_err(|e| e.context(format!("{} on {}", op.name(), self.device)))
+    }
+
+    /// A read-only vendor RPC (`xml` is the content of `<rpc>`) whose reply may answer for several
+    /// members: errors about members that did not answer, beside the data of those that did, come back
+    /// in `RpcReply::member_errors` ([`RpcReply::into_partial_result`]); any other error is
+    /// `Err(NetconfError::Rpc)` as for [`Client::rpc`]. Not for configuration RPCs.
+    pub async fn rpc_read(&mut self, xml: &str) -> Result<RpcReply> {
+        let op = Operation::Raw(xml.to_string());
+        let reply = self.send(&op).await?;
+        reply
+            .into_partial_result()
+            .map_err(|e| e.context(format!("{} on {}", op.name(), self.device)))
+    }
+
+    /// Send one operation and wait for its reply (its `rpc-error`s not yet judged), bounded by
+    /// `Timeouts.operation`.
+    async fn send(&mut self, op: &Operation) -> Result<RpcReply> {
         let name = op.name();
         let limit = self.timeouts.operation;
         let id = self.next_id.to_string();
@@ -246,7 +267,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> NetconfClient<S> {
                 Err(e) => return Err(self.poison(e)),
             };
             match reply.message_id.as_deref() {
-                Some(got) if got == id => return reply.into_result(),
+                Some(got) if got == id => return Ok(reply),
                 Some(got) if self.abandoned.remove(got) => {
                     tracing::debug!(device = %self.device, message_id = got, "dropping late reply to a timed-out rpc");
                 }
@@ -259,7 +280,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> NetconfClient<S> {
                 }
                 // RFC 6241 §4.1: a server that cannot read the message-id answers without one
                 // (malformed-message); it can only be about the one outstanding request.
-                None => return reply.into_result(),
+                None => return Ok(reply),
             }
         }
     }
@@ -547,6 +568,47 @@ mod tests {
         let r = c.commit().await.unwrap();
         assert_eq!(r.warnings.len(), 1);
         assert_eq!(r.warnings[0].severity, Severity::Warning);
+        srv.await.unwrap();
+    }
+
+    /// py-junos-eznc's `sw_info_dual_other_re_off` reply (tests/unit/facts/rpc-reply, Apache-2.0),
+    /// trimmed: an rpc-error for the RE that is off beside the other RE's answer.
+    const OTHER_RE_OFF: &str = r#"<rpc-reply message-id="{id}"><rpc-error><error-type>protocol</error-type><error-tag>operation-failed</error-tag><error-severity>error</error-severity><error-message>
+Could not connect to re0 : No route to host
+</error-message></rpc-error><multi-routing-engine-results><multi-routing-engine-item><re-name>re1</re-name><software-information><host-name>R1_re01</host-name></software-information></multi-routing-engine-item></multi-routing-engine-results></rpc-reply>"#;
+
+    #[tokio::test]
+    async fn a_read_answered_by_one_member_gives_its_data_and_the_others_errors() {
+        let (mut c, mut s) = pair(SERVER_HELLO_11, opts()).await;
+        let srv = tokio::spawn(async move {
+            s.reply(OTHER_RE_OFF).await;
+            s.reply(r#"<rpc-reply message-id="{id}"><rpc-error><error-severity>error</error-severity><error-message>Could not connect to re0</error-message></rpc-error><multi-routing-engine-results><multi-routing-engine-item><re-name>re1</re-name></multi-routing-engine-item></multi-routing-engine-results></rpc-reply>"#).await;
+            s.reply(OTHER_RE_OFF).await;
+        });
+        let r = c.rpc_read("<get-software-information/>").await.unwrap();
+        assert!(r.errors.is_empty());
+        assert_eq!(r.member_errors.len(), 1);
+        assert!(
+            r.member_errors[0]
+                .message
+                .as_deref()
+                .is_some_and(|m| m.contains("Could not connect to re0")),
+            "{:?}",
+            r.member_errors
+        );
+        let host = r.root.path(&[
+            "multi-routing-engine-results",
+            "multi-routing-engine-item",
+            "software-information",
+            "host-name",
+        ]);
+        assert_eq!(host.map(|h| h.text()), Some("R1_re01".into()));
+        // No member answered with data: the errors are the RPC's.
+        let err = c.rpc_read("<get-software-information/>").await.unwrap_err();
+        assert_eq!(err.rpc_errors().len(), 1, "{err}");
+        // The same reply to a plain RPC (configuration RPCs use these) stays a failure.
+        let err = c.rpc_raw("<get-software-information/>").await.unwrap_err();
+        assert_eq!(err.rpc_errors().len(), 1, "{err}");
         srv.await.unwrap();
     }
 

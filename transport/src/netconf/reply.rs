@@ -329,6 +329,9 @@ pub struct RpcReply {
     pub errors: Vec<RpcError>,
     /// `rpc-error`s of severity `warning`: not failures, returned alongside the result.
     pub warnings: Vec<RpcError>,
+    /// Errors about members that did not answer, in a reply other members did answer (see
+    /// [`RpcReply::into_partial_result`]); empty otherwise.
+    pub member_errors: Vec<RpcError>,
     /// The whole reply as a tree.
     pub root: XmlElement,
     raw: String,
@@ -375,6 +378,7 @@ impl RpcReply {
             ok,
             errors,
             warnings,
+            member_errors: Vec::new(),
             root,
             raw,
         })
@@ -416,6 +420,33 @@ impl RpcReply {
                 warnings: self.warnings,
             })
         }
+    }
+}
+
+impl RpcReply {
+    /// For read RPCs run on every member of a multi-RE system or virtual chassis (`show version
+    /// invoke-on all-routing-engines`): Junos answers with an `rpc-error` for a member it cannot reach
+    /// ("Could not connect to re0 : No route to host") beside the `multi-routing-engine-results` of the
+    /// members that answered. Such a reply gives the answered members' data, its errors kept in
+    /// `member_errors` (PyEZ reads the answered RE the same way). Without an answered member the errors
+    /// are the RPC's, and this is [`RpcReply::into_result`]. Never for configuration RPCs: a failed
+    /// member there is a failed change.
+    pub fn into_partial_result(mut self) -> Result<RpcReply> {
+        if !self.errors.is_empty() && self.has_answered_member() {
+            self.member_errors = std::mem::take(&mut self.errors);
+            return Ok(self);
+        }
+        self.into_result()
+    }
+
+    /// A `multi-routing-engine-item` holding more than its member's name.
+    fn has_answered_member(&self) -> bool {
+        self.root
+            .elements()
+            .filter(|e| e.name == "multi-routing-engine-results")
+            .flat_map(|r| r.elements())
+            .filter(|i| i.name == "multi-routing-engine-item")
+            .any(|i| i.elements().any(|c| c.name != "re-name"))
     }
 }
 
