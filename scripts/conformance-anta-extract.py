@@ -3,9 +3,9 @@
 Usage: conformance-anta-extract.py ANTA_CHECKOUT OUT_DIR
 
 Reads the `DATA` dictionaries of aristanetworks/anta's tests/units/anta_tests/*.py (Apache-2.0) with `ast`
-(no import of ANTA), keeps the entries whose expected result is success, and writes each `eos_data`
-answer as `<command>.json` beside `anta_expected.json` (the entry's inputs, with the commit and entry
-named). The device-refresh case (`anta_device_refresh_7280cr3`) was copied by hand.
+(no import of ANTA), keeps the entries whose expected result is success or failure, and writes each
+`eos_data` answer as `<command>.json` beside `anta_expected.json` (the entry's inputs and, for a failure,
+ANTA's expected messages, which state the device's actual values; with the commit and entry named). The device-refresh case (`anta_device_refresh_7280cr3`) was copied by hand.
 """
 import ast, json, os, re, sys, subprocess
 REPO = sys.argv[1]
@@ -33,10 +33,11 @@ for path, tests in WANT.items():
             d = st.value
             for k, v in zip(d.keys, d.values):
                 cls, name = k.elts[0].id, k.elts[1].value
-                if cls not in tests or not name.startswith(("success", "succuss")):
+                if cls not in tests:
                     continue
                 case = lit(v)
-                if case["expected"]["result"] != "success":
+                result = case["expected"]["result"]
+                if result not in ("success", "failure"):
                     continue
                 cmds = tests[cls]
                 if len(case["eos_data"]) != len(cmds):
@@ -47,8 +48,14 @@ for path, tests in WANT.items():
                 for c, data in zip(cmds, case["eos_data"]):
                     with open(os.path.join(dst, c.replace(" ", "_") + ".json"), "w") as f:
                         json.dump(data, f, indent=2); f.write("\n")
-                exp = {"source": f"aristanetworks/anta {COMMIT} {path} DATA[({cls}, \"{name}\")] (expected: success, so the device's answer satisfies these inputs)",
+                if result == "success":
+                    why = "expected: success, so the device's answer satisfies these inputs"
+                else:
+                    why = "expected: failure with these messages, which state the device's actual values; inputs not named in a message are satisfied"
+                exp = {"source": f"aristanetworks/anta {COMMIT} {path} DATA[({cls}, \"{name}\")] ({why})",
                        "test": cls, "inputs": case.get("inputs", {})}
+                if result == "failure":
+                    exp["messages"] = case["expected"].get("messages", [])
                 with open(os.path.join(dst, "anta_expected.json"), "w") as f:
                     json.dump(exp, f, indent=2); f.write("\n")
                 n += 1; print(slug)

@@ -93,15 +93,15 @@ fn incomplete(dir: &Path) -> Option<&'static str> {
 
 /// (vendor, getter, minimum cases): fewer means a fixture folder moved or emptied, and the run fails.
 const MINIMUM: &[(&str, &str, usize)] = &[
-    ("eos", "facts", 29),
+    ("eos", "facts", 52),
     ("eos", "links", 4),
     ("eos", "vlans", 1),
-    ("f5", "facts", 7),
+    ("f5", "facts", 15),
     ("f5", "links", 3),
     ("f5", "vlans", 3),
     ("ios", "facts", 140),
     ("ios", "links", 17),
-    ("junos", "facts", 27),
+    ("junos", "facts", 40),
     ("junos", "links", 4),
     ("junos", "vlans", 3),
     ("nxos", "facts", 65),

@@ -24,10 +24,10 @@ const MINIMUM: &[(&str, &str, usize)] = &[
     ("eos", "napalm", 8),
     ("eos", "pyntc", 1),
     ("eos", "goeapi", 1),
-    ("eos", "anta", 15),
+    ("eos", "anta", 38),
     ("junos", "napalm", 11),
-    ("junos", "pyez", 18),
-    ("f5", "f5", 6),
+    ("junos", "pyez", 22),
+    ("f5", "f5", 12),
     ("ios", "genie", 91),
     ("nxos", "genie", 25),
 ];
@@ -62,12 +62,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
         "nxos/facts/genie_nxos_interfaces_golden8",
         "`Description: VLAN information Internet Address is 10.10.10.1/24` on one line: genieparser \
          stops the description before `Internet Address`, netgw keeps the whole line",
-    ),
-    (
-        "junos/facts/pyez_sw_info_dual_other_re_off",
-        "the reply carries an rpc-error (re0 unreachable) beside re1's data: netgw's NETCONF client \
-         fails an RPC on any error-severity rpc-error and drops the data, so the facts are empty; \
-         PyEZ reads re1's answer",
     ),
 ];
 
@@ -740,7 +734,10 @@ fn pyez(_case: &Case, got: &Value, want: &Value, d: &mut Diff) {
     if f.get("version").is_some() {
         d.eq("platform_version", s(&got["platform_version"]), version);
     }
-    d.src("serial", s(&got["serial"]), s(&f["serialnumber"]));
+    // A `null` serial is asserted too: PyEZ finds none (a backup RE's or an `<error>` answer).
+    if f.get("serialnumber").is_some() {
+        d.eq("serial", s(&got["serial"]), s(&f["serialnumber"]));
+    }
     // PhyPortTable items: the physical interfaces, each with its MTU.
     for (n, w) in want["interfaces"].as_object().into_iter().flatten() {
         let g = &got["interfaces"][n];
@@ -751,14 +748,7 @@ fn pyez(_case: &Case, got: &Value, want: &Value, d: &mut Diff) {
         d.src(&format!("{n}.mtu"), s(&g["mtu"]), s(&w["mtu"]));
     }
     // LLDPNeighborTable keys: the local ports that have a neighbour.
-    if let Some(ports) = want["lldp_ports"].as_array() {
-        let theirs: Vec<String> = ports.iter().filter_map(s).collect();
-        let ours: Vec<String> = got["lldp_neighbors"]
-            .as_object()
-            .map(|m| m.keys().cloned().collect())
-            .unwrap_or_default();
-        d.eq("lldp ports", Some(ours.join(",")), Some(theirs.join(",")));
-    }
+    lldp_ports(got, &want["lldp_ports"], d);
 }
 
 /// pyntc's `EOSDevice` properties as its unit tests assert them (`pyntc_expected.json`, transcribed from
@@ -785,7 +775,8 @@ fn pyntc(_case: &Case, got: &Value, want: &Value, d: &mut Diff) {
 
 /// BIG-IP tools' results as their tests assert them (`f5_expected.json`, transcribed from the named test):
 /// `version`, `hostname` (global-settings: the FQDN), `marketing_name`, `serial`, `interfaces` (every
-/// interface the source lists), `vlans` (`name`, `tag` where the source asserts it).
+/// interface the source lists), `vlans` (`name`, `tag` where the source asserts it), `lldp_neighbors`
+/// (the local ports with a neighbour).
 fn f5(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
     d.src(
         "platform_version",
@@ -812,6 +803,8 @@ fn f5(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
         let theirs: Vec<String> = theirs.iter().filter_map(s).collect();
         d.eq("interfaces", Some(names.join(",")), Some(theirs.join(",")));
     }
+    // The local ports with an LLDP neighbour (genieparser's empty `net/lldp-neighbors` stats: none).
+    lldp_ports(got, &want["lldp_neighbors"], d);
     let vlans: Vec<(Option<String>, Option<String>)> = match case.getter.as_str() {
         "vlans" => got
             .as_array()
@@ -866,39 +859,22 @@ fn goeapi(_case: &Case, got: &Value, want: &Value, d: &mut Diff) {
     }
 }
 
-/// ANTA's checks as its unit tests exercise them (`anta_expected.json`: the `inputs` of a test whose
-/// expected result is success, so the device's answer satisfies them, or the value a device test
-/// asserts). Each check is ANTA's own condition, applied to netgw's facts.
+/// ANTA's checks as its unit tests exercise them (`anta_expected.json`: the `inputs` of a test, and for a
+/// test whose expected result is failure, ANTA's expected `messages`, or the value a device test
+/// asserts). Each check is ANTA's own condition, applied to netgw's facts: an input a message names
+/// takes the device's actual value the message states; every other input is satisfied by the answer.
 fn anta(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
     let inputs = &want["inputs"];
+    let m = AntaMessages::new(want);
     match want["test"].as_str().unwrap_or_default() {
-        // `require_fqdn` (default true): the system name equals the input; otherwise it equals it or
-        // starts with it and a dot. The neighbour's port is `interfaceId_v2`.
-        "VerifyLLDPNeighbors" => {
-            let fqdn = inputs["require_fqdn"].as_bool().unwrap_or(true);
-            for w in inputs["neighbors"].as_array().into_iter().flatten() {
-                let port = s(&w["port"]).unwrap_or_default();
-                let device = s(&w["neighbor_device"]).unwrap_or_default();
-                let remote = s(&w["neighbor_port"]);
-                let list = got["lldp_neighbors"][short_if(&port).as_str()]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default();
-                let named =
-                    |n: &str| n == device || (!fqdn && n.starts_with(&format!("{device}.")));
-                let ok = list.iter().any(|n| {
-                    s(&n["remote_system_name"]).is_some_and(|n| named(&n))
-                        && s(&n["remote_port"]) == remote
-                });
-                if !ok {
-                    d.0.push(format!(
-                        "{port}: no neighbour {device}/{remote:?} in netgw's {list:?}"
-                    ));
-                }
-            }
-        }
+        "VerifyLLDPNeighbors" => anta_lldp(got, inputs, &m, d),
         "VerifyEOSVersion" => {
             let ours = s(&got["platform_version"]);
+            if let Some(actual) = m.take("EOS version mismatch - Actual: ") {
+                let v = actual.split(" not in ").next().map(str::to_owned);
+                d.eq("platform_version", ours, v);
+                return m.rest(d);
+            }
             let theirs: Vec<String> = inputs["versions"]
                 .as_array()
                 .into_iter()
@@ -911,35 +887,158 @@ fn anta(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
                 ));
             }
         }
-        "VerifyHostname" => d.eq("hostname", s(&got["hostname"]), s(&inputs["hostname"])),
-        // `bandwidth` = speed in Gbit/s x 10^9 (netgw: bit/s, the same unit).
-        "VerifyInterfacesSpeed" => {
-            for w in inputs["interfaces"].as_array().into_iter().flatten() {
-                let name = s(&w["name"]).unwrap_or_default();
-                let gbps = w["speed"].as_f64();
-                let bps = gbps.map(|g| ((g * 1e9).round() as u64).to_string());
-                d.eq(
-                    &format!("{name}.speed"),
-                    num(&got_interface(got, &name)["speed"]),
-                    bps,
-                );
-            }
+        "VerifyHostname" => {
+            let theirs = match m.take("Incorrect Hostname - Expected: ") {
+                Some(rest) => rest.split(" Actual: ").nth(1).map(str::to_owned),
+                None => s(&inputs["hostname"]),
+            };
+            d.eq("hostname", s(&got["hostname"]), theirs);
         }
-        // Status (active/suspended) is not a netgw fact; the VLAN must be there.
+        "VerifyInterfacesSpeed" => anta_speed(got, inputs, &m, d),
+        // Status (active/suspended) is not a netgw fact; the VLAN must be there unless ANTA says it
+        // is not configured.
         "VerifyVlanStatus" => {
             for w in inputs["vlans"].as_array().into_iter().flatten() {
                 let id = num(&w["vlan_id"]).unwrap_or_default();
-                if got["vlans"].get(&id).is_none() {
-                    d.0.push(format!("vlan {id}: missing in netgw"));
+                let at = format!("VLAN: Vlan{id} - ");
+                let absent = m.take(&format!("{at}Not configured")).is_some();
+                // The status messages name the VLAN: it is there.
+                m.take(&format!("{at}Incorrect administrative status"));
+                match (absent, got["vlans"].get(&id).is_some()) {
+                    (true, true) => {
+                        d.0.push(format!("vlan {id}: in netgw, ANTA: not configured"))
+                    }
+                    (false, false) => d.0.push(format!("vlan {id}: missing in netgw")),
+                    _ => {}
                 }
             }
         }
-        "VerifyL3MTU" => anta_mtu(case, got, inputs, "routed", 1500, ANTA_L3_IGNORED, d),
-        "VerifyL2MTU" => anta_mtu(case, got, inputs, "bridged", 9214, ANTA_L2_IGNORED, d),
+        "VerifyL3MTU" => anta_mtu(case, got, inputs, &m, "routed", 1500, ANTA_L3_IGNORED, d),
+        "VerifyL2MTU" => anta_mtu(case, got, inputs, &m, "bridged", 9214, ANTA_L2_IGNORED, d),
         "AsyncEOSDevice.refresh" => {
             d.eq("model", s(&got["model"]), s(&want["expected"]["hw_model"]))
         }
         other => d.0.push(format!("anta test {other:?} has no mapping")),
+    }
+    m.rest(d);
+}
+
+/// ANTA's expected failure messages, each taken by the check that reads it, so a message no check
+/// understands is reported rather than ignored.
+struct AntaMessages(std::cell::RefCell<Vec<String>>);
+
+impl AntaMessages {
+    fn new(want: &Value) -> Self {
+        let all = want["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(s)
+            .collect();
+        Self(std::cell::RefCell::new(all))
+    }
+
+    /// Take every message starting with `prefix`; the text after the prefix of the first.
+    fn take(&self, prefix: &str) -> Option<String> {
+        let mut all = self.0.borrow_mut();
+        let first = all
+            .iter()
+            .find_map(|m| m.strip_prefix(prefix).map(str::to_owned));
+        all.retain(|m| !m.starts_with(prefix));
+        first
+    }
+
+    fn rest(&self, d: &mut Diff) {
+        for m in self.0.borrow_mut().drain(..) {
+            d.0.push(format!("ANTA message not mapped: {m:?}"));
+        }
+    }
+}
+
+/// `VerifyLLDPNeighbors`. `require_fqdn` (default true): the system name equals the input; otherwise
+/// it equals it or starts with it and a dot. The neighbour's port is `interfaceId_v2`. ANTA's failures:
+/// `Port not found` / `No LLDP neighbors` (no neighbour on the port), `Wrong LLDP neighbors: NAME/PORT,
+/// ...` (every neighbour on the port).
+fn anta_lldp(got: &Value, inputs: &Value, m: &AntaMessages, d: &mut Diff) {
+    let fqdn = inputs["require_fqdn"].as_bool().unwrap_or(true);
+    for w in inputs["neighbors"].as_array().into_iter().flatten() {
+        let port = s(&w["port"]).unwrap_or_default();
+        let device = s(&w["neighbor_device"]).unwrap_or_default();
+        let remote = s(&w["neighbor_port"]);
+        let list = got["lldp_neighbors"][short_if(&port).as_str()]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let ours: Vec<String> = list
+            .iter()
+            .map(|n| {
+                let name = s(&n["remote_system_name"]).unwrap_or_default();
+                let p = s(&n["remote_port"]).unwrap_or_default();
+                format!("{name}/{p}")
+            })
+            .collect();
+        let at = format!(
+            "Port: {port} Neighbor: {device} Neighbor Port: {} - ",
+            remote.clone().unwrap_or_default()
+        );
+        if let Some(rest) = m.take(&at) {
+            let theirs: Vec<String> = match rest.strip_prefix("Wrong LLDP neighbors: ") {
+                Some(l) => l.split(", ").map(str::to_owned).collect(),
+                None if rest == "Port not found" || rest == "No LLDP neighbors" => Vec::new(),
+                None => {
+                    d.0.push(format!("{port}: ANTA message not mapped: {rest:?}"));
+                    continue;
+                }
+            };
+            d.eq(
+                &format!("{port}.neighbours"),
+                Some(ours.join(", ")),
+                Some(theirs.join(", ")),
+            );
+            continue;
+        }
+        let named = |n: &str| n == device || (!fqdn && n.starts_with(&format!("{device}.")));
+        let ok = list.iter().any(|n| {
+            s(&n["remote_system_name"]).is_some_and(|n| named(&n)) && s(&n["remote_port"]) == remote
+        });
+        if !ok {
+            d.0.push(format!(
+                "{port}: no neighbour {device}/{remote:?} in netgw's {ours:?}"
+            ));
+        }
+    }
+}
+
+/// `VerifyInterfacesSpeed`: `bandwidth` = speed in Gbit/s x 10^9 (netgw: bit/s, the same unit). ANTA's
+/// failures: `Not found`, `Bandwidth mismatch - Expected: XGbps Actual: YGbps`; its duplex, lanes and
+/// auto-negotiation messages are about values netgw does not keep.
+fn anta_speed(got: &Value, inputs: &Value, m: &AntaMessages, d: &mut Diff) {
+    for w in inputs["interfaces"].as_array().into_iter().flatten() {
+        let name = s(&w["name"]).unwrap_or_default();
+        let at = format!("Interface: {name} - ");
+        for other in [
+            "Duplex mode mismatch",
+            "Data lanes count mismatch",
+            "Auto-negotiation mismatch",
+        ] {
+            m.take(&format!("{at}{other}"));
+        }
+        let g = got_interface(got, &name);
+        if m.take(&format!("{at}Not found")).is_some() {
+            if !g.is_null() {
+                d.0.push(format!("{name}: in netgw, ANTA: not found"));
+            }
+            continue;
+        }
+        let gbps = match m.take(&format!("{at}Bandwidth mismatch - ")) {
+            Some(rest) => rest
+                .split("Actual: ")
+                .nth(1)
+                .and_then(|a| a.trim_end_matches("Gbps").parse::<f64>().ok()),
+            None => w["speed"].as_f64(),
+        };
+        let bps = gbps.map(|g| ((g * 1e9).round() as u64).to_string());
+        d.eq(&format!("{name}.speed"), num(&g["speed"]), bps);
     }
 }
 
@@ -967,11 +1066,14 @@ const ANTA_L2_IGNORED: &[&str] = &[
 
 /// ANTA's MTU checks: every interface of the `forwardingModel` checked (read from the recorded
 /// answer, as ANTA selects them), not ignored by exact name or by its letter prefix, has the
-/// `specific_mtu` given for it, else `mtu`; compared with netgw's `mtu` fact.
+/// `specific_mtu` given for it, else `mtu` (or the `Actual:` of ANTA's `Incorrect MTU` message naming
+/// it); compared with netgw's `mtu` fact.
+#[allow(clippy::too_many_arguments)]
 fn anta_mtu(
     case: &Case,
     got: &Value,
     inputs: &Value,
+    m: &AntaMessages,
     model: &str,
     default_mtu: u64,
     default_ignored: &[&str],
@@ -1003,13 +1105,29 @@ fn anta_mtu(
         if ignored.iter().any(|g| *g == *name || *g == prefix) || i["forwardingModel"] != model {
             continue;
         }
-        let want = specific.get(name).copied().unwrap_or(mtu);
+        let want = match m.take(&format!("Interface: {name} - Incorrect MTU - ")) {
+            Some(rest) => rest.split("Actual: ").nth(1).map(str::to_owned),
+            None => Some(specific.get(name).copied().unwrap_or(mtu).to_string()),
+        };
         d.eq(
             &format!("{name}.mtu"),
             num(&got_interface(got, name)["mtu"]),
-            Some(want.to_string()),
+            want,
         );
     }
+}
+
+/// The local ports with an LLDP neighbour, where the source lists them (`theirs` an array).
+fn lldp_ports(got: &Value, theirs: &Value, d: &mut Diff) {
+    let Some(theirs) = theirs.as_array() else {
+        return;
+    };
+    let theirs: Vec<String> = theirs.iter().filter_map(s).collect();
+    let ours: Vec<String> = got["lldp_neighbors"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    d.eq("lldp ports", Some(ours.join(",")), Some(theirs.join(",")));
 }
 
 fn upper(v: Option<String>) -> Option<String> {
