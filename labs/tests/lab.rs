@@ -1553,9 +1553,9 @@ async fn ios_and_nxos_text_parses_with_ntc_templates_to_the_simulated_state() {
         for cmd in cmds {
             let out = match sh.command(cmd).await {
                 Ok(out) => out,
-                // IOL, like an IOS device with LLDP or CDP off, refuses the neighbour tables; the
-                // drivers read them as optional.
-                Err(e) if cmd.contains("neighbors") => {
+                // The simulator prints no CDP (IOL, like an IOS device with CDP off, refuses the
+                // table; the drivers read it as optional). Its LLDP table must parse.
+                Err(e) if cmd.starts_with("show cdp") => {
                     eprintln!("{node}: {e}");
                     continue;
                 }
@@ -1571,6 +1571,66 @@ async fn ios_and_nxos_text_parses_with_ntc_templates_to_the_simulated_state() {
         sh.close().await.unwrap();
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The LLDP neighbours ntc-templates reads from `node`'s `show lldp neighbors detail` (as Netmiko's
+/// `use_textfsm` would), as (local port as printed, neighbour name, neighbour port id).
+async fn ntc_lldp(env: &Env, node: &str, kind: PlatformKind) -> Vec<(String, String, String)> {
+    let ssh = SshSession::connect(&env.ssh_target(node)).await.unwrap();
+    let mut sh = ssh.shell(CliPlatform::get(kind)).await.unwrap();
+    sh.enable(Some(&Secret::new("admin"))).await.unwrap();
+    let out = sh.command("show lldp neighbors detail").await.unwrap();
+    sh.close().await.unwrap();
+    let platform = match kind {
+        PlatformKind::Nxos => "cisco_nxos",
+        _ => "cisco_ios",
+    };
+    ntc_parse(platform, "show lldp neighbors detail", &out)
+        .iter()
+        .map(|r| {
+            (
+                field(r, &["local_interface"]),
+                field(r, &["neighbor_name"]),
+                field(r, &["neighbor_port_id", "neighbor_interface"]),
+            )
+        })
+        .collect()
+}
+
+/// Whether ntc-templates' rows are exactly the adjacencies `want` (local port in the device's long
+/// spelling, neighbour, neighbour port): one row each, no more.
+fn ntc_lldp_is(rows: &[(String, String, String)], want: &[(String, String, String)]) -> bool {
+    rows.len() == want.len()
+        && want.iter().all(|(local, peer, port)| {
+            rows.iter()
+                .any(|(l, n, p)| same_port(l, local) && !l.is_empty() && n == peer && p == port)
+        })
+}
+
+/// The simulator's IOS and NX-OS `show lldp neighbors detail`, parsed by ntc-templates, lists exactly
+/// the topology's links of that node (containerlab's names mapped as each kind names its ports): the
+/// text is shaped as the real devices print it. A shut port takes its neighbour out of the text.
+#[tokio::test]
+async fn ios_and_nxos_lldp_text_read_by_ntc_templates_is_the_topology_links() {
+    let env = start(FABRIC, &[]).await;
+    let acc1 = [adj("Ethernet0/1", "leaf1", "Ethernet3")];
+    let nx1 = [adj("Ethernet1/1", "leaf1", "Ethernet4")];
+    let got = ntc_lldp(&env, "acc1", PlatformKind::Ios).await;
+    assert!(ntc_lldp_is(&got, &acc1), "acc1: {got:?}, topology {acc1:?}");
+    let got = ntc_lldp(&env, "nx1", PlatformKind::Nxos).await;
+    assert!(ntc_lldp_is(&got, &nx1), "nx1: {got:?}, topology {nx1:?}");
+    let ssh = SshSession::connect(&env.ssh_target("acc1")).await.unwrap();
+    let mut sh = ssh
+        .shell(CliPlatform::get(PlatformKind::Ios))
+        .await
+        .unwrap();
+    sh.enable(Some(&Secret::new("admin"))).await.unwrap();
+    sh.config(&["interface Ethernet0/1", "shutdown"])
+        .await
+        .unwrap();
+    sh.close().await.unwrap();
+    let got = ntc_lldp(&env, "acc1", PlatformKind::Ios).await;
+    assert!(ntc_lldp_is(&got, &[]), "acc1 after shutdown: {got:?}");
 }
 
 /// What `scripts/peers/SCRIPT` (run in the venv `scripts/peers/PEER.sh install` makes) prints as JSON
