@@ -18,7 +18,7 @@ use netgw_transport::http::{HttpAuth, HttpClient, HttpConfig, TlsMode};
 use netgw_transport::netconf::reply::parse_document;
 use netgw_transport::netconf::{ClientOptions, Datastore, Framing, XmlElement, connect_ssh_with};
 use netgw_transport::ssh::{
-    CliPlatform, HostKeyPolicy, PlatformKind, SshAuth, SshSession, SshTarget,
+    CliPlatform, CliShell, HostKeyPolicy, PlatformKind, SshAuth, SshSession, SshTarget,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -1534,9 +1534,7 @@ async fn ios_and_nxos_text_parses_with_ntc_templates_to_the_simulated_state() {
             ][..],
         ),
     ] {
-        let ssh = SshSession::connect(&env.ssh_target(node)).await.unwrap();
-        let mut sh = ssh.shell(CliPlatform::get(kind)).await.unwrap();
-        sh.enable(Some(&Secret::new("admin"))).await.unwrap();
+        let (_ssh, mut sh) = enabled_shell(&env, node, kind).await;
         let iface = format!("interface {port}");
         sh.config(&[
             "vlan 10",
@@ -1573,12 +1571,18 @@ async fn ios_and_nxos_text_parses_with_ntc_templates_to_the_simulated_state() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
-/// The LLDP neighbours ntc-templates reads from `node`'s `show lldp neighbors detail` (as Netmiko's
-/// `use_textfsm` would), as (local port as printed, neighbour name, neighbour port id).
-async fn ntc_lldp(env: &Env, node: &str, kind: PlatformKind) -> Vec<(String, String, String)> {
+/// An enabled CLI shell on `node`, with the SSH session that carries it.
+async fn enabled_shell(env: &Env, node: &str, kind: PlatformKind) -> (SshSession, CliShell) {
     let ssh = SshSession::connect(&env.ssh_target(node)).await.unwrap();
     let mut sh = ssh.shell(CliPlatform::get(kind)).await.unwrap();
     sh.enable(Some(&Secret::new("admin"))).await.unwrap();
+    (ssh, sh)
+}
+
+/// The LLDP neighbours ntc-templates reads from `node`'s `show lldp neighbors detail` (as Netmiko's
+/// `use_textfsm` would), as (local port as printed, neighbour name, neighbour port id).
+async fn ntc_lldp(env: &Env, node: &str, kind: PlatformKind) -> Vec<(String, String, String)> {
+    let (_ssh, mut sh) = enabled_shell(env, node, kind).await;
     let out = sh.command("show lldp neighbors detail").await.unwrap();
     sh.close().await.unwrap();
     let platform = match kind {
@@ -1619,12 +1623,7 @@ async fn ios_and_nxos_lldp_text_read_by_ntc_templates_is_the_topology_links() {
     assert!(ntc_lldp_is(&got, &acc1), "acc1: {got:?}, topology {acc1:?}");
     let got = ntc_lldp(&env, "nx1", PlatformKind::Nxos).await;
     assert!(ntc_lldp_is(&got, &nx1), "nx1: {got:?}, topology {nx1:?}");
-    let ssh = SshSession::connect(&env.ssh_target("acc1")).await.unwrap();
-    let mut sh = ssh
-        .shell(CliPlatform::get(PlatformKind::Ios))
-        .await
-        .unwrap();
-    sh.enable(Some(&Secret::new("admin"))).await.unwrap();
+    let (_ssh, mut sh) = enabled_shell(&env, "acc1", PlatformKind::Ios).await;
     sh.config(&["interface Ethernet0/1", "shutdown"])
         .await
         .unwrap();
@@ -1841,12 +1840,7 @@ async fn lldp_follows_the_links_and_a_shut_port_on_either_end() {
         assert_eq!(got, adjs.iter().cloned().collect(), "{node}");
     }
     // Shut on the IOS end: both acc1 and leaf1 lose the adjacency.
-    let ssh = SshSession::connect(&env.ssh_target("acc1")).await.unwrap();
-    let mut sh = ssh
-        .shell(CliPlatform::get(PlatformKind::Ios))
-        .await
-        .unwrap();
-    sh.enable(Some(&Secret::new("admin"))).await.unwrap();
+    let (_ssh, mut sh) = enabled_shell(&env, "acc1", PlatformKind::Ios).await;
     sh.config(&["interface Ethernet0/1", "shutdown"])
         .await
         .unwrap();
