@@ -27,6 +27,7 @@ const MINIMUM: &[(&str, &str, usize)] = &[
     ("eos", "anta", 38),
     ("junos", "napalm", 11),
     ("junos", "pyez", 22),
+    ("junos", "opennti", 1),
     ("f5", "f5", 12),
     ("ios", "genie", 91),
     ("nxos", "genie", 25),
@@ -751,6 +752,19 @@ fn pyez(_case: &Case, got: &Value, want: &Value, d: &mut Diff) {
     lldp_ports(got, &want["lldp_ports"], d);
 }
 
+/// Juniper open-nti's reading of `get-software-information` (`opennti_expected.json`): the host name its
+/// test asserts, and the `version` and `product-model` tags its collector derives from the same reply.
+fn opennti(_case: &Case, got: &Value, want: &Value, d: &mut Diff) {
+    d.eq("hostname", s(&got["hostname"]), s(&want["hostname"]));
+    d.eq(
+        "platform_version",
+        s(&got["platform_version"]),
+        s(&want["version"]),
+    );
+    // Definition: netgw upper-cases `product-model` (as PyEZ does); open-nti keeps the device's `mx960`.
+    d.eq("model", s(&got["model"]), upper(s(&want["product-model"])));
+}
+
 /// pyntc's `EOSDevice` properties as its unit tests assert them (`pyntc_expected.json`, transcribed from
 /// the named tests): `hostname`, `fqdn`, `model`, `os_version`, `serial_number`, `vendor`.
 fn pyntc(_case: &Case, got: &Value, want: &Value, d: &mut Diff) {
@@ -1150,11 +1164,12 @@ async fn netgw_agrees_with_the_sources_expected_parses() {
             continue;
         }
         type Mapping = fn(&Case, &Value, &Value, &mut Diff);
-        let sources: [(&str, &str, Mapping); 8] = [
+        let sources: [(&str, &str, Mapping); 9] = [
             ("ntc", "ntc_parsed.json", ntc),
             ("napalm", "napalm_expected_result.json", napalm),
             ("genie", "genie_expected.json", genie),
             ("pyez", "pyez_expected.json", pyez),
+            ("opennti", "opennti_expected.json", opennti),
             ("pyntc", "pyntc_expected.json", pyntc),
             ("f5", "f5_expected.json", f5),
             ("goeapi", "goeapi_expected.json", goeapi),
