@@ -777,6 +777,29 @@ urn:ietf:params:netconf:base:1.1
     }
 
     #[test]
+    fn junos_commit_with_only_a_warning_is_success() {
+        // A Junos 21.1 commit answered with one rtlogd warning and <ok/>, its fields padded with
+        // newlines; go-netconf's TestNewRPCReply (mistsys fork, 3b99162) asserts it is no error.
+        let r = RpcReply::parse(fixture!(
+            "junos/rpc-error/security-log-warning/commit-warning.xml"
+        ))
+        .unwrap()
+        .into_result()
+        .unwrap();
+        assert!(r.ok);
+        assert!(r.errors.is_empty());
+        assert_eq!(r.warnings.len(), 1);
+        let w = &r.warnings[0];
+        assert_eq!(w.severity, Severity::Warning);
+        assert!(
+            w.message
+                .as_deref()
+                .is_some_and(|m| m.contains("Stream Logging to an external logging server"))
+        );
+        assert_eq!(w.info_value("bad-element").map(str::trim), Some("report"));
+    }
+
+    #[test]
     fn junos_load_configuration_errors_nested_in_results() {
         let r = RpcReply::parse(fixture!(
             "junos/rpc-error/load-configuration-error/load-configuration-error.xml"
