@@ -101,7 +101,7 @@ const MINIMUM: &[(&str, &str, usize)] = &[
     ("f5", "vlans", 3),
     ("ios", "facts", 140),
     ("ios", "links", 17),
-    ("junos", "facts", 40),
+    ("junos", "facts", 41),
     ("junos", "links", 4),
     ("junos", "vlans", 3),
     ("nxos", "facts", 65),
