@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 
 echo "== installing test peers"
 for script in scripts/peers/*.sh; do
+    # lib.sh is the helpers the peer scripts source, not a peer.
+    [ "$script" = scripts/peers/lib.sh ] && continue
     echo "-- $script install"
     bash "$script" install
 done

@@ -652,27 +652,7 @@ fn converge_cmd(
     let repo = LocalRepo::open(&cli.repo)?;
     let inv = load_inventory(cli, source)?;
     let mut names = select(&inv, nodes)?;
-    if let Some(query) = &source.search {
-        let Some(server) = chef_store(cli)? else {
-            return Err(Failure::usage(
-                "--search needs --server (a Chef server to search)",
-            ));
-        };
-        let found = runtime()?
-            .block_on(server.search_nodes(query))
-            .map_err(|e| Failure::usage(format!("--search {query:?}: {e}")))?;
-        let missing: Vec<&String> = found
-            .iter()
-            .filter(|n| !inv.hosts.contains_key(*n))
-            .collect();
-        if !missing.is_empty() {
-            tracing::warn!(
-                ?missing,
-                "search found nodes the inventory cannot reach; skipped"
-            );
-        }
-        names.retain(|n| found.contains(n));
-    }
+    search_filter(cli, source, &inv, &mut names)?;
     // Hosts netgw does not drive: one warning line each, reported `skipped`, never run.
     let mut skipped = Vec::new();
     names.retain(|n| match inv.not_driven(n) {
@@ -703,27 +683,7 @@ fn converge_cmd(
             }
         }));
     }
-    let mut collector_task = None;
-    if let Some(url) = &reporting.data_collector {
-        let token = match &reporting.data_collector_token {
-            Some(r) => Some(
-                netgw_transport::credentials::resolve(r)
-                    .map_err(|e| Failure::usage(format!("--data-collector-token: {e}")))?,
-            ),
-            None => None,
-        };
-        let cfg = crate::collector::CollectorConfig {
-            url: url.clone(),
-            token,
-            organization: "netgw".into(),
-            server_fqdn: cli.repo.display().to_string(),
-            timeout: std::time::Duration::from_secs(10),
-        };
-        let _guard = rt.enter();
-        let (sink, task) = crate::collector::start(cfg).map_err(Failure::usage)?;
-        sinks.push(sink);
-        collector_task = Some(task);
-    }
+    let collector_task = start_collector(cli, reporting, &rt, &mut sinks)?;
     if !sinks.is_empty() {
         opts.events = Some(Arc::new(move |e: engine::RunEvent| {
             for s in &sinks {
@@ -757,11 +717,84 @@ fn converge_cmd(
     let mut report = report;
     report.nodes.extend(skipped);
     report.summary = report::summarize(&report.nodes);
+    write_report(&report, format, out)?;
+    let drifted = compare_only && report.summary.updated > 0;
+    Ok(exit_status(&report, drifted))
+}
+
+/// With `--search`, only the selected nodes the Chef server's search also finds.
+fn search_filter(
+    cli: &Cli,
+    source: &DeviceSource,
+    inv: &Inventory,
+    names: &mut Vec<String>,
+) -> Result<(), Failure> {
+    let Some(query) = &source.search else {
+        return Ok(());
+    };
+    let Some(server) = chef_store(cli)? else {
+        return Err(Failure::usage(
+            "--search needs --server (a Chef server to search)",
+        ));
+    };
+    let found = runtime()?
+        .block_on(server.search_nodes(query))
+        .map_err(|e| Failure::usage(format!("--search {query:?}: {e}")))?;
+    let missing: Vec<&String> = found
+        .iter()
+        .filter(|n| !inv.hosts.contains_key(*n))
+        .collect();
+    if !missing.is_empty() {
+        tracing::warn!(
+            ?missing,
+            "search found nodes the inventory cannot reach; skipped"
+        );
+    }
+    names.retain(|n| found.contains(n));
+    Ok(())
+}
+
+/// With `--data-collector`, the task that posts run events to it (its sink joins `sinks`).
+fn start_collector(
+    cli: &Cli,
+    reporting: &Reporting,
+    rt: &tokio::runtime::Runtime,
+    sinks: &mut Vec<engine::EventSink>,
+) -> Result<Option<tokio::task::JoinHandle<()>>, Failure> {
+    let Some(url) = &reporting.data_collector else {
+        return Ok(None);
+    };
+    let token = match &reporting.data_collector_token {
+        Some(r) => Some(
+            netgw_transport::credentials::resolve(r)
+                .map_err(|e| Failure::usage(format!("--data-collector-token: {e}")))?,
+        ),
+        None => None,
+    };
+    let cfg = crate::collector::CollectorConfig {
+        url: url.clone(),
+        token,
+        organization: "netgw".into(),
+        server_fqdn: cli.repo.display().to_string(),
+        timeout: std::time::Duration::from_secs(10),
+    };
+    let _guard = rt.enter();
+    let (sink, task) = crate::collector::start(cfg).map_err(Failure::usage)?;
+    sinks.push(sink);
+    Ok(Some(task))
+}
+
+/// The run report, as JSON or as text for people.
+fn write_report(
+    report: &report::RunReport,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
     match format {
         Format::Json => writeln!(
             out,
             "{}",
-            pretty(&serde_json::to_value(&report).unwrap_or(Value::Null))
+            pretty(&serde_json::to_value(report).unwrap_or(Value::Null))
         )?,
         Format::Human => {
             for n in &report.nodes {
@@ -770,11 +803,10 @@ fn converge_cmd(
             if let Some(tx) = &report.transaction {
                 write!(out, "{}", tx.human(&report.run_id))?;
             }
-            write!(out, "{}", report::human_summary(&report))?;
+            write!(out, "{}", report::human_summary(report))?;
         }
     }
-    let drifted = compare_only && report.summary.updated > 0;
-    Ok(exit_status(&report, drifted))
+    Ok(())
 }
 
 /// 3 when the gateway's own side failed a node (store, server, lock, internal: retrying elsewhere or

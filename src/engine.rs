@@ -41,8 +41,8 @@ use tracing::{Instrument, info, info_span, warn};
 /// How long the restore step after a node timeout or an abort may take.
 pub const DEFAULT_RESTORE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Largest node body a store accepts (the Chef server's limit).
-pub const MAX_NODE_BYTES: usize = 1_000_000;
+pub use crate::clock::now_rfc3339;
+pub use crate::store::size::MAX_NODE_BYTES;
 
 /// How drivers are opened; tests swap it, the product uses [`RegistryConnector`].
 #[async_trait]
@@ -230,61 +230,7 @@ pub async fn converge(
         set.spawn(
             async move {
                 let _permit = sem.acquire_owned().await;
-                let name = job.name.clone();
-                let emit = |e: RunEvent| {
-                    if let Some(sink) = &opts.events {
-                        sink(e)
-                    }
-                };
-                emit(RunEvent::NodeStarted {
-                    run_id: opts.run_id.clone(),
-                    node: name.clone(),
-                });
-                let t0 = Instant::now();
-                // One run of a node at a time, across processes: held from before loading until
-                // after the device session closed and current state was saved (crate::lock).
-                let mut report = match lock_node(&ctx, &job, &opts).await {
-                    Err(e) => {
-                        let mut r = NodeReport::new(&name, opts.why_run);
-                        r.platform = job.target.as_ref().ok().map(|t| t.platform.to_string());
-                        fail(&mut r, &e);
-                        r
-                    }
-                    Ok(lock) => {
-                        let waited = t0.elapsed();
-                        let mut r = bounded_node(&ctx, job, connector.as_ref(), &opts).await;
-                        if lock.is_some() {
-                            r.steps.insert(
-                                0,
-                                StepTiming {
-                                    step: "lock",
-                                    duration_secs: waited.as_secs_f64(),
-                                },
-                            );
-                        }
-                        drop(lock);
-                        r
-                    }
-                };
-                report.duration_secs = t0.elapsed().as_secs_f64();
-                for r in &report.resources {
-                    if r.status != ResourceStatus::UpToDate {
-                        emit(RunEvent::Resource {
-                            run_id: opts.run_id.clone(),
-                            node: name.clone(),
-                            resource: Box::new(r.clone()),
-                        });
-                    }
-                }
-                emit(RunEvent::NodeFinished {
-                    run_id: opts.run_id.clone(),
-                    node: name.clone(),
-                    status: report.status,
-                    updated: report.updated,
-                    total: report.total,
-                    error: report.error.clone(),
-                });
-                report
+                node_task(&ctx, job, connector.as_ref(), &opts).await
             }
             .instrument(span),
         );
@@ -329,6 +275,70 @@ pub async fn converge(
         cookbooks,
         transaction: None,
     }
+}
+
+/// One node's run in `converge`: under its run lock, bounded by `node_timeout`, with its events.
+async fn node_task(
+    ctx: &Ctx,
+    job: Job,
+    connector: &dyn Connector,
+    opts: &EngineOptions,
+) -> NodeReport {
+    let name = job.name.clone();
+    let emit = |e: RunEvent| {
+        if let Some(sink) = &opts.events {
+            sink(e)
+        }
+    };
+    emit(RunEvent::NodeStarted {
+        run_id: opts.run_id.clone(),
+        node: name.clone(),
+    });
+    let t0 = Instant::now();
+    // One run of a node at a time, across processes: held from before loading until
+    // after the device session closed and current state was saved (crate::lock).
+    let mut report = match lock_node(ctx, &job, opts).await {
+        Err(e) => {
+            let mut r = NodeReport::new(&name, opts.why_run);
+            r.platform = job.target.as_ref().ok().map(|t| t.platform.to_string());
+            fail(&mut r, &e);
+            r
+        }
+        Ok(lock) => {
+            let waited = t0.elapsed();
+            let mut r = bounded_node(ctx, job, connector, opts).await;
+            if lock.is_some() {
+                r.steps.insert(
+                    0,
+                    StepTiming {
+                        step: "lock",
+                        duration_secs: waited.as_secs_f64(),
+                    },
+                );
+            }
+            drop(lock);
+            r
+        }
+    };
+    report.duration_secs = t0.elapsed().as_secs_f64();
+    for r in &report.resources {
+        if r.status != ResourceStatus::UpToDate {
+            emit(RunEvent::Resource {
+                run_id: opts.run_id.clone(),
+                node: name.clone(),
+                resource: Box::new(r.clone()),
+            });
+        }
+    }
+    emit(RunEvent::NodeFinished {
+        run_id: opts.run_id.clone(),
+        node: name.clone(),
+        status: report.status,
+        updated: report.updated,
+        total: report.total,
+        error: report.error.clone(),
+    });
+    report
 }
 
 /// A node's run within `node_timeout`, stoppable by `opts.abort`; a stopped run's device gets the
@@ -1177,49 +1187,19 @@ fn as_obj(v: Value) -> Attrs {
 }
 
 fn check_size(desired: &DesiredState, current: &CurrentState) -> StepResult<()> {
-    // Count the bytes of `{"desired": .., "current": ..}` without building the body.
+    // The body a store saves: `{"desired": .., "current": ..}`.
     #[derive(serde::Serialize)]
     struct Body<'a> {
         desired: &'a DesiredState,
         current: &'a CurrentState,
     }
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    let size = serde_json::to_writer(&mut count, &Body { desired, current })
-        .map(|()| count.0)
-        .unwrap_or(usize::MAX);
-    if size <= MAX_NODE_BYTES {
-        return Ok(());
-    }
-    let mut subtrees: Vec<(String, usize)> = current
-        .automatic
-        .iter()
-        .map(|(k, v)| {
-            (
-                k.clone(),
-                serde_json::to_vec(v).map(|b| b.len()).unwrap_or(0),
-            )
+    crate::store::size::check_node_size(&Body { desired, current }, Some(&current.automatic))
+        .map_err(|e| {
+            EngineError::Config(format!(
+                "node body is {} bytes, over the {MAX_NODE_BYTES}-byte limit; largest subtrees: {} (add an automatic allowlist)",
+                e.size, e.largest
+            ))
         })
-        .collect();
-    subtrees.sort_by_key(|s| std::cmp::Reverse(s.1));
-    let top: Vec<String> = subtrees
-        .iter()
-        .take(3)
-        .map(|(k, n)| format!("automatic.{k} ({n} bytes)"))
-        .collect();
-    Err(EngineError::Config(format!(
-        "node body is {size} bytes, over the {MAX_NODE_BYTES}-byte limit; largest subtrees: {} (add an automatic allowlist)",
-        top.join(", ")
-    )))
 }
 
 fn recipe_of(compiled: &Compiled, r: &ResourceRef) -> String {
@@ -1304,35 +1284,6 @@ pub(crate) fn record_plan(
     }
 }
 
-pub fn now_rfc3339() -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs() as i64;
-    let (days, secs) = (now.div_euclid(86_400), now.rem_euclid(86_400));
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        (secs % 3600) / 60,
-        secs % 60
-    )
-}
-
-/// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1365,12 +1316,6 @@ mod tests {
             msg.contains("1000001 bytes") && msg.contains("automatic.big"),
             "{msg}"
         );
-    }
-
-    #[test]
-    fn dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(20_414), (2025, 11, 22));
     }
 }
 

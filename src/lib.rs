@@ -5,6 +5,7 @@ pub mod api;
 pub mod atomic;
 pub mod classify;
 pub mod cli;
+pub mod clock;
 pub mod collector;
 pub mod cookbook;
 pub mod engine;

@@ -370,6 +370,238 @@ fn ports_needed(dialect: Dialect, used: &[String]) -> usize {
     n
 }
 
+/// A node's device, made before anything listens: name, platform, dialect, index, device.
+type PlannedDevice = (String, &'static str, Dialect, u32, Arc<Device>);
+
+/// What pass 1 learns of the topology: each simulated node's index and dialect.
+type NodeIndex = BTreeMap<String, (u32, Dialect)>;
+
+/// Pass 1: the simulated nodes' indices and dialects, and why the others are skipped.
+fn index_nodes(topo: &Topology) -> (NodeIndex, Vec<String>) {
+    let mut skipped = Vec::new();
+    let mut index_of = NodeIndex::new();
+    for (i, (name, node)) in topo.nodes.iter().enumerate() {
+        let Some(dialect) = sim_dialect(node) else {
+            skipped.push(format!(
+                "{name}: kind {} is not simulated (netgw does not drive it)",
+                node.kind.as_deref().unwrap_or("(none)")
+            ));
+            continue;
+        };
+        index_of.insert(name.clone(), (i as u32 + 1, dialect));
+    }
+    (index_of, skipped)
+}
+
+/// Pass 2: every simulated node's device, its faults set and its LLDP neighbours wired both ways
+/// (the link ends are shared through `ends`).
+fn plan_devices(
+    topo: &Topology,
+    opts: &LabOptions,
+) -> Result<(Vec<PlannedDevice>, Vec<String>), LabError> {
+    let mut extra: BTreeMap<&str, Vec<(&str, &str)>> = BTreeMap::new();
+    for (n, k, v) in &opts.faults {
+        extra
+            .entry(n.as_str())
+            .or_default()
+            .push((k.as_str(), v.as_str()));
+    }
+    let (index_of, skipped) = index_nodes(topo);
+    let mut ends: BTreeMap<(String, String), PortFlag> = BTreeMap::new();
+    let mut devices = Vec::new();
+    for (name, node) in &topo.nodes {
+        let Some(&(index, dialect)) = index_of.get(name) else {
+            continue;
+        };
+        let mut faults = Faults::from_labels(&node.labels).map_err(|source| LabError::Fault {
+            node: name.clone(),
+            source,
+        })?;
+        for (k, v) in extra.get(name.as_str()).into_iter().flatten() {
+            faults.set(k, v).map_err(|source| LabError::Fault {
+                node: name.clone(),
+                source,
+            })?;
+        }
+        let dev = wire_device(
+            topo,
+            opts,
+            &index_of,
+            &mut ends,
+            (name, node),
+            (index, dialect),
+            faults,
+        );
+        devices.push((
+            name.clone(),
+            node.platform.unwrap_or("?"),
+            dialect,
+            index,
+            Arc::new(dev),
+        ));
+    }
+    Ok((devices, skipped))
+}
+
+/// One node's device with its ports, credentials and LLDP neighbours.
+fn wire_device(
+    topo: &Topology,
+    opts: &LabOptions,
+    index_of: &NodeIndex,
+    ends: &mut BTreeMap<(String, String), PortFlag>,
+    (name, node): (&str, &netgw_models::topology::Node),
+    (index, dialect): (u32, Dialect),
+    faults: Faults,
+) -> Device {
+    let neighbors: Vec<(String, String, String)> = topo
+        .neighbors(name)
+        .into_iter()
+        .filter_map(|(l, peer, peer_if)| {
+            let lp = link_port(node, dialect, &l)?;
+            let rp = match (topo.nodes.get(&peer), index_of.get(&peer)) {
+                (Some(pn), Some(&(_, pd))) => link_port(pn, pd, &peer_if),
+                _ => None,
+            };
+            Some((lp, peer, rp.unwrap_or(peer_if)))
+        })
+        .collect();
+    let used: Vec<String> = neighbors.iter().map(|(l, _, _)| l.clone()).collect();
+    let ports = node
+        .labels
+        .get("netgw-lab.ports")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| ports_needed(dialect, &used));
+    let clab = opts.clab.as_ref().and_then(|p| p.node(name));
+    let (user, pass) = clab.map_or((&opts.username, &opts.password), |c| {
+        (&c.username, &c.password)
+    });
+    let mut dev = Device::new(name, dialect, index, ports, user, pass, faults);
+    let mut st = dev.state().clone();
+    st.routed_only = routed_only(node);
+    for (lp, peer, rp) in neighbors {
+        let pidx = index_of.get(&peer).map_or(0, |&(i, _)| i);
+        let local_up = link_end(ends, name, &lp);
+        let peer_up = link_end(ends, &peer, &rp);
+        if let Some(f) = st.iface_mut(&lp) {
+            f.oper_up = true;
+        }
+        dev.link_ends.push((lp.clone(), local_up.clone()));
+        st.neighbors.push(Neighbor {
+            local_port: lp,
+            system_name: peer,
+            port: rp,
+            chassis_id: mac_for(pidx, 1),
+            local_up,
+            peer_up,
+        });
+    }
+    *dev.state() = st;
+    dev
+}
+
+/// One UDP socket for every device's SNMP agent, unless each can have its own: the open-file limit
+/// must hold a TCP and a UDP socket per device (see `LabOptions::snmp_shared`).
+async fn shared_snmp_socket(
+    snmp_config: Option<&Arc<AgentConfig>>,
+    opts: &LabOptions,
+    devices: usize,
+) -> Result<Option<(UdpSocket, Arc<AgentConfig>)>, LabError> {
+    let Some(cfg) = snmp_config else {
+        return Ok(None);
+    };
+    // Every containerlab node has its own address, so its own port 161.
+    if opts.clab.is_some() {
+        return Ok(None);
+    }
+    let need = 2 * devices as u64 + 512;
+    let have = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(u64::MAX);
+    if !opts.snmp_shared.unwrap_or(have < need) {
+        return Ok(None);
+    }
+    let port = opts.base_port.unwrap_or(0);
+    let sock = UdpSocket::bind(("127.0.0.1", port))
+        .await
+        .map_err(|source| LabError::ListenUdp {
+            node: "(shared SNMP port)".into(),
+            source,
+        })?;
+    if opts.snmp_shared.is_none() {
+        tracing::warn!(
+            "open-file limit {have} < {need}: the {devices} devices share one SNMP port \
+             (community COMMUNITY@NODE, v3 context NODE)"
+        );
+    }
+    Ok(Some((sock, cfg.clone())))
+}
+
+/// Where node number `seq` listens: its containerlab address and real ports, else 127.0.0.1 on
+/// consecutive ports from `base_port` (or any). The third value is a fixed SNMP port, if any.
+fn node_address(
+    opts: &LabOptions,
+    name: &str,
+    dialect: Dialect,
+    seq: usize,
+) -> (Ipv4Addr, u16, Option<u16>) {
+    match opts.clab.as_ref().and_then(|p| p.node(name)) {
+        Some(c) => (
+            c.addr.unwrap_or(Ipv4Addr::LOCALHOST),
+            service_port(dialect, opts.eapi_https),
+            Some(161),
+        ),
+        None => (
+            Ipv4Addr::LOCALHOST,
+            opts.base_port.map_or(0, |b| {
+                b.saturating_add(u16::try_from(seq).unwrap_or(u16::MAX))
+            }),
+            None,
+        ),
+    }
+}
+
+/// The node's TCP listener and the port it got.
+async fn bind_tcp(name: &str, addr: Ipv4Addr, port: u16) -> Result<(TcpListener, u16), LabError> {
+    let err = |source| LabError::Listen {
+        node: name.to_owned(),
+        addr,
+        port,
+        source,
+    };
+    let listener = TcpListener::bind((addr, port)).await.map_err(err)?;
+    let port = listener.local_addr().map_err(err)?.port();
+    Ok((listener, port))
+}
+
+/// The node's own SNMP agent socket: UDP on `snmp_port` when fixed (containerlab), else on the
+/// node's TCP port number when it is free (ports are per protocol), else any.
+async fn bind_snmp_udp(
+    name: &str,
+    addr: Ipv4Addr,
+    port: u16,
+    snmp_port: Option<u16>,
+) -> Result<(UdpSocket, u16), LabError> {
+    let err = |source| LabError::ListenUdp {
+        node: name.to_owned(),
+        source,
+    };
+    let sock = match UdpSocket::bind((addr, snmp_port.unwrap_or(port))).await {
+        Ok(s) => s,
+        Err(source) if snmp_port.is_some() => return Err(err(source)),
+        Err(_) => UdpSocket::bind((addr, 0)).await.map_err(err)?,
+    };
+    let udp_port = sock.local_addr().map_err(err)?.port();
+    Ok((sock, udp_port))
+}
+
+/// Where a node's SNMP agent reads its state: a Junos simulator keeps its own.
+fn state_source(sim: &Sim) -> StateSource {
+    match sim {
+        Sim::Junos(j) => StateSource::Junos(j.clone()),
+        _ => StateSource::Shared,
+    }
+}
+
 impl Lab {
     /// Start every node of `topo` (after replication). Nodes of kinds netgw-lab does not simulate
     /// (linux, unsupported) are listed in `skipped`.
@@ -382,125 +614,8 @@ impl Lab {
         let ssh_config = ssh::server_config()?;
         let snmp_config = snmp_config(&opts)?;
         let host_key = ssh::host_key_openssh(&ssh_config).unwrap_or_default();
-        let mut extra: BTreeMap<&str, Vec<(&str, &str)>> = BTreeMap::new();
-        for (n, k, v) in &opts.faults {
-            extra
-                .entry(n.as_str())
-                .or_default()
-                .push((k.as_str(), v.as_str()));
-        }
-        // Pass 1: devices (indices, ports) so pass 2 can wire LLDP both ways.
-        let mut ends: BTreeMap<(String, String), PortFlag> = BTreeMap::new();
-        let mut devices: Vec<(String, &'static str, Dialect, u32, Arc<Device>)> = Vec::new();
-        let mut skipped = Vec::new();
-        let mut index_of: BTreeMap<String, (u32, Dialect)> = BTreeMap::new();
-        for (i, (name, node)) in topo.nodes.iter().enumerate() {
-            let Some(dialect) = sim_dialect(node) else {
-                skipped.push(format!(
-                    "{name}: kind {} is not simulated (netgw does not drive it)",
-                    node.kind.as_deref().unwrap_or("(none)")
-                ));
-                continue;
-            };
-            index_of.insert(name.clone(), (i as u32 + 1, dialect));
-        }
-        for (name, node) in &topo.nodes {
-            let Some(&(index, dialect)) = index_of.get(name) else {
-                continue;
-            };
-            let mut faults =
-                Faults::from_labels(&node.labels).map_err(|source| LabError::Fault {
-                    node: name.clone(),
-                    source,
-                })?;
-            for (k, v) in extra.get(name.as_str()).into_iter().flatten() {
-                faults.set(k, v).map_err(|source| LabError::Fault {
-                    node: name.clone(),
-                    source,
-                })?;
-            }
-            let neighbors: Vec<(String, String, String)> = topo
-                .neighbors(name)
-                .into_iter()
-                .filter_map(|(l, peer, peer_if)| {
-                    let lp = link_port(node, dialect, &l)?;
-                    let rp = match (topo.nodes.get(&peer), index_of.get(&peer)) {
-                        (Some(pn), Some(&(_, pd))) => link_port(pn, pd, &peer_if),
-                        _ => None,
-                    };
-                    Some((lp, peer, rp.unwrap_or(peer_if)))
-                })
-                .collect();
-            let used: Vec<String> = neighbors.iter().map(|(l, _, _)| l.clone()).collect();
-            let ports = node
-                .labels
-                .get("netgw-lab.ports")
-                .and_then(|p| p.parse().ok())
-                .unwrap_or_else(|| ports_needed(dialect, &used));
-            let clab = opts.clab.as_ref().and_then(|p| p.node(name));
-            let (user, pass) = clab.map_or((&opts.username, &opts.password), |c| {
-                (&c.username, &c.password)
-            });
-            let mut dev = Device::new(name, dialect, index, ports, user, pass, faults);
-            let mut st = dev.state().clone();
-            st.routed_only = routed_only(node);
-            for (lp, peer, rp) in neighbors {
-                let pidx = index_of.get(&peer).map_or(0, |&(i, _)| i);
-                let local_up = link_end(&mut ends, name, &lp);
-                let peer_up = link_end(&mut ends, &peer, &rp);
-                if let Some(f) = st.iface_mut(&lp) {
-                    f.oper_up = true;
-                }
-                dev.link_ends.push((lp.clone(), local_up.clone()));
-                st.neighbors.push(Neighbor {
-                    local_port: lp,
-                    system_name: peer,
-                    port: rp,
-                    chassis_id: mac_for(pidx, 1),
-                    local_up,
-                    peer_up,
-                });
-            }
-            *dev.state() = st;
-            devices.push((
-                name.clone(),
-                node.platform.unwrap_or("?"),
-                dialect,
-                index,
-                Arc::new(dev),
-            ));
-        }
-        // One UDP socket per device unless the open-file limit cannot hold it (see `snmp_shared`).
-        let shared_snmp = match (&snmp_config, opts.snmp_shared) {
-            (None, _) => None,
-            // Every containerlab node has its own address, so its own port 161.
-            _ if opts.clab.is_some() => None,
-            (Some(cfg), shared) => {
-                let need = 2 * devices.len() as u64 + 512;
-                let have = rustix::process::getrlimit(rustix::process::Resource::Nofile)
-                    .current
-                    .unwrap_or(u64::MAX);
-                if shared.unwrap_or(have < need) {
-                    let port = opts.base_port.unwrap_or(0);
-                    let sock = UdpSocket::bind(("127.0.0.1", port))
-                        .await
-                        .map_err(|source| LabError::ListenUdp {
-                            node: "(shared SNMP port)".into(),
-                            source,
-                        })?;
-                    if shared.is_none() {
-                        tracing::warn!(
-                            "open-file limit {have} < {need}: the {} devices share one SNMP port \
-                             (community COMMUNITY@NODE, v3 context NODE)",
-                            devices.len()
-                        );
-                    }
-                    Some((sock, cfg.clone()))
-                } else {
-                    None
-                }
-            }
-        };
+        let (devices, skipped) = plan_devices(&topo, &opts)?;
+        let shared_snmp = shared_snmp_socket(snmp_config.as_ref(), &opts, devices.len()).await?;
         let mut shared_members = Vec::new();
         let mut lab = Lab {
             topology: topo.clone(),
@@ -512,122 +627,20 @@ impl Lab {
             tasks: Vec::new(),
         };
         for (seq, (name, platform, dialect, _index, dev)) in devices.into_iter().enumerate() {
-            let (addr, port, snmp_port) = match opts.clab.as_ref().and_then(|p| p.node(&name)) {
-                Some(c) => (
-                    c.addr.unwrap_or(Ipv4Addr::LOCALHOST),
-                    service_port(dialect, opts.eapi_https),
-                    Some(161),
-                ),
-                None => (
-                    Ipv4Addr::LOCALHOST,
-                    opts.base_port.map_or(0, |b| {
-                        b.saturating_add(u16::try_from(seq).unwrap_or(u16::MAX))
-                    }),
-                    None,
-                ),
-            };
-            let listener =
-                TcpListener::bind((addr, port))
-                    .await
-                    .map_err(|source| LabError::Listen {
-                        node: name.clone(),
-                        addr,
-                        port,
-                        source,
-                    })?;
-            let port = listener
-                .local_addr()
-                .map_err(|source| LabError::Listen {
-                    node: name.clone(),
-                    addr,
-                    port,
-                    source,
-                })?
-                .port();
-            let node = topo.nodes.get(&name);
-            let limit = dev.faults.reset_after_bytes;
-            // The SNMP agent: UDP on the node's TCP port number when it is free (ports are per protocol).
+            let (addr, port, snmp_port) = node_address(&opts, &name, dialect, seq);
+            let (listener, port) = bind_tcp(&name, addr, port).await?;
             let udp = match &snmp_config {
-                None => None,
-                Some(_) if shared_snmp.is_some() => None,
-                Some(cfg) => {
-                    let want = snmp_port.unwrap_or(port);
-                    let sock = match UdpSocket::bind((addr, want)).await {
-                        Ok(s) => s,
-                        Err(source) if snmp_port.is_some() => {
-                            return Err(LabError::ListenUdp {
-                                node: name.clone(),
-                                source,
-                            });
-                        }
-                        Err(_) => UdpSocket::bind((addr, 0)).await.map_err(|source| {
-                            LabError::ListenUdp {
-                                node: name.clone(),
-                                source,
-                            }
-                        })?,
-                    };
-                    let udp_port = sock
-                        .local_addr()
-                        .map_err(|source| LabError::ListenUdp {
-                            node: name.clone(),
-                            source,
-                        })?
-                        .port();
+                Some(cfg) if shared_snmp.is_none() => {
+                    let (sock, udp_port) = bind_snmp_udp(&name, addr, port, snmp_port).await?;
                     Some((sock, udp_port, cfg.clone()))
                 }
+                _ => None,
             };
-            let (sim, task) = match dialect {
-                Dialect::Eos => {
-                    let s = EosSim::new(dev.clone());
-                    let s2 = s.clone();
-                    let handler: Handler =
-                        Arc::new(move |req, ctl| Box::pin(s2.clone().handle_http(req, ctl)));
-                    let acc = opts.eapi_https.then(|| lab.tls.acceptor.clone());
-                    (
-                        Sim::Eos(s),
-                        tokio::spawn(http::serve(listener, acc, limit, handler)),
-                    )
-                }
-                Dialect::F5 => {
-                    let s = F5Sim::new(dev.clone());
-                    let s2 = s.clone();
-                    let handler: Handler =
-                        Arc::new(move |req, ctl| Box::pin(s2.clone().handle_http(req, ctl)));
-                    (
-                        Sim::F5(s),
-                        tokio::spawn(http::serve(
-                            listener,
-                            Some(lab.tls.acceptor.clone()),
-                            limit,
-                            handler,
-                        )),
-                    )
-                }
-                Dialect::Junos => {
-                    let style = node.map_or(JunosStyle::Els, junos_style);
-                    let s = JunosSim::new(dev.clone(), style);
-                    (
-                        Sim::Junos(s.clone()),
-                        tokio::spawn(ssh::serve(listener, ssh_config.clone(), SshApp::Netconf(s))),
-                    )
-                }
-                Dialect::Ios | Dialect::Nxos => {
-                    let s = CliSim::new(dev.clone());
-                    (
-                        Sim::Cli(s.clone()),
-                        tokio::spawn(ssh::serve(listener, ssh_config.clone(), SshApp::Cli(s))),
-                    )
-                }
-            };
-            lab.tasks.push(task);
+            let node = topo.nodes.get(&name);
+            let sim = lab.serve_sim(listener, &ssh_config, dialect, node, &dev);
             let (snmp_port, snmp) = match udp {
                 Some((sock, udp_port, cfg)) => {
-                    let source = match &sim {
-                        Sim::Junos(j) => StateSource::Junos(j.clone()),
-                        _ => StateSource::Shared,
-                    };
-                    let agent = SnmpAgent::new(dev.clone(), source, cfg);
+                    let agent = SnmpAgent::new(dev.clone(), state_source(&sim), cfg);
                     lab.tasks
                         .push(tokio::spawn(snmp_agent::serve(sock, agent.clone())));
                     (Some(udp_port), Some(agent))
@@ -635,10 +648,7 @@ impl Lab {
                 None => (None, None),
             };
             if shared_snmp.is_some() {
-                let source = match &sim {
-                    Sim::Junos(j) => StateSource::Junos(j.clone()),
-                    _ => StateSource::Shared,
-                };
+                let source = state_source(&sim);
                 shared_members.push((
                     name.clone(),
                     AgentDevice {
@@ -660,23 +670,91 @@ impl Lab {
             });
         }
         if let Some((sock, cfg)) = shared_snmp {
-            let port = sock
-                .local_addr()
-                .map_err(|source| LabError::ListenUdp {
-                    node: "(shared SNMP port)".into(),
-                    source,
-                })?
-                .port();
-            let agent = SnmpAgent::shared(shared_members, cfg);
-            lab.tasks
-                .push(tokio::spawn(snmp_agent::serve(sock, agent.clone())));
-            for n in &mut lab.nodes {
-                n.snmp_port = Some(port);
-                n.snmp = Some(agent.clone());
-                n.snmp_key = Some(n.name.clone());
-            }
+            lab.serve_shared_snmp(sock, cfg, shared_members)?;
         }
         Ok(lab)
+    }
+
+    /// The node's simulator, serving `listener` from a task of the lab's.
+    fn serve_sim(
+        &mut self,
+        listener: TcpListener,
+        ssh_config: &Arc<russh::server::Config>,
+        dialect: Dialect,
+        node: Option<&netgw_models::topology::Node>,
+        dev: &Arc<Device>,
+    ) -> Sim {
+        let limit = dev.faults.reset_after_bytes;
+        let (sim, task) = match dialect {
+            Dialect::Eos => {
+                let s = EosSim::new(dev.clone());
+                let s2 = s.clone();
+                let handler: Handler =
+                    Arc::new(move |req, ctl| Box::pin(s2.clone().handle_http(req, ctl)));
+                let acc = self.options.eapi_https.then(|| self.tls.acceptor.clone());
+                (
+                    Sim::Eos(s),
+                    tokio::spawn(http::serve(listener, acc, limit, handler)),
+                )
+            }
+            Dialect::F5 => {
+                let s = F5Sim::new(dev.clone());
+                let s2 = s.clone();
+                let handler: Handler =
+                    Arc::new(move |req, ctl| Box::pin(s2.clone().handle_http(req, ctl)));
+                (
+                    Sim::F5(s),
+                    tokio::spawn(http::serve(
+                        listener,
+                        Some(self.tls.acceptor.clone()),
+                        limit,
+                        handler,
+                    )),
+                )
+            }
+            Dialect::Junos => {
+                let style = node.map_or(JunosStyle::Els, junos_style);
+                let s = JunosSim::new(dev.clone(), style);
+                (
+                    Sim::Junos(s.clone()),
+                    tokio::spawn(ssh::serve(listener, ssh_config.clone(), SshApp::Netconf(s))),
+                )
+            }
+            Dialect::Ios | Dialect::Nxos => {
+                let s = CliSim::new(dev.clone());
+                (
+                    Sim::Cli(s.clone()),
+                    tokio::spawn(ssh::serve(listener, ssh_config.clone(), SshApp::Cli(s))),
+                )
+            }
+        };
+        self.tasks.push(task);
+        sim
+    }
+
+    /// One agent on the shared SNMP port answers for every node (`COMMUNITY@NODE`, v3 context `NODE`).
+    fn serve_shared_snmp(
+        &mut self,
+        sock: UdpSocket,
+        cfg: Arc<AgentConfig>,
+        members: Vec<(String, AgentDevice)>,
+    ) -> Result<(), LabError> {
+        let port = sock
+            .local_addr()
+            .map_err(|source| LabError::ListenUdp {
+                node: "(shared SNMP port)".into(),
+                source,
+            })?
+            .port();
+        let agent = SnmpAgent::shared(members, cfg);
+        self.tasks
+            .push(tokio::spawn(snmp_agent::serve(sock, agent.clone())));
+        for n in &mut self.nodes {
+            n.snmp_port = Some(port);
+            n.snmp = Some(agent.clone());
+            n.snmp_key = Some(n.name.clone());
+        }
+        Ok(())
     }
 
     /// `connection_options.snmp.extras` (docs/design.md §6) for the lab's agents; `key` selects a node on a

@@ -221,110 +221,17 @@ fn plan_vlans(
                 changes: vec![],
                 error: None,
             }),
-            (Presence::Absent, Some(b)) => {
-                let changes = vec![PropertyChange {
-                    property: "state",
-                    before: json!("present"),
-                    after: json!("absent"),
-                }];
-                p.vlans.push(VlanChange {
-                    id: d.id,
-                    action: Action::Delete,
-                    before: Some(b.clone()),
-                    after: None,
-                    changes: changes.clone(),
-                });
-                p.resources.push(ResourcePlan {
+            (Presence::Absent, Some(b)) => push_vlan_change(p, resource, vlan_delete(b)),
+            (Presence::Present, None) => push_vlan_change(p, resource, vlan_create(d)),
+            (Presence::Present, Some(b)) => match vlan_update(d, b, policy) {
+                Some(change) => push_vlan_change(p, resource, change),
+                None => p.resources.push(ResourcePlan {
                     resource,
-                    action: Some(Action::Delete),
-                    changes,
+                    action: None,
+                    changes: vec![],
                     error: None,
-                });
-            }
-            (Presence::Present, None) => {
-                let mut changes = vec![PropertyChange {
-                    property: "state",
-                    before: json!("absent"),
-                    after: json!("present"),
-                }];
-                if d.name.is_some() {
-                    changes.push(PropertyChange {
-                        property: "name",
-                        before: Value::Null,
-                        after: opt(&d.name),
-                    });
-                }
-                if d.description.is_some() {
-                    changes.push(PropertyChange {
-                        property: "description",
-                        before: Value::Null,
-                        after: opt(&d.description),
-                    });
-                }
-                p.vlans.push(VlanChange {
-                    id: d.id,
-                    action: Action::Create,
-                    before: None,
-                    after: Some(d.clone()),
-                    changes: changes.clone(),
-                });
-                p.resources.push(ResourcePlan {
-                    resource,
-                    action: Some(Action::Create),
-                    changes,
-                    error: None,
-                });
-            }
-            (Presence::Present, Some(b)) => {
-                let mut after = b.clone();
-                let mut changes = Vec::new();
-                if d.name.is_some() && d.name != b.name {
-                    changes.push(PropertyChange {
-                        property: "name",
-                        before: opt(&b.name),
-                        after: opt(&d.name),
-                    });
-                    after.name = d.name.clone();
-                }
-                let want_desc = match (policy, &d.description) {
-                    (_, Some(x)) => Some(Some(x.clone())),
-                    (Policy::Replace, None) => Some(None),
-                    _ => None,
-                };
-                if let Some(want) = want_desc
-                    && want != b.description
-                {
-                    changes.push(PropertyChange {
-                        property: "description",
-                        before: opt(&b.description),
-                        after: opt(&want),
-                    });
-                    after.description = want;
-                }
-
-                if changes.is_empty() {
-                    p.resources.push(ResourcePlan {
-                        resource,
-                        action: None,
-                        changes,
-                        error: None,
-                    });
-                } else {
-                    p.vlans.push(VlanChange {
-                        id: d.id,
-                        action: Action::Update,
-                        before: Some(b.clone()),
-                        after: Some(after),
-                        changes: changes.clone(),
-                    });
-                    p.resources.push(ResourcePlan {
-                        resource,
-                        action: Some(Action::Update),
-                        changes,
-                        error: None,
-                    });
-                }
-            }
+                }),
+            },
         }
     }
     if policy == Policy::Purge {
@@ -332,24 +239,7 @@ fn plan_vlans(
             if declared.contains(id) || rules.reserved_vlans.contains(*id) {
                 continue;
             }
-            let changes = vec![PropertyChange {
-                property: "state",
-                before: json!("present"),
-                after: json!("absent"),
-            }];
-            p.vlans.push(VlanChange {
-                id: *id,
-                action: Action::Delete,
-                before: Some((*b).clone()),
-                after: None,
-                changes: changes.clone(),
-            });
-            p.resources.push(ResourcePlan {
-                resource: ResourceRef::Vlan { id: *id },
-                action: Some(Action::Delete),
-                changes,
-                error: None,
-            });
+            push_vlan_change(p, ResourceRef::Vlan { id: *id }, vlan_delete(b));
         }
     }
 }
@@ -383,103 +273,202 @@ fn plan_links(
             });
             continue;
         };
-        let replace = policy == Policy::Replace;
-        let mut after = b.clone();
-        let mut changes = Vec::new();
-        let mut set = |property: &'static str, before: Value, after_v: Value| {
-            if before != after_v {
-                changes.push(PropertyChange {
-                    property,
-                    before,
-                    after: after_v,
-                });
-            }
-        };
-
-        let want_desc = match (&d.description, replace) {
-            (Some(x), _) => Some(Some(x.clone())),
-            (None, true) => Some(None),
-            (None, false) => None,
-        };
-        if let Some(w) = want_desc {
-            set("description", opt(&b.description), opt(&w));
-            after.description = w;
-        }
-        let want_enabled = d.enabled.or(if replace { Some(true) } else { None });
-        if let Some(w) = want_enabled {
-            set("enabled", opt(&b.enabled), json!(w));
-            after.enabled = Some(w);
-        }
-        if let Some(m) = d.mtu {
-            set("mtu", opt(&b.mtu), json!(m));
-            after.mtu = Some(m);
-        }
-        if let Some(m) = d.mode {
-            set("mode", opt(&b.mode), json!(m));
-            after.mode = Some(m);
-        }
-        let mode = after.mode;
-        if let Some(v) = d.access_vlan {
-            set("access_vlan", opt(&b.access_vlan), json!(v));
-            after.access_vlan = Some(v);
-        }
-        let mut trunk_add = VlanSet::new();
-        let mut trunk_remove = VlanSet::new();
-        // A port that becomes a trunk gets exactly the declared list: whatever allowed list it had
-        // while not a trunk (on EOS and IOS, implicitly all VLANs) is not something to add to.
-        let becomes_trunk = mode == Some(LinkMode::Trunk) && b.mode != Some(LinkMode::Trunk);
-        let replace_trunk = replace || becomes_trunk;
-        if mode == Some(LinkMode::Trunk) || d.trunk_vlans.is_some() {
-            let before_set = b.trunk_vlans.clone().unwrap_or_default();
-            if let Some(want) = &d.trunk_vlans {
-                let target = if replace_trunk {
-                    want.clone()
-                } else {
-                    before_set.union(want)
-                };
-                trunk_add = target.difference(&before_set);
-                trunk_remove = before_set.difference(&target);
-                set(
-                    "trunk_vlans",
-                    opt(&b.trunk_vlans),
-                    json!(target.to_range_string()),
-                );
-                after.trunk_vlans = Some(target);
-            }
-            let want_native = d.native_vlan.or(if replace {
-                rules.default_native_vlan
-            } else {
-                None
-            });
-            if let Some(n) = want_native {
-                set("native_vlan", opt(&b.native_vlan), json!(n));
-                after.native_vlan = Some(n);
-            }
-        }
-        if changes.is_empty() {
+        let change = link_change(d, b, policy == Policy::Replace, rules);
+        if change.changes.is_empty() {
             p.resources.push(ResourcePlan {
                 resource,
                 action: None,
-                changes,
+                changes: change.changes,
                 error: None,
             });
-        } else {
-            p.resources.push(ResourcePlan {
-                resource,
-                action: Some(Action::Update),
-                changes: changes.clone(),
-                error: None,
-            });
-            p.links.push(LinkChange {
-                before: b.clone(),
-                after,
-                changes,
-                trunk_add,
-                trunk_remove,
-                trunk_replace: replace_trunk,
+            continue;
+        }
+        p.resources.push(ResourcePlan {
+            resource,
+            action: Some(Action::Update),
+            changes: change.changes.clone(),
+            error: None,
+        });
+        p.links.push(change);
+    }
+}
+
+/// What bringing the observed link `b` to the declared `d` changes (`replace`: undeclared
+/// properties go back to their defaults).
+fn link_change(d: &Link, b: &Link, replace: bool, rules: &PlanRules) -> LinkChange {
+    let mut after = b.clone();
+    let mut changes = Vec::new();
+    let mut set = |property: &'static str, before: Value, after_v: Value| {
+        if before != after_v {
+            changes.push(PropertyChange {
+                property,
+                before,
+                after: after_v,
             });
         }
+    };
+
+    let want_desc = match (&d.description, replace) {
+        (Some(x), _) => Some(Some(x.clone())),
+        (None, true) => Some(None),
+        (None, false) => None,
+    };
+    if let Some(w) = want_desc {
+        set("description", opt(&b.description), opt(&w));
+        after.description = w;
     }
+    let want_enabled = d.enabled.or(if replace { Some(true) } else { None });
+    if let Some(w) = want_enabled {
+        set("enabled", opt(&b.enabled), json!(w));
+        after.enabled = Some(w);
+    }
+    if let Some(m) = d.mtu {
+        set("mtu", opt(&b.mtu), json!(m));
+        after.mtu = Some(m);
+    }
+    if let Some(m) = d.mode {
+        set("mode", opt(&b.mode), json!(m));
+        after.mode = Some(m);
+    }
+    let mode = after.mode;
+    if let Some(v) = d.access_vlan {
+        set("access_vlan", opt(&b.access_vlan), json!(v));
+        after.access_vlan = Some(v);
+    }
+    let mut trunk_add = VlanSet::new();
+    let mut trunk_remove = VlanSet::new();
+    // A port that becomes a trunk gets exactly the declared list: whatever allowed list it had
+    // while not a trunk (on EOS and IOS, implicitly all VLANs) is not something to add to.
+    let becomes_trunk = mode == Some(LinkMode::Trunk) && b.mode != Some(LinkMode::Trunk);
+    let replace_trunk = replace || becomes_trunk;
+    if mode == Some(LinkMode::Trunk) || d.trunk_vlans.is_some() {
+        let before_set = b.trunk_vlans.clone().unwrap_or_default();
+        if let Some(want) = &d.trunk_vlans {
+            let target = if replace_trunk {
+                want.clone()
+            } else {
+                before_set.union(want)
+            };
+            trunk_add = target.difference(&before_set);
+            trunk_remove = before_set.difference(&target);
+            set(
+                "trunk_vlans",
+                opt(&b.trunk_vlans),
+                json!(target.to_range_string()),
+            );
+            after.trunk_vlans = Some(target);
+        }
+        let want_native = d.native_vlan.or(if replace {
+            rules.default_native_vlan
+        } else {
+            None
+        });
+        if let Some(n) = want_native {
+            set("native_vlan", opt(&b.native_vlan), json!(n));
+            after.native_vlan = Some(n);
+        }
+    }
+    LinkChange {
+        before: b.clone(),
+        after,
+        changes,
+        trunk_add,
+        trunk_remove,
+        trunk_replace: replace_trunk,
+    }
+}
+
+/// A VLAN change and its resource's plan.
+fn push_vlan_change(p: &mut Plan, resource: ResourceRef, change: VlanChange) {
+    p.resources.push(ResourcePlan {
+        resource,
+        action: Some(change.action),
+        changes: change.changes.clone(),
+        error: None,
+    });
+    p.vlans.push(change);
+}
+
+/// Removing the observed VLAN `b`.
+fn vlan_delete(b: &Vlan) -> VlanChange {
+    VlanChange {
+        id: b.id,
+        action: Action::Delete,
+        before: Some(b.clone()),
+        after: None,
+        changes: vec![PropertyChange {
+            property: "state",
+            before: json!("present"),
+            after: json!("absent"),
+        }],
+    }
+}
+
+/// Creating the declared VLAN `d`, which the device does not have.
+fn vlan_create(d: &Vlan) -> VlanChange {
+    let mut changes = vec![PropertyChange {
+        property: "state",
+        before: json!("absent"),
+        after: json!("present"),
+    }];
+    if d.name.is_some() {
+        changes.push(PropertyChange {
+            property: "name",
+            before: Value::Null,
+            after: opt(&d.name),
+        });
+    }
+    if d.description.is_some() {
+        changes.push(PropertyChange {
+            property: "description",
+            before: Value::Null,
+            after: opt(&d.description),
+        });
+    }
+    VlanChange {
+        id: d.id,
+        action: Action::Create,
+        before: None,
+        after: Some(d.clone()),
+        changes,
+    }
+}
+
+/// Bringing the observed VLAN `b` to the declared `d`: its name, and its description as `policy`
+/// says; `None` when nothing differs.
+fn vlan_update(d: &Vlan, b: &Vlan, policy: Policy) -> Option<VlanChange> {
+    let mut after = b.clone();
+    let mut changes = Vec::new();
+    if d.name.is_some() && d.name != b.name {
+        changes.push(PropertyChange {
+            property: "name",
+            before: opt(&b.name),
+            after: opt(&d.name),
+        });
+        after.name = d.name.clone();
+    }
+    let want_desc = match (policy, &d.description) {
+        (_, Some(x)) => Some(Some(x.clone())),
+        (Policy::Replace, None) => Some(None),
+        _ => None,
+    };
+    if let Some(want) = want_desc
+        && want != b.description
+    {
+        changes.push(PropertyChange {
+            property: "description",
+            before: opt(&b.description),
+            after: opt(&want),
+        });
+        after.description = want;
+    }
+    (!changes.is_empty()).then(|| VlanChange {
+        id: d.id,
+        action: Action::Update,
+        before: Some(b.clone()),
+        after: Some(after),
+        changes,
+    })
 }
 
 #[cfg(test)]

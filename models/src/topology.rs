@@ -429,6 +429,19 @@ impl Topology {
         let groups = section("groups")?;
         let nodes = section("nodes")?;
 
+        t.read_nodes(defaults, kinds, groups, nodes)?;
+        t.read_links(topo)?;
+        Ok(t)
+    }
+
+    /// `topology.nodes`, each merged over its kind, group and the defaults as containerlab does.
+    fn read_nodes(
+        &mut self,
+        defaults: &Map<String, Value>,
+        kinds: &Map<String, Value>,
+        groups: &Map<String, Value>,
+        nodes: &Map<String, Value>,
+    ) -> Result<(), TopologyError> {
         for (name, body) in nodes {
             let own = match body {
                 Value::Object(m) => m.clone(),
@@ -467,7 +480,7 @@ impl Topology {
             redact_passwords(&mut merged);
             let platform = kind.as_deref().and_then(platform_for_kind);
             if kind.is_none() {
-                t.warnings.push(format!("node {name}: no kind"));
+                self.warnings.push(format!("node {name}: no kind"));
             }
             let kind_body = kind
                 .as_deref()
@@ -508,9 +521,13 @@ impl Topology {
                 credentials,
                 raw: merged,
             };
-            t.nodes.insert(name.clone(), node);
+            self.nodes.insert(name.clone(), node);
         }
+        Ok(())
+    }
 
+    /// `topology.links`, with a warning for an endpoint that names no node.
+    fn read_links(&mut self, topo: &Map<String, Value>) -> Result<(), TopologyError> {
         let links = match topo.get("links") {
             Some(Value::Array(a)) => a.as_slice(),
             None | Some(Value::Null) => &[],
@@ -535,19 +552,19 @@ impl Topology {
                 endpoints.push(ep);
             }
             if endpoints.is_empty() {
-                t.warnings.push(format!("link #{}: no endpoints", i + 1));
+                self.warnings.push(format!("link #{}: no endpoints", i + 1));
             }
             let special = ["host", "mgmt-net", "macvlan"];
             for ep in &endpoints {
-                if !t.nodes.contains_key(&ep.node) && !special.contains(&ep.node.as_str()) {
-                    t.warnings.push(format!(
+                if !self.nodes.contains_key(&ep.node) && !special.contains(&ep.node.as_str()) {
+                    self.warnings.push(format!(
                         "link #{}: endpoint {} is not a node",
                         i + 1,
                         ep.node
                     ));
                 }
             }
-            t.links.push(Link {
+            self.links.push(Link {
                 link_type: m
                     .get("type")
                     .and_then(as_str)
@@ -557,7 +574,7 @@ impl Topology {
                 raw: m.clone(),
             });
         }
-        Ok(t)
+        Ok(())
     }
 
     /// Nodes netgw can drive (a known platform), by name.

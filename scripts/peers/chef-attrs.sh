@@ -10,14 +10,11 @@
 #                                         (format: the top of chef-attrs/chef_attrs.rb)
 set -euo pipefail
 
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+HERE="$ROOT/scripts/peers"
 
 install() {
-    if ! command -v ruby >/dev/null 2>&1; then
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq ruby >/dev/null
-    fi
+    command -v ruby >/dev/null 2>&1 || apt_install ruby
     local out
     out="$(echo '{"root": "/nonexistent", "run_list": []}' | ruby "$HERE/chef-attrs/chef_attrs.rb")"
     case "$out" in

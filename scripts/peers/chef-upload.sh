@@ -9,31 +9,11 @@
 #                                          under .peers/venv-chef-upload
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-PEERS="${NETGW_PEERS_DIR:-$ROOT/.peers}"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 VENV="$PEERS/venv-chef-upload"
 
 install() {
-    if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq python3-venv >/dev/null
-    fi
-    if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c 'import requests, cryptography' >/dev/null 2>&1; then
-        echo "chef-upload: already installed in $VENV"
-        return 0
-    fi
-    mkdir -p "$PEERS"
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install -q --disable-pip-version-check requests==2.32.3 cryptography==43.0.3
-    "$VENV/bin/python" -c 'import requests, cryptography' >/dev/null
-    echo "chef-upload: installed in $VENV"
+    venv_install chef-upload "$VENV" 'import requests, cryptography' requests==2.32.3 cryptography==43.0.3
 }
 
-case "${1:-}" in
-install) install ;;
-*)
-    echo "usage: $0 install" >&2
-    exit 2
-    ;;
-esac
+install_only_main "$@"

@@ -13,16 +13,12 @@
 # ports are printed on the launcher's READY line and saved in the env file.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-VENV="${NETGW_PEERS_DIR:-$ROOT/.peers}/venv-fake-switches"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+VENV="$PEERS/venv-fake-switches"
 LAUNCHER="$ROOT/scripts/peers/fake_switches_launcher.py"
 
 install() {
-    if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq python3-venv >/dev/null
-    fi
+    need_python_venv
     if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c 'import fake_switches, twisted.conch, tftpy, netaddr, lxml' >/dev/null 2>&1; then
         echo "fake-switches: already installed in $VENV"
         return 0

@@ -10,24 +10,11 @@
 #   scripts/peers/fakenos.sh bin                print the fakenos executable's path (for tests)
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-VENV="${NETGW_PEERS_DIR:-$ROOT/.peers}/venv-fakenos"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+VENV="$PEERS/venv-fakenos"
 
 install() {
-    if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq python3-venv >/dev/null
-    fi
-    if [ -x "$VENV/bin/fakenos" ] && "$VENV/bin/python" -c 'import fakenos' >/dev/null 2>&1; then
-        echo "fakenos: already installed in $VENV"
-        return 0
-    fi
-    mkdir -p "$(dirname "$VENV")"
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install -q --disable-pip-version-check fakenos==1.2.1
-    "$VENV/bin/python" -c 'import fakenos' >/dev/null
-    echo "fakenos: installed in $VENV"
+    venv_install fakenos "$VENV" 'import fakenos' fakenos==1.2.1
 }
 
 start() {

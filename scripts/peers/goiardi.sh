@@ -10,19 +10,13 @@
 #   scripts/peers/goiardi.sh stop DIR    stop that goiardi by PID
 set -euo pipefail
 
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
 GOIARDI="${GOIARDI_BIN:-/usr/bin/goiardi}"
 
 install() {
-    if [ ! -x "$GOIARDI" ]; then
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq goiardi >/dev/null
-    fi
+    [ -x "$GOIARDI" ] || apt_install goiardi
     "$GOIARDI" --version
-}
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
 start() {

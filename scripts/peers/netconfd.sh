@@ -18,9 +18,8 @@
 # Host keys: DIR/ssh_host_ed25519_key.pub and DIR/ssh_host_rsa_key.pub (for a known_hosts file).
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-PEERS_DIR="${NETGW_PEERS_DIR:-$ROOT/.peers}"
-HELPER_DIR="$PEERS_DIR/netconfd-bin"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+HELPER_DIR="$PEERS/netconfd-bin"
 SSHD_SH="$ROOT/scripts/peers/sshd.sh"
 
 install() {
@@ -30,9 +29,7 @@ install() {
         dpkg -s netconfd-module-ietf-interfaces >/dev/null 2>&1 || missing+=(netconfd-module-ietf-interfaces)
     [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
     if [ "${#missing[@]}" -gt 0 ]; then
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq "${missing[@]}" >/dev/null
+        apt_install "${missing[@]}"
     fi
     # The ietf-interfaces SIL runs `get-interface-ipv4` (missing from the package) and asserts on its
     # output: a stand-in that reports no addresses.
@@ -44,10 +41,6 @@ SH
     chmod 0755 "$HELPER_DIR/get-interface-ipv4"
     "$SSHD_SH" install
     echo "netconfd: installed (helper in $HELPER_DIR)"
-}
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
 # netconfd on DIR/ncxserver.sock with DIR/startup-cfg.xml as it is; waits for the socket.

@@ -7,31 +7,11 @@
 #                                        under .peers/venv-pyeapi
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-PEERS="${NETGW_PEERS_DIR:-$ROOT/.peers}"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 VENV="$PEERS/venv-pyeapi"
 
 install() {
-    if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq python3-venv >/dev/null
-    fi
-    if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c 'import pyeapi' >/dev/null 2>&1; then
-        echo "pyeapi: already installed in $VENV"
-        return 0
-    fi
-    mkdir -p "$PEERS"
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install -q --disable-pip-version-check pyeapi==1.0.4
-    "$VENV/bin/python" -c 'import pyeapi' >/dev/null
-    echo "pyeapi: installed in $VENV"
+    venv_install pyeapi "$VENV" 'import pyeapi' pyeapi==1.0.4
 }
 
-case "${1:-}" in
-install) install ;;
-*)
-    echo "usage: $0 install" >&2
-    exit 2
-    ;;
-esac
+install_only_main "$@"

@@ -8,31 +8,11 @@
 #                                        under .peers/venv-pyez
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-PEERS="${NETGW_PEERS_DIR:-$ROOT/.peers}"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 VENV="$PEERS/venv-pyez"
 
 install() {
-    if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq python3-venv >/dev/null
-    fi
-    if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c 'import jnpr.junos' >/dev/null 2>&1; then
-        echo "junos-eznc: already installed in $VENV"
-        return 0
-    fi
-    mkdir -p "$PEERS"
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install -q --disable-pip-version-check junos-eznc==2.8.2
-    "$VENV/bin/python" -c 'import jnpr.junos' >/dev/null
-    echo "junos-eznc: installed in $VENV"
+    venv_install junos-eznc "$VENV" 'import jnpr.junos' junos-eznc==2.8.2
 }
 
-case "${1:-}" in
-install) install ;;
-*)
-    echo "usage: $0 install" >&2
-    exit 2
-    ;;
-esac
+install_only_main "$@"

@@ -14,6 +14,8 @@
 # keys) goes to DIR/persist, never /var/lib/snmp.
 set -euo pipefail
 
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
 install() {
     local missing=()
     if ! command -v snmpd >/dev/null 2>&1 && [ ! -x /usr/sbin/snmpd ]; then
@@ -26,30 +28,13 @@ install() {
         echo "snmpd: already installed ($(command -v snmpd || echo /usr/sbin/snmpd), $(command -v snmpwalk))"
         return 0
     fi
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
     # No daemon is started by the package in a container without systemd (docs/peers.md).
-    apt-get install -y -qq "${missing[@]}" >/dev/null
+    apt_install "${missing[@]}"
     echo "snmpd: installed ${missing[*]}"
 }
 
 snmpd_bin() {
     command -v snmpd 2>/dev/null || echo /usr/sbin/snmpd
-}
-
-# NETGW_PEER_WATCH_PID=PID (tests set it to their own PID): stop the peer when that process is gone, so a
-# test binary that shares one peer across its tests leaves nothing behind.
-watch_parent() {
-    local pid="$1" watched="${NETGW_PEER_WATCH_PID:-}"
-    [ -n "$watched" ] || return 0
-    (
-        while kill -0 "$watched" 2>/dev/null && kill -0 "$pid" 2>/dev/null; do sleep 1; done
-        kill "$pid" 2>/dev/null || true
-    ) </dev/null >/dev/null 2>&1 &
-}
-
-free_udp_port() {
-    python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 start() {

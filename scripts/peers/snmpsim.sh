@@ -17,8 +17,7 @@
 # SNMPSIM_RECORDINGS (space-separated, paths under snmpsim-data's data/ without .snmprec.bz2) overrides the set.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-PEERS="${NETGW_PEERS_DIR:-$ROOT/.peers}"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 VENV="$PEERS/venv-snmpsim"
 SIMDIR="$PEERS/snmpsim"
 RECORDINGS="${SNMPSIM_RECORDINGS:-cloud/arista-dcs-7150s-52-cl network/switch/cisco-c3560 network/router/juniper-mx960-13-3r9-13}"
@@ -28,40 +27,14 @@ apt_install_missing() {
     python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
     command -v bzcat >/dev/null 2>&1 || missing+=(bzip2)
     if [ "${#missing[@]}" -gt 0 ]; then
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq "${missing[@]}" >/dev/null
+        apt_install "${missing[@]}"
     fi
 }
-
 install() {
     apt_install_missing
-    if [ -x "$VENV/bin/snmpsim-command-responder" ] &&
-        "$VENV/bin/python" -c 'import snmpsim, snmpsim_data, cryptography' >/dev/null 2>&1; then
-        echo "snmpsim: already installed in $VENV"
-        return 0
-    fi
-    mkdir -p "$PEERS"
-    python3 -m venv "$VENV"
     # cryptography is needed for SNMPv3 privacy (AES/DES) in pysnmp.
-    "$VENV/bin/pip" install -q --disable-pip-version-check snmpsim==1.2.2 snmpsim-data==1.0.1 cryptography
-    "$VENV/bin/python" -c 'import snmpsim, snmpsim_data, cryptography' >/dev/null
-    echo "snmpsim: installed in $VENV"
-}
-
-# NETGW_PEER_WATCH_PID=PID (tests set it to their own PID): stop the peer when that process is gone, so a
-# test binary that shares one peer across its tests leaves nothing behind.
-watch_parent() {
-    local pid="$1" watched="${NETGW_PEER_WATCH_PID:-}"
-    [ -n "$watched" ] || return 0
-    (
-        while kill -0 "$watched" 2>/dev/null && kill -0 "$pid" 2>/dev/null; do sleep 1; done
-        kill "$pid" 2>/dev/null || true
-    ) </dev/null >/dev/null 2>&1 &
-}
-
-free_udp_port() {
-    python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    venv_install snmpsim "$VENV" 'import snmpsim, snmpsim_data, cryptography' \
+        snmpsim==1.2.2 snmpsim-data==1.0.1 cryptography
 }
 
 extract_recordings() {

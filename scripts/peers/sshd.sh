@@ -13,15 +13,15 @@
 # This is for a throwaway CI machine: the test user has a fixed, public password.
 set -euo pipefail
 
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
 SSHD_USER="${NETGW_SSHD_USER:-netgwtest}"
 SSHD_PASSWORD="${NETGW_SSHD_PASSWORD:-netgw-Test-pw1}"
 SSHD_BIN=/usr/sbin/sshd
 
 install() {
     if [ ! -x "$SSHD_BIN" ] || ! command -v ssh-keygen >/dev/null; then
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq openssh-server openssh-client >/dev/null
+        apt_install openssh-server openssh-client
     fi
     if ! id "$SSHD_USER" >/dev/null 2>&1; then
         useradd --create-home --shell /bin/bash "$SSHD_USER"
@@ -31,10 +31,6 @@ install() {
     mkdir -p /run/sshd
     chmod 0755 /run/sshd
     echo "sshd: openssh-server present, user $SSHD_USER ready"
-}
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
 start() {

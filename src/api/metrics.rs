@@ -177,9 +177,6 @@ impl Metrics {
             rd,
         ) = m;
         let mut out = String::with_capacity(4096);
-        let family = |out: &mut String, name: &str, kind: &str, help: &str| {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-        };
         family(
             &mut out,
             "netgw_triggers_total",
@@ -231,46 +228,7 @@ impl Metrics {
                 label(k)
             );
         }
-        family(
-            &mut out,
-            "netgw_device_errors_total",
-            "counter",
-            "Node runs failed in a device session, by the driver's error kind (connect, auth, timeout, transport, parse, rejected, verify, unsupported, config, cancelled).",
-        );
-        for (k, v) in &errors {
-            let _ = writeln!(
-                out,
-                "netgw_device_errors_total{{kind=\"{}\"}} {v}",
-                label(k)
-            );
-        }
-        family(
-            &mut out,
-            "netgw_node_errors_total",
-            "counter",
-            "Failed node runs by what broke (device, transport, timeout, auth, store, server, lock, config, internal, cancelled).",
-        );
-        for (k, v) in &node_errors {
-            let _ = writeln!(out, "netgw_node_errors_total{{kind=\"{}\"}} {v}", label(k));
-        }
-        family(
-            &mut out,
-            "netgw_recoveries_total",
-            "counter",
-            "Unfinished changes of dead runs found by a later run, by what the device held (new, old, partial: restored).",
-        );
-        for (k, v) in &recoveries {
-            let _ = writeln!(out, "netgw_recoveries_total{{found=\"{}\"}} {v}", label(k));
-        }
-        family(
-            &mut out,
-            "netgw_auth_failures_total",
-            "counter",
-            "Refused API requests by reason.",
-        );
-        for (k, v) in &auth {
-            let _ = writeln!(out, "netgw_auth_failures_total{{reason=\"{k}\"}} {v}");
-        }
+        render_error_counters(&mut out, &errors, &node_errors, &recoveries, &auth);
         family(
             &mut out,
             "netgw_node_duration_seconds",
@@ -285,54 +243,103 @@ impl Metrics {
             "Duration of a run, from creation to its end.",
         );
         rd.render(&mut out, "netgw_run_duration_seconds");
-        family(
-            &mut out,
-            "netgw_queue_depth",
-            "gauge",
-            "Node runs waiting to start.",
-        );
-        let _ = writeln!(out, "netgw_queue_depth {}", g.queue_depth);
-        family(
-            &mut out,
-            "netgw_queue_capacity",
-            "gauge",
-            "Most node runs that may wait (max_queue).",
-        );
-        let _ = writeln!(out, "netgw_queue_capacity {}", g.max_queue);
-        family(
-            &mut out,
-            "netgw_nodes_running",
-            "gauge",
-            "Node runs in progress.",
-        );
-        let _ = writeln!(out, "netgw_nodes_running {}", g.nodes_running);
-        family(
-            &mut out,
-            "netgw_concurrency",
-            "gauge",
-            "Most node runs at once.",
-        );
-        let _ = writeln!(out, "netgw_concurrency {}", g.concurrency);
-        family(
-            &mut out,
-            "netgw_runs_live",
-            "gauge",
-            "Runs queued or running.",
-        );
-        let _ = writeln!(out, "netgw_runs_live {}", g.runs_live);
-        family(
-            &mut out,
-            "netgw_history_write_errors_total",
-            "counter",
-            "History batches that could not be written.",
-        );
-        let _ = writeln!(
-            out,
-            "netgw_history_write_errors_total {}",
-            super::history::WRITE_ERRORS.load(std::sync::atomic::Ordering::Relaxed)
-        );
+        render_gauges(&mut out, g);
         out
     }
+}
+
+fn family(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+/// The failure counters: device and node errors, recoveries, refused API requests.
+fn render_error_counters(
+    out: &mut String,
+    errors: &BTreeMap<String, u64>,
+    node_errors: &BTreeMap<String, u64>,
+    recoveries: &BTreeMap<String, u64>,
+    auth: &BTreeMap<&'static str, u64>,
+) {
+    family(
+        out,
+        "netgw_device_errors_total",
+        "counter",
+        "Node runs failed in a device session, by the driver's error kind (connect, auth, timeout, transport, parse, rejected, verify, unsupported, config, cancelled).",
+    );
+    for (k, v) in errors {
+        let _ = writeln!(
+            out,
+            "netgw_device_errors_total{{kind=\"{}\"}} {v}",
+            label(k)
+        );
+    }
+    family(
+        out,
+        "netgw_node_errors_total",
+        "counter",
+        "Failed node runs by what broke (device, transport, timeout, auth, store, server, lock, config, internal, cancelled).",
+    );
+    for (k, v) in node_errors {
+        let _ = writeln!(out, "netgw_node_errors_total{{kind=\"{}\"}} {v}", label(k));
+    }
+    family(
+        out,
+        "netgw_recoveries_total",
+        "counter",
+        "Unfinished changes of dead runs found by a later run, by what the device held (new, old, partial: restored).",
+    );
+    for (k, v) in recoveries {
+        let _ = writeln!(out, "netgw_recoveries_total{{found=\"{}\"}} {v}", label(k));
+    }
+    family(
+        out,
+        "netgw_auth_failures_total",
+        "counter",
+        "Refused API requests by reason.",
+    );
+    for (k, v) in auth {
+        let _ = writeln!(out, "netgw_auth_failures_total{{reason=\"{k}\"}} {v}");
+    }
+}
+
+/// The scheduler's gauges, read at scrape time, and the history write errors.
+fn render_gauges(out: &mut String, g: Gauges) {
+    family(
+        out,
+        "netgw_queue_depth",
+        "gauge",
+        "Node runs waiting to start.",
+    );
+    let _ = writeln!(out, "netgw_queue_depth {}", g.queue_depth);
+    family(
+        out,
+        "netgw_queue_capacity",
+        "gauge",
+        "Most node runs that may wait (max_queue).",
+    );
+    let _ = writeln!(out, "netgw_queue_capacity {}", g.max_queue);
+    family(
+        out,
+        "netgw_nodes_running",
+        "gauge",
+        "Node runs in progress.",
+    );
+    let _ = writeln!(out, "netgw_nodes_running {}", g.nodes_running);
+    family(out, "netgw_concurrency", "gauge", "Most node runs at once.");
+    let _ = writeln!(out, "netgw_concurrency {}", g.concurrency);
+    family(out, "netgw_runs_live", "gauge", "Runs queued or running.");
+    let _ = writeln!(out, "netgw_runs_live {}", g.runs_live);
+    family(
+        out,
+        "netgw_history_write_errors_total",
+        "counter",
+        "History batches that could not be written.",
+    );
+    let _ = writeln!(
+        out,
+        "netgw_history_write_errors_total {}",
+        super::history::WRITE_ERRORS.load(std::sync::atomic::Ordering::Relaxed)
+    );
 }
 
 #[cfg(test)]

@@ -226,14 +226,7 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> Result<scheduler::ShutdownReport, ServeError> {
     let cookbooks = LocalRepo::open(&settings.repo)?;
-    let inv_path = settings.inventory.clone();
-    let mut inventory = tokio::task::spawn_blocking(move || Inventory::load_any(&inv_path))
-        .await
-        .map_err(|e| ServeError::Runtime(e.to_string()))??;
-    inventory.trust = settings.trust.clone();
-    for w in &inventory.warnings {
-        warn!(inventory = %settings.inventory.display(), "{w}");
-    }
+    let inventory = load_inventory(&settings).await?;
     let links_topology = match &settings.links_topology {
         Some(p) => {
             Some(Arc::new(Inventory::topology(p).map_err(|e| {
@@ -243,14 +236,7 @@ pub async fn serve(
         None => None,
     };
     let started_at = crate::engine::now_rfc3339();
-    let (db, retention, at) = (settings.db.clone(), settings.retention, started_at.clone());
-    let (history, recovered) =
-        tokio::task::spawn_blocking(move || History::open(&db, retention, &at))
-            .await
-            .map_err(|e| ServeError::Runtime(e.to_string()))??;
-    if !recovered.interrupted.is_empty() {
-        warn!(runs = ?recovered.interrupted, "runs in flight when the gateway last stopped are marked interrupted");
-    }
+    let history = open_history(&settings, &started_at).await?;
     let history = Arc::new(history);
     let metrics = Arc::new(Metrics::default());
     let store: Arc<dyn NodeStore> = store.unwrap_or_else(|| Arc::new(cookbooks.clone()));
@@ -298,27 +284,7 @@ pub async fn serve(
     recover_at_start(&sched, &journal_dir).await;
     let hosts = sched.inventory().hosts.len();
     let state = Arc::new(AppState {
-        settings: json!({
-            "listen": local.to_string(),
-            "db": settings.db.display().to_string(),
-            "repo": settings.repo.display().to_string(),
-            "cookbooks": if settings.cookbook_server.is_some() { "server" } else { "repo" },
-            "inventory": settings.inventory.display().to_string(),
-            "inventory_hosts": hosts,
-            "max_queue": settings.max_queue,
-            "concurrency": settings.concurrency,
-            "retention": settings.retention,
-            "shutdown_grace_secs": settings.shutdown_grace.as_secs_f64(),
-            "cancel_grace_secs": settings.cancel_grace.as_secs_f64(),
-            "node_timeout_secs": settings.node_timeout.as_secs_f64(),
-            "max_body_bytes": settings.max_body_bytes,
-            "max_connections": settings.limits.max_connections,
-            "max_connections_per_peer": settings.limits.max_connections_per_peer,
-            "header_timeout_secs": settings.limits.header_timeout.as_secs_f64(),
-            "body_timeout_secs": settings.limits.body_timeout.as_secs_f64(),
-            "max_streams_per_identity": settings.limits.max_streams_per_identity,
-            "tls": tls.is_some(),
-        }),
+        settings: settings_json(&settings, local, hosts, tls.is_some()),
         auth: settings.auth,
         sched: sched.clone(),
         history: history.clone(),
@@ -364,6 +330,66 @@ pub async fn serve(
     let h = history.clone();
     let _ = tokio::task::spawn_blocking(move || h.close()).await;
     Ok(report)
+}
+
+/// The inventory `serve` runs on, read off the runtime, with the gateway's trust settings.
+async fn load_inventory(settings: &Settings) -> Result<Inventory, ServeError> {
+    let inv_path = settings.inventory.clone();
+    let mut inventory = tokio::task::spawn_blocking(move || Inventory::load_any(&inv_path))
+        .await
+        .map_err(|e| ServeError::Runtime(e.to_string()))??;
+    inventory.trust = settings.trust.clone();
+    for w in &inventory.warnings {
+        warn!(inventory = %settings.inventory.display(), "{w}");
+    }
+    Ok(inventory)
+}
+
+/// The run history database; runs a dead gateway left in flight are marked interrupted.
+async fn open_history(settings: &Settings, started_at: &str) -> Result<History, ServeError> {
+    let (db, retention, at) = (
+        settings.db.clone(),
+        settings.retention,
+        started_at.to_owned(),
+    );
+    let (history, recovered) =
+        tokio::task::spawn_blocking(move || History::open(&db, retention, &at))
+            .await
+            .map_err(|e| ServeError::Runtime(e.to_string()))??;
+    if !recovered.interrupted.is_empty() {
+        warn!(runs = ?recovered.interrupted, "runs in flight when the gateway last stopped are marked interrupted");
+    }
+    Ok(history)
+}
+
+/// The effective settings `GET /v1/gateway` reports.
+fn settings_json(
+    settings: &Settings,
+    local: std::net::SocketAddr,
+    hosts: usize,
+    tls: bool,
+) -> Value {
+    json!({
+        "listen": local.to_string(),
+        "db": settings.db.display().to_string(),
+        "repo": settings.repo.display().to_string(),
+        "cookbooks": if settings.cookbook_server.is_some() { "server" } else { "repo" },
+        "inventory": settings.inventory.display().to_string(),
+        "inventory_hosts": hosts,
+        "max_queue": settings.max_queue,
+        "concurrency": settings.concurrency,
+        "retention": settings.retention,
+        "shutdown_grace_secs": settings.shutdown_grace.as_secs_f64(),
+        "cancel_grace_secs": settings.cancel_grace.as_secs_f64(),
+        "node_timeout_secs": settings.node_timeout.as_secs_f64(),
+        "max_body_bytes": settings.max_body_bytes,
+        "max_connections": settings.limits.max_connections,
+        "max_connections_per_peer": settings.limits.max_connections_per_peer,
+        "header_timeout_secs": settings.limits.header_timeout.as_secs_f64(),
+        "body_timeout_secs": settings.limits.body_timeout.as_secs_f64(),
+        "max_streams_per_identity": settings.limits.max_streams_per_identity,
+        "tls": tls,
+    })
 }
 
 fn router(state: S) -> Router {
@@ -585,38 +611,7 @@ async fn select_nodes(
         }
     }
     if let Some(q) = &req.search {
-        if q.trim().is_empty() || q.len() > 4096 || q.chars().any(char::is_control) {
-            return Err(HttpError::bad_request(
-                "`search` must be a Chef search query of at most 4096 characters without control characters",
-            ));
-        }
-        let found = match tokio::time::timeout(SEARCH_TIMEOUT, store.search_nodes(q)).await {
-            Err(_) => {
-                return Err(HttpError::new(
-                    StatusCode::BAD_GATEWAY,
-                    "search_failed",
-                    format!(
-                        "search {q:?}: no answer from the Chef server within {} s",
-                        SEARCH_TIMEOUT.as_secs()
-                    ),
-                ));
-            }
-            Ok(Err(e)) => {
-                return Err(HttpError::new(
-                    StatusCode::BAD_GATEWAY,
-                    "search_failed",
-                    format!("search {q:?}: {e}"),
-                ));
-            }
-            Ok(Ok(None)) => {
-                return Err(HttpError::new(
-                    StatusCode::BAD_REQUEST,
-                    "not_configured",
-                    "selection by Chef search needs a Chef server (`netgw --server URL ... serve`); this gateway reads a local repo, which has no search index; use `nodes` or `group`",
-                ));
-            }
-            Ok(Ok(Some(names))) => names,
-        };
+        let found = search(store, q).await?;
         for n in found {
             if inv.hosts.contains_key(&n) {
                 if !out.contains(&n) {
@@ -639,6 +634,36 @@ async fn select_nodes(
         }
     }
     Ok((out, unreachable))
+}
+
+/// The node names a Chef search finds, bounded by `SEARCH_TIMEOUT`.
+async fn search(store: &dyn NodeStore, q: &str) -> Result<Vec<String>, HttpError> {
+    if q.trim().is_empty() || q.len() > 4096 || q.chars().any(char::is_control) {
+        return Err(HttpError::bad_request(
+            "`search` must be a Chef search query of at most 4096 characters without control characters",
+        ));
+    }
+    match tokio::time::timeout(SEARCH_TIMEOUT, store.search_nodes(q)).await {
+        Err(_) => Err(HttpError::new(
+            StatusCode::BAD_GATEWAY,
+            "search_failed",
+            format!(
+                "search {q:?}: no answer from the Chef server within {} s",
+                SEARCH_TIMEOUT.as_secs()
+            ),
+        )),
+        Ok(Err(e)) => Err(HttpError::new(
+            StatusCode::BAD_GATEWAY,
+            "search_failed",
+            format!("search {q:?}: {e}"),
+        )),
+        Ok(Ok(None)) => Err(HttpError::new(
+            StatusCode::BAD_REQUEST,
+            "not_configured",
+            "selection by Chef search needs a Chef server (`netgw --server URL ... serve`); this gateway reads a local repo, which has no search index; use `nodes` or `group`",
+        )),
+        Ok(Ok(Some(names))) => Ok(names),
+    }
 }
 
 async fn converge(

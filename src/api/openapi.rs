@@ -21,8 +21,6 @@ fn std_errors(mut responses: Value) -> Value {
 }
 
 pub fn document() -> Value {
-    let run_id =
-        json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string"}});
     json!({
         "openapi": "3.0.3",
         "info": {
@@ -31,139 +29,151 @@ pub fn document() -> Value {
             "description": "Ask the gateway to converge network devices (docs/design.md §7). Every endpoint but /healthz needs a bearer token or a Chef-signed request (mixlib-authentication 1.0/1.1/1.3). Tokens and clients carry roles: `trigger` (POST /v1/converge) and `read` (every GET)."
         },
         "security": [{"bearer": []}, {"chefSignature": []}],
-        "paths": {
-            "/healthz": {"get": {
-                "summary": "Liveness (no authentication)",
-                "security": [],
-                "responses": {"200": {"description": "alive", "content": {"application/json": {"schema": {"type": "object", "properties": {"status": {"type": "string", "enum": ["ok", "stopping"]}}}}}}}
-            }},
-            "/v1/converge": {"post": {
-                "summary": "Trigger a converge (role: trigger)",
-                "description": "Exactly one selection: `nodes`, `group` (inventory group), `topology` (every inventory node of that containerlab lab: `data.containerlab.topology`, set for .clab.yml, topology-data.json and netgw-lab inventories) or `search` (a Chef search query; needs a Chef server store; nodes found outside the inventory are listed in `not_in_inventory`, not run). A node already queued coalesces into its pending run; a running node gets at most one pending follow-up run. Nodes must be in the inventory. Body at most max_body_bytes (64 KiB).",
-                "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ConvergeRequest"}}}},
-                "responses": std_errors(json!({
-                    "202": {"description": "queued or coalesced", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Accepted"}}}},
-                    "400": err_ref(),
-                    "413": err_ref(),
-                    "409": err_ref(),
-                    "502": err_ref(),
-                    "429": {"description": "queue full", "headers": {"Retry-After": {"schema": {"type": "integer"}, "description": "seconds"}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
-                    "503": err_ref()
-                }))
-            }},
-            "/v1/runs": {"get": {
-                "summary": "Run history, newest first (role: read)",
-                "parameters": [
-                    {"name": "node", "in": "query", "schema": {"type": "string"}},
-                    {"name": "status", "in": "query", "schema": {"$ref": "#/components/schemas/RunStatus"}},
-                    {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50}}
-                ],
-                "responses": std_errors(json!({
-                    "200": {"description": "runs", "content": {"application/json": {"schema": {"type": "object", "properties": {"runs": {"type": "array", "items": {"$ref": "#/components/schemas/Run"}}}}}}},
-                    "400": err_ref()
-                }))
-            }},
-            "/v1/runs/{id}": {"get": {
-                "summary": "One run with its per-node results (role: read)",
-                "parameters": [run_id.clone()],
-                "responses": std_errors(json!({
-                    "200": {"description": "the run", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Run"}}}},
-                    "404": err_ref()
-                }))
-            }},
-            "/v1/runs/{id}/events": {"get": {
-                "summary": "Server-sent events of a run (role: read)",
-                "description": "Past events are replayed first (resume with Last-Event-ID), then live ones; the stream ends after `run_finished` (or `run_interrupted`). Event names: run_queued, node_started, resource, node_finished, node_cancelled, run_finished, run_interrupted; data is JSON with `event`, `seq`, `at`.",
-                "parameters": [run_id, {"name": "Last-Event-ID", "in": "header", "schema": {"type": "integer"}}],
-                "responses": std_errors(json!({
-                    "200": {"description": "event stream", "content": {"text/event-stream": {"schema": {"type": "string"}}}},
-                    "404": err_ref()
-                }))
-            }},
-            "/v1/nodes/{name}": {"get": {
-                "summary": "A node's last result, its runs in flight and a summary of its facts (role: read)",
-                "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
-                "responses": std_errors(json!({
-                    "200": {"description": "the node", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}}},
-                    "400": err_ref(),
-                    "404": err_ref()
-                }))
-            }},
-            "/v1/gateway": {"get": {
-                "summary": "The gateway's settings and its own log: starts, recoveries, shutdowns (role: read)",
-                "responses": std_errors(json!({"200": {"description": "gateway", "content": {"application/json": {"schema": {"type": "object"}}}}}))
-            }},
-            "/metrics": {"get": {
-                "summary": "Prometheus text exposition (role: read)",
-                "responses": std_errors(json!({"200": {"description": "metrics", "content": {"text/plain; version=0.0.4": {"schema": {"type": "string"}}}}}))
-            }},
-            "/v1/openapi.json": {"get": {
-                "summary": "This document (role: read)",
-                "responses": std_errors(json!({"200": {"description": "OpenAPI 3 document", "content": {"application/json": {"schema": {"type": "object"}}}}}))
-            }}
+        "paths": paths(),
+        "components": components()
+    })
+}
+
+/// The endpoints: one entry per route of `router`.
+fn paths() -> Value {
+    let run_id =
+        json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string"}});
+    json!({
+        "/healthz": {"get": {
+            "summary": "Liveness (no authentication)",
+            "security": [],
+            "responses": {"200": {"description": "alive", "content": {"application/json": {"schema": {"type": "object", "properties": {"status": {"type": "string", "enum": ["ok", "stopping"]}}}}}}}
+        }},
+        "/v1/converge": {"post": {
+            "summary": "Trigger a converge (role: trigger)",
+            "description": "Exactly one selection: `nodes`, `group` (inventory group), `topology` (every inventory node of that containerlab lab: `data.containerlab.topology`, set for .clab.yml, topology-data.json and netgw-lab inventories) or `search` (a Chef search query; needs a Chef server store; nodes found outside the inventory are listed in `not_in_inventory`, not run). A node already queued coalesces into its pending run; a running node gets at most one pending follow-up run. Nodes must be in the inventory. Body at most max_body_bytes (64 KiB).",
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ConvergeRequest"}}}},
+            "responses": std_errors(json!({
+                "202": {"description": "queued or coalesced", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Accepted"}}}},
+                "400": err_ref(),
+                "413": err_ref(),
+                "409": err_ref(),
+                "502": err_ref(),
+                "429": {"description": "queue full", "headers": {"Retry-After": {"schema": {"type": "integer"}, "description": "seconds"}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+                "503": err_ref()
+            }))
+        }},
+        "/v1/runs": {"get": {
+            "summary": "Run history, newest first (role: read)",
+            "parameters": [
+                {"name": "node", "in": "query", "schema": {"type": "string"}},
+                {"name": "status", "in": "query", "schema": {"$ref": "#/components/schemas/RunStatus"}},
+                {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50}}
+            ],
+            "responses": std_errors(json!({
+                "200": {"description": "runs", "content": {"application/json": {"schema": {"type": "object", "properties": {"runs": {"type": "array", "items": {"$ref": "#/components/schemas/Run"}}}}}}},
+                "400": err_ref()
+            }))
+        }},
+        "/v1/runs/{id}": {"get": {
+            "summary": "One run with its per-node results (role: read)",
+            "parameters": [run_id.clone()],
+            "responses": std_errors(json!({
+                "200": {"description": "the run", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Run"}}}},
+                "404": err_ref()
+            }))
+        }},
+        "/v1/runs/{id}/events": {"get": {
+            "summary": "Server-sent events of a run (role: read)",
+            "description": "Past events are replayed first (resume with Last-Event-ID), then live ones; the stream ends after `run_finished` (or `run_interrupted`). Event names: run_queued, node_started, resource, node_finished, node_cancelled, run_finished, run_interrupted; data is JSON with `event`, `seq`, `at`.",
+            "parameters": [run_id, {"name": "Last-Event-ID", "in": "header", "schema": {"type": "integer"}}],
+            "responses": std_errors(json!({
+                "200": {"description": "event stream", "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+                "404": err_ref()
+            }))
+        }},
+        "/v1/nodes/{name}": {"get": {
+            "summary": "A node's last result, its runs in flight and a summary of its facts (role: read)",
+            "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "responses": std_errors(json!({
+                "200": {"description": "the node", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}}},
+                "400": err_ref(),
+                "404": err_ref()
+            }))
+        }},
+        "/v1/gateway": {"get": {
+            "summary": "The gateway's settings and its own log: starts, recoveries, shutdowns (role: read)",
+            "responses": std_errors(json!({"200": {"description": "gateway", "content": {"application/json": {"schema": {"type": "object"}}}}}))
+        }},
+        "/metrics": {"get": {
+            "summary": "Prometheus text exposition (role: read)",
+            "responses": std_errors(json!({"200": {"description": "metrics", "content": {"text/plain; version=0.0.4": {"schema": {"type": "string"}}}}}))
+        }},
+        "/v1/openapi.json": {"get": {
+            "summary": "This document (role: read)",
+            "responses": std_errors(json!({"200": {"description": "OpenAPI 3 document", "content": {"application/json": {"schema": {"type": "object"}}}}}))
+        }}
+    })
+}
+
+/// Security schemes, shared responses and schemas.
+fn components() -> Value {
+    json!({
+        "securitySchemes": {
+            "bearer": {"type": "http", "scheme": "bearer", "description": "The gateway stores only SHA-256 hashes of tokens."},
+            "chefSignature": {"type": "apiKey", "in": "header", "name": "X-Ops-Authorization-1", "description": "Chef request signing (X-Ops-Sign, X-Ops-Userid, X-Ops-Timestamp, X-Ops-Content-Hash, X-Ops-Authorization-N; X-Ops-Server-API-Version for 1.3), verified with the client's configured public key; 15 minutes of clock skew allowed."}
         },
-        "components": {
-            "securitySchemes": {
-                "bearer": {"type": "http", "scheme": "bearer", "description": "The gateway stores only SHA-256 hashes of tokens."},
-                "chefSignature": {"type": "apiKey", "in": "header", "name": "X-Ops-Authorization-1", "description": "Chef request signing (X-Ops-Sign, X-Ops-Userid, X-Ops-Timestamp, X-Ops-Content-Hash, X-Ops-Authorization-N; X-Ops-Server-API-Version for 1.3), verified with the client's configured public key; 15 minutes of clock skew allowed."}
-            },
-            "responses": {
-                "Unauthorized": {"description": "missing or bad credentials", "headers": {"WWW-Authenticate": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
-                "Forbidden": {"description": "a valid identity without the role", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
-            },
-            "schemas": {
-                "Error": {"type": "object", "required": ["error", "code"], "properties": {"error": {"type": "string"}, "code": {"type": "string"}}},
-                "ConvergeRequest": {"type": "object", "additionalProperties": false, "properties": {
-                    "nodes": {"type": "array", "minItems": 1, "items": {"type": "string", "pattern": "^[-[:alnum:]_:.]+$", "maxLength": 250}},
-                    "group": {"type": "string"},
-                    "topology": {"type": "string"},
-                    "search": {"type": "string"},
-                    "why_run": {"type": "boolean", "default": false},
-                    "atomic": {"type": "boolean", "default": false},
-                    "check_links": {"type": "boolean", "default": false}
-                }},
-                "Accepted": {"type": "object", "properties": {
-                    "run_id": {"type": "string"},
-                    "nodes": {"type": "array", "items": {"type": "string"}, "description": "queued in a new run"},
-                    "coalesced": {"type": "array", "items": {"type": "object", "properties": {"node": {"type": "string"}, "run_id": {"type": "string"}}}},
-                    "not_in_inventory": {"type": "array", "items": {"type": "string"}, "description": "found by `search` but not in the inventory (not run); absent when empty"}
-                }},
-                "RunStatus": {"type": "string", "enum": ["queued", "running", "finished", "interrupted", "cancelled"]},
-                "Run": {"type": "object", "properties": {
-                    "run_id": {"type": "string"},
-                    "status": {"$ref": "#/components/schemas/RunStatus"},
-                    "why_run": {"type": "boolean"},
-                    "requested_by": {"type": "string"},
-                    "created_at": {"type": "string"},
-                    "started_at": {"type": "string", "nullable": true},
-                    "finished_at": {"type": "string", "nullable": true},
-                    "nodes": {"type": "array", "items": {"type": "string"}},
-                    "pending": {"type": "array", "items": {"type": "string"}},
-                    "triggers": {"type": "integer"},
-                    "note": {"type": "string", "nullable": true},
-                    "summary": {"$ref": "#/components/schemas/Summary"},
-                    "report": {"$ref": "#/components/schemas/RunReport"}
-                }},
-                "Summary": {"type": "object", "properties": {"nodes": {"type": "integer"}, "succeeded": {"type": "integer"}, "failed": {"type": "integer"}, "resources": {"type": "integer"}, "updated": {"type": "integer"}}},
-                "RunReport": {"type": "object", "description": "The engine's JSON report (`netgw converge --format json`).", "properties": {
-                    "run_id": {"type": "string"}, "why_run": {"type": "boolean"}, "started_at": {"type": "string", "nullable": true},
-                    "duration_secs": {"type": "number"}, "summary": {"$ref": "#/components/schemas/Summary"},
-                    "nodes": {"type": "array", "items": {"$ref": "#/components/schemas/NodeReport"}}
-                }},
-                "NodeReport": {"type": "object", "properties": {
-                    "name": {"type": "string"}, "status": {"type": "string", "enum": ["success", "failed"]}, "why_run": {"type": "boolean"},
-                    "platform": {"type": "string"}, "resources": {"type": "array", "items": {"type": "object"}},
-                    "updated": {"type": "integer"}, "total": {"type": "integer"}, "device_diff": {"type": "string"},
-                    "error": {"type": "string"}, "error_kind": {"type": "string", "enum": ["device", "transport", "timeout", "auth", "store", "server", "lock", "config", "internal", "cancelled", "transaction"]}, "device_error_kind": {"type": "string", "enum": ["connect", "auth", "timeout", "transport", "parse", "rejected", "verify", "unsupported", "config", "cancelled"]},
-                    "created": {"type": "boolean"}, "duration_secs": {"type": "number"}, "steps": {"type": "array", "items": {"type": "object"}}
-                }},
-                "Node": {"type": "object", "properties": {
-                    "name": {"type": "string"}, "in_inventory": {"type": "boolean"},
-                    "running_run": {"type": "string", "nullable": true}, "queued_runs": {"type": "array", "items": {"type": "string"}},
-                    "last_result": {"type": "object", "nullable": true, "properties": {"run_id": {"type": "string"}, "finished_at": {"type": "string"}, "report": {"$ref": "#/components/schemas/NodeReport"}}},
-                    "facts": {"type": "object", "nullable": true, "description": "Summary of the automatic attributes the last successful run saved."}
-                }}
-            }
+        "responses": {
+            "Unauthorized": {"description": "missing or bad credentials", "headers": {"WWW-Authenticate": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+            "Forbidden": {"description": "a valid identity without the role", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+        },
+        "schemas": {
+            "Error": {"type": "object", "required": ["error", "code"], "properties": {"error": {"type": "string"}, "code": {"type": "string"}}},
+            "ConvergeRequest": {"type": "object", "additionalProperties": false, "properties": {
+                "nodes": {"type": "array", "minItems": 1, "items": {"type": "string", "pattern": "^[-[:alnum:]_:.]+$", "maxLength": 250}},
+                "group": {"type": "string"},
+                "topology": {"type": "string"},
+                "search": {"type": "string"},
+                "why_run": {"type": "boolean", "default": false},
+                "atomic": {"type": "boolean", "default": false},
+                "check_links": {"type": "boolean", "default": false}
+            }},
+            "Accepted": {"type": "object", "properties": {
+                "run_id": {"type": "string"},
+                "nodes": {"type": "array", "items": {"type": "string"}, "description": "queued in a new run"},
+                "coalesced": {"type": "array", "items": {"type": "object", "properties": {"node": {"type": "string"}, "run_id": {"type": "string"}}}},
+                "not_in_inventory": {"type": "array", "items": {"type": "string"}, "description": "found by `search` but not in the inventory (not run); absent when empty"}
+            }},
+            "RunStatus": {"type": "string", "enum": ["queued", "running", "finished", "interrupted", "cancelled"]},
+            "Run": {"type": "object", "properties": {
+                "run_id": {"type": "string"},
+                "status": {"$ref": "#/components/schemas/RunStatus"},
+                "why_run": {"type": "boolean"},
+                "requested_by": {"type": "string"},
+                "created_at": {"type": "string"},
+                "started_at": {"type": "string", "nullable": true},
+                "finished_at": {"type": "string", "nullable": true},
+                "nodes": {"type": "array", "items": {"type": "string"}},
+                "pending": {"type": "array", "items": {"type": "string"}},
+                "triggers": {"type": "integer"},
+                "note": {"type": "string", "nullable": true},
+                "summary": {"$ref": "#/components/schemas/Summary"},
+                "report": {"$ref": "#/components/schemas/RunReport"}
+            }},
+            "Summary": {"type": "object", "properties": {"nodes": {"type": "integer"}, "succeeded": {"type": "integer"}, "failed": {"type": "integer"}, "resources": {"type": "integer"}, "updated": {"type": "integer"}}},
+            "RunReport": {"type": "object", "description": "The engine's JSON report (`netgw converge --format json`).", "properties": {
+                "run_id": {"type": "string"}, "why_run": {"type": "boolean"}, "started_at": {"type": "string", "nullable": true},
+                "duration_secs": {"type": "number"}, "summary": {"$ref": "#/components/schemas/Summary"},
+                "nodes": {"type": "array", "items": {"$ref": "#/components/schemas/NodeReport"}}
+            }},
+            "NodeReport": {"type": "object", "properties": {
+                "name": {"type": "string"}, "status": {"type": "string", "enum": ["success", "failed"]}, "why_run": {"type": "boolean"},
+                "platform": {"type": "string"}, "resources": {"type": "array", "items": {"type": "object"}},
+                "updated": {"type": "integer"}, "total": {"type": "integer"}, "device_diff": {"type": "string"},
+                "error": {"type": "string"}, "error_kind": {"type": "string", "enum": ["device", "transport", "timeout", "auth", "store", "server", "lock", "config", "internal", "cancelled", "transaction"]}, "device_error_kind": {"type": "string", "enum": ["connect", "auth", "timeout", "transport", "parse", "rejected", "verify", "unsupported", "config", "cancelled"]},
+                "created": {"type": "boolean"}, "duration_secs": {"type": "number"}, "steps": {"type": "array", "items": {"type": "object"}}
+            }},
+            "Node": {"type": "object", "properties": {
+                "name": {"type": "string"}, "in_inventory": {"type": "boolean"},
+                "running_run": {"type": "string", "nullable": true}, "queued_runs": {"type": "array", "items": {"type": "string"}},
+                "last_result": {"type": "object", "nullable": true, "properties": {"run_id": {"type": "string"}, "finished_at": {"type": "string"}, "report": {"$ref": "#/components/schemas/NodeReport"}}},
+                "facts": {"type": "object", "nullable": true, "description": "Summary of the automatic attributes the last successful run saved."}
+            }}
         }
     })
 }

@@ -3,6 +3,7 @@
 
 pub mod chef;
 pub mod local;
+pub mod size;
 pub mod unsaved;
 
 use std::path::PathBuf;

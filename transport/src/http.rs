@@ -207,6 +207,57 @@ fn looks_like_tls(text: &str) -> bool {
     .any(|k| t.contains(k))
 }
 
+/// The one mapping of a failed send to an [`HttpError`] (eAPI, iControl REST): a timeout names its
+/// phase and limit (`limits`: connect, request), a TLS failure gets `tls_hint` (what verified the
+/// certificate), then refused connections, then the rest. `text` is the error chain with secrets
+/// already redacted.
+pub fn send_error(
+    e: &reqwest::Error,
+    (device, op): (&str, &str),
+    text: String,
+    (connect_timeout, request_timeout): (Duration, Duration),
+    tls_hint: impl FnOnce() -> String,
+) -> HttpError {
+    let (device, op) = (device.to_owned(), op.to_owned());
+    if e.is_timeout() {
+        let connect = e.is_connect();
+        return HttpError::Timeout {
+            device,
+            op,
+            phase: if connect { "connect" } else { "request" },
+            limit: if connect {
+                connect_timeout
+            } else {
+                request_timeout
+            },
+        };
+    }
+    if e.is_connect() {
+        if looks_like_tls(&text) {
+            let hint = tls_hint();
+            return HttpError::Tls {
+                device,
+                op,
+                reason: if hint.is_empty() {
+                    text
+                } else {
+                    format!("{text}; {hint}")
+                },
+            };
+        }
+        return HttpError::Connect {
+            device,
+            op,
+            reason: text,
+        };
+    }
+    HttpError::Transport {
+        device,
+        op,
+        reason: text,
+    }
+}
+
 /// The one HTTP client of netgw, for eAPI ([`HttpClient`]), iControl REST (`drivers/src/f5/rest.rs`) and
 /// the Chef server (`src/store/chef/api.rs`): rustls, `tls` checking the server, both timeouts, and
 /// redirects never followed. A request carries credentials or a signature made for the URL the user
@@ -369,41 +420,11 @@ impl HttpClient {
     }
 
     fn map_send_error(&self, op: &str, e: reqwest::Error) -> HttpError {
-        let device = self.config.device.clone();
-        let op = op.to_owned();
+        let limits = (self.config.connect_timeout, self.config.request_timeout);
         let text = self.redact(&chain(&e));
-        if e.is_timeout() {
-            let connect = e.is_connect();
-            return HttpError::Timeout {
-                device,
-                op,
-                phase: if connect { "connect" } else { "request" },
-                limit: if connect {
-                    self.config.connect_timeout
-                } else {
-                    self.config.request_timeout
-                },
-            };
-        }
-        if e.is_connect() {
-            if looks_like_tls(&text) {
-                return HttpError::Tls {
-                    device,
-                    op,
-                    reason: format!("{text}; {}", self.trust_hint()),
-                };
-            }
-            return HttpError::Connect {
-                device,
-                op,
-                reason: text,
-            };
-        }
-        HttpError::Transport {
-            device,
-            op,
-            reason: text,
-        }
+        send_error(&e, (&self.config.device, op), text, limits, || {
+            self.trust_hint()
+        })
     }
 
     /// Send a request and read the whole response within the size limit; any status is returned.

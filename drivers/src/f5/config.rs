@@ -95,25 +95,39 @@ fn member_list(m: &Members) -> Vec<VlanMember> {
 
 const VLAN_FIELDS: [&str; 4] = ["mode", "access_vlan", "trunk_vlans", "native_vlan"];
 
+/// What happens to a VLAN the device has, or to a new one.
+#[derive(Clone, Copy)]
+enum Fate<'a> {
+    Keep(&'a F5Vlan),
+    Rename(&'a F5Vlan),
+    Create,
+}
+
+/// Target state per VLAN tag: (name, description, members), plus what happens to it.
+struct Target<'a> {
+    fate: Fate<'a>,
+    name: String,
+    description: Option<String>,
+    members: Members,
+    original: Members,
+}
+
 /// Render a plan against the state it was made from.
 pub fn render_plan(plan: &Plan, pre: &DeviceState) -> Result<Rendered, String> {
     let mut out = Rendered::default();
-    // Target state per VLAN tag: (name, description, members), plus what happens to it.
-    #[derive(Clone, Copy)]
-    enum Fate<'a> {
-        Keep(&'a F5Vlan),
-        Rename(&'a F5Vlan),
-        Create,
-    }
-    struct Target<'a> {
-        fate: Fate<'a>,
-        name: String,
-        description: Option<String>,
-        members: Members,
-        original: Members,
-    }
-    let mut targets: BTreeMap<u16, Target<'_>> = BTreeMap::new();
+    let mut targets = vlan_targets(pre)?;
     let mut deletes: Vec<&F5Vlan> = Vec::new();
+    let mut changed: BTreeSet<u16> = BTreeSet::new();
+    plan_vlans(plan, &mut targets, &mut deletes, &mut changed, &mut out)?;
+    let link_ops = plan_links(plan, pre, &mut targets, &mut changed, &mut out)?;
+    order_vlan_ops(&targets, &deletes, &changed, &mut out)?;
+    out.ops.extend(link_ops);
+    Ok(out)
+}
+
+/// Every VLAN the device has, kept as it is until the plan says otherwise.
+fn vlan_targets(pre: &DeviceState) -> Result<BTreeMap<u16, Target<'_>>, String> {
+    let mut targets: BTreeMap<u16, Target<'_>> = BTreeMap::new();
     for v in &pre.vlans {
         let Some(tag) = v.tag else { continue };
         if targets.contains_key(&tag) {
@@ -137,7 +151,17 @@ pub fn render_plan(plan: &Plan, pre: &DeviceState) -> Result<Rendered, String> {
             },
         );
     }
-    let mut changed: BTreeSet<u16> = BTreeSet::new();
+    Ok(targets)
+}
+
+/// The plan's VLAN changes applied to the targets: deleted, created, renamed or updated.
+fn plan_vlans<'a>(
+    plan: &Plan,
+    targets: &mut BTreeMap<u16, Target<'a>>,
+    deletes: &mut Vec<&'a F5Vlan>,
+    changed: &mut BTreeSet<u16>,
+    out: &mut Rendered,
+) -> Result<(), String> {
     for c in &plan.vlans {
         let tag = c.id.get();
         match c.action {
@@ -195,7 +219,17 @@ pub fn render_plan(plan: &Plan, pre: &DeviceState) -> Result<Rendered, String> {
             }
         }
     }
-    // Links: own properties, and their VLANs as member lists.
+    Ok(())
+}
+
+/// Links: own properties, and their VLANs as member lists (which change the VLAN targets).
+fn plan_links(
+    plan: &Plan,
+    pre: &DeviceState,
+    targets: &mut BTreeMap<u16, Target<'_>>,
+    changed: &mut BTreeSet<u16>,
+    out: &mut Rendered,
+) -> Result<Vec<RestOp>, String> {
     let mut link_ops = Vec::new();
     for lc in &plan.links {
         let name = &lc.after.name;
@@ -234,13 +268,22 @@ pub fn render_plan(plan: &Plan, pre: &DeviceState) -> Result<Rendered, String> {
             changed.insert(*tag);
         }
     }
+    Ok(link_ops)
+}
 
+/// The VLAN requests in the order the device accepts them.
+fn order_vlan_ops(
+    targets: &BTreeMap<u16, Target<'_>>,
+    deletes: &[&F5Vlan],
+    changed: &BTreeSet<u16>,
+    out: &mut Rendered,
+) -> Result<(), String> {
     // 1. deletes (plan deletes, then the old names of renames)
-    for v in &deletes {
+    for v in deletes {
         out.ops
             .push(RestOp::new(RestMethod::Delete, v.path(), None));
     }
-    for tag in &changed {
+    for tag in changed {
         if let Some(Target {
             fate: Fate::Rename(v),
             ..
@@ -254,7 +297,7 @@ pub fn render_plan(plan: &Plan, pre: &DeviceState) -> Result<Rendered, String> {
     let mut patches_first = Vec::new();
     let mut creates = Vec::new();
     let mut patches_later = Vec::new();
-    for tag in &changed {
+    for tag in changed {
         let Some(t) = targets.get(tag) else { continue };
         let id = VlanId::new(i64::from(*tag)).map_err(|e| e.to_string())?;
         let members = member_list(&t.members);
@@ -305,8 +348,7 @@ pub fn render_plan(plan: &Plan, pre: &DeviceState) -> Result<Rendered, String> {
     out.ops.extend(patches_first);
     out.ops.extend(creates);
     out.ops.extend(patches_later);
-    out.ops.extend(link_ops);
-    Ok(out)
+    Ok(())
 }
 
 fn link_model(l: &F5Link) -> Link {

@@ -40,7 +40,7 @@ use crate::driver::{DriverError, ErrorKind};
 use crate::target::DeviceTarget;
 use crate::transport::http::{
     BODY_EXCERPT_CHARS, BodyError, HttpError, TlsMode, build_client, chain, read_body,
-    redirect_reason,
+    redirect_reason, send_error,
 };
 
 /// The header that carries the session token.
@@ -285,44 +285,9 @@ impl ReqwestTransport {
     }
 
     fn map_send_error(&self, op: &str, e: reqwest::Error, secrets: &[&str]) -> HttpError {
-        let (device, op) = (self.device.clone(), op.to_owned());
+        let limits = (self.connect_timeout, self.request_timeout);
         let text = redact(&chain(&e), secrets);
-        if e.is_timeout() {
-            let connect = e.is_connect();
-            return HttpError::Timeout {
-                device,
-                op,
-                phase: if connect { "connect" } else { "request" },
-                limit: if connect {
-                    self.connect_timeout
-                } else {
-                    self.request_timeout
-                },
-            };
-        }
-        if e.is_connect() {
-            let t = text.to_ascii_lowercase();
-            if ["certificate", "tls", "handshake", "unknownissuer"]
-                .iter()
-                .any(|k| t.contains(k))
-            {
-                return HttpError::Tls {
-                    device,
-                    op,
-                    reason: text,
-                };
-            }
-            return HttpError::Connect {
-                device,
-                op,
-                reason: text,
-            };
-        }
-        HttpError::Transport {
-            device,
-            op,
-            reason: text,
-        }
+        send_error(&e, (&self.device, op), text, limits, String::new)
     }
 }
 

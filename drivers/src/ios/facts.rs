@@ -204,6 +204,19 @@ pub(crate) fn interface_header(raw: &str) -> Option<(&str, &str)> {
     (!name.is_empty() && one_word && state).then_some((name, status))
 }
 
+/// The `MTU 1500 bytes, BW 1000000 Kbit/sec, ...` line of an IOS or NX-OS `show interface(s)` (after
+/// `MTU `): the MTU, and the bandwidth as the speed in bit/s.
+pub(crate) fn mtu_and_bandwidth(rest: &str, f: &mut InterfaceFacts) {
+    f.mtu = rest.split_whitespace().next().and_then(|m| m.parse().ok());
+    if let Some(pos) = rest.find("BW ") {
+        f.speed = rest[pos + 3..]
+            .split_whitespace()
+            .next()
+            .and_then(|k| k.parse::<u64>().ok())
+            .map(|kbit| kbit.saturating_mul(1000));
+    }
+}
+
 /// Parse `show interfaces`: admin/oper status, MTU, bandwidth, MAC, description per interface.
 pub fn parse_show_interfaces(text: &str) -> BTreeMap<String, InterfaceFacts> {
     let mut out = BTreeMap::new();
@@ -260,14 +273,7 @@ pub fn parse_show_interfaces(text: &str) -> BTreeMap<String, InterfaceFacts> {
                 .unwrap_or("");
             f.mac = normalize_mac(mac);
         } else if let Some(rest) = line.strip_prefix("MTU ") {
-            f.mtu = rest.split_whitespace().next().and_then(|m| m.parse().ok());
-            if let Some(pos) = rest.find("BW ") {
-                f.speed = rest[pos + 3..]
-                    .split_whitespace()
-                    .next()
-                    .and_then(|k| k.parse::<u64>().ok())
-                    .map(|kbit| kbit.saturating_mul(1000));
-            }
+            mtu_and_bandwidth(rest, f);
         }
     }
     if let Some((n, f)) = cur.take() {

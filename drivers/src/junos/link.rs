@@ -160,7 +160,6 @@ pub fn render_link(ch: &LinkChange, running: &JunosConfig, style: Style) -> Vec<
         .any(|p| ch.changed(p));
     if l2_changed {
         let fam = family_name(style);
-        let l2 = configured.and_then(|c| c.l2.as_ref());
         let after = &ch.after;
         match after.mode {
             Some(LinkMode::Routed) => {
@@ -169,101 +168,107 @@ pub fn render_link(ch: &LinkChange, running: &JunosConfig, style: Style) -> Vec<
                     main.push(El::delete("native-vlan-id"));
                 }
             }
-            mode => {
-                let mode = mode.unwrap_or(LinkMode::Access);
-                let had_members = l2.is_some_and(|l| !l.members.is_empty() || l.vlan_id.is_some());
-                // Only adding trunk members needs no rewrite; anything else replaces the list.
-                let add_only = mode == LinkMode::Trunk
-                    && ch.before.mode == Some(LinkMode::Trunk)
-                    && ch.trunk_remove.is_empty()
-                    && !ch.changed("mode");
-                if had_members && !add_only {
-                    let clear = match style {
-                        Style::Mx => {
-                            let mut b = El::new("bridge");
-                            if l2.is_some_and(|l| l.vlan_id.is_some()) {
-                                b.push(El::delete("vlan-id"));
-                            }
-                            if l2.is_some_and(|l| !l.members.is_empty()) {
-                                b.push(El::delete("vlan-id-list"));
-                            }
-                            b
-                        }
-                        Style::Ex | Style::Els => {
-                            El::new("ethernet-switching").child(El::delete("vlan"))
-                        }
-                    };
-                    out.push(
-                        El::new("interface")
-                            .child(El::leaf("name", name))
-                            .child(unit0(clear)),
-                    );
-                }
-                let mut family = El::new(fam).child(El::leaf(
-                    mode_tag(style),
-                    if mode == LinkMode::Trunk {
-                        "trunk"
-                    } else {
-                        "access"
-                    },
-                ));
-                let members: Vec<String> = match mode {
-                    LinkMode::Trunk if add_only => member_strings(&ch.trunk_add),
-                    LinkMode::Trunk => after
-                        .trunk_vlans
-                        .as_ref()
-                        .map(member_strings)
-                        .unwrap_or_default(),
-                    _ => after
-                        .access_vlan
-                        .map(|v| vec![v.to_string()])
-                        .unwrap_or_default(),
-                };
-                match (style, mode) {
-                    (Style::Mx, LinkMode::Trunk) => family
-                        .children
-                        .extend(members.into_iter().map(|m| El::leaf("vlan-id-list", m))),
-                    (Style::Mx, _) => family
-                        .children
-                        .extend(members.into_iter().map(|m| El::leaf("vlan-id", m))),
-                    _ if !members.is_empty() => family.push(
-                        El::new("vlan")
-                            .children(members.into_iter().map(|m| El::leaf("members", m))),
-                    ),
-                    _ => {}
-                }
-                let native_before_ex = l2.is_some_and(|l| l.native_vlan.is_some());
-                let native_before_iface = configured.is_some_and(|c| c.native_vlan.is_some());
-                match (mode, after.native_vlan) {
-                    (LinkMode::Trunk, Some(n))
-                        if ch.changed("native_vlan") || ch.changed("mode") =>
-                    {
-                        match style {
-                            Style::Ex => family.push(El::leaf("native-vlan-id", n.to_string())),
-                            Style::Els | Style::Mx => {
-                                main.push(El::leaf("native-vlan-id", n.to_string()))
-                            }
-                        }
-                    }
-                    (LinkMode::Access, _) => {
-                        // An access port has no native VLAN.
-                        if native_before_ex && style == Style::Ex {
-                            family.push(El::delete("native-vlan-id"));
-                        }
-                        if native_before_iface && style != Style::Ex {
-                            main.push(El::delete("native-vlan-id"));
-                        }
-                    }
-                    _ => {}
-                }
-                main.push(unit0(family));
-            }
+            mode => render_switching(ch, configured, style, mode, (&mut main, &mut out)),
         }
     }
     if main.children.len() > 1 {
         out.push(main);
     }
     out
+}
+
+/// A switched port's family: its mode, VLAN members and native VLAN, and (in `out`, first) the
+/// removal of a member list that is to be replaced.
+fn render_switching(
+    ch: &LinkChange,
+    configured: Option<&ConfigInterface>,
+    style: Style,
+    mode: Option<LinkMode>,
+    (main, out): (&mut El, &mut Vec<El>),
+) {
+    let name = &ch.after.name;
+    let fam = family_name(style);
+    let l2 = configured.and_then(|c| c.l2.as_ref());
+    let after = &ch.after;
+    let mode = mode.unwrap_or(LinkMode::Access);
+    let had_members = l2.is_some_and(|l| !l.members.is_empty() || l.vlan_id.is_some());
+    // Only adding trunk members needs no rewrite; anything else replaces the list.
+    let add_only = mode == LinkMode::Trunk
+        && ch.before.mode == Some(LinkMode::Trunk)
+        && ch.trunk_remove.is_empty()
+        && !ch.changed("mode");
+    if had_members && !add_only {
+        let clear = match style {
+            Style::Mx => {
+                let mut b = El::new("bridge");
+                if l2.is_some_and(|l| l.vlan_id.is_some()) {
+                    b.push(El::delete("vlan-id"));
+                }
+                if l2.is_some_and(|l| !l.members.is_empty()) {
+                    b.push(El::delete("vlan-id-list"));
+                }
+                b
+            }
+            Style::Ex | Style::Els => El::new("ethernet-switching").child(El::delete("vlan")),
+        };
+        out.push(
+            El::new("interface")
+                .child(El::leaf("name", name))
+                .child(unit0(clear)),
+        );
+    }
+    let mut family = El::new(fam).child(El::leaf(
+        mode_tag(style),
+        if mode == LinkMode::Trunk {
+            "trunk"
+        } else {
+            "access"
+        },
+    ));
+    let members: Vec<String> = match mode {
+        LinkMode::Trunk if add_only => member_strings(&ch.trunk_add),
+        LinkMode::Trunk => after
+            .trunk_vlans
+            .as_ref()
+            .map(member_strings)
+            .unwrap_or_default(),
+        _ => after
+            .access_vlan
+            .map(|v| vec![v.to_string()])
+            .unwrap_or_default(),
+    };
+    match (style, mode) {
+        (Style::Mx, LinkMode::Trunk) => family
+            .children
+            .extend(members.into_iter().map(|m| El::leaf("vlan-id-list", m))),
+        (Style::Mx, _) => family
+            .children
+            .extend(members.into_iter().map(|m| El::leaf("vlan-id", m))),
+        _ if !members.is_empty() => family
+            .push(El::new("vlan").children(members.into_iter().map(|m| El::leaf("members", m)))),
+        _ => {}
+    }
+    let native_before_ex = l2.is_some_and(|l| l.native_vlan.is_some());
+    let native_before_iface = configured.is_some_and(|c| c.native_vlan.is_some());
+    match (mode, after.native_vlan) {
+        (LinkMode::Trunk, Some(n)) if ch.changed("native_vlan") || ch.changed("mode") => {
+            match style {
+                Style::Ex => family.push(El::leaf("native-vlan-id", n.to_string())),
+                Style::Els | Style::Mx => main.push(El::leaf("native-vlan-id", n.to_string())),
+            }
+        }
+        (LinkMode::Access, _) => {
+            // An access port has no native VLAN.
+            if native_before_ex && style == Style::Ex {
+                family.push(El::delete("native-vlan-id"));
+            }
+            if native_before_iface && style != Style::Ex {
+                main.push(El::delete("native-vlan-id"));
+            }
+        }
+        _ => {}
+    }
+    main.push(unit0(family));
 }
 
 /// Render every link change of a plan; `None` when there are none.

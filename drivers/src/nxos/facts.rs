@@ -11,7 +11,7 @@ use netgw_models::facts::{
 use netgw_models::resource::normalize_interface_name;
 use serde_json::Value;
 
-use crate::ios::facts::{chassis_item, interface_header, parse_show_inventory};
+use crate::ios::facts::{chassis_item, interface_header, mtu_and_bandwidth, parse_show_inventory};
 
 /// What `show version` says.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -249,14 +249,7 @@ pub fn parse_show_interface_text(t: &str) -> BTreeMap<String, InterfaceFacts> {
                 AdminStatus::Down
             });
         } else if let Some(rest) = line.strip_prefix("MTU ") {
-            f.mtu = rest.split_whitespace().next().and_then(|m| m.parse().ok());
-            if let Some(pos) = rest.find("BW ") {
-                f.speed = rest[pos + 3..]
-                    .split_whitespace()
-                    .next()
-                    .and_then(|k| k.parse::<u64>().ok())
-                    .map(|k| k.saturating_mul(1000));
-            }
+            mtu_and_bandwidth(rest, f);
         }
     }
     if let Some((n, f)) = cur.take() {

@@ -15,7 +15,7 @@ use netgw_labs::{Lab, LabOptions};
 use netgw_models::topology::Topology;
 use std::io::IsTerminal;
 use std::net::Ipv4Addr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -176,37 +176,9 @@ async fn main() -> ExitCode {
         snmp_inventory_version,
         snmp_shared_port,
     } = Cli::parse().cmd;
-    let text = match std::fs::read_to_string(&topology) {
+    let (topo, plan) = match read_topology(&topology, clab, count, lab_dir, mgmt_loopback) {
         Ok(t) => t,
-        Err(e) => {
-            eprintln!("netgw-lab: {}: {e}", topology.display());
-            return ExitCode::from(2);
-        }
-    };
-    let topo = match Topology::parse(&text) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("netgw-lab: {}: {e}", topology.display());
-            return ExitCode::from(2);
-        }
-    };
-    if clab && count > 1 {
-        eprintln!("netgw-lab: --count {count}: containerlab mode serves one copy of the topology");
-        return ExitCode::from(2);
-    }
-    let plan = if clab {
-        // containerlab resolves paths against the topology file's absolute location.
-        let abs = std::path::absolute(&topology).unwrap_or_else(|_| topology.clone());
-        let lab_dir = lab_dir.map(|d| std::path::absolute(&d).unwrap_or(d));
-        match ClabPlan::new(&text, &topo, &abs, lab_dir.as_deref(), mgmt_loopback) {
-            Ok(p) => Some(p),
-            Err(e) => {
-                eprintln!("netgw-lab: {e}");
-                return ExitCode::from(2);
-            }
-        }
-    } else {
-        None
+        Err(code) => return code,
     };
     let mut fault_list = Vec::new();
     for f in &faults {
@@ -246,6 +218,82 @@ async fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    if let Err(code) = announce(
+        &lab,
+        &topology,
+        topo.nodes.len(),
+        inventory_out,
+        clab,
+        nofile,
+    ) {
+        return code;
+    }
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("netgw-lab: SIGTERM handler: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    drop(lab);
+    ExitCode::SUCCESS
+}
+
+/// The topology file, parsed, and with `--clab` containerlab's plan for it; usage errors exit 2.
+fn read_topology(
+    topology: &Path,
+    clab: bool,
+    count: usize,
+    lab_dir: Option<PathBuf>,
+    mgmt_loopback: Option<Ipv4Addr>,
+) -> Result<(Topology, Option<ClabPlan>), ExitCode> {
+    let text = match std::fs::read_to_string(topology) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("netgw-lab: {}: {e}", topology.display());
+            return Err(ExitCode::from(2));
+        }
+    };
+    let topo = match Topology::parse(&text) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("netgw-lab: {}: {e}", topology.display());
+            return Err(ExitCode::from(2));
+        }
+    };
+    if clab && count > 1 {
+        eprintln!("netgw-lab: --count {count}: containerlab mode serves one copy of the topology");
+        return Err(ExitCode::from(2));
+    }
+    if !clab {
+        return Ok((topo, None));
+    }
+    // containerlab resolves paths against the topology file's absolute location.
+    let abs = std::path::absolute(topology).unwrap_or_else(|_| topology.to_path_buf());
+    let lab_dir = lab_dir.map(|d| std::path::absolute(&d).unwrap_or(d));
+    match ClabPlan::new(&text, &topo, &abs, lab_dir.as_deref(), mgmt_loopback) {
+        Ok(p) => Ok((topo, Some(p))),
+        Err(e) => {
+            eprintln!("netgw-lab: {e}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+/// Writes the inventory (and with `--clab` the lab directory), then prints the `READY` line the
+/// scripts wait for.
+fn announce(
+    lab: &Lab,
+    topology: &Path,
+    nodes: usize,
+    inventory_out: Option<PathBuf>,
+    clab: bool,
+    nofile: Option<u64>,
+) -> Result<(), ExitCode> {
     for s in &lab.skipped {
         tracing::warn!("{s}");
     }
@@ -253,14 +301,14 @@ async fn main() -> ExitCode {
         eprintln!(
             "netgw-lab: {}: no node to simulate ({} node(s), none of a kind netgw drives: {})",
             topology.display(),
-            topo.nodes.len(),
+            nodes,
             if lab.skipped.is_empty() {
                 "the topology has no nodes".to_owned()
             } else {
                 lab.skipped.join("; ")
             }
         );
-        return ExitCode::from(2);
+        return Err(ExitCode::from(2));
     }
     let inventory_out = match inventory_out {
         Some(p) => Some(p),
@@ -271,7 +319,7 @@ async fn main() -> ExitCode {
         && let Err(e) = lab.write_inventory(path)
     {
         eprintln!("netgw-lab: {e}");
-        return ExitCode::from(1);
+        return Err(ExitCode::from(1));
     }
     let schema = std::env::var("CLAB_NORNIR_PLATFORM_NAME_SCHEMA").ok();
     let lab_dir = if clab {
@@ -279,7 +327,7 @@ async fn main() -> ExitCode {
             Ok(d) => format!(" lab-dir={}", d.display()),
             Err(e) => {
                 eprintln!("netgw-lab: {e}");
-                return ExitCode::from(1);
+                return Err(ExitCode::from(1));
             }
         }
     } else {
@@ -302,17 +350,5 @@ async fn main() -> ExitCode {
         inventory_out.map_or("-".into(), |p| p.display().to_string()),
         nofile.map_or("?".into(), |n| n.to_string())
     );
-    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("netgw-lab: SIGTERM handler: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
-    drop(lab);
-    ExitCode::SUCCESS
+    Ok(())
 }

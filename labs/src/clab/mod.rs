@@ -119,6 +119,132 @@ impl CredSource {
     }
 }
 
+/// The management subnet (`mgmt.ipv4-subnet`, containerlab's default when unset) as text, network
+/// and prefix length, and the loopback network it maps to: `loopback`, else the subnet with its first
+/// octet replaced by 127.
+fn mgmt_subnet(
+    topo: &Topology,
+    loopback: Option<Ipv4Addr>,
+    bad: &dyn Fn(String) -> ClabError,
+) -> Result<(String, u32, u8, u32), ClabError> {
+    let subnet_text = topo
+        .mgmt
+        .ipv4_subnet
+        .clone()
+        .filter(|s| s != "auto")
+        .unwrap_or_else(|| "172.20.20.0/24".into());
+    let (net, len) = parse_cidr(&subnet_text).ok_or_else(|| {
+        bad(format!(
+            "field `mgmt.ipv4-subnet`: {subnet_text:?} is not an IPv4 a.b.c.d/len"
+        ))
+    })?;
+    if !(8..=30).contains(&len) {
+        return Err(bad(format!(
+            "field `mgmt.ipv4-subnet`: {subnet_text}: netgw-lab maps /8 to /30 subnets into 127.0.0.0/8"
+        )));
+    }
+    let m = mask(len);
+    let net = u32::from(net) & m;
+    let base = match loopback {
+        Some(a) => {
+            let b = u32::from(a);
+            let why = if a.octets()[0] != 127 {
+                Some("not in 127.0.0.0/8")
+            } else if b & !m != 0 {
+                Some("has host bits set for the management subnet's prefix length")
+            } else {
+                None
+            };
+            if let Some(message) = why {
+                return Err(ClabError::Loopback {
+                    addr: a.to_string(),
+                    message: format!("{message} (/{len}, from mgmt.ipv4-subnet {subnet_text})"),
+                });
+            }
+            b
+        }
+        None => (net & 0x00ff_ffff) | (127 << 24),
+    };
+    Ok((subnet_text, net, len, base))
+}
+
+/// The nodes' `mgmt-ipv4` addresses, each checked to be in the management subnet `(net, len)`.
+fn static_addresses(
+    topo: &Topology,
+    (net, len): (u32, u8),
+    subnet_text: &str,
+    bad: &dyn Fn(String) -> ClabError,
+) -> Result<BTreeMap<String, u32>, ClabError> {
+    let m = mask(len);
+    let mut statics = BTreeMap::new();
+    for (name, n) in &topo.nodes {
+        let Some(a) = n.mgmt_ipv4.as_deref() else {
+            continue;
+        };
+        let ip: Ipv4Addr = a.trim().parse().map_err(|_| {
+            bad(format!(
+                "node {name}: field `mgmt-ipv4`: {a:?} is not an IPv4 address"
+            ))
+        })?;
+        let ip = u32::from(ip);
+        if ip & m != net {
+            return Err(bad(format!(
+                "node {name}: field `mgmt-ipv4`: {a} is outside mgmt.ipv4-subnet {subnet_text}"
+            )));
+        }
+        statics.insert(name.clone(), ip);
+    }
+    Ok(statics)
+}
+
+/// One node as containerlab names it (`PREFIX-LAB-NODE`), with the credentials it would log in
+/// with: the topology's levels, else its kind's defaults.
+fn clab_node(
+    name: &str,
+    n: &netgw_models::topology::Node,
+    kind: String,
+    addr: Option<Ipv4Addr>,
+    prefix: &str,
+    lab: &str,
+) -> ClabNode {
+    let group = n.group.clone().unwrap_or_default();
+    // The topology's levels resolved once, in netgw-models (the reader uses the same).
+    let topo_creds = n.credentials.as_ref();
+    let cred_source = topo_creds.map_or(CredSource::Unset, |c| CredSource::of(&c.source));
+    let mut username = topo_creds
+        .and_then(|c| c.username.clone())
+        .unwrap_or_default();
+    let mut password = topo_creds
+        .and_then(|c| c.password.clone())
+        .unwrap_or_default();
+    if let Some(k) = kind_info(&kind) {
+        if username.is_empty() {
+            username = k.username.into();
+        }
+        if password.is_empty() {
+            password = k.password.into();
+        }
+    }
+    let long_name = match prefix {
+        "" => name.to_owned(),
+        "__lab-name" => format!("{lab}-{name}"),
+        p => format!("{p}-{lab}-{name}"),
+    };
+    ClabNode {
+        name: name.to_owned(),
+        long_name,
+        kind,
+        node_type: n.node_type.clone().unwrap_or_default(),
+        group,
+        image: n.image.clone().unwrap_or_default(),
+        labels: n.labels.clone(),
+        addr,
+        username,
+        password,
+        cred_source,
+    }
+}
+
 impl ClabPlan {
     /// `text` is the topology file's text (for the `credentials:` blocks), `topo` its parse.
     /// `lab_dir`: where the lab directory goes (default: `clab-NAME` beside the topology file).
@@ -143,44 +269,8 @@ impl ClabPlan {
         }
         let raw: Value = serde_norway::from_str(text).map_err(|e| bad(e.to_string()))?;
         let section = |s: &str| raw.get("topology").and_then(|t| t.get(s));
-        let subnet_text = topo
-            .mgmt
-            .ipv4_subnet
-            .clone()
-            .filter(|s| s != "auto")
-            .unwrap_or_else(|| "172.20.20.0/24".into());
-        let (net, len) = parse_cidr(&subnet_text).ok_or_else(|| {
-            bad(format!(
-                "field `mgmt.ipv4-subnet`: {subnet_text:?} is not an IPv4 a.b.c.d/len"
-            ))
-        })?;
-        if !(8..=30).contains(&len) {
-            return Err(bad(format!(
-                "field `mgmt.ipv4-subnet`: {subnet_text}: netgw-lab maps /8 to /30 subnets into 127.0.0.0/8"
-            )));
-        }
+        let (subnet_text, net, len, base) = mgmt_subnet(topo, loopback, &bad)?;
         let m = mask(len);
-        let net = u32::from(net) & m;
-        let base = match loopback {
-            Some(a) => {
-                let b = u32::from(a);
-                let why = if a.octets()[0] != 127 {
-                    Some("not in 127.0.0.0/8")
-                } else if b & !m != 0 {
-                    Some("has host bits set for the management subnet's prefix length")
-                } else {
-                    None
-                };
-                if let Some(message) = why {
-                    return Err(ClabError::Loopback {
-                        addr: a.to_string(),
-                        message: format!("{message} (/{len}, from mgmt.ipv4-subnet {subnet_text})"),
-                    });
-                }
-                b
-            }
-            None => (net & 0x00ff_ffff) | (127 << 24),
-        };
         let map = |a: u32| Ipv4Addr::from(base | (a & !m));
         let topo_dir = topo_file.parent().unwrap_or(Path::new("."));
         let lab_dir = lab_dir
@@ -189,25 +279,8 @@ impl ClabPlan {
         let prefix = topo.prefix.clone().unwrap_or_else(|| "clab".into());
         let mut used: Vec<u32> = vec![net, net | !m, net + 1];
         // Static addresses first, so dynamic ones go around them.
-        let mut statics = BTreeMap::new();
-        for (name, n) in &topo.nodes {
-            let Some(a) = n.mgmt_ipv4.as_deref() else {
-                continue;
-            };
-            let ip: Ipv4Addr = a.trim().parse().map_err(|_| {
-                bad(format!(
-                    "node {name}: field `mgmt-ipv4`: {a:?} is not an IPv4 address"
-                ))
-            })?;
-            let ip = u32::from(ip);
-            if ip & m != net {
-                return Err(bad(format!(
-                    "node {name}: field `mgmt-ipv4`: {a} is outside mgmt.ipv4-subnet {subnet_text}"
-                )));
-            }
-            used.push(ip);
-            statics.insert(name.clone(), ip);
-        }
+        let statics = static_addresses(topo, (net, len), &subnet_text, &bad)?;
+        used.extend(statics.values());
         let mut next = net + 2;
         let mut nodes = Vec::new();
         for (name, n) in &topo.nodes {
@@ -228,42 +301,7 @@ impl ClabPlan {
                 used.push(next);
                 Some(map(next))
             };
-            let group = n.group.clone().unwrap_or_default();
-            // The topology's levels resolved once, in netgw-models (the reader uses the same).
-            let topo_creds = n.credentials.as_ref();
-            let cred_source = topo_creds.map_or(CredSource::Unset, |c| CredSource::of(&c.source));
-            let mut username = topo_creds
-                .and_then(|c| c.username.clone())
-                .unwrap_or_default();
-            let mut password = topo_creds
-                .and_then(|c| c.password.clone())
-                .unwrap_or_default();
-            if let Some(k) = kind_info(&kind) {
-                if username.is_empty() {
-                    username = k.username.into();
-                }
-                if password.is_empty() {
-                    password = k.password.into();
-                }
-            }
-            let long_name = match prefix.as_str() {
-                "" => name.clone(),
-                "__lab-name" => format!("{}-{name}", topo.name),
-                p => format!("{p}-{}-{name}", topo.name),
-            };
-            nodes.push(ClabNode {
-                name: name.clone(),
-                long_name,
-                kind,
-                node_type: n.node_type.clone().unwrap_or_default(),
-                group,
-                image: n.image.clone().unwrap_or_default(),
-                labels: n.labels.clone(),
-                addr,
-                username,
-                password,
-                cred_source,
-            });
+            nodes.push(clab_node(name, n, kind, addr, &prefix, &topo.name));
         }
         let mut kind_credentials = BTreeMap::new();
         if let Some(Value::Object(ks)) = section("kinds") {

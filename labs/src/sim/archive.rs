@@ -218,14 +218,15 @@ impl Archive {
 
 /// `Jun--6-10-38-00.741`, as IOS names archive files (month, day padded with '-', time).
 fn stamp(unix: f64) -> String {
-    let (_, month, day, _, rem) = super::civil(unix);
+    let t = super::utc(unix);
     let ms = ((unix * 1000.0).round() as i64).rem_euclid(1000);
     format!(
-        "{}-{day:->2}-{:02}-{:02}-{:02}.{ms:03}",
-        super::MONTHS[(month - 1) as usize],
-        rem / 3600,
-        (rem / 60) % 60,
-        rem % 60
+        "{}-{:->2}-{:02}-{:02}-{:02}.{ms:03}",
+        super::abbrev(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
     )
 }
 

@@ -348,8 +348,12 @@ impl CliSim {
             (CliMode::Config, _) => {}
             _ => return (Some(self.invalid(line)), Action::None),
         }
-        // Configuration mode. `end` (and `exit` at top level) is where IOS and NX-OS changes are done:
-        // the named commit steps of the fault table happen there.
+        self.config_line(sh, line, &words)
+    }
+
+    /// A line in configuration mode. `end` (and `exit` at top level) is where IOS and NX-OS changes
+    /// are done: the named commit steps of the fault table happen there.
+    fn config_line(&self, sh: &mut Shell, line: &str, words: &[&str]) -> (Option<String>, Action) {
         let leaving = leaves_config(sh, line);
         if leaving && sh.changed {
             let faults = &self.dev.faults;
@@ -381,7 +385,7 @@ impl CliSim {
                 (None, Action::None)
             }
             Ok(false) => {
-                if !matches!(words.as_slice(), ["exit"]) {
+                if !matches!(words, ["exit"]) {
                     sh.changed = true;
                 }
                 if self.dev.faults.line_applied() {
@@ -685,15 +689,16 @@ fn show_lldp_detail(st: &DeviceState, d: Dialect) -> String {
 
 /// `Mon, 07:37:22 29 Sep 2014` (UTC), as `show checkpoint summary` prints a creation time.
 fn checkpoint_time(unix: f64) -> String {
-    let (year, month, day, weekday, rem) = super::civil(unix);
-    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    let t = super::utc(unix);
     format!(
-        "{}, {:02}:{:02}:{:02} {day} {} {year}",
-        WEEKDAYS[weekday],
-        rem / 3600,
-        (rem / 60) % 60,
-        rem % 60,
-        super::MONTHS[(month - 1) as usize]
+        "{}, {:02}:{:02}:{:02} {} {} {}",
+        super::abbrev(t.weekday()),
+        t.hour(),
+        t.minute(),
+        t.second(),
+        t.day(),
+        super::abbrev(t.month()),
+        t.year()
     )
 }
 

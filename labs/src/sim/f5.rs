@@ -67,32 +67,7 @@ impl F5Sim {
             }
         };
         if req.method == "POST" && req.path == "/mgmt/shared/authn/login" {
-            let u = body.get("username").and_then(Value::as_str).unwrap_or("");
-            let p = body.get("password").and_then(Value::as_str).unwrap_or("");
-            if !self.dev.check_login(u, p) {
-                return err(401, "Authentication failed.");
-            }
-            let token = {
-                let mut r = self.rest();
-                r.next += 1;
-                let t = format!("NGWLAB{:08}{:010}", self.dev.index, r.next);
-                r.tokens.insert(t.clone());
-                t
-            };
-            return HttpReply::json(
-                200,
-                &json!({
-                    "username": u,
-                    "loginReference": {"link": "https://localhost/mgmt/cm/system/authn/providers/tmos/1f44a60e-11a7-3c51-a49f-82983026b41b/login"},
-                    "loginProviderName": "tmos",
-                    "token": {"token": token, "name": token, "userName": u, "authProviderName": "tmos",
-                        "user": {"link": format!("https://localhost/mgmt/shared/authz/users/{u}")},
-                        "timeout": 1200, "startTime": "2026-01-01T00:00:00.000+0000", "address": "127.0.0.1", "partition": "[All]",
-                        "generation": 1, "lastUpdateMicros": 0, "expirationMicros": 0,
-                        "kind": "shared:authz:tokens:authtokenitemstate", "selfLink": format!("https://localhost/mgmt/shared/authz/tokens/{token}")},
-                    "generation": 0, "lastUpdateMicros": 0
-                }),
-            );
+            return self.login(&body);
         }
         let authed = match (req.header("x-f5-auth-token"), req.basic_auth()) {
             (Some(t), _) => self.rest().tokens.contains(t),
@@ -175,6 +150,36 @@ impl F5Sim {
             }
             Err(e) => e,
         }
+    }
+
+    /// `POST /mgmt/shared/authn/login`: a token for the device's user (iControl REST token auth).
+    fn login(&self, body: &Value) -> HttpReply {
+        let u = body.get("username").and_then(Value::as_str).unwrap_or("");
+        let p = body.get("password").and_then(Value::as_str).unwrap_or("");
+        if !self.dev.check_login(u, p) {
+            return err(401, "Authentication failed.");
+        }
+        let token = {
+            let mut r = self.rest();
+            r.next += 1;
+            let t = format!("NGWLAB{:08}{:010}", self.dev.index, r.next);
+            r.tokens.insert(t.clone());
+            t
+        };
+        HttpReply::json(
+            200,
+            &json!({
+                "username": u,
+                "loginReference": {"link": "https://localhost/mgmt/cm/system/authn/providers/tmos/1f44a60e-11a7-3c51-a49f-82983026b41b/login"},
+                "loginProviderName": "tmos",
+                "token": {"token": token, "name": token, "userName": u, "authProviderName": "tmos",
+                    "user": {"link": format!("https://localhost/mgmt/shared/authz/users/{u}")},
+                    "timeout": 1200, "startTime": "2026-01-01T00:00:00.000+0000", "address": "127.0.0.1", "partition": "[All]",
+                    "generation": 1, "lastUpdateMicros": 0, "expirationMicros": 0,
+                    "kind": "shared:authz:tokens:authtokenitemstate", "selfLink": format!("https://localhost/mgmt/shared/authz/tokens/{token}")},
+                "generation": 0, "lastUpdateMicros": 0
+            }),
+        )
     }
 
     async fn transaction(&self, id: u64, method: &str, body: &Value, ctl: &ConnCtl) -> HttpReply {
@@ -380,53 +385,8 @@ fn apply(st: &mut DeviceState, method: &str, path: &str, body: &Value) -> Result
                 json!({"kind": "tm:net:vlan:interfaces:interfacescollectionstate", "selfLink": format!("https://localhost/mgmt/tm/net/vlan/~Common~{n}/interfaces?ver={VERSION}"), "items": items}),
             )
         }
-        ("POST", ["mgmt", "tm", "net", "vlan"]) => {
-            let name = body
-                .get("name")
-                .and_then(Value::as_str)
-                .ok_or_else(|| err(400, "name is required"))?
-                .to_owned();
-            let tag = body
-                .get("tag")
-                .and_then(Value::as_u64)
-                .and_then(|t| u16::try_from(t).ok())
-                .filter(|t| (1..=4094).contains(t))
-                .ok_or_else(|| err(400, "tag must be 1..4094"))?;
-            if find_vlan(st, &name).is_some() || st.vlans.contains_key(&tag) {
-                return Err(err(
-                    409,
-                    &format!(
-                        "01020066:3: The requested VLAN (/Common/{name}) already exists in partition Common."
-                    ),
-                ));
-            }
-            st.vlans.insert(tag, name.clone());
-            if let Some(m) = body.get("interfaces").and_then(Value::as_array) {
-                set_members(st, tag, m)?;
-            }
-            Ok(strip_members(vlan_json(st, tag, &name)))
-        }
-        ("PATCH" | "PUT", ["mgmt", "tm", "net", "vlan", name]) => {
-            let n = obj_name(name).to_owned();
-            let id = find_vlan(st, &n).ok_or_else(|| {
-                err(
-                    404,
-                    &format!("01020036:3: The requested VLAN (/Common/{n}) was not found."),
-                )
-            })?;
-            if let Some(t) = body.get("tag").and_then(Value::as_u64)
-                && t != u64::from(id)
-            {
-                return Err(err(
-                    400,
-                    "01070712:3: Cannot change the tag of a VLAN in use",
-                ));
-            }
-            if let Some(m) = body.get("interfaces").and_then(Value::as_array) {
-                set_members(st, id, m)?;
-            }
-            Ok(strip_members(vlan_json(st, id, &n)))
-        }
+        ("POST", ["mgmt", "tm", "net", "vlan"]) => create_vlan(st, body),
+        ("PATCH" | "PUT", ["mgmt", "tm", "net", "vlan", name]) => update_vlan(st, name, body),
         ("DELETE", ["mgmt", "tm", "net", "vlan", name]) => {
             let n = obj_name(name);
             let id = find_vlan(st, n).ok_or_else(|| {
@@ -458,26 +418,7 @@ fn apply(st: &mut DeviceState, method: &str, path: &str, body: &Value) -> Result
             })
         }
         ("PATCH" | "PUT", ["mgmt", "tm", "net", "interface", name]) => {
-            let f = st.iface_mut(name).ok_or_else(|| {
-                err(
-                    404,
-                    &format!("01020036:3: The requested interface ({name}) was not found."),
-                )
-            })?;
-            if let Some(d) = body.get("description").and_then(Value::as_str) {
-                f.description = d.to_owned();
-            }
-            if let Some(e) = body.get("enabled").and_then(Value::as_bool) {
-                f.enabled = e;
-            }
-            if body.get("disabled").and_then(Value::as_bool) == Some(true) {
-                f.enabled = false;
-            }
-            if let Some(m) = body.get("mtu").and_then(Value::as_u64) {
-                f.mtu = u32::try_from(m).map_err(|_| err(400, "bad mtu"))?;
-            }
-            let v = iface_json(name, f);
-            Ok(v)
+            update_interface(st, name, body)
         }
         ("GET", _) => Err(err(
             404,
@@ -485,6 +426,81 @@ fn apply(st: &mut DeviceState, method: &str, path: &str, body: &Value) -> Result
         )),
         _ => Err(err(400, &format!("Unsupported request {method} {path}"))),
     }
+}
+
+/// `POST /mgmt/tm/net/vlan`: a new VLAN with its tag and members.
+fn create_vlan(st: &mut DeviceState, body: &Value) -> Result<Value, HttpReply> {
+    let name = body
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| err(400, "name is required"))?
+        .to_owned();
+    let tag = body
+        .get("tag")
+        .and_then(Value::as_u64)
+        .and_then(|t| u16::try_from(t).ok())
+        .filter(|t| (1..=4094).contains(t))
+        .ok_or_else(|| err(400, "tag must be 1..4094"))?;
+    if find_vlan(st, &name).is_some() || st.vlans.contains_key(&tag) {
+        return Err(err(
+            409,
+            &format!(
+                "01020066:3: The requested VLAN (/Common/{name}) already exists in partition Common."
+            ),
+        ));
+    }
+    st.vlans.insert(tag, name.clone());
+    if let Some(m) = body.get("interfaces").and_then(Value::as_array) {
+        set_members(st, tag, m)?;
+    }
+    Ok(strip_members(vlan_json(st, tag, &name)))
+}
+
+/// `PATCH`/`PUT` of one VLAN: its members (the tag of a VLAN cannot change).
+fn update_vlan(st: &mut DeviceState, name: &str, body: &Value) -> Result<Value, HttpReply> {
+    let n = obj_name(name).to_owned();
+    let id = find_vlan(st, &n).ok_or_else(|| {
+        err(
+            404,
+            &format!("01020036:3: The requested VLAN (/Common/{n}) was not found."),
+        )
+    })?;
+    if let Some(t) = body.get("tag").and_then(Value::as_u64)
+        && t != u64::from(id)
+    {
+        return Err(err(
+            400,
+            "01070712:3: Cannot change the tag of a VLAN in use",
+        ));
+    }
+    if let Some(m) = body.get("interfaces").and_then(Value::as_array) {
+        set_members(st, id, m)?;
+    }
+    Ok(strip_members(vlan_json(st, id, &n)))
+}
+
+/// `PATCH`/`PUT` of one interface: description, enabled, MTU.
+fn update_interface(st: &mut DeviceState, name: &str, body: &Value) -> Result<Value, HttpReply> {
+    let f = st.iface_mut(name).ok_or_else(|| {
+        err(
+            404,
+            &format!("01020036:3: The requested interface ({name}) was not found."),
+        )
+    })?;
+    if let Some(d) = body.get("description").and_then(Value::as_str) {
+        f.description = d.to_owned();
+    }
+    if let Some(e) = body.get("enabled").and_then(Value::as_bool) {
+        f.enabled = e;
+    }
+    if body.get("disabled").and_then(Value::as_bool) == Some(true) {
+        f.enabled = false;
+    }
+    if let Some(m) = body.get("mtu").and_then(Value::as_u64) {
+        f.mtu = u32::try_from(m).map_err(|_| err(400, "bad mtu"))?;
+    }
+    let v = iface_json(name, f);
+    Ok(v)
 }
 
 fn iface_json(name: &str, f: &super::state::Iface) -> Value {

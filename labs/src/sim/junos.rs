@@ -908,25 +908,7 @@ impl JunosSim {
             return Reply::Reset;
         }
         match op.name.as_str() {
-            "get-config" => {
-                let db = self.db();
-                let cfg = match datastore(op, "source") {
-                    Some("running") => &db.running,
-                    Some("candidate") => &db.candidate,
-                    _ => {
-                        return Reply::Error(NcError::new(
-                            "protocol",
-                            "invalid-value",
-                            "get-config: source must be running or candidate",
-                        ));
-                    }
-                };
-                let filtered = filter(cfg, op.child("filter"));
-                let mut s = String::from("<data>");
-                filtered.to_xml(&mut s);
-                s.push_str("</data>");
-                Reply::Data(s)
-            }
+            "get-config" => self.get_config(op),
             "get" => {
                 let db = self.db();
                 let mut s = String::from("<data>");
@@ -935,111 +917,8 @@ impl JunosSim {
                 Reply::Data(s)
             }
             "get-configuration" => self.get_configuration(op),
-            "edit-config" => {
-                match datastore(op, "target") {
-                    Some("candidate") => {}
-                    Some(other) => {
-                        return Reply::Error(NcError::new(
-                            "protocol",
-                            "invalid-value",
-                            format!("edit-config target {other} is not writable"),
-                        ));
-                    }
-                    None => {
-                        return Reply::Error(NcError::new(
-                            "protocol",
-                            "missing-element",
-                            "edit-config: no target",
-                        ));
-                    }
-                }
-                let default_op = match op.child_text("default-operation").as_deref().map(str::trim)
-                {
-                    None | Some("merge") => Op::Merge,
-                    Some("replace") => Op::Replace,
-                    Some("none") => Op::None,
-                    Some(other) => {
-                        return Reply::Error(NcError::new(
-                            "protocol",
-                            "invalid-value",
-                            format!("default-operation {other}"),
-                        ));
-                    }
-                };
-                let Some(cfg) = op.child("config").and_then(|c| c.child("configuration")) else {
-                    return Reply::Error(NcError::new(
-                        "protocol",
-                        "missing-element",
-                        "edit-config: <config><configuration> is required",
-                    ));
-                };
-                if let Some(e) = self.routed_only_refusal(cfg) {
-                    return Reply::Error(e);
-                }
-                let mut db = self.db();
-                if let Some(holder) = db.lock
-                    && holder != session
-                {
-                    let mut e = NcError::new(
-                        "protocol",
-                        "in-use",
-                        "configuration database locked by another session",
-                    );
-                    e.info.push(("session-id".into(), holder.to_string()));
-                    return Reply::Error(e);
-                }
-                let mut work = if default_op == Op::Replace {
-                    Node::new("configuration")
-                } else {
-                    db.candidate.clone()
-                };
-                let eff = if default_op == Op::Replace {
-                    Op::Merge
-                } else {
-                    default_op
-                };
-                match merge(&mut work, cfg, eff) {
-                    Ok(()) => {
-                        db.candidate = work;
-                        Reply::Ok
-                    }
-                    Err(e) => Reply::Error(e),
-                }
-            }
-            "lock" | "unlock" => {
-                if datastore(op, "target") != Some("candidate") {
-                    return Reply::Error(NcError::new(
-                        "protocol",
-                        "invalid-value",
-                        format!("{}: only the candidate can be locked", op.name),
-                    ));
-                }
-                let mut db = self.db();
-                match (op.name.as_str(), db.lock) {
-                    ("lock", None) => {
-                        db.lock = Some(session);
-                        Reply::Ok
-                    }
-                    ("lock", Some(h)) => {
-                        let mut e = NcError::new(
-                            "protocol",
-                            "lock-denied",
-                            format!("configuration database locked by session {h}"),
-                        );
-                        e.info.push(("session-id".into(), h.to_string()));
-                        Reply::Error(e)
-                    }
-                    ("unlock", Some(h)) if h == session => {
-                        db.lock = None;
-                        Reply::Ok
-                    }
-                    _ => Reply::Error(NcError::new(
-                        "protocol",
-                        "operation-failed",
-                        "configuration database is not locked by this session",
-                    )),
-                }
-            }
+            "edit-config" => self.edit_config(op, session),
+            "lock" | "unlock" => self.lock_op(op, session),
             "discard-changes" => {
                 let mut db = self.db();
                 if db.lock.is_some_and(|h| h != session) {
@@ -1068,28 +947,7 @@ impl JunosSim {
                     false,
                 )
             }
-            "commit-configuration" => {
-                if op.child("check").is_some() {
-                    return match validate(&self.db().candidate) {
-                        Ok(()) => Reply::Data(commit_results(true)),
-                        Err(e) => Reply::Error(e),
-                    };
-                }
-                let confirmed = op.child("confirmed").is_some();
-                // Junos counts minutes here (1..65535), default 10.
-                let minutes = op
-                    .child_text("confirm-timeout")
-                    .and_then(|s| s.trim().parse::<u64>().ok())
-                    .unwrap_or(10);
-                // A device minute lasts `revert-minute-ms` (tests need not wait real minutes).
-                let minute = self
-                    .dev
-                    .faults
-                    .revert_minute
-                    .unwrap_or(Duration::from_secs(60));
-                let wait = minute.saturating_mul(u32::try_from(minutes).unwrap_or(u32::MAX));
-                self.commit(session, confirmed.then_some((wait, minutes)), true)
-            }
+            "commit-configuration" => self.commit_configuration(op, session),
             "get-commit-information" => Reply::Data(self.commit_information()),
             "cancel-commit" => {
                 let mut db = self.db();
@@ -1130,6 +988,159 @@ impl JunosSim {
                 Reply::Error(e)
             }
         }
+    }
+
+    /// `<get-config>` of the running or candidate datastore, through its subtree filter.
+    fn get_config(&self, op: &XmlElement) -> Reply {
+        let db = self.db();
+        let cfg = match datastore(op, "source") {
+            Some("running") => &db.running,
+            Some("candidate") => &db.candidate,
+            _ => {
+                return Reply::Error(NcError::new(
+                    "protocol",
+                    "invalid-value",
+                    "get-config: source must be running or candidate",
+                ));
+            }
+        };
+        let filtered = filter(cfg, op.child("filter"));
+        let mut s = String::from("<data>");
+        filtered.to_xml(&mut s);
+        s.push_str("</data>");
+        Reply::Data(s)
+    }
+
+    /// `<edit-config>` into the candidate (RFC 6241 §7.2), refused while another session holds the lock.
+    fn edit_config(&self, op: &XmlElement, session: u32) -> Reply {
+        match datastore(op, "target") {
+            Some("candidate") => {}
+            Some(other) => {
+                return Reply::Error(NcError::new(
+                    "protocol",
+                    "invalid-value",
+                    format!("edit-config target {other} is not writable"),
+                ));
+            }
+            None => {
+                return Reply::Error(NcError::new(
+                    "protocol",
+                    "missing-element",
+                    "edit-config: no target",
+                ));
+            }
+        }
+        let default_op = match op.child_text("default-operation").as_deref().map(str::trim) {
+            None | Some("merge") => Op::Merge,
+            Some("replace") => Op::Replace,
+            Some("none") => Op::None,
+            Some(other) => {
+                return Reply::Error(NcError::new(
+                    "protocol",
+                    "invalid-value",
+                    format!("default-operation {other}"),
+                ));
+            }
+        };
+        let Some(cfg) = op.child("config").and_then(|c| c.child("configuration")) else {
+            return Reply::Error(NcError::new(
+                "protocol",
+                "missing-element",
+                "edit-config: <config><configuration> is required",
+            ));
+        };
+        if let Some(e) = self.routed_only_refusal(cfg) {
+            return Reply::Error(e);
+        }
+        let mut db = self.db();
+        if let Some(holder) = db.lock
+            && holder != session
+        {
+            let mut e = NcError::new(
+                "protocol",
+                "in-use",
+                "configuration database locked by another session",
+            );
+            e.info.push(("session-id".into(), holder.to_string()));
+            return Reply::Error(e);
+        }
+        let mut work = if default_op == Op::Replace {
+            Node::new("configuration")
+        } else {
+            db.candidate.clone()
+        };
+        let eff = if default_op == Op::Replace {
+            Op::Merge
+        } else {
+            default_op
+        };
+        match merge(&mut work, cfg, eff) {
+            Ok(()) => {
+                db.candidate = work;
+                Reply::Ok
+            }
+            Err(e) => Reply::Error(e),
+        }
+    }
+
+    /// `<lock>` / `<unlock>` of the candidate (RFC 6241 §7.5, §7.6).
+    fn lock_op(&self, op: &XmlElement, session: u32) -> Reply {
+        if datastore(op, "target") != Some("candidate") {
+            return Reply::Error(NcError::new(
+                "protocol",
+                "invalid-value",
+                format!("{}: only the candidate can be locked", op.name),
+            ));
+        }
+        let mut db = self.db();
+        match (op.name.as_str(), db.lock) {
+            ("lock", None) => {
+                db.lock = Some(session);
+                Reply::Ok
+            }
+            ("lock", Some(h)) => {
+                let mut e = NcError::new(
+                    "protocol",
+                    "lock-denied",
+                    format!("configuration database locked by session {h}"),
+                );
+                e.info.push(("session-id".into(), h.to_string()));
+                Reply::Error(e)
+            }
+            ("unlock", Some(h)) if h == session => {
+                db.lock = None;
+                Reply::Ok
+            }
+            _ => Reply::Error(NcError::new(
+                "protocol",
+                "operation-failed",
+                "configuration database is not locked by this session",
+            )),
+        }
+    }
+
+    /// Junos `<commit-configuration>`: `check`, or a commit, confirmed for `confirm-timeout` minutes.
+    fn commit_configuration(self: &Arc<Self>, op: &XmlElement, session: u32) -> Reply {
+        if op.child("check").is_some() {
+            return match validate(&self.db().candidate) {
+                Ok(()) => Reply::Data(commit_results(true)),
+                Err(e) => Reply::Error(e),
+            };
+        }
+        let confirmed = op.child("confirmed").is_some();
+        // Junos counts minutes here (1..65535), default 10.
+        let minutes = op
+            .child_text("confirm-timeout")
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .unwrap_or(10);
+        // A device minute lasts `revert-minute-ms` (tests need not wait real minutes).
+        let minute = self
+            .dev
+            .faults
+            .revert_minute
+            .unwrap_or(Duration::from_secs(60));
+        let wait = minute.saturating_mul(u32::try_from(minutes).unwrap_or(u32::MAX));
+        self.commit(session, confirmed.then_some((wait, minutes)), true)
     }
 
     fn commit(

@@ -134,26 +134,16 @@ pub fn now() -> f64 {
         .unwrap_or(0.0)
 }
 
-/// A Unix time in UTC: (year, month 1-12, day, weekday 0 = Thursday, seconds of the day).
-pub fn civil(unix: f64) -> (i64, i64, i64, usize, i64) {
-    let secs = unix.max(0.0) as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day, days.rem_euclid(7) as usize, rem)
+/// A Unix time as a UTC date and time (the epoch for times before it or out of range).
+pub fn utc(unix: f64) -> time::OffsetDateTime {
+    time::OffsetDateTime::from_unix_timestamp(unix.max(0.0) as i64)
+        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH)
 }
 
-pub const MONTHS: [&str; 12] = [
-    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-];
+/// The three-letter English name devices print (`Jan`, `Mon`) of a month or weekday.
+pub fn abbrev(name: impl std::fmt::Display) -> String {
+    name.to_string().chars().take(3).collect()
+}
 
 /// XML text escaping.
 pub fn xml_escape(s: &str) -> String {

@@ -603,6 +603,15 @@ fn parse_vlan_list(s: &str) -> Option<Vec<u16>> {
     Some(set.ids().map(|v| v.get()).collect())
 }
 
+/// The SNMP system text a `snmp-server contact|location` line sets.
+fn snmp_text<'a>(st: &'a mut DeviceState, key: &str) -> &'a mut String {
+    if key == "contact" {
+        &mut st.contact
+    } else {
+        &mut st.location
+    }
+}
+
 impl ConfigSession {
     pub fn new(dialect: Dialect) -> Self {
         ConfigSession {
@@ -682,20 +691,12 @@ impl ConfigSession {
                 let value = line["snmp-server".len()..].trim_start()[key.len()..]
                     .trim()
                     .to_owned();
-                if *key == "contact" {
-                    st.contact = value;
-                } else {
-                    st.location = value;
-                }
+                *snmp_text(st, key) = value;
                 self.context = Context::Top;
                 return Ok(false);
             }
             ["no", "snmp-server", key @ ("contact" | "location"), ..] => {
-                if *key == "contact" {
-                    st.contact.clear();
-                } else {
-                    st.location.clear();
-                }
+                snmp_text(st, key).clear();
                 self.context = Context::Top;
                 return Ok(false);
             }
@@ -726,39 +727,60 @@ impl ConfigSession {
                 return Ok(false);
             }
             ["interface", rest @ ..] if !rest.is_empty() => {
-                let joined = rest.join(" ");
-                let mut names = Vec::new();
-                for part in joined.split(',') {
-                    let part = part.trim();
-                    match st.resolve_iface(part) {
-                        Some(n) => names.push(n),
-                        None => {
-                            // Loopbacks and SVIs are created on first mention, as on the devices.
-                            let lower = part.to_ascii_lowercase();
-                            if lower.starts_with("loopback") || lower.starts_with("vlan") {
-                                let idx = 500_000 + st.interfaces.len() as u32;
-                                let mut f = Iface::new(idx, mac_for(0, idx), 1500, true);
-                                f.mode = Mode::Routed;
-                                let canon = if lower.starts_with("loopback") {
-                                    format!("Loopback{}", part[8..].trim())
-                                } else {
-                                    format!("Vlan{}", part[4..].trim())
-                                };
-                                st.interfaces.push((canon.clone(), f));
-                                names.push(canon);
-                            } else {
-                                return Err(bad(1));
-                            }
-                        }
-                    }
-                }
+                let names = self.interface_names(st, rest, line)?;
                 self.context = Context::Interface(names);
                 return Ok(false);
             }
             _ => {}
         }
+        self.apply_in_context(st, &words, line)
+    }
+
+    /// The interfaces an `interface` line names (a comma-separated list).
+    fn interface_names(
+        &self,
+        st: &mut DeviceState,
+        rest: &[&str],
+        line: &str,
+    ) -> Result<Vec<String>, LineError> {
+        let joined = rest.join(" ");
+        let mut names = Vec::new();
+        for part in joined.split(',') {
+            let part = part.trim();
+            match st.resolve_iface(part) {
+                Some(n) => names.push(n),
+                None => {
+                    // Loopbacks and SVIs are created on first mention, as on the devices.
+                    let lower = part.to_ascii_lowercase();
+                    if lower.starts_with("loopback") || lower.starts_with("vlan") {
+                        let idx = 500_000 + st.interfaces.len() as u32;
+                        let mut f = Iface::new(idx, mac_for(0, idx), 1500, true);
+                        f.mode = Mode::Routed;
+                        let canon = if lower.starts_with("loopback") {
+                            format!("Loopback{}", part[8..].trim())
+                        } else {
+                            format!("Vlan{}", part[4..].trim())
+                        };
+                        st.interfaces.push((canon.clone(), f));
+                        names.push(canon);
+                    } else {
+                        return Err(invalid(self.dialect, line, 1));
+                    }
+                }
+            }
+        }
+        Ok(names)
+    }
+
+    /// A line inside a `vlan` or `interface` sub-mode.
+    fn apply_in_context(
+        &mut self,
+        st: &mut DeviceState,
+        words: &[&str],
+        line: &str,
+    ) -> Result<bool, LineError> {
         match self.context.clone() {
-            Context::Vlan(ids) => match words.as_slice() {
+            Context::Vlan(ids) => match words {
                 ["name", name @ ..] if !name.is_empty() => {
                     let n = name.join(" ");
                     for id in ids {
@@ -773,19 +795,19 @@ impl ConfigSession {
                     Ok(false)
                 }
                 ["state", "active" | "suspend"] => Ok(false),
-                _ => Err(bad(0)),
+                _ => Err(invalid(self.dialect, line, 0)),
             },
             Context::Interface(names) => {
                 for n in &names {
                     let vlans = st.vlans.clone();
                     let Some(f) = st.iface_mut(n) else {
-                        return Err(bad(1));
+                        return Err(invalid(self.dialect, line, 1));
                     };
-                    self.apply_interface(f, &words, line, &vlans)?;
+                    self.apply_interface(f, words, line, &vlans)?;
                 }
                 Ok(false)
             }
-            Context::Top => Err(bad(0)),
+            Context::Top => Err(invalid(self.dialect, line, 0)),
         }
     }
 
@@ -821,30 +843,6 @@ impl ConfigSession {
         vlans: &BTreeMap<u16, String>,
     ) -> Result<(), LineError> {
         let bad = |token: usize| invalid(self.dialect, line, token);
-        let vid = |s: &str, token: usize| -> Result<u16, LineError> {
-            s.parse::<u16>()
-                .ok()
-                .filter(|v| (1..=4094).contains(v))
-                .ok_or_else(|| bad(token))
-        };
-        let routed_guard = |f: &Iface| -> Result<(), LineError> {
-            if f.mode == Mode::Routed {
-                Err(LineError {
-                    message: match self.dialect {
-                        Dialect::Eos => "Interface is not a switchport".into(),
-                        _ => "% Interface is not a switchport.".into(),
-                    },
-                })
-            } else {
-                Ok(())
-            }
-        };
-        // IOL L2 / Catalyst 3560-class: a trunk needs an explicit encapsulation (the device's words).
-        let auto_encapsulation = || {
-            LineError {
-            message: "Command rejected: An interface whose trunk encapsulation is \"Auto\" can not be configured to \"trunk\" mode.".into(),
-        }
-        };
         let _ = vlans;
         match words {
             ["description", d @ ..] if !d.is_empty() => {
@@ -878,6 +876,46 @@ impl ConfigSession {
                     1500
                 }
             }
+            ["switchport", ..] | ["no", "switchport", ..] => {
+                self.apply_switchport(f, words, line)?
+            }
+            ["speed", ..]
+            | ["negotiation", ..]
+            | ["spanning-tree", ..]
+            | ["no", "spanning-tree", ..] => {}
+            _ => return Err(bad(0)),
+        }
+        Ok(())
+    }
+
+    /// A `switchport` line: mode, trunk encapsulation, access and native VLANs, allowed list.
+    fn apply_switchport(&self, f: &mut Iface, words: &[&str], line: &str) -> Result<(), LineError> {
+        let bad = |token: usize| invalid(self.dialect, line, token);
+        let vid = |s: &str, token: usize| -> Result<u16, LineError> {
+            s.parse::<u16>()
+                .ok()
+                .filter(|v| (1..=4094).contains(v))
+                .ok_or_else(|| bad(token))
+        };
+        let routed_guard = |f: &Iface| -> Result<(), LineError> {
+            if f.mode == Mode::Routed {
+                Err(LineError {
+                    message: match self.dialect {
+                        Dialect::Eos => "Interface is not a switchport".into(),
+                        _ => "% Interface is not a switchport.".into(),
+                    },
+                })
+            } else {
+                Ok(())
+            }
+        };
+        // IOL L2 / Catalyst 3560-class: a trunk needs an explicit encapsulation (the device's words).
+        let auto_encapsulation = || {
+            LineError {
+            message: "Command rejected: An interface whose trunk encapsulation is \"Auto\" can not be configured to \"trunk\" mode.".into(),
+        }
+        };
+        match words {
             ["switchport"] => {
                 if f.mode == Mode::Routed {
                     f.mode = Mode::Access;
@@ -941,10 +979,6 @@ impl ConfigSession {
             ["no", "switchport", "trunk", "allowed", "vlan", ..] => {
                 f.trunk_allowed = VlanBits::all()
             }
-            ["speed", ..]
-            | ["negotiation", ..]
-            | ["spanning-tree", ..]
-            | ["no", "spanning-tree", ..] => {}
             _ => return Err(bad(0)),
         }
         Ok(())

@@ -16,7 +16,7 @@
 //! during the run (CHEF-4978: chef-client saved the whole node it loaded at the start, reverting them).
 //! The window left is the GET-to-PUT round trip: Chef's node API has no conditional PUT.
 //!
-//! Desired state is written only when the run created the node. Bodies over [`MAX_BODY_BYTES`] are
+//! Desired state is written only when the run created the node. Bodies over [`MAX_NODE_BYTES`](super::size::MAX_NODE_BYTES) are
 //! refused before sending, naming the largest automatic subtrees so the user can allowlist.
 
 pub mod api;
@@ -30,7 +30,7 @@ use api::{Api, Client};
 use async_trait::async_trait;
 use auth::{AuthError, ClientKey, SignVersion};
 use netgw_models::node::DEFAULT_ENVIRONMENT;
-use netgw_models::{Attrs, CurrentState, DesiredState, Environment, Node, NodeName, Role};
+use netgw_models::{CurrentState, DesiredState, Environment, Node, NodeName, Role};
 use reqwest::Method;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -40,9 +40,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use thiserror::Error;
 use tracing::{debug, info};
-
-/// The Chef server's limit on a node body (its `max_request_size` for JSON objects).
-pub const MAX_BODY_BYTES: usize = 1_000_000;
 
 /// Errors talking to a Chef server. None carries a key or a signature.
 #[derive(Debug, Error)]
@@ -390,51 +387,16 @@ impl ChefServer {
     }
 }
 
-/// Refuse a body over [`MAX_BODY_BYTES`], naming the largest automatic subtrees.
+/// Refuse a body over [`MAX_NODE_BYTES`](super::size::MAX_NODE_BYTES), naming the largest
+/// automatic subtrees.
 pub fn check_size(node: &str, body: &Value) -> Result<(), ChefError> {
-    let size = serde_json::to_vec(body).map(|b| b.len()).unwrap_or(0);
-    if size <= MAX_BODY_BYTES {
-        return Ok(());
-    }
     let automatic = body.get("automatic").and_then(Value::as_object);
-    Err(ChefError::TooLarge {
+    super::size::check_node_size(body, automatic).map_err(|e| ChefError::TooLarge {
         node: node.to_owned(),
-        size,
-        limit: MAX_BODY_BYTES,
-        largest: largest_subtrees(automatic),
+        size: e.size,
+        limit: super::size::MAX_NODE_BYTES,
+        largest: e.largest,
     })
-}
-
-fn by_size(m: &Attrs) -> Vec<(&String, usize, &Value)> {
-    let mut v: Vec<(&String, usize, &Value)> = m
-        .iter()
-        .map(|(k, v)| (k, serde_json::to_vec(v).map(|b| b.len()).unwrap_or(0), v))
-        .collect();
-    v.sort_by(|x, y| y.1.cmp(&x.1).then_with(|| x.0.cmp(y.0)));
-    v
-}
-
-/// The three largest `automatic.KEY` subtrees with their sizes; for the largest, its largest child too.
-fn largest_subtrees(automatic: Option<&Attrs>) -> String {
-    let Some(a) = automatic else {
-        return "(no automatic attributes)".into();
-    };
-    let top = by_size(a);
-    let mut parts: Vec<String> = top
-        .iter()
-        .take(3)
-        .map(|(k, n, _)| format!("automatic.{k} ({n} bytes)"))
-        .collect();
-    if let Some((k, _, Value::Object(child))) = top.first()
-        && let Some((ck, cn, _)) = by_size(child).first()
-    {
-        parts.push(format!("within it automatic.{k}.{ck} ({cn} bytes)"));
-    }
-    if parts.is_empty() {
-        "(no automatic attributes)".into()
-    } else {
-        parts.join(", ")
-    }
 }
 
 #[async_trait]

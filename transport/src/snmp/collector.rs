@@ -355,6 +355,20 @@ pub fn facts_from_varbinds(varbinds: &[Varbind]) -> DeviceFacts {
 
     // Interfaces.
     let descrs = idx.column_by_u32(oids::IF_DESCR);
+    let name_of_ifindex = interfaces(&idx, &descrs, &mut facts);
+
+    facts.lldp_neighbors = lldp_neighbors(&idx, &name_of_ifindex, &descrs);
+    facts.vlans = vlans(&idx);
+    facts
+}
+
+/// IF-MIB ifTable and ifXTable into `facts.interfaces`, named by ifName (else ifDescr); returns
+/// each ifIndex's name.
+fn interfaces(
+    idx: &Index<'_>,
+    descrs: &BTreeMap<u32, &SnmpValue>,
+    facts: &mut DeviceFacts,
+) -> BTreeMap<u32, String> {
     let names = idx.column_by_u32(oids::IF_NAME);
     let mtus = idx.column_by_u32(oids::IF_MTU);
     let speeds = idx.column_by_u32(oids::IF_SPEED);
@@ -417,10 +431,7 @@ pub fn facts_from_varbinds(varbinds: &[Varbind]) -> DeviceFacts {
         name_of_ifindex.insert(ifindex, name.clone());
         facts.interfaces.insert(name, iface);
     }
-
-    facts.lldp_neighbors = lldp_neighbors(&idx, &name_of_ifindex, &descrs);
-    facts.vlans = vlans(&idx);
-    facts
+    name_of_ifindex
 }
 
 /// The local interface name of an LLDP port number (LldpPortNumber, IEEE 802.1AB-2005 §12.2).

@@ -398,90 +398,7 @@ impl SshSession {
                 "recorded new host key");
         }
 
-        let proto = |operation: &str| {
-            let device = device.clone();
-            let operation = operation.to_owned();
-            // A connection lost while authenticating surfaces as russh's channel send error
-            // (found by tests/faults.rs): that is a closed session, not a protocol fault.
-            move |source| match source {
-                russh::Error::SendError | russh::Error::Disconnect | russh::Error::HUP => {
-                    SshError::Disconnected {
-                        device,
-                        operation,
-                        reason: Some(format!("the connection was lost ({source})")),
-                    }
-                }
-                source => SshError::Protocol {
-                    device,
-                    operation,
-                    source: Box::new(source),
-                },
-            }
-        };
-        let (method, result) = match (&target.auth, key) {
-            (SshAuth::Password(password), _) => (
-                "password",
-                handle
-                    .authenticate_password(target.username.clone(), password.expose())
-                    .await
-                    .map_err(proto("password authentication"))?,
-            ),
-            (SshAuth::PublicKey { .. }, Some(key)) => {
-                // RSA keys sign with SHA-2 when the server says it can (RFC 8332 via RFC 8308
-                // server-sig-algs); otherwise with the SHA-1 `ssh-rsa` older servers expect.
-                let hash = if key.algorithm().is_rsa() {
-                    handle
-                        .best_supported_rsa_hash()
-                        .await
-                        .map_err(proto("public key authentication"))?
-                        .flatten()
-                } else {
-                    None
-                };
-                (
-                    "publickey",
-                    handle
-                        .authenticate_publickey(
-                            target.username.clone(),
-                            PrivateKeyWithHashAlg::new(Arc::new(key), hash),
-                        )
-                        .await
-                        .map_err(proto("public key authentication"))?,
-                )
-            }
-            (SshAuth::PublicKey { path, .. }, None) => {
-                return Err(SshError::PrivateKey {
-                    device,
-                    path: path.clone(),
-                    reason: "not loaded".into(),
-                });
-            }
-        };
-        match result {
-            AuthResult::Success => {}
-            // russh reports a connection lost during authentication as a failure with no methods
-            // left: that is a reset, not refused credentials (found by tests/faults.rs).
-            AuthResult::Failure {
-                remaining_methods, ..
-            } if remaining_methods.iter().next().is_none() && handle.is_closed() => {
-                return Err(SshError::Disconnected {
-                    device,
-                    operation: format!("{method} authentication"),
-                    reason: Some("the connection was closed before the server answered".into()),
-                });
-            }
-            AuthResult::Failure {
-                remaining_methods, ..
-            } => {
-                let remaining: Vec<&str> = remaining_methods.iter().map(<&str>::from).collect();
-                return Err(SshError::AuthRejected {
-                    device,
-                    username: target.username.clone(),
-                    method,
-                    remaining: remaining.join(","),
-                });
-            }
-        }
+        let method = authenticate(&mut handle, target, key, &device).await?;
         info!(device = %device, host = %target.host, port = target.port, user = %target.username,
             method, "ssh session established");
         Ok(SshSession {
@@ -700,6 +617,101 @@ impl SshSession {
             )),
         }
     }
+}
+
+/// Password or public-key authentication (RFC 4252) on a fresh connection; the method used.
+async fn authenticate(
+    handle: &mut Handle<ClientHandler>,
+    target: &SshTarget,
+    key: Option<russh::keys::PrivateKey>,
+    device: &str,
+) -> Result<&'static str, SshError> {
+    let device = device.to_owned();
+    let proto = |operation: &str| {
+        let device = device.clone();
+        let operation = operation.to_owned();
+        // A connection lost while authenticating surfaces as russh's channel send error
+        // (found by tests/faults.rs): that is a closed session, not a protocol fault.
+        move |source| match source {
+            russh::Error::SendError | russh::Error::Disconnect | russh::Error::HUP => {
+                SshError::Disconnected {
+                    device,
+                    operation,
+                    reason: Some(format!("the connection was lost ({source})")),
+                }
+            }
+            source => SshError::Protocol {
+                device,
+                operation,
+                source: Box::new(source),
+            },
+        }
+    };
+    let (method, result) = match (&target.auth, key) {
+        (SshAuth::Password(password), _) => (
+            "password",
+            handle
+                .authenticate_password(target.username.clone(), password.expose())
+                .await
+                .map_err(proto("password authentication"))?,
+        ),
+        (SshAuth::PublicKey { .. }, Some(key)) => {
+            // RSA keys sign with SHA-2 when the server says it can (RFC 8332 via RFC 8308
+            // server-sig-algs); otherwise with the SHA-1 `ssh-rsa` older servers expect.
+            let hash = if key.algorithm().is_rsa() {
+                handle
+                    .best_supported_rsa_hash()
+                    .await
+                    .map_err(proto("public key authentication"))?
+                    .flatten()
+            } else {
+                None
+            };
+            (
+                "publickey",
+                handle
+                    .authenticate_publickey(
+                        target.username.clone(),
+                        PrivateKeyWithHashAlg::new(Arc::new(key), hash),
+                    )
+                    .await
+                    .map_err(proto("public key authentication"))?,
+            )
+        }
+        (SshAuth::PublicKey { path, .. }, None) => {
+            return Err(SshError::PrivateKey {
+                device,
+                path: path.clone(),
+                reason: "not loaded".into(),
+            });
+        }
+    };
+    match result {
+        AuthResult::Success => {}
+        // russh reports a connection lost during authentication as a failure with no methods
+        // left: that is a reset, not refused credentials (found by tests/faults.rs).
+        AuthResult::Failure {
+            remaining_methods, ..
+        } if remaining_methods.iter().next().is_none() && handle.is_closed() => {
+            return Err(SshError::Disconnected {
+                device,
+                operation: format!("{method} authentication"),
+                reason: Some("the connection was closed before the server answered".into()),
+            });
+        }
+        AuthResult::Failure {
+            remaining_methods, ..
+        } => {
+            let remaining: Vec<&str> = remaining_methods.iter().map(<&str>::from).collect();
+            return Err(SshError::AuthRejected {
+                device,
+                username: target.username.clone(),
+                method,
+                remaining: remaining.join(","),
+            });
+        }
+    }
+    Ok(method)
 }
 
 async fn load_private_key(

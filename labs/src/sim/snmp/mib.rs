@@ -494,136 +494,155 @@ macro_rules! obj {
 fn objects() -> &'static [Object] {
     static OBJECTS: OnceLock<Vec<Object>> = OnceLock::new();
     OBJECTS.get_or_init(|| {
-        let mut v = vec![
-            // LLDP-MIB lldpLocalSystemData.
-            obj!("1.0.8802.1.1.2.1.3.1", |_v| scalar(int(4))),
-            obj!("1.0.8802.1.1.2.1.3.2", |v| {
-                let mac = v.ifaces().first().map(|r| r.iface.mac.clone());
-                scalar(SnmpValue::OctetString(mac_bytes(&mac.unwrap_or_default())))
-            }),
-            obj!("1.0.8802.1.1.2.1.3.3", |v| scalar(text(
-                &v.input.state.hostname
-            ))),
-            obj!("1.0.8802.1.1.2.1.3.4", |v| scalar(text(
-                &v.identity().sys_descr
-            ))),
-            obj!("1.0.8802.1.1.2.1.3.7.1.2", |v| lldp_loc(v, 2)),
-            obj!("1.0.8802.1.1.2.1.3.7.1.3", |v| lldp_loc(v, 3)),
-            obj!("1.0.8802.1.1.2.1.3.7.1.4", |v| lldp_loc(v, 4)),
-            obj!("1.0.8802.1.1.2.1.4.1.1.4", |v| lldp_rem(v, 4)),
-            obj!("1.0.8802.1.1.2.1.4.1.1.5", |v| lldp_rem(v, 5)),
-            obj!("1.0.8802.1.1.2.1.4.1.1.6", |v| lldp_rem(v, 6)),
-            obj!("1.0.8802.1.1.2.1.4.1.1.7", |v| lldp_rem(v, 7)),
-            obj!("1.0.8802.1.1.2.1.4.1.1.8", |v| lldp_rem(v, 8)),
-            obj!("1.0.8802.1.1.2.1.4.1.1.9", |v| lldp_rem(v, 9)),
-            // SNMPv2-MIB system group.
-            obj!("1.3.6.1.2.1.1.1", |v| system(v, 1)),
-            obj!("1.3.6.1.2.1.1.2", |v| system(v, 2)),
-            obj!("1.3.6.1.2.1.1.3", |v| system(v, 3)),
-            obj!("1.3.6.1.2.1.1.4", |v| system(v, 4)),
-            obj!("1.3.6.1.2.1.1.5", |v| system(v, 5)),
-            obj!("1.3.6.1.2.1.1.6", |v| system(v, 6)),
-            obj!("1.3.6.1.2.1.1.7", |v| system(v, 7)),
-            // IF-MIB interfaces group.
-            obj!("1.3.6.1.2.1.2.1", |v| scalar(int(v.ifaces().len() as i64))),
-            obj!("1.3.6.1.2.1.2.2.1.1", |v| if_column(v, |_, r| Some(int(
-                i64::from(r.ifindex)
-            )))),
-            obj!("1.3.6.1.2.1.2.2.1.2", |v| if_column(v, |_, r| Some(text(
-                &r.descr
-            )))),
-            obj!("1.3.6.1.2.1.2.2.1.3", |v| if_column(v, |_, r| Some(int(
-                if_type(r)
-            )))),
-            obj!("1.3.6.1.2.1.2.2.1.4", |v| if_column(v, |_, r| Some(int(
-                i64::from(r.iface.mtu)
-            )))),
-            obj!("1.3.6.1.2.1.2.2.1.5", |v| if_column(v, |_, r| Some(
-                SnmpValue::Gauge32(
-                    u32::try_from(r.iface.speed_mbps.saturating_mul(1_000_000)).unwrap_or(u32::MAX)
-                )
-            ))),
-            obj!("1.3.6.1.2.1.2.2.1.6", |v| if_column(v, |_, r| Some(
-                SnmpValue::OctetString(mac_bytes(&r.iface.mac))
-            ))),
-            obj!("1.3.6.1.2.1.2.2.1.7", |v| if_column(v, |_, r| Some(
-                status(r.iface.enabled)
-            ))),
-            obj!("1.3.6.1.2.1.2.2.1.8", |v| if_column(v, |_, r| Some(
-                status(r.iface.status_up())
-            ))),
-            obj!("1.3.6.1.2.1.2.2.1.9", |v| if_column(v, |_, _| Some(
-                SnmpValue::TimeTicks(0)
-            ))),
-            // BRIDGE-MIB dot1dBasePortIfIndex: switchports, numbered by front-panel position.
-            obj!("1.3.6.1.2.1.17.1.4.1.2", |v| Some(
-                v.ifaces()
-                    .iter()
-                    .filter(|r| r.physical && r.iface.mode != Mode::Routed)
-                    .map(|r| (vec![r.iface.ifindex], int(i64::from(r.ifindex))))
-                    .collect()
-            )),
-            // Q-BRIDGE-MIB dot1qVlanStaticName.
-            obj!("1.3.6.1.2.1.17.7.1.4.3.1.1", |v| match v.dialect() {
-                Dialect::Ios | Dialect::Nxos => None,
-                _ => Some(vlan_names(v)),
-            }),
-            // IF-MIB ifXTable.
-            obj!("1.3.6.1.2.1.31.1.1.1.1", |v| if_column(v, |_, r| Some(
-                text(&r.name)
-            ))),
-            obj!("1.3.6.1.2.1.31.1.1.1.15", |v| if_column(v, |_, r| Some(
-                SnmpValue::Gauge32(u32::try_from(r.iface.speed_mbps).unwrap_or(u32::MAX))
-            ))),
-            obj!("1.3.6.1.2.1.31.1.1.1.18", |v| if_column(v, |_, r| Some(
-                text(&r.iface.description)
-            ))),
-            // ENTITY-MIB entPhysicalTable, the chassis.
-            obj!("1.3.6.1.2.1.47.1.1.1.1.2", |v| entity(v, 2)),
-            obj!("1.3.6.1.2.1.47.1.1.1.1.4", |v| entity(v, 4)),
-            obj!("1.3.6.1.2.1.47.1.1.1.1.5", |v| entity(v, 5)),
-            obj!("1.3.6.1.2.1.47.1.1.1.1.7", |v| entity(v, 7)),
-            obj!("1.3.6.1.2.1.47.1.1.1.1.11", |v| entity(v, 11)),
-            obj!("1.3.6.1.2.1.47.1.1.1.1.13", |v| entity(v, 13)),
-            // CISCO-VTP-MIB vtpVlanName, INDEX { managementDomainIndex, vtpVlanIndex }.
-            obj!("1.3.6.1.4.1.9.9.46.1.3.1.1.4", |v| match v.dialect() {
-                Dialect::Ios | Dialect::Nxos => Some(
-                    vlan_names(v)
-                        .into_iter()
-                        .map(|(mut idx, val)| {
-                            idx.insert(0, 1);
-                            (idx, val)
-                        })
-                        .collect()
-                ),
-                _ => None,
-            }),
-            // JUNIPER-MIB jnxBoxDescr, jnxBoxSerialNo.
-            obj!("1.3.6.1.4.1.2636.3.1.2", |v| match v.dialect() {
-                Dialect::Junos => scalar(text(v.identity().chassis_descr)),
-                _ => None,
-            }),
-            obj!("1.3.6.1.4.1.2636.3.1.3", |v| match v.dialect() {
-                Dialect::Junos => scalar(text(&v.input.dev.serial())),
-                _ => None,
-            }),
-            // SNMP-FRAMEWORK-MIB snmpEngine group.
-            obj!("1.3.6.1.6.3.10.2.1.1", |v| scalar(SnmpValue::OctetString(
-                v.input.engine_id.to_vec()
-            ))),
-            obj!("1.3.6.1.6.3.10.2.1.2", |v| scalar(int(i64::from(
-                v.input.engine_boots
-            )))),
-            obj!("1.3.6.1.6.3.10.2.1.3", |v| scalar(int(i64::from(
-                v.input.engine_time
-            )))),
-            obj!("1.3.6.1.6.3.10.2.1.4", |v| scalar(int(i64::from(
-                v.input.max_message_size
-            )))),
-        ];
+        let mut v = system_objects();
+        v.extend(interface_objects());
+        v.extend(entity_and_engine_objects());
         v.sort_by(|a, b| a.oid.cmp(&b.oid));
         v
     })
+}
+
+/// LLDP-MIB local and remote systems, SNMPv2-MIB system group.
+fn system_objects() -> Vec<Object> {
+    vec![
+        // LLDP-MIB lldpLocalSystemData.
+        obj!("1.0.8802.1.1.2.1.3.1", |_v| scalar(int(4))),
+        obj!("1.0.8802.1.1.2.1.3.2", |v| {
+            let mac = v.ifaces().first().map(|r| r.iface.mac.clone());
+            scalar(SnmpValue::OctetString(mac_bytes(&mac.unwrap_or_default())))
+        }),
+        obj!("1.0.8802.1.1.2.1.3.3", |v| scalar(text(
+            &v.input.state.hostname
+        ))),
+        obj!("1.0.8802.1.1.2.1.3.4", |v| scalar(text(
+            &v.identity().sys_descr
+        ))),
+        obj!("1.0.8802.1.1.2.1.3.7.1.2", |v| lldp_loc(v, 2)),
+        obj!("1.0.8802.1.1.2.1.3.7.1.3", |v| lldp_loc(v, 3)),
+        obj!("1.0.8802.1.1.2.1.3.7.1.4", |v| lldp_loc(v, 4)),
+        obj!("1.0.8802.1.1.2.1.4.1.1.4", |v| lldp_rem(v, 4)),
+        obj!("1.0.8802.1.1.2.1.4.1.1.5", |v| lldp_rem(v, 5)),
+        obj!("1.0.8802.1.1.2.1.4.1.1.6", |v| lldp_rem(v, 6)),
+        obj!("1.0.8802.1.1.2.1.4.1.1.7", |v| lldp_rem(v, 7)),
+        obj!("1.0.8802.1.1.2.1.4.1.1.8", |v| lldp_rem(v, 8)),
+        obj!("1.0.8802.1.1.2.1.4.1.1.9", |v| lldp_rem(v, 9)),
+        // SNMPv2-MIB system group.
+        obj!("1.3.6.1.2.1.1.1", |v| system(v, 1)),
+        obj!("1.3.6.1.2.1.1.2", |v| system(v, 2)),
+        obj!("1.3.6.1.2.1.1.3", |v| system(v, 3)),
+        obj!("1.3.6.1.2.1.1.4", |v| system(v, 4)),
+        obj!("1.3.6.1.2.1.1.5", |v| system(v, 5)),
+        obj!("1.3.6.1.2.1.1.6", |v| system(v, 6)),
+        obj!("1.3.6.1.2.1.1.7", |v| system(v, 7)),
+    ]
+}
+
+/// IF-MIB (ifTable, ifXTable), BRIDGE-MIB and Q-BRIDGE-MIB.
+fn interface_objects() -> Vec<Object> {
+    vec![
+        // IF-MIB interfaces group.
+        obj!("1.3.6.1.2.1.2.1", |v| scalar(int(v.ifaces().len() as i64))),
+        obj!("1.3.6.1.2.1.2.2.1.1", |v| if_column(v, |_, r| Some(int(
+            i64::from(r.ifindex)
+        )))),
+        obj!("1.3.6.1.2.1.2.2.1.2", |v| if_column(v, |_, r| Some(text(
+            &r.descr
+        )))),
+        obj!("1.3.6.1.2.1.2.2.1.3", |v| if_column(v, |_, r| Some(int(
+            if_type(r)
+        )))),
+        obj!("1.3.6.1.2.1.2.2.1.4", |v| if_column(v, |_, r| Some(int(
+            i64::from(r.iface.mtu)
+        )))),
+        obj!("1.3.6.1.2.1.2.2.1.5", |v| if_column(v, |_, r| Some(
+            SnmpValue::Gauge32(
+                u32::try_from(r.iface.speed_mbps.saturating_mul(1_000_000)).unwrap_or(u32::MAX)
+            )
+        ))),
+        obj!("1.3.6.1.2.1.2.2.1.6", |v| if_column(v, |_, r| Some(
+            SnmpValue::OctetString(mac_bytes(&r.iface.mac))
+        ))),
+        obj!("1.3.6.1.2.1.2.2.1.7", |v| if_column(v, |_, r| Some(
+            status(r.iface.enabled)
+        ))),
+        obj!("1.3.6.1.2.1.2.2.1.8", |v| if_column(v, |_, r| Some(
+            status(r.iface.status_up())
+        ))),
+        obj!("1.3.6.1.2.1.2.2.1.9", |v| if_column(v, |_, _| Some(
+            SnmpValue::TimeTicks(0)
+        ))),
+        // BRIDGE-MIB dot1dBasePortIfIndex: switchports, numbered by front-panel position.
+        obj!("1.3.6.1.2.1.17.1.4.1.2", |v| Some(
+            v.ifaces()
+                .iter()
+                .filter(|r| r.physical && r.iface.mode != Mode::Routed)
+                .map(|r| (vec![r.iface.ifindex], int(i64::from(r.ifindex))))
+                .collect()
+        )),
+        // Q-BRIDGE-MIB dot1qVlanStaticName.
+        obj!("1.3.6.1.2.1.17.7.1.4.3.1.1", |v| match v.dialect() {
+            Dialect::Ios | Dialect::Nxos => None,
+            _ => Some(vlan_names(v)),
+        }),
+        // IF-MIB ifXTable.
+        obj!("1.3.6.1.2.1.31.1.1.1.1", |v| if_column(v, |_, r| Some(
+            text(&r.name)
+        ))),
+        obj!("1.3.6.1.2.1.31.1.1.1.15", |v| if_column(v, |_, r| Some(
+            SnmpValue::Gauge32(u32::try_from(r.iface.speed_mbps).unwrap_or(u32::MAX))
+        ))),
+        obj!("1.3.6.1.2.1.31.1.1.1.18", |v| if_column(v, |_, r| Some(
+            text(&r.iface.description)
+        ))),
+    ]
+}
+
+/// ENTITY-MIB, the vendors' VLAN and chassis objects, SNMP-FRAMEWORK-MIB snmpEngine.
+fn entity_and_engine_objects() -> Vec<Object> {
+    vec![
+        // ENTITY-MIB entPhysicalTable, the chassis.
+        obj!("1.3.6.1.2.1.47.1.1.1.1.2", |v| entity(v, 2)),
+        obj!("1.3.6.1.2.1.47.1.1.1.1.4", |v| entity(v, 4)),
+        obj!("1.3.6.1.2.1.47.1.1.1.1.5", |v| entity(v, 5)),
+        obj!("1.3.6.1.2.1.47.1.1.1.1.7", |v| entity(v, 7)),
+        obj!("1.3.6.1.2.1.47.1.1.1.1.11", |v| entity(v, 11)),
+        obj!("1.3.6.1.2.1.47.1.1.1.1.13", |v| entity(v, 13)),
+        // CISCO-VTP-MIB vtpVlanName, INDEX { managementDomainIndex, vtpVlanIndex }.
+        obj!("1.3.6.1.4.1.9.9.46.1.3.1.1.4", |v| match v.dialect() {
+            Dialect::Ios | Dialect::Nxos => Some(
+                vlan_names(v)
+                    .into_iter()
+                    .map(|(mut idx, val)| {
+                        idx.insert(0, 1);
+                        (idx, val)
+                    })
+                    .collect()
+            ),
+            _ => None,
+        }),
+        // JUNIPER-MIB jnxBoxDescr, jnxBoxSerialNo.
+        obj!("1.3.6.1.4.1.2636.3.1.2", |v| match v.dialect() {
+            Dialect::Junos => scalar(text(v.identity().chassis_descr)),
+            _ => None,
+        }),
+        obj!("1.3.6.1.4.1.2636.3.1.3", |v| match v.dialect() {
+            Dialect::Junos => scalar(text(&v.input.dev.serial())),
+            _ => None,
+        }),
+        // SNMP-FRAMEWORK-MIB snmpEngine group.
+        obj!("1.3.6.1.6.3.10.2.1.1", |v| scalar(SnmpValue::OctetString(
+            v.input.engine_id.to_vec()
+        ))),
+        obj!("1.3.6.1.6.3.10.2.1.2", |v| scalar(int(i64::from(
+            v.input.engine_boots
+        )))),
+        obj!("1.3.6.1.6.3.10.2.1.3", |v| scalar(int(i64::from(
+            v.input.engine_time
+        )))),
+        obj!("1.3.6.1.6.3.10.2.1.4", |v| scalar(int(i64::from(
+            v.input.max_message_size
+        )))),
+    ]
 }
 
 #[cfg(test)]

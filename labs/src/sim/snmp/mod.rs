@@ -541,22 +541,7 @@ impl SnmpAgent {
         }
         // Step 8: decryption.
         let scoped = if level.privacy {
-            let salt: Option<[u8; 8]> = priv_params.try_into().ok();
-            let decrypted = match (data_tag, salt) {
-                (tag::OCTET_STRING, Some(salt)) => {
-                    let mut buf = data.to_vec();
-                    let iv = usm::aes_iv(boots as u32, time as u32, &salt);
-                    usm::aes_cfb(priv_key, iv, &mut buf, false);
-                    Some(buf)
-                }
-                _ => None,
-            };
-            let parsed = decrypted.as_deref().and_then(|b| {
-                // The plaintext is one ScopedPDU; CFB adds no padding, but tolerate none after it.
-                let mut r = Reader::new(b);
-                let seq = r.expect(tag::SEQUENCE).ok()?;
-                decode_scoped(seq).ok()
-            });
+            let parsed = decrypt_scoped(priv_key, (data_tag, data), priv_params, (boots, time));
             match parsed {
                 Some(s) => s,
                 None => {
@@ -575,6 +560,19 @@ impl SnmpAgent {
                 }
             }
         };
+        self.answer_v3(msg_id, (level, user), scoped, max_size, &report)
+    }
+
+    /// The decoded ScopedPDU, answered by the device its context names (RFC 3413 §3.2), with
+    /// `report` for the Reports of the security model.
+    fn answer_v3(
+        &self,
+        msg_id: i64,
+        (level, user): (Level, &[u8]),
+        scoped: (Vec<u8>, Vec<u8>, Pdu),
+        max_size: usize,
+        report: &dyn Fn(ReportKind, Level) -> Option<Vec<u8>>,
+    ) -> Result<Option<Vec<u8>>, BerError> {
         let (context_engine, context_name, pdu) = scoped;
         let device = match self.select(Key::Context(&context_name)) {
             Some(d) if context_engine.is_empty() || context_engine == self.engine_id => d,
@@ -690,6 +688,32 @@ impl SnmpAgent {
         }
         msg
     }
+}
+
+/// The ScopedPDU of an authPriv message: AES-128 CFB (RFC 3826 §3.1.4) with the salt from
+/// msgPrivacyParameters; `None` when it does not decrypt to one.
+fn decrypt_scoped(
+    priv_key: &[u8],
+    (data_tag, data): (u8, &[u8]),
+    priv_params: &[u8],
+    (boots, time): (i64, i64),
+) -> Option<(Vec<u8>, Vec<u8>, Pdu)> {
+    let salt: Option<[u8; 8]> = priv_params.try_into().ok();
+    let decrypted = match (data_tag, salt) {
+        (tag::OCTET_STRING, Some(salt)) => {
+            let mut buf = data.to_vec();
+            let iv = usm::aes_iv(boots as u32, time as u32, &salt);
+            usm::aes_cfb(priv_key, iv, &mut buf, false);
+            Some(buf)
+        }
+        _ => None,
+    };
+    decrypted.as_deref().and_then(|b| {
+        // The plaintext is one ScopedPDU; CFB adds no padding, but tolerate none after it.
+        let mut r = Reader::new(b);
+        let seq = r.expect(tag::SEQUENCE).ok()?;
+        decode_scoped(seq).ok()
+    })
 }
 
 /// ScopedPDU (RFC 3412 §6): contextEngineID, contextName, PDU.
