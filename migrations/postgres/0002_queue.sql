@@ -12,3 +12,5 @@ CREATE TABLE queue (
     PRIMARY KEY (run_id, node)
 );
 CREATE INDEX queue_gateway ON queue (gateway);
+-- Claims take the oldest first.
+CREATE INDEX queue_enqueued ON queue (enqueued_at);

@@ -422,7 +422,7 @@ impl SqliteHistory {
 /// share (each sees every gateway's runs).
 pub enum History {
     Sqlite(SqliteHistory),
-    Postgres(crate::pg::history::PgHistory),
+    Postgres(Box<crate::pg::history::PgHistory>),
 }
 
 impl History {
@@ -445,7 +445,7 @@ impl History {
         let gateway = crate::pg::history::GatewayInfo::this_process();
         let (h, r) =
             crate::pg::history::PgHistory::open(url, retention, now, gateway, listen).await?;
-        Ok((History::Postgres(h), r))
+        Ok((History::Postgres(Box::new(h)), r))
     }
 
     /// Queue a write; never blocks.
