@@ -519,23 +519,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
             source,
             format,
         } => inventory_cmd(cli, hosts, source, *format, out),
-        Command::Serve {
-            listen,
-            inventory,
-            config,
-            db,
-            database,
-            max_queue,
-            concurrency,
-        } => serve_cmd(
-            cli,
-            *listen,
-            config,
-            inventory,
-            (db, database),
-            *max_queue,
-            *concurrency,
-        ),
+        serve @ Command::Serve { .. } => serve_cmd(cli, serve),
     }
 }
 
@@ -578,15 +562,20 @@ fn database_url(text: &Option<String>) -> Result<Option<crate::pg::DatabaseUrl>,
 }
 
 /// `netgw serve`: the store and cookbook source from the command line, then the API until stopped.
-fn serve_cmd(
-    cli: &Cli,
-    listen: Option<std::net::SocketAddr>,
-    config: &Option<std::path::PathBuf>,
-    inventory: &Option<std::path::PathBuf>,
-    (db, database): (&Option<std::path::PathBuf>, &Option<String>),
-    max_queue: Option<u32>,
-    concurrency: Option<u32>,
-) -> Result<Status, Failure> {
+fn serve_cmd(cli: &Cli, serve: &Command) -> Result<Status, Failure> {
+    let Command::Serve {
+        listen,
+        inventory,
+        config,
+        db,
+        database,
+        max_queue,
+        concurrency,
+    } = serve
+    else {
+        return Err(Failure::usage("serve: not a serve command"));
+    };
+    let (listen, max_queue, concurrency) = (*listen, *max_queue, *concurrency);
     let database = database_url(database)?;
     let args = crate::api::config::ServeArgs {
         listen,
