@@ -134,6 +134,10 @@ pub enum Command {
         /// (default: STATE_DIR/repos/REPO-HASH/locks).
         #[arg(long, env = "NETGW_LOCK_DIR")]
         lock_dir: Option<PathBuf>,
+        /// PostgreSQL of the gateways (`serve --database`): each node's run also takes its advisory
+        /// lock there, so this run and the gateways never converge one node at once.
+        #[arg(long, env = "NETGW_DATABASE_URL", hide_env_values = true)]
+        database: Option<String>,
         /// Output: `human` (chef-client style) or `json`.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
@@ -180,6 +184,15 @@ pub enum Command {
         /// SQLite run history.
         #[arg(long)]
         db: Option<PathBuf>,
+        /// PostgreSQL shared by several gateways (postgres://USER:PASSWORD@HOST:PORT/DB) instead of
+        /// the SQLite history; better in NETGW_DATABASE_URL or serve.yml than on the command line.
+        #[arg(
+            long,
+            env = "NETGW_DATABASE_URL",
+            hide_env_values = true,
+            conflicts_with = "db"
+        )]
+        database: Option<String>,
         /// Node runs that may wait before triggers get 429.
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
         max_queue: Option<u32>,
@@ -432,6 +445,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
             confirm_timeout,
             lock_timeout,
             lock_dir,
+            database,
             reporting,
             format,
             atomic,
@@ -455,6 +469,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
                 confirm_timeout: std::time::Duration::from_secs(*confirm_timeout),
                 lock_timeout: std::time::Duration::from_secs(*lock_timeout),
                 lock_dir: lock_dir.clone(),
+                database: database_url(database)?,
                 ..Default::default()
             };
             converge_cmd(cli, nodes, source, opts, reporting, *format, out)
@@ -504,22 +519,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
             source,
             format,
         } => inventory_cmd(cli, hosts, source, *format, out),
-        Command::Serve {
-            listen,
-            inventory,
-            config,
-            db,
-            max_queue,
-            concurrency,
-        } => serve_cmd(
-            cli,
-            *listen,
-            config,
-            inventory,
-            db,
-            *max_queue,
-            *concurrency,
-        ),
+        serve @ Command::Serve { .. } => serve_cmd(cli, serve),
     }
 }
 
@@ -553,21 +553,36 @@ fn link_check(
     ))))
 }
 
+/// `--database URL` parsed; its error never repeats the password.
+fn database_url(text: &Option<String>) -> Result<Option<crate::pg::DatabaseUrl>, Failure> {
+    text.as_deref()
+        .map(crate::pg::DatabaseUrl::parse)
+        .transpose()
+        .map_err(|e| Failure::usage(format!("--database: {e}")))
+}
+
 /// `netgw serve`: the store and cookbook source from the command line, then the API until stopped.
-fn serve_cmd(
-    cli: &Cli,
-    listen: Option<std::net::SocketAddr>,
-    config: &Option<std::path::PathBuf>,
-    inventory: &Option<std::path::PathBuf>,
-    db: &Option<std::path::PathBuf>,
-    max_queue: Option<u32>,
-    concurrency: Option<u32>,
-) -> Result<Status, Failure> {
+fn serve_cmd(cli: &Cli, serve: &Command) -> Result<Status, Failure> {
+    let Command::Serve {
+        listen,
+        inventory,
+        config,
+        db,
+        database,
+        max_queue,
+        concurrency,
+    } = serve
+    else {
+        return Err(Failure::usage("serve: not a serve command"));
+    };
+    let (listen, max_queue, concurrency) = (*listen, *max_queue, *concurrency);
+    let database = database_url(database)?;
     let args = crate::api::config::ServeArgs {
         listen,
         config: config.clone(),
         inventory: inventory.clone(),
         db: db.clone(),
+        database,
         max_queue: max_queue.map(|n| n as usize),
         concurrency: concurrency.map(|n| n as usize),
         repo: cli.repo.clone(),

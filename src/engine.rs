@@ -114,6 +114,9 @@ pub struct EngineOptions {
     /// Directory of the per-node run locks (`NAME.run.lock`, see `crate::lock`); default: the repo's
     /// `locks/` in the state directory. Processes coordinate only through the same directory.
     pub lock_dir: Option<std::path::PathBuf>,
+    /// With a database (`serve --database`, `converge --database`): each node's run also holds its
+    /// advisory lock there (`crate::pg::lock`), so gateways and CLI runs on any machine never overlap.
+    pub database: Option<crate::pg::DatabaseUrl>,
     /// The gateway's state directory (locks, intent journals; `crate::state`), never inside the repo;
     /// default `crate::state::default_root()`.
     pub state_dir: Option<std::path::PathBuf>,
@@ -148,6 +151,7 @@ impl Default for EngineOptions {
             abort: None,
             restore_timeout: DEFAULT_RESTORE_TIMEOUT,
             lock_dir: None,
+            database: None,
             state_dir: None,
             lock_timeout: crate::lock::DEFAULT_LOCK_TIMEOUT,
             cookbook_sync: None,
@@ -412,7 +416,8 @@ pub(crate) async fn lock_node(
         Some(d) => d.clone(),
         None => crate::state::lock_dir(&state_root(opts), ctx.cookbooks.root()),
     };
-    NodeRunLock::acquire(
+    let started = std::time::Instant::now();
+    let lock = NodeRunLock::acquire(
         lock_path(&dir, &name),
         name.as_str(),
         &opts.run_id,
@@ -420,8 +425,15 @@ pub(crate) async fn lock_node(
         opts.cancel.as_ref(),
     )
     .await
-    .map(Some)
-    .map_err(EngineError::Lock)
+    .map_err(EngineError::Lock)?;
+    let Some(url) = &opts.database else {
+        return Ok(Some(lock));
+    };
+    let left = opts.lock_timeout.saturating_sub(started.elapsed());
+    lock.and_database(url, name.as_str(), left, opts.cancel.as_ref())
+        .await
+        .map(Some)
+        .map_err(EngineError::Lock)
 }
 
 pub(crate) fn state_root(opts: &EngineOptions) -> std::path::PathBuf {

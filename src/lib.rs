@@ -14,6 +14,7 @@ pub mod inventory;
 pub mod journal;
 pub mod links;
 pub mod lock;
+pub mod pg;
 pub mod report;
 pub mod resolve;
 pub mod rootdir;

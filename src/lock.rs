@@ -62,6 +62,18 @@ pub enum LockError {
 
     #[error("node {node}: cancelled while waiting for the node lock {path}; nothing was changed")]
     Cancelled { node: String, path: PathBuf },
+
+    #[error(
+        "node {node} is being converged by another gateway or netgw run on the database (its advisory lock); gave up waiting after {waited:.1?}"
+    )]
+    HeldInDatabase { node: String, waited: Duration },
+
+    #[error("node {node}: its lock in the database: {source}")]
+    Database {
+        node: String,
+        #[source]
+        source: crate::pg::PgError,
+    },
 }
 
 /// The lock file of a node in `dir`.
@@ -75,6 +87,8 @@ pub struct NodeRunLock {
     file: File,
     path: PathBuf,
     acquired: Instant,
+    /// With a database: the node's advisory lock there too (`crate::pg::lock`), released first.
+    db: Option<crate::pg::lock::PgNodeLock>,
 }
 
 impl NodeRunLock {
@@ -125,6 +139,7 @@ impl NodeRunLock {
             file,
             path: path.to_owned(),
             acquired: Instant::now(),
+            db: None,
         }))
     }
 
@@ -192,10 +207,46 @@ impl NodeRunLock {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Also take the node's advisory lock in the database `url` (after the file lock, always in that
+    /// order, so two holders never wait on each other), waiting at most `timeout`.
+    pub async fn and_database(
+        mut self,
+        url: &crate::pg::DatabaseUrl,
+        node: &str,
+        timeout: Duration,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<NodeRunLock, LockError> {
+        use crate::pg::lock::{PgNodeLock, Refused};
+        match PgNodeLock::acquire(url, node, timeout, cancel).await {
+            Ok(l) => {
+                self.db = Some(l);
+                Ok(self)
+            }
+            Err(Refused::Held(waited)) => Err(LockError::HeldInDatabase {
+                node: node.to_owned(),
+                waited,
+            }),
+            Err(Refused::Cancelled) => Err(LockError::Cancelled {
+                node: node.to_owned(),
+                path: self.path.clone(),
+            }),
+            Err(Refused::Db(source)) => Err(LockError::Database {
+                node: node.to_owned(),
+                source,
+            }),
+        }
+    }
 }
 
 impl Drop for NodeRunLock {
     fn drop(&mut self) {
+        if let Some(db) = self.db.take() {
+            if db.is_lost() {
+                warn!(lock = %self.path.display(), "the database connection holding this node's lock was lost during the run");
+            }
+            drop(db);
+        }
         // Closing the file releases the lock too; unlocking first makes the order explicit.
         if let Err(e) = self.file.unlock() {
             warn!(lock = %self.path.display(), error = %e, "unlocking the node lock failed (closing releases it)");

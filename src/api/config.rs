@@ -3,6 +3,7 @@
 //! ```yaml
 //! listen: 127.0.0.1:8080          # --listen wins
 //! db: /var/lib/netgw/history.db   # --db wins
+//! database: postgres://netgw:PASSWORD@db:5432/netgw  # --database wins; instead of db: shared history
 //! repo: /srv/netgw/repo           # else the global --repo
 //! inventory: /srv/netgw/hosts.yml # --inventory wins
 //! links_topology: fabric.clab.yml # links `"check_links": true` compares with LLDP (docs/atomic.md)
@@ -49,6 +50,8 @@ pub enum ConfigError {
 pub struct ConfigFile {
     pub listen: Option<SocketAddr>,
     pub db: Option<PathBuf>,
+    /// PostgreSQL shared by several gateways, instead of the SQLite `db`.
+    pub database: Option<crate::pg::DatabaseUrl>,
     pub repo: Option<PathBuf>,
     pub inventory: Option<PathBuf>,
     /// containerlab topology whose links `"check_links": true` compares with LLDP.
@@ -98,6 +101,8 @@ pub struct ServeArgs {
     pub config: Option<PathBuf>,
     pub inventory: Option<PathBuf>,
     pub db: Option<PathBuf>,
+    /// `--database URL` (parsed: its password never shown).
+    pub database: Option<crate::pg::DatabaseUrl>,
     pub max_queue: Option<usize>,
     pub concurrency: Option<usize>,
     /// The global `--repo`, used when the file names none.
@@ -114,6 +119,8 @@ pub struct ServeArgs {
 pub struct Settings {
     pub listen: SocketAddr,
     pub db: PathBuf,
+    /// The history in PostgreSQL (shared with other gateways) instead of the SQLite `db`.
+    pub database: Option<crate::pg::DatabaseUrl>,
     pub repo: PathBuf,
     pub inventory: PathBuf,
     /// `links_topology:` (see [`ConfigFile`]).
@@ -266,6 +273,7 @@ impl Settings {
                 .clone()
                 .or(file.db)
                 .unwrap_or_else(|| PathBuf::from("netgw-history.db")),
+            database: args.database.clone().or(file.database),
             repo: file.repo.unwrap_or_else(|| args.repo.clone()),
             inventory,
             links_topology: file.links_topology,

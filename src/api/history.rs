@@ -1,5 +1,8 @@
-//! Run history in SQLite: runs, per-node results and events survive a restart.
+//! Run history: runs, per-node results and events survive a restart. In SQLite (embedded, the
+//! default), or in PostgreSQL shared by several gateways (`netgw serve --database`, `crate::pg::history`);
+//! [`History`] is the one interface the API and the scheduler use.
 //!
+//! SQLite:
 //! ```text
 //!   scheduler / event sinks ──Op──▶ std mpsc ──▶ writer thread (owns the write connection; batches
 //!                                                 every queued op into one transaction; retention)
@@ -38,6 +41,8 @@ pub enum HistoryError {
     },
     #[error("history database: the reader task failed: {0}")]
     Task(String),
+    #[error(transparent)]
+    Postgres(#[from] crate::pg::PgError),
 }
 
 fn sql(what: &'static str) -> impl FnOnce(rusqlite::Error) -> HistoryError {
@@ -45,7 +50,7 @@ fn sql(what: &'static str) -> impl FnOnce(rusqlite::Error) -> HistoryError {
 }
 
 /// Called once the op it rides on is committed.
-pub type Then = Box<dyn FnOnce() + Send>;
+pub type Then = Box<dyn FnOnce() + Send + Sync>;
 
 /// A write, applied by the writer thread in order.
 pub enum Op {
@@ -87,8 +92,25 @@ pub enum Op {
         event: String,
         detail: String,
     },
+    /// A queued node this gateway will not run (it is shutting down): any gateway sharing the
+    /// database may claim it (PostgreSQL only; SQLite has no one to hand it to).
+    HandBack {
+        run_id: String,
+        node: String,
+    },
+    /// A claimed node this gateway could not take after all (queue full): back to the shared queue.
+    Requeue(Claimed),
     Flush(mpsc::Sender<()>),
     Stop,
+}
+
+/// A node run taken from the shared queue (a dead or draining gateway's).
+#[derive(Debug, Clone)]
+pub struct Claimed {
+    pub run_id: String,
+    pub node: String,
+    pub why_run: bool,
+    pub requested_by: String,
 }
 
 /// One run as stored.
@@ -199,7 +221,7 @@ fn connect(path: &Path) -> Result<Connection, HistoryError> {
     Ok(c)
 }
 
-pub struct History {
+pub struct SqliteHistory {
     tx: Mutex<Option<mpsc::Sender<Op>>>,
     read: Arc<Mutex<Connection>>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
@@ -215,13 +237,13 @@ pub struct Recovered {
 pub const INTERRUPTED_NOTE: &str =
     "the gateway stopped while this run was in flight (process killed or crashed)";
 
-impl History {
+impl SqliteHistory {
     /// Open (or create) the database, mark runs left in flight `interrupted`, start the writer.
     pub fn open(
         path: &Path,
         retention: usize,
         now: &str,
-    ) -> Result<(History, Recovered), HistoryError> {
+    ) -> Result<(SqliteHistory, Recovered), HistoryError> {
         let mut w = connect(path)?;
         w.execute_batch(SCHEMA)
             .map_err(|source| HistoryError::Open {
@@ -236,7 +258,7 @@ impl History {
             .spawn(move || writer_loop(w, rx, retention))
             .map_err(|e| HistoryError::Task(e.to_string()))?;
         Ok((
-            History {
+            SqliteHistory {
                 tx: Mutex::new(Some(tx)),
                 read: Arc::new(Mutex::new(read)),
                 writer: Mutex::new(Some(writer)),
@@ -251,16 +273,6 @@ impl History {
         if let Some(tx) = tx.as_ref() {
             let _ = tx.send(op);
         }
-    }
-
-    /// Wait until every write queued so far is committed.
-    pub async fn flush(&self) {
-        let (tx, rx) = mpsc::channel();
-        self.send(Op::Flush(tx));
-        let _ = tokio::task::spawn_blocking(move || {
-            rx.recv_timeout(std::time::Duration::from_secs(30))
-        })
-        .await;
     }
 
     /// Commit what is queued and stop the writer thread.
@@ -403,6 +415,145 @@ impl History {
             Ok(rows)
         })
         .await
+    }
+}
+
+/// The run history of a gateway: an embedded SQLite file, or a PostgreSQL database several gateways
+/// share (each sees every gateway's runs).
+pub enum History {
+    Sqlite(SqliteHistory),
+    Postgres(Box<crate::pg::history::PgHistory>),
+}
+
+impl History {
+    /// The embedded SQLite history at `path` (see [`SqliteHistory::open`]).
+    pub fn open(
+        path: &Path,
+        retention: usize,
+        now: &str,
+    ) -> Result<(History, Recovered), HistoryError> {
+        SqliteHistory::open(path, retention, now).map(|(h, r)| (History::Sqlite(h), r))
+    }
+
+    /// The shared history in PostgreSQL: migrated, this gateway registered, dead gateways' runs swept.
+    pub async fn open_postgres(
+        url: crate::pg::DatabaseUrl,
+        retention: usize,
+        now: &str,
+        listen: &str,
+    ) -> Result<(History, Recovered), HistoryError> {
+        let gateway = crate::pg::history::GatewayInfo::this_process();
+        let (h, r) =
+            crate::pg::history::PgHistory::open(url, retention, now, gateway, listen).await?;
+        Ok((History::Postgres(Box::new(h)), r))
+    }
+
+    /// Queue a write; never blocks.
+    pub fn send(&self, op: Op) {
+        match self {
+            History::Sqlite(h) => h.send(op),
+            History::Postgres(h) => h.send(op),
+        }
+    }
+
+    /// Wait until every write queued so far is committed.
+    pub async fn flush(&self) {
+        let (tx, rx) = mpsc::channel();
+        self.send(Op::Flush(tx));
+        let _ = tokio::task::spawn_blocking(move || {
+            rx.recv_timeout(std::time::Duration::from_secs(30))
+        })
+        .await;
+    }
+
+    /// Commit what is queued and stop the writer. Blocks: call it on a blocking thread.
+    pub fn close(&self) {
+        match self {
+            History::Sqlite(h) => h.close(),
+            History::Postgres(h) => h.close(),
+        }
+    }
+
+    /// Whether other gateways write here too: a run missing from this gateway's memory may still be
+    /// in flight elsewhere.
+    pub fn is_shared(&self) -> bool {
+        matches!(self, History::Postgres(_))
+    }
+
+    pub async fn run(&self, id: String) -> Result<Option<RunRow>, HistoryError> {
+        match self {
+            History::Sqlite(h) => h.run(id).await,
+            History::Postgres(h) => Ok(h.run(id).await?),
+        }
+    }
+
+    /// A run's events after `after` (all when `None`), in order.
+    pub async fn events(
+        &self,
+        id: String,
+        after: Option<u64>,
+    ) -> Result<Vec<(u64, String)>, HistoryError> {
+        match self {
+            History::Sqlite(h) => h.events(id, after).await,
+            History::Postgres(h) => Ok(h.events(id, after).await?),
+        }
+    }
+
+    /// Newest first.
+    pub async fn list(
+        &self,
+        node: Option<String>,
+        status: Option<String>,
+        limit: usize,
+    ) -> Result<Vec<RunRow>, HistoryError> {
+        match self {
+            History::Sqlite(h) => h.list(node, status, limit).await,
+            History::Postgres(h) => Ok(h.list(node, status, limit).await?),
+        }
+    }
+
+    /// The node's latest result: (run id, finished at, report).
+    pub async fn last_result(
+        &self,
+        node: String,
+    ) -> Result<Option<(String, String, Value)>, HistoryError> {
+        match self {
+            History::Sqlite(h) => h.last_result(node).await,
+            History::Postgres(h) => Ok(h.last_result(node).await?),
+        }
+    }
+
+    /// The gateways' own log (starts, recoveries, shutdowns), newest first.
+    pub async fn gateway_log(&self, limit: usize) -> Result<Vec<Value>, HistoryError> {
+        match self {
+            History::Sqlite(h) => h.gateway_log(limit).await,
+            History::Postgres(h) => Ok(h.gateway_log(limit).await?),
+        }
+    }
+
+    /// The gateways sharing this database (`None` for SQLite: just this one).
+    pub async fn gateways(&self) -> Result<Option<Vec<Value>>, HistoryError> {
+        match self {
+            History::Sqlite(_) => Ok(None),
+            History::Postgres(h) => Ok(Some(h.gateways().await?)),
+        }
+    }
+
+    /// Take up to `limit` node runs of dead or draining gateways from the shared queue (none with
+    /// SQLite). The caller runs them, or sends them back with `Op::Requeue`.
+    pub async fn claim_orphans(&self, limit: usize) -> Result<Vec<Claimed>, HistoryError> {
+        match self {
+            History::Sqlite(_) => Ok(Vec::new()),
+            History::Postgres(h) => Ok(h.claim_orphans(limit).await?),
+        }
+    }
+
+    /// Record the address this gateway listens on (the registry shows it).
+    pub async fn announce(&self, listen: &str) -> Result<(), HistoryError> {
+        match self {
+            History::Sqlite(_) => Ok(()),
+            History::Postgres(h) => Ok(h.announce(listen).await?),
+        }
     }
 }
 
@@ -569,6 +720,7 @@ fn apply(
                 params![at, event, detail],
             )?;
         }
+        Op::HandBack { .. } | Op::Requeue(_) => {}
         Op::Flush(done) => {
             after.push(Box::new(move || {
                 let _ = done.send(());

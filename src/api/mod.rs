@@ -17,6 +17,7 @@ pub mod limits;
 pub mod metrics;
 pub mod openapi;
 pub mod scheduler;
+pub mod takeover;
 
 use crate::engine::{Connector, RegistryConnector};
 use crate::inventory::{Inventory, InventoryError};
@@ -237,7 +238,6 @@ pub async fn serve(
     };
     let started_at = crate::engine::now_rfc3339();
     let history = open_history(&settings, &started_at).await?;
-    let history = Arc::new(history);
     let metrics = Arc::new(Metrics::default());
     let store: Arc<dyn NodeStore> = store.unwrap_or_else(|| Arc::new(cookbooks.clone()));
     let journal_dir = crate::state::journal_dir(
@@ -257,6 +257,7 @@ pub async fn serve(
             state_dir: settings.state_dir.clone(),
             cookbook_server: settings.cookbook_server.clone(),
             links_topology,
+            database: settings.database.clone(),
         },
         Arc::new(inventory),
         history.clone(),
@@ -282,6 +283,7 @@ pub async fn serve(
         source,
     })?;
     recover_at_start(&sched, &journal_dir).await;
+    takeover::start(&sched, &history, &local.to_string(), &shutdown).await;
     let hosts = sched.inventory().hosts.len();
     let state = Arc::new(AppState {
         settings: settings_json(&settings, local, hosts, tls.is_some()),
@@ -345,21 +347,28 @@ async fn load_inventory(settings: &Settings) -> Result<Inventory, ServeError> {
     Ok(inventory)
 }
 
-/// The run history database; runs a dead gateway left in flight are marked interrupted.
-async fn open_history(settings: &Settings, started_at: &str) -> Result<History, ServeError> {
-    let (db, retention, at) = (
-        settings.db.clone(),
-        settings.retention,
-        started_at.to_owned(),
-    );
-    let (history, recovered) =
-        tokio::task::spawn_blocking(move || History::open(&db, retention, &at))
-            .await
-            .map_err(|e| ServeError::Runtime(e.to_string()))??;
+/// SQLite (on a blocking thread) or PostgreSQL, as configured; runs left in flight are reported.
+async fn open_history(settings: &Settings, started_at: &str) -> Result<Arc<History>, ServeError> {
+    let (history, recovered) = match &settings.database {
+        Some(url) => {
+            let listen = settings.listen.to_string();
+            History::open_postgres(url.clone(), settings.retention, started_at, &listen).await?
+        }
+        None => {
+            let (db, retention, at) = (
+                settings.db.clone(),
+                settings.retention,
+                started_at.to_owned(),
+            );
+            tokio::task::spawn_blocking(move || History::open(&db, retention, &at))
+                .await
+                .map_err(|e| ServeError::Runtime(e.to_string()))??
+        }
+    };
     if !recovered.interrupted.is_empty() {
         warn!(runs = ?recovered.interrupted, "runs in flight when the gateway last stopped are marked interrupted");
     }
-    Ok(history)
+    Ok(Arc::new(history))
 }
 
 /// The effective settings `GET /v1/gateway` reports.
@@ -371,7 +380,7 @@ fn settings_json(
 ) -> Value {
     json!({
         "listen": local.to_string(),
-        "db": settings.db.display().to_string(),
+        "db": settings.database.as_ref().map_or_else(|| settings.db.display().to_string(), |u| u.to_string()),
         "repo": settings.repo.display().to_string(),
         "cookbooks": if settings.cookbook_server.is_some() { "server" } else { "repo" },
         "inventory": settings.inventory.display().to_string(),
@@ -699,6 +708,10 @@ async fn converge(
     } else {
         s.sched.submit(&nodes, why_run, &id.label())
     };
+    if submitted.is_ok() && s.history.is_shared() {
+        // The 202 promises the trigger survives this gateway: its queue rows are committed first.
+        s.history.flush().await;
+    }
     match submitted {
         Ok(a) => Ok((
             StatusCode::ACCEPTED,
@@ -920,12 +933,17 @@ async fn gateway(State(s): State<S>) -> Result<Json<Value>, HttpError> {
         .gateway_log(50)
         .await
         .map_err(HttpError::internal)?;
-    Ok(Json(json!({
+    let gateways = s.history.gateways().await.map_err(HttpError::internal)?;
+    let mut body = json!({
         "version": env!("CARGO_PKG_VERSION"),
         "started_at": s.started_at,
         "settings": s.settings,
         "log": log,
-    })))
+    });
+    if let Some(g) = gateways {
+        body["gateways"] = g.into();
+    }
+    Ok(Json(body))
 }
 
 async fn metrics_text(State(s): State<S>) -> Response {
@@ -1024,6 +1042,9 @@ async fn run_events(
                     let _ = rx.changed().await;
                 }
                 Snapshot::Gone => {
+                    // Status before events: a run seen final has all its events committed already.
+                    let in_flight = sub.state.history.is_shared()
+                        && remote_run_in_flight(&sub.state, &sub.id).await;
                     let after = sub.next.checked_sub(1);
                     let rest = sub
                         .state
@@ -1031,9 +1052,13 @@ async fn run_events(
                         .events(sub.id.clone(), after)
                         .await
                         .unwrap_or_default();
+                    if in_flight && rest.is_empty() {
+                        // Another gateway runs it: poll the database at most twice a second.
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                    }
                     sub.buf
                         .extend(rest.into_iter().map(|(s, t)| (s, Arc::<str>::from(t))));
-                    sub.done = true;
+                    sub.done = !in_flight;
                 }
             }
         }
@@ -1041,6 +1066,19 @@ async fn run_events(
     Ok(Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         .into_response())
+}
+
+/// A run not in this gateway's memory, in a shared history: whether another gateway still runs it
+/// (a run whose gateway dies is marked interrupted by the others' sweep, so a follower's stream ends).
+async fn remote_run_in_flight(s: &AppState, id: &str) -> bool {
+    match s.history.run(id.to_owned()).await {
+        Ok(Some(r)) => matches!(r.status.as_str(), "queued" | "running"),
+        Ok(None) => false,
+        Err(e) => {
+            warn!(run = %id, error = %e, "following a run of another gateway");
+            true
+        }
+    }
 }
 
 /// Nodes a dead gateway left with an unfinished change (`crate::journal`) get a why-run at once: its

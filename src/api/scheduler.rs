@@ -53,6 +53,8 @@ pub struct EngineCtx {
     pub cookbook_server: Option<crate::store::chef::ChefServer>,
     /// `links_topology:` loaded: what `"check_links": true` compares LLDP with.
     pub links_topology: Option<Arc<netgw_models::topology::Topology>>,
+    /// `database:`: node runs also hold their advisory lock there (`crate::pg::lock`).
+    pub database: Option<crate::pg::DatabaseUrl>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -411,6 +413,46 @@ impl Shared {
         });
     }
 
+    /// Queued nodes at shutdown: recorded as cancelled (not started); with a shared database they
+    /// go back to the shared queue, where the other gateways claim them.
+    fn give_up_queued(self: &Arc<Self>, queued: Vec<(String, String)>) {
+        let s = self;
+        let reason = if s.history.is_shared() {
+            "not started: handed back to the other gateways (this one is shutting down)"
+        } else {
+            "not started: the gateway is shutting down"
+        };
+        for (run_id, node) in queued {
+            if s.history.is_shared() {
+                s.history.send(Op::HandBack {
+                    run_id: run_id.clone(),
+                    node: node.clone(),
+                });
+            }
+            let why_run = {
+                let mut st = s.lock();
+                match st.runs.get_mut(&run_id) {
+                    Some(run) => {
+                        let w = run.why_run;
+                        s.push_event(
+                            &run_id,
+                            run,
+                            json!({"event": "node_cancelled", "run_id": run_id, "node": node,
+                                   "reason": reason}),
+                        );
+                        w
+                    }
+                    None => false,
+                }
+            };
+            s.node_done(
+                &run_id,
+                &node,
+                cancelled_report(&node, why_run, reason.into()),
+            );
+        }
+    }
+
     fn view(&self, id: &str, run: &LiveRun, with_report: bool) -> RunView {
         let results: Vec<Value> = run
             .nodes
@@ -482,6 +524,7 @@ async fn run_node(
         cancel: Some(shared.cancel.clone()),
         abort: Some(shared.abort.clone()),
         state_dir: shared.engine.state_dir.clone(),
+        database: shared.engine.database.clone(),
         cookbook_sync: shared.engine.cookbook_server.as_ref().map(|server| {
             let root = shared
                 .engine
@@ -797,33 +840,7 @@ impl Scheduler {
         };
         s.stop_dispatch.cancel();
         rep.queued_cancelled = queued.len();
-        for (run_id, node) in queued {
-            let why_run = {
-                let mut st = s.lock();
-                match st.runs.get_mut(&run_id) {
-                    Some(run) => {
-                        let w = run.why_run;
-                        s.push_event(
-                            &run_id,
-                            run,
-                            json!({"event": "node_cancelled", "run_id": run_id, "node": node,
-                                   "reason": "not started: the gateway is shutting down"}),
-                        );
-                        w
-                    }
-                    None => false,
-                }
-            };
-            s.node_done(
-                &run_id,
-                &node,
-                cancelled_report(
-                    &node,
-                    why_run,
-                    "not started: the gateway is shutting down".into(),
-                ),
-            );
-        }
+        s.give_up_queued(queued);
         let running_at_start = s.lock().running.len();
         info!(
             running = running_at_start,

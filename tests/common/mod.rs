@@ -232,3 +232,78 @@ pub fn lab_with_inventory(
         .unwrap();
     (rt, lab, dir)
 }
+
+/// A throwaway PostgreSQL cluster on 127.0.0.1 (scripts/peers/postgres.sh), stopped when dropped.
+pub struct Postgres {
+    pub dir: tempfile::TempDir,
+    /// `postgres://netgw:PASSWORD@127.0.0.1:PORT/netgw`
+    pub url: String,
+    pub password: String,
+}
+
+fn postgres_script() -> PathBuf {
+    root().join("scripts/peers/postgres.sh")
+}
+
+impl Postgres {
+    pub fn start() -> Postgres {
+        let installed = std::fs::read_dir("/usr/lib/postgresql")
+            .map(|d| d.flatten().any(|v| v.path().join("bin/initdb").exists()))
+            .unwrap_or(false);
+        assert!(
+            installed,
+            "PEER MISSING: PostgreSQL is not installed; run `scripts/peers/postgres.sh install`"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let out = Command::new("bash")
+            .arg(postgres_script())
+            .arg("start")
+            .arg(dir.path())
+            .env("NETGW_PEER_WATCH_PID", std::process::id().to_string())
+            .output()
+            .expect("running scripts/peers/postgres.sh");
+        assert!(
+            out.status.success(),
+            "PEER FAILED: PostgreSQL did not start: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let env = std::fs::read_to_string(dir.path().join("postgres.env")).unwrap();
+        let get = |k: &str| {
+            env.lines()
+                .find_map(|l| l.strip_prefix(&format!("{k}=")))
+                .unwrap_or_else(|| panic!("{k} missing from postgres.env"))
+                .to_owned()
+        };
+        Postgres {
+            url: get("PG_URL"),
+            password: get("PG_PASSWORD"),
+            dir,
+        }
+    }
+
+    /// Stop the server (fast shutdown: every connection is cut) and start it again on the same port.
+    pub fn restart(&self) {
+        let out = Command::new("bash")
+            .arg(postgres_script())
+            .arg("restart")
+            .arg(self.dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "PostgreSQL did not restart: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let _ = Command::new("bash")
+            .arg(postgres_script())
+            .arg("stop")
+            .arg(self.dir.path())
+            .status();
+    }
+}

@@ -152,6 +152,7 @@ async fn run_atomic(shared: Arc<Shared>, run: AtomicRun) {
         events: Some(sink),
         cancel: Some(shared.cancel.clone()),
         state_dir: shared.engine.state_dir.clone(),
+        database: shared.engine.database.clone(),
         atomic: Some(crate::atomic::DEFAULT_PHASE_TIMEOUT),
         check_links: shared
             .engine

@@ -1,0 +1,71 @@
+//! Work of other gateways on the shared database: node runs whose gateway died (its heartbeat is older
+//! than the lease) or handed them back while draining are claimed from the shared queue
+//! (`History::claim_orphans`: `SELECT ... FOR UPDATE SKIP LOCKED`, so two gateways never take the same
+//! row) and submitted here as ordinary triggers: they coalesce with what is pending, and never take
+//! more than the free places of `max_queue`. With SQLite there is nobody to take over from.
+
+use super::history::{History, Op};
+use super::scheduler::Scheduler;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+/// How often the shared queue is looked at.
+pub const EVERY: Duration = Duration::from_secs(2);
+
+/// Once listening: record the address in the gateway registry, then claim and run orphaned node runs
+/// until `stop` (the gateway's shutdown) is cancelled.
+pub async fn start(
+    sched: &Scheduler,
+    history: &Arc<History>,
+    listen: &str,
+    stop: &CancellationToken,
+) {
+    if !history.is_shared() {
+        return;
+    }
+    if let Err(e) = history.announce(listen).await {
+        warn!(error = %e, "could not record the listen address in the gateway registry");
+    }
+    let (sched, history, stop) = (sched.clone(), history.clone(), stop.clone());
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tokio::time::sleep(EVERY) => {}
+            }
+            if sched.is_stopping() {
+                return;
+            }
+            take_some(&sched, &history).await;
+        }
+    });
+}
+
+async fn take_some(sched: &Scheduler, history: &History) {
+    let g = sched.gauges();
+    let free = g.max_queue.saturating_sub(g.queue_depth);
+    if free == 0 {
+        return;
+    }
+    let claimed = match history.claim_orphans(free).await {
+        Ok(c) => c,
+        Err(e) => {
+            warn!(error = %e, "could not read the shared queue");
+            return;
+        }
+    };
+    for c in claimed {
+        let by = format!("{} (taken over from run {})", c.requested_by, c.run_id);
+        match sched.submit(std::slice::from_ref(&c.node), c.why_run, &by) {
+            Ok(a) => {
+                info!(node = %c.node, from = %c.run_id, run = %a.run_id, "took over a node run of another gateway")
+            }
+            Err(e) => {
+                warn!(node = %c.node, error = %e, "could not take over a node run; back to the shared queue");
+                history.send(Op::Requeue(c));
+            }
+        }
+    }
+}

@@ -1,0 +1,778 @@
+//! The run history in PostgreSQL, shared by every gateway on the database (`api::history::History`
+//! chooses between this and SQLite).
+//!
+//! ```text
+//!   scheduler ──Op──▶ unbounded channel ──▶ writer task (own connection; each batch of queued ops in
+//!                                            one transaction; a lost connection: reconnect and retry the
+//!                                            batch, bounded; every write is idempotent)
+//!   HTTP handlers ──▶ reader connection (pipelined; reconnected when it closed)
+//!   heartbeat task, every HEARTBEAT: gateways.heartbeat_at = now(); then the sweep: runs still queued or
+//!     running whose gateway stopped or missed its heartbeats for LEASE are marked `interrupted`
+//! ```
+//! Each run row names the gateway that runs it; a gateway never touches another live gateway's runs.
+
+use super::{DatabaseUrl, PgError, STATEMENT_TIMEOUT, connect, migrate, timed};
+use crate::api::history::{Claimed, INTERRUPTED_NOTE, Op, Recovered, RunRow, WRITE_ERRORS};
+use serde_json::{Value, json};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_postgres::{Client, Row, Transaction};
+use tokio_util::sync::CancellationToken;
+use tracing::{error, info, warn};
+
+/// How often a gateway proves it is alive.
+pub const HEARTBEAT: Duration = Duration::from_secs(5);
+/// A gateway silent for this long is dead: its runs in flight are marked interrupted.
+pub const LEASE: Duration = Duration::from_secs(30);
+/// A batch that cannot be written (database down) is retried for about this long, then dropped.
+const WRITE_RETRY: Duration = Duration::from_secs(120);
+
+/// Who this gateway is, in the registry.
+#[derive(Debug, Clone)]
+pub struct GatewayInfo {
+    pub id: String,
+    pub host: String,
+    pub pid: u32,
+}
+
+impl GatewayInfo {
+    /// This process: `HOST:PID:START` (unique across restarts and machines).
+    pub fn this_process() -> GatewayInfo {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_owned())
+            .unwrap_or_else(|_| "unknown-host".to_owned());
+        let pid = std::process::id();
+        let start = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis();
+        GatewayInfo {
+            id: format!("{host}:{pid}:{start:x}"),
+            host,
+            pid,
+        }
+    }
+}
+
+pub struct PgHistory {
+    url: DatabaseUrl,
+    gateway: GatewayInfo,
+    tx: Mutex<Option<mpsc::UnboundedSender<Op>>>,
+    read: Mutex<Option<Arc<Client>>>,
+    writer_done: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
+    stop: CancellationToken,
+}
+
+impl PgHistory {
+    /// Connect, migrate, register this gateway, sweep dead gateways' runs; start writer and heartbeat.
+    pub async fn open(
+        url: DatabaseUrl,
+        retention: usize,
+        now: &str,
+        gateway: GatewayInfo,
+        listen: &str,
+    ) -> Result<(PgHistory, Recovered), PgError> {
+        let mut w = connect(&url).await?;
+        let applied = migrate(&mut w, &url).await?;
+        if !applied.is_empty() {
+            info!(database = %url, versions = ?applied, "database schema migrated");
+        }
+        let read = Arc::new(connect(&url).await?);
+        register(&read, &url, &gateway, listen).await?;
+        let interrupted = sweep(&read, &url, &gateway.id, now).await?;
+        let detail = format!(
+            "gateway {} started on {}; {}",
+            gateway.id,
+            gateway.host,
+            if interrupted.is_empty() {
+                "no run of a dead gateway was in flight".to_owned()
+            } else {
+                format!(
+                    "marked {} run(s) of dead gateways interrupted: {}",
+                    interrupted.len(),
+                    interrupted.join(", ")
+                )
+            }
+        );
+        log_line(&read, &url, &gateway.id, now, "started", &detail).await?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        tokio::spawn(writer(
+            url.clone(),
+            w,
+            rx,
+            retention,
+            gateway.id.clone(),
+            done_tx,
+        ));
+        let stop = CancellationToken::new();
+        tokio::spawn(heartbeat(
+            url.clone(),
+            read.clone(),
+            gateway.clone(),
+            stop.clone(),
+        ));
+        Ok((
+            PgHistory {
+                url,
+                gateway,
+                tx: Mutex::new(Some(tx)),
+                read: Mutex::new(Some(read)),
+                writer_done: Mutex::new(Some(done_rx)),
+                stop,
+            },
+            Recovered { interrupted },
+        ))
+    }
+
+    pub fn gateway_id(&self) -> &str {
+        &self.gateway.id
+    }
+
+    pub fn send(&self, op: Op) {
+        let tx = self.tx.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(tx) = tx.as_ref() {
+            let _ = tx.send(op);
+        }
+    }
+
+    /// Commit what is queued, stop the writer and the heartbeat, mark this gateway stopped. Blocks:
+    /// call it off the runtime's workers (as `History::close` is).
+    pub fn close(&self) {
+        self.send(Op::Stop);
+        self.tx.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.stop.cancel();
+        if let Some(rx) = self
+            .writer_done
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            let _ = rx.recv_timeout(WRITE_RETRY + Duration::from_secs(10));
+        }
+    }
+
+    /// The reader connection, reconnected when the last one closed (a database restart).
+    async fn reader(&self) -> Result<Arc<Client>, PgError> {
+        let current = self.read.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(c) = current
+            && !c.is_closed()
+        {
+            return Ok(c);
+        }
+        let c = Arc::new(connect(&self.url).await?);
+        *self.read.lock().unwrap_or_else(|p| p.into_inner()) = Some(c.clone());
+        Ok(c)
+    }
+
+    async fn query(
+        &self,
+        what: &'static str,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<Row>, PgError> {
+        let c = self.reader().await?;
+        timed(&self.url, what, STATEMENT_TIMEOUT, c.query(sql, params)).await
+    }
+
+    pub async fn run(&self, id: String) -> Result<Option<RunRow>, PgError> {
+        let rows = self
+            .query(
+                "reading a run",
+                &format!("{RUN_COLUMNS} WHERE id = $1"),
+                &[&id],
+            )
+            .await?;
+        let Some(mut row) = rows.first().map(run_row) else {
+            return Ok(None);
+        };
+        let results = self
+            .query(
+                "reading node results",
+                "SELECT node, report FROM node_results WHERE run_id = $1",
+                &[&id],
+            )
+            .await?;
+        let mut results: Vec<(String, Value)> = results
+            .iter()
+            .map(|r| {
+                let report: String = r.get(1);
+                (
+                    r.get(0),
+                    serde_json::from_str(&report).unwrap_or(Value::Null),
+                )
+            })
+            .collect();
+        results.sort_by_key(|(n, _)| row.nodes.iter().position(|x| x == n));
+        row.results = results.into_iter().map(|(_, v)| v).collect();
+        Ok(Some(row))
+    }
+
+    pub async fn events(
+        &self,
+        id: String,
+        after: Option<u64>,
+    ) -> Result<Vec<(u64, String)>, PgError> {
+        let after = after.map_or(-1, |a| a as i64);
+        let rows = self
+            .query(
+                "reading events",
+                "SELECT seq, event FROM events WHERE run_id = $1 AND seq > $2 ORDER BY seq",
+                &[&id, &after],
+            )
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get::<_, i64>(0).max(0) as u64, r.get(1)))
+            .collect())
+    }
+
+    pub async fn list(
+        &self,
+        node: Option<String>,
+        status: Option<String>,
+        limit: usize,
+    ) -> Result<Vec<RunRow>, PgError> {
+        let limit = limit as i64;
+        let q = format!(
+            "{RUN_COLUMNS} WHERE ($1::text IS NULL OR id IN (SELECT run_id FROM run_nodes WHERE node = $1)) \
+             AND ($2::text IS NULL OR status = $2) ORDER BY seq DESC LIMIT $3"
+        );
+        let rows = self
+            .query("listing runs", &q, &[&node, &status, &limit])
+            .await?;
+        Ok(rows.iter().map(run_row).collect())
+    }
+
+    pub async fn last_result(
+        &self,
+        node: String,
+    ) -> Result<Option<(String, String, Value)>, PgError> {
+        let rows = self
+            .query(
+                "reading a node's last result",
+                "SELECT nr.run_id, nr.finished_at, nr.report FROM node_results nr \
+                 JOIN runs r ON r.id = nr.run_id WHERE nr.node = $1 ORDER BY r.seq DESC LIMIT 1",
+                &[&node],
+            )
+            .await?;
+        Ok(rows.first().map(|r| {
+            let report: String = r.get(2);
+            (
+                r.get(0),
+                r.get(1),
+                serde_json::from_str(&report).unwrap_or(Value::Null),
+            )
+        }))
+    }
+
+    pub async fn gateway_log(&self, limit: usize) -> Result<Vec<Value>, PgError> {
+        let limit = limit as i64;
+        let rows = self
+            .query(
+                "reading the gateway log",
+                "SELECT at, event, detail, gateway FROM gateway_log ORDER BY id DESC LIMIT $1",
+                &[&limit],
+            )
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                json!({"at": r.get::<_, String>(0), "event": r.get::<_, String>(1),
+                       "detail": r.get::<_, String>(2), "gateway": r.get::<_, String>(3)})
+            })
+            .collect())
+    }
+
+    /// The registry: every gateway that has not stopped, with its heartbeat age and runs in flight.
+    pub async fn gateways(&self) -> Result<Vec<Value>, PgError> {
+        let rows = self
+            .query(
+                "reading the gateway registry",
+                "SELECT g.id, g.host, g.pid, g.listen, to_char(g.started_at AT TIME ZONE 'UTC', \
+                 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), EXTRACT(EPOCH FROM now() - g.heartbeat_at)::float8, \
+                 (SELECT count(*) FROM runs r WHERE r.gateway = g.id AND r.status IN ('queued', 'running')) \
+                 FROM gateways g WHERE g.stopped_at IS NULL ORDER BY g.started_at",
+                &[],
+            )
+            .await?;
+        let lease = LEASE.as_secs_f64();
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let age: f64 = r.get(5);
+                json!({"id": r.get::<_, String>(0), "host": r.get::<_, String>(1),
+                       "pid": r.get::<_, i32>(2), "listen": r.get::<_, String>(3),
+                       "started_at": r.get::<_, String>(4), "heartbeat_age_secs": age,
+                       "alive": age < lease, "runs_in_flight": r.get::<_, i64>(6),
+                       "this": r.get::<_, String>(0) == self.gateway.id})
+            })
+            .collect())
+    }
+
+    /// Claim node runs whose gateway stopped, went silent for `LEASE` or handed them back: oldest
+    /// first, rows another gateway is claiming at the same moment skipped, deleted as they are taken.
+    pub async fn claim_orphans(&self, limit: usize) -> Result<Vec<Claimed>, PgError> {
+        let (limit, lease) = (limit as i64, LEASE.as_secs_f64());
+        let rows = self
+            .query(
+                "claiming queued node runs of dead gateways",
+                "WITH c AS ( \
+                   SELECT run_id, node FROM queue \
+                   WHERE gateway IS NULL OR gateway NOT IN (SELECT id FROM gateways WHERE stopped_at IS NULL \
+                         AND heartbeat_at > now() - make_interval(secs => $2)) \
+                   ORDER BY enqueued_at LIMIT $1 FOR UPDATE SKIP LOCKED) \
+                 DELETE FROM queue q USING c WHERE q.run_id = c.run_id AND q.node = c.node \
+                 RETURNING q.run_id, q.node, q.why_run, q.requested_by",
+                &[&limit, &lease],
+            )
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| Claimed {
+                run_id: r.get(0),
+                node: r.get(1),
+                why_run: r.get(2),
+                requested_by: r.get(3),
+            })
+            .collect())
+    }
+
+    /// The address this gateway listens on, once bound.
+    pub async fn announce(&self, listen: &str) -> Result<(), PgError> {
+        let c = self.reader().await?;
+        timed(
+            &self.url,
+            "updating the gateway registry",
+            STATEMENT_TIMEOUT,
+            c.execute(
+                "UPDATE gateways SET listen = $2 WHERE id = $1",
+                &[&self.gateway.id, &listen],
+            ),
+        )
+        .await
+        .map(|_| ())
+    }
+}
+
+const RUN_COLUMNS: &str = "SELECT seq, id, status, why_run, requested_by, created_at, started_at, \
+     finished_at, nodes, triggers, duration_secs, summary, note FROM runs";
+
+fn run_row(r: &Row) -> RunRow {
+    let nodes: String = r.get(8);
+    let summary: Option<String> = r.get(11);
+    RunRow {
+        seq: r.get(0),
+        id: r.get(1),
+        status: r.get(2),
+        why_run: r.get(3),
+        requested_by: r.get(4),
+        created_at: r.get(5),
+        started_at: r.get(6),
+        finished_at: r.get(7),
+        nodes: serde_json::from_str(&nodes).unwrap_or_default(),
+        triggers: r.get::<_, i64>(9).max(0) as u64,
+        duration_secs: r.get(10),
+        summary: summary.and_then(|s| serde_json::from_str(&s).ok()),
+        note: r.get(12),
+        results: Vec::new(),
+    }
+}
+
+/// Gateways of this host whose process is gone are marked stopped at once: a crash seen from the same
+/// machine need not wait out the lease (other machines' gateways do).
+async fn mark_dead_local(c: &Client, url: &DatabaseUrl, g: &GatewayInfo) -> Result<(), PgError> {
+    let t = STATEMENT_TIMEOUT;
+    let rows = timed(
+        url,
+        "reading the gateway registry",
+        t,
+        c.query(
+            "SELECT id, pid FROM gateways WHERE host = $1 AND stopped_at IS NULL AND id <> $2",
+            &[&g.host, &g.id],
+        ),
+    )
+    .await?;
+    for r in rows {
+        let (id, pid): (String, i32) = (r.get(0), r.get(1));
+        if process_gone(pid) {
+            timed(
+                url,
+                "marking a dead gateway stopped",
+                t,
+                c.execute(
+                    "UPDATE gateways SET stopped_at = now() WHERE id = $1",
+                    &[&id],
+                ),
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+/// No process `pid` on this machine, or only its zombie (killed, not yet reaped).
+fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next())
+            .is_some_and(|state| matches!(state, 'Z' | 'X')),
+        Err(_) => true,
+    }
+}
+
+/// Enter this gateway in the registry.
+async fn register(
+    c: &Client,
+    url: &DatabaseUrl,
+    g: &GatewayInfo,
+    listen: &str,
+) -> Result<(), PgError> {
+    mark_dead_local(c, url, g).await?;
+    let t = STATEMENT_TIMEOUT;
+    timed(
+        url,
+        "registering the gateway",
+        t,
+        c.execute(
+            "INSERT INTO gateways (id, host, pid, listen) VALUES ($1, $2, $3, $4)",
+            &[&g.id, &g.host, &(g.pid as i32), &listen],
+        ),
+    )
+    .await
+    .map(|_| ())
+}
+
+async fn log_line(
+    c: &Client,
+    url: &DatabaseUrl,
+    gateway: &str,
+    at: &str,
+    event: &str,
+    detail: &str,
+) -> Result<(), PgError> {
+    timed(
+        url,
+        "writing the gateway log",
+        STATEMENT_TIMEOUT,
+        c.execute(
+            "INSERT INTO gateway_log (gateway, at, event, detail) VALUES ($1, $2, $3, $4)",
+            &[&gateway, &at, &event, &detail],
+        ),
+    )
+    .await
+    .map(|_| ())
+}
+
+/// Mark interrupted the runs in flight of gateways that stopped or went silent for `LEASE`; rows
+/// another gateway is sweeping at the same moment are skipped (it marks them). Returns their ids.
+async fn sweep(c: &Client, url: &DatabaseUrl, me: &str, now: &str) -> Result<Vec<String>, PgError> {
+    let lease = LEASE.as_secs_f64();
+    let event = json!({"event": "run_interrupted", "at": now, "status": "interrupted",
+                       "note": INTERRUPTED_NOTE})
+    .to_string();
+    // One statement: lock the dead gateways' runs, mark them, append their run_interrupted event.
+    let rows = timed(
+        url,
+        "marking dead gateways' runs interrupted",
+        STATEMENT_TIMEOUT,
+        c.query(
+            "WITH dead AS ( \
+               SELECT id FROM runs WHERE status IN ('queued', 'running') AND gateway <> $1 \
+               AND gateway NOT IN (SELECT id FROM gateways WHERE stopped_at IS NULL \
+                                   AND heartbeat_at > now() - make_interval(secs => $2)) \
+               FOR UPDATE SKIP LOCKED), \
+             marked AS ( \
+               UPDATE runs r SET status = 'interrupted', finished_at = $3, note = $4 \
+               FROM dead WHERE r.id = dead.id RETURNING r.id), \
+             ev AS ( \
+               INSERT INTO events (run_id, seq, event) \
+               SELECT m.id, COALESCE((SELECT MAX(seq) FROM events e WHERE e.run_id = m.id), -1) + 1, \
+                      jsonb_set($5::text::jsonb, '{run_id}', to_jsonb(m.id))::text \
+               FROM marked m ON CONFLICT DO NOTHING) \
+             SELECT id FROM marked ORDER BY id",
+            &[&me, &lease, &now, &INTERRUPTED_NOTE, &event],
+        ),
+    )
+    .await?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
+async fn heartbeat(url: DatabaseUrl, first: Arc<Client>, me: GatewayInfo, stop: CancellationToken) {
+    let mut client = first;
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => break,
+            _ = tokio::time::sleep(HEARTBEAT) => {}
+        }
+        if client.is_closed() {
+            match connect(&url).await {
+                Ok(c) => client = Arc::new(c),
+                Err(e) => {
+                    warn!(error = %e, "heartbeat: cannot reach the database");
+                    continue;
+                }
+            }
+        }
+        if let Err(e) = beat(&client, &url, &me).await {
+            warn!(error = %e, "heartbeat failed");
+        }
+    }
+    let stopped = timed(
+        &url,
+        "marking the gateway stopped",
+        STATEMENT_TIMEOUT,
+        client.execute(
+            "UPDATE gateways SET stopped_at = now(), heartbeat_at = now() WHERE id = $1",
+            &[&me.id],
+        ),
+    )
+    .await;
+    if let Err(e) = stopped {
+        warn!(error = %e, "could not mark this gateway stopped in the registry");
+    }
+}
+
+async fn beat(c: &Client, url: &DatabaseUrl, g: &GatewayInfo) -> Result<(), PgError> {
+    let me = g.id.as_str();
+    timed(
+        url,
+        "heartbeat",
+        STATEMENT_TIMEOUT,
+        c.execute(
+            "UPDATE gateways SET heartbeat_at = now() WHERE id = $1",
+            &[&me],
+        ),
+    )
+    .await?;
+    mark_dead_local(c, url, g).await?;
+    let now = crate::engine::now_rfc3339();
+    let swept = sweep(c, url, me, &now).await?;
+    if !swept.is_empty() {
+        warn!(runs = ?swept, "runs of a dead gateway marked interrupted");
+        let detail = format!(
+            "marked {} run(s) of dead gateways interrupted: {}",
+            swept.len(),
+            swept.join(", ")
+        );
+        log_line(c, url, me, &now, "interrupted", &detail).await?;
+    }
+    Ok(())
+}
+
+async fn writer(
+    url: DatabaseUrl,
+    mut client: Client,
+    mut rx: mpsc::UnboundedReceiver<Op>,
+    retention: usize,
+    me: String,
+    done: std::sync::mpsc::Sender<()>,
+) {
+    let mut running = true;
+    while running {
+        let Some(first) = rx.recv().await else { break };
+        let mut batch = vec![first];
+        while batch.len() < 2000 {
+            match rx.try_recv() {
+                Ok(op) => batch.push(op),
+                Err(_) => break,
+            }
+        }
+        let started = tokio::time::Instant::now();
+        let mut pause = Duration::from_millis(200);
+        loop {
+            match write_batch(&mut client, &url, &batch, retention, &me).await {
+                Ok(()) => break,
+                Err(e) => {
+                    let retry = client.is_closed() || is_connection_error(&e);
+                    if !retry || started.elapsed() > WRITE_RETRY {
+                        WRITE_ERRORS.fetch_add(1, Ordering::Relaxed);
+                        error!(error = %e, "writing run history failed; this batch is lost");
+                        break;
+                    }
+                    warn!(error = %e, "writing run history failed; retrying");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(5));
+                    if client.is_closed()
+                        && let Ok(c) = connect(&url).await
+                    {
+                        client = c;
+                    }
+                }
+            }
+        }
+        // Callbacks run even when the batch failed, so nothing waits forever on a write.
+        for op in batch {
+            match op {
+                Op::Finished { then: Some(t), .. } => t(),
+                Op::Flush(done) => {
+                    let _ = done.send(());
+                }
+                Op::Stop => running = false,
+                _ => {}
+            }
+        }
+    }
+    let _ = done.send(());
+}
+
+fn is_connection_error(e: &PgError) -> bool {
+    match e {
+        PgError::Timeout { .. } => true,
+        PgError::Sql { source, .. } => source.is_closed() || source.as_db_error().is_none(),
+        _ => false,
+    }
+}
+
+async fn write_batch(
+    client: &mut Client,
+    url: &DatabaseUrl,
+    batch: &[Op],
+    retention: usize,
+    me: &str,
+) -> Result<(), PgError> {
+    let t = STATEMENT_TIMEOUT;
+    let tx = timed(url, "starting a history write", t, client.transaction()).await?;
+    let mut finished = false;
+    for op in batch {
+        finished |= matches!(op, Op::Finished { .. });
+        timed(url, "writing run history", t, apply(&tx, op, me)).await?;
+    }
+    if finished {
+        // Keep the newest `retention` runs; runs still in flight (any gateway's) are never dropped.
+        let keep = retention as i64;
+        timed(
+            url,
+            "applying retention",
+            t,
+            tx.execute(
+                "DELETE FROM runs WHERE status NOT IN ('queued', 'running') AND seq <= \
+                 (SELECT seq FROM runs ORDER BY seq DESC LIMIT 1 OFFSET $1)",
+                &[&keep],
+            ),
+        )
+        .await?;
+    }
+    timed(url, "committing run history", t, tx.commit()).await
+}
+
+/// One op; every statement may run twice (a batch retried after a lost commit answer) to the same end.
+async fn apply(tx: &Transaction<'_>, op: &Op, me: &str) -> Result<(), tokio_postgres::Error> {
+    match op {
+        Op::Created {
+            id,
+            why_run,
+            requested_by,
+            created_at,
+            nodes,
+        } => {
+            let list = serde_json::to_string(nodes).unwrap_or_default();
+            tx.execute(
+                "INSERT INTO runs (id, gateway, status, why_run, requested_by, created_at, nodes) \
+                 VALUES ($1, $2, 'queued', $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
+                &[id, &me, why_run, requested_by, created_at, &list],
+            )
+            .await?;
+            tx.execute(
+                "INSERT INTO run_nodes (run_id, node) SELECT $1, unnest($2::text[]) \
+                 ON CONFLICT DO NOTHING",
+                &[id, nodes],
+            )
+            .await?;
+            tx.execute(
+                "INSERT INTO queue (run_id, node, why_run, requested_by, gateway) \
+                 SELECT $1, unnest($2::text[]), $3, $4, $5 ON CONFLICT DO NOTHING",
+                &[id, nodes, why_run, requested_by, &me],
+            )
+            .await?;
+        }
+        Op::Started { id, at } => {
+            tx.execute(
+                "UPDATE runs SET status = 'running', started_at = $2 WHERE id = $1 AND status = 'queued'",
+                &[id, at],
+            )
+            .await?;
+        }
+        Op::Event { run_id, seq, event } => {
+            tx.execute(
+                "INSERT INTO events (run_id, seq, event) VALUES ($1, $2, $3) \
+                 ON CONFLICT (run_id, seq) DO UPDATE SET event = EXCLUDED.event",
+                &[run_id, &(*seq as i64), event],
+            )
+            .await?;
+        }
+        Op::NodeResult {
+            run_id,
+            node,
+            status,
+            finished_at,
+            report,
+        } => {
+            tx.execute(
+                "INSERT INTO node_results (run_id, node, status, finished_at, report) \
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id, node) DO UPDATE SET \
+                 status = EXCLUDED.status, finished_at = EXCLUDED.finished_at, report = EXCLUDED.report",
+                &[run_id, node, status, finished_at, report],
+            )
+            .await?;
+            // Handed back (gateway NULL): the row stays for another gateway to claim.
+            tx.execute(
+                "DELETE FROM queue WHERE run_id = $1 AND node = $2 AND gateway = $3",
+                &[run_id, node, &me],
+            )
+            .await?;
+        }
+        Op::HandBack { run_id, node } => {
+            tx.execute(
+                "UPDATE queue SET gateway = NULL WHERE run_id = $1 AND node = $2 AND gateway = $3",
+                &[run_id, node, &me],
+            )
+            .await?;
+        }
+        Op::Requeue(c) => {
+            tx.execute(
+                "INSERT INTO queue (run_id, node, why_run, requested_by, gateway) \
+                 VALUES ($1, $2, $3, $4, NULL) ON CONFLICT DO NOTHING",
+                &[&c.run_id, &c.node, &c.why_run, &c.requested_by],
+            )
+            .await?;
+        }
+        Op::Finished {
+            id,
+            at,
+            status,
+            duration_secs,
+            summary,
+            triggers,
+            note,
+            then: _,
+        } => {
+            tx.execute(
+                "UPDATE runs SET status = $2, finished_at = $3, duration_secs = $4, summary = $5, \
+                 triggers = $6, note = $7, started_at = COALESCE(started_at, $3) WHERE id = $1",
+                &[
+                    id,
+                    status,
+                    at,
+                    duration_secs,
+                    summary,
+                    &(*triggers as i64),
+                    note,
+                ],
+            )
+            .await?;
+        }
+        Op::Gateway { at, event, detail } => {
+            tx.execute(
+                "INSERT INTO gateway_log (gateway, at, event, detail) VALUES ($1, $2, $3, $4)",
+                &[&me, at, event, detail],
+            )
+            .await?;
+        }
+        Op::Flush(_) | Op::Stop => {}
+    }
+    Ok(())
+}

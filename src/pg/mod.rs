@@ -1,0 +1,303 @@
+//! PostgreSQL: the database several `netgw serve` gateways (and `netgw converge` runs) share
+//! (docs/serve.md, "Several gateways on one PostgreSQL").
+//!
+//! ```text
+//!   DatabaseUrl (password never shown) ─▶ connect (connect/keepalive timeouts, connection task spawned)
+//!   migrate: one transaction, pg_advisory_xact_lock ─▶ netgw_schema_migrations ─▶ migrations/postgres/*.sql
+//!   history::PgHistory   the run history behind api::history::History (writer task + reader connection)
+//!   lock::PgNodeLock     pg_try_advisory_lock on a connection held for the device session
+//! ```
+//!
+//! Client: `tokio-postgres` alone, no pool crate and not sqlx. sqlx (even with only its postgres
+//! feature) compiles its own runtime layer, query macros and several dozen more crates; tokio-postgres
+//! is the rust-postgres project's async driver (the one deadpool-postgres and bb8 wrap), and one of its
+//! connections pipelines concurrent queries. The history needs just two connections (writer, reader);
+//! an advisory lock needs a connection of its own for the whole device session, which is exactly what
+//! a pool must not do (it would hand a connection still holding a session lock to someone else). TLS
+//! to the database is not supported yet (`NoTls`): keep the database on the management network or
+//! loopback.
+
+pub mod history;
+pub mod lock;
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+use thiserror::Error;
+use tokio_postgres::{Client, Config, NoTls};
+use tracing::warn;
+
+/// Connecting, and every statement, give up after this long.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Advisory lock class of netgw (`pg_advisory_lock(int, int)`'s first key): "netg".
+pub const LOCK_CLASS: i32 = 0x6e65_7467;
+/// Second key of the lock serializing migrations.
+const MIGRATION_LOCK: i32 = 0;
+
+#[derive(Debug, Error)]
+pub enum PgError {
+    #[error("database URL {shown}: {message}")]
+    Url { shown: String, message: String },
+    #[error("database {url}: {what}: {source}")]
+    Sql {
+        url: String,
+        what: &'static str,
+        #[source]
+        source: tokio_postgres::Error,
+    },
+    #[error("database {url}: {what}: no answer within {secs} s")]
+    Timeout {
+        url: String,
+        what: &'static str,
+        secs: u64,
+    },
+    #[error(
+        "database {url}: schema version {found} is newer than this netgw knows ({known}); upgrade netgw"
+    )]
+    SchemaNewer { url: String, found: i32, known: i32 },
+}
+
+/// A PostgreSQL connection string (URL or `key=value` form). Its password is never displayed: `Debug`
+/// and `Display` show `postgres://USER@HOST:PORT/DB`, rebuilt from the parsed parts.
+#[derive(Clone)]
+pub struct DatabaseUrl {
+    config: Config,
+    shown: String,
+}
+
+impl DatabaseUrl {
+    pub fn parse(text: &str) -> Result<DatabaseUrl, PgError> {
+        let bad = |message: String| PgError::Url {
+            shown: redact(text),
+            message,
+        };
+        if !(text.starts_with("postgres://") || text.starts_with("postgresql://")) {
+            return Err(bad(
+                "must start with postgres:// or postgresql://".to_owned()
+            ));
+        }
+        // tokio-postgres's parse errors name the option, never its value.
+        let mut config = Config::from_str(text).map_err(|e| bad(e.to_string()))?;
+        if config.get_hosts().is_empty() {
+            return Err(bad("names no host".to_owned()));
+        }
+        if config.get_user().is_none() {
+            return Err(bad("names no user".to_owned()));
+        }
+        config
+            .connect_timeout(CONNECT_TIMEOUT)
+            .keepalives(true)
+            .keepalives_idle(Duration::from_secs(30))
+            .application_name("netgw");
+        let shown = shown(&config);
+        Ok(DatabaseUrl { config, shown })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+}
+
+fn shown(c: &Config) -> String {
+    let host = match c.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
+        Some(tokio_postgres::config::Host::Unix(p)) => p.display().to_string(),
+        None => String::new(),
+    };
+    let port = c.get_ports().first().copied().unwrap_or(5432);
+    format!(
+        "postgres://{}@{host}:{port}/{}",
+        c.get_user().unwrap_or(""),
+        c.get_dbname().or(c.get_user()).unwrap_or("")
+    )
+}
+
+/// What a connection string that did not parse may show: everything between `://` and the last `@`
+/// (user and password) and any `password=` value replaced.
+fn redact(text: &str) -> String {
+    let mut out = match (text.find("://"), text.rfind('@')) {
+        (Some(s), Some(at)) if at > s => format!("{}://***{}", &text[..s], &text[at..]),
+        _ => text.to_owned(),
+    };
+    if let Some(p) = out.find("password=") {
+        let end = out[p..].find(['&', ' ']).map_or(out.len(), |e| p + e);
+        out.replace_range(p + "password=".len()..end, "***");
+    }
+    out
+}
+
+impl fmt::Display for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+impl fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DatabaseUrl({})", self.shown)
+    }
+}
+
+/// From `database:` in serve.yml; a bad value's error is redacted like the rest.
+impl<'de> serde::Deserialize<'de> for DatabaseUrl {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        DatabaseUrl::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+impl FromStr for DatabaseUrl {
+    type Err = PgError;
+    fn from_str(s: &str) -> Result<Self, PgError> {
+        DatabaseUrl::parse(s)
+    }
+}
+
+/// Bound one database call in time.
+pub async fn timed<T>(
+    url: &DatabaseUrl,
+    what: &'static str,
+    limit: Duration,
+    fut: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>,
+) -> Result<T, PgError> {
+    match tokio::time::timeout(limit, fut).await {
+        Ok(r) => r.map_err(|source| PgError::Sql {
+            url: url.to_string(),
+            what,
+            source,
+        }),
+        Err(_) => Err(PgError::Timeout {
+            url: url.to_string(),
+            what,
+            secs: limit.as_secs(),
+        }),
+    }
+}
+
+/// A new connection; its connection task runs until the client is dropped or the server goes away.
+pub async fn connect(url: &DatabaseUrl) -> Result<Client, PgError> {
+    let (client, conn) = timed(
+        url,
+        "connecting",
+        CONNECT_TIMEOUT + Duration::from_secs(1),
+        url.config.connect(NoTls),
+    )
+    .await?;
+    let shown = url.to_string();
+    tokio::spawn(async move {
+        if let Err(e) = conn.await {
+            warn!(database = %shown, error = %e, "database connection closed");
+        }
+    });
+    Ok(client)
+}
+
+/// The schema migrations, in order (version, file name, SQL).
+const MIGRATIONS: &[(i32, &str, &str)] = &[
+    (
+        1,
+        "0001_history.sql",
+        include_str!("../../migrations/postgres/0001_history.sql"),
+    ),
+    (
+        2,
+        "0002_queue.sql",
+        include_str!("../../migrations/postgres/0002_queue.sql"),
+    ),
+];
+
+/// Apply the migrations not applied yet, all in one transaction; gateways starting together serialize
+/// on an advisory transaction lock. Returns the versions applied now.
+pub async fn migrate(client: &mut Client, url: &DatabaseUrl) -> Result<Vec<i32>, PgError> {
+    let t = STATEMENT_TIMEOUT;
+    let tx = timed(url, "starting the migration", t, client.transaction()).await?;
+    timed(
+        url,
+        "locking the schema",
+        t,
+        tx.execute(
+            "SELECT pg_advisory_xact_lock($1, $2)",
+            &[&LOCK_CLASS, &MIGRATION_LOCK],
+        ),
+    )
+    .await?;
+    timed(
+        url,
+        "creating netgw_schema_migrations",
+        t,
+        tx.batch_execute(
+            "CREATE TABLE IF NOT EXISTS netgw_schema_migrations (version INTEGER PRIMARY KEY, \
+             name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())",
+        ),
+    )
+    .await?;
+    let rows = timed(
+        url,
+        "reading netgw_schema_migrations",
+        t,
+        tx.query("SELECT version FROM netgw_schema_migrations", &[]),
+    )
+    .await?;
+    let done: Vec<i32> = rows.iter().map(|r| r.get(0)).collect();
+    let known = MIGRATIONS.last().map_or(0, |m| m.0);
+    if let Some(found) = done.iter().copied().filter(|v| *v > known).max() {
+        return Err(PgError::SchemaNewer {
+            url: url.to_string(),
+            found,
+            known,
+        });
+    }
+    let mut applied = Vec::new();
+    for (version, name, sql) in MIGRATIONS {
+        if done.contains(version) {
+            continue;
+        }
+        timed(url, "applying a migration", t, tx.batch_execute(sql)).await?;
+        timed(
+            url,
+            "recording a migration",
+            t,
+            tx.execute(
+                "INSERT INTO netgw_schema_migrations (version, name) VALUES ($1, $2)",
+                &[version, name],
+            ),
+        )
+        .await?;
+        applied.push(*version);
+    }
+    timed(url, "committing the migration", t, tx.commit()).await?;
+    Ok(applied)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_password_is_never_shown() {
+        let u = DatabaseUrl::parse("postgres://netgw:s3cret-pw@db.example:5433/history").unwrap();
+        for text in [u.to_string(), format!("{u:?}")] {
+            assert_eq!(
+                text.replace("DatabaseUrl(", "").trim_end_matches(')'),
+                "postgres://netgw@db.example:5433/history"
+            );
+        }
+        let e = DatabaseUrl::parse("postgres://netgw:s3cret-pw@db.example:5433/h?bogus=1")
+            .err()
+            .unwrap();
+        let text = format!("{e} {e:?}");
+        assert!(!text.contains("s3cret"), "{text}");
+        assert!(text.contains("bogus"), "{text}");
+        let e = DatabaseUrl::parse("mysql://netgw:s3cret-pw@db/h")
+            .err()
+            .unwrap();
+        assert!(!format!("{e} {e:?}").contains("s3cret"));
+        assert!(e.to_string().contains("must start with postgres://"), "{e}");
+        let e = DatabaseUrl::parse("postgres://db.example/h?password=s3cret-pw&x=1")
+            .err()
+            .unwrap();
+        assert!(!format!("{e} {e:?}").contains("s3cret"), "{e}");
+    }
+}
