@@ -17,6 +17,7 @@ pub mod limits;
 pub mod metrics;
 pub mod openapi;
 pub mod scheduler;
+pub mod ui;
 
 use crate::engine::{Connector, RegistryConnector};
 use crate::inventory::{Inventory, InventoryError};
@@ -380,6 +381,7 @@ fn router(state: S) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .merge(authed)
+        .merge(ui::router(state.clone()))
         .fallback(|| async { HttpError::not_found("no such endpoint (see /v1/openapi.json)") })
         .with_state(state)
 }
