@@ -18,6 +18,9 @@ use serde_json::json;
 use std::path::PathBuf;
 use ui_lab::{OPS, UiLab};
 
+/// The elements reaching beyond the screen's right edge, for a failure's message.
+const WIDER_THAN_SCREEN: &str = "[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > innerWidth + 1).slice(0, 8).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).join('; ')";
+
 fn shots() -> PathBuf {
     common::root().join("target/ui-screenshots")
 }
@@ -208,7 +211,7 @@ fn an_operator_signs_in_watches_a_why_run_live_and_reads_the_topology() {
     b.screenshot(&shots().join("topology.png"));
 
     // Clicking a node opens its page.
-    b.click("svg a.node[data-node=leaf1]");
+    b.mouse_click("svg a.node[data-node=leaf1] circle");
     b.wait_for(
         "location.pathname === '/ui/nodes/leaf1'",
         "leaf1's page from the drawing",
@@ -220,13 +223,16 @@ fn an_operator_signs_in_watches_a_why_run_live_and_reads_the_topology() {
     assert_eq!(
         b.eval("document.documentElement.scrollWidth <= 390"),
         json!(true),
-        "no horizontal scrolling at 390 px"
+        "too wide at 390 px: {}",
+        b.eval(WIDER_THAN_SCREEN)
     );
     b.screenshot(&shots().join("topology-phone.png"));
     b.goto(&format!("{base}/ui/runs"));
     assert_eq!(
         b.eval("document.documentElement.scrollWidth <= 390"),
-        json!(true)
+        json!(true),
+        "too wide at 390 px: {}",
+        b.eval(WIDER_THAN_SCREEN)
     );
     b.screenshot(&shots().join("runs-phone.png"));
     drop(b);

@@ -211,6 +211,25 @@ impl Browser {
         assert_eq!(found, json!(true), "no element {selector} to click");
     }
 
+    /// A real mouse click (pressed and released) at the middle of the element `selector`.
+    pub fn mouse_click(&mut self, selector: &str) {
+        let sel = serde_json::to_string(selector).unwrap();
+        let at = self.eval(&format!(
+            "(() => {{ const e = document.querySelector({sel}); if (!e) return null; e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
+        ));
+        let (x, y) = match (at[0].as_f64(), at[1].as_f64()) {
+            (Some(x), Some(y)) => (x, y),
+            _ => panic!("no element {selector} to click"),
+        };
+        for kind in ["mousePressed", "mouseReleased"] {
+            let r = self.call(
+                "Input.dispatchMouseEvent",
+                json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
+            );
+            assert!(r.get("error").is_none(), "{kind} at {x},{y}: {r}");
+        }
+    }
+
     pub fn screenshot(&mut self, path: &Path) {
         let r = self.call(
             "Page.captureScreenshot",
