@@ -417,7 +417,7 @@ pub fn human_summary_json(r: &Value) -> String {
         }
         None => String::new(),
     };
-    let text = cookbooks
+    cookbooks
         + &format!(
             "\nRun {}: {} node(s), {} succeeded, {} failed{}; {}/{} resources {} in {:.2} seconds\n",
             text(r, "run_id"),
@@ -440,8 +440,7 @@ pub fn human_summary_json(r: &Value) -> String {
                 "updated"
             },
             r["duration_secs"].as_f64().unwrap_or(0.0)
-        );
-    text
+        )
 }
 
 #[cfg(test)]

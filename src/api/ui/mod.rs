@@ -239,8 +239,17 @@ async fn ui_auth(
     }
 }
 
+/// A refused form: the page saying why.
+struct Refused(StatusCode, &'static str, String);
+
+impl IntoResponse for Refused {
+    fn into_response(self) -> Response {
+        pages::problem(self.0, self.1, &self.2)
+    }
+}
+
 /// A form body, bounded in size and time as the API bounds its bodies.
-async fn read_form(s: &S, body: Body) -> Result<HashMap<String, String>, Response> {
+async fn read_form(s: &S, body: Body) -> Result<HashMap<String, String>, Refused> {
     let bytes = match tokio::time::timeout(
         s.limits.body_timeout,
         axum::body::to_bytes(body, s.max_body),
@@ -249,17 +258,17 @@ async fn read_form(s: &S, body: Body) -> Result<HashMap<String, String>, Respons
     {
         Ok(Ok(b)) => b,
         Ok(Err(_)) => {
-            return Err(pages::problem(
+            return Err(Refused(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "Form too large",
-                &format!("a form is at most {} bytes", s.max_body),
+                format!("a form is at most {} bytes", s.max_body),
             ));
         }
         Err(_) => {
-            return Err(pages::problem(
+            return Err(Refused(
                 StatusCode::REQUEST_TIMEOUT,
                 "Form too slow",
-                "the form did not arrive in time",
+                "the form did not arrive in time".into(),
             ));
         }
     };
@@ -267,7 +276,7 @@ async fn read_form(s: &S, body: Body) -> Result<HashMap<String, String>, Respons
 }
 
 /// The form's CSRF token is the session's (compared in constant time).
-fn csrf_ok(sess: &Session, form: &HashMap<String, String>) -> Result<(), Response> {
+fn csrf_ok(sess: &Session, form: &HashMap<String, String>) -> Result<(), Refused> {
     let given = form.get("csrf").map(String::as_bytes).unwrap_or_default();
     let want = sess.csrf.as_bytes();
     let same = given.len() == want.len()
@@ -279,10 +288,11 @@ fn csrf_ok(sess: &Session, form: &HashMap<String, String>) -> Result<(), Respons
     if same {
         Ok(())
     } else {
-        Err(pages::problem(
+        Err(Refused(
             StatusCode::FORBIDDEN,
             "Form refused",
-            "the form's CSRF token is missing or not this session's: reload the page and try again",
+            "the form's CSRF token is missing or not this session's: reload the page and try again"
+                .into(),
         ))
     }
 }
@@ -295,7 +305,7 @@ async fn login(
 ) -> Response {
     let form = match read_form(&s, body).await {
         Ok(f) => f,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let token = form.get("token").map(|t| t.trim()).unwrap_or_default();
     if token.is_empty() {
@@ -329,10 +339,10 @@ async fn logout(
 ) -> Response {
     let form = match read_form(&s, body).await {
         Ok(f) => f,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     if let Err(r) = csrf_ok(&sess, &form) {
-        return r;
+        return r.into_response();
     }
     let mut r = see_other("/ui/login");
     r.headers_mut()
@@ -349,10 +359,10 @@ async fn trigger(
 ) -> Response {
     let form = match read_form(&s, body).await {
         Ok(f) => f,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     if let Err(r) = csrf_ok(&sess, &form) {
-        return r;
+        return r.into_response();
     }
     let why_run = form.get("mode").map(String::as_str) != Some("converge");
     let request = json!({"nodes": [name], "why_run": why_run}).to_string();
@@ -420,10 +430,10 @@ async fn check_links(
 ) -> Response {
     let form = match read_form(&s, body).await {
         Ok(f) => f,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     if let Err(r) = csrf_ok(&sess, &form) {
-        return r;
+        return r.into_response();
     }
     let topo = match topology_of(&s, &ui).await {
         Ok(t) => t,
