@@ -47,7 +47,7 @@ fn sign_in(b: &mut Browser, base: &str, token: &str) {
 #[test]
 fn an_operator_signs_in_watches_a_why_run_live_and_reads_the_topology() {
     // leaf1 answers slowly, so its why-run is still running when its page opens.
-    let lab = UiLab::start(vec![("leaf1".into(), "latency-ms".into(), "250".into())]);
+    let lab = UiLab::start(vec![("leaf1".into(), "latency-ms".into(), "400".into())]);
     let base = lab.base.clone();
     let mut b = Browser::launch(1280, 900);
 

@@ -297,6 +297,17 @@ fn csrf_ok(sess: &Session, form: &HashMap<String, String>) -> Result<(), Refused
     }
 }
 
+/// A signed-in form: read, and its CSRF token checked.
+async fn session_form(
+    s: &S,
+    sess: &Session,
+    body: Body,
+) -> Result<HashMap<String, String>, Refused> {
+    let form = read_form(s, body).await?;
+    csrf_ok(sess, &form)?;
+    Ok(form)
+}
+
 async fn login(
     State(s): State<S>,
     Extension(ui): Extension<Arc<Ui>>,
@@ -337,11 +348,7 @@ async fn logout(
     Extension(sess): Extension<Session>,
     body: Body,
 ) -> Response {
-    let form = match read_form(&s, body).await {
-        Ok(f) => f,
-        Err(r) => return r.into_response(),
-    };
-    if let Err(r) = csrf_ok(&sess, &form) {
+    if let Err(r) = session_form(&s, &sess, body).await {
         return r.into_response();
     }
     let mut r = see_other("/ui/login");
@@ -357,13 +364,10 @@ async fn trigger(
     Path(name): Path<String>,
     body: Body,
 ) -> Response {
-    let form = match read_form(&s, body).await {
+    let form = match session_form(&s, &sess, body).await {
         Ok(f) => f,
         Err(r) => return r.into_response(),
     };
-    if let Err(r) = csrf_ok(&sess, &form) {
-        return r.into_response();
-    }
     let why_run = form.get("mode").map(String::as_str) != Some("converge");
     let request = json!({"nodes": [name], "why_run": why_run}).to_string();
     match super::converge(State(s), Extension(sess.identity), Bytes::from(request)).await {
@@ -428,11 +432,7 @@ async fn check_links(
     Extension(sess): Extension<Session>,
     body: Body,
 ) -> Response {
-    let form = match read_form(&s, body).await {
-        Ok(f) => f,
-        Err(r) => return r.into_response(),
-    };
-    if let Err(r) = csrf_ok(&sess, &form) {
+    if let Err(r) = session_form(&s, &sess, body).await {
         return r.into_response();
     }
     let topo = match topology_of(&s, &ui).await {
