@@ -244,65 +244,42 @@ fn show(v: &Value) -> String {
 
 /// One node in chef-client's doc-formatter style.
 pub fn human_node(n: &NodeReport) -> String {
+    human_node_json(&serde_json::to_value(n).unwrap_or(Value::Null))
+}
+
+fn text<'a>(v: &'a Value, key: &str) -> &'a str {
+    v[key].as_str().unwrap_or_default()
+}
+
+/// [`human_node`] from the node report's JSON shape (the API's and `--format json`'s): what the
+/// history keeps and `netgw serve`'s status page shows (src/api/ui), the same text either way.
+pub fn human_node_json(n: &Value) -> String {
     let mut out = String::new();
-    if n.status == NodeStatus::Skipped {
-        for w in &n.warnings {
-            let _ = writeln!(out, "netgw run for {} {w}", n.name);
+    let name = text(n, "name");
+    let why_run = n["why_run"].as_bool().unwrap_or(false);
+    let warnings: Vec<&str> = n["warnings"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if text(n, "status") == "skipped" {
+        for w in &warnings {
+            let _ = writeln!(out, "netgw run for {name} {w}");
         }
-        return out;
+        return terminal_safe(&out).into_owned();
     }
     let _ = writeln!(
         out,
-        "Starting netgw run for {}{}",
-        n.name,
-        if n.why_run { " (why-run)" } else { "" }
+        "Starting netgw run for {name}{}",
+        if why_run { " (why-run)" } else { "" }
     );
-    let mut recipe = "";
-    for r in &n.resources {
-        if r.recipe != recipe {
-            recipe = &r.recipe;
-            let _ = writeln!(out, "Recipe: {recipe}");
-        }
-        let suffix = match r.status {
-            ResourceStatus::UpToDate => " (up to date)",
-            ResourceStatus::Skipped => " (skipped)",
-            _ => "",
-        };
-        let _ = writeln!(out, "  * {} action {}{suffix}", r.display_name(), r.action);
-        let verb = if r.status == ResourceStatus::WouldUpdate {
-            "Would "
-        } else {
-            ""
-        };
-        if matches!(
-            r.status,
-            ResourceStatus::Updated | ResourceStatus::WouldUpdate
-        ) {
-            if matches!(r.action.as_str(), "create" | "delete") {
-                let _ = writeln!(out, "    - {verb}{} {}", r.action, r.display_name());
-            }
-            for c in &r.changes {
-                if c.property == "state" {
-                    continue;
-                }
-                let _ = if r.action == "create" {
-                    writeln!(out, "    - {verb}set {} to {}", c.property, show(&c.after))
-                } else {
-                    writeln!(
-                        out,
-                        "    - {verb}update {} from {} to {}",
-                        c.property,
-                        show(&c.before),
-                        show(&c.after)
-                    )
-                };
-            }
-        }
-        if let Some(e) = &r.error {
-            let _ = writeln!(out, "    ! {e}");
-        }
-    }
-    if let Some(diff) = &n.device_diff
+    human_resources(
+        &mut out,
+        n["resources"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default(),
+    );
+    if let Some(diff) = n["device_diff"].as_str()
         && !diff.trim().is_empty()
     {
         let _ = writeln!(out, "Device diff:");
@@ -310,76 +287,159 @@ pub fn human_node(n: &NodeReport) -> String {
             let _ = writeln!(out, "    {line}");
         }
     }
-    if let Some(r) = &n.recovered {
+    if let Some(r) = recovery_from_json(&n["recovered"]) {
         let _ = writeln!(out, "RECOVERED: {r}");
     }
-    for w in &n.warnings {
+    for w in &warnings {
         let _ = writeln!(out, "WARNING: {w}");
     }
-    if let Some(e) = &n.error {
-        let kind = n
-            .error_kind
+    if let Some(e) = n["error"].as_str() {
+        let kind = n["error_kind"]
+            .as_str()
             .map(|k| format!(" ({k} error)"))
             .unwrap_or_default();
-        let _ = writeln!(out, "\nnetgw run FAILED for {}{kind}: {e}", n.name);
+        let _ = writeln!(out, "\nnetgw run FAILED for {name}{kind}: {e}");
     }
-    let verb = if n.why_run {
+    let verb = if why_run {
         "would be updated"
     } else {
         "updated"
     };
     let _ = writeln!(
         out,
-        "\nnetgw run for {} finished, {}/{} resources {verb} in {:.2} seconds",
-        n.name, n.updated, n.total, n.duration_secs
+        "\nnetgw run for {name} finished, {}/{} resources {verb} in {:.2} seconds",
+        n["updated"].as_u64().unwrap_or(0),
+        n["total"].as_u64().unwrap_or(0),
+        n["duration_secs"].as_f64().unwrap_or(0.0)
     );
     terminal_safe(&out).into_owned()
 }
 
+/// The resources of a node report (JSON shape), grouped by recipe.
+fn human_resources(out: &mut String, resources: &[Value]) {
+    let mut recipe = "";
+    for r in resources {
+        if text(r, "recipe") != recipe {
+            recipe = text(r, "recipe");
+            let _ = writeln!(out, "Recipe: {recipe}");
+        }
+        let (status, action) = (text(r, "status"), text(r, "action"));
+        let display = format!("{}[{}]", text(r, "type"), text(r, "name"));
+        let suffix = match status {
+            "up-to-date" => " (up to date)",
+            "skipped" => " (skipped)",
+            _ => "",
+        };
+        let _ = writeln!(out, "  * {display} action {action}{suffix}");
+        let verb = if status == "would-update" {
+            "Would "
+        } else {
+            ""
+        };
+        if matches!(status, "updated" | "would-update") {
+            if matches!(action, "create" | "delete") {
+                let _ = writeln!(out, "    - {verb}{action} {display}");
+            }
+            for c in r["changes"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+            {
+                let property = text(c, "property");
+                if property == "state" {
+                    continue;
+                }
+                let _ = if action == "create" {
+                    writeln!(out, "    - {verb}set {property} to {}", show(&c["after"]))
+                } else {
+                    writeln!(
+                        out,
+                        "    - {verb}update {property} from {} to {}",
+                        show(&c["before"]),
+                        show(&c["after"])
+                    )
+                };
+            }
+        }
+        if let Some(e) = r["error"].as_str() {
+            let _ = writeln!(out, "    ! {e}");
+        }
+    }
+}
+
+/// The journal's recovery from its JSON shape, for its `Display` (the words the journal chose).
+fn recovery_from_json(v: &Value) -> Option<crate::journal::Recovery> {
+    let pick = |s: &str, known: &[&'static str]| known.iter().copied().find(|k| *k == s);
+    Some(crate::journal::Recovery {
+        run_id: v["run_id"].as_str()?.to_owned(),
+        found: pick(text(v, "found"), &["new", "old", "partial"]).unwrap_or("unknown"),
+        action: pick(
+            text(v, "action"),
+            &["cleared", "confirmed", "reverted", "restored"],
+        )
+        .unwrap_or("unknown"),
+        restored: v["restored"].as_u64().unwrap_or(0) as usize,
+        via: v["via"].as_str().map(str::to_owned),
+    })
+}
+
 pub fn human_summary(r: &RunReport) -> String {
-    let s = &r.summary;
-    let cookbooks = match &r.cookbooks {
-        Some(c) => format!(
-            "\nCookbooks from {}: {}; {} file(s) downloaded, {} from the cache ({})",
-            c.server,
-            if c.versions.is_empty() {
-                "(none)".to_owned()
-            } else {
-                c.versions
-                    .iter()
-                    .map(|v| format!("{} {}", v.name, v.version))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            },
-            c.files_downloaded,
-            c.files_cached,
-            c.cache.display()
-        ),
+    human_summary_json(&serde_json::to_value(r).unwrap_or(Value::Null))
+}
+
+/// [`human_summary`] from the run report's JSON shape (`netgw serve`'s status page shows it).
+pub fn human_summary_json(r: &Value) -> String {
+    let s = &r["summary"];
+    let count = |k: &str| s[k].as_u64().unwrap_or(0);
+    let cookbooks = match r["cookbooks"].as_object() {
+        Some(c) => {
+            let versions: Vec<String> = c
+                .get("versions")
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+                .iter()
+                .map(|v| format!("{} {}", text(v, "name"), text(v, "version")))
+                .collect();
+            let field = |k: &str| c.get(k).cloned().unwrap_or(Value::Null);
+            format!(
+                "\nCookbooks from {}: {}; {} file(s) downloaded, {} from the cache ({})",
+                field("server").as_str().unwrap_or_default(),
+                if versions.is_empty() {
+                    "(none)".to_owned()
+                } else {
+                    versions.join(", ")
+                },
+                field("files_downloaded").as_u64().unwrap_or(0),
+                field("files_cached").as_u64().unwrap_or(0),
+                field("cache").as_str().unwrap_or_default()
+            )
+        }
         None => String::new(),
     };
     cookbooks
         + &format!(
             "\nRun {}: {} node(s), {} succeeded, {} failed{}; {}/{} resources {} in {:.2} seconds\n",
-            r.run_id,
-            s.nodes,
-            s.succeeded,
-            s.failed,
+            text(r, "run_id"),
+            count("nodes"),
+            count("succeeded"),
+            count("failed"),
             [
-                (s.skipped, "skipped (not driven by netgw)"),
-                (s.missing_nodes, "not in the store (see warnings)")
+                (count("skipped"), "skipped (not driven by netgw)"),
+                (count("missing_nodes"), "not in the store (see warnings)")
             ]
             .iter()
             .filter(|(n, _)| *n > 0)
             .map(|(n, what)| format!(", {n} {what}"))
             .collect::<String>(),
-            s.updated,
-            s.resources,
-            if r.why_run {
+            count("updated"),
+            count("resources"),
+            if r["why_run"].as_bool().unwrap_or(false) {
                 "would be updated"
             } else {
                 "updated"
             },
-            r.duration_secs
+            r["duration_secs"].as_f64().unwrap_or(0.0)
         )
 }
 

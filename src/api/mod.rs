@@ -18,6 +18,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod scheduler;
 pub mod takeover;
+pub mod ui;
 
 use crate::engine::{Connector, RegistryConnector};
 use crate::inventory::{Inventory, InventoryError};
@@ -415,6 +416,7 @@ fn router(state: S) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .merge(authed)
+        .merge(ui::router(state.clone()))
         .fallback(|| async { HttpError::not_found("no such endpoint (see /v1/openapi.json)") })
         .with_state(state)
 }

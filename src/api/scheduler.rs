@@ -637,6 +637,16 @@ impl Scheduler {
         self.shared.engine.links_topology.is_some()
     }
 
+    /// The inventory, shared: a link check reads every node through it (the status page's).
+    pub fn shared_inventory(&self) -> Arc<Inventory> {
+        self.shared.inventory.clone()
+    }
+
+    /// `links_topology:` of the configuration, loaded.
+    pub fn links_topology(&self) -> Option<Arc<netgw_models::topology::Topology>> {
+        self.shared.engine.links_topology.clone()
+    }
+
     /// The store nodes are read from (and searched, when it can search).
     pub fn store(&self) -> &Arc<dyn NodeStore> {
         &self.shared.engine.store

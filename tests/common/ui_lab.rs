@@ -1,0 +1,94 @@
+//! A netgw-lab fabric and a real `netgw serve` in front of it, for the status-page tests
+//! (tests/ui_http.rs, tests/ui_browser.rs).
+#![allow(dead_code)] // each test uses part of it
+
+use netgw_labs::lab::{Lab, LabOptions};
+use netgw_models::topology::Topology;
+use std::process::Child;
+
+/// Roles `trigger` and `read`.
+pub const OPS: &str = "ui-ops-token-0123456789abcdef";
+/// Role `read` only.
+pub const VIEWER: &str = "ui-viewer-token-0123456789abcdef";
+
+/// Two leaves under a spine; leaf2 also reaches an undriven Linux host.
+pub const FABRIC: &str = "name: uilab\ntopology:\n  nodes:\n    spine1: {kind: arista_ceos}\n    leaf1: {kind: arista_ceos}\n    leaf2: {kind: arista_ceos}\n    host1: {kind: linux}\n  links:\n    - endpoints: [\"spine1:eth1\", \"leaf1:eth1\"]\n    - endpoints: [\"spine1:eth2\", \"leaf2:eth1\"]\n    - endpoints: [\"leaf2:eth3\", \"host1:eth1\"]\n";
+
+pub struct UiLab {
+    pub child: Child,
+    pub base: String,
+    pub lab: Lab,
+    pub dir: tempfile::TempDir,
+    /// Keep last: dropping it stops the devices.
+    pub rt: tokio::runtime::Runtime,
+}
+
+impl Drop for UiLab {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl UiLab {
+    /// The fabric with `faults` (`node`, `key`, `value`), each node wanting VLAN 720 (so a why-run
+    /// finds drift), served with the two tokens and the fabric as `links_topology`.
+    pub fn start(faults: Vec<(String, String, String)>) -> UiLab {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let topo = Topology::parse(FABRIC).unwrap();
+        let lab = rt
+            .block_on(Lab::start(
+                &topo,
+                LabOptions {
+                    faults,
+                    ..LabOptions::default()
+                },
+            ))
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        lab.write_inventory(&d.join("inventory.yml")).unwrap();
+        super::common::write(d, "fabric.clab.yml", FABRIC);
+        for n in ["spine1", "leaf1", "leaf2"] {
+            super::common::write(
+                d,
+                &format!("repo/nodes/{n}.json"),
+                &format!(
+                    r#"{{"name":"{n}","run_list":["recipe[netdev::vlans]"],
+                        "normal":{{"netdev":{{"vlans":{{"720":{{"name":"ui_page"}}}}}}}}}}"#
+                ),
+            );
+        }
+        let hash = netgw::api::auth::token_hash_hex;
+        super::common::write(
+            d,
+            "serve.yml",
+            &format!(
+                "inventory: inventory.yml\nlinks_topology: fabric.clab.yml\ndb: history.db\nrepo: repo\ntokens:\n  - {{name: ops, sha256: {}, roles: [trigger, read]}}\n  - {{name: viewer, sha256: {}, roles: [read]}}\n",
+                hash(OPS),
+                hash(VIEWER)
+            ),
+        );
+        let state = d.join("state");
+        let (child, base) = super::common::spawn_serve(
+            &d.join("serve.yml"),
+            &["--state-dir", state.to_str().unwrap()],
+            &d.join("serve.log"),
+        );
+        UiLab {
+            child,
+            base,
+            lab,
+            dir,
+            rt,
+        }
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("serve.log")).unwrap_or_default()
+    }
+}

@@ -1,0 +1,250 @@
+//! The status page over plain HTTP (no browser), against a real `netgw serve` and netgw-lab: the
+//! login and its cookie, roles, CSRF on every button, and a device's hostile text (a commit error
+//! carrying `<script>`) shown as text.
+
+mod common;
+#[path = "common/ui_lab.rs"]
+mod ui_lab;
+
+use reqwest::StatusCode;
+use reqwest::header::{COOKIE, LOCATION, SET_COOKIE};
+use std::time::{Duration, Instant};
+use ui_lab::{OPS, UiLab, VIEWER};
+
+const HOSTILE: &str = "<script>alert('pwned')</script><img src=x onerror=alert(1)>";
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap()
+}
+
+/// Sign in with `token`: the session cookie (`name=value`) and the Set-Cookie header whole.
+async fn sign_in(base: &str, token: &str) -> (String, String) {
+    let r = client()
+        .post(format!("{base}/ui/login"))
+        .form(&[("token", token)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(r.headers()[LOCATION], "/ui/runs");
+    let set = r.headers()[SET_COOKIE].to_str().unwrap().to_owned();
+    let pair = set.split(';').next().unwrap().to_owned();
+    (pair, set)
+}
+
+async fn get(base: &str, cookie: &str, path: &str) -> (StatusCode, String) {
+    let r = client()
+        .get(format!("{base}{path}"))
+        .header(COOKIE, cookie)
+        .send()
+        .await
+        .unwrap();
+    (r.status(), r.text().await.unwrap())
+}
+
+async fn post(base: &str, cookie: &str, path: &str, form: &[(&str, &str)]) -> reqwest::Response {
+    client()
+        .post(format!("{base}{path}"))
+        .header(COOKIE, cookie)
+        .form(form)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The CSRF token a page's forms carry.
+fn csrf(page: &str) -> String {
+    let at = page
+        .find(r#"name="csrf" value=""#)
+        .expect("a form with a CSRF token");
+    let rest = &page[at + r#"name="csrf" value=""#.len()..];
+    rest[..rest.find('"').unwrap()].to_owned()
+}
+
+async fn wait_finished(base: &str, cookie: &str, run: &str) -> String {
+    let t = Instant::now();
+    loop {
+        let (s, page) = get(base, cookie, run).await;
+        assert_eq!(s, StatusCode::OK, "{page}");
+        if page.contains(r#"class="status st-finished" id="run-status""#) {
+            return page;
+        }
+        assert!(t.elapsed() < Duration::from_secs(120), "{page}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[test]
+fn login_roles_csrf_and_escaping_of_device_text() {
+    let lab = UiLab::start(vec![(
+        "leaf2".into(),
+        "reject-commit".into(),
+        HOSTILE.into(),
+    )]);
+    let base = lab.base.clone();
+    lab.rt.block_on(async {
+        // Not signed in: to the login form. A wrong token: the form again, 401, no cookie.
+        let r = client()
+            .get(format!("{base}/ui/runs"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::SEE_OTHER);
+        assert_eq!(r.headers()[LOCATION], "/ui/login");
+        let r = client()
+            .post(format!("{base}/ui/login"))
+            .form(&[("token", "wrong-token")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+        assert!(r.headers().get(SET_COOKIE).is_none());
+        let page = r.text().await.unwrap();
+        assert!(
+            page.contains("That token is not accepted.") && page.contains(r#"name="token""#),
+            "{page}"
+        );
+        // A cookie carrying a wrong token is refused too.
+        let (s, page) = get(&base, "netgw_session=d3Jvbmc", "/ui/nodes").await;
+        assert_eq!(s, StatusCode::UNAUTHORIZED);
+        assert!(page.contains("sign in again"), "{page}");
+
+        // The cookie: HttpOnly, SameSite=Strict, scoped to /ui, not Secure on plain HTTP, and not the
+        // token in clear.
+        let (ops, set) = sign_in(&base, OPS).await;
+        assert!(
+            set.contains("HttpOnly") && set.contains("SameSite=Strict") && set.contains("Path=/ui"),
+            "{set}"
+        );
+        assert!(!set.contains("Secure") && !set.contains(OPS), "{set}");
+
+        // Every page answers, with the headers that keep other origins' code out.
+        for path in ["/ui/runs", "/ui/nodes", "/ui/nodes/leaf1", "/ui/topology"] {
+            let r = client()
+                .get(format!("{base}{path}"))
+                .header(COOKIE, &ops)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), StatusCode::OK, "{path}");
+            let csp = r.headers()["content-security-policy"]
+                .to_str()
+                .unwrap()
+                .to_owned();
+            assert!(
+                csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"),
+                "{csp}"
+            );
+            let page = r.text().await.unwrap();
+            assert!(!page.contains(OPS), "{path} shows the token");
+        }
+
+        // A read-only token sees no button and cannot start a run, even with a valid CSRF token.
+        let (viewer, _) = sign_in(&base, VIEWER).await;
+        let (_, page) = get(&base, &viewer, "/ui/nodes/leaf2").await;
+        assert!(
+            !page.contains(r#"id="why-run""#)
+                && page.contains("needs a token with the trigger role"),
+            "{page}"
+        );
+        let token = csrf(&page);
+        let r = post(
+            &base,
+            &viewer,
+            "/ui/nodes/leaf2/converge",
+            &[("csrf", &token), ("mode", "why-run")],
+        )
+        .await;
+        assert_eq!(r.status(), StatusCode::FORBIDDEN);
+        assert!(
+            r.text()
+                .await
+                .unwrap()
+                .contains("token:viewer lacks the `trigger` role")
+        );
+
+        // CSRF: no token, another session's token: refused; this session's: the run starts.
+        let (_, page) = get(&base, &ops, "/ui/nodes/leaf2").await;
+        assert!(page.contains(r#"id="why-run""#), "{page}");
+        let mine = csrf(&page);
+        assert_ne!(mine, token, "each session its own CSRF token");
+        for form in [
+            vec![("mode", "converge")],
+            vec![("csrf", token.as_str()), ("mode", "converge")],
+        ] {
+            let r = post(&base, &ops, "/ui/nodes/leaf2/converge", &form).await;
+            assert_eq!(r.status(), StatusCode::FORBIDDEN);
+            assert!(r.text().await.unwrap().contains("CSRF"));
+        }
+        let (_, runs) = get(&base, &ops, "/ui/runs").await;
+        assert!(
+            runs.contains("No run yet"),
+            "refused forms started nothing: {runs}"
+        );
+        let r = post(
+            &base,
+            &ops,
+            "/ui/nodes/leaf2/converge",
+            &[("csrf", &mine), ("mode", "converge")],
+        )
+        .await;
+        assert_eq!(r.status(), StatusCode::SEE_OTHER);
+        let run = r.headers()[LOCATION].to_str().unwrap().to_owned();
+        assert!(run.starts_with("/ui/runs/"), "{run}");
+
+        // leaf2 refuses the commit with hostile text: shown as text on the run's and node's pages.
+        let page = wait_finished(&base, &ops, &run).await;
+        assert!(page.contains("netgw run FAILED for leaf2"), "{page}");
+        for page in [page, get(&base, &ops, "/ui/nodes/leaf2").await.1] {
+            assert!(
+                page.contains(
+                    "&lt;script&gt;alert('pwned')&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;"
+                ),
+                "{page}"
+            );
+            assert!(
+                !page.contains("<script>alert") && !page.contains("<img src=x"),
+                "{page}"
+            );
+        }
+        let (_, runs) = get(&base, &ops, "/ui/runs").await;
+        assert!(
+            runs.contains(&run) && runs.contains(r#"data-node-status="failed""#),
+            "{runs}"
+        );
+
+        // The session's event stream is the API's.
+        let r = client()
+            .get(format!("{base}{run}/events"))
+            .header(COOKIE, &ops)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        let events = r.text().await.unwrap();
+        assert!(
+            events.contains("event: node_finished") && events.contains("event: run_finished"),
+            "{events}"
+        );
+
+        // Signing out needs the CSRF token and clears the cookie.
+        let r = post(&base, &ops, "/ui/logout", &[]).await;
+        assert_eq!(r.status(), StatusCode::FORBIDDEN);
+        let r = post(&base, &ops, "/ui/logout", &[("csrf", &mine)]).await;
+        assert_eq!(r.status(), StatusCode::SEE_OTHER);
+        assert!(
+            r.headers()[SET_COOKIE]
+                .to_str()
+                .unwrap()
+                .contains("Max-Age=0")
+        );
+    });
+    assert!(
+        !lab.log().contains(OPS) && !lab.log().contains(VIEWER),
+        "tokens are never logged"
+    );
+}
