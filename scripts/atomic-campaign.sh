@@ -10,13 +10,52 @@
 #
 #   scripts/atomic-campaign.sh [TX] [PER_VENDOR]
 #       defaults 500 and 10; SEED=424242, BATCH=25, PARALLEL=3 transactions at once
+#
+# Kill mode (MODE=kill): KILLS SIGKILLs of the `netgw converge --atomic` process at seeded-random moments
+# of phase 2 (a seeded-random phase of the transaction record, then a seeded-random delay), each on a
+# fresh fabric of PER_VENDOR devices per vendor answering after LATENCY_MS; the next run is a why-run over
+# one seeded-random member, which must recover the whole transaction: counts networks left mixed after
+# it (goal 0) and checks each went the way its record said (all old before `confirming`, all new from
+# it). The control `the_count_sees_a_mixed_network_without_the_transaction_record` runs first.
+#
+#   MODE=kill scripts/atomic-campaign.sh [KILLS] [PER_VENDOR]
+#       defaults 200 and 10; SEED=424242, BATCH=10 kills per batch, LATENCY_MS=150
 set -eu
 cd "$(dirname "$0")/.."
+SEED=${SEED:-424242}
+cargo build -q -p netgw --test atomic
+if [ "${MODE:-fault}" = kill ]; then
+    KILLS=${1:-200}
+    PER_VENDOR=${2:-10}
+    BATCH=${BATCH:-10}
+    cargo test -q -p netgw --test atomic -- --exact the_count_sees_a_mixed_network_without_the_transaction_record
+    out=$(mktemp)
+    all=$(mktemp)
+    trap 'rm -f "$out" "$all"' EXIT
+    done_k=0
+    batch=0
+    while [ "$done_k" -lt "$KILLS" ]; do
+        n=$((KILLS - done_k))
+        [ "$n" -gt "$BATCH" ] && n=$BATCH
+        if ! ATOMIC_KILLS=$n ATOMIC_KILL_PER_VENDOR=$PER_VENDOR ATOMIC_KILL_LATENCY_MS=${LATENCY_MS:-150} \
+            ATOMIC_KILL_SEED=$((SEED + batch)) cargo test -q -p netgw --test atomic -- --nocapture --exact \
+            sigkill_in_phase_two_leaves_all_old_or_all_new_after_the_next_run >"$out" 2>&1; then
+            echo "batch $batch FAILED:"
+            grep -E '^kill [0-9]' "$out" | cut -c1-600 || true
+        fi
+        grep -E '^(seed|\| [a-z(])' "$out" | grep -v '^| record' | sed "s/^/batch $batch: /" | tee -a "$all"
+        done_k=$((done_k + n))
+        batch=$((batch + 1))
+    done
+    awk -F'|' '/^batch [0-9]+: \| [a-z(]/ { k[$2] += $3; a[$2] += $4; b[$2] += $5; c[$2] += $6; K += $3; A += $4; B += $5; C += $6 }
+        END { print "TOTAL | record at the kill | kills | mixed at the kill | mixed after the next run | all new after |";
+              for (p in k) printf "TOTAL |%s| %d | %d | %d | %d |\n", p, k[p], a[p], b[p], c[p];
+              printf "TOTAL | all | %d | %d | %d | %d |\n", K, A, B, C }' "$all"
+    exit 0
+fi
 TX=${1:-500}
 PER_VENDOR=${2:-10}
-SEED=${SEED:-424242}
 BATCH=${BATCH:-25}
-cargo build -q -p netgw --test atomic
 cargo test -q -p netgw --test atomic -- --exact the_check_sees_a_network_left_mixed_by_a_node_by_node_converge
 out=$(mktemp)
 all=$(mktemp)

@@ -26,7 +26,7 @@ use crate::engine::{
     record_plan,
 };
 use crate::error::EngineError;
-use crate::journal::{Intent, Journal};
+use crate::journal::{Intent, Journal, TxPhase, TxRecord};
 use crate::report::{NodeReport, NodeStatus, ResourceStatus, RunReport, StepTiming, summarize};
 use crate::session::Session;
 use crate::store::NodeStore;
@@ -509,6 +509,20 @@ async fn phase2(
     let conc = opts.concurrency.max(1);
     let journal = &ctx.journal;
     let commit_opts = &commit_opts;
+    let rec = TxRecord::new(
+        &opts.run_id,
+        members
+            .iter()
+            .filter(|m| m.changes())
+            .map(|m| m.name.clone())
+            .collect(),
+    );
+    // Durable before the first commit: a gateway that dies from here on leaves the phase its
+    // recovery must honour (crate::txrecover).
+    if let Err(f) = record(journal, &rec, TxPhase::Staged).await {
+        failures.push(f.clone());
+        return roll_back_all(ctx, opts, members, &rec, &f).await;
+    }
     futures::stream::iter(members.iter_mut().filter(|m| m.changes()))
         .for_each_concurrent(conc, |m| async move {
             m.step = "commit";
@@ -523,6 +537,7 @@ async fn phase2(
         })
         .await;
     collect_failures(members, 2, failures);
+    advance(journal, &rec, TxPhase::Committed, failures).await;
     if failures.is_empty() {
         futures::stream::iter(members.iter_mut().filter(|m| m.changes()))
             .for_each_concurrent(conc, |m| async move {
@@ -541,16 +556,47 @@ async fn phase2(
             })
             .await;
         collect_failures(members, 2, failures);
+        advance(journal, &rec, TxPhase::Verified, failures).await;
     }
     if failures.is_empty()
         && let Some(check) = &opts.check_links
     {
         check_links(check, deadline, limit, failures, links).await;
     }
+    // The point of no return: from this record on, recovery finishes the transaction.
+    advance(journal, &rec, TxPhase::Confirming, failures).await;
     if let Some(why) = failures.first().cloned() {
-        return roll_back_all(ctx, opts, members, &why).await;
+        return roll_back_all(ctx, opts, members, &rec, &why).await;
     }
-    confirm_all(ctx, opts, members, failures).await
+    let outcome = confirm_all(ctx, opts, members, failures).await;
+    if outcome == Outcome::Committed {
+        advance(journal, &rec, TxPhase::Done, &mut Vec::new()).await;
+    }
+    crate::txrecover::close_if_settled(journal, &rec.id).await;
+    outcome
+}
+
+/// Write the transaction's record at `phase`; a record that cannot be written fails the transaction
+/// (its recovery would not know which way to go).
+async fn record(journal: &Journal, rec: &TxRecord, phase: TxPhase) -> Result<(), TxFailure> {
+    journal
+        .write_tx(&rec.at(phase))
+        .await
+        .map_err(|e| TxFailure {
+            node: "(journal)".into(),
+            phase: 2,
+            step: "transaction record",
+            error: e.to_string(),
+        })
+}
+
+/// The record moves to `phase` only while nothing failed.
+async fn advance(journal: &Journal, rec: &TxRecord, phase: TxPhase, failures: &mut Vec<TxFailure>) {
+    if failures.is_empty()
+        && let Err(f) = record(journal, rec, phase).await
+    {
+        failures.push(f);
+    }
 }
 
 /// Every device verified: the declared links against LLDP; a difference (or no answer before the
@@ -608,6 +654,10 @@ async fn commit_member(
         &p.plan,
         std::mem::take(&mut m.rendered),
     );
+    let intent = Intent {
+        tx: journal.records_tx().then(|| opts.run_id.clone()),
+        ..intent
+    };
     journal.write(&intent).await?;
     // Marked before the call: a failed commit may have applied part of the change.
     m.tx.committed = true;
@@ -630,9 +680,14 @@ async fn roll_back_all(
     ctx: &Ctx,
     opts: &EngineOptions,
     members: &mut [Member],
+    rec: &TxRecord,
     why: &TxFailure,
 ) -> Outcome {
     let journal = &ctx.journal;
+    if let Err(f) = record(journal, rec, TxPhase::RolledBack).await {
+        // Every phase before confirming already sends recovery back: the rollback goes on.
+        warn!(error = %f.error, "writing the transaction's rolled-back record failed");
+    }
     futures::stream::iter(members.iter_mut().filter(|m| m.tx.committed))
         .for_each_concurrent(opts.concurrency.max(1), |m| {
             roll_back_member(journal, opts, m)
@@ -656,6 +711,7 @@ async fn roll_back_all(
     for m in members.iter_mut() {
         mark_not_done(m, &msg);
     }
+    crate::txrecover::close_if_settled(journal, &rec.id).await;
     if members
         .iter()
         .any(|m| m.tx.committed && !m.tx.rolled_back && !m.tx.reverts_by_timer)

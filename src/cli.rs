@@ -716,10 +716,8 @@ fn converge_cmd(
     };
     let report = rt.block_on(async move {
         let connector = Arc::new(RegistryConnector);
-        let report = match opts.atomic {
-            Some(_) => crate::atomic::converge(store, repo, jobs, connector, opts).await,
-            None => engine::converge(store, repo, jobs, connector, opts).await,
-        };
+        // Open transactions this run touches are recovered whole first (crate::txrecover).
+        let report = crate::txrecover::converge(store, repo, jobs, &inv, connector, opts).await;
         if let Some(task) = collector_task {
             // The engine's sink (and so the channel) is dropped with the options: the poster drains and ends.
             let _ = tokio::time::timeout(std::time::Duration::from_secs(30), task).await;

@@ -1082,20 +1082,35 @@ async fn recover(
         action: "cleared",
         restored: 0,
         via: None,
+        transaction: None,
     };
-    if intent
+    if let Some(id) = &intent.tx {
+        recovery.transaction = Some(crate::txrecover::direction(steps.journal, id).await?);
+    }
+    let forward = recovery
+        .transaction
+        .as_ref()
+        .is_none_or(|t| t.direction == "forward");
+    let whole = intent
         .plan_to(false, &observed.vlans, &observed.links, &rules)
-        .is_empty()
-    {
+        .is_empty();
+    if whole {
         recovery.found = "new";
+    }
+    if whole && forward {
         if let Settled::Confirmed(cmd) = driver.settle_pending(true).await.map_err(drv)? {
             recovery.action = "confirmed";
             recovery.via = Some(cmd);
         }
+    } else if forward && recovery.transaction.is_some() {
+        crate::txrecover::reapply(driver, &intent, &mut recovery, opts, steps).await?;
     } else {
         restore_recovered(driver, &intent, &observed, &mut recovery, opts, steps).await?;
     }
     steps.journal.clear(name).await?;
+    if let Some(t) = &recovery.transaction {
+        crate::txrecover::close_if_settled(steps.journal, &t.id).await;
+    }
     warn!(found = recovery.found, action = recovery.action, run = %recovery.run_id, "recovered an unfinished change: {recovery}");
     steps.mark("recover");
     Ok(Some(recovery))
@@ -1144,6 +1159,19 @@ pub(crate) async fn restore_old(
     opts: &EngineOptions,
     steps: &mut Steps<'_>,
 ) -> StepResult<()> {
+    restore_to(driver, intent, true, back, opts, steps).await
+}
+
+/// Apply `back` (a plan towards the old state, or with `old = false` the new one), then read the
+/// device: anything of the touched resources left short of that state fails it.
+pub(crate) async fn restore_to(
+    driver: &mut dyn Driver,
+    intent: &Intent,
+    old: bool,
+    back: &Plan,
+    opts: &EngineOptions,
+    steps: &mut Steps<'_>,
+) -> StepResult<()> {
     if let Some(f) = back.failures().next() {
         return Err(EngineError::Config(format!(
             "cannot restore the change run {} left half-applied: {}: {}",
@@ -1169,7 +1197,7 @@ pub(crate) async fn restore_old(
     let done = async {
         driver.commit(&commit_opts).await?;
         let o = driver.observe().await?;
-        let left = intent.plan_to(true, &o.vlans, &o.links, &driver.plan_rules());
+        let left = intent.plan_to(old, &o.vlans, &o.links, &driver.plan_rules());
         if !left.is_empty() {
             return Err(DriverError::Verify {
                 device: intent.node.clone(),

@@ -49,6 +49,10 @@ pub struct Intent {
     pub links: Vec<(Link, Link)>,
     /// What the dead run sent or was about to send (configuration lines, XML, REST calls).
     pub rendered: Vec<String>,
+    /// The atomic transaction (`crate::atomic`) this change belongs to: its record
+    /// ([`TxRecord`]), not the device alone, decides whether recovery finishes or undoes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tx: Option<String>,
 }
 
 impl Intent {
@@ -69,6 +73,7 @@ impl Intent {
                 .map(|c| (c.before.clone(), c.after.clone()))
                 .collect(),
             rendered,
+            tx: None,
         }
     }
 
@@ -118,12 +123,80 @@ impl Intent {
 pub struct Journal {
     dir: PathBuf,
     enabled: bool,
+    /// `NETGW_TX_RECORD=off` (test-only: the control of the transaction kill campaign) writes
+    /// no transaction record, so recovery falls back to deciding device by device.
+    tx_records: bool,
 }
 
 impl Journal {
     pub fn new(dir: PathBuf) -> Self {
-        let enabled = std::env::var("NETGW_JOURNAL").map_or(true, |v| v != "off");
-        Journal { dir, enabled }
+        let on = |k: &str| std::env::var(k).map_or(true, |v| v != "off");
+        let enabled = on("NETGW_JOURNAL");
+        Journal {
+            dir,
+            enabled,
+            tx_records: enabled && on("NETGW_TX_RECORD"),
+        }
+    }
+
+    /// Whether transaction records are written (and so whether intents name their transaction).
+    pub fn records_tx(&self) -> bool {
+        self.tx_records
+    }
+
+    fn tx_path(&self, id: &str) -> PathBuf {
+        tx_dir(&self.dir).join(format!("{id}.json"))
+    }
+
+    /// Record the transaction's phase durably (file and directory fsynced) before the step that
+    /// phase allows begins.
+    pub async fn write_tx(&self, rec: &TxRecord) -> Result<(), JournalError> {
+        if !self.tx_records {
+            return Ok(());
+        }
+        let path = self.tx_path(&rec.id);
+        let value = serde_json::to_value(rec).map_err(|e| io(&path, e))?;
+        blocking(path, move |p| {
+            let (root, file) = root_and_file(p).map_err(|e| io(p, e))?;
+            write_json_atomic(&root, Path::new(&file), &value).map_err(|e| io(p, e))
+        })
+        .await
+    }
+
+    /// A transaction's record; `None` when it was closed (or never written).
+    pub async fn read_tx(&self, id: &str) -> Result<Option<TxRecord>, JournalError> {
+        let path = self.tx_path(id);
+        blocking(path, |p| match std::fs::read(p) {
+            Ok(b) => serde_json::from_slice(&b).map(Some).map_err(|e| io(p, e)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io(p, e)),
+        })
+        .await
+    }
+
+    /// Close the transaction once no member has an unfinished change left: until then its record
+    /// is what tells the remaining members' recovery which way to go.
+    pub async fn close_tx_if_settled(&self, rec: &TxRecord) -> Result<bool, JournalError> {
+        for m in &rec.members {
+            let Ok(n) = NodeName::new(m) else { continue };
+            if self
+                .read(&n)
+                .await?
+                .is_some_and(|i| i.tx.as_deref() == Some(&rec.id))
+            {
+                return Ok(false);
+            }
+        }
+        blocking(self.tx_path(&rec.id), |p| match std::fs::remove_file(p) {
+            Ok(()) => {
+                let (root, _) = root_and_file(p).map_err(|e| io(p, e))?;
+                sync_dir(root.path(), root.handle()).map_err(|e| io(p, e))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(io(p, e)),
+        })
+        .await?;
+        Ok(true)
     }
 
     pub fn path(&self, node: &NodeName) -> PathBuf {
@@ -206,6 +279,89 @@ pub fn unfinished(dir: &Path) -> Vec<String> {
     names
 }
 
+/// Where transaction records live: beside the per-node entries, in a directory `unfinished` skips.
+pub fn tx_dir(journal_dir: &Path) -> PathBuf {
+    journal_dir.join("tx")
+}
+
+/// The open transactions' records in `journal_dir` (blocking; unreadable ones are skipped with a
+/// warning: their members' intents still name them, and their recovery fails loudly).
+pub fn open_transactions(journal_dir: &Path) -> Vec<TxRecord> {
+    let Ok(entries) = std::fs::read_dir(tx_dir(journal_dir)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<TxRecord> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .filter_map(|e| match std::fs::read(e.path()) {
+            Ok(b) => serde_json::from_slice(&b)
+                .inspect_err(|err| tracing::warn!(path = %e.path().display(), error = %err, "unreadable transaction record"))
+                .ok(),
+            Err(_) => None,
+        })
+        .collect();
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    out
+}
+
+/// Where an atomic transaction (`crate::atomic`) stood: written before the step each phase allows,
+/// so a gateway that dies leaves the phase its recovery must honour (docs/atomic.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TxPhase {
+    /// Every member staged; commits may be under way.
+    Staged,
+    /// Every member committed (confirmed commit where the device has one); verify may be under way.
+    Committed,
+    /// Every member verified; the links check may be under way.
+    Verified,
+    /// Every member verified and checked, and confirms may be under way: the one point after which
+    /// recovery finishes the transaction rather than undoing it.
+    Confirming,
+    /// Every member confirmed.
+    Done,
+    /// The transaction failed and its members were being rolled back.
+    RolledBack,
+}
+
+impl TxPhase {
+    /// Recovery of a member finishes the change (confirm it, or apply it again where a device's
+    /// timer undid it) rather than undoing it.
+    pub fn rolls_forward(self) -> bool {
+        matches!(self, TxPhase::Confirming | TxPhase::Done)
+    }
+}
+
+/// The durable record of one atomic transaction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TxRecord {
+    /// The run id of the transaction.
+    pub id: String,
+    /// The nodes with a change in the transaction (nodes with nothing to change are not members).
+    pub members: Vec<String>,
+    pub phase: TxPhase,
+    pub written_at: String,
+}
+
+impl TxRecord {
+    pub fn new(id: &str, members: Vec<String>) -> Self {
+        TxRecord {
+            id: id.into(),
+            members,
+            phase: TxPhase::Staged,
+            written_at: crate::engine::now_rfc3339(),
+        }
+    }
+
+    pub fn at(&self, phase: TxPhase) -> Self {
+        TxRecord {
+            phase,
+            written_at: crate::engine::now_rfc3339(),
+            ..self.clone()
+        }
+    }
+}
+
 fn io(path: &Path, e: impl std::fmt::Display) -> JournalError {
     JournalError::Io {
         path: path.to_owned(),
@@ -241,11 +397,45 @@ pub struct Recovery {
     /// `configure session NAME abort`, `configure revert now`) and/or `exact inverse`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
+    /// The atomic transaction the change belonged to and which way its record sent recovery:
+    /// `forward` (every member had verified and confirms had begun: finish the change; `action`
+    /// `reapplied` where a device's timer had undone it) or `back` (undo it, even when found whole).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transaction: Option<TxRecovery>,
+}
+
+/// Which way a member of an atomic transaction was recovered, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TxRecovery {
+    pub id: String,
+    /// The phase its record held (`None`: the record was gone, so the change was undone).
+    pub phase: Option<TxPhase>,
+    /// `forward` or `back`.
+    pub direction: &'static str,
 }
 
 impl std::fmt::Display for Recovery {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let via = self.via.as_deref().unwrap_or("exact inverse");
+        if let Some(t) = &self.transaction {
+            let what = match (t.direction, self.action) {
+                (_, "cleared") => format!("the device held the {} state whole", self.found),
+                ("forward", "confirmed") => format!("confirmed it ({via})"),
+                ("forward", _) => format!("applied its change again ({via})"),
+                _ => format!("put the state before it back ({via})"),
+            };
+            return write!(
+                f,
+                "run {} (atomic transaction {}, recovered {}: its record said {}) left this node's change {}: {what}",
+                self.run_id,
+                t.id,
+                t.direction,
+                t.phase
+                    .map_or("nothing (record gone)".into(), |p| format!("{p:?}")
+                        .to_lowercase()),
+                self.found
+            );
+        }
         match (self.found, self.action) {
             ("partial", _) => write!(
                 f,
@@ -301,6 +491,7 @@ mod tests {
             ],
             links: vec![],
             rendered: vec![],
+            tx: None,
         };
         let other = vlan(30, "untouched");
         let old = [other.clone(), v20_old.clone()];
@@ -325,6 +516,7 @@ mod tests {
         let j = Journal {
             dir: d.path().join("journal"),
             enabled: true,
+            tx_records: true,
         };
         let n = NodeName::new("sw1").unwrap();
         assert_eq!(j.read(&n).await.unwrap(), None);
@@ -337,6 +529,7 @@ mod tests {
             vlans: vec![(v.id, None, Some(v))],
             links: vec![],
             rendered: vec!["vlan 10".into()],
+            tx: Some("t1".into()),
         };
         j.write(&i).await.unwrap();
         assert_eq!(j.read(&n).await.unwrap(), Some(i));
@@ -347,5 +540,41 @@ mod tests {
         std::fs::write(j.path(&n), "{").unwrap();
         let e = j.read(&n).await.unwrap_err().to_string();
         assert!(e.contains("sw1.json"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_transaction_record_stays_open_while_a_member_has_an_unfinished_change() {
+        let d = tempfile::tempdir().unwrap();
+        let j = Journal {
+            dir: d.path().join("journal"),
+            enabled: true,
+            tx_records: true,
+        };
+        let rec = TxRecord::new("t1", vec!["sw1".into(), "sw2".into()]);
+        j.write_tx(&rec).await.unwrap();
+        j.write_tx(&rec.at(TxPhase::Confirming)).await.unwrap();
+        let read = j.read_tx("t1").await.unwrap().unwrap();
+        assert_eq!(read.phase, TxPhase::Confirming);
+        assert!(read.phase.rolls_forward() && !TxPhase::Verified.rolls_forward());
+        assert_eq!(open_transactions(&j.dir), std::slice::from_ref(&read));
+        let intent = |node: &str, tx: Option<&str>| Intent {
+            run_id: "t1".into(),
+            node: node.into(),
+            platform: "eos".into(),
+            written_at: String::new(),
+            vlans: vec![],
+            links: vec![],
+            rendered: vec![],
+            tx: tx.map(str::to_owned),
+        };
+        j.write(&intent("sw2", Some("t1"))).await.unwrap();
+        // The record's directory is not taken for a node.
+        assert_eq!(unfinished(&j.dir), ["sw2"]);
+        assert!(!j.close_tx_if_settled(&read).await.unwrap());
+        // An entry of another run (no transaction) does not hold it open.
+        j.write(&intent("sw2", None)).await.unwrap();
+        assert!(j.close_tx_if_settled(&read).await.unwrap());
+        assert_eq!(j.read_tx("t1").await.unwrap(), None);
+        assert!(open_transactions(&j.dir).is_empty());
     }
 }

@@ -22,3 +22,4 @@ pub mod session;
 pub mod snmp_facts;
 pub mod state;
 pub mod store;
+pub mod txrecover;

@@ -1,0 +1,193 @@
+//! Recovery of an atomic transaction (`crate::atomic`) a dead gateway left open: every member goes
+//! the way the transaction's record (`crate::journal::TxRecord`) says, whatever its own device shows,
+//! so the network ends all-old or all-new, never mixed (docs/atomic.md, "A gateway killed in phase 2").
+//!
+//! ```text
+//!   record phase          member found new (whole)        member found old / partial
+//!   staged..verified      undo: device revert, then       undo what is there (partial),
+//!   rolled-back, no record   exact inverse                  or nothing (old)
+//!   confirming, done      confirm (settle_pending)        apply the change again (its timer undid it)
+//! ```
+//!
+//! A run over any member also recovers the transaction's other members that still hold an
+//! unfinished change ([`converge`]), as a why-run of those nodes before the run itself.
+
+use crate::engine::{self, Connector, EngineOptions, Job, StepResult, Steps, drv};
+use crate::inventory::Inventory;
+use crate::journal::{Intent, Journal, Recovery, TxRecord, TxRecovery, open_transactions};
+use crate::report::RunReport;
+use crate::store::NodeStore;
+use crate::store::local::LocalRepo;
+use netgw_drivers::driver::{Driver, Settled};
+use std::path::Path;
+use std::sync::Arc;
+use tracing::{info, warn};
+
+/// Which way the member of transaction `id` must go: forward once every member verified and confirms
+/// began, back otherwise (a record that is gone means the transaction never reached its confirms: its
+/// record is closed only when no member has an unfinished change left).
+pub(crate) async fn direction(journal: &Journal, id: &str) -> StepResult<TxRecovery> {
+    let phase = journal.read_tx(id).await?.map(|r| r.phase);
+    let forward = phase.is_some_and(|p| p.rolls_forward());
+    Ok(TxRecovery {
+        id: id.to_owned(),
+        phase,
+        direction: if forward { "forward" } else { "back" },
+    })
+}
+
+/// Roll a member forward that is not wholly new: a change still pending (partly) is undone by the
+/// device first, then the whole change is applied again and read back.
+pub(crate) async fn reapply(
+    driver: &mut dyn Driver,
+    intent: &Intent,
+    recovery: &mut Recovery,
+    opts: &EngineOptions,
+    steps: &mut Steps<'_>,
+) -> StepResult<()> {
+    let rules = driver.plan_rules();
+    if let Settled::Reverted(cmd) = driver.settle_pending(false).await.map_err(drv)? {
+        recovery.via = Some(cmd);
+    }
+    let o = driver.observe().await.map_err(drv)?;
+    let forward = intent.plan_to(false, &o.vlans, &o.links, &rules);
+    if intent.plan_to(true, &o.vlans, &o.links, &rules).is_empty() {
+        recovery.found = "old";
+    }
+    if forward.is_empty() {
+        return Ok(());
+    }
+    engine::restore_to(driver, intent, false, &forward, opts, steps).await?;
+    recovery.action = "reapplied";
+    recovery.restored = forward.vlans.len() + forward.links.len();
+    recovery.via = Some(match recovery.via.take() {
+        Some(c) => format!("{c}, then the change again"),
+        None => "the change again".into(),
+    });
+    Ok(())
+}
+
+/// After a member's entry was cleared: close the transaction if it was the last one.
+pub(crate) async fn close_if_settled(journal: &Journal, id: &str) {
+    let r = match journal.read_tx(id).await {
+        Ok(Some(rec)) => journal.close_tx_if_settled(&rec).await.map(|_| ()),
+        Ok(None) => Ok(()),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = r {
+        warn!(transaction = id, error = %e, "closing the transaction record failed");
+    }
+}
+
+/// Members of the open transactions that share a node with `selected`, still holding an unfinished
+/// change of that transaction, and not selected themselves (blocking).
+pub fn unselected_members(journal_dir: &Path, selected: &[String]) -> Vec<(String, String)> {
+    let unfinished = crate::journal::unfinished(journal_dir);
+    let mut out: Vec<(String, String)> = Vec::new();
+    for rec in touched(journal_dir, selected) {
+        for m in &rec.members {
+            if !selected.contains(m) && unfinished.contains(m) && !out.iter().any(|(n, _)| n == m) {
+                out.push((m.clone(), rec.id.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// The open transactions with a member among `selected` (blocking).
+fn touched(journal_dir: &Path, selected: &[String]) -> Vec<TxRecord> {
+    open_transactions(journal_dir)
+        .into_iter()
+        .filter(|r| r.members.iter().any(|m| selected.contains(m)))
+        .collect()
+}
+
+/// The run (`netgw converge`, plain, atomic or why-run), after the recovery of the unselected
+/// members of any open transaction it touches.
+pub async fn converge(
+    store: Arc<dyn NodeStore>,
+    repo: LocalRepo,
+    jobs: Vec<Job>,
+    inv: &Inventory,
+    connector: Arc<dyn Connector>,
+    opts: EngineOptions,
+) -> RunReport {
+    let dir = crate::state::journal_dir(&engine::state_root(&opts), repo.root());
+    let selected: Vec<String> = jobs.iter().map(|j| j.name.clone()).collect();
+    let journal = Journal::new(dir.clone());
+    let (extra, records) = tokio::task::spawn_blocking(move || {
+        (
+            unselected_members(&dir, &selected),
+            touched(&dir, &selected),
+        )
+    })
+    .await
+    .unwrap_or_default();
+    // A gateway that died after its last member's entry was cleared left a record nothing names.
+    for rec in &records {
+        if let Err(e) = journal.close_tx_if_settled(rec).await {
+            warn!(transaction = %rec.id, error = %e, "closing a settled transaction record failed");
+        }
+    }
+    if !extra.is_empty() {
+        let members = extra
+            .into_iter()
+            .filter(|(n, tx)| {
+                let known = inv.hosts.contains_key(n);
+                if !known {
+                    warn!(node = %n, transaction = %tx, "member of an open transaction the inventory lacks: not recovered");
+                }
+                known
+            })
+            .map(|(n, _)| Job {
+                target: inv.target(&n).map_err(|e| e.to_string()),
+                name: n,
+            })
+            .collect();
+        recover_members(
+            store.clone(),
+            repo.clone(),
+            members,
+            connector.clone(),
+            &opts,
+        )
+        .await;
+    }
+    match opts.atomic {
+        Some(_) => crate::atomic::converge(store, repo, jobs, connector, opts).await,
+        None => engine::converge(store, repo, jobs, connector, opts).await,
+    }
+}
+
+/// A why-run of each member: its first step recovers its unfinished change the way its
+/// transaction's record says. A member that cannot be reached keeps its entry and the record stays
+/// open, for the next run over any member (or `netgw serve`'s start) to finish.
+async fn recover_members(
+    store: Arc<dyn NodeStore>,
+    repo: LocalRepo,
+    members: Vec<Job>,
+    connector: Arc<dyn Connector>,
+    opts: &EngineOptions,
+) {
+    let opts = EngineOptions {
+        run_id: format!("{}-tx-recovery", opts.run_id),
+        why_run: true,
+        atomic: None,
+        check_links: None,
+        compare_only: false,
+        events: None,
+        cookbook_sync: None,
+        ..opts.clone()
+    };
+    let report = engine::converge(store, repo, members, connector, opts).await;
+    for n in &report.nodes {
+        match (&n.recovered, &n.error) {
+            (Some(r), _) => info!(node = %n.name, "member of an open transaction recovered: {r}"),
+            (None, Some(e)) => warn!(
+                node = %n.name,
+                "member of an open transaction NOT recovered ({e}): its record stays open; the next run over any member, or netgw serve at its start, recovers it"
+            ),
+            (None, None) => {}
+        }
+    }
+}
