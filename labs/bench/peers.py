@@ -260,6 +260,10 @@ def main():
     elif a.tool in ("netmiko", "netmiko-nxos"):
         errs = run_netmiko(hosts, a.concurrency, nxos=a.tool.endswith("-nxos"))
     elif a.tool == "pyeapi":
+        # node.api() imports its modules on first use: import them before the threads race to.
+        import pyeapi.api.interfaces  # noqa: F401
+        import pyeapi.api.vlans  # noqa: F401
+
         errs = run_pool(pyeapi_one, hosts, a.concurrency)
     elif a.tool == "ncclient":
         errs = run_pool(ncclient_one, hosts, a.concurrency)
