@@ -6,8 +6,10 @@
 #   scripts/bench.sh [N ...]                 default: 1 100 1000 10000
 #
 # Environment:
-#   BENCH_TOOLS    what to run (default all): netgw-ios netgw-eos-https netgw-eos-http netgw-junos
-#                  floor floor-peer scrapli netmiko nornir ansible
+#   BENCH_TOOLS    what to run (default all): netgw-ios netgw-nxos netgw-eos-https netgw-eos-http
+#                  netgw-junos netgw-f5, the floors floor (IOS) floor-nxos floor-eos floor-junos floor-f5
+#                  floor-peer, the Python peers scrapli netmiko nornir ansible (IOS), scrapli-nxos
+#                  netmiko-nxos (NX-OS), pyeapi (EOS eAPI over HTTPS), ncclient (Junos NETCONF)
 #   BENCH_CONCURRENCY  sessions at once for netgw, the floor, scrapli, Netmiko and Nornir (default 100)
 #   BENCH_FORKS    Ansible forks (default 50)
 #   BENCH_LIMIT    hard limit per run, seconds (default 900); a run past it is killed: "did not finish"
@@ -27,7 +29,7 @@ root=$PWD
 
 sizes=("$@")
 [ ${#sizes[@]} -eq 0 ] && sizes=(1 100 1000 10000)
-tools=${BENCH_TOOLS:-"netgw-ios netgw-eos-https netgw-eos-http netgw-junos floor floor-peer scrapli netmiko nornir ansible"}
+tools=${BENCH_TOOLS:-"netgw-ios netgw-nxos netgw-eos-https netgw-eos-http netgw-junos netgw-f5 floor floor-nxos floor-eos floor-junos floor-f5 floor-peer scrapli netmiko nornir ansible scrapli-nxos netmiko-nxos pyeapi ncclient"}
 conc=${BENCH_CONCURRENCY:-100}
 forks=${BENCH_FORKS:-50}
 limit=${BENCH_LIMIT:-900}
@@ -39,12 +41,12 @@ venv=.peers/venv-bench
 py=python3
 
 if [ -z "${BENCH_NO_BUILD:-}" ]; then
-    echo "== building netgw, netgw-lab and ssh-floor (release)"
+    echo "== building netgw, netgw-lab and the floors (release)"
     cargo build --release -q -p netgw -p netgw-labs
 fi
 
 needs_py=false
-for t in $tools; do case $t in scrapli | netmiko | nornir | ansible) needs_py=true ;; esac; done
+for t in $tools; do case $t in scrapli* | netmiko* | nornir | ansible | pyeapi | ncclient) needs_py=true ;; esac; done
 if $needs_py; then
     if [ ! -x "$venv/bin/python" ] || ! cmp -s labs/bench/requirements.txt "$venv/.requirements"; then
         echo "== installing the Python peers into $venv (PyPI)"
@@ -91,8 +93,10 @@ write_topology() { # platform file
     local kind
     case $1 in
         ios) kind="cisco_iol\n      type: L2" ;;
+        nxos) kind=cisco_n9kv ;;
         eos) kind=arista_ceos ;;
         junos) kind=juniper_vjunosswitch ;;
+        f5) kind=f5_bigip-ve ;;
     esac
     printf 'name: bench\ntopology:\n  nodes:\n    sw:\n      kind: %b\n' "$kind" > "$2"
 }
@@ -120,7 +124,7 @@ write_repo() { # platform dir
     "$py" - "$1" "$2" <<'EOF'
 import json, os, re, sys
 platform, d = sys.argv[1], sys.argv[2]
-port = {"ios": "Ethernet0/1", "eos": "Ethernet1", "junos": "ge-0/0/1"}[platform]
+port = {"ios": "Ethernet0/1", "nxos": "Ethernet1/1", "eos": "Ethernet1", "junos": "ge-0/0/1", "f5": "1.1"}[platform]
 names = re.findall(r"^  (\S+):$", open(os.path.join(d, "inventory.yml")).read(), re.M)
 os.makedirs(os.path.join(d, "repo", "nodes"), exist_ok=True)
 for n in names:
@@ -212,20 +216,26 @@ run_netgw() { # tool platform n [lab args]
     stop_lab
 }
 
-run_peer() { # tool n
-    local tool=$1 n=$2
+run_peer() { # tool platform n
+    local tool=$1 platform=$2 n=$3
     local d="$work/$tool-$n"
     mkdir -p "$d"
-    start_lab ios "$n" "$d"
+    start_lab "$platform" "$n" "$d"
     local c=$conc
     case $tool in
-        floor)
+        floor | floor-nxos)
             measure "$tool" "$d/out.json" -- "$bin/ssh-floor" --inventory "$d/inventory.yml" \
+                --platform "$platform" --concurrency "$conc" > "$d/m.json" ;;
+        floor-junos)
+            measure "$tool" "$d/out.json" -- "$bin/netconf-floor" --inventory "$d/inventory.yml" \
                 --concurrency "$conc" > "$d/m.json" ;;
+        floor-eos | floor-f5)
+            measure "$tool" "$d/out.json" -- "$bin/http-floor" --inventory "$d/inventory.yml" \
+                --platform "$platform" --concurrency "$conc" > "$d/m.json" ;;
         floor-peer)
             measure "$tool" "$d/out.json" -- "$bin/ssh-floor" --inventory "$d/inventory.yml" \
                 --concurrency "$conc" --commands labs/bench/floor-peer-commands.txt > "$d/m.json" ;;
-        scrapli | netmiko | nornir)
+        scrapli | netmiko | nornir | scrapli-nxos | netmiko-nxos | pyeapi | ncclient)
             measure "$tool" "$d/out.json" -- "$venv/bin/python" labs/bench/peers.py "$tool" \
                 --inventory "$d/inventory.yml" --concurrency "$conc" --work "$d" > "$d/m.json" ;;
         ansible)
@@ -257,19 +267,34 @@ EOF
     stop_lab
 }
 
+peer_platform() { # tool
+    case $1 in
+        *-nxos) echo nxos ;;
+        pyeapi) echo eos ;;
+        ncclient) echo junos ;;
+        *) echo ios ;;
+    esac
+}
+
 echo "== runs (raw: $raw)"
 for n in "${sizes[@]}"; do
     for t in $tools; do
         case $t in
             netgw-ios) run_netgw "$t" ios "$n" ;;
+            netgw-nxos) run_netgw "$t" nxos "$n" ;;
             netgw-eos-https) run_netgw "$t" eos "$n" ;;
             netgw-eos-http) run_netgw "$t" eos "$n" --eapi-http ;;
             netgw-junos) run_netgw "$t" junos "$n" ;;
-            floor | floor-peer) run_peer "$t" "$n" ;;
-            scrapli | netmiko | nornir)
-                if [ "$n" -le "$py_max" ]; then run_peer "$t" "$n"; else echo "   $t N=$n skipped (BENCH_PY_MAX_N=$py_max)"; fi ;;
+            netgw-f5) run_netgw "$t" f5 "$n" ;;
+            floor | floor-peer) run_peer "$t" ios "$n" ;;
+            floor-nxos) run_peer "$t" nxos "$n" ;;
+            floor-eos) run_peer "$t" eos "$n" ;;
+            floor-junos) run_peer "$t" junos "$n" ;;
+            floor-f5) run_peer "$t" f5 "$n" ;;
+            scrapli | netmiko | nornir | scrapli-nxos | netmiko-nxos | pyeapi | ncclient)
+                if [ "$n" -le "$py_max" ]; then run_peer "$t" "$(peer_platform "$t")" "$n"; else echo "   $t N=$n skipped (BENCH_PY_MAX_N=$py_max)"; fi ;;
             ansible)
-                if [ "$n" -le "$ansible_max" ]; then run_peer "$t" "$n"; else echo "   $t N=$n skipped (BENCH_ANSIBLE_MAX_N=$ansible_max)"; fi ;;
+                if [ "$n" -le "$ansible_max" ]; then run_peer "$t" ios "$n"; else echo "   $t N=$n skipped (BENCH_ANSIBLE_MAX_N=$ansible_max)"; fi ;;
             *) echo "unknown tool $t" >&2; exit 2 ;;
         esac
     done

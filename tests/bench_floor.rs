@@ -1,42 +1,92 @@
-//! The benchmark's bare-SSH floor (`ssh-floor`, docs/bench.md) must send exactly what one changing IOS
-//! converge sends, or `netgw/floor` compares different work. This runs the real `netgw converge` binary
-//! against an in-process netgw-lab IOS device and records every CLI line the simulator receives (its
-//! `cli line` trace events), then compares them with `netgw_labs::bench::NETGW_IOS_CHANGE`. A second,
-//! unchanged converge must send the same lines up to the configuration (on-open, facts, observe).
+//! The benchmark's floors (`ssh-floor`, `netconf-floor`, `http-floor`; docs/bench.md) must send exactly
+//! what one changing converge sends to a device of their vendor, or `netgw/floor` compares different
+//! work. Each test runs the real `netgw converge` binary against an in-process netgw-lab device and
+//! records what the simulator receives (its `cli line`, `netconf message` and `http request` trace
+//! events), then compares it with the floor file in `labs/bench/floors/` (`netgw_labs::bench`): the
+//! changing run with the floor's list, and a second, unchanged converge with the file's `unchanged`
+//! section.
 
-use netgw_labs::bench::NETGW_IOS_CHANGE;
+use netgw_labs::bench::{self, Floor, FloorCall};
 use netgw_labs::lab::{Lab, LabOptions};
 use netgw_models::topology::Topology;
 use std::path::Path;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
+use std::sync::{Mutex, OnceLock};
 use tracing::field::{Field, Visit};
 use tracing_subscriber::layer::{Context, SubscriberExt};
 
-/// Collects the `line` field of the simulator's `cli line` events.
-struct Lines(Arc<Mutex<Vec<String>>>);
+/// What the simulators received, in order.
+static SEEN: Mutex<Vec<FloorCall>> = Mutex::new(Vec::new());
+/// One lab at a time: the recorder is global.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-struct LineField(Option<String>);
+struct Recorder;
 
-impl Visit for LineField {
+#[derive(Default)]
+struct Fields(Vec<(&'static str, String)>);
+
+impl Visit for Fields {
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "line" {
-            self.0 = Some(format!("{value:?}"));
-        }
+        self.0.push((field.name(), format!("{value:?}")));
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.push((field.name(), value.to_owned()));
     }
 }
 
-impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Lines {
+impl Fields {
+    fn get(&self, name: &str) -> String {
+        self.0
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Recorder {
     fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
-        if event.metadata().target() != "netgw_labs::sim::cli" {
+        let target = event.metadata().target();
+        if !target.starts_with("netgw_labs::sim::") {
             return;
         }
-        let mut v = LineField(None);
-        event.record(&mut v);
-        if let Some(line) = v.0 {
-            self.0.lock().unwrap().push(line);
-        }
+        let mut f = Fields::default();
+        event.record(&mut f);
+        let call = match (target, f.get("message").as_str()) {
+            ("netgw_labs::sim::cli", "cli line") => FloorCall::Line(f.get("line")),
+            ("netgw_labs::sim::junos", "netconf message") => FloorCall::Netconf(f.get("rpc")),
+            ("netgw_labs::sim::http", "http request") => {
+                let query = f.get("query");
+                let path = match query.strip_prefix("Some(\"") {
+                    Some(q) => format!("{}?{}", f.get("path"), q.trim_end_matches("\")")),
+                    None => f.get("path"),
+                };
+                let txn = f.get("txn");
+                FloorCall::Http {
+                    method: f.get("method"),
+                    path,
+                    headers: if txn.is_empty() {
+                        vec![]
+                    } else {
+                        vec![(bench::COORDINATION_HEADER.to_owned(), txn)]
+                    },
+                    body: f.get("body"),
+                }
+            }
+            _ => return,
+        };
+        SEEN.lock().unwrap().push(call);
     }
+}
+
+fn install_recorder() {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let subscriber = tracing_subscriber::registry()
+            .with(tracing_subscriber::filter::LevelFilter::TRACE)
+            .with(Recorder);
+        tracing::subscriber::set_global_default(subscriber).unwrap();
+    });
 }
 
 fn converge(dir: &Path) {
@@ -56,22 +106,19 @@ fn converge(dir: &Path) {
     );
 }
 
-#[test]
-fn floor_sends_what_a_changing_ios_converge_sends() {
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let subscriber = tracing_subscriber::registry()
-        .with(tracing_subscriber::filter::LevelFilter::TRACE)
-        .with(Lines(lines.clone()));
-    tracing::subscriber::set_global_default(subscriber).unwrap();
-
+/// Record one changing and one unchanged converge of a one-device lab of `kind` with the benchmark's
+/// desired state (scripts/bench.sh, write_repo), and compare both with `floor`.
+fn check(kind: &str, port: &str, floor: Floor) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    install_recorder();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
-    let topo = Topology::parse(
-        "name: floor\ntopology:\n  nodes:\n    sw:\n      kind: cisco_iol\n      type: L2\n",
-    )
+    let topo = Topology::parse(&format!(
+        "name: floor\ntopology:\n  nodes:\n    sw:\n      kind: {kind}\n"
+    ))
     .unwrap();
     let opts = LabOptions {
         snmp: false,
@@ -81,35 +128,53 @@ fn floor_sends_what_a_changing_ios_converge_sends() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     lab.write_inventory(&d.join("inventory.yml")).unwrap();
-    // The benchmark's desired state (scripts/bench.sh, write_repo).
     std::fs::create_dir_all(d.join("repo/nodes")).unwrap();
     std::fs::write(
         d.join("repo/nodes/sw.json"),
-        r#"{"name": "sw", "chef_environment": "_default",
-            "run_list": ["recipe[netdev::vlans]", "recipe[netdev::links]"],
-            "normal": {"netdev": {"vlans": {"100": {"name": "bench"}},
-                                  "links": {"Ethernet0/1": {"description": "bench uplink"}}}}}"#,
+        bench::node_json("sw", port).to_string(),
     )
     .unwrap();
 
-    let floor: Vec<String> = NETGW_IOS_CHANGE.lines().map(str::to_owned).collect();
-    converge(d);
-    let first = std::mem::take(&mut *lines.lock().unwrap());
-    assert_eq!(
-        first, floor,
-        "ssh-floor's command list (labs/src/bench.rs) differs from what netgw sent"
-    );
-
-    converge(d);
-    let second = std::mem::take(&mut *lines.lock().unwrap());
-    let config_at = floor
-        .iter()
-        .position(|l| l == "configure terminal")
-        .unwrap();
-    assert_eq!(
-        second,
-        floor[..config_at],
-        "an unchanged converge sends on-open, facts and observe only"
+    SEEN.lock().unwrap().clear();
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        converge(d);
+        let calls: Vec<FloorCall> = std::mem::take(&mut *SEEN.lock().unwrap());
+        runs.push(bench::normalise(&calls));
+    }
+    let unchanged = runs.pop().unwrap();
+    let calls = runs.pop().unwrap();
+    let sent = Floor { calls, unchanged };
+    // On a difference, what netgw sent in the floor file's format: to compare with the file.
+    assert!(
+        sent == floor,
+        "{kind}: the floor (labs/bench/floors/) differs from what netgw sent:\n{}",
+        bench::render(&sent)
     );
     drop(lab);
+}
+
+#[test]
+fn floor_sends_what_a_changing_ios_converge_sends() {
+    check("cisco_iol\n      type: L2", "Ethernet0/1", bench::ios());
+}
+
+#[test]
+fn floor_sends_what_a_changing_nxos_converge_sends() {
+    check("cisco_n9kv", "Ethernet1/1", bench::nxos());
+}
+
+#[test]
+fn floor_sends_what_a_changing_junos_converge_sends() {
+    check("juniper_vjunosswitch", "ge-0/0/1", bench::junos());
+}
+
+#[test]
+fn floor_sends_what_a_changing_eos_converge_sends() {
+    check("arista_ceos", "Ethernet1", bench::eos());
+}
+
+#[test]
+fn floor_sends_what_a_changing_f5_converge_sends() {
+    check("f5_bigip-ve", "1.1", bench::f5());
 }

@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """The Python tools netops use today, driving netgw-lab's IOS simulator (scripts/bench.sh).
 
-    peers.py scrapli|netmiko|nornir --inventory INV.yml --concurrency N [--work DIR]
+    peers.py TOOL --inventory INV.yml --concurrency N [--work DIR]
+
+TOOL: scrapli, netmiko, nornir (IOS, SSH CLI); scrapli-nxos, netmiko-nxos (NX-OS, SSH CLI); pyeapi
+(EOS, eAPI over HTTPS); ncclient (Junos, NETCONF over SSH).
 
 Every tool does, per device, what `netgw converge` does in substance (docs/bench.md):
   facts      show version, show vlan brief, show interfaces switchport  (parsed with TextFSM /
              ntc-templates, as these tools' users do: `use_textfsm=True`, `textfsm_parse_output()`)
   change     one VLAN (vlan 100 / name bench) and one interface description (Ethernet0/1)
   read-back  show vlan brief, show running-config interface Ethernet0/1, checked for the change
-Host keys are NOT checked by these peers (scrapli auth_strict_key=False, Netmiko's default
-AutoAddPolicy): accepted for the benchmark and said so in docs/bench.md. netgw and the floor check them.
+The other vendors' peers do the same per device in their platform's terms (see each runner below).
+Host keys and certificates are NOT checked by these peers (scrapli auth_strict_key=False, Netmiko's
+default AutoAddPolicy, ncclient hostkey_verify=False, pyeapi's unverified HTTPS context): accepted for
+the benchmark and said so in docs/bench.md. netgw and the floors check them.
 
 Prints one JSON object: {"tool", "hosts", "ok", "failed", "wall_secs", "errors": [first 10]}.
 """
@@ -23,6 +28,10 @@ import yaml
 FACTS = ["show version", "show vlan brief", "show interfaces switchport"]
 CONFIG = ["vlan 100", "name bench", "interface Ethernet0/1", "description bench uplink"]
 READBACK = ["show vlan brief", "show running-config interface Ethernet0/1"]
+# NX-OS: the same in its words (the NX-OS simulator's `show interface switchport`, port Ethernet1/1).
+NXOS_FACTS = ["show version", "show vlan brief", "show interface switchport"]
+NXOS_CONFIG = ["vlan 100", "name bench", "interface Ethernet1/1", "description bench uplink"]
+NXOS_READBACK = ["show vlan brief", "show running-config interface Ethernet1/1"]
 
 
 def check_readback(vlans: str, run_if: str) -> None:
@@ -32,25 +41,29 @@ def check_readback(vlans: str, run_if: str) -> None:
         raise RuntimeError("read-back: description missing")
 
 
-def hosts_of(path):
+def hosts_of(path, conn="ssh"):
     inv = yaml.safe_load(open(path))
     out = []
     for name, h in sorted(inv["hosts"].items()):
-        if "ssh" not in (h.get("connection_options") or {}):
+        opts = h.get("connection_options") or {}
+        if conn not in opts:
             continue
-        out.append((name, h["port"], h["username"], h["password"]))
+        out.append((name, (opts[conn] or {}).get("port") or h["port"], h["username"], h["password"]))
     return out
 
 
 # ---- scrapli (asyncio, asyncssh transport) ---------------------------------------------------
-def run_scrapli(hosts, conc):
+def run_scrapli(hosts, conc, nxos=False):
     import asyncio
-    from scrapli.driver.core import AsyncIOSXEDriver
+    from scrapli.driver.core import AsyncIOSXEDriver, AsyncNXOSDriver
+
+    facts, config, readback = (NXOS_FACTS, NXOS_CONFIG, NXOS_READBACK) if nxos else (FACTS, CONFIG, READBACK)
+    driver = AsyncNXOSDriver if nxos else AsyncIOSXEDriver
 
     async def one(h, sem):
         name, port, user, pw = h
         async with sem:
-            conn = AsyncIOSXEDriver(
+            conn = driver(
                 host="127.0.0.1",
                 port=port,
                 auth_username=user,
@@ -63,13 +76,13 @@ def run_scrapli(hosts, conc):
                 timeout_ops=60,
             )
             async with conn:
-                facts = await conn.send_commands(FACTS)
-                for r in facts:
+                got = await conn.send_commands(facts)
+                for r in got:
                     r.raise_for_status()
                     r.textfsm_parse_output()
-                cfg = await conn.send_configs(CONFIG)
+                cfg = await conn.send_configs(config)
                 cfg.raise_for_status()
-                rb = await conn.send_commands(READBACK)
+                rb = await conn.send_commands(readback)
                 rb.raise_for_status()
                 check_readback(rb[0].result, rb[1].result)
 
@@ -82,12 +95,13 @@ def run_scrapli(hosts, conc):
 
 
 # ---- Netmiko with a thread pool ---------------------------------------------------------------
-def netmiko_one(h):
+def netmiko_one(h, nxos=False):
     from netmiko import ConnectHandler
 
+    facts, config, readback = (NXOS_FACTS, NXOS_CONFIG, NXOS_READBACK) if nxos else (FACTS, CONFIG, READBACK)
     name, port, user, pw = h
     conn = ConnectHandler(
-        device_type="cisco_ios",
+        device_type="cisco_nxos" if nxos else "cisco_ios",
         host="127.0.0.1",
         port=port,
         username=user,
@@ -98,28 +112,85 @@ def netmiko_one(h):
         banner_timeout=60,
     )
     try:
-        for c in FACTS:
+        for c in facts:
             conn.send_command(c, use_textfsm=True)
-        conn.send_config_set(CONFIG)
-        vl = conn.send_command(READBACK[0])
-        ri = conn.send_command(READBACK[1])
+        conn.send_config_set(config)
+        vl = conn.send_command(readback[0])
+        ri = conn.send_command(readback[1])
         check_readback(vl, ri)
     finally:
         conn.disconnect()
 
 
-def run_netmiko(hosts, conc):
+def run_pool(one, hosts, conc):
+    """`one(host)` for every host in a pool of `conc` threads; the failures."""
     from concurrent.futures import ThreadPoolExecutor
 
     errs = []
     with ThreadPoolExecutor(max_workers=conc) as ex:
-        futs = {ex.submit(netmiko_one, h): h[0] for h in hosts}
+        futs = {ex.submit(one, h): h[0] for h in hosts}
         for f, name in futs.items():
             try:
                 f.result()
             except Exception as e:  # noqa: BLE001 - a failed host never stops the others
                 errs.append((name, e))
     return errs
+
+
+def run_netmiko(hosts, conc, nxos=False):
+    return run_pool(lambda h: netmiko_one(h, nxos), hosts, conc)
+
+
+# ---- pyeapi (EOS eAPI over HTTPS), thread pool ----------------------------------------------------
+def pyeapi_one(h):
+    import pyeapi
+
+    name, port, user, pw = h
+    # pyeapi's HTTPS transport does not check the certificate (an unverified SSL context).
+    node = pyeapi.connect(
+        transport="https", host="127.0.0.1", port=port, username=user, password=pw, timeout=60,
+        return_node=True,
+    )
+    # facts: what its users read (pyeapi's own parsers run `show running-config all`)
+    node.enable(["show version", "show vlan", "show interfaces switchport"])
+    node.api("vlans").getall()
+    node.config(["vlan 100", "name bench", "interface Ethernet1", "description bench uplink"])
+    vl = node.api("vlans").get("100")
+    intf = node.api("interfaces").get("Ethernet1")
+    if not vl or vl.get("name") != "bench":
+        raise RuntimeError("read-back: VLAN 100 'bench' missing")
+    if not intf or intf.get("description") != "bench uplink":
+        raise RuntimeError("read-back: description missing")
+
+
+# ---- ncclient (Junos NETCONF), thread pool -----------------------------------------------------------
+JUNOS_CHANGE = """<config><configuration>
+<vlans><vlan><name>bench</name><vlan-id>100</vlan-id></vlan></vlans>
+<interfaces><interface><name>ge-0/0/1</name><description>bench uplink</description></interface></interfaces>
+</configuration></config>"""
+
+
+def ncclient_one(h):
+    from ncclient import manager
+
+    name, port, user, pw = h
+    with manager.connect(
+        host="127.0.0.1", port=port, username=user, password=pw, hostkey_verify=False,
+        allow_agent=False, look_for_keys=False, device_params={"name": "junos"}, timeout=60,
+    ) as m:
+        # facts as PyEZ gathers them: software, chassis, interfaces, VLANs
+        for rpc in ("get-software-information", "get-chassis-inventory", "get-vlan-information"):
+            m.rpc(f"<{rpc}/>")
+        m.rpc("<get-interface-information><terse/></get-interface-information>")
+        m.lock(target="candidate")
+        try:
+            m.edit_config(target="candidate", config=JUNOS_CHANGE, default_operation="merge")
+            m.commit()
+        finally:
+            m.unlock(target="candidate")
+        cfg = m.get_config(source="running").data_xml
+        if "<name>bench</name>" not in cfg or "bench uplink" not in cfg:
+            raise RuntimeError("read-back: the VLAN or the description is missing")
 
 
 # ---- Nornir + nornir_netmiko ---------------------------------------------------------------------
@@ -174,17 +245,28 @@ def run_nornir(hosts, conc, work):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("tool", choices=["scrapli", "netmiko", "nornir"])
+    ap.add_argument(
+        "tool", choices=["scrapli", "netmiko", "nornir", "scrapli-nxos", "netmiko-nxos", "pyeapi", "ncclient"]
+    )
     ap.add_argument("--inventory", required=True)
     ap.add_argument("--concurrency", type=int, default=100)
     ap.add_argument("--work", default=".")
     a = ap.parse_args()
-    hosts = hosts_of(a.inventory)
+    conn = {"pyeapi": "eapi", "ncclient": "netconf"}.get(a.tool, "ssh")
+    hosts = hosts_of(a.inventory, conn)
     t0 = time.monotonic()
-    if a.tool == "scrapli":
-        errs = run_scrapli(hosts, a.concurrency)
-    elif a.tool == "netmiko":
-        errs = run_netmiko(hosts, a.concurrency)
+    if a.tool in ("scrapli", "scrapli-nxos"):
+        errs = run_scrapli(hosts, a.concurrency, nxos=a.tool.endswith("-nxos"))
+    elif a.tool in ("netmiko", "netmiko-nxos"):
+        errs = run_netmiko(hosts, a.concurrency, nxos=a.tool.endswith("-nxos"))
+    elif a.tool == "pyeapi":
+        # node.api() imports its modules on first use: import them before the threads race to.
+        import pyeapi.api.interfaces  # noqa: F401
+        import pyeapi.api.vlans  # noqa: F401
+
+        errs = run_pool(pyeapi_one, hosts, a.concurrency)
+    elif a.tool == "ncclient":
+        errs = run_pool(ncclient_one, hosts, a.concurrency)
     else:
         errs = run_nornir(hosts, a.concurrency, a.work)
     wall = time.monotonic() - t0

@@ -2,12 +2,28 @@
 """Table of scripts/bench.sh results: report.py [--json] [--machine FILE] RAW.jsonl...
 
 One row per (tool, N, run): wall s, devices/s, CPU s, peak RSS MB, then netgw/tool and netgw/floor,
-the ratio of wall times (netgw-ios first run over the tool, at the same N: above 1 netgw is slower;
-the issue's "20x faster than Python" is a ratio at or below 0.05, "within 2x of the floor" at or below
-2). A later line for the same (tool, N, run) replaces an earlier one (re-runs on a quieter machine).
+ratios of wall times at the same N. netgw/tool, on a floor's or a peer's row: the first run of netgw
+for that tool's vendor (VENDOR below) over the tool (above 1 netgw is slower; "20x faster than Python"
+is a ratio at or below 0.05). netgw/floor, on every netgw row's first run: that row over its vendor's
+floor (FLOOR below; "within 1.5x of the floor" is at or below 1.5). A later line for the same
+(tool, N, run) replaces an earlier one (re-runs on a quieter machine).
 """
 import json
 import sys
+
+ORDER = ["netgw-ios", "netgw-nxos", "netgw-eos-https", "netgw-eos-http", "netgw-junos", "netgw-f5",
+         "floor", "floor-nxos", "floor-eos", "floor-junos", "floor-f5", "floor-peer",
+         "scrapli", "netmiko", "nornir", "ansible", "scrapli-nxos", "netmiko-nxos", "pyeapi", "ncclient"]
+# The netgw row a floor or a peer is compared with (same vendor, same transport).
+VENDOR = {"floor": "netgw-ios", "floor-peer": "netgw-ios", "scrapli": "netgw-ios", "netmiko": "netgw-ios",
+          "nornir": "netgw-ios", "ansible": "netgw-ios", "floor-nxos": "netgw-nxos",
+          "scrapli-nxos": "netgw-nxos", "netmiko-nxos": "netgw-nxos", "floor-eos": "netgw-eos-https",
+          "pyeapi": "netgw-eos-https", "floor-junos": "netgw-junos", "ncclient": "netgw-junos",
+          "floor-f5": "netgw-f5"}
+# Each netgw row's floor: the bare client sending what that converge sends (docs/bench.md). eAPI over
+# plain HTTP has none (the HTTPS floor is not its work).
+FLOOR = {"netgw-ios": "floor", "netgw-nxos": "floor-nxos", "netgw-eos-https": "floor-eos",
+         "netgw-junos": "floor-junos", "netgw-f5": "floor-f5"}
 
 
 def main():
@@ -33,20 +49,15 @@ def main():
     def ok(r):
         return r.get("verified") and not r.get("timed_out")
 
-    def netgw(n):
-        r = rows.get(("netgw-ios", n, "first"))
-        return r if r and ok(r) else None
-
-    def floor(n):
-        r = rows.get(("floor", n, "first"))
+    def first(tool, n):
+        r = rows.get((tool, n, "first"))
         return r if r and ok(r) else None
 
     if machine:
         print("```\n" + machine.strip() + "\n```\n")
     print("| tool | N | run | wall s | devices/s | CPU s | peak RSS MB | lab CPU s | load | netgw/tool | netgw/floor |")
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    order = ["netgw-ios", "netgw-eos-https", "netgw-eos-http", "netgw-junos", "floor", "floor-peer",
-             "scrapli", "netmiko", "nornir", "ansible"]
+    order = ORDER
     for key in sorted(rows, key=lambda k: (k[1], order.index(k[0]) if k[0] in order else 99, k[2])):
         r = rows[key]
         tool, n, run = key
@@ -59,12 +70,13 @@ def main():
         else:
             wall = f"{r['wall_secs']:.2f}"
             rate = f"{n / r['wall_secs']:.0f}" if r["wall_secs"] > 0 else "-"
-        ng, fl = netgw(n), floor(n)
         ratio_tool = ratio_floor = ""
+        ng = first(VENDOR[tool], n) if tool in VENDOR else None
         if run == "first" and ng and ok(r):
             ratio_tool = f"{ng['wall_secs'] / r['wall_secs']:.3f}"
-        if run == "first" and ng and fl and tool.startswith("netgw-ios"):
-            ratio_floor = f"{ng['wall_secs'] / fl['wall_secs']:.2f}"
+        fl = first(FLOOR[tool], n) if tool in FLOOR else None
+        if run == "first" and fl and ok(r):
+            ratio_floor = f"{r['wall_secs'] / fl['wall_secs']:.2f}"
         print(f"| {tool} | {n} | {run} | {wall} | {rate} | {r['cpu_secs']:.2f} | {r['peak_tree_rss_mb']:.0f} | "
               f"{r.get('lab_cpu_secs') if r.get('lab_cpu_secs') is not None else '-'} | {r['load_before']} | {ratio_tool} | {ratio_floor} |")
 

@@ -7,6 +7,7 @@
 
 pub mod bench;
 pub mod clab;
+pub mod floor;
 pub mod lab;
 pub mod sim;
 

@@ -276,6 +276,30 @@ impl EosDriver {
         move |e| e.into_driver(&self.device, step)
     }
 
+    /// Several optional reads in one request (one HTTP round trip instead of one each). eAPI stops a
+    /// request at its first failing command, so when one of them is unavailable each is asked alone.
+    async fn optional_batch<const N: usize>(
+        &self,
+        cmds: [&str; N],
+    ) -> Result<[Option<Value>; N], DriverError> {
+        let all: Vec<String> = cmds.iter().map(|c| (*c).to_owned()).collect();
+        match self.eapi.run_json(&all).await {
+            Ok(values) => {
+                let mut it = values.into_iter();
+                return Ok(std::array::from_fn(|_| it.next()));
+            }
+            Err(e) if e.is_unavailable() => {
+                tracing::debug!(device = %self.device, error = %e, "batched reads refused; asking each alone");
+            }
+            Err(e) => return Err(e.into_driver(&self.device, "facts")),
+        }
+        let mut out: [Option<Value>; N] = std::array::from_fn(|_| None);
+        for (slot, cmd) in out.iter_mut().zip(cmds) {
+            *slot = self.optional(cmd).await?;
+        }
+        Ok(out)
+    }
+
     async fn optional(&self, cmd: &str) -> Result<Option<Value>, DriverError> {
         match self.eapi.run_one_json(cmd).await {
             Ok(v) => Ok(Some(v)),
@@ -368,26 +392,43 @@ impl EosDriver {
         Ok(lines.len())
     }
 
-    /// `show vlan` + `show interfaces` + `show interfaces switchport` (or running-config text).
+    /// `show vlan` + `show interfaces` + `show interfaces switchport`, in one request (or, where the
+    /// switchport JSON is unavailable, the first two and running-config text).
     async fn read(&self) -> Result<Observed, DriverError> {
+        let cmds =
+            ["show vlan", "show interfaces", "show interfaces switchport"].map(str::to_owned);
+        match self.eapi.run_json(&cmds).await {
+            Ok(mut r) if r.len() == 3 => {
+                let switchport = r.pop();
+                return self.read_from(&r[0], &r[1], switchport).await;
+            }
+            Ok(_) => {}
+            Err(e) if e.is_unavailable() => {}
+            Err(e) => return Err(e.into_driver(&self.device, "observe")),
+        }
         let r = self
             .eapi
-            .run_json(&["show vlan".to_owned(), "show interfaces".to_owned()])
+            .run_json(&cmds[..2])
             .await
             .map_err(self.err("observe"))?;
-        self.read_from(&r[0], &r[1]).await
+        self.read_from(&r[0], &r[1], None).await
     }
 
     /// The planner's view from `show vlan` and `show interfaces` as already read (the facts step has
-    /// them), plus the switchport state.
+    /// them), plus the switchport state (`switchport`: already read; else asked here).
     async fn read_from(
         &self,
         show_vlan: &Value,
         show_interfaces: &Value,
+        switchport: Option<Value>,
     ) -> Result<Observed, DriverError> {
         let vlans = vlan::parse_show_vlan(show_vlan);
         let mut links = link::parse_show_interfaces(show_interfaces);
-        match self.eapi.run_one_json("show interfaces switchport").await {
+        let switchport = match switchport {
+            Some(v) => Ok(v),
+            None => self.eapi.run_one_json("show interfaces switchport").await,
+        };
+        match switchport {
             Ok(v) => link::apply_switchports(&mut links, &v),
             Err(e) if e.is_unavailable() => {
                 tracing::debug!(device = %self.device, error = %e, "no switchport JSON; reading running-config");
@@ -449,10 +490,15 @@ impl Driver for EosDriver {
     }
 
     async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {
-        let hostname = self.optional("show hostname").await?;
-        let interfaces = self.optional("show interfaces").await?;
-        let vlans = self.optional("show vlan").await?;
-        let detail = self.optional("show lldp neighbors detail").await?;
+        let [hostname, interfaces, vlans, detail, switchport] = self
+            .optional_batch([
+                "show hostname",
+                "show interfaces",
+                "show vlan",
+                "show lldp neighbors detail",
+                "show interfaces switchport",
+            ])
+            .await?;
         let summary = if detail.is_none() {
             self.optional("show lldp neighbors").await?
         } else {
@@ -468,7 +514,7 @@ impl Driver for EosDriver {
         };
         let mut f = facts::build_facts(&inputs, Some(now_secs()));
         let read = match (&vlans, &interfaces) {
-            (Some(v), Some(i)) => self.read_from(v, i).await,
+            (Some(v), Some(i)) => self.read_from(v, i, switchport).await,
             _ => self.read().await,
         };
         self.observed.record(&mut f, read)?;

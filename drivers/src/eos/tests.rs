@@ -475,8 +475,12 @@ async fn session_without_timer_rolls_back_from_pre_state() {
     let sent = log(&dev);
     assert_eq!(
         sent.len(),
-        3,
-        "pre-state read (vlan+interfaces, switchport), then the session: {sent:?}"
+        2,
+        "pre-state read (vlan, interfaces and switchport in one request), then the session: {sent:?}"
+    );
+    assert_eq!(
+        sent[0].1,
+        ["show vlan", "show interfaces", "show interfaces switchport"]
     );
     d.commit(&CommitOptions::default()).await.unwrap();
     let sent = log(&dev);
@@ -722,4 +726,29 @@ fn lines_with_separators_never_pass() {
         assert!(check_lines(&[bad.to_owned()]).is_err(), "{bad:?}");
     }
     assert!(check_lines(&["switchport trunk allowed vlan 1-10,20".to_owned()]).is_ok());
+}
+
+#[tokio::test]
+async fn facts_reads_go_in_one_request_and_alone_when_one_is_refused() {
+    let (mut d, dev) = driver(Some(serde_json::from_str(NAPALM_SHOW_VERSION).unwrap())).await;
+    log(&dev);
+    // This fake device has no `show hostname` nor LLDP: the batch is refused at its first command.
+    let facts = d.facts().await.unwrap();
+    assert_eq!(facts.vendor.as_deref(), Some("arista"));
+    let sent = log(&dev);
+    assert_eq!(
+        sent[0].1.len(),
+        5,
+        "one request for the five reads first: {sent:?}"
+    );
+    assert!(
+        sent[1..].iter().all(|(_, c)| c.len() == 1),
+        "then each read alone: {sent:?}"
+    );
+    assert!(
+        sent[1..]
+            .iter()
+            .any(|(_, c)| c[0] == "show interfaces switchport"),
+        "the switchport read is still made: {sent:?}"
+    );
 }

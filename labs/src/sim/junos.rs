@@ -812,12 +812,15 @@ impl JunosSim {
                 return self.end_session(session);
             }
         };
+        tracing::trace!(device = %self.dev.name, rpc = %client_hello, "netconf message");
         if base11 {
             framed.codec_mut().set_framing(Framing::Chunked);
         }
         while let Some(msg) = framed.next().await {
             let Ok(bytes) = msg else { break };
             let text = String::from_utf8_lossy(&bytes).into_owned();
+            // What tests/bench_floor.rs compares with the benchmark's NETCONF floor.
+            tracing::trace!(device = %self.dev.name, rpc = %text, "netconf message");
             self.dev.faults.delay().await;
             let (reply, close) = self.clone().handle_rpc(&text, session).await;
             let Some(reply) = reply else {

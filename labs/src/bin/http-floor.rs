@@ -1,0 +1,213 @@
+//! `http-floor --inventory FILE --platform eos|f5 [--concurrency N]`
+//!
+//! The benchmark's HTTPS floor (docs/bench.md): the least any tool must do to drive the eAPI (EOS) or
+//! iControl REST (F5) simulator. For every `eapi` / `rest` host of a netgw-lab inventory: one TCP
+//! connection, a TLS handshake checked against the lab CA (`lab-ca.pem` beside the inventory; no
+//! session resumption: each device is another server), then each request of `labs/bench/floors/eos.txt`
+//! or `f5.txt` (what one changing `netgw converge` sends, checked by tests/bench_floor.rs) in turn on
+//! that HTTP/1.1 keep-alive connection, each response read whole and its status checked. EOS requests
+//! carry basic authentication; F5's first request is the login, whose token the others carry, and the
+//! transaction id of `POST /mgmt/tm/transaction` goes where the file says `TXN`. No JSON decoding
+//! beyond the token and the transaction id, no planning, no state saved.
+
+use bytes::Bytes;
+use clap::Parser;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1;
+use hyper_util::rt::TokioIo;
+use netgw_labs::bench::{self, FloorCall};
+use netgw_labs::floor::{self, FloorArgs, FloorHost};
+use std::process::ExitCode;
+use std::sync::Arc;
+use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
+use tokio_rustls::rustls::{self, pki_types::CertificateDer, pki_types::ServerName};
+
+#[derive(Parser)]
+#[command(
+    name = "http-floor",
+    about = "Bare HTTPS client: TLS, the EOS or F5 converge's requests (bench floor)"
+)]
+struct Cli {
+    #[command(flatten)]
+    floor: FloorArgs,
+    /// Whose converge to replay: `eos` (eAPI) or `f5` (iControl REST).
+    #[arg(long)]
+    platform: String,
+}
+
+struct Call {
+    method: hyper::Method,
+    path: String,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+/// F5's login body, as netgw sends it (drivers/src/f5/rest.rs).
+fn login_body(h: &FloorHost) -> String {
+    serde_json::json!({"username": h.username, "password": h.password, "loginProviderName": "tmos"})
+        .to_string()
+}
+
+async fn run_host(
+    h: FloorHost,
+    tls: TlsConnector,
+    f5: bool,
+    calls: Arc<Vec<Call>>,
+) -> Result<(), String> {
+    let tcp = TcpStream::connect(("127.0.0.1", h.port))
+        .await
+        .map_err(|e| format!("connect: {e}"))?;
+    let _ = tcp.set_nodelay(true);
+    let name = ServerName::try_from("127.0.0.1").map_err(|e| e.to_string())?;
+    let stream = tls
+        .connect(name, tcp)
+        .await
+        .map_err(|e| format!("TLS: {e}"))?;
+    let (mut send, conn) = http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| format!("HTTP: {e}"))?;
+    let conn = tokio::spawn(conn);
+    let basic = format!(
+        "Basic {}",
+        data_encoding::BASE64.encode(format!("{}:{}", h.username, h.password).as_bytes())
+    );
+    let run_id = bench::fresh_run_id();
+    let mut token: Option<String> = None;
+    let mut txn = String::new();
+    for c in calls.iter() {
+        let fill = |s: &str| {
+            s.replace(bench::RUN_ID, &run_id)
+                .replace(bench::TXN, &txn)
+                .replace(bench::TOKEN, token.as_deref().unwrap_or(""))
+        };
+        let body = if c.body == bench::LOGIN {
+            login_body(&h)
+        } else {
+            fill(&c.body)
+        };
+        let mut req = hyper::Request::builder()
+            .method(c.method.clone())
+            .uri(fill(&c.path))
+            .header("host", format!("127.0.0.1:{}", h.port));
+        for (k, v) in &c.headers {
+            req = req.header(k.as_str(), fill(v));
+        }
+        if !body.is_empty() {
+            req = req.header("content-type", "application/json");
+        }
+        req = match (&token, f5) {
+            (Some(t), _) => req.header("x-f5-auth-token", t.as_str()),
+            (None, false) => req.header("authorization", basic.as_str()),
+            (None, true) => req,
+        };
+        let req = req
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| e.to_string())?;
+        send.ready().await.map_err(|e| format!("HTTP: {e}"))?;
+        let resp = send
+            .send_request(req)
+            .await
+            .map_err(|e| format!("{} {}: {e}", c.method, c.path))?;
+        let status = resp.status();
+        let data = resp
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| format!("{} {}: {e}", c.method, c.path))?
+            .to_bytes();
+        // netgw reads some resources a device may lack (F5 `sys/hardware` on the simulator) and takes
+        // the 404 as "not there"; every other answer must be a success.
+        let absent =
+            status == 404 && matches!(c.method, hyper::Method::GET | hyper::Method::DELETE);
+        if !(status.is_success() || absent) {
+            return Err(format!("{} {}: HTTP {status}", c.method, c.path));
+        }
+        if f5 && token.is_none() {
+            token = json_str(&data, "/token/token");
+            if token.is_none() {
+                return Err("login: no token in the reply".into());
+            }
+        } else if f5 && c.path == "/mgmt/tm/transaction" && c.method == hyper::Method::POST {
+            txn = json_str(&data, "/transId").ok_or("transaction: no transId in the reply")?;
+        }
+    }
+    drop(send);
+    let _ = conn.await;
+    Ok(())
+}
+
+/// A string or number at `pointer` in a JSON reply, as text.
+fn json_str(data: &[u8], pointer: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(data).ok()?;
+    match v.pointer(pointer)? {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn tls_connector(args: &FloorArgs) -> Result<TlsConnector, String> {
+    use rustls::pki_types::pem::PemObject;
+    let ca = args.beside("lab-ca.pem");
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_file_iter(&ca).map_err(|e| format!("{}: {e}", ca.display()))? {
+        let cert = cert.map_err(|e| format!("{}: {e}", ca.display()))?;
+        roots
+            .add(cert)
+            .map_err(|e| format!("{}: {e}", ca.display()))?;
+    }
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| e.to_string())?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    // Every lab device listens on 127.0.0.1 behind one lab certificate: a shared session cache would
+    // resume one device's session on another, which real devices (each its own key) never allow.
+    config.resumption = rustls::client::Resumption::disabled();
+    Ok(TlsConnector::from(Arc::new(config)))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let (floor_calls, conn, f5) = match cli.platform.as_str() {
+        "eos" => (bench::eos(), "eapi", false),
+        "f5" => (bench::f5(), "rest", true),
+        other => {
+            eprintln!("http-floor: --platform {other}: eos or f5");
+            return ExitCode::from(2);
+        }
+    };
+    let tls = match tls_connector(&cli.floor) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("http-floor: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let calls: Arc<Vec<Call>> = Arc::new(
+        floor_calls
+            .calls
+            .into_iter()
+            .filter_map(|c| match c {
+                FloorCall::Http {
+                    method,
+                    path,
+                    headers,
+                    body,
+                } => Some(Call {
+                    method: method.parse().ok()?,
+                    path,
+                    headers,
+                    body,
+                }),
+                _ => None,
+            })
+            .collect(),
+    );
+    floor::run("http-floor", &cli.floor, conn, calls.len(), move |h| {
+        run_host(h, tls.clone(), f5, calls.clone())
+    })
+}
