@@ -375,11 +375,18 @@ fn recovery_from_json(v: &Value) -> Option<crate::journal::Recovery> {
         found: pick(text(v, "found"), &["new", "old", "partial"]).unwrap_or("unknown"),
         action: pick(
             text(v, "action"),
-            &["cleared", "confirmed", "reverted", "restored"],
+            &["cleared", "confirmed", "reapplied", "reverted", "restored"],
         )
         .unwrap_or("unknown"),
         restored: v["restored"].as_u64().unwrap_or(0) as usize,
         via: v["via"].as_str().map(str::to_owned),
+        transaction: v.get("transaction").and_then(|t| {
+            Some(crate::journal::TxRecovery {
+                id: t["id"].as_str()?.to_owned(),
+                phase: serde_json::from_value(t["phase"].clone()).ok(),
+                direction: pick(text(t, "direction"), &["forward", "back"]).unwrap_or("back"),
+            })
+        }),
     })
 }
 
