@@ -619,12 +619,27 @@ async fn writer(
     let _ = done.send(());
 }
 
+/// Worth retrying: the connection is gone, or the server refused for a passing reason. A restart
+/// answers with SQLSTATE 57P01 (admin shutdown) on the open connection before the socket closes,
+/// and 57P03 (starting up) to a new one, both server errors; treating every server error as final
+/// lost the batch in flight at the restart.
 fn is_connection_error(e: &PgError) -> bool {
     match e {
         PgError::Timeout { .. } => true,
-        PgError::Sql { source, .. } => source.is_closed() || source.as_db_error().is_none(),
+        PgError::Sql { source, .. } => {
+            source.is_closed()
+                || source
+                    .as_db_error()
+                    .is_none_or(|db| is_transient_state(db.code().code()))
+        }
         _ => false,
     }
+}
+
+/// SQLSTATE classes 08 (connection), 53 (resources), 57 (operator intervention), and the
+/// serialization and deadlock failures, which a retried transaction gets past.
+fn is_transient_state(code: &str) -> bool {
+    ["08", "53", "57"].iter().any(|c| code.starts_with(c)) || matches!(code, "40001" | "40P01")
 }
 
 async fn write_batch(
