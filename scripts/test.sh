@@ -23,4 +23,4 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 
 echo "== cargo test"
-cargo test --workspace --all-targets
+cargo test --workspace --all-targets --no-fail-fast
