@@ -73,12 +73,7 @@ impl UiLab {
                 hash(VIEWER)
             ),
         );
-        let state = d.join("state");
-        let (child, base) = super::common::spawn_serve(
-            &d.join("serve.yml"),
-            &["--state-dir", state.to_str().unwrap()],
-            &d.join("serve.log"),
-        );
+        let (child, base) = Self::spawn(d);
         UiLab {
             child,
             base,
@@ -86,6 +81,68 @@ impl UiLab {
             dir,
             rt,
         }
+    }
+
+    fn spawn(d: &std::path::Path) -> (Child, String) {
+        let state = d.join("state");
+        super::common::spawn_serve(
+            &d.join("serve.yml"),
+            &["--state-dir", state.to_str().unwrap()],
+            &d.join("serve.log"),
+        )
+    }
+
+    /// Stop `netgw serve` and start it again on the same history, state and devices.
+    pub fn restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let (child, base) = Self::spawn(self.dir.path());
+        self.child = child;
+        self.base = base;
+    }
+
+    /// `POST /v1/converge` with `body` and the trigger token: the 202's JSON.
+    pub fn trigger(&self, body: serde_json::Value) -> serde_json::Value {
+        let url = format!("{}/v1/converge", self.base);
+        self.rt.block_on(async {
+            let r = reqwest::Client::new()
+                .post(url)
+                .bearer_auth(OPS)
+                .json(&body)
+                .timeout(std::time::Duration::from_secs(30))
+                .send()
+                .await
+                .unwrap();
+            let status = r.status();
+            let answer: serde_json::Value = r.json().await.unwrap();
+            assert_eq!(status, reqwest::StatusCode::ACCEPTED, "{answer}");
+            answer
+        })
+    }
+
+    /// `GET /v1/runs/{id}` until the run is no longer queued or running: its JSON.
+    pub fn wait_run(&self, id: &str) -> serde_json::Value {
+        let url = format!("{}/v1/runs/{id}", self.base);
+        self.rt.block_on(async {
+            let t = std::time::Instant::now();
+            loop {
+                let v: serde_json::Value = reqwest::Client::new()
+                    .get(&url)
+                    .bearer_auth(OPS)
+                    .timeout(std::time::Duration::from_secs(30))
+                    .send()
+                    .await
+                    .unwrap()
+                    .json()
+                    .await
+                    .unwrap();
+                if !matches!(v["status"].as_str(), Some("queued" | "running")) {
+                    return v;
+                }
+                assert!(t.elapsed() < std::time::Duration::from_secs(120), "{v}");
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+        })
     }
 
     pub fn log(&self) -> String {

@@ -7,6 +7,8 @@
 //!       request, the role by method (GET read, POST trigger), as the API ─▶ pages / actions
 //!   POST actions: the per-session CSRF token in the form ─▶ the API's own handler (converge)
 //!   live updates: app.js ─▶ /ui/runs/{id}/events, the API's event stream behind the cookie
+//!                 app.js ─▶ /ui/runs/events (runs created and ended: Scheduler::subscribe_runs)
+//!                        ─▶ /ui/runs/{id}/row, the row rendered here, inserted or replaced
 //! ```
 //! Every value in a page goes through maud's escaping: a device's error text, a diff, a fact.
 
@@ -19,6 +21,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Router};
@@ -26,6 +29,7 @@ use netgw_models::topology::Topology;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
+use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tracing::warn;
@@ -76,7 +80,9 @@ pub(super) fn router(state: S) -> Router<S> {
     });
     let signed_in = Router::new()
         .route("/ui/runs", get(pages::runs))
+        .route("/ui/runs/events", get(runs_events))
         .route("/ui/runs/{id}", get(pages::run))
+        .route("/ui/runs/{id}/row", get(pages::run_row_fragment))
         .route("/ui/runs/{id}/report", get(pages::run_report))
         .route("/ui/runs/{id}/events", get(run_events))
         .route("/ui/nodes", get(pages::nodes))
@@ -398,6 +404,37 @@ async fn run_events(
         Ok(r) => r,
         Err(e) => e.into_response(),
     }
+}
+
+/// The runs list's live feed: `run_created` and `run_finished` (data `{"event", "run_id",
+/// "status"}`) as this gateway's scheduler announces them; `resync` when this reader fell behind and
+/// missed some. Behind the session cookie (an `EventSource` sends no header), counted in
+/// `max_streams_per_identity`; it ends when the gateway stops.
+async fn runs_events(State(s): State<S>, Extension(sess): Extension<Session>) -> Response {
+    use tokio::sync::broadcast::error::RecvError;
+    let slot = match super::stream_slot(&s, &sess.identity) {
+        Ok(slot) => slot,
+        Err(e) => return e.into_response(),
+    };
+    let rx = s.sched.subscribe_runs();
+    let stream = futures::stream::unfold((rx, s, slot), |(mut rx, s, slot)| async move {
+        // Bounded waits, so a stopping gateway ends the stream within a second.
+        while !s.sched.is_stopping() {
+            let event = match tokio::time::timeout(Duration::from_secs(1), rx.recv()).await {
+                Err(_) => continue,
+                Ok(Err(RecvError::Closed)) => return None,
+                Ok(Err(RecvError::Lagged(_))) => Event::default().event("resync").data("{}"),
+                Ok(Ok(n)) => Event::default()
+                    .event(n.event)
+                    .data(serde_json::to_string(&n).unwrap_or_default()),
+            };
+            return Some((Ok::<Event, Infallible>(event), (rx, s, slot)));
+        }
+        None
+    });
+    Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response()
 }
 
 /// The topology the page draws: `links_topology:` of the configuration, else the inventory when it

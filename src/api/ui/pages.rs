@@ -252,23 +252,23 @@ pub(super) async fn runs(State(s): State<S>, Extension(sess): Extension<Session>
             Err(e) => return api_error(e),
         }
     }
+    // The table is there even when empty: the live list (app.js) adds rows to it.
     let main = html! {
         h1 { "Runs" }
-        p.help { "Newest first; runs in progress update live." }
+        p.help { "Newest first; new runs appear and runs in progress update live." }
         @if runs.is_empty() {
-            p { "No run yet. Start one from a " a href="/ui/nodes" { "node's page" } "." }
-        } @else {
-            div.scroll {
-                table.runs {
-                    caption.visually-hidden { "Recent runs" }
-                    thead { tr {
-                        th scope="col" { "Run" } th scope="col" { "Status" } th scope="col" { "Kind" }
-                        th scope="col" { "Requested by" } th scope="col" { "Created" }
-                        th scope="col" { "Duration" } th scope="col" { "Progress" } th scope="col" { "Nodes" }
-                    } }
-                    tbody {
-                        @for r in &runs { (run_row(&s, r)) }
-                    }
+            p #no-runs { "No run yet. Start one from a " a href="/ui/nodes" { "node's page" } "." }
+        }
+        div.scroll hidden[runs.is_empty()] {
+            table.runs #runs data-live-list data-max-rows=(RUNS_SHOWN) {
+                caption.visually-hidden { "Recent runs" }
+                thead { tr {
+                    th scope="col" { "Run" } th scope="col" { "Status" } th scope="col" { "Kind" }
+                    th scope="col" { "Requested by" } th scope="col" { "Created" }
+                    th scope="col" { "Duration" } th scope="col" { "Progress" } th scope="col" { "Nodes" }
+                } }
+                tbody {
+                    @for r in &runs { (run_row(&s, r)) }
                 }
             }
         }
@@ -444,6 +444,18 @@ pub(super) async fn run(
         }
     };
     html_response(StatusCode::OK, page("Run", Nav::Runs, Some(&sess), main))
+}
+
+/// One row of the runs list, for the live list to insert or replace (in a table: a parser drops a
+/// row outside one).
+pub(super) async fn run_row_fragment(State(s): State<S>, Path(id): Path<String>) -> Response {
+    match crate::api::find_run(&s, &id).await {
+        Ok(run) => html_response(
+            StatusCode::OK,
+            html! { table { tbody #row-fragment { (run_row(&s, &run)) } } },
+        ),
+        Err(e) => api_error(e),
+    }
 }
 
 /// The run's details and report alone, for the live update when a run ends.
