@@ -248,3 +248,107 @@ fn login_roles_csrf_and_escaping_of_device_text() {
         "tokens are never logged"
     );
 }
+
+/// Each drawn link (`A B`, its ends as the devices name them) and its state, from the topology page.
+fn link_states(page: &str) -> std::collections::BTreeMap<String, String> {
+    let attr = |tag: &str, name: &str| {
+        let at = tag.find(&format!(r#" {name}=""#))? + name.len() + 3;
+        Some(tag[at..at + tag[at..].find('"')?].to_owned())
+    };
+    page.split("<line ")
+        .skip(1)
+        .filter_map(|rest| {
+            let tag = &rest[..rest.find('>')?];
+            let ends = format!("{} {}", attr(tag, "data-a")?, attr(tag, "data-b")?);
+            Some((ends, attr(tag, "data-state")?))
+        })
+        .collect()
+}
+
+fn expect_links(page: &str, want: &[(&str, &str)]) {
+    let want: std::collections::BTreeMap<String, String> = want
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    assert_eq!(link_states(page), want, "{page}");
+}
+
+const UPLINK: &str = "spine1:Ethernet1 leaf1:Ethernet1";
+const UPLINK2: &str = "spine1:Ethernet2 leaf2:Ethernet1";
+const HOST_LINK: &str = "leaf2:Ethernet3 host1:eth1";
+
+#[test]
+fn link_checks_outlive_a_restart_and_atomic_runs_feed_them() {
+    let mut lab = UiLab::start(vec![]);
+    let base = lab.base.clone();
+    // The button's check, before and after it.
+    let ops = lab.rt.block_on(async {
+        let (ops, _) = sign_in(&base, OPS).await;
+        let (_, page) = get(&base, &ops, "/ui/topology").await;
+        assert!(page.contains("Links not checked yet"), "{page}");
+        expect_links(
+            &page,
+            &[
+                (UPLINK, "unknown"),
+                (UPLINK2, "unknown"),
+                (HOST_LINK, "unknown"),
+            ],
+        );
+        let r = post(&base, &ops, "/ui/topology/links", &[("csrf", &csrf(&page))]).await;
+        assert_eq!(r.status(), StatusCode::SEE_OTHER);
+        ops
+    });
+
+    // A new process: the check is read back from the history.
+    lab.restart();
+    let base = lab.base.clone();
+    lab.rt.block_on(async {
+        let (s, page) = get(&base, &ops, "/ui/topology").await;
+        assert_eq!(s, StatusCode::OK, "{page}");
+        expect_links(
+            &page,
+            &[(UPLINK, "up"), (UPLINK2, "up"), (HOST_LINK, "unchecked")],
+        );
+        assert!(
+            page.contains(r#"data-origin="page""#) && page.contains("Check links, by token:ops"),
+            "{page}"
+        );
+    });
+
+    // An atomic run whose change shuts leaf1's uplink: its check (before confirming) misses the
+    // link, the transaction rolls back, and the drawing shows what that check saw.
+    common::write(
+        lab.dir.path(),
+        "repo/nodes/leaf1.json",
+        r#"{"name":"leaf1","run_list":["recipe[netdev::vlans]","recipe[netdev::links]"],
+            "normal":{"netdev":{"vlans":{"720":{"name":"ui_page"}},"links":{"Ethernet1":{"enabled":false}}}}}"#,
+    );
+    let run = lab.trigger(serde_json::json!({
+        "nodes": ["spine1", "leaf1", "leaf2"], "atomic": true, "check_links": true
+    }));
+    let run = run["run_id"].as_str().unwrap().to_owned();
+    let done = lab.wait_run(&run);
+    assert!(
+        done["note"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("rolled-back"),
+        "{done}"
+    );
+    lab.rt.block_on(async {
+        let (_, page) = get(&base, &ops, "/ui/topology").await;
+        expect_links(
+            &page,
+            &[
+                (UPLINK, "missing"),
+                (UPLINK2, "up"),
+                (HOST_LINK, "unchecked"),
+            ],
+        );
+        assert!(
+            page.contains(r#"data-origin="atomic""#)
+                && page.contains(&format!(r#"href="/ui/runs/{run}""#)),
+            "{page}"
+        );
+    });
+}

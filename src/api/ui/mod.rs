@@ -16,6 +16,7 @@ mod pages;
 pub mod topology;
 
 use super::auth::{AuthFailure, HeaderParts, Identity, Role};
+use super::history::{CheckOrigin, StoredLinkCheck};
 use super::{HttpError, S};
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Request, State};
@@ -30,7 +31,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tracing::warn;
 
@@ -47,8 +48,6 @@ pub(super) struct Ui {
     secret: [u8; 32],
     secure_cookie: bool,
     topology: tokio::sync::OnceCell<Result<Arc<Topology>, String>>,
-    /// The last link comparison run from the topology page: (when, report).
-    links: Mutex<Option<(String, crate::links::LinkReport)>>,
 }
 
 /// A signed-in request: who, and the CSRF token its forms carry.
@@ -76,7 +75,6 @@ pub(super) fn router(state: S) -> Router<S> {
         secret,
         secure_cookie: state.settings["tls"].as_bool().unwrap_or(false),
         topology: tokio::sync::OnceCell::new(),
-        links: Mutex::new(None),
     });
     let signed_in = Router::new()
         .route("/ui/runs", get(pages::runs))
@@ -462,7 +460,8 @@ async fn topology_of(s: &S, ui: &Ui) -> Result<Arc<Topology>, String> {
         .clone()
 }
 
-/// "Check links": `netgw links` from the gateway, kept for the drawing until the next check.
+/// "Check links": `netgw links` from the gateway, kept with the run history (the drawing shows the
+/// newest check, this one or an atomic run's).
 async fn check_links(
     State(s): State<S>,
     Extension(ui): Extension<Arc<Ui>>,
@@ -483,8 +482,21 @@ async fn check_links(
         LINK_CHECK_TIMEOUT,
     );
     let report = check.run().await;
-    *ui.links.lock().unwrap_or_else(|p| p.into_inner()) =
-        Some((crate::engine::now_rfc3339(), report));
+    let stored = StoredLinkCheck {
+        at: crate::engine::now_rfc3339(),
+        origin: CheckOrigin::Page {
+            by: sess.identity.label(),
+        },
+        report,
+    };
+    if let Err(e) = s.history.save_link_check(stored).await {
+        warn!(error = %e, "keeping a link check");
+        return pages::problem(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Link check not kept",
+            &format!("the links were checked but the result could not be kept: {e}"),
+        );
+    }
     see_other("/ui/topology")
 }
 
@@ -497,7 +509,6 @@ mod tests {
             secret: [7; 32],
             secure_cookie: secure,
             topology: tokio::sync::OnceCell::new(),
-            links: Mutex::new(None),
         }
     }
 

@@ -2,6 +2,7 @@
 //! error, a diff, a fact) is shown as text, never run as markup.
 
 use super::{Session, Ui};
+use crate::api::history::{CheckOrigin, StoredLinkCheck};
 use crate::api::scheduler::RunView;
 use crate::api::{HttpError, ListQuery, S};
 use axum::Extension;
@@ -653,28 +654,47 @@ pub(super) async fn topology(
         };
         states.insert(n.clone(), state);
     }
-    let links = ui.links.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let drawing = super::topology::draw(&topo, &states, links.as_ref().map(|l| &l.1));
+    let links = match s.history.last_link_check().await {
+        Ok(l) => l,
+        Err(e) => return api_error(HttpError::internal(e)),
+    };
+    let report = links.as_ref().map(|l| &l.report);
+    let drawing = super::topology::draw(&topo, &states, report);
     let main = html! {
         h1 { "Topology " code { (topo.name) } }
         (drawing)
         (super::topology::legend())
-        @match &links {
-            Some((at, r)) => p.help #links-checked { "Links as LLDP saw them at " (at) ": " (r.up.len()) " up, " (r.missing.len()) " missing, " (r.undeclared.len()) " undeclared." },
-            None => p.help #links-checked { "Links not checked yet: their colour is unknown until a link check runs." },
-        }
+        (links_checked(links.as_ref()))
         @if sess.can_trigger() {
             form method="post" action="/ui/topology/links" {
                 input type="hidden" name="csrf" value=(sess.csrf);
                 button #check-links type="submit" { "Check links (LLDP against the topology)" }
             }
         }
-        (super::topology::link_table(&topo, links.as_ref().map(|l| &l.1)))
+        (super::topology::link_table(&topo, report))
     };
     html_response(
         StatusCode::OK,
         page("Topology", Nav::Topology, Some(&sess), main),
     )
+}
+
+/// When the links were last checked, by whom or by which atomic run, and what it found.
+fn links_checked(check: Option<&StoredLinkCheck>) -> Markup {
+    let Some(c) = check else {
+        return html! { p.help #links-checked { "Links not checked yet: their colour is unknown until a link check runs (the button below, or an atomic run with check_links)." } };
+    };
+    let r = &c.report;
+    html! {
+        p.help #links-checked data-origin=(match c.origin { CheckOrigin::Page { .. } => "page", CheckOrigin::Atomic { .. } => "atomic" }) {
+            "Links as LLDP saw them at " time datetime=(c.at) { (c.at) } " ("
+            @match &c.origin {
+                CheckOrigin::Page { by } => { "Check links, by " (by) }
+                CheckOrigin::Atomic { run_id } => { "atomic run " a href={ "/ui/runs/" (run_id) } { code { (run_id) } } }
+            }
+            "): " (r.up.len()) " up, " (r.missing.len()) " missing, " (r.undeclared.len()) " undeclared."
+        }
+    }
 }
 
 #[cfg(test)]
