@@ -149,3 +149,47 @@ impl UiLab {
         std::fs::read_to_string(self.dir.path().join("serve.log")).unwrap_or_default()
     }
 }
+
+/// `netgw serve` alone (no devices) on `inventory`, with the two tokens and no `links_topology`: the
+/// page draws the inventory's own lab.
+pub struct UiServe {
+    pub child: Child,
+    pub base: String,
+    pub dir: tempfile::TempDir,
+}
+
+impl Drop for UiServe {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl UiServe {
+    /// `files`: (name in the gateway's directory, text); `inventory` names one of them.
+    pub fn start(files: &[(&str, &str)], inventory: &str) -> UiServe {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for (name, text) in files {
+            super::common::write(d, name, text);
+        }
+        std::fs::create_dir_all(d.join("repo/nodes")).unwrap();
+        let hash = netgw::api::auth::token_hash_hex;
+        super::common::write(
+            d,
+            "serve.yml",
+            &format!(
+                "inventory: {inventory}\ndb: history.db\nrepo: repo\ntokens:\n  - {{name: ops, sha256: {}, roles: [trigger, read]}}\n  - {{name: viewer, sha256: {}, roles: [read]}}\n",
+                hash(OPS),
+                hash(VIEWER)
+            ),
+        );
+        let state = d.join("state");
+        let (child, base) = super::common::spawn_serve(
+            &d.join("serve.yml"),
+            &["--state-dir", state.to_str().unwrap()],
+            &d.join("serve.log"),
+        );
+        UiServe { child, base, dir }
+    }
+}

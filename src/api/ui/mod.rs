@@ -436,7 +436,7 @@ async fn runs_events(State(s): State<S>, Extension(sess): Extension<Session>) ->
 }
 
 /// The topology the page draws: `links_topology:` of the configuration, else the inventory when it
-/// is a containerlab file.
+/// is a containerlab file (a `.clab.yml`, or the `topology-data.json` a deployed lab leaves).
 async fn topology_of(s: &S, ui: &Ui) -> Result<Arc<Topology>, String> {
     ui.topology
         .get_or_init(|| async {
@@ -445,9 +445,10 @@ async fn topology_of(s: &S, ui: &Ui) -> Result<Arc<Topology>, String> {
             }
             let source = s.sched.inventory().source.clone();
             let name = source.to_string_lossy().to_ascii_lowercase();
-            if !(name.ends_with(".clab.yml") || name.ends_with(".clab.yaml")) {
+            // A JSON inventory is containerlab's topology-data.json (the inventory refuses others).
+            if ![".clab.yml", ".clab.yaml", ".json"].iter().any(|x| name.ends_with(x)) {
                 return Err(format!(
-                    "no containerlab topology to draw: the inventory {} is not a .clab.yml and the configuration sets no links_topology",
+                    "no containerlab topology to draw: the inventory {} is neither a .clab.yml nor containerlab's topology-data.json, and the configuration sets no links_topology",
                     source.display()
                 ));
             }
