@@ -63,17 +63,11 @@ impl UiLab {
                 ),
             );
         }
-        let hash = netgw::api::auth::token_hash_hex;
-        super::common::write(
+        write_config(
             d,
-            "serve.yml",
-            &format!(
-                "inventory: inventory.yml\nlinks_topology: fabric.clab.yml\ndb: history.db\nrepo: repo\ntokens:\n  - {{name: ops, sha256: {}, roles: [trigger, read]}}\n  - {{name: viewer, sha256: {}, roles: [read]}}\n",
-                hash(OPS),
-                hash(VIEWER)
-            ),
+            "inventory: inventory.yml\nlinks_topology: fabric.clab.yml\n",
         );
-        let (child, base) = Self::spawn(d);
+        let (child, base) = spawn(d);
         UiLab {
             child,
             base,
@@ -83,20 +77,11 @@ impl UiLab {
         }
     }
 
-    fn spawn(d: &std::path::Path) -> (Child, String) {
-        let state = d.join("state");
-        super::common::spawn_serve(
-            &d.join("serve.yml"),
-            &["--state-dir", state.to_str().unwrap()],
-            &d.join("serve.log"),
-        )
-    }
-
     /// Stop `netgw serve` and start it again on the same history, state and devices.
     pub fn restart(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let (child, base) = Self::spawn(self.dir.path());
+        let (child, base) = spawn(self.dir.path());
         self.child = child;
         self.base = base;
     }
@@ -174,22 +159,33 @@ impl UiServe {
             super::common::write(d, name, text);
         }
         std::fs::create_dir_all(d.join("repo/nodes")).unwrap();
-        let hash = netgw::api::auth::token_hash_hex;
-        super::common::write(
-            d,
-            "serve.yml",
-            &format!(
-                "inventory: {inventory}\ndb: history.db\nrepo: repo\ntokens:\n  - {{name: ops, sha256: {}, roles: [trigger, read]}}\n  - {{name: viewer, sha256: {}, roles: [read]}}\n",
-                hash(OPS),
-                hash(VIEWER)
-            ),
-        );
-        let state = d.join("state");
-        let (child, base) = super::common::spawn_serve(
-            &d.join("serve.yml"),
-            &["--state-dir", state.to_str().unwrap()],
-            &d.join("serve.log"),
-        );
+        write_config(d, &format!("inventory: {inventory}\n"));
+        let (child, base) = spawn(d);
         UiServe { child, base, dir }
     }
+}
+
+/// serve.yml in `d`: `head` (the inventory and what goes with it), then the history, the repo and the
+/// two tokens.
+fn write_config(d: &std::path::Path, head: &str) {
+    let hash = netgw::api::auth::token_hash_hex;
+    super::common::write(
+        d,
+        "serve.yml",
+        &format!(
+            "{head}db: history.db\nrepo: repo\ntokens:\n  - {{name: ops, sha256: {}, roles: [trigger, read]}}\n  - {{name: viewer, sha256: {}, roles: [read]}}\n",
+            hash(OPS),
+            hash(VIEWER)
+        ),
+    );
+}
+
+/// `netgw serve` on `d`'s serve.yml, its state and log in `d`.
+fn spawn(d: &std::path::Path) -> (Child, String) {
+    let state = d.join("state");
+    super::common::spawn_serve(
+        &d.join("serve.yml"),
+        &["--state-dir", state.to_str().unwrap()],
+        &d.join("serve.log"),
+    )
 }
