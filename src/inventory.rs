@@ -453,8 +453,14 @@ impl Inventory {
         Ok(inv)
     }
 
-    /// The containerlab topology at `path` (`${VAR}` expanded as containerlab does).
+    /// The containerlab topology at `path` (`${VAR}` expanded as containerlab does), or the lab a
+    /// containerlab `topology-data.json` (any `.json`) describes: its nodes and links.
     pub fn topology(path: &Path) -> Result<netgw_models::topology::Topology, InventoryError> {
+        if path.extension().is_some_and(|e| e == "json") {
+            let v: Value = serde_json::from_str(&read(path)?)
+                .map_err(|e| file_err(path, format!("invalid JSON: {e}")))?;
+            return clab::topology_from_data(path, &v);
+        }
         clab::parse_topology(path)
     }
 

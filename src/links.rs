@@ -16,26 +16,26 @@ use crate::inventory::Inventory;
 use netgw_models::facts::LldpNeighbor;
 use netgw_models::kinds::device_port_name;
 use netgw_models::topology::Topology;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 /// One end of a link: a node and its port as the device names it.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct End {
     pub node: String,
     pub port: String,
 }
 
 /// A link of the topology between two driven nodes.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Declared {
     pub a: End,
     pub b: End,
 }
 
 /// One LLDP neighbour a node reports.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Adjacency {
     pub node: String,
     pub port: String,
@@ -44,7 +44,7 @@ pub struct Adjacency {
 }
 
 /// A declared link not seen from one or both ends.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Missing {
     pub link: Declared,
     /// The nodes that do not see the other end (one or both).
@@ -52,7 +52,7 @@ pub struct Missing {
 }
 
 /// The comparison.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LinkReport {
     /// Declared links each end sees.
     pub up: Vec<Declared>,

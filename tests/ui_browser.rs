@@ -238,3 +238,67 @@ fn an_operator_signs_in_watches_a_why_run_live_and_reads_the_topology() {
     drop(b);
     assert!(!lab.log().contains(OPS), "the token is never logged");
 }
+
+#[test]
+fn runs_started_through_the_api_appear_on_the_open_runs_list() {
+    // leaf1 answers slowly, so its run is seen in progress before it finishes.
+    let lab = UiLab::start(vec![("leaf1".into(), "latency-ms".into(), "300".into())]);
+    let base = lab.base.clone();
+    let mut b = Browser::launch(1280, 900);
+    sign_in(&mut b, &base, OPS);
+    b.wait_for("location.pathname === '/ui/runs'", "the runs page");
+    assert_eq!(
+        b.eval("document.getElementById('no-runs') !== null"),
+        json!(true),
+        "no run yet"
+    );
+    // The list's feed is open before anything runs: what it announces from now on is shown.
+    b.wait_for(
+        "document.body.dataset.liveList === 'open'",
+        "the runs list's event stream",
+    );
+    b.eval("window.__notReloaded = true");
+
+    let first = lab.trigger(json!({"nodes": ["leaf1"], "why_run": true}));
+    let first = first["run_id"].as_str().unwrap().to_owned();
+    let row = |id: &str| format!("document.querySelector('tr[data-run-id=\"{id}\"]')");
+    b.wait_for(
+        &format!("{} !== null", row(&first)),
+        "the API's run on the list",
+    );
+    b.wait_for(
+        &format!(
+            "{} !== null && {}.querySelector('[data-run-status]').textContent === 'finished'",
+            row(&first),
+            row(&first)
+        ),
+        "the run to finish on the list",
+    );
+    assert_eq!(
+        b.eval(&format!(
+            "{}.querySelector('[data-node=leaf1]').dataset.nodeStatus",
+            row(&first)
+        )),
+        json!("drift")
+    );
+
+    // A second one (an atomic converge of spine1): listed first, above the first.
+    let second = lab.trigger(json!({"nodes": ["spine1"], "atomic": true}));
+    let second = second["run_id"].as_str().unwrap().to_owned();
+    b.wait_for(
+        &format!(
+            "document.querySelector('table#runs tbody tr').dataset.runId === '{second}' && document.querySelector('table#runs tbody tr [data-run-status]').textContent === 'finished'"
+        ),
+        "the second run first on the list, finished",
+    );
+    assert_eq!(
+        b.eval("[...document.querySelectorAll('table#runs tbody tr')].map(r => r.dataset.runId)"),
+        json!([second, first])
+    );
+    assert_eq!(
+        b.eval("window.__notReloaded === true && document.getElementById('no-runs') === null"),
+        json!(true),
+        "rows added in place, not by a reload"
+    );
+    b.screenshot(&shots().join("runs-live.png"));
+}

@@ -1,6 +1,7 @@
 //! The status page over plain HTTP (no browser), against a real `netgw serve` and netgw-lab: the
 //! login and its cookie, roles, CSRF on every button, and a device's hostile text (a commit error
-//! carrying `<script>`) shown as text.
+//! carrying `<script>`) shown as text; the last link check kept across a restart and fed by an
+//! atomic run's `check_links`; containerlab's `topology-data.json` drawn.
 
 mod common;
 #[path = "common/ui_lab.rs"]
@@ -9,7 +10,7 @@ mod ui_lab;
 use reqwest::StatusCode;
 use reqwest::header::{COOKIE, LOCATION, SET_COOKIE};
 use std::time::{Duration, Instant};
-use ui_lab::{OPS, UiLab, VIEWER};
+use ui_lab::{OPS, UiLab, UiServe, VIEWER};
 
 const HOSTILE: &str = "<script>alert('pwned')</script><img src=x onerror=alert(1)>";
 
@@ -246,5 +247,178 @@ fn login_roles_csrf_and_escaping_of_device_text() {
     assert!(
         !lab.log().contains(OPS) && !lab.log().contains(VIEWER),
         "tokens are never logged"
+    );
+}
+
+/// Each drawn link (`A B`, its ends as the devices name them) and its state, from the topology page.
+fn link_states(page: &str) -> std::collections::BTreeMap<String, String> {
+    let attr = |tag: &str, name: &str| {
+        let at = tag.find(&format!(r#" {name}=""#))? + name.len() + 3;
+        Some(tag[at..at + tag[at..].find('"')?].to_owned())
+    };
+    page.split("<line ")
+        .skip(1)
+        .filter_map(|rest| {
+            let tag = &rest[..rest.find('>')?];
+            let ends = format!("{} {}", attr(tag, "data-a")?, attr(tag, "data-b")?);
+            Some((ends, attr(tag, "data-state")?))
+        })
+        .collect()
+}
+
+fn expect_links(page: &str, want: &[(&str, &str)]) {
+    let want: std::collections::BTreeMap<String, String> = want
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    assert_eq!(link_states(page), want, "{page}");
+}
+
+const UPLINK: &str = "spine1:Ethernet1 leaf1:Ethernet1";
+const UPLINK2: &str = "spine1:Ethernet2 leaf2:Ethernet1";
+const HOST_LINK: &str = "leaf2:Ethernet3 host1:eth1";
+
+#[test]
+fn link_checks_outlive_a_restart_and_atomic_runs_feed_them() {
+    let mut lab = UiLab::start(vec![]);
+    let base = lab.base.clone();
+    // The button's check, before and after it.
+    let ops = lab.rt.block_on(async {
+        let (ops, _) = sign_in(&base, OPS).await;
+        let (_, page) = get(&base, &ops, "/ui/topology").await;
+        assert!(page.contains("Links not checked yet"), "{page}");
+        expect_links(
+            &page,
+            &[
+                (UPLINK, "unknown"),
+                (UPLINK2, "unknown"),
+                (HOST_LINK, "unknown"),
+            ],
+        );
+        let r = post(&base, &ops, "/ui/topology/links", &[("csrf", &csrf(&page))]).await;
+        assert_eq!(r.status(), StatusCode::SEE_OTHER);
+        ops
+    });
+
+    // A new process: the check is read back from the history.
+    lab.restart();
+    let base = lab.base.clone();
+    lab.rt.block_on(async {
+        let (s, page) = get(&base, &ops, "/ui/topology").await;
+        assert_eq!(s, StatusCode::OK, "{page}");
+        expect_links(
+            &page,
+            &[(UPLINK, "up"), (UPLINK2, "up"), (HOST_LINK, "unchecked")],
+        );
+        assert!(
+            page.contains(r#"data-origin="page""#) && page.contains("Check links, by token:ops"),
+            "{page}"
+        );
+    });
+
+    // An atomic run whose change shuts leaf1's uplink: its check (before confirming) misses the
+    // link, the transaction rolls back, and the drawing shows what that check saw.
+    common::write(
+        lab.dir.path(),
+        "repo/nodes/leaf1.json",
+        r#"{"name":"leaf1","run_list":["recipe[netdev::vlans]","recipe[netdev::links]"],
+            "normal":{"netdev":{"vlans":{"720":{"name":"ui_page"}},"links":{"Ethernet1":{"enabled":false}}}}}"#,
+    );
+    let run = lab.trigger(serde_json::json!({
+        "nodes": ["spine1", "leaf1", "leaf2"], "atomic": true, "check_links": true
+    }));
+    let run = run["run_id"].as_str().unwrap().to_owned();
+    let done = lab.wait_run(&run);
+    assert!(
+        done["note"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("rolled-back"),
+        "{done}"
+    );
+    lab.rt.block_on(async {
+        let (_, page) = get(&base, &ops, "/ui/topology").await;
+        expect_links(
+            &page,
+            &[
+                (UPLINK, "missing"),
+                (UPLINK2, "up"),
+                (HOST_LINK, "unchecked"),
+            ],
+        );
+        assert!(
+            page.contains(r#"data-origin="atomic""#)
+                && page.contains(&format!(r#"href="/ui/runs/{run}""#)),
+            "{page}"
+        );
+    });
+}
+
+/// The nodes the topology page draws.
+fn drawn_nodes(page: &str) -> Vec<String> {
+    page.split(r#"<a class="node" href="/ui/nodes/"#)
+        .skip(1)
+        .filter_map(|rest| Some(rest[..rest.find('"')?].to_owned()))
+        .collect()
+}
+
+async fn topology_page(base: &str) -> String {
+    let (ops, _) = sign_in(base, OPS).await;
+    let (s, page) = get(base, &ops, "/ui/topology").await;
+    assert_eq!(s, StatusCode::OK, "{page}");
+    page
+}
+
+#[test]
+fn containerlabs_topology_data_is_drawn() {
+    // containerlab's documentation example (tests/fixtures/containerlab, links as {a, z}: containerlab
+    // before 0.73).
+    let srl02 = std::fs::read_to_string(common::root().join(
+        "tests/fixtures/containerlab/topology-data/docs-manual-inventory/srl02/topology-data.json",
+    ))
+    .unwrap();
+    let gw = UiServe::start(&[("topology-data.json", &srl02)], "topology-data.json");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let page = rt.block_on(topology_page(&gw.base));
+    assert!(page.contains("Topology <code>srl02</code>"), "{page}");
+    assert_eq!(drawn_nodes(&page), ["srl1", "srl2"], "{page}");
+    // SR Linux is not a kind netgw drives: its ports keep containerlab's names.
+    expect_links(&page, &[("srl1:e1-1 srl2:e1-1", "unknown")]);
+    drop(gw);
+
+    // The fabric as containerlab 0.73 and later write it (links as {endpoints: {a, z}}), rendered by
+    // netgw-lab's auto.tmpl rendering, which tests/clab_e2e.rs checks against containerlab's own.
+    let topo = netgw_models::topology::Topology::parse(ui_lab::FABRIC).unwrap();
+    let plan = netgw_labs::clab::ClabPlan::new(
+        ui_lab::FABRIC,
+        &topo,
+        std::path::Path::new("fabric.clab.yml"),
+        None,
+        None,
+    )
+    .unwrap();
+    let data = netgw_labs::clab::topology_data(&plan, "netgw");
+    assert!(data.contains(r#""endpoints": {"#), "{data}");
+    let gw = UiServe::start(
+        &[
+            ("fabric.clab.yml", ui_lab::FABRIC),
+            ("clab-uilab/topology-data.json", &data),
+        ],
+        "clab-uilab/topology-data.json",
+    );
+    let page = rt.block_on(topology_page(&gw.base));
+    assert!(page.contains("Topology <code>uilab</code>"), "{page}");
+    assert_eq!(
+        drawn_nodes(&page),
+        ["host1", "leaf1", "leaf2", "spine1"],
+        "{page}"
+    );
+    expect_links(
+        &page,
+        &[
+            (UPLINK, "unknown"),
+            (UPLINK2, "unknown"),
+            (HOST_LINK, "unknown"),
+        ],
     );
 }

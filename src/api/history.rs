@@ -11,6 +11,9 @@
 //! Nothing here runs on the async runtime's worker threads. Runs still `queued` or `running` when the
 //! database is opened were in flight when the process died: they are marked `interrupted`.
 
+pub mod link_checks;
+pub use link_checks::{CheckOrigin, StoredLinkCheck};
+
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -179,6 +182,13 @@ CREATE TABLE IF NOT EXISTS gateway_log (
     at     TEXT NOT NULL,
     event  TEXT NOT NULL,
     detail TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS link_checks (
+    id     INTEGER PRIMARY KEY AUTOINCREMENT,
+    at     TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    source TEXT NOT NULL,
+    report TEXT NOT NULL
 );
 "#;
 

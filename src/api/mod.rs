@@ -982,6 +982,22 @@ fn sse_event(seq: u64, text: &str) -> Event {
     Event::default().id(seq.to_string()).event(name).data(text)
 }
 
+/// A place among `who`'s open event streams (`max_streams_per_identity`), freed with the stream.
+fn stream_slot(s: &AppState, who: &Identity) -> Result<limits::Slot<String>, HttpError> {
+    let max = s.limits.max_streams_per_identity;
+    s.streams.take(who.label(), max).ok_or_else(|| HttpError {
+        retry_after: Some(1),
+        ..HttpError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_streams",
+            format!(
+                "{} has {max} event streams open already (max_streams_per_identity); close one first",
+                who.label()
+            ),
+        )
+    })
+}
+
 async fn run_events(
     State(s): State<S>,
     Extension(who): Extension<Identity>,
@@ -989,20 +1005,7 @@ async fn run_events(
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
     find_run(&s, &id).await?;
-    let max = s.limits.max_streams_per_identity;
-    let Some(slot) = s.streams.take(who.label(), max) else {
-        return Err(HttpError {
-            retry_after: Some(1),
-            ..HttpError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "too_many_streams",
-                format!(
-                    "{} has {max} event streams open already (max_streams_per_identity); close one first",
-                    who.label()
-                ),
-            )
-        });
-    };
+    let slot = stream_slot(&s, &who)?;
     let next = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())

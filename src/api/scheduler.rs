@@ -33,7 +33,7 @@ use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, broadcast, watch};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
@@ -224,6 +224,18 @@ pub enum Snapshot {
     Gone,
 }
 
+/// A run created or ended, announced to the status page's runs list (`Scheduler::subscribe_runs`).
+#[derive(Debug, Clone, Serialize)]
+pub struct RunNotice {
+    /// `run_created` or `run_finished`.
+    pub event: &'static str,
+    pub run_id: String,
+    pub status: String,
+}
+
+/// Announcements a slow runs-list reader may fall behind by before it misses some.
+const NOTICE_BUFFER: usize = 256;
+
 /// What the shutdown did, for the log and the history.
 #[derive(Debug, Default, Clone, Serialize)]
 pub struct ShutdownReport {
@@ -252,6 +264,8 @@ struct Shared {
     /// node runs where they stand and gives each device its restore step.
     abort: CancellationToken,
     stop_dispatch: CancellationToken,
+    /// Runs created and ended (every run's first and last event pass through `push_event`).
+    announce: broadcast::Sender<RunNotice>,
 }
 
 #[derive(Clone)]
@@ -277,6 +291,22 @@ impl Shared {
     }
 
     fn push_event(&self, id: &str, run: &mut LiveRun, mut event: Value) {
+        let notice = match event["event"].as_str() {
+            Some("run_queued") => Some(("run_created", run.status.as_str().to_owned())),
+            Some("run_finished") => Some((
+                "run_finished",
+                event["status"].as_str().unwrap_or_default().to_owned(),
+            )),
+            _ => None,
+        };
+        if let Some((what, status)) = notice {
+            // No reader (no runs page open) is not an error.
+            let _ = self.announce.send(RunNotice {
+                event: what,
+                run_id: id.to_owned(),
+                status,
+            });
+        }
         let seq = run.events.len() as u64;
         if let Value::Object(m) = &mut event {
             m.insert("seq".into(), seq.into());
@@ -623,6 +653,7 @@ impl Scheduler {
             cancel: CancellationToken::new(),
             abort: CancellationToken::new(),
             stop_dispatch: CancellationToken::new(),
+            announce: broadcast::channel(NOTICE_BUFFER).0,
         });
         tokio::spawn(dispatch(shared.clone()));
         Scheduler { shared }
@@ -806,6 +837,11 @@ impl Scheduler {
             },
             None => Snapshot::Gone,
         }
+    }
+
+    /// Runs created and ended from now on, as they happen.
+    pub fn subscribe_runs(&self) -> broadcast::Receiver<RunNotice> {
+        self.shared.announce.subscribe()
     }
 
     pub fn gauges(&self) -> Gauges {

@@ -186,6 +186,53 @@ pub(super) fn topology(path: &Path) -> Result<Read, InventoryError> {
     Ok((hosts, groups, topo.warnings))
 }
 
+/// The lab a `topology-data.json` describes, as a topology (for drawing it and checking its links):
+/// nodes from its `nodes` (kind, group, image, labels), links from its `links`, each
+/// `{"endpoints": {"a": {node, interface, mac}, "z": {...}}}` as containerlab 0.73 and later write
+/// them (`auto.tmpl`), or `{"a": {...}, "z": {...}}` as earlier versions did. A link with one end
+/// (`"peer": "dummy"`) keeps that end only.
+pub(super) fn topology_from_data(path: &Path, v: &Value) -> Result<Topology, InventoryError> {
+    let nodes = v
+        .get("nodes")
+        .and_then(Value::as_object)
+        .ok_or_else(|| file_err(path, "field `nodes`: missing or not a map"))?;
+    let mut out_nodes = serde_json::Map::new();
+    for (name, n) in nodes {
+        let mut node = serde_json::Map::new();
+        for key in ["kind", "group", "image", "labels"] {
+            match n.get(key) {
+                Some(Value::String(s)) if s.is_empty() => {}
+                Some(x) => {
+                    node.insert(key.to_owned(), x.clone());
+                }
+                None => {}
+            }
+        }
+        out_nodes.insert(name.clone(), Value::Object(node));
+    }
+    let links = v.get("links").and_then(Value::as_array);
+    let mut out_links = Vec::new();
+    for (i, l) in links.into_iter().flatten().enumerate() {
+        let ends = l.get("endpoints").unwrap_or(l);
+        let eps: Vec<Value> = ["a", "z"]
+            .iter()
+            .filter_map(|k| ends.get(*k).filter(|e| e.is_object()).cloned())
+            .collect();
+        if eps.is_empty() {
+            return Err(file_err(
+                path,
+                format!("links[{i}]: neither `endpoints.a` nor `a`: not containerlab's link shape"),
+            ));
+        }
+        out_links.push(serde_json::json!({ "endpoints": eps }));
+    }
+    let doc = serde_json::json!({
+        "name": v.get("name").cloned().unwrap_or(Value::Null),
+        "topology": { "nodes": out_nodes, "links": out_links },
+    });
+    Topology::from_value(&doc).map_err(|e| file_err(path, e.to_string()))
+}
+
 /// The management addresses of a deployed lab: `clab-LAB/topology-data.json` beside the topology,
 /// as `containerlab deploy` writes it (and `netgw-lab up --clab`). containerlab assigns addresses to
 /// nodes without `mgmt-ipv4` at deploy time, so only this file knows them; absent or unreadable, the

@@ -11,6 +11,8 @@
 //! ```
 //! Each run row names the gateway that runs it; a gateway never touches another live gateway's runs.
 
+mod link_checks;
+
 use super::{DatabaseUrl, PgError, STATEMENT_TIMEOUT, connect, migrate, timed};
 use crate::api::history::{Claimed, INTERRUPTED_NOTE, Op, Recovered, RunRow, WRITE_ERRORS};
 use serde_json::{Value, json};

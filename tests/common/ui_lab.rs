@@ -63,22 +63,11 @@ impl UiLab {
                 ),
             );
         }
-        let hash = netgw::api::auth::token_hash_hex;
-        super::common::write(
+        write_config(
             d,
-            "serve.yml",
-            &format!(
-                "inventory: inventory.yml\nlinks_topology: fabric.clab.yml\ndb: history.db\nrepo: repo\ntokens:\n  - {{name: ops, sha256: {}, roles: [trigger, read]}}\n  - {{name: viewer, sha256: {}, roles: [read]}}\n",
-                hash(OPS),
-                hash(VIEWER)
-            ),
+            "inventory: inventory.yml\nlinks_topology: fabric.clab.yml\n",
         );
-        let state = d.join("state");
-        let (child, base) = super::common::spawn_serve(
-            &d.join("serve.yml"),
-            &["--state-dir", state.to_str().unwrap()],
-            &d.join("serve.log"),
-        );
+        let (child, base) = spawn(d);
         UiLab {
             child,
             base,
@@ -88,7 +77,115 @@ impl UiLab {
         }
     }
 
+    /// Stop `netgw serve` and start it again on the same history, state and devices.
+    pub fn restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let (child, base) = spawn(self.dir.path());
+        self.child = child;
+        self.base = base;
+    }
+
+    /// `POST /v1/converge` with `body` and the trigger token: the 202's JSON.
+    pub fn trigger(&self, body: serde_json::Value) -> serde_json::Value {
+        let url = format!("{}/v1/converge", self.base);
+        self.rt.block_on(async {
+            let r = reqwest::Client::new()
+                .post(url)
+                .bearer_auth(OPS)
+                .json(&body)
+                .timeout(std::time::Duration::from_secs(30))
+                .send()
+                .await
+                .unwrap();
+            let status = r.status();
+            let answer: serde_json::Value = r.json().await.unwrap();
+            assert_eq!(status, reqwest::StatusCode::ACCEPTED, "{answer}");
+            answer
+        })
+    }
+
+    /// `GET /v1/runs/{id}` until the run is no longer queued or running: its JSON.
+    pub fn wait_run(&self, id: &str) -> serde_json::Value {
+        let url = format!("{}/v1/runs/{id}", self.base);
+        self.rt.block_on(async {
+            let t = std::time::Instant::now();
+            loop {
+                let v: serde_json::Value = reqwest::Client::new()
+                    .get(&url)
+                    .bearer_auth(OPS)
+                    .timeout(std::time::Duration::from_secs(30))
+                    .send()
+                    .await
+                    .unwrap()
+                    .json()
+                    .await
+                    .unwrap();
+                if !matches!(v["status"].as_str(), Some("queued" | "running")) {
+                    return v;
+                }
+                assert!(t.elapsed() < std::time::Duration::from_secs(120), "{v}");
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+        })
+    }
+
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("serve.log")).unwrap_or_default()
     }
+}
+
+/// `netgw serve` alone (no devices) on `inventory`, with the two tokens and no `links_topology`: the
+/// page draws the inventory's own lab.
+pub struct UiServe {
+    pub child: Child,
+    pub base: String,
+    pub dir: tempfile::TempDir,
+}
+
+impl Drop for UiServe {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl UiServe {
+    /// `files`: (name in the gateway's directory, text); `inventory` names one of them.
+    pub fn start(files: &[(&str, &str)], inventory: &str) -> UiServe {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for (name, text) in files {
+            super::common::write(d, name, text);
+        }
+        std::fs::create_dir_all(d.join("repo/nodes")).unwrap();
+        write_config(d, &format!("inventory: {inventory}\n"));
+        let (child, base) = spawn(d);
+        UiServe { child, base, dir }
+    }
+}
+
+/// serve.yml in `d`: `head` (the inventory and what goes with it), then the history, the repo and the
+/// two tokens.
+fn write_config(d: &std::path::Path, head: &str) {
+    let hash = netgw::api::auth::token_hash_hex;
+    super::common::write(
+        d,
+        "serve.yml",
+        &format!(
+            "{head}db: history.db\nrepo: repo\ntokens:\n  - {{name: ops, sha256: {}, roles: [trigger, read]}}\n  - {{name: viewer, sha256: {}, roles: [read]}}\n",
+            hash(OPS),
+            hash(VIEWER)
+        ),
+    );
+}
+
+/// `netgw serve` on `d`'s serve.yml, its state and log in `d`.
+fn spawn(d: &std::path::Path) -> (Child, String) {
+    let state = d.join("state");
+    super::common::spawn_serve(
+        &d.join("serve.yml"),
+        &["--state-dir", state.to_str().unwrap()],
+        &d.join("serve.log"),
+    )
 }

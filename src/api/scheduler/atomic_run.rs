@@ -192,6 +192,19 @@ async fn run_atomic(shared: Arc<Shared>, run: AtomicRun) {
             shared.push_event(&run_id, run, event);
         }
     }
+    // Kept before the run ends, so whoever sees it finished finds its check on the topology page.
+    if let Some(links) = report.transaction.as_ref().and_then(|t| t.links.clone()) {
+        let check = crate::api::history::StoredLinkCheck {
+            at: now(),
+            origin: crate::api::history::CheckOrigin::Atomic {
+                run_id: run_id.clone(),
+            },
+            report: links,
+        };
+        if let Err(e) = shared.history.save_link_check(check).await {
+            tracing::warn!(run = %run_id, error = %e, "keeping the atomic run's link check");
+        }
+    }
     for n in report.nodes {
         let v = serde_json::to_value(&n).unwrap_or(Value::Null);
         shared.node_done(&run_id, &n.name, v);

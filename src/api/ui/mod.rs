@@ -7,6 +7,8 @@
 //!       request, the role by method (GET read, POST trigger), as the API ─▶ pages / actions
 //!   POST actions: the per-session CSRF token in the form ─▶ the API's own handler (converge)
 //!   live updates: app.js ─▶ /ui/runs/{id}/events, the API's event stream behind the cookie
+//!                 app.js ─▶ /ui/runs/events (runs created and ended: Scheduler::subscribe_runs)
+//!                        ─▶ /ui/runs/{id}/row, the row rendered here, inserted or replaced
 //! ```
 //! Every value in a page goes through maud's escaping: a device's error text, a diff, a fact.
 
@@ -14,11 +16,13 @@ mod pages;
 pub mod topology;
 
 use super::auth::{AuthFailure, HeaderParts, Identity, Role};
+use super::history::{CheckOrigin, StoredLinkCheck};
 use super::{HttpError, S};
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Router};
@@ -26,7 +30,8 @@ use netgw_models::topology::Topology;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
 use tracing::warn;
 
@@ -43,8 +48,6 @@ pub(super) struct Ui {
     secret: [u8; 32],
     secure_cookie: bool,
     topology: tokio::sync::OnceCell<Result<Arc<Topology>, String>>,
-    /// The last link comparison run from the topology page: (when, report).
-    links: Mutex<Option<(String, crate::links::LinkReport)>>,
 }
 
 /// A signed-in request: who, and the CSRF token its forms carry.
@@ -72,11 +75,12 @@ pub(super) fn router(state: S) -> Router<S> {
         secret,
         secure_cookie: state.settings["tls"].as_bool().unwrap_or(false),
         topology: tokio::sync::OnceCell::new(),
-        links: Mutex::new(None),
     });
     let signed_in = Router::new()
         .route("/ui/runs", get(pages::runs))
+        .route("/ui/runs/events", get(runs_events))
         .route("/ui/runs/{id}", get(pages::run))
+        .route("/ui/runs/{id}/row", get(pages::run_row_fragment))
         .route("/ui/runs/{id}/report", get(pages::run_report))
         .route("/ui/runs/{id}/events", get(run_events))
         .route("/ui/nodes", get(pages::nodes))
@@ -400,8 +404,39 @@ async fn run_events(
     }
 }
 
+/// The runs list's live feed: `run_created` and `run_finished` (data `{"event", "run_id",
+/// "status"}`) as this gateway's scheduler announces them; `resync` when this reader fell behind and
+/// missed some. Behind the session cookie (an `EventSource` sends no header), counted in
+/// `max_streams_per_identity`; it ends when the gateway stops.
+async fn runs_events(State(s): State<S>, Extension(sess): Extension<Session>) -> Response {
+    use tokio::sync::broadcast::error::RecvError;
+    let slot = match super::stream_slot(&s, &sess.identity) {
+        Ok(slot) => slot,
+        Err(e) => return e.into_response(),
+    };
+    let rx = s.sched.subscribe_runs();
+    let stream = futures::stream::unfold((rx, s, slot), |(mut rx, s, slot)| async move {
+        // Bounded waits, so a stopping gateway ends the stream within a second.
+        while !s.sched.is_stopping() {
+            let event = match tokio::time::timeout(Duration::from_secs(1), rx.recv()).await {
+                Err(_) => continue,
+                Ok(Err(RecvError::Closed)) => return None,
+                Ok(Err(RecvError::Lagged(_))) => Event::default().event("resync").data("{}"),
+                Ok(Ok(n)) => Event::default()
+                    .event(n.event)
+                    .data(serde_json::to_string(&n).unwrap_or_default()),
+            };
+            return Some((Ok::<Event, Infallible>(event), (rx, s, slot)));
+        }
+        None
+    });
+    Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response()
+}
+
 /// The topology the page draws: `links_topology:` of the configuration, else the inventory when it
-/// is a containerlab file.
+/// is a containerlab file (a `.clab.yml`, or the `topology-data.json` a deployed lab leaves).
 async fn topology_of(s: &S, ui: &Ui) -> Result<Arc<Topology>, String> {
     ui.topology
         .get_or_init(|| async {
@@ -410,9 +445,10 @@ async fn topology_of(s: &S, ui: &Ui) -> Result<Arc<Topology>, String> {
             }
             let source = s.sched.inventory().source.clone();
             let name = source.to_string_lossy().to_ascii_lowercase();
-            if !(name.ends_with(".clab.yml") || name.ends_with(".clab.yaml")) {
+            // A JSON inventory is containerlab's topology-data.json (the inventory refuses others).
+            if ![".clab.yml", ".clab.yaml", ".json"].iter().any(|x| name.ends_with(x)) {
                 return Err(format!(
-                    "no containerlab topology to draw: the inventory {} is not a .clab.yml and the configuration sets no links_topology",
+                    "no containerlab topology to draw: the inventory {} is neither a .clab.yml nor containerlab's topology-data.json, and the configuration sets no links_topology",
                     source.display()
                 ));
             }
@@ -425,7 +461,8 @@ async fn topology_of(s: &S, ui: &Ui) -> Result<Arc<Topology>, String> {
         .clone()
 }
 
-/// "Check links": `netgw links` from the gateway, kept for the drawing until the next check.
+/// "Check links": `netgw links` from the gateway, kept with the run history (the drawing shows the
+/// newest check, this one or an atomic run's).
 async fn check_links(
     State(s): State<S>,
     Extension(ui): Extension<Arc<Ui>>,
@@ -446,8 +483,21 @@ async fn check_links(
         LINK_CHECK_TIMEOUT,
     );
     let report = check.run().await;
-    *ui.links.lock().unwrap_or_else(|p| p.into_inner()) =
-        Some((crate::engine::now_rfc3339(), report));
+    let stored = StoredLinkCheck {
+        at: crate::engine::now_rfc3339(),
+        origin: CheckOrigin::Page {
+            by: sess.identity.label(),
+        },
+        report,
+    };
+    if let Err(e) = s.history.save_link_check(stored).await {
+        warn!(error = %e, "keeping a link check");
+        return pages::problem(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Link check not kept",
+            &format!("the links were checked but the result could not be kept: {e}"),
+        );
+    }
     see_other("/ui/topology")
 }
 
@@ -460,7 +510,6 @@ mod tests {
             secret: [7; 32],
             secure_cookie: secure,
             topology: tokio::sync::OnceCell::new(),
-            links: Mutex::new(None),
         }
     }
 

@@ -2,6 +2,7 @@
 //! error, a diff, a fact) is shown as text, never run as markup.
 
 use super::{Session, Ui};
+use crate::api::history::{CheckOrigin, StoredLinkCheck};
 use crate::api::scheduler::RunView;
 use crate::api::{HttpError, ListQuery, S};
 use axum::Extension;
@@ -252,23 +253,23 @@ pub(super) async fn runs(State(s): State<S>, Extension(sess): Extension<Session>
             Err(e) => return api_error(e),
         }
     }
+    // The table is there even when empty: the live list (app.js) adds rows to it.
     let main = html! {
         h1 { "Runs" }
-        p.help { "Newest first; runs in progress update live." }
+        p.help { "Newest first; new runs appear and runs in progress update live." }
         @if runs.is_empty() {
-            p { "No run yet. Start one from a " a href="/ui/nodes" { "node's page" } "." }
-        } @else {
-            div.scroll {
-                table.runs {
-                    caption.visually-hidden { "Recent runs" }
-                    thead { tr {
-                        th scope="col" { "Run" } th scope="col" { "Status" } th scope="col" { "Kind" }
-                        th scope="col" { "Requested by" } th scope="col" { "Created" }
-                        th scope="col" { "Duration" } th scope="col" { "Progress" } th scope="col" { "Nodes" }
-                    } }
-                    tbody {
-                        @for r in &runs { (run_row(&s, r)) }
-                    }
+            p #no-runs { "No run yet. Start one from a " a href="/ui/nodes" { "node's page" } "." }
+        }
+        div.scroll hidden[runs.is_empty()] {
+            table.runs #runs data-live-list data-max-rows=(RUNS_SHOWN) {
+                caption.visually-hidden { "Recent runs" }
+                thead { tr {
+                    th scope="col" { "Run" } th scope="col" { "Status" } th scope="col" { "Kind" }
+                    th scope="col" { "Requested by" } th scope="col" { "Created" }
+                    th scope="col" { "Duration" } th scope="col" { "Progress" } th scope="col" { "Nodes" }
+                } }
+                tbody {
+                    @for r in &runs { (run_row(&s, r)) }
                 }
             }
         }
@@ -444,6 +445,18 @@ pub(super) async fn run(
         }
     };
     html_response(StatusCode::OK, page("Run", Nav::Runs, Some(&sess), main))
+}
+
+/// One row of the runs list, for the live list to insert or replace (in a table: a parser drops a
+/// row outside one).
+pub(super) async fn run_row_fragment(State(s): State<S>, Path(id): Path<String>) -> Response {
+    match crate::api::find_run(&s, &id).await {
+        Ok(run) => html_response(
+            StatusCode::OK,
+            html! { table { tbody #row-fragment { (run_row(&s, &run)) } } },
+        ),
+        Err(e) => api_error(e),
+    }
 }
 
 /// The run's details and report alone, for the live update when a run ends.
@@ -641,28 +654,47 @@ pub(super) async fn topology(
         };
         states.insert(n.clone(), state);
     }
-    let links = ui.links.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let drawing = super::topology::draw(&topo, &states, links.as_ref().map(|l| &l.1));
+    let links = match s.history.last_link_check().await {
+        Ok(l) => l,
+        Err(e) => return api_error(HttpError::internal(e)),
+    };
+    let report = links.as_ref().map(|l| &l.report);
+    let drawing = super::topology::draw(&topo, &states, report);
     let main = html! {
         h1 { "Topology " code { (topo.name) } }
         (drawing)
         (super::topology::legend())
-        @match &links {
-            Some((at, r)) => p.help #links-checked { "Links as LLDP saw them at " (at) ": " (r.up.len()) " up, " (r.missing.len()) " missing, " (r.undeclared.len()) " undeclared." },
-            None => p.help #links-checked { "Links not checked yet: their colour is unknown until a link check runs." },
-        }
+        (links_checked(links.as_ref()))
         @if sess.can_trigger() {
             form method="post" action="/ui/topology/links" {
                 input type="hidden" name="csrf" value=(sess.csrf);
                 button #check-links type="submit" { "Check links (LLDP against the topology)" }
             }
         }
-        (super::topology::link_table(&topo, links.as_ref().map(|l| &l.1)))
+        (super::topology::link_table(&topo, report))
     };
     html_response(
         StatusCode::OK,
         page("Topology", Nav::Topology, Some(&sess), main),
     )
+}
+
+/// When the links were last checked, by whom or by which atomic run, and what it found.
+fn links_checked(check: Option<&StoredLinkCheck>) -> Markup {
+    let Some(c) = check else {
+        return html! { p.help #links-checked { "Links not checked yet: their colour is unknown until a link check runs (the button below, or an atomic run with check_links)." } };
+    };
+    let r = &c.report;
+    html! {
+        p.help #links-checked data-origin=(match c.origin { CheckOrigin::Page { .. } => "page", CheckOrigin::Atomic { .. } => "atomic" }) {
+            "Links as LLDP saw them at " time datetime=(c.at) { (c.at) } " ("
+            @match &c.origin {
+                CheckOrigin::Page { by } => { "Check links, by " (by) }
+                CheckOrigin::Atomic { run_id } => { "atomic run " a href={ "/ui/runs/" (run_id) } { code { (run_id) } } }
+            }
+            "): " (r.up.len()) " up, " (r.missing.len()) " missing, " (r.undeclared.len()) " undeclared."
+        }
+    }
 }
 
 #[cfg(test)]

@@ -79,15 +79,64 @@
     es.onerror = function () { if (es.readyState === EventSource.CLOSED) { return; } if (seen > 0 && es.readyState !== EventSource.OPEN) { es.close(); } };
   }
 
+  // Runs followed at once on the runs list (each its own stream; the list's feed is one more).
+  var following = 0;
+  function followRow(tr) {
+    if (following >= MAX_STREAMS) { return; }
+    following += 1;
+    follow(tr, tr.getAttribute("data-run-id"), function () { following -= 1; });
+  }
+
+  // A row as the server renders it (/ui/runs/{id}/row): inserted first, or in place of the shown one.
+  function showRow(table, id, isNew) {
+    fetch("/ui/runs/" + encodeURIComponent(id) + "/row", { credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
+      .then(function (html) {
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        var row = doc.querySelector("#row-fragment tr[data-run-id]");
+        if (!row) { return; }
+        row = document.adoptNode(row);
+        var body = table.tBodies[0];
+        var old = body.querySelector('tr[data-run-id="' + CSS.escape(id) + '"]');
+        if (old) {
+          body.replaceChild(row, old);
+        } else {
+          body.insertBefore(row, body.firstChild);
+          var max = Number(table.getAttribute("data-max-rows") || 20);
+          while (body.rows.length > max) { body.removeChild(body.lastChild); }
+        }
+        var empty = document.getElementById("no-runs");
+        if (empty) { empty.parentNode.removeChild(empty); }
+        var box = table.closest("[hidden]");
+        if (box) { box.removeAttribute("hidden"); }
+        if (isNew && row.getAttribute("data-live") === "true") { followRow(row); }
+        document.body.setAttribute("data-rows-shown", String(Number(document.body.getAttribute("data-rows-shown") || 0) + 1));
+      })
+      .catch(function () { /* a reload shows it */ });
+  }
+
+  // The runs list: runs started elsewhere (the API, another operator) appear without a reload.
+  function liveList(table) {
+    var es = new EventSource("/ui/runs/events");
+    es.addEventListener("run_created", function (m) {
+      try { showRow(table, JSON.parse(m.data).run_id, true); } catch (e) { /* ignore a malformed event */ }
+    });
+    es.addEventListener("run_finished", function (m) {
+      try { showRow(table, JSON.parse(m.data).run_id, false); } catch (e) { /* ignore a malformed event */ }
+    });
+    // Announcements were missed: the page as the server has it now.
+    es.addEventListener("resync", function () { es.close(); location.reload(); });
+    es.onopen = function () { document.body.setAttribute("data-live-list", "open"); };
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     var run = document.getElementById("run");
     if (run && run.getAttribute("data-live") === "true") {
       var id = run.getAttribute("data-run-id");
       follow(run, id, function () { refreshRun(run, id); });
     }
-    var rows = document.querySelectorAll("tr[data-run-id][data-live]");
-    Array.prototype.slice.call(rows, 0, MAX_STREAMS).forEach(function (tr) {
-      follow(tr, tr.getAttribute("data-run-id"), null);
-    });
+    Array.prototype.forEach.call(document.querySelectorAll("tr[data-run-id][data-live]"), followRow);
+    var list = document.querySelector("table[data-live-list]");
+    if (list) { liveList(list); }
   });
 })();
