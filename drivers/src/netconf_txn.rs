@@ -2,7 +2,7 @@
 //! candidate, §8.4 confirmed commit, §7.5 lock):
 //!
 //! ```text
-//!  begin: [discard-changes + unlock: a dead session's leftovers]  lock candidate
+//!  begin: lock candidate [refused: discard-changes + unlock (a dead session's leftovers), lock again]
 //!  edit:  edit-config candidate (merge)                  ─┐ on any failure the caller runs
 //!  diff:  the device's own diff where the dialect has one │ discard(): discard-changes + unlock
 //!  commit_confirmed: confirmed commit with a timeout     ─┘
@@ -77,8 +77,9 @@ pub enum TxnState {
 #[derive(Debug, Clone)]
 pub struct NetconfTxn {
     pub dialect: Dialect,
-    /// Start with discard-changes + unlock (fake-switches keeps a dead session's lock and dirty
-    /// candidate; on a real device both simply fail when someone else holds them).
+    /// When the lock is refused, discard-changes + unlock and lock once more (fake-switches keeps a
+    /// dead session's lock and dirty candidate; on a real device both simply fail when someone else
+    /// holds them).
     pub clear_stale: bool,
     state: TxnState,
     locked: bool,
@@ -105,19 +106,25 @@ impl NetconfTxn {
         c.has_capability(CAP_CONFIRMED_COMMIT_10) || c.has_capability(CAP_CONFIRMED_COMMIT_11)
     }
 
-    /// Discard leftovers (when `clear_stale`) and lock the candidate.
+    /// Lock the candidate (clearing a dead session's leftovers when refused and `clear_stale`).
     pub async fn begin<S: AsyncRead + AsyncWrite + Unpin + Send>(
         &mut self,
         c: &mut NetconfClient<S>,
     ) -> Result<()> {
-        if self.clear_stale {
-            // Best effort: both fail harmlessly when there is nothing to clear.
-            let _ = c.discard_changes().await;
-            let _ = c.unlock(Datastore::Candidate).await;
+        match c.lock(Datastore::Candidate).await {
+            Ok(_) => {}
+            // Cleared only when the lock is refused: a fresh session to a device that frees a dead
+            // session's lock (real ones do) spends no round trip on it.
+            Err(e) if self.clear_stale && matches!(e.root(), NetconfError::Rpc { .. }) => {
+                // Best effort: both fail harmlessly when someone else holds the lock.
+                let _ = c.discard_changes().await;
+                let _ = c.unlock(Datastore::Candidate).await;
+                c.lock(Datastore::Candidate)
+                    .await
+                    .map_err(step("lock candidate"))?;
+            }
+            Err(e) => return Err(step("lock candidate")(e)),
         }
-        c.lock(Datastore::Candidate)
-            .await
-            .map_err(step("lock candidate"))?;
         self.locked = true;
         // A candidate another session left dirty before we locked is not ours to commit.
         let _ = c.discard_changes().await;

@@ -993,6 +993,47 @@ async fn f5_discard_and_rollback() {
     d.close().await.unwrap();
 }
 
+/// How many times the session sent `GET path` (query strings are not logged).
+fn gets(srv: &Server, path: &str) -> usize {
+    let want = format!("GET {path}");
+    srv.sim().log.iter().filter(|l| **l == want).count()
+}
+
+/// Facts, the planner's view and the pre-state read each collection once (the session's read cache);
+/// after the commit, observe (verify) reads the device again.
+#[tokio::test]
+async fn f5_reads_each_collection_once_before_a_change_and_afresh_after_it() {
+    let srv = Server::start().await;
+    let mut d = srv.driver().await;
+    d.facts().await.unwrap();
+    let p = plan_for(
+        &mut d,
+        json!([{"id": 100, "name": "app"}]),
+        json!([{"name": "1.1", "description": "to app"}]),
+    )
+    .await;
+    d.stage(&p).await.unwrap();
+    let collections = [
+        "/mgmt/tm/net/interface",
+        "/mgmt/tm/net/trunk",
+        "/mgmt/tm/net/vlan",
+    ];
+    for path in collections {
+        // `net/vlan` twice: facts' plain list and the expanded one (`?expandSubcollections=true`).
+        let want = if path.ends_with("vlan") { 2 } else { 1 };
+        assert_eq!(gets(&srv, path), want, "{path}: {:#?}", srv.sim().log);
+    }
+    d.commit(&CommitOptions::default()).await.unwrap();
+    let after = d.observe().await.unwrap();
+    assert!(after.vlans.iter().any(|v| v.id.get() == 100), "{after:?}");
+    for path in collections {
+        let want = if path.ends_with("vlan") { 3 } else { 2 };
+        assert_eq!(gets(&srv, path), want, "{path} after the commit");
+    }
+    d.confirm().await.unwrap();
+    d.close().await.unwrap();
+}
+
 #[tokio::test]
 async fn f5_token_expiry_triggers_a_new_login() {
     let srv = Server::start().await;
@@ -1005,13 +1046,14 @@ async fn f5_token_expiry_triggers_a_new_login() {
     assert_eq!(d.rest().logins(), 2);
     assert_eq!(srv.sim().unauthorized, 1);
 
-    // A short-lived token is renewed before it runs out, without a 401.
+    // A short-lived token is renewed before it runs out, without a 401. Plain GETs: observe would
+    // answer from the session's read cache without a request.
     srv.sim().token_lifetime = Duration::from_secs(2);
     srv.sim().tokens.clear();
-    d.observe().await.unwrap(); // 401, login with a 2 s token
+    d.rest_mut().get(link::INTERFACE_COLLECTION).await.unwrap(); // 401, login with a 2 s token
     assert_eq!((d.rest().logins(), srv.sim().unauthorized), (3, 2));
     tokio::time::sleep(Duration::from_millis(1900)).await; // past 90 % of its lifetime
-    d.observe().await.unwrap();
+    d.rest_mut().get(link::INTERFACE_COLLECTION).await.unwrap();
     assert_eq!(
         (d.rest().logins(), srv.sim().unauthorized),
         (4, 2),

@@ -567,6 +567,43 @@ async fn scenario(model: &str, style: &str, ifs: [&str; 3], reject: Value, rejec
     reader.close().await.expect("close reader");
 }
 
+/// fake-switches keeps the lock of a session that died holding it (docs/peers.md). The driver locks
+/// first and clears a dead session's leftovers only when refused, so a change still goes through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fake_junos_lock_left_by_a_dead_session_is_cleared() {
+    let (peer, port) = start_fake("juniper_generic");
+    {
+        let mut dead = raw_session(&peer, port).await;
+        let _ = dead.discard_changes().await;
+        let _ = dead.unlock(Datastore::Candidate).await;
+        dead.lock(Datastore::Candidate).await.expect("lock");
+        // Dropped without unlock or close-session.
+    }
+    let mut d = netgw_drivers::registry::connect(&fake_target(&peer, port, "ex"))
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"));
+    apply(
+        &mut d,
+        json!([{"id": 40, "name": "left"}]),
+        Policy::Merge,
+        json!([]),
+        Policy::Merge,
+        "after a dead session",
+    )
+    .await;
+    let mut reader = raw_session(&peer, port).await;
+    let (_, cfg) = running(&mut reader).await;
+    assert!(
+        vlan_entries(&cfg, false)
+            .iter()
+            .any(|(_, id, _)| id == "40"),
+        "{:?}",
+        vlan_entries(&cfg, false)
+    );
+    d.close().await.expect("close");
+    reader.close().await.expect("close reader");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fake_junos_ex() {
     scenario(

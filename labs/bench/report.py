@@ -5,8 +5,10 @@ One row per (tool, N, run): wall s, devices/s, CPU s, peak RSS MB, then netgw/to
 ratios of wall times at the same N. netgw/tool, on a floor's or a peer's row: the first run of netgw
 for that tool's vendor (VENDOR below) over the tool (above 1 netgw is slower; "20x faster than Python"
 is a ratio at or below 0.05). netgw/floor, on every netgw row's first run: that row over its vendor's
-floor (FLOOR below; "within 1.5x of the floor" is at or below 1.5). A later line for the same
-(tool, N, run) replaces an earlier one (re-runs on a quieter machine).
+floor (FLOOR below; "within 1.5x of the floor" is at or below 1.5). CPU/floor: the same ratio in CPU
+seconds (user + sys of the tool's own process tree, not the simulator's), which the other engineers'
+load on the shared cores moves far less than wall time. A later line for the same (tool, N, run)
+replaces an earlier one (re-runs on a quieter machine).
 """
 import json
 import sys
@@ -55,8 +57,8 @@ def main():
 
     if machine:
         print("```\n" + machine.strip() + "\n```\n")
-    print("| tool | N | run | wall s | devices/s | CPU s | peak RSS MB | lab CPU s | load | netgw/tool | netgw/floor |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| tool | N | run | wall s | devices/s | CPU s | peak RSS MB | lab CPU s | load | netgw/tool | netgw/floor | CPU/floor |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     order = ORDER
     for key in sorted(rows, key=lambda k: (k[1], order.index(k[0]) if k[0] in order else 99, k[2])):
         r = rows[key]
@@ -70,15 +72,17 @@ def main():
         else:
             wall = f"{r['wall_secs']:.2f}"
             rate = f"{n / r['wall_secs']:.0f}" if r["wall_secs"] > 0 else "-"
-        ratio_tool = ratio_floor = ""
+        ratio_tool = ratio_floor = cpu_floor = ""
         ng = first(VENDOR[tool], n) if tool in VENDOR else None
         if run == "first" and ng and ok(r):
             ratio_tool = f"{ng['wall_secs'] / r['wall_secs']:.3f}"
         fl = first(FLOOR[tool], n) if tool in FLOOR else None
         if run == "first" and fl and ok(r):
             ratio_floor = f"{r['wall_secs'] / fl['wall_secs']:.2f}"
+            if fl["cpu_secs"] > 0:
+                cpu_floor = f"{r['cpu_secs'] / fl['cpu_secs']:.2f}"
         print(f"| {tool} | {n} | {run} | {wall} | {rate} | {r['cpu_secs']:.2f} | {r['peak_tree_rss_mb']:.0f} | "
-              f"{r.get('lab_cpu_secs') if r.get('lab_cpu_secs') is not None else '-'} | {r['load_before']} | {ratio_tool} | {ratio_floor} |")
+              f"{r.get('lab_cpu_secs') if r.get('lab_cpu_secs') is not None else '-'} | {r['load_before']} | {ratio_tool} | {ratio_floor} | {cpu_floor} |")
 
 
 main()

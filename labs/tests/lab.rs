@@ -987,6 +987,13 @@ async fn nxos_json_outputs() {
         i["TABLE_interface"]["ROW_interface"][0]["interface"],
         "Ethernet1/1"
     );
+    // Answered as NX-OS does, so the driver stays on `| json` (one inventory read, not two).
+    let inv: Value =
+        serde_json::from_str(&sh.command("show inventory | json").await.unwrap()).unwrap();
+    assert_eq!(
+        inv["TABLE_inv"]["ROW_inv"][0]["productid"], "N9K-C9300v",
+        "{inv}"
+    );
 }
 
 /// The NX-OS simulator behind `name`, and what it holds (read from the simulator, not the driver):

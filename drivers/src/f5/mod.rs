@@ -129,6 +129,11 @@ impl F5Driver {
         &self.rest
     }
 
+    /// The REST session, to send requests of one's own (tests: a request past the read cache).
+    pub fn rest_mut(&mut self) -> &mut Rest {
+        &mut self.rest
+    }
+
     fn err(&self, step: &'static str) -> impl Fn(RestError) -> DriverError + '_ {
         move |e| e.into_driver(&self.device, step)
     }
@@ -145,17 +150,19 @@ impl F5Driver {
         path: &str,
         step: &'static str,
     ) -> Result<Option<Value>, DriverError> {
-        match self.rest.get_optional(path).await {
+        match self.rest.get_optional_cached(path).await {
             Ok(v) => Ok(v),
             Err(e) => Err(e.into_driver(&self.device, step)),
         }
     }
 
-    /// VLANs with members, interfaces and trunks, raw enough to render and restore from.
+    /// VLANs with members, interfaces and trunks, raw enough to render and restore from. Read through
+    /// the session's read cache: the pre-state is what facts and observe read when nothing was sent
+    /// since; after a commit every read goes to the device again.
     async fn read_state(&mut self) -> Result<DeviceState, DriverError> {
         let v = self
             .rest
-            .get(VLANS_EXPANDED)
+            .get_cached(VLANS_EXPANDED)
             .await
             .map_err(self.err("observe"))?;
         let mut vlans = vlan::parse_vlans(&v);
@@ -163,7 +170,7 @@ impl F5Driver {
             let path = format!("{}/interfaces", v.path());
             let m = self
                 .rest
-                .get_optional(&path)
+                .get_optional_cached(&path)
                 .await
                 .map_err(|e| e.into_driver(&self.device, "observe"))?;
             v.members = Some(
@@ -174,7 +181,7 @@ impl F5Driver {
         }
         let ifs = self
             .rest
-            .get(link::INTERFACE_COLLECTION)
+            .get_cached(link::INTERFACE_COLLECTION)
             .await
             .map_err(self.err("observe"))?;
         let mut links = link::parse_interfaces(&ifs);

@@ -26,6 +26,7 @@
 //! [`HttpError`] values. Tokens and passwords never appear in errors, logs or `Debug`: request names use
 //! `<token>` for the token in the logout path, and transport error texts have both secrets replaced.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::time::Duration;
 
@@ -532,6 +533,11 @@ pub struct Rest {
     token: Option<(Secret, Instant)>,
     logins: u32,
     poll_limit: Duration,
+    /// Answers of [`Rest::get_cached`] since the last request that was not a GET: one converge reads
+    /// the same collections for facts, the planner's view and the pre-state, and nothing this session
+    /// sent can have changed them in between. Any other request empties it, so a read after a change
+    /// (verify, restore) always goes to the device.
+    read_cache: HashMap<String, Option<Value>>,
 }
 
 impl fmt::Debug for Rest {
@@ -565,6 +571,7 @@ impl Rest {
             token: None,
             logins: 0,
             poll_limit: settings.request_timeout,
+            read_cache: HashMap::new(),
         }
     }
 
@@ -673,6 +680,9 @@ impl Rest {
         transaction: Option<&str>,
     ) -> Result<Value, RestError> {
         let op = format!("{method} {}", path.split('?').next().unwrap_or(path));
+        if method != RestMethod::Get {
+            self.read_cache.clear();
+        }
         for attempt in 0..2 {
             if self
                 .token
@@ -718,6 +728,28 @@ impl Rest {
             Err(e) if e.is_not_found() => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// GET, answered from the session's read cache when nothing but GETs went since the same read.
+    /// Errors are not kept (asked again), except 404 through [`Rest::get_optional_cached`].
+    pub async fn get_cached(&mut self, path: &str) -> Result<Value, RestError> {
+        if let Some(Some(v)) = self.read_cache.get(path) {
+            return Ok(v.clone());
+        }
+        let v = self.get(path).await?;
+        self.read_cache.insert(path.to_owned(), Some(v.clone()));
+        Ok(v)
+    }
+
+    /// [`Rest::get_cached`] that treats 404 as `None` (kept too: an endpoint this release lacks), as
+    /// [`Rest::get_optional`].
+    pub async fn get_optional_cached(&mut self, path: &str) -> Result<Option<Value>, RestError> {
+        if let Some(v) = self.read_cache.get(path) {
+            return Ok(v.clone());
+        }
+        let v = self.get_optional(path).await?;
+        self.read_cache.insert(path.to_owned(), v.clone());
+        Ok(v)
     }
 
     /// `POST /mgmt/tm/transaction {}`: a new, empty transaction.

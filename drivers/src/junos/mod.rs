@@ -6,8 +6,9 @@
 //!           get-lldp-neighbors-information, get-vlan-information | get-bridge-instance-information,
 //!           get-config running (the fall-back for every RPC the device does not answer)
 //!  observe  get-config running + get-interface-information terse
-//!  stage    [discard-changes, unlock] lock, get-config running (recorded pre-state), edit-config,
-//!           get-configuration compare rollback 0 (or a diff computed from get-config candidate)
+//!  stage    lock (refused: discard-changes, unlock, lock again), get-config running (recorded
+//!           pre-state), edit-config, get-configuration compare rollback 0 (or a diff computed from
+//!           get-config candidate)
 //!  commit   commit-configuration confirmed, log "<comment>"
 //!  confirm  commit-configuration, unlock
 //!  rollback cancel-commit (confirmed-commit:1.1) | edit-config of the recorded pre-state + commit

@@ -409,6 +409,7 @@ impl CliSim {
         let v = match (rest, json) {
             (["version"], false) => return Some(self.show_version(st)),
             (["version"], true) => self.nx_version(st),
+            (["inventory"], true) if d == Dialect::Nxos => self.nx_inventory(),
             (["archive"], false) if d == Dialect::Ios => return Some(self.archive.show()),
             (["archive", "config", "rollback", "timer"], false) if d == Dialect::Ios => {
                 return Some(self.archive.show_timer());
@@ -622,6 +623,18 @@ impl CliSim {
             self.dev.serial(),
             st.interfaces.len()
         )
+    }
+
+    /// `show inventory | json` of a Nexus 9000v: the chassis row (NX-API `TABLE_inv`/`ROW_inv`, as
+    /// napalm's nxos driver reads it).
+    fn nx_inventory(&self) -> Value {
+        json!({"TABLE_inv": {"ROW_inv": [{
+            "name": "Chassis",
+            "desc": "Nexus9000 C9300v Chassis",
+            "productid": "N9K-C9300v",
+            "vendorid": "V02",
+            "serialnum": self.dev.serial()
+        }]}})
     }
 
     fn nx_version(&self, st: &DeviceState) -> Value {
