@@ -8,6 +8,7 @@
 use crate::engine::{EventSink, RunEvent};
 use crate::report::{NodeStatus, ResourceReport};
 use netgw_models::secret::Secret;
+use netgw_transport::http::{TlsMode, build_client, redirect_reason};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -27,9 +28,8 @@ pub struct CollectorConfig {
 
 /// Start the poster; returns the event sink to give the engine and the task to await at the end.
 pub fn start(cfg: CollectorConfig) -> Result<(EventSink, tokio::task::JoinHandle<()>), String> {
-    let client = reqwest::Client::builder()
-        .timeout(cfg.timeout)
-        .build()
+    // The one HTTP client builder: the token is for the URL the user named, so no redirect is followed.
+    let client = build_client(cfg.timeout, cfg.timeout, &TlsMode::Verify)
         .map_err(|e| format!("data collector client: {e}"))?;
     let (tx, rx) = mpsc::channel::<RunEvent>(4096);
     let handle = tokio::spawn(poster(cfg, client, rx));
@@ -97,9 +97,12 @@ async fn poster(cfg: CollectorConfig, client: reqwest::Client, mut rx: mpsc::Rec
         }
         match req.send().await {
             Ok(resp) if resp.status().is_success() => {}
-            Ok(resp) => {
-                warn!(status = %resp.status(), url = %cfg.url, "data collector refused a message")
-            }
+            Ok(resp) => match redirect_reason(resp.status().as_u16(), resp.headers()) {
+                Some(reason) => warn!(url = %cfg.url, "data collector {reason}"),
+                None => {
+                    warn!(status = %resp.status(), url = %cfg.url, "data collector refused a message")
+                }
+            },
             Err(e) => warn!(error = %e, url = %cfg.url, "data collector unreachable"),
         }
     }

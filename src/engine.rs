@@ -1361,231 +1361,27 @@ mod tests {
 
 #[cfg(test)]
 pub(crate) mod engine_tests_support {
-    //! The engine's logic against an in-memory device. The drivers are tested on their own against real
-    //! outputs and third-party peers; here the device only has to keep state and fail on request.
+    //! The engine's logic against the in-memory device of every whole-converge test
+    //! (tests/common/mem_driver.rs).
     use super::*;
     pub(crate) use crate::error::NodeErrorKind;
+    pub(crate) use crate::mem_driver::{Device, MemConnector, job};
     use crate::report::ResourceStatus as S;
     pub(crate) use netgw_drivers::driver::ErrorKind;
-    use netgw_drivers::driver::{Capabilities, Observed, Platform, Staged};
-    use netgw_models::facts::DeviceFacts;
-    use netgw_models::plan::PlanRules;
-    use netgw_models::resource::{Link, Vlan, VlanId, VlanSet};
+    use netgw_models::resource::{Link, VlanId, VlanSet};
     use std::sync::Mutex;
 
-    #[derive(Default)]
-    pub(crate) struct Device {
-        pub(crate) vlans: Vec<Vlan>,
-        pub(crate) links: Vec<Link>,
-        pub(crate) reject_commit: bool,
-        pub(crate) drop_on_commit: bool,
-        /// Commit applies this many VLAN changes, then never answers (a device or link gone silent
-        /// mid-change).
-        pub(crate) hang_in_commit: Option<usize>,
-        /// The connection is refused as bad credentials.
-        pub(crate) auth_fail: bool,
-        /// Facts panic (a bug in a driver).
-        pub(crate) panic_in_facts: bool,
-        pub(crate) rollbacks: usize,
-        pub(crate) commits_started: usize,
-        pub(crate) commits: usize,
-        /// Open sessions now, and the most ever open at once.
-        pub(crate) sessions: usize,
-        pub(crate) max_sessions: usize,
-    }
-
-    pub(crate) struct MemDriver {
-        dev: Arc<Mutex<Device>>,
-        staged: Option<Plan>,
-        pre: Option<(Vec<Vlan>, Vec<Link>)>,
-    }
-
-    pub(crate) fn apply_plan(d: &mut Device, p: &Plan) {
-        for c in &p.vlans {
-            d.vlans.retain(|v| v.id != c.id);
-            if let Some(a) = &c.after {
-                d.vlans.push(a.clone());
-            }
-        }
-        d.vlans.sort_by_key(|v| v.id);
-        for c in &p.links {
-            if let Some(l) = d.links.iter_mut().find(|l| l.name == c.after.name) {
-                *l = c.after.clone();
-            }
-        }
-    }
-
-    #[async_trait]
-    impl Driver for MemDriver {
-        fn platform(&self) -> Platform {
-            Platform::Eos
-        }
-        fn capabilities(&self) -> Capabilities {
-            Capabilities {
-                candidate: true,
-                ..Default::default()
-            }
-        }
-        fn plan_rules(&self) -> PlanRules {
-            PlanRules {
-                reserved_vlans: VlanSet::parse("1").unwrap(),
-                default_native_vlan: VlanId::new(1).ok(),
-            }
-        }
-        fn validate(&self, vlans: &[Vlan], _links: &[Link]) -> Vec<(ResourceRef, String)> {
-            vlans
-                .iter()
-                .filter(|v| v.name.as_ref().is_some_and(|n| n.len() > 32))
-                .map(|v| {
-                    (
-                        ResourceRef::Vlan { id: v.id },
-                        "name longer than 32".to_string(),
-                    )
-                })
-                .collect()
-        }
-        async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {
-            if self.dev.lock().unwrap().panic_in_facts {
-                panic!("facts parser bug");
-            }
-            Ok(DeviceFacts {
-                hostname: Some("mem1".into()),
-                vendor: Some("arista".into()),
-                ..Default::default()
-            })
-        }
-        async fn observe(&mut self) -> Result<Observed, DriverError> {
-            let d = self.dev.lock().unwrap();
-            Ok(Observed {
-                vlans: d.vlans.clone(),
-                links: d.links.clone(),
-            })
-        }
-        async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
-            self.staged = Some(plan.clone());
-            Ok(Staged {
-                diff: format!("+{} vlan change(s)", plan.vlans.len()),
-                rendered: vec![],
-            })
-        }
-        async fn discard(&mut self) -> Result<(), DriverError> {
-            self.staged = None;
-            Ok(())
-        }
-        async fn commit(&mut self, _o: &CommitOptions) -> Result<(), DriverError> {
-            let hang = {
-                let mut d = self.dev.lock().unwrap();
-                d.commits_started += 1;
-                let hang = d.hang_in_commit;
-                if let Some(n) = hang {
-                    self.pre = Some((d.vlans.clone(), d.links.clone()));
-                    let mut first = self.staged.clone().unwrap_or_default();
-                    // The links go last, as on a device that applies lines in order.
-                    if n < first.vlans.len() {
-                        first.links.clear();
-                    }
-                    first.vlans.truncate(n);
-                    apply_plan(&mut d, &first);
-                }
-                hang
-            };
-            if hang.is_some() {
-                std::future::pending::<()>().await;
-            }
-            let mut d = self.dev.lock().unwrap();
-            if d.reject_commit {
-                return Err(DriverError::Rejected {
-                    device: "mem1".into(),
-                    step: "commit",
-                    message: "% Invalid input".into(),
-                });
-            }
-            self.pre = Some((d.vlans.clone(), d.links.clone()));
-            let p = self.staged.take().unwrap_or_default();
-            if d.drop_on_commit {
-                // The device answers ok but applies only part of it.
-                let mut partial = p.clone();
-                partial
-                    .vlans
-                    .truncate(partial.vlans.len().saturating_sub(1));
-                apply_plan(&mut d, &partial);
-            } else {
-                apply_plan(&mut d, &p);
-            }
-            d.commits += 1;
-            Ok(())
-        }
-        async fn confirm(&mut self) -> Result<(), DriverError> {
-            self.pre = None;
-            Ok(())
-        }
-        async fn rollback(&mut self) -> Result<(), DriverError> {
-            if let Some((v, l)) = self.pre.take() {
-                let mut d = self.dev.lock().unwrap();
-                d.rollbacks += 1;
-                d.vlans = v;
-                d.links = l;
-            }
-            Ok(())
-        }
-        async fn close(&mut self) -> Result<(), DriverError> {
-            let mut d = self.dev.lock().unwrap();
-            d.sessions = d.sessions.saturating_sub(1);
-            Ok(())
-        }
-    }
-
-    pub(crate) struct MemConnector(
-        pub(crate) std::collections::HashMap<String, Arc<Mutex<Device>>>,
-    );
-
-    #[async_trait]
-    impl Connector for MemConnector {
-        async fn connect(&self, t: &DeviceTarget) -> Result<Box<dyn Driver>, DriverError> {
-            match self.0.get(&t.name) {
-                Some(dev) if dev.lock().unwrap().auth_fail => Err(DriverError::Transport {
-                    device: t.name.clone(),
-                    step: "login",
-                    kind: ErrorKind::Auth,
-                    source: "permission denied".into(),
-                }),
-                Some(dev) => {
-                    {
-                        let mut d = dev.lock().unwrap();
-                        d.sessions += 1;
-                        d.max_sessions = d.max_sessions.max(d.sessions);
-                    }
-                    // Let other tasks run inside the session, so overlaps would show.
-                    tokio::task::yield_now().await;
-                    Ok(Box::new(MemDriver {
-                        dev: dev.clone(),
-                        staged: None,
-                        pre: None,
-                    }))
-                }
-                None => Err(DriverError::Transport {
-                    device: t.name.clone(),
-                    step: "connect",
-                    kind: ErrorKind::Connect,
-                    source: "connection refused".into(),
-                }),
-            }
-        }
-    }
-
+    /// The shared device with a trunk link, Ethernet1, carrying VLAN 1.
     pub(crate) fn device() -> Arc<Mutex<Device>> {
-        let links = vec![Link {
+        let dev = crate::mem_driver::device();
+        dev.lock().unwrap().links = vec![Link {
             enabled: Some(true),
             mode: Some(netgw_models::resource::LinkMode::Trunk),
             trunk_vlans: Some(VlanSet::parse("1").unwrap()),
             native_vlan: VlanId::new(1).ok(),
             ..Link::new("Ethernet1")
         }];
-        Arc::new(Mutex::new(Device {
-            vlans: vec![Vlan::new(VlanId::new(1).unwrap())],
-            links,
-            ..Default::default()
-        }))
+        dev
     }
 
     pub(crate) fn repo_with(nodes: &[(&str, &str)]) -> (tempfile::TempDir, LocalRepo) {
@@ -1596,13 +1392,6 @@ pub(crate) mod engine_tests_support {
         }
         let repo = LocalRepo::open(d.path()).unwrap();
         (d, repo)
-    }
-
-    pub(crate) fn job(name: &str) -> Job {
-        Job {
-            name: name.into(),
-            target: Ok(DeviceTarget::new(name, Platform::Eos, "127.0.0.1")),
-        }
     }
 
     pub(crate) const SW1: &str = r#"{"name":"sw1","run_list":["recipe[netdev::vlans]","recipe[netdev::links]"],
@@ -1665,7 +1454,7 @@ pub(crate) mod engine_tests_support {
             .load_current(&NodeName::new("sw1").unwrap())
             .unwrap()
             .unwrap();
-        assert_eq!(cur.automatic["hostname"], "mem1");
+        assert_eq!(cur.automatic["hostname"], "sw1");
         assert!(cur.automatic.contains_key("ohai_time"));
         let text = crate::report::human_node(n);
         assert!(

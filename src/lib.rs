@@ -23,3 +23,10 @@ pub mod snmp_facts;
 pub mod state;
 pub mod store;
 pub mod txrecover;
+
+// The tests' in-memory device, shared with the integration tests; it names this crate `netgw`, as they do.
+#[cfg(test)]
+extern crate self as netgw;
+#[cfg(test)]
+#[path = "../tests/common/mem_driver.rs"]
+pub(crate) mod mem_driver;

@@ -6,9 +6,10 @@
 //! changing run with the floor's list, and a second, unchanged converge with the file's `unchanged`
 //! section.
 
+mod common;
+
 use netgw_labs::bench::{self, Floor, FloorCall};
-use netgw_labs::lab::{Lab, LabOptions};
-use netgw_models::topology::Topology;
+use netgw_labs::lab::LabOptions;
 use std::path::Path;
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
@@ -111,23 +112,15 @@ fn converge(dir: &Path) {
 fn check(kind: &str, port: &str, floor: Floor) {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     install_recorder();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let topo = Topology::parse(&format!(
-        "name: floor\ntopology:\n  nodes:\n    sw:\n      kind: {kind}\n"
-    ))
-    .unwrap();
     let opts = LabOptions {
         snmp: false,
         ..LabOptions::default()
     };
-    let lab = rt.block_on(Lab::start(&topo, opts)).unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let (_rt, lab, dir) = common::lab_with_options(
+        &format!("name: floor\ntopology:\n  nodes:\n    sw:\n      kind: {kind}\n"),
+        opts,
+    );
     let d = dir.path();
-    lab.write_inventory(&d.join("inventory.yml")).unwrap();
     std::fs::create_dir_all(d.join("repo/nodes")).unwrap();
     std::fs::write(
         d.join("repo/nodes/sw.json"),

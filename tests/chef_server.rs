@@ -1,10 +1,9 @@
 //! The Chef server store against a real Chef server API: goiardi (Debian), started per test with
 //! authentication on (`scripts/peers/goiardi.sh`). Fails loudly when goiardi is not installed.
 
-#[path = "fixtures/chef/mem_driver.rs"]
-mod mem;
-
 mod common;
+
+use common::mem_driver as mem;
 
 use common::Goiardi;
 

@@ -1,7 +1,8 @@
 //! The external node classifier (Puppet ENC contract) with real executables: shell scripts.
 
-#[path = "fixtures/chef/mem_driver.rs"]
-mod mem;
+mod common;
+
+use common::mem_driver as mem;
 
 use netgw::classify::{self, ClassifyError};
 use netgw::engine::{self, EngineOptions};

@@ -3,10 +3,9 @@
 //! (scripts/peers/chef_upload.py: sandbox, file PUTs, commit, cookbook version PUT). Fails loudly when
 //! goiardi or the uploader's venv is missing.
 
-#[path = "fixtures/chef/mem_driver.rs"]
-mod mem;
-
 mod common;
+
+use common::mem_driver as mem;
 
 use common::Goiardi;
 use netgw::engine::{self, EngineOptions};

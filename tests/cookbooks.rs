@@ -6,6 +6,8 @@
 //! the two public network cookbooks built on netdev's resources that the search index holds:
 //! iij/netdev_cumulus and Arista's netdev_eos (Wikia/chef-eos).
 
+mod common;
+
 use netgw::cookbook::run::{cookbook_order, load_run};
 use netgw::cookbook::{CookbookError, Cookbooks, read_metadata};
 use netgw_models::attributes::{AttributeSet, Component, Source};
@@ -488,23 +490,10 @@ fn eos_lab(
     tempfile::TempDir,
     PathBuf,
 ) {
-    use netgw_labs::lab::{Lab, LabOptions};
-    use netgw_models::topology::Topology;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let topo = Topology::parse(&format!(
+    let (rt, lab, dir) = common::lab_with_inventory(&format!(
         "name: {name}\ntopology:\n  nodes:\n    sw1: {{kind: arista_ceos}}\n"
-    ))
-    .unwrap();
-    let lab: Lab = rt
-        .block_on(Lab::start(&topo, LabOptions::default()))
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    ));
     let inv = dir.path().join("inventory.yml");
-    lab.write_inventory(&inv).unwrap();
     (rt, lab, dir, inv)
 }
 

@@ -26,7 +26,6 @@ mod common;
 
 use common::sim::{Rng, snapshot};
 use netgw_labs::lab::{Lab, LabOptions, Sim};
-use netgw_models::topology::Topology;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -199,18 +198,13 @@ fn start_with(
             faults.push((n.clone(), (*k).to_owned(), (*v).to_owned()));
         }
     }
-    let lab = rt
-        .block_on(Lab::start(
-            &Topology::parse(&topo).unwrap(),
-            LabOptions {
-                faults,
-                ..LabOptions::default()
-            },
-        ))
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    lab.write_inventory(&dir.path().join("inventory.yml"))
-        .unwrap();
+    let (lab, dir) = rt.block_on(common::start_lab(
+        &topo,
+        LabOptions {
+            faults,
+            ..LabOptions::default()
+        },
+    ));
     std::fs::create_dir_all(dir.path().join("repo/nodes")).unwrap();
     // One desired state for the round: three VLANs (IOS: below 1000, a VTP server) and the link.
     let mut vlans: Vec<u16> = Vec::new();
@@ -425,17 +419,9 @@ fn judge(
     }
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 #[test]
 fn sigkill_at_any_moment_leaves_no_device_half_applied_after_the_next_run() {
-    let rt = runtime();
+    let rt = common::runtime();
     let seed = env_u64("CRASH_SEED", 15);
     let rounds = env_u64("CRASH_ROUNDS", 1) as usize;
     // `CRASH_JOURNAL=off`: the control campaign, journal disabled in the killed and the next runs.
@@ -605,7 +591,7 @@ fn timeout_round(
 
 #[test]
 fn node_timeouts_at_any_step_leave_no_device_half_applied() {
-    let rt = runtime();
+    let rt = common::runtime();
     let seed = env_u64("CRASH_SEED", 15);
     let rounds = env_u64("CRASH_TIMEOUT_ROUNDS", 1) as usize;
     // `CRASH_TIMEOUT_CONTROL=1`: timeouts inside the commit step with no restore budget, where the
@@ -715,7 +701,7 @@ fn kill_when_half(env: &Env, names: &[String]) -> (usize, usize, Value) {
 
 #[test]
 fn the_count_catches_a_half_applied_device_without_the_journal() {
-    let rt = runtime();
+    let rt = common::runtime();
     let mut rng = Rng(env_u64("CRASH_SEED", 15));
     let names: Vec<(String, usize)> = vec![("ios-ctl".into(), 2), ("nxos-ctl".into(), 3)];
     let nodes: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
@@ -764,7 +750,7 @@ fn becomes(env: &Env, n: &str, want: &str, limit: Duration) -> bool {
 
 #[test]
 fn an_ios_device_with_an_archive_reverts_a_dead_gateways_change_by_itself() {
-    let rt = runtime();
+    let rt = common::runtime();
     let mut rng = Rng(env_u64("CRASH_SEED", 15));
     let names: Vec<(String, usize)> = vec![("iosarc-dead".into(), 5), ("ios-dead".into(), 2)];
     let nodes: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
@@ -903,7 +889,7 @@ fn kill_unconfirmed(env: &Env, n: &String, args: &[&str]) {
 /// change back by itself, so a recovery that only cleared its journal would be caught.
 #[test]
 fn a_change_killed_before_its_confirmation_is_confirmed_by_the_next_run() {
-    let rt = runtime();
+    let rt = common::runtime();
     let mut rng = Rng(env_u64("CRASH_SEED", 15));
     let names: Vec<(String, usize)> = vec![
         ("eos-unconf".into(), 0),
@@ -1198,7 +1184,7 @@ fn serve_round(
 
 #[test]
 fn serve_stopped_at_any_moment_leaves_no_device_half_applied_and_a_final_history() {
-    let rt = runtime();
+    let rt = common::runtime();
     let seed = env_u64("CRASH_SEED", 15);
     let rounds = env_u64("CRASH_SERVE_ROUNDS", 2) as usize;
     // `CRASH_SERVE_CONTROL=1`: journal off, SIGKILL inside the commit steps: the count must see
@@ -1250,7 +1236,7 @@ fn serve_stopped_at_any_moment_leaves_no_device_half_applied_and_a_final_history
 
 #[test]
 fn serve_recovers_a_dead_gateways_half_applied_change_at_start() {
-    let rt = runtime();
+    let rt = common::runtime();
     let mut rng = Rng(env_u64("CRASH_SEED", 15));
     let names: Vec<(String, usize)> = vec![("nxos-srv".into(), 3)];
     let env = start(&rt, &mut rng, &names, true);

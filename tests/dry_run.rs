@@ -4,8 +4,9 @@
 //! the repo has no node file for, and leave the devices as they were. The run locks they still take
 //! are in the state directory, outside the repo.
 
-use netgw_labs::lab::{Lab, LabOptions, Sim};
-use netgw_models::topology::Topology;
+mod common;
+
+use netgw_labs::lab::{Lab, Sim};
 use sha2::{Digest, Sha256};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -60,24 +61,12 @@ const NODES: [(&str, &str); 5] = [
 
 #[test]
 fn why_run_and_drift_leave_the_repo_and_devices_unchanged() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
     let mut topo = String::from("name: dry\ntopology:\n  nodes:\n");
     for (n, kind) in NODES {
         topo.push_str(&format!("    {n}: {{kind: {kind}}}\n"));
     }
-    let lab: Lab = rt
-        .block_on(Lab::start(
-            &Topology::parse(&topo).unwrap(),
-            LabOptions::default(),
-        ))
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let (rt, lab, dir) = common::lab_with_inventory(&topo);
     let inv = dir.path().join("inventory.yml");
-    lab.write_inventory(&inv).unwrap();
     let repo = dir.path().join("repo");
     let state = dir.path().join("state");
     // eos1 and ios1 have desired state that differs from the device; jx1, nx1 and f51 have no node

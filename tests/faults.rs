@@ -23,7 +23,6 @@ use netgw::report::{NodeReport, NodeStatus};
 use netgw::store::local::LocalRepo;
 use netgw_labs::lab::{Lab, LabOptions, Sim};
 use netgw_labs::sim::state::Dialect;
-use netgw_models::topology::Topology;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -293,19 +292,15 @@ async fn run_round(
             });
         }
     }
-    let topology = Topology::parse(&topo).unwrap();
-    let lab = Lab::start(
-        &topology,
+    let (lab, dir) = common::start_lab(
+        &topo,
         LabOptions {
             faults: lab_faults,
             ..LabOptions::default()
         },
     )
-    .await
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    .await;
     let inv_path = dir.path().join("inventory.yml");
-    lab.write_inventory(&inv_path).unwrap();
     let repo_root = dir.path().join("repo");
     std::fs::create_dir_all(repo_root.join("nodes")).unwrap();
     for (name, body) in &desired {
@@ -497,11 +492,7 @@ fn faults_leave_devices_converged_or_untouched() {
     let per_vendor = env_num("FAULTS_PER_VENDOR", 32) as usize;
     let save_per_vendor = env_num("FAULTS_SAVE_PER_VENDOR", 12) as usize;
     let vendors = vendors();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime();
     let t0 = Instant::now();
     let deadline = Duration::from_secs(env_num("FAULTS_BUDGET_SECS", 360));
     let mut rng = Rng(seed);
@@ -652,19 +643,14 @@ fn render(t: &Tally, seed: u64, took: Duration) -> String {
 /// second converge finds nothing to do.
 #[test]
 fn nxos_converge_changes_vlans_and_link_and_reads_back() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime();
     rt.block_on(async {
-        let topology =
-            Topology::parse("name: nx\ntopology:\n  nodes:\n    nx1: {kind: cisco_n9kv}\n")
-                .unwrap();
-        let lab = Lab::start(&topology, LabOptions::default()).await.unwrap();
-        let dir = tempfile::tempdir().unwrap();
+        let (lab, dir) = common::start_lab(
+            "name: nx\ntopology:\n  nodes:\n    nx1: {kind: cisco_n9kv}\n",
+            LabOptions::default(),
+        )
+        .await;
         let inv_path = dir.path().join("inventory.yml");
-        lab.write_inventory(&inv_path).unwrap();
         let repo_root = dir.path().join("repo");
         std::fs::create_dir_all(repo_root.join("nodes")).unwrap();
         let vlans = [(110, "web".to_owned()), (120, "db".to_owned())];
@@ -725,77 +711,81 @@ fn nxos_converge_changes_vlans_and_link_and_reads_back() {
     rt.shutdown_timeout(Duration::from_secs(5));
 }
 
+/// One round on a runtime of its own: `n` devices of each of `vendors`, device `i` with `fault(i)`,
+/// checked by [`check_round`] with each of `settled` in turn, without a problem; then `more` on the
+/// round and its tally.
+fn one_round(
+    seed: u64,
+    vendors: &[Vendor],
+    n: usize,
+    fault: &dyn Fn(usize) -> Fault,
+    settled: &[bool],
+    more: impl FnOnce(&Round, &Tally),
+) {
+    let rt = common::runtime();
+    let mut rng = Rng(seed);
+    let rd = rt.block_on(run_round(&mut rng, 0, vendors, n, false, &|_, _, _, i| {
+        fault(i)
+    }));
+    let mut tally = Tally::default();
+    for s in settled {
+        check_round(&rd, &mut tally, *s);
+    }
+    assert!(tally.problems.is_empty(), "{}", tally.problems.join("\n\n"));
+    more(&rd, &tally);
+    drop(rd);
+    rt.shutdown_timeout(Duration::from_secs(5));
+}
+
+/// Devices a fault left unchanged that it met in the commit.
+fn unchanged_in_commit(tally: &Tally) -> usize {
+    tally
+        .rows
+        .iter()
+        .filter(|((_, _, step, o), _)| *step == "commit" && *o == Outcome::Unchanged)
+        .map(|(_, n)| n)
+        .sum()
+}
+
 /// Regression (found by the test above): a connection reset while SSH authentication was in flight was
 /// reported as "authentication ... refused by the server" (russh answers a lost connection with an
 /// auth failure listing no methods). Resets swept byte by byte across the SSH handshake and login of
 /// IOS and Junos devices must never read as refused credentials.
 #[test]
 fn ssh_reset_during_login_is_not_reported_as_refused_credentials() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let mut rng = Rng(1);
-    let rd = rt.block_on(run_round(
-        &mut rng,
-        0,
+    let fault = |i: usize| Fault::Bytes(1_700 + 25 * i as u64);
+    one_round(
+        1,
         &[Vendor::Ios, Vendor::Junos],
         40,
-        false,
-        &|_, _, _, i| Fault::Bytes(1_700 + 25 * i as u64),
-    ));
-    let mut tally = Tally::default();
-    check_round(&rd, &mut tally, true);
-    let mut during_auth = 0;
-    for (name, r) in &rd.reports {
-        let e = r.error.as_deref().unwrap_or_default();
-        assert!(!e.contains("refused by the server"), "{name}: {e}");
-        during_auth += usize::from(e.contains("closed during password authentication"));
-    }
-    assert!(
-        during_auth > 0,
-        "no offset landed in the login: widen the sweep"
+        &fault,
+        &[true],
+        |rd, _| {
+            let mut during_auth = 0;
+            for (name, r) in &rd.reports {
+                let e = r.error.as_deref().unwrap_or_default();
+                assert!(!e.contains("refused by the server"), "{name}: {e}");
+                during_auth += usize::from(e.contains("closed during password authentication"));
+            }
+            assert!(
+                during_auth > 0,
+                "no offset landed in the login: widen the sweep"
+            );
+        },
     );
-    assert!(tally.problems.is_empty(), "{}", tally.problems.join("\n\n"));
-    drop(rd);
-    rt.shutdown_timeout(Duration::from_secs(5));
 }
 
 /// Resets at `first + step * i` bytes (i < 48) into runs of `vendor`: every device must end unchanged
 /// or converged, and at least one reset must land in the commit.
 fn sweep_resets_across_the_commit(vendor: Vendor, first: u64, step: u64) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let mut rng = Rng(8);
-    let rd = rt.block_on(run_round(
-        &mut rng,
-        0,
-        &[vendor],
-        48,
-        false,
-        &move |_, _, _, i| Fault::Bytes(first + step * i as u64),
-    ));
-    let mut tally = Tally::default();
-    check_round(&rd, &mut tally, false);
-    check_round(&rd, &mut tally, true);
-    assert!(tally.problems.is_empty(), "{}", tally.problems.join("\n\n"));
-    let in_commit = tally
-        .rows
-        .iter()
-        .filter(|((_, _, step, o), _)| *step == "commit" && *o == Outcome::Unchanged)
-        .map(|(_, n)| n)
-        .sum::<usize>();
-    assert!(
-        in_commit > 0,
-        "no reset landed in the commit: move the sweep ({:?})",
-        tally.rows
-    );
-    drop(rd);
-    rt.shutdown_timeout(Duration::from_secs(5));
+    let fault = move |i: usize| Fault::Bytes(first + step * i as u64);
+    one_round(8, &[vendor], 48, &fault, &[false, true], |_, tally| {
+        assert!(
+            unchanged_in_commit(tally) > 0,
+            "no reset landed in the commit: move the sweep ({:?})",
+            tally.rows
+        );
+    });
 }
 
 /// Regression (found by the test above): IOS applies configuration lines as they arrive, so a session
@@ -805,35 +795,13 @@ fn sweep_resets_across_the_commit(vendor: Vendor, first: u64, step: u64) {
 /// connect read, where a byte offset moved with `show archive` and flaked).
 #[test]
 fn ios_session_lost_mid_commit_is_restored() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let mut rng = Rng(8);
     // An IOS commit of this test's plan is about a dozen lines; 1..=16 covers it and past its end.
-    let rd = rt.block_on(run_round(
-        &mut rng,
-        0,
-        &[Vendor::Ios],
-        16,
-        false,
-        &|_, _, _, i| Fault::Line(1 + i as u64),
-    ));
-    let mut tally = Tally::default();
-    check_round(&rd, &mut tally, false);
-    check_round(&rd, &mut tally, true);
-    assert!(tally.problems.is_empty(), "{}", tally.problems.join("\n\n"));
-    // Every line before the last is a reset with lines already active: the devices must be unchanged.
-    let in_commit = tally
-        .rows
-        .iter()
-        .filter(|((_, _, step, o), _)| *step == "commit" && *o == Outcome::Unchanged)
-        .map(|(_, n)| n)
-        .sum::<usize>();
-    assert!(in_commit >= 8, "resets in the commit: {:?}", tally.rows);
-    drop(rd);
-    rt.shutdown_timeout(Duration::from_secs(5));
+    let fault = |i: usize| Fault::Line(1 + i as u64);
+    one_round(8, &[Vendor::Ios], 16, &fault, &[false, true], |_, tally| {
+        // Every line before the last is a reset with lines already active: the devices must be unchanged.
+        let in_commit = unchanged_in_commit(tally);
+        assert!(in_commit >= 8, "resets in the commit: {:?}", tally.rows);
+    });
 }
 
 /// A commit that lands and then fails (the connection reset after the device applied it, before
@@ -843,36 +811,27 @@ fn ios_session_lost_mid_commit_is_restored() {
 /// device must fail its run and end exactly as before, never left new.
 #[test]
 fn a_commit_that_lands_then_fails_is_read_back_and_restored() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let mut rng = Rng(15);
-    let rd = rt.block_on(run_round(
-        &mut rng,
-        0,
+    let fault = |_: usize| Fault::ResetAfterCommit;
+    one_round(
+        15,
         &[Vendor::F5, Vendor::Eos],
         2,
-        false,
-        &|_, _, _, _| Fault::ResetAfterCommit,
-    ));
-    let mut tally = Tally::default();
-    check_round(&rd, &mut tally, false);
-    assert!(tally.problems.is_empty(), "{}", tally.problems.join("\n\n"));
-    for p in &rd.planned {
-        let rep = &rd.reports[&p.node];
-        assert_eq!(rep.status, NodeStatus::Failed, "{}: {rep:?}", p.node);
-        assert_eq!(
-            snapshot(&rd.lab, &p.node, &p.control),
-            rd.before[&p.node],
-            "{}: left changed after its failed commit ({:?})",
-            p.node,
-            rep.error
-        );
-    }
-    drop(rd);
-    rt.shutdown_timeout(Duration::from_secs(5));
+        &fault,
+        &[false],
+        |rd, _| {
+            for p in &rd.planned {
+                let rep = &rd.reports[&p.node];
+                assert_eq!(rep.status, NodeStatus::Failed, "{}: {rep:?}", p.node);
+                assert_eq!(
+                    snapshot(&rd.lab, &p.node, &p.control),
+                    rd.before[&p.node],
+                    "{}: left changed after its failed commit ({:?})",
+                    p.node,
+                    rep.error
+                );
+            }
+        },
+    );
 }
 
 /// Regression (found by adding NX-OS to the campaign): NX-OS applies configuration lines as they

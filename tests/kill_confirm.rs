@@ -7,37 +7,26 @@
 //! SIGKILL, checks the change is live, then waits past the timer (`--confirm-timeout 10`: Junos counts
 //! minutes, so one minute) and reads the running configuration back: exactly as before the run.
 
-use netgw_labs::lab::{Lab, LabOptions, Sim};
-use netgw_models::topology::Topology;
+mod common;
+
+use netgw_labs::lab::{LabOptions, Sim};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 #[test]
 fn sigkill_between_commit_and_confirm_is_rolled_back_by_the_device() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let topo =
-        Topology::parse("name: kill\ntopology:\n  nodes:\n    jx1: {kind: juniper_vjunosswitch}\n")
-            .unwrap();
-    let lab: Lab = rt
-        .block_on(Lab::start(
-            &topo,
-            LabOptions {
-                faults: vec![("jx1".into(), "latency-ms".into(), "700".into())],
-                ..LabOptions::default()
-            },
-        ))
-        .unwrap();
+    let (rt, lab, dir) = common::lab_with_options(
+        "name: kill\ntopology:\n  nodes:\n    jx1: {kind: juniper_vjunosswitch}\n",
+        LabOptions {
+            faults: vec![("jx1".into(), "latency-ms".into(), "700".into())],
+            ..LabOptions::default()
+        },
+    );
     let junos = match &lab.node("jx1").unwrap().sim {
         Sim::Junos(j) => j.clone(),
         _ => unreachable!(),
     };
-    let dir = tempfile::tempdir().unwrap();
     let inv = dir.path().join("inventory.yml");
-    lab.write_inventory(&inv).unwrap();
     let repo = dir.path().join("repo");
     std::fs::create_dir_all(repo.join("nodes")).unwrap();
     std::fs::write(

@@ -55,14 +55,6 @@ use tokio::net::{TcpListener, TcpStream};
 /// the first line land before the last one is sent.
 const THROTTLE: Duration = Duration::from_millis(300);
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 /// SIGKILL a process this test started, by its PID.
 fn sigkill(pid: u32) {
     let st = Command::new("kill")
@@ -298,7 +290,7 @@ fn fake_switches_killed_mid_commit_fails_the_node_and_saves_nothing() {
     let d = dir.path();
     let mut peer = start_fake_ios(d, 0);
     let peer_port = peer.ports["ios1"]["ssh_port"].as_u64().unwrap() as u16;
-    let rt = runtime();
+    let rt = common::runtime();
     let proxy = rt.block_on(proxy(peer_port));
     write(
         d,
@@ -612,7 +604,7 @@ async fn edit_candidate(s: &mut NetconfSsh, xml: String) {
 #[test]
 fn netconfd_killed_between_commit_and_confirm_comes_back_with_the_config_from_before() {
     let mut peer = Netconfd::start();
-    let rt = runtime();
+    let rt = common::runtime();
     let startup = PathBuf::from(&peer.env["NETCONFD_STARTUP"]);
     let before = rt.block_on(async {
         // A confirmed baseline: one interface, committed and saved.

@@ -34,27 +34,21 @@ use async_trait::async_trait;
 use axum::body::Bytes;
 use axum::http::{HeaderMap, Method as HttpMethod, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
+use common::Goiardi;
+use common::mem_driver::{self, Device, MemConnector, job};
 use common::sim::Rng;
-use netgw::engine::{self, Connector, EngineOptions, Hook, Job};
+use netgw::engine::{self, EngineOptions, Hook};
 use netgw::report::{NodeStatus, RunReport};
 use netgw::store::chef::auth::{self, SignRequest, SignVersion};
 use netgw::store::chef::{ChefConfig, ChefServer};
 use netgw::store::local::LocalRepo;
 use netgw::store::{NodeStore, StoreError};
-use netgw_drivers::driver::{
-    Capabilities, CommitOptions, Driver, DriverError, ErrorKind, Observed, Platform, Staged,
-};
-use netgw_drivers::target::DeviceTarget;
-use netgw_models::facts::DeviceFacts;
-use netgw_models::plan::{Plan, PlanRules, ResourceRef};
-use netgw_models::resource::{Link, Vlan, VlanId, VlanSet};
 use netgw_models::runlist::RunList;
 use netgw_models::{CurrentState, DesiredState, Environment, Node, NodeName, Role};
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -78,150 +72,13 @@ fn scaled(n: usize) -> usize {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The in-memory device (the pattern of tests/fixtures/chef/mem_driver.rs), with seeded latency at
-// every call and a count of open sessions.
+// The in-memory device (tests/common/mem_driver.rs), with seeded latency at every call.
 
-struct Dev {
-    vlans: Vec<Vlan>,
-    commits: usize,
-    sessions: usize,
-    max_sessions: usize,
-    rng: Rng,
-}
-
-fn device(seed: u64) -> Arc<Mutex<Dev>> {
-    Arc::new(Mutex::new(Dev {
-        vlans: vec![Vlan::new(VlanId::new(1).unwrap())],
-        commits: 0,
-        sessions: 0,
-        max_sessions: 0,
-        rng: Rng(seed ^ 0x9E37_79B9_7F4A_7C15),
-    }))
-}
-
-async fn latency(dev: &Mutex<Dev>) {
-    let us = dev.lock().unwrap().rng.below(1500);
-    if us < 300 {
-        tokio::task::yield_now().await;
-    } else {
-        tokio::time::sleep(Duration::from_micros(us)).await;
-    }
-}
-
-struct MemDriver {
-    name: String,
-    dev: Arc<Mutex<Dev>>,
-    staged: Option<Plan>,
-}
-
-#[async_trait]
-impl Driver for MemDriver {
-    fn platform(&self) -> Platform {
-        Platform::Eos
-    }
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            candidate: true,
-            ..Default::default()
-        }
-    }
-    fn plan_rules(&self) -> PlanRules {
-        PlanRules {
-            reserved_vlans: VlanSet::parse("1").unwrap(),
-            default_native_vlan: VlanId::new(1).ok(),
-        }
-    }
-    fn validate(&self, _vlans: &[Vlan], _links: &[Link]) -> Vec<(ResourceRef, String)> {
-        Vec::new()
-    }
-    async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {
-        latency(&self.dev).await;
-        Ok(DeviceFacts {
-            hostname: Some(self.name.clone()),
-            vendor: Some("arista".into()),
-            ..Default::default()
-        })
-    }
-    async fn observe(&mut self) -> Result<Observed, DriverError> {
-        latency(&self.dev).await;
-        let d = self.dev.lock().unwrap();
-        Ok(Observed {
-            vlans: d.vlans.clone(),
-            links: Vec::new(),
-        })
-    }
-    async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
-        latency(&self.dev).await;
-        self.staged = Some(plan.clone());
-        Ok(Staged {
-            diff: format!("{} vlan change(s)", plan.vlans.len()),
-            rendered: vec![],
-        })
-    }
-    async fn discard(&mut self) -> Result<(), DriverError> {
-        self.staged = None;
-        Ok(())
-    }
-    async fn commit(&mut self, _o: &CommitOptions) -> Result<(), DriverError> {
-        latency(&self.dev).await;
-        let mut d = self.dev.lock().unwrap();
-        let p = self.staged.take().unwrap_or_default();
-        for c in &p.vlans {
-            d.vlans.retain(|v| v.id != c.id);
-            if let Some(a) = &c.after {
-                d.vlans.push(a.clone());
-            }
-        }
-        d.vlans.sort_by_key(|v| v.id);
-        d.commits += 1;
-        Ok(())
-    }
-    async fn confirm(&mut self) -> Result<(), DriverError> {
-        latency(&self.dev).await;
-        Ok(())
-    }
-    async fn rollback(&mut self) -> Result<(), DriverError> {
-        Ok(())
-    }
-    async fn close(&mut self) -> Result<(), DriverError> {
-        let mut d = self.dev.lock().unwrap();
-        d.sessions = d.sessions.saturating_sub(1);
-        Ok(())
-    }
-}
-
-struct MemConnector(HashMap<String, Arc<Mutex<Dev>>>);
-
-#[async_trait]
-impl Connector for MemConnector {
-    async fn connect(&self, t: &DeviceTarget) -> Result<Box<dyn Driver>, DriverError> {
-        let Some(dev) = self.0.get(&t.name) else {
-            return Err(DriverError::Transport {
-                device: t.name.clone(),
-                step: "connect",
-                kind: ErrorKind::Connect,
-                source: "connection refused".into(),
-            });
-        };
-        {
-            let mut d = dev.lock().unwrap();
-            d.sessions += 1;
-            d.max_sessions = d.max_sessions.max(d.sessions);
-        }
-        latency(dev).await;
-        Ok(Box::new(MemDriver {
-            name: t.name.clone(),
-            dev: dev.clone(),
-            staged: None,
-        }))
-    }
-}
-
-fn job(name: &str) -> Job {
-    Job {
-        name: name.into(),
-        target: Ok(DeviceTarget::new(name, Platform::Eos, "127.0.0.1")),
-    }
+fn device(seed: u64) -> Arc<Mutex<Device>> {
+    let dev = mem_driver::device();
+    let mut rng = Rng(seed ^ 0x9E37_79B9_7F4A_7C15);
+    dev.lock().unwrap().latency = Some(Box::new(move || rng.below(1500)));
+    dev
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1320,57 +1177,7 @@ async fn rfc45_server_no_edit_is_reverted() {
 // ---------------------------------------------------------------------------------------------
 // (c) goiardi: a real Chef server without RFC 45, so the store runs in fallback mode.
 
-struct Goiardi {
-    dir: tempfile::TempDir,
-    url: String,
-    admin_key: PathBuf,
-}
-
-fn goiardi_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/peers/goiardi.sh")
-}
-
-impl Goiardi {
-    fn start() -> Goiardi {
-        assert!(
-            Path::new("/usr/bin/goiardi").exists(),
-            "PEER MISSING: goiardi is not installed; run `scripts/peers/goiardi.sh install`"
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let out = Command::new(goiardi_script())
-            .arg("start")
-            .arg(dir.path())
-            .output()
-            .expect("running scripts/peers/goiardi.sh");
-        assert!(
-            out.status.success(),
-            "PEER FAILED: goiardi did not start: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let env = std::fs::read_to_string(dir.path().join("goiardi.env")).unwrap();
-        let get = |k: &str| {
-            env.lines()
-                .find_map(|l| l.strip_prefix(&format!("{k}=")))
-                .unwrap_or_else(|| panic!("{k} missing from goiardi.env"))
-                .to_owned()
-        };
-        Goiardi {
-            url: get("GOIARDI_URL"),
-            admin_key: PathBuf::from(get("GOIARDI_ADMIN_KEY")),
-            dir,
-        }
-    }
-}
-
-impl Drop for Goiardi {
-    fn drop(&mut self) {
-        let _ = Command::new(goiardi_script())
-            .arg("stop")
-            .arg(self.dir.path())
-            .status();
-    }
-}
+// `common::Goiardi` starts it (scripts/peers/goiardi.sh) and stops it when dropped.
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn goiardi_fallback_no_edit_is_reverted() {

@@ -8,6 +8,8 @@
 //! - a dead SNMP port or a silent agent is a warning naming the node and the cause, and the converge
 //!   still succeeds.
 
+mod common;
+
 use netgw_labs::lab::{Lab, LabOptions, Sim};
 use netgw_labs::sim::snmp::mib::identity;
 use netgw_labs::sim::state::Dialect;
@@ -29,14 +31,6 @@ topology:
     - endpoints: ["spine1:eth1", "leaf2:eth1"]
     - endpoints: ["spine1:eth3", "acc1:e0/1"]
 "#;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 fn write(path: &Path, body: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -96,7 +90,7 @@ fn node_report<'a>(report: &'a Value, node: &str) -> &'a Value {
 
 #[test]
 fn converge_saves_snmp_facts_as_automatic_attributes() {
-    let rt = runtime();
+    let rt = common::runtime();
     let topo = Topology::parse(TOPO).unwrap();
     let lab: Lab = rt
         .block_on(Lab::start(&topo, LabOptions::default()))
@@ -188,7 +182,7 @@ fn converge_saves_snmp_facts_as_automatic_attributes() {
 
 #[test]
 fn snmpv3_inventory_gathers_the_same_system_group() {
-    let rt = runtime();
+    let rt = common::runtime();
     let topo = Topology::parse("name: v3\ntopology: {nodes: {sw: {kind: arista_ceos}}}").unwrap();
     let lab: Lab = rt
         .block_on(Lab::start(
@@ -228,7 +222,7 @@ fn snmpv3_inventory_gathers_the_same_system_group() {
 
 #[test]
 fn dead_or_silent_snmp_agent_is_a_warning_not_a_failure() {
-    let rt = runtime();
+    let rt = common::runtime();
     let topo = Topology::parse(TOPO).unwrap();
     let lab: Lab = rt
         .block_on(Lab::start(

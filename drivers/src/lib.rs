@@ -6,6 +6,7 @@
 //! [`driver::Driver`] in its `mod.rs` as glue only. [`registry`] is the one place that maps a platform
 //! to its driver.
 
+pub mod cisco_cli;
 #[cfg(feature = "replay")]
 pub mod conformance;
 pub mod driver;

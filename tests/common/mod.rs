@@ -1,6 +1,7 @@
 //! Helpers shared by the end-to-end tests: third-party peers and temp repos.
 #![allow(dead_code)]
 
+pub mod mem_driver;
 pub mod sim;
 
 use netgw::store::chef::{ChefConfig, ChefServer};
@@ -205,9 +206,44 @@ pub fn spawn_serve(config: &Path, args: &[&str], log: &Path) -> (Child, String) 
     (child, base)
 }
 
-/// A netgw-lab of `topology` (YAML) on its own runtime, for tests that run the `netgw` binary against
-/// it: the runtime (keep it: dropping it stops the devices), the lab and a temp dir holding the lab's
-/// `inventory.yml`.
+/// The runtime of the lab tests: multi-threaded, two workers (the machine's two cores).
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A netgw-lab of `topology` (YAML) with `opts`, and a temp dir holding the lab's `inventory.yml`.
+pub async fn start_lab(
+    topology: &str,
+    opts: netgw_labs::lab::LabOptions,
+) -> (netgw_labs::lab::Lab, tempfile::TempDir) {
+    let topo = netgw_models::topology::Topology::parse(topology).unwrap();
+    let lab = netgw_labs::lab::Lab::start(&topo, opts).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    lab.write_inventory(&dir.path().join("inventory.yml"))
+        .unwrap();
+    (lab, dir)
+}
+
+/// [`start_lab`] on a [`runtime`] of its own, for tests that run the `netgw` binary against the lab:
+/// the runtime (keep it: dropping it stops the devices), the lab and the temp dir.
+pub fn lab_with_options(
+    topology: &str,
+    opts: netgw_labs::lab::LabOptions,
+) -> (
+    tokio::runtime::Runtime,
+    netgw_labs::lab::Lab,
+    tempfile::TempDir,
+) {
+    let rt = runtime();
+    let (lab, dir) = rt.block_on(start_lab(topology, opts));
+    (rt, lab, dir)
+}
+
+/// [`lab_with_options`] with the default options.
 pub fn lab_with_inventory(
     topology: &str,
 ) -> (
@@ -215,22 +251,7 @@ pub fn lab_with_inventory(
     netgw_labs::lab::Lab,
     tempfile::TempDir,
 ) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let topo = netgw_models::topology::Topology::parse(topology).unwrap();
-    let lab = rt
-        .block_on(netgw_labs::lab::Lab::start(
-            &topo,
-            netgw_labs::lab::LabOptions::default(),
-        ))
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    lab.write_inventory(&dir.path().join("inventory.yml"))
-        .unwrap();
-    (rt, lab, dir)
+    lab_with_options(topology, netgw_labs::lab::LabOptions::default())
 }
 
 /// A throwaway PostgreSQL cluster on 127.0.0.1 (scripts/peers/postgres.sh), stopped when dropped.

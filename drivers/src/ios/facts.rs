@@ -7,21 +7,14 @@ use std::collections::BTreeMap;
 
 use netgw_models::facts::{
     AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, VlanFacts, normalize_mac,
-    split_hostname,
 };
 use netgw_models::resource::normalize_interface_name;
 
-/// What `show version` says.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ShowVersion {
-    pub hostname: Option<String>,
-    pub version: Option<String>,
-    pub model: Option<String>,
-    pub serial: Option<String>,
-    pub uptime: Option<u64>,
-    /// IOS-XE (the software line or an `IOS XE Version` / `IOS-XE` mention).
-    pub xe: bool,
-}
+pub use crate::cisco_cli::{InventoryItem, ShowVersion, chassis_item, parse_show_inventory};
+use crate::cisco_cli::{
+    PortRecords, chassis_pid_and_serial, fill_from_inventory, interface_blocks, interface_detail,
+    interface_header, neighbor_field, neighbor_value, uptime,
+};
 
 /// Parse `show version` (classic IOS and IOS-XE, including 16.x/17.x `Cisco IOS XE Software, Version`).
 pub fn parse_show_version(text: &str) -> ShowVersion {
@@ -99,171 +92,25 @@ fn is_model_line(line: &str) -> bool {
 
 /// `2 years, 31 weeks, 6 days, 9 hours, 55 minutes` -> seconds (a year is 365 days, as NAPALM counts).
 pub fn parse_uptime(s: &str) -> Option<u64> {
-    let mut total: u64 = 0;
-    let mut any = false;
-    for part in s.split(',') {
-        let mut it = part.split_whitespace();
-        let (Some(n), Some(unit)) = (it.next(), it.next()) else {
-            continue;
-        };
-        let Ok(n) = n.parse::<u64>() else { continue };
-        let mult = match unit.trim_end_matches('s') {
-            "year" => 365 * 86400,
-            "week" => 7 * 86400,
-            "day" => 86400,
-            "hour" => 3600,
-            "minute" => 60,
-            "second" => 1,
-            _ => continue,
-        };
-        total = total.saturating_add(n.saturating_mul(mult));
-        any = true;
-    }
-    any.then_some(total)
-}
-
-/// One `show inventory` entry.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct InventoryItem {
-    pub name: String,
-    pub descr: String,
-    pub pid: Option<String>,
-    pub vid: Option<String>,
-    pub sn: Option<String>,
-}
-
-/// Parse `show inventory` (`NAME: "..", DESCR: ".."` then `PID: .. , VID: .. , SN: ..`).
-pub fn parse_show_inventory(text: &str) -> Vec<InventoryItem> {
-    let mut out: Vec<InventoryItem> = Vec::new();
-    for raw in text.lines() {
-        let line = raw.trim();
-        if line.starts_with("NAME:") {
-            let name = quoted_after(line, "NAME:").unwrap_or_default();
-            let descr = quoted_after(line, "DESCR:").unwrap_or_default();
-            out.push(InventoryItem {
-                name,
-                descr,
-                ..Default::default()
-            });
-        } else if line.starts_with("PID:")
-            && let Some(item) = out.last_mut()
-        {
-            for field in line.split(',') {
-                let Some((k, val)) = field.split_once(':') else {
-                    continue;
-                };
-                let val = val.trim();
-                let val = (!val.is_empty()).then(|| val.to_owned());
-                match k.trim() {
-                    "PID" => item.pid = val,
-                    "VID" => item.vid = val,
-                    "SN" => item.sn = val,
-                    _ => {}
-                }
-            }
-        }
-    }
-    out
-}
-
-/// The chassis of a `show inventory`: the item named `Chassis` (ISR, ASR, Nexus), else the first
-/// item, which IOS always prints first (`WS-C6503-E` on a Catalyst 6500, whose item `"1"` is the
-/// slot-1 supervisor; the stack or member 1 on a Catalyst 2960/3750/9300).
-pub fn chassis_item(items: &[InventoryItem]) -> Option<&InventoryItem> {
-    items
-        .iter()
-        .find(|it| it.name.eq_ignore_ascii_case("chassis"))
-        .or_else(|| items.first())
-}
-
-fn quoted_after(line: &str, key: &str) -> Option<String> {
-    let rest = &line[line.find(key)? + key.len()..];
-    let start = rest.find('"')? + 1;
-    let end = rest[start..].find('"')? + start;
-    Some(rest[start..end].trim().to_owned())
-}
-
-/// `NAME is STATUS[, line protocol is ...]`: the interface name (one word, or any with the line protocol) and the status text up to
-/// the first comma, when STATUS is an interface state (`up`, `down`, `administratively down`, ...).
-pub(crate) fn interface_header(raw: &str) -> Option<(&str, &str)> {
-    let line = raw.trim();
-    let (name, rest) = line.split_once(" is ")?;
-    let status = rest.split(',').next().unwrap_or("").trim();
-    let state = [
-        "up",
-        "down",
-        "administratively down",
-        "deleted",
-        "reset",
-        "testing",
-    ]
-    .iter()
-    .any(|s| status == *s || status.starts_with(&format!("{s} ")));
-    // A name with spaces only in the full IOS form (`Control Plane Interface is down, line protocol is`).
-    let one_word = !name.contains(' ') || line.contains(", line protocol is ");
-    (!name.is_empty() && one_word && state).then_some((name, status))
-}
-
-/// The `MTU 1500 bytes, BW 1000000 Kbit/sec, ...` line of an IOS or NX-OS `show interface(s)` (after
-/// `MTU `): the MTU, and the bandwidth as the speed in bit/s.
-pub(crate) fn mtu_and_bandwidth(rest: &str, f: &mut InterfaceFacts) {
-    f.mtu = rest.split_whitespace().next().and_then(|m| m.parse().ok());
-    if let Some(pos) = rest.find("BW ") {
-        f.speed = rest[pos + 3..]
-            .split_whitespace()
-            .next()
-            .and_then(|k| k.parse::<u64>().ok())
-            .map(|kbit| kbit.saturating_mul(1000));
-    }
+    let units = [
+        ("year", 365 * 86400),
+        ("week", 7 * 86400),
+        ("day", 86400),
+        ("hour", 3600),
+        ("minute", 60),
+        ("second", 1),
+    ];
+    uptime(s, "s", &units)
 }
 
 /// Parse `show interfaces`: admin/oper status, MTU, bandwidth, MAC, description per interface.
 pub fn parse_show_interfaces(text: &str) -> BTreeMap<String, InterfaceFacts> {
-    let mut out = BTreeMap::new();
-    let mut cur: Option<(String, InterfaceFacts)> = None;
-    for raw in text.lines() {
-        // Headers and detail lines are told apart by content, not indentation: pasted outputs (and
-        // some releases) indent the headers or start the detail lines at column 0.
-        if let Some((name, status)) = interface_header(raw) {
-            if let Some((n, f)) = cur.take() {
-                out.insert(n, f);
-            }
-            let name = name.to_owned();
-            let (admin, oper) = if status.starts_with("administratively down") {
-                (AdminStatus::Down, OperStatus::Down)
-            } else if status.starts_with("up") {
-                // `pseudowire100006 is up` has no line protocol: the header's state is the one.
-                let proto_up = raw
-                    .split("line protocol is ")
-                    .nth(1)
-                    .is_none_or(|p| p.trim_start().starts_with("up"));
-                (
-                    AdminStatus::Up,
-                    if proto_up {
-                        OperStatus::Up
-                    } else {
-                        OperStatus::Down
-                    },
-                )
-            } else {
-                // `down`, `reset`, `deleted`: enabled but not forwarding.
-                (AdminStatus::Up, OperStatus::Down)
-            };
-            cur = Some((
-                name,
-                InterfaceFacts {
-                    admin_status: Some(admin),
-                    oper_status: Some(oper),
-                    ..Default::default()
-                },
-            ));
-            continue;
-        }
-        let Some((_, f)) = cur.as_mut() else { continue };
+    // Headers and detail lines are told apart by content, not indentation: pasted outputs (and
+    // some releases) indent the headers or start the detail lines at column 0.
+    interface_blocks(text, interface_start, |raw, f| {
         let line = raw.trim();
-        if let Some(d) = line.strip_prefix("Description: ") {
-            f.description = Some(d.trim_end().to_owned());
-        } else if line.starts_with("Hardware is ")
+        if !interface_detail(line, f)
+            && line.starts_with("Hardware is ")
             && let Some(pos) = line.find("address is ")
         {
             // `2c33.11ff.fbc7(bia ...)` on some IOS-XE BDIs: no space before the bia.
@@ -272,14 +119,41 @@ pub fn parse_show_interfaces(text: &str) -> BTreeMap<String, InterfaceFacts> {
                 .find(|w| !w.is_empty())
                 .unwrap_or("");
             f.mac = normalize_mac(mac);
-        } else if let Some(rest) = line.strip_prefix("MTU ") {
-            mtu_and_bandwidth(rest, f);
         }
-    }
-    if let Some((n, f)) = cur.take() {
-        out.insert(n, f);
-    }
-    out
+    })
+}
+
+/// An interface header (`Gi0/1 is up, line protocol is down`): its name and admin/oper status.
+fn interface_start(raw: &str) -> Option<(String, InterfaceFacts)> {
+    let (name, status) = interface_header(raw)?;
+    let (admin, oper) = if status.starts_with("administratively down") {
+        (AdminStatus::Down, OperStatus::Down)
+    } else if status.starts_with("up") {
+        // `pseudowire100006 is up` has no line protocol: the header's state is the one.
+        let proto_up = raw
+            .split("line protocol is ")
+            .nth(1)
+            .is_none_or(|p| p.trim_start().starts_with("up"));
+        (
+            AdminStatus::Up,
+            if proto_up {
+                OperStatus::Up
+            } else {
+                OperStatus::Down
+            },
+        )
+    } else {
+        // `down`, `reset`, `deleted`: enabled but not forwarding.
+        (AdminStatus::Up, OperStatus::Down)
+    };
+    Some((
+        name.to_owned(),
+        InterfaceFacts {
+            admin_status: Some(admin),
+            oper_status: Some(oper),
+            ..Default::default()
+        },
+    ))
 }
 
 /// Parse `show lldp neighbors detail` into neighbours by (long) local interface name. Older releases
@@ -344,19 +218,8 @@ fn lldp_detail_records(text: &str) -> Vec<(Option<String>, LldpNeighbor)> {
                 continue;
             }
         }
-        let value = |key: &str| -> Option<String> {
-            let v = line.strip_prefix(key)?.trim();
-            (!v.is_empty() && !v.contains("not advertised")).then(|| v.to_owned())
-        };
-        if let Some(v) = value("Chassis id:") {
-            n.remote_chassis_id = Some(v);
-        } else if let Some(v) = value("Port id:") {
-            n.remote_port = Some(v);
-        } else if let Some(v) = value("Port Description:") {
-            n.remote_port_description = Some(v);
-        } else if let Some(v) = value("System Name:") {
-            n.remote_system_name = Some(v);
-        } else if line.starts_with("System Description:") {
+        let value = |key: &str| neighbor_value(line, key).map(str::to_owned);
+        if !neighbor_field(n, value) && line.starts_with("System Description:") {
             match value("System Description:") {
                 Some(v) => n.remote_system_description = Some(v),
                 None if !line.contains("not advertised") => in_sysdesc = true,
@@ -397,31 +260,20 @@ pub fn parse_show_lldp_neighbors_local_ports(text: &str) -> Vec<String> {
 /// Parse `show cdp neighbors detail`: CDP neighbours in the LLDP neighbour shape (system name =
 /// Device ID, port = `Port ID (outgoing port)`, description = the first line of `Version :`).
 pub fn parse_show_cdp_neighbors_detail(text: &str) -> BTreeMap<String, Vec<LldpNeighbor>> {
-    let mut out: BTreeMap<String, Vec<LldpNeighbor>> = BTreeMap::new();
-    let mut cur: Option<(Option<String>, LldpNeighbor)> = None;
+    let mut records = PortRecords::default();
     let mut want_version = false;
-    let flush = |cur: &mut Option<(Option<String>, LldpNeighbor)>,
-                 out: &mut BTreeMap<String, Vec<LldpNeighbor>>| {
-        if let Some((Some(port), n)) = cur.take() {
-            out.entry(port).or_default().push(n);
-        }
-    };
     for raw in text.lines() {
         let line = raw.trim();
         if let Some(id) = line.strip_prefix("Device ID:") {
-            flush(&mut cur, &mut out);
             let id = id.trim();
-            cur = Some((
-                None,
-                LldpNeighbor {
-                    remote_system_name: (!id.is_empty()).then(|| id.to_owned()),
-                    ..Default::default()
-                },
-            ));
+            records.start(LldpNeighbor {
+                remote_system_name: (!id.is_empty()).then(|| id.to_owned()),
+                ..Default::default()
+            });
             want_version = false;
             continue;
         }
-        let Some((port, n)) = cur.as_mut() else {
+        let Some((port, n)) = records.open() else {
             continue;
         };
         if want_version {
@@ -450,8 +302,7 @@ pub fn parse_show_cdp_neighbors_detail(text: &str) -> BTreeMap<String, Vec<LldpN
             want_version = true;
         }
     }
-    flush(&mut cur, &mut out);
-    out
+    records.finish()
 }
 
 /// The answers of one facts run; `None` (or empty text) means the command was not answered.
@@ -481,25 +332,11 @@ pub fn build_facts(i: &FactsInputs<'_>) -> DeviceFacts {
         if v.xe {
             f.platform = Some("iosxe".into());
         }
-        if let Some((h, fq)) = v.hostname.as_deref().and_then(split_hostname) {
-            f.hostname = Some(h);
-            f.fqdn = Some(fq);
-        }
-        f.platform_version = v.version;
-        f.model = v.model;
-        f.serial = v.serial;
-        f.uptime = v.uptime;
+        v.fill(&mut f);
     }
     if let Some(t) = i.show_inventory {
-        let items = parse_show_inventory(t);
-        if let Some(c) = chassis_item(&items) {
-            if f.model.is_none() {
-                f.model = c.pid.clone();
-            }
-            if f.serial.is_none() {
-                f.serial = c.sn.clone();
-            }
-        }
+        let (pid, serial) = chassis_pid_and_serial(t);
+        fill_from_inventory(&mut f, pid, serial);
     }
     if let Some(t) = i.show_interfaces {
         f.interfaces = parse_show_interfaces(t);
@@ -624,18 +461,8 @@ mod tests {
         assert!(f.lldp_neighbors.is_empty());
     }
 
-    const FIXTURES: &str = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/conformance/ios/facts"
-    );
-
-    fn fixture_of(case: &str, file: &str) -> String {
-        fixture(case, file)
-    }
-
     fn fixture(case: &str, file: &str) -> String {
-        let p = format!("{FIXTURES}/{case}/{file}");
-        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+        crate::cisco_cli::facts_fixture("ios", case, file)
     }
 
     #[test]
@@ -674,7 +501,7 @@ mod tests {
     #[test]
     fn interface_without_line_protocol_takes_the_header_state() {
         // NAPALM test_get_interfaces/pseudowire: `pseudowire100006 is up` and nothing else on the line.
-        let m = parse_show_interfaces(&fixture_of(
+        let m = parse_show_interfaces(&fixture(
             "napalm_ssh_interfaces_pseudowire",
             "show_interfaces.txt",
         ));

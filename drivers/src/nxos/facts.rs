@@ -11,17 +11,11 @@ use netgw_models::facts::{
 use netgw_models::resource::normalize_interface_name;
 use serde_json::Value;
 
-use crate::ios::facts::{chassis_item, interface_header, mtu_and_bandwidth, parse_show_inventory};
-
-/// What `show version` says.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ShowVersion {
-    pub hostname: Option<String>,
-    pub version: Option<String>,
-    pub model: Option<String>,
-    pub serial: Option<String>,
-    pub uptime: Option<u64>,
-}
+pub use crate::cisco_cli::ShowVersion;
+use crate::cisco_cli::{
+    PortRecords, chassis_pid_and_serial, fill_from_inventory, interface_blocks, interface_detail,
+    interface_header, neighbor_field, neighbor_value, uptime,
+};
 
 /// NX-API rows: `TABLE_x.ROW_x` is an object for one row and a list for several.
 pub fn rows<'a>(v: &'a Value, table: &str, row: &str) -> Vec<&'a Value> {
@@ -85,6 +79,7 @@ pub fn parse_show_version_json(v: &Value) -> ShowVersion {
         model: text(v, "chassis_id").and_then(|c| chassis_model(&c)),
         serial: text(v, "proc_board_id"),
         uptime,
+        xe: false,
     }
 }
 
@@ -121,25 +116,13 @@ pub fn parse_show_version_text(t: &str) -> ShowVersion {
 
 /// `749 day(s), 15 hour(s), 17 minute(s), 48 second(s)` -> seconds.
 pub fn parse_nxos_uptime(s: &str) -> Option<u64> {
-    let mut total = 0u64;
-    let mut any = false;
-    for part in s.split(',') {
-        let mut it = part.split_whitespace();
-        let (Some(n), Some(unit)) = (it.next(), it.next()) else {
-            continue;
-        };
-        let Ok(n) = n.parse::<u64>() else { continue };
-        let mult = match unit.trim_end_matches("(s)") {
-            "day" => 86400,
-            "hour" => 3600,
-            "minute" => 60,
-            "second" => 1,
-            _ => continue,
-        };
-        total = total.saturating_add(n.saturating_mul(mult));
-        any = true;
-    }
-    any.then_some(total)
+    let units = [
+        ("day", 86400),
+        ("hour", 3600),
+        ("minute", 60),
+        ("second", 1),
+    ];
+    uptime(s, "(s)", &units)
 }
 
 /// `show interface | json`: per interface admin/oper status, MTU, bandwidth, MAC, description.
@@ -190,49 +173,17 @@ pub fn parse_show_interface_json(v: &Value) -> BTreeMap<String, InterfaceFacts> 
 /// `show interface` as text (`Ethernet1/1 is down (Administratively down)`, `Hardware: ..., address:
 /// 0000.d200.0000`, `MTU 1500 bytes, BW 1000000 Kbit`).
 pub fn parse_show_interface_text(t: &str) -> BTreeMap<String, InterfaceFacts> {
-    let mut out = BTreeMap::new();
-    let mut cur: Option<(String, InterfaceFacts)> = None;
-    for raw in t.lines() {
-        // NX-OS prints `admin state is down, Dedicated Interface` at column 0 under the header line on
-        // most releases (indented on some): it belongs to the interface above, never starts one.
-        // Headers are known by content (pasted outputs indent them) or, as before, by column 0.
-        let column0 = (!raw.starts_with(' ') && !raw.starts_with("admin state is "))
-            .then(|| raw.split_once(" is "))
-            .flatten()
-            .map(|(n, _)| n.trim())
-            .filter(|n| !n.is_empty() && !n.contains(' '));
-        if let Some(name) = interface_header(raw).map(|(n, _)| n).or(column0) {
-            if let Some((n, f)) = cur.take() {
-                out.insert(n, f);
-            }
-            let rest = raw.trim()[name.len()..].to_ascii_lowercase();
-            let rest = rest.trim_start().strip_prefix("is ").unwrap_or(&rest);
-            let admin_down = rest.contains("administratively down");
-            let up = rest.starts_with("up");
-            cur = Some((
-                name.to_owned(),
-                InterfaceFacts {
-                    admin_status: Some(if admin_down {
-                        AdminStatus::Down
-                    } else {
-                        AdminStatus::Up
-                    }),
-                    oper_status: Some(if up { OperStatus::Up } else { OperStatus::Down }),
-                    ..Default::default()
-                },
-            ));
-            continue;
-        }
+    interface_blocks(t, interface_start, |raw, f| {
+        // Detail lines are indented, but for `admin state is ...` (see `interface_start`).
         if !raw.starts_with(' ') && !raw.starts_with("admin state is ") {
-            continue;
+            return;
         }
-        let Some((_, f)) = cur.as_mut() else { continue };
         let line = raw.trim();
-        // Ethernet ports say `Description: X`; FC and vFC ports `Port description is X`.
-        if let Some(d) = line
-            .strip_prefix("Description: ")
-            .or_else(|| line.strip_prefix("Port description is "))
-        {
+        if interface_detail(line, f) {
+            return;
+        }
+        // FC and vFC ports say `Port description is X` (Ethernet ports `Description: X`).
+        if let Some(d) = line.strip_prefix("Port description is ") {
             f.description = Some(d.trim_end().to_owned());
         } else if line.starts_with("Hardware")
             && let Some(pos) = line.find("address")
@@ -248,14 +199,37 @@ pub fn parse_show_interface_text(t: &str) -> BTreeMap<String, InterfaceFacts> {
             } else {
                 AdminStatus::Down
             });
-        } else if let Some(rest) = line.strip_prefix("MTU ") {
-            mtu_and_bandwidth(rest, f);
         }
-    }
-    if let Some((n, f)) = cur.take() {
-        out.insert(n, f);
-    }
-    out
+    })
+}
+
+/// An interface header (`Ethernet1/1 is down (Administratively down)`): its name, admin and oper status.
+fn interface_start(raw: &str) -> Option<(String, InterfaceFacts)> {
+    // NX-OS prints `admin state is down, Dedicated Interface` at column 0 under the header line on
+    // most releases (indented on some): it belongs to the interface above, never starts one.
+    // Headers are known by content (pasted outputs indent them) or, as before, by column 0.
+    let column0 = (!raw.starts_with(' ') && !raw.starts_with("admin state is "))
+        .then(|| raw.split_once(" is "))
+        .flatten()
+        .map(|(n, _)| n.trim())
+        .filter(|n| !n.is_empty() && !n.contains(' '));
+    let name = interface_header(raw).map(|(n, _)| n).or(column0)?;
+    let rest = raw.trim()[name.len()..].to_ascii_lowercase();
+    let rest = rest.trim_start().strip_prefix("is ").unwrap_or(&rest);
+    let admin_down = rest.contains("administratively down");
+    let up = rest.starts_with("up");
+    Some((
+        name.to_owned(),
+        InterfaceFacts {
+            admin_status: Some(if admin_down {
+                AdminStatus::Down
+            } else {
+                AdminStatus::Up
+            }),
+            oper_status: Some(if up { OperStatus::Up } else { OperStatus::Down }),
+            ..Default::default()
+        },
+    ))
 }
 
 /// The fields NX-OS prints after `System Description:`; any of them ends the description.
@@ -273,27 +247,21 @@ const SYSDESC_END: &[&str] = &[
 /// `show lldp neighbors detail` (text): records start at `Chassis id:`; the local port is `Local Port
 /// id:`. Records without a local port are left out (NX-OS prints it on every release netgw knows).
 pub fn parse_show_lldp_neighbors_detail(t: &str) -> BTreeMap<String, Vec<LldpNeighbor>> {
-    let mut out: BTreeMap<String, Vec<LldpNeighbor>> = BTreeMap::new();
-    let mut cur: Option<(Option<String>, LldpNeighbor)> = None;
-    let flush = |cur: &mut Option<(Option<String>, LldpNeighbor)>,
-                 out: &mut BTreeMap<String, Vec<LldpNeighbor>>| {
-        if let Some((Some(p), n)) = cur.take() {
-            out.entry(p).or_default().push(n);
-        }
-    };
+    let mut records = PortRecords::default();
     let mut in_sysdesc = false;
     for raw in t.lines() {
         let line = raw.trim();
-        let value = |key: &str| -> Option<String> {
-            let v = line.strip_prefix(key)?.trim();
-            (!v.is_empty() && !v.contains("not advertised") && v != "null").then(|| v.to_owned())
+        let value = |key: &str| {
+            neighbor_value(line, key)
+                .filter(|v| *v != "null")
+                .map(str::to_owned)
         };
         // A multi-line System Description (NX-OS: version, `TAC support: ...`, copyright) runs up to
         // the next field NX-OS prints after it; its lines are joined with a space, as on IOS.
         if in_sysdesc {
             if line.is_empty() || SYSDESC_END.iter().any(|k| line.starts_with(k)) {
                 in_sysdesc = false;
-            } else if let Some((_, n)) = cur.as_mut()
+            } else if let Some((_, n)) = records.open()
                 && let Some(d) = n.remote_system_description.as_mut()
             {
                 d.push(' ');
@@ -302,34 +270,25 @@ pub fn parse_show_lldp_neighbors_detail(t: &str) -> BTreeMap<String, Vec<LldpNei
             }
         }
         if line.starts_with("Chassis id:") {
-            flush(&mut cur, &mut out);
-            cur = Some((
-                None,
-                LldpNeighbor {
-                    remote_chassis_id: value("Chassis id:"),
-                    ..Default::default()
-                },
-            ));
+            records.start(LldpNeighbor {
+                remote_chassis_id: value("Chassis id:"),
+                ..Default::default()
+            });
             continue;
         }
-        let Some((port, n)) = cur.as_mut() else {
+        let Some((port, n)) = records.open() else {
             continue;
         };
         if let Some(v) = value("Local Port id:") {
             *port = Some(normalize_interface_name(&v));
-        } else if let Some(v) = value("Port id:") {
-            n.remote_port = Some(v);
-        } else if let Some(v) = value("Port Description:") {
-            n.remote_port_description = Some(v);
-        } else if let Some(v) = value("System Name:") {
-            n.remote_system_name = Some(v);
-        } else if let Some(v) = value("System Description:") {
+        } else if !neighbor_field(n, value)
+            && let Some(v) = value("System Description:")
+        {
             n.remote_system_description = Some(v);
             in_sysdesc = true;
         }
     }
-    flush(&mut cur, &mut out);
-    out
+    records.finish()
 }
 
 /// `show inventory | json` chassis (model, serial).
@@ -374,14 +333,7 @@ pub fn build_facts(i: &FactsInputs<'_>) -> DeviceFacts {
             Answer::Json(j) => parse_show_version_json(j),
             Answer::Text(t) => parse_show_version_text(t),
         };
-        if let Some((h, fq)) = v.hostname.as_deref().and_then(split_hostname) {
-            f.hostname = Some(h);
-            f.fqdn = Some(fq);
-        }
-        f.platform_version = v.version;
-        f.model = v.model;
-        f.serial = v.serial;
-        f.uptime = v.uptime;
+        v.fill(&mut f);
     }
     // `show hostname` carries the domain (`nxos-spine1.domain.com`); prefer it for fqdn.
     if let Some(t) = i.show_hostname {
@@ -397,19 +349,9 @@ pub fn build_facts(i: &FactsInputs<'_>) -> DeviceFacts {
     if let Some(a) = i.show_inventory {
         let (pid, sn) = match a {
             Answer::Json(j) => parse_show_inventory_json(j),
-            Answer::Text(t) => {
-                let items = parse_show_inventory(t);
-                let c = chassis_item(&items);
-                (c.and_then(|c| c.pid.clone()), c.and_then(|c| c.sn.clone()))
-            }
+            Answer::Text(t) => chassis_pid_and_serial(t),
         };
-        // `show version`'s chassis line first (as NAPALM), the inventory's product id when it has none.
-        if f.model.is_none() {
-            f.model = pid;
-        }
-        if f.serial.is_none() {
-            f.serial = sn;
-        }
+        fill_from_inventory(&mut f, pid, sn);
     }
     if let Some(a) = i.show_interface {
         f.interfaces = match a {
@@ -504,14 +446,8 @@ mod tests {
         assert!(parse_show_lldp_neighbors_detail("").is_empty());
     }
 
-    const FIXTURES: &str = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/conformance/nxos/facts"
-    );
-
     fn fixture(case: &str, file: &str) -> String {
-        let p = format!("{FIXTURES}/{case}/{file}");
-        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+        crate::cisco_cli::facts_fixture("nxos", case, file)
     }
 
     #[test]
