@@ -7,7 +7,8 @@
 #
 # Environment:
 #   BENCH_TOOLS    what to run (default all): netgw-ios netgw-nxos netgw-eos-https netgw-eos-http
-#                  netgw-junos netgw-f5, the floors floor (IOS) floor-nxos floor-eos floor-junos floor-f5
+#                  netgw-junos netgw-f5, netgw-atomic (IOS, `converge --atomic`: its ratio to netgw-ios
+#                  is printed under the table), the floors floor (IOS) floor-nxos floor-eos floor-junos floor-f5
 #                  floor-peer, the Python peers scrapli netmiko nornir ansible (IOS), scrapli-nxos
 #                  netmiko-nxos (NX-OS), pyeapi (EOS eAPI over HTTPS), ncclient (Junos NETCONF)
 #   BENCH_CONCURRENCY  sessions at once for netgw, the floor, scrapli, Netmiko and Nornir (default 100)
@@ -29,7 +30,7 @@ root=$PWD
 
 sizes=("$@")
 [ ${#sizes[@]} -eq 0 ] && sizes=(1 100 1000 10000)
-tools=${BENCH_TOOLS:-"netgw-ios netgw-nxos netgw-eos-https netgw-eos-http netgw-junos netgw-f5 floor floor-nxos floor-eos floor-junos floor-f5 floor-peer scrapli netmiko nornir ansible scrapli-nxos netmiko-nxos pyeapi ncclient"}
+tools=${BENCH_TOOLS:-"netgw-ios netgw-atomic netgw-nxos netgw-eos-https netgw-eos-http netgw-junos netgw-f5 floor floor-nxos floor-eos floor-junos floor-f5 floor-peer scrapli netmiko nornir ansible scrapli-nxos netmiko-nxos pyeapi ncclient"}
 conc=${BENCH_CONCURRENCY:-100}
 forks=${BENCH_FORKS:-50}
 limit=${BENCH_LIMIT:-900}
@@ -205,11 +206,13 @@ run_netgw() { # tool platform n [lab args]
     local tool=$1 platform=$2 n=$3
     shift 3
     local d="$work/$tool-$n"
+    local mode=()
+    [ "$tool" = netgw-atomic ] && mode=(--atomic)
     mkdir -p "$d"
     start_lab "$platform" "$n" "$d" "$@"
     write_repo "$platform" "$d" > /dev/null
     for run in first second third; do
-        measure "$tool" "$d/$run.json" -- "$bin/netgw" converge --inventory "$d/inventory.yml" \
+        measure "$tool" "$d/$run.json" -- "$bin/netgw" converge "${mode[@]}" --inventory "$d/inventory.yml" \
             --repo "$d/repo" --concurrency "$conc" --format json > "$d/m-$run.json"
         record "$tool" "$n" "$run" "$d/m-$run.json" "$d/$run.json" "$conc"
     done
@@ -280,7 +283,7 @@ echo "== runs (raw: $raw)"
 for n in "${sizes[@]}"; do
     for t in $tools; do
         case $t in
-            netgw-ios) run_netgw "$t" ios "$n" ;;
+            netgw-ios | netgw-atomic) run_netgw "$t" ios "$n" ;;
             netgw-nxos) run_netgw "$t" nxos "$n" ;;
             netgw-eos-https) run_netgw "$t" eos "$n" ;;
             netgw-eos-http) run_netgw "$t" eos "$n" --eapi-http ;;

@@ -24,7 +24,7 @@
 use crate::rootdir::{FileOpen, RootDir};
 use crate::store::local::{sync_dir, write_json_atomic};
 use netgw_models::NodeName;
-use netgw_models::plan::{Plan, PlanRules, Policy, plan};
+use netgw_models::plan::{Plan, PlanRules, Policy, clear_access_vlan, plan};
 use netgw_models::resource::{Link, Vlan, VlanId};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -106,7 +106,7 @@ impl Intent {
             .iter()
             .map(|(b, a)| if old { b.clone() } else { a.clone() })
             .collect();
-        plan(
+        let mut p = plan(
             &vlans,
             observed_vlans,
             Policy::Purge,
@@ -114,7 +114,19 @@ impl Intent {
             observed_links,
             Policy::Replace,
             rules,
-        )
+        );
+        // A port the change gave its first access VLAN: its "before" (the observed port) records
+        // none, which the planner reads as "unmanaged"; going back, none is the value to restore,
+        // or the port would keep a VLAN this same plan deletes (Junos refuses the commit).
+        for (b, a) in self.links.iter().filter(|_| old) {
+            if b.access_vlan.is_none()
+                && a.access_vlan.is_some()
+                && let Some(o) = observed_links.iter().find(|o| o.name == b.name)
+            {
+                clear_access_vlan(&mut p, o);
+            }
+        }
+        p
     }
 }
 
@@ -508,6 +520,47 @@ mod tests {
         let ids: Vec<u16> = back.vlans.iter().map(|c| c.id.get()).collect();
         assert_eq!(ids, [10]);
         assert!(back.vlans[0].after.is_none());
+    }
+
+    #[test]
+    fn undoing_a_first_access_vlan_takes_it_off_the_port() {
+        let v10 = vlan(10, "ten");
+        let mut before = Link::new("ge-0/0/1");
+        before.mode = Some(netgw_models::resource::LinkMode::Access);
+        before.enabled = Some(true);
+        let mut after = before.clone();
+        after.access_vlan = Some(v10.id);
+        after.description = Some("tx".into());
+        let i = Intent {
+            run_id: "r1".into(),
+            node: "sw1".into(),
+            platform: "junos".into(),
+            written_at: String::new(),
+            vlans: vec![(v10.id, None, Some(v10.clone()))],
+            links: vec![(before.clone(), after.clone())],
+            rendered: vec![],
+            tx: None,
+        };
+        let r = rules();
+        let back = i.plan_to(
+            true,
+            std::slice::from_ref(&v10),
+            std::slice::from_ref(&after),
+            &r,
+        );
+        // The port leaves VLAN 10 in the same plan that deletes it.
+        assert_eq!(back.vlans.len(), 1);
+        assert_eq!(back.links.len(), 1);
+        assert_eq!(back.links[0].after, before);
+        assert!(back.links[0].changed("access_vlan"));
+        // Back at the old state, nothing is left; finishing is untouched by it.
+        assert!(i.plan_to(true, &[], &[before.clone()], &r).is_empty());
+        assert!(i.plan_to(false, &[v10], &[after], &r).is_empty());
+        // Without the VLAN on the port the undo only deletes the VLAN.
+        let mut described = before.clone();
+        described.description = Some("tx".into());
+        let only_vlan = i.plan_to(true, &[vlan(10, "ten")], &[described], &r);
+        assert!(only_vlan.links.iter().all(|c| !c.changed("access_vlan")));
     }
 
     #[tokio::test]

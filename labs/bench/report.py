@@ -13,7 +13,7 @@ replaces an earlier one (re-runs on a quieter machine).
 import json
 import sys
 
-ORDER = ["netgw-ios", "netgw-nxos", "netgw-eos-https", "netgw-eos-http", "netgw-junos", "netgw-f5",
+ORDER = ["netgw-ios", "netgw-atomic", "netgw-nxos", "netgw-eos-https", "netgw-eos-http", "netgw-junos", "netgw-f5",
          "floor", "floor-nxos", "floor-eos", "floor-junos", "floor-f5", "floor-peer",
          "scrapli", "netmiko", "nornir", "ansible", "scrapli-nxos", "netmiko-nxos", "pyeapi", "ncclient"]
 # The netgw row a floor or a peer is compared with (same vendor, same transport).
@@ -83,6 +83,13 @@ def main():
                 cpu_floor = f"{r['cpu_secs'] / fl['cpu_secs']:.2f}"
         print(f"| {tool} | {n} | {run} | {wall} | {rate} | {r['cpu_secs']:.2f} | {r['peak_tree_rss_mb']:.0f} | "
               f"{r.get('lab_cpu_secs') if r.get('lab_cpu_secs') is not None else '-'} | {r['load_before']} | {ratio_tool} | {ratio_floor} | {cpu_floor} |")
+    # An atomic converge (netgw-atomic: `converge --atomic`, IOS) over a plain one of the same
+    # devices (netgw-ios), first runs at the same N: wall time and the gateway's CPU seconds.
+    for n in sorted({k[1] for k in rows}):
+        a, plain = first("netgw-atomic", n), first("netgw-ios", n)
+        if a and plain and plain["wall_secs"] > 0 and plain["cpu_secs"] > 0:
+            print(f"\natomic/plain at N={n} (first run): wall {a['wall_secs'] / plain['wall_secs']:.2f}x, "
+                  f"CPU {a['cpu_secs'] / plain['cpu_secs']:.2f}x")
 
 
 main()

@@ -378,6 +378,58 @@ fn link_change(d: &Link, b: &Link, replace: bool, rules: &PlanRules) -> LinkChan
     }
 }
 
+/// Take the access VLAN off the observed port `o`, for a restore to a state in which the port had
+/// none: there, "no access VLAN" is a value to put back, where a declared link without one leaves
+/// the port's VLAN unmanaged (undoing a change that gave the port its first access VLAN, whose
+/// VLAN the same restore deletes: the port must leave it in the same commit). Nothing when the port
+/// has no access VLAN or is (or becomes) a trunk or routed port.
+pub fn clear_access_vlan(p: &mut Plan, o: &Link) {
+    let Some(v) = o.access_vlan else { return };
+    let switched = |m: Option<LinkMode>| !matches!(m, Some(LinkMode::Trunk | LinkMode::Routed));
+    let change = PropertyChange {
+        property: "access_vlan",
+        before: json!(v),
+        after: Value::Null,
+    };
+    match p.links.iter_mut().find(|c| c.after.name == o.name) {
+        Some(c) if !switched(c.after.mode) => return,
+        Some(c) => {
+            c.after.access_vlan = None;
+            c.changes.retain(|x| x.property != "access_vlan");
+            c.changes.push(change.clone());
+        }
+        None if !switched(o.mode) => return,
+        None => {
+            let mut after = o.clone();
+            after.access_vlan = None;
+            p.links.push(LinkChange {
+                before: o.clone(),
+                after,
+                changes: vec![change.clone()],
+                trunk_add: VlanSet::new(),
+                trunk_remove: VlanSet::new(),
+                trunk_replace: false,
+            });
+        }
+    }
+    let resource = ResourceRef::Link {
+        name: o.name.clone(),
+    };
+    match p.resources.iter_mut().find(|r| r.resource == resource) {
+        Some(r) => {
+            r.action = Some(Action::Update);
+            r.changes.retain(|x| x.property != "access_vlan");
+            r.changes.push(change);
+        }
+        None => p.resources.push(ResourcePlan {
+            resource,
+            action: Some(Action::Update),
+            changes: vec![change],
+            error: None,
+        }),
+    }
+}
+
 /// A VLAN change and its resource's plan.
 fn push_vlan_change(p: &mut Plan, resource: ResourceRef, change: VlanChange) {
     p.resources.push(ResourcePlan {

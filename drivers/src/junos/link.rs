@@ -217,14 +217,6 @@ fn render_switching(
                 .child(unit0(clear)),
         );
     }
-    let mut family = El::new(fam).child(El::leaf(
-        mode_tag(style),
-        if mode == LinkMode::Trunk {
-            "trunk"
-        } else {
-            "access"
-        },
-    ));
     let members: Vec<String> = match mode {
         LinkMode::Trunk if add_only => member_strings(&ch.trunk_add),
         LinkMode::Trunk => after
@@ -237,6 +229,21 @@ fn render_switching(
             .map(|v| vec![v.to_string()])
             .unwrap_or_default(),
     };
+    let mut family = El::new(fam);
+    if mode == LinkMode::Access && members.is_empty() {
+        // An access port without a VLAN is the family as Junos defaults it (what an undo of a
+        // port's first access VLAN puts back): no mode statement, removed if one was written.
+        if l2.is_some_and(|l| l.mode.is_some()) {
+            family.push(El::delete(mode_tag(style)));
+        }
+    } else {
+        let m = if mode == LinkMode::Trunk {
+            "trunk"
+        } else {
+            "access"
+        };
+        family.push(El::leaf(mode_tag(style), m));
+    }
     match (style, mode) {
         (Style::Mx, LinkMode::Trunk) => family
             .children
