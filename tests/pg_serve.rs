@@ -130,15 +130,17 @@ impl Drop for Gateway {
 
 /// A gateway with its own state directory (its own flock locks, as on another machine).
 fn gateway(lab: &Lab, name: &str) -> Gateway {
+    gateway_with(lab, name, &[])
+}
+
+fn gateway_with(lab: &Lab, name: &str, extra: &[&str]) -> Gateway {
     let d = lab.dir.path();
     let log = d.join(format!("{name}.log"));
     let state = d.join(format!("state-{name}"));
     let state = state.to_str().unwrap();
-    let (child, base) = common::spawn_serve(
-        &d.join("serve.yml"),
-        &["--state-dir", state, "--log", "netgw=debug,info"],
-        &log,
-    );
+    let mut args = vec!["--state-dir", state, "--log", "netgw=debug,info"];
+    args.extend_from_slice(extra);
+    let (child, base) = common::spawn_serve(&d.join("serve.yml"), &args, &log);
     Gateway { child, base, log }
 }
 
@@ -162,6 +164,12 @@ impl Gateway {
     }
 
     async fn trigger(&self, nodes: &[&str]) -> Value {
+        let (code, v) = self.post_converge(nodes).await;
+        assert_eq!(code, 202, "{v:#}");
+        v
+    }
+
+    async fn post_converge(&self, nodes: &[&str]) -> (u16, Value) {
         let r = client()
             .post(format!("{}/v1/converge", self.base))
             .bearer_auth(TOKEN)
@@ -169,8 +177,7 @@ impl Gateway {
             .send()
             .await
             .unwrap();
-        assert_eq!(r.status().as_u16(), 202);
-        r.json().await.unwrap()
+        (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
     }
 
     /// Polls: a run another gateway just created reaches the database a moment after its 202.
@@ -555,12 +562,77 @@ async fn migrations_apply_once_when_gateways_start_together() {
     for t in tasks {
         applied.extend(t.await.unwrap());
     }
-    assert_eq!(applied, [1, 2], "each version applied exactly once");
+    assert_eq!(applied, [1, 2, 3], "each version applied exactly once");
     let c = netgw::pg::connect(&url).await.unwrap();
     let n: i64 = c
         .query_one("SELECT count(*) FROM netgw_schema_migrations", &[])
         .await
         .unwrap()
         .get(0);
-    assert_eq!(n, 2);
+    assert_eq!(n, 3);
+}
+
+/// Waits until `n` node runs are running (their queue rows started) on the database.
+async fn wait_started(pg: &Postgres, n: i64) {
+    let url = netgw::pg::DatabaseUrl::parse(&pg.url).unwrap();
+    let c = netgw::pg::connect(&url).await.unwrap();
+    let t0 = Instant::now();
+    loop {
+        let got: i64 = c
+            .query_one(
+                "SELECT count(*) FROM queue WHERE started_at IS NOT NULL",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if got == n {
+            return;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "{got} started, not {n}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn coalescing_and_max_queue_hold_across_gateways() {
+    let pg = Postgres::start();
+    let lab = lab(&pg, 3.0);
+    let one = ["--concurrency", "1", "--max-queue", "2"];
+    let a = gateway_with(&lab, "a", &one);
+    let b = gateway_with(&lab, "b", &one);
+    // Each gateway's only slot busy for a 3 s device session.
+    a.trigger(&["slow1"]).await;
+    wait_started(&pg, 1).await;
+    b.trigger(&["slow2"]).await;
+    wait_started(&pg, 2).await;
+
+    // slow3 waits on A; the same node triggered on B joins A's waiting run.
+    let on_a = a.trigger(&["slow3"]).await;
+    let id3 = on_a["run_id"].as_str().unwrap().to_owned();
+    assert_eq!(on_a["nodes"], json!(["slow3"]), "{on_a:#}");
+    let on_b = b.trigger(&["slow3"]).await;
+    assert_eq!(on_b["run_id"], id3.as_str(), "{on_b:#}");
+    assert_eq!(on_b["nodes"], json!([]), "{on_b:#}");
+    assert_eq!(on_b["coalesced"][0]["run_id"], id3.as_str(), "{on_b:#}");
+
+    // One more waits on B: two waiting in all, max_queue 2 is reached on either gateway.
+    b.trigger(&["dead1"]).await;
+    for g in [&a, &b] {
+        let (code, v) = g.post_converge(&["dead2"]).await;
+        assert_eq!(code, 429, "{v:#}");
+        assert_eq!(v["code"], "queue_full", "{v:#}");
+    }
+
+    // Both triggers of slow3 were answered by one run and one device session.
+    let run = b
+        .wait_status(&id3, &["finished"], Duration::from_secs(60))
+        .await;
+    assert_eq!(run["triggers"], 2, "{run:#}");
+    let runs = b.get("/v1/runs?node=slow3").await;
+    assert_eq!(runs["runs"].as_array().unwrap().len(), 1, "{runs:#}");
+    assert_eq!(lab.slow[2].lock().unwrap().len(), 1, "one session of slow3");
 }

@@ -548,6 +548,26 @@ impl History {
         }
     }
 
+    /// Admit a trigger into the shared queue (PostgreSQL only; `None` with SQLite, whose queue is
+    /// the scheduler's memory).
+    pub async fn admit(
+        &self,
+        t: &crate::pg::history::Admit<'_>,
+    ) -> Option<Result<crate::pg::history::Admission, HistoryError>> {
+        match self {
+            History::Sqlite(_) => None,
+            History::Postgres(h) => Some(h.admit(t).await.map_err(HistoryError::from)),
+        }
+    }
+
+    /// A node of a run starts on this gateway (PostgreSQL: its queue row stops counting as waiting).
+    pub async fn node_started(&self, run_id: &str, node: &str) -> Result<(), HistoryError> {
+        match self {
+            History::Sqlite(_) => Ok(()),
+            History::Postgres(h) => Ok(h.node_started(run_id, node).await?),
+        }
+    }
+
     /// Record the address this gateway listens on (the registry shows it).
     pub async fn announce(&self, listen: &str) -> Result<(), HistoryError> {
         match self {

@@ -708,7 +708,7 @@ async fn converge(
         s.sched
             .submit_atomic(&nodes, why_run, check_links, &id.label())
     } else {
-        s.sched.submit(&nodes, why_run, &id.label())
+        s.sched.trigger(&nodes, why_run, &id.label()).await
     };
     if submitted.is_ok() && s.history.is_shared() {
         // The 202 promises the trigger survives this gateway: its queue rows are committed first.
@@ -735,6 +735,10 @@ async fn converge(
             "shutting_down",
             e.to_string(),
         )),
+        Err(e @ SubmitError::Database(_)) => Err(HttpError {
+            retry_after: Some(5),
+            ..HttpError::new(StatusCode::SERVICE_UNAVAILABLE, "database", e.to_string())
+        }),
         Err(e @ SubmitError::Busy { .. }) => {
             Err(HttpError::new(StatusCode::CONFLICT, "busy", e.to_string()))
         }
@@ -1099,7 +1103,10 @@ async fn recover_at_start(sched: &Scheduler, journal_dir: &std::path::Path) {
     if known.is_empty() {
         return;
     }
-    match sched.submit(&known, true, "netgw (recovery at start)") {
+    match sched
+        .trigger(&known, true, "netgw (recovery at start)")
+        .await
+    {
         Ok(a) => {
             info!(nodes = ?known, run = %a.run_id, "recovering unfinished changes left by a dead gateway")
         }

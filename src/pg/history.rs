@@ -28,6 +28,55 @@ pub const HEARTBEAT: Duration = Duration::from_secs(5);
 pub const LEASE: Duration = Duration::from_secs(30);
 /// A batch that cannot be written (database down) is retried for about this long, then dropped.
 const WRITE_RETRY: Duration = Duration::from_secs(120);
+/// A trigger's admission is retried for this long while the database is unreachable.
+const ADMIT_RETRY: Duration = Duration::from_secs(20);
+
+/// A trigger to admit into the shared queue.
+#[derive(Debug)]
+pub struct Admit<'a> {
+    /// The run the nodes that join no waiting run go into.
+    pub run_id: &'a str,
+    pub nodes: &'a [String],
+    pub why_run: bool,
+    pub requested_by: &'a str,
+    pub created_at: &'a str,
+    pub max_queue: usize,
+}
+
+/// What the shared queue did with a trigger.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Nothing queued: `depth` node runs wait already, across every gateway.
+    Full { depth: usize },
+    /// Each node with the run it is in (the new run, or a waiting run it joined).
+    Placed {
+        depth: usize,
+        nodes: Vec<(String, String)>,
+    },
+}
+
+fn admission(rows: &[Row]) -> Admission {
+    let depth = rows
+        .first()
+        .map_or(0, |r| r.get::<_, i64>(2).max(0) as usize);
+    let placed: Vec<(String, String)> = rows
+        .iter()
+        .filter_map(|r| {
+            Some((
+                r.get::<_, Option<String>>(0)?,
+                r.get::<_, Option<String>>(1)?,
+            ))
+        })
+        .collect();
+    if placed.is_empty() && !rows.is_empty() {
+        Admission::Full { depth }
+    } else {
+        Admission::Placed {
+            depth,
+            nodes: placed,
+        }
+    }
+}
 
 /// Who this gateway is, in the registry.
 #[derive(Debug, Clone)]
@@ -338,6 +387,53 @@ impl PgHistory {
                 requested_by: r.get(3),
             })
             .collect())
+    }
+
+    /// Admit a trigger in the shared queue (`netgw_admit`, migrations/postgres/0003): coalesced into
+    /// any gateway's waiting run of a node, counted against `max_queue` over every gateway. A lost
+    /// connection (a database restart) is retried for up to `ADMIT_RETRY`.
+    pub async fn admit(&self, t: &Admit<'_>) -> Result<Admission, PgError> {
+        let max = t.max_queue as i64;
+        let started = tokio::time::Instant::now();
+        let mut pause = Duration::from_millis(100);
+        loop {
+            let rows = self
+                .query(
+                    "admitting a trigger",
+                    "SELECT o_node, o_run, o_depth FROM netgw_admit($1, $2, $3, $4, $5, $6, $7)",
+                    &[
+                        &t.run_id,
+                        &t.nodes,
+                        &t.why_run,
+                        &t.requested_by,
+                        &self.gateway.id,
+                        &t.created_at,
+                        &max,
+                    ],
+                )
+                .await;
+            match rows {
+                Ok(rows) => return Ok(admission(&rows)),
+                Err(e) if is_connection_error(&e) && started.elapsed() < ADMIT_RETRY => {
+                    warn!(error = %e, "admitting a trigger failed; retrying");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(2));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The node's queue row is running now: it no longer counts as waiting, and a trigger for the
+    /// node queues a follow-up instead of joining it.
+    pub async fn node_started(&self, run_id: &str, node: &str) -> Result<(), PgError> {
+        self.query(
+            "marking a node run started",
+            "UPDATE queue SET started_at = now() WHERE run_id = $1 AND node = $2",
+            &[&run_id, &node],
+        )
+        .await
+        .map(|_| ())
     }
 
     /// The address this gateway listens on, once bound.
@@ -765,9 +861,11 @@ async fn apply(tx: &Transaction<'_>, op: &Op, me: &str) -> Result<(), tokio_post
             note,
             then: _,
         } => {
+            // Triggers other gateways coalesced into the run were counted in its row, not here.
             tx.execute(
                 "UPDATE runs SET status = $2, finished_at = $3, duration_secs = $4, summary = $5, \
-                 triggers = $6, note = $7, started_at = COALESCE(started_at, $3) WHERE id = $1",
+                 triggers = GREATEST(triggers, $6), note = $7, started_at = COALESCE(started_at, $3) \
+                 WHERE id = $1",
                 &[
                     id,
                     status,

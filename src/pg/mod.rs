@@ -206,6 +206,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "0002_queue.sql",
         include_str!("../../migrations/postgres/0002_queue.sql"),
     ),
+    (
+        3,
+        "0003_shared_queue.sql",
+        include_str!("../../migrations/postgres/0003_shared_queue.sql"),
+    ),
 ];
 
 /// Apply the migrations not applied yet, all in one transaction; gateways starting together serialize
