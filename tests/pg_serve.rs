@@ -163,6 +163,17 @@ impl Gateway {
         r.json().await.unwrap()
     }
 
+    async fn metrics(&self) -> String {
+        let r = client()
+            .get(format!("{}/metrics", self.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        r.text().await.unwrap()
+    }
+
     async fn trigger(&self, nodes: &[&str]) -> Value {
         let (code, v) = self.post_converge(nodes).await;
         assert_eq!(code, 202, "{v:#}");
@@ -402,6 +413,13 @@ async fn sigterm_hands_queued_work_to_the_other_gateways() {
         b.wait_status(&taken, &["finished"], Duration::from_secs(60))
             .await;
     }
+    let m = b.metrics().await;
+    for want in [
+        "netgw_gateway_claims_total 2",
+        "netgw_gateway_takeovers_total 2",
+    ] {
+        assert!(m.contains(want), "{want} in\n{m}");
+    }
 }
 
 /// `netgw converge --database` for one node, with its own state directory.
@@ -431,17 +449,23 @@ async fn one_session_per_node_across_gateways_and_a_cli_run() {
     let cli = cli_converge(&lab, &pg, "slow1", &[]).spawn().unwrap();
     let mut ids = Vec::new();
     for g in &gws {
-        ids.push(
-            g.trigger(&["slow1", "slow2"]).await["run_id"]
-                .as_str()
-                .unwrap()
-                .to_owned(),
-        );
+        let a = g.trigger(&["slow1", "slow2"]).await;
+        // A node still waiting in another gateway's run joins it (the shared queue coalesces).
+        ids.push(a["run_id"].as_str().unwrap().to_owned());
+        for c in a["coalesced"].as_array().unwrap() {
+            ids.push(c["run_id"].as_str().unwrap().to_owned());
+        }
     }
-    for (g, id) in gws.iter().zip(&ids) {
-        let run = g
+    ids.sort();
+    ids.dedup();
+    let (mut runs1, mut runs2) = (0, 0);
+    for id in &ids {
+        let run = gws[0]
             .wait_status(id, &["finished"], Duration::from_secs(120))
             .await;
+        let nodes = run["nodes"].as_array().unwrap();
+        runs1 += nodes.iter().filter(|n| *n == "slow1").count();
+        runs2 += nodes.iter().filter(|n| *n == "slow2").count();
         for n in run["report"]["nodes"].as_array().unwrap() {
             assert_ne!(
                 n["error_kind"], "lock",
@@ -455,10 +479,14 @@ async fn one_session_per_node_across_gateways_and_a_cli_run() {
         .unwrap();
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_ne!(report["nodes"][0]["error_kind"], "lock", "{report:#}");
-    // Four runs of slow1, three of slow2, each a device session of about 1.5 s: none overlapped.
+    // A session per gateway run of each node and one for the CLI, each about 1.5 s: none overlapped.
     let s1 = lab.slow[0].lock().unwrap().len();
     let s2 = lab.slow[1].lock().unwrap().len();
-    assert!(s1 >= 4 && s2 >= 3, "sessions seen: slow1 {s1}, slow2 {s2}");
+    assert!(runs1 >= 1 && runs2 >= 1, "{ids:?}");
+    assert!(
+        s1 > runs1 && s2 >= runs2 && s1 >= 2,
+        "sessions seen: slow1 {s1} ({runs1} runs + CLI), slow2 {s2} ({runs2} runs)"
+    );
     assert_eq!(overlaps(&lab.slow[0], Duration::from_millis(300)), 0);
     assert_eq!(overlaps(&lab.slow[1], Duration::from_millis(300)), 0);
 
@@ -562,14 +590,14 @@ async fn migrations_apply_once_when_gateways_start_together() {
     for t in tasks {
         applied.extend(t.await.unwrap());
     }
-    assert_eq!(applied, [1, 2, 3], "each version applied exactly once");
+    assert_eq!(applied, [1, 2, 3, 4], "each version applied exactly once");
     let c = netgw::pg::connect(&url).await.unwrap();
     let n: i64 = c
         .query_one("SELECT count(*) FROM netgw_schema_migrations", &[])
         .await
         .unwrap()
         .get(0);
-    assert_eq!(n, 3);
+    assert_eq!(n, 4);
 }
 
 /// Waits until `n` node runs are running (their queue rows started) on the database.
@@ -621,6 +649,29 @@ async fn coalescing_and_max_queue_hold_across_gateways() {
 
     // One more waits on B: two waiting in all, max_queue 2 is reached on either gateway.
     b.trigger(&["dead1"]).await;
+    // Each gateway's /metrics: its id, the shared queue (all gateways), its own rows.
+    for g in [&a, &b] {
+        let m = g.metrics().await;
+        for want in [
+            "netgw_shared_queue_waiting 2",
+            "netgw_shared_queue_running 2",
+            "netgw_gateway_leases 2",
+            "netgw_gateways_alive 2",
+            "netgw_database_up 1",
+        ] {
+            assert!(m.contains(want), "{want} in\n{m}");
+        }
+        let gw = g.get("/v1/gateway").await;
+        let me = gw["gateways"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["this"] == true)
+            .unwrap()["id"]
+            .clone();
+        let info = format!("netgw_gateway_info{{id={me}}} 1");
+        assert!(m.contains(&info), "{info} in\n{m}");
+    }
     for g in [&a, &b] {
         let (code, v) = g.post_converge(&["dead2"]).await;
         assert_eq!(code, 429, "{v:#}");
@@ -635,4 +686,101 @@ async fn coalescing_and_max_queue_hold_across_gateways() {
     let runs = b.get("/v1/runs?node=slow3").await;
     assert_eq!(runs["runs"].as_array().unwrap().len(), 1, "{runs:#}");
     assert_eq!(lab.slow[2].lock().unwrap().len(), 1, "one session of slow3");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_on_one_gateway_wakes_a_stream_on_another() {
+    let pg = Postgres::start();
+    let lab = lab(&pg, 3.0);
+    // The fallback poll far longer than the run: only NOTIFY can end B's stream in time.
+    let yml = lab.dir.path().join("serve.yml");
+    let text = std::fs::read_to_string(&yml).unwrap() + "events_poll_secs: 30\n";
+    std::fs::write(&yml, text).unwrap();
+    let a = gateway(&lab, "a");
+    let b = gateway(&lab, "b");
+    let id = a.trigger(&["slow1"]).await["run_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    b.wait_status(&id, &["queued", "running"], Duration::from_secs(30))
+        .await;
+    let t0 = Instant::now();
+    let names = b.event_names(&id).await;
+    let took = t0.elapsed();
+    assert_eq!(
+        names.last().map(String::as_str),
+        Some("run_finished"),
+        "{names:?}"
+    );
+    assert!(
+        took < Duration::from_secs(20),
+        "B's stream ended {took:?} after it opened: woken by its 30 s poll, not by NOTIFY"
+    );
+    assert!(b.metrics().await.contains("netgw_events_listening 1"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_backends_read_a_run_the_same() {
+    use netgw::api::history::{History, Op, RunRow};
+    let pg = Postgres::start();
+    let url = netgw::pg::DatabaseUrl::parse(&pg.url).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let (lite, _) = History::open(&d.path().join("h.db"), 10, "t0").unwrap();
+    let (shared, _) = History::open_postgres(url, 10, "t0", "127.0.0.1:1", Duration::from_secs(10))
+        .await
+        .unwrap();
+    let id = shared.new_run_id();
+    for h in [&lite, &shared] {
+        h.send(Op::Created {
+            id: id.clone(),
+            why_run: true,
+            requested_by: "token:ci".into(),
+            created_at: "t1".into(),
+            nodes: vec!["b".into(), "a".into()],
+        });
+        h.send(Op::Started {
+            id: id.clone(),
+            at: "t2".into(),
+        });
+        for n in ["a", "b"] {
+            h.send(Op::NodeResult {
+                run_id: id.clone(),
+                node: n.into(),
+                status: "success".into(),
+                finished_at: "t3".into(),
+                report: json!({"name": n, "status": "success"}).to_string(),
+            });
+        }
+        h.send(Op::Finished {
+            id: id.clone(),
+            at: "t4".into(),
+            status: "finished".into(),
+            duration_secs: 1.5,
+            summary: json!({"nodes": 2}).to_string(),
+            triggers: 3,
+            note: Some("n".into()),
+            then: None,
+        });
+        h.flush().await;
+    }
+    let same = |r: RunRow| format!("{:?}", RunRow { seq: 0, ..r });
+    let one = lite.run(id.clone()).await.unwrap().unwrap();
+    let other = shared.run(id.clone()).await.unwrap().unwrap();
+    assert_eq!(one.results[0]["name"], "b", "in the run's node order");
+    assert_eq!(same(one), same(other));
+    let one = lite.list(Some("a".into()), None, 5).await.unwrap();
+    let other = shared.list(Some("a".into()), None, 5).await.unwrap();
+    assert_eq!(one.len(), 1);
+    assert_eq!(
+        one.into_iter().map(same).collect::<Vec<_>>(),
+        other.into_iter().map(same).collect::<Vec<_>>()
+    );
+    let lite = std::sync::Arc::new(lite);
+    let shared = std::sync::Arc::new(shared);
+    tokio::task::spawn_blocking(move || {
+        lite.close();
+        shared.close();
+    })
+    .await
+    .unwrap();
 }

@@ -775,7 +775,7 @@ impl Scheduler {
                 .map(|c| c.run_id.clone())
                 .unwrap_or_default()
         } else {
-            let id = engine::new_run_id();
+            let id = s.history.new_run_id();
             s.new_run(&mut st, &id, now(), &fresh, why_run, requested_by, true);
             id
         };
@@ -803,7 +803,7 @@ impl Scheduler {
             s.metrics.trigger("shutting_down");
             return Err(SubmitError::ShuttingDown);
         }
-        let id = engine::new_run_id();
+        let id = s.history.new_run_id();
         let created_at = now();
         let ask = crate::pg::history::Admit {
             run_id: &id,

@@ -63,6 +63,7 @@ async fn take_some(sched: &Scheduler, history: &History) {
             .await
         {
             Ok(a) => {
+                history.took_over();
                 info!(node = %c.node, from = %c.run_id, run = %a.run_id, "took over a node run of another gateway")
             }
             Err(e) => {

@@ -211,6 +211,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "0003_shared_queue.sql",
         include_str!("../../migrations/postgres/0003_shared_queue.sql"),
     ),
+    (
+        4,
+        "0004_gateway_serial.sql",
+        include_str!("../../migrations/postgres/0004_gateway_serial.sql"),
+    ),
 ];
 
 /// Apply the migrations not applied yet, all in one transaction; gateways starting together serialize
