@@ -80,12 +80,17 @@ struct Lab {
 /// Inventory: slow1..slow3 (operation timeout `op_secs`), dead1..dead2; repo; serve.yml whose
 /// `database:` is the cluster's URL.
 fn lab(pg: &Postgres, op_secs: f64) -> Lab {
+    lab_of(pg, op_secs, 3)
+}
+
+/// [`lab`] with `n` slow devices.
+fn lab_of(pg: &Postgres, op_secs: f64, n: usize) -> Lab {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::create_dir_all(d.join("repo/nodes")).unwrap();
     let mut hosts = String::new();
     let mut slow = Vec::new();
-    for i in 1..=3 {
+    for i in 1..=n {
         let (port, s) = slow_device();
         slow.push(s);
         hosts += &format!("  slow{i}:\n    connection_options: {{eapi: {{port: {port}}}}}\n");
@@ -783,4 +788,118 @@ async fn both_backends_read_a_run_the_same() {
     })
     .await
     .unwrap();
+}
+
+/// `NAME` from the environment (scripts/pg-campaign.sh sizes the campaign), else `default`.
+fn sized(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The campaign (scripts/pg-campaign.sh runs it at full size), a seeded sample by default: three
+/// gateways and a CLI run, 12 devices, 150 triggers spread over the gateways; one gateway SIGKILLed
+/// after a third of them, PostgreSQL restarted after two thirds. Counted: every accepted trigger's
+/// run reaches a final state, every node a killed run left is run to its end by another gateway, no
+/// two device sessions of a node overlap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn campaign_sample_loses_no_trigger_and_never_overlaps() {
+    let devices = sized("NETGW_CAMPAIGN_DEVICES", 12);
+    let triggers = sized("NETGW_CAMPAIGN_TRIGGERS", 150);
+    let pg = Postgres::start();
+    let lab = lab_of(&pg, 0.5, devices);
+    let gws = [gateway(&lab, "a"), gateway(&lab, "b"), gateway(&lab, "c")];
+    let cli = cli_converge(&lab, &pg, "slow1", &[]).spawn().unwrap();
+    let t0 = Instant::now();
+    let mut seed: u64 = sized("NETGW_CAMPAIGN_SEED", 0x5eed_0019) as u64;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let (mut accepted, mut refused) = (Vec::new(), 0);
+    let (kill_at, restart_at) = (triggers / 3, triggers * 2 / 3);
+    for i in 0..triggers {
+        if i == kill_at {
+            kill9(&gws[2].child);
+        }
+        if i == restart_at {
+            pg.restart();
+        }
+        let g = &gws[next(if i < kill_at { 3 } else { 2 })];
+        let node = format!("slow{}", 1 + next(devices));
+        let (code, v) = g.post_converge(&[&node]).await;
+        match code {
+            202 => {
+                accepted.push(v["run_id"].as_str().unwrap().to_owned());
+                for c in v["coalesced"].as_array().unwrap() {
+                    accepted.push(c["run_id"].as_str().unwrap().to_owned());
+                }
+            }
+            // Refused whole, nothing queued: the client was told to retry.
+            503 | 429 => refused += 1,
+            _ => panic!("trigger {i} on {node}: {code} {v:#}"),
+        }
+    }
+    accepted.sort();
+    accepted.dedup();
+    assert!(
+        accepted.len() > triggers / 4,
+        "{} runs, {refused} refused",
+        accepted.len()
+    );
+    let (mut interrupted, mut final_states) = (Vec::new(), 0);
+    for id in &accepted {
+        let run = gws[0]
+            .wait_status(
+                id,
+                &["finished", "interrupted", "cancelled"],
+                Duration::from_secs(180),
+            )
+            .await;
+        final_states += 1;
+        if run["status"] == "interrupted" {
+            for n in run["pending"].as_array().unwrap() {
+                interrupted.push((id.clone(), n.as_str().unwrap().to_owned()));
+            }
+        }
+    }
+    assert_eq!(
+        final_states,
+        accepted.len(),
+        "every accepted trigger's run ended"
+    );
+    for (from, node) in &interrupted {
+        let taken = gws[0]
+            .taken_over(from, node, Duration::from_secs(120))
+            .await;
+        gws[0]
+            .wait_status(&taken, &["finished"], Duration::from_secs(120))
+            .await;
+    }
+    let cli = tokio::task::spawn_blocking(move || cli.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&cli.stdout).unwrap();
+    assert_ne!(report["nodes"][0]["error_kind"], "lock", "{report:#}");
+    let mut sessions = 0;
+    for (i, s) in lab.slow.iter().enumerate() {
+        sessions += s.lock().unwrap().len();
+        assert_eq!(
+            overlaps(s, Duration::from_millis(300)),
+            0,
+            "slow{}: two sessions overlapped",
+            i + 1
+        );
+    }
+    eprintln!(
+        "campaign: {devices} devices, {triggers} triggers, {} runs, {refused} refused, {} node runs \
+         of the killed gateway taken over, {sessions} device sessions, 0 overlaps, {:.0} s",
+        accepted.len(),
+        interrupted.len(),
+        t0.elapsed().as_secs_f64()
+    );
 }
