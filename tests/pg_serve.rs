@@ -264,6 +264,30 @@ impl Gateway {
         }
     }
 
+    /// Waits for a run of `node` other than `from`, created no earlier, that finished: the node run
+    /// `from` left was taken over (in a run of its own, or joined to one already waiting).
+    async fn finished_after(&self, from: &str, node: &str, limit: Duration) {
+        let t0 = Instant::now();
+        let created = self.get(&format!("/v1/runs/{from}")).await["created_at"].clone();
+        let created = created.as_str().unwrap().to_owned();
+        loop {
+            let runs = self.get(&format!("/v1/runs?node={node}&limit=100")).await;
+            let done = runs["runs"].as_array().unwrap().iter().any(|r| {
+                r["run_id"] != from
+                    && r["status"] == "finished"
+                    && r["created_at"].as_str().unwrap_or_default() >= created.as_str()
+            });
+            if done {
+                return;
+            }
+            assert!(
+                t0.elapsed() < limit,
+                "{node}, left by run {from}, never run again: {runs:#}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
     fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
@@ -872,11 +896,8 @@ async fn campaign_sample_loses_no_trigger_and_never_overlaps() {
         "every accepted trigger's run ended"
     );
     for (from, node) in &interrupted {
-        let taken = gws[0]
-            .taken_over(from, node, Duration::from_secs(120))
-            .await;
         gws[0]
-            .wait_status(&taken, &["finished"], Duration::from_secs(120))
+            .finished_after(from, node, Duration::from_secs(180))
             .await;
     }
     let cli = tokio::task::spawn_blocking(move || cli.wait_with_output())
