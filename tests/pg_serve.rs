@@ -833,6 +833,10 @@ async fn campaign_sample_loses_no_trigger_and_never_overlaps() {
     let triggers = sized("NETGW_CAMPAIGN_TRIGGERS", 150);
     let pg = Postgres::start();
     let lab = lab_of(&pg, 0.5, devices);
+    // Every run stays readable to the end (the default retention, 1,000 runs, would drop the first).
+    let yml = lab.dir.path().join("serve.yml");
+    let text = std::fs::read_to_string(&yml).unwrap() + &format!("retention: {}\n", 2 * triggers);
+    std::fs::write(&yml, text).unwrap();
     let gws = [gateway(&lab, "a"), gateway(&lab, "b"), gateway(&lab, "c")];
     let cli = cli_converge(&lab, &pg, "slow1", &[]).spawn().unwrap();
     let t0 = Instant::now();
