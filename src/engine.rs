@@ -163,17 +163,24 @@ impl Default for EngineOptions {
 
 /// A run id: time-ordered and unique enough for one gateway.
 pub fn new_run_id() -> String {
+    new_run_id_by(&format!("{:x}", std::process::id()))
+}
+
+/// A run id made by `maker`: this process's pid in hex ([`new_run_id`]), or, for a gateway on a
+/// shared database, `g` and the serial the database gave it (`PgHistory::new_run_id`), which no
+/// other gateway has whatever its machine, pid or start second.
+pub fn new_run_id_by(maker: &str) -> String {
     use std::sync::atomic::{AtomicU32, Ordering};
     static SEQ: AtomicU32 = AtomicU32::new(0);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    format!(
-        "{:x}-{:x}-{}",
-        now.as_secs(),
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    )
+    run_id(now.as_secs(), maker, SEQ.fetch_add(1, Ordering::Relaxed))
+}
+
+/// `SECS-MAKER-SEQ` (seconds in hex first: ids sort by creation second; URL-safe when the maker is).
+pub fn run_id(secs: u64, maker: &str, seq: u32) -> String {
+    format!("{secs:x}-{maker}-{seq}")
 }
 
 /// The warning for a node the store does not have: the node, where it was looked for, and (local
@@ -1326,6 +1333,27 @@ pub(crate) fn record_plan(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn run_ids_of_two_gateways_never_collide() {
+        // Same second, same pid (two machines, or containers), same sequence number.
+        let (secs, pid) = (0x6926_0000, format!("{:x}", 4242));
+        assert_eq!(
+            super::run_id(secs, &pid, 7),
+            "69260000-1092-7",
+            "SQLite and CLI form"
+        );
+        let a = super::run_id(secs, "g1", 7);
+        let b = super::run_id(secs, "g2", 7);
+        assert_ne!(a, b);
+        for id in [&a, &b] {
+            assert!(
+                id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'),
+                "{id}"
+            );
+        }
+        assert!(super::run_id(secs, "g1", 0) < super::run_id(secs + 1, "g1", 0));
+    }
+
     use super::*;
 
     #[test]

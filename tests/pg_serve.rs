@@ -80,12 +80,17 @@ struct Lab {
 /// Inventory: slow1..slow3 (operation timeout `op_secs`), dead1..dead2; repo; serve.yml whose
 /// `database:` is the cluster's URL.
 fn lab(pg: &Postgres, op_secs: f64) -> Lab {
+    lab_of(pg, op_secs, 3)
+}
+
+/// [`lab`] with `n` slow devices.
+fn lab_of(pg: &Postgres, op_secs: f64, n: usize) -> Lab {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::create_dir_all(d.join("repo/nodes")).unwrap();
     let mut hosts = String::new();
     let mut slow = Vec::new();
-    for i in 1..=3 {
+    for i in 1..=n {
         let (port, s) = slow_device();
         slow.push(s);
         hosts += &format!("  slow{i}:\n    connection_options: {{eapi: {{port: {port}}}}}\n");
@@ -130,15 +135,17 @@ impl Drop for Gateway {
 
 /// A gateway with its own state directory (its own flock locks, as on another machine).
 fn gateway(lab: &Lab, name: &str) -> Gateway {
+    gateway_with(lab, name, &[])
+}
+
+fn gateway_with(lab: &Lab, name: &str, extra: &[&str]) -> Gateway {
     let d = lab.dir.path();
     let log = d.join(format!("{name}.log"));
     let state = d.join(format!("state-{name}"));
     let state = state.to_str().unwrap();
-    let (child, base) = common::spawn_serve(
-        &d.join("serve.yml"),
-        &["--state-dir", state, "--log", "netgw=debug,info"],
-        &log,
-    );
+    let mut args = vec!["--state-dir", state, "--log", "netgw=debug,info"];
+    args.extend_from_slice(extra);
+    let (child, base) = common::spawn_serve(&d.join("serve.yml"), &args, &log);
     Gateway { child, base, log }
 }
 
@@ -161,7 +168,24 @@ impl Gateway {
         r.json().await.unwrap()
     }
 
+    async fn metrics(&self) -> String {
+        let r = client()
+            .get(format!("{}/metrics", self.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        r.text().await.unwrap()
+    }
+
     async fn trigger(&self, nodes: &[&str]) -> Value {
+        let (code, v) = self.post_converge(nodes).await;
+        assert_eq!(code, 202, "{v:#}");
+        v
+    }
+
+    async fn post_converge(&self, nodes: &[&str]) -> (u16, Value) {
         let r = client()
             .post(format!("{}/v1/converge", self.base))
             .bearer_auth(TOKEN)
@@ -169,8 +193,7 @@ impl Gateway {
             .send()
             .await
             .unwrap();
-        assert_eq!(r.status().as_u16(), 202);
-        r.json().await.unwrap()
+        (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
     }
 
     /// Polls: a run another gateway just created reaches the database a moment after its 202.
@@ -236,6 +259,30 @@ impl Gateway {
             assert!(
                 t0.elapsed() < limit,
                 "{node} of run {from} never taken over: {runs:#}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Waits for a run of `node` other than `from`, created no earlier, that finished: the node run
+    /// `from` left was taken over (in a run of its own, or joined to one already waiting).
+    async fn finished_after(&self, from: &str, node: &str, limit: Duration) {
+        let t0 = Instant::now();
+        let created = self.get(&format!("/v1/runs/{from}")).await["created_at"].clone();
+        let created = created.as_str().unwrap().to_owned();
+        loop {
+            let runs = self.get(&format!("/v1/runs?node={node}&limit=100")).await;
+            let done = runs["runs"].as_array().unwrap().iter().any(|r| {
+                r["run_id"] != from
+                    && r["status"] == "finished"
+                    && r["created_at"].as_str().unwrap_or_default() >= created.as_str()
+            });
+            if done {
+                return;
+            }
+            assert!(
+                t0.elapsed() < limit,
+                "{node}, left by run {from}, never run again: {runs:#}"
             );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
@@ -395,6 +442,13 @@ async fn sigterm_hands_queued_work_to_the_other_gateways() {
         b.wait_status(&taken, &["finished"], Duration::from_secs(60))
             .await;
     }
+    let m = b.metrics().await;
+    for want in [
+        "netgw_gateway_claims_total 2",
+        "netgw_gateway_takeovers_total 2",
+    ] {
+        assert!(m.contains(want), "{want} in\n{m}");
+    }
 }
 
 /// `netgw converge --database` for one node, with its own state directory.
@@ -424,17 +478,23 @@ async fn one_session_per_node_across_gateways_and_a_cli_run() {
     let cli = cli_converge(&lab, &pg, "slow1", &[]).spawn().unwrap();
     let mut ids = Vec::new();
     for g in &gws {
-        ids.push(
-            g.trigger(&["slow1", "slow2"]).await["run_id"]
-                .as_str()
-                .unwrap()
-                .to_owned(),
-        );
+        let a = g.trigger(&["slow1", "slow2"]).await;
+        // A node still waiting in another gateway's run joins it (the shared queue coalesces).
+        ids.push(a["run_id"].as_str().unwrap().to_owned());
+        for c in a["coalesced"].as_array().unwrap() {
+            ids.push(c["run_id"].as_str().unwrap().to_owned());
+        }
     }
-    for (g, id) in gws.iter().zip(&ids) {
-        let run = g
+    ids.sort();
+    ids.dedup();
+    let (mut runs1, mut runs2) = (0, 0);
+    for id in &ids {
+        let run = gws[0]
             .wait_status(id, &["finished"], Duration::from_secs(120))
             .await;
+        let nodes = run["nodes"].as_array().unwrap();
+        runs1 += nodes.iter().filter(|n| *n == "slow1").count();
+        runs2 += nodes.iter().filter(|n| *n == "slow2").count();
         for n in run["report"]["nodes"].as_array().unwrap() {
             assert_ne!(
                 n["error_kind"], "lock",
@@ -448,10 +508,14 @@ async fn one_session_per_node_across_gateways_and_a_cli_run() {
         .unwrap();
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_ne!(report["nodes"][0]["error_kind"], "lock", "{report:#}");
-    // Four runs of slow1, three of slow2, each a device session of about 1.5 s: none overlapped.
+    // A session per gateway run of each node and one for the CLI, each about 1.5 s: none overlapped.
     let s1 = lab.slow[0].lock().unwrap().len();
     let s2 = lab.slow[1].lock().unwrap().len();
-    assert!(s1 >= 4 && s2 >= 3, "sessions seen: slow1 {s1}, slow2 {s2}");
+    assert!(runs1 >= 1 && runs2 >= 1, "{ids:?}");
+    assert!(
+        s1 > runs1 && s2 >= runs2 && s1 >= 2,
+        "sessions seen: slow1 {s1} ({runs1} runs + CLI), slow2 {s2} ({runs2} runs)"
+    );
     assert_eq!(overlaps(&lab.slow[0], Duration::from_millis(300)), 0);
     assert_eq!(overlaps(&lab.slow[1], Duration::from_millis(300)), 0);
 
@@ -555,12 +619,312 @@ async fn migrations_apply_once_when_gateways_start_together() {
     for t in tasks {
         applied.extend(t.await.unwrap());
     }
-    assert_eq!(applied, [1, 2, 3], "each version applied exactly once");
+    assert_eq!(applied, [1, 2, 3, 4, 5], "each version applied exactly once");
     let c = netgw::pg::connect(&url).await.unwrap();
     let n: i64 = c
         .query_one("SELECT count(*) FROM netgw_schema_migrations", &[])
         .await
         .unwrap()
         .get(0);
-    assert_eq!(n, 3);
+    assert_eq!(n, 5);
+}
+
+/// Waits until `n` node runs are running (their queue rows started) on the database.
+async fn wait_started(pg: &Postgres, n: i64) {
+    let url = netgw::pg::DatabaseUrl::parse(&pg.url).unwrap();
+    let c = netgw::pg::connect(&url).await.unwrap();
+    let t0 = Instant::now();
+    loop {
+        let got: i64 = c
+            .query_one(
+                "SELECT count(*) FROM queue WHERE started_at IS NOT NULL",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if got == n {
+            return;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "{got} started, not {n}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn coalescing_and_max_queue_hold_across_gateways() {
+    let pg = Postgres::start();
+    let lab = lab(&pg, 3.0);
+    let one = ["--concurrency", "1", "--max-queue", "2"];
+    let a = gateway_with(&lab, "a", &one);
+    let b = gateway_with(&lab, "b", &one);
+    // Each gateway's only slot busy for a 3 s device session.
+    a.trigger(&["slow1"]).await;
+    wait_started(&pg, 1).await;
+    b.trigger(&["slow2"]).await;
+    wait_started(&pg, 2).await;
+
+    // slow3 waits on A; the same node triggered on B joins A's waiting run.
+    let on_a = a.trigger(&["slow3"]).await;
+    let id3 = on_a["run_id"].as_str().unwrap().to_owned();
+    assert_eq!(on_a["nodes"], json!(["slow3"]), "{on_a:#}");
+    let on_b = b.trigger(&["slow3"]).await;
+    assert_eq!(on_b["run_id"], id3.as_str(), "{on_b:#}");
+    assert_eq!(on_b["nodes"], json!([]), "{on_b:#}");
+    assert_eq!(on_b["coalesced"][0]["run_id"], id3.as_str(), "{on_b:#}");
+
+    // One more waits on B: two waiting in all, max_queue 2 is reached on either gateway.
+    b.trigger(&["dead1"]).await;
+    // Each gateway's /metrics: its id, the shared queue (all gateways), its own rows.
+    for g in [&a, &b] {
+        let m = g.metrics().await;
+        for want in [
+            "netgw_shared_queue_waiting 2",
+            "netgw_shared_queue_running 2",
+            "netgw_gateway_leases 2",
+            "netgw_gateways_alive 2",
+            "netgw_database_up 1",
+        ] {
+            assert!(m.contains(want), "{want} in\n{m}");
+        }
+        let gw = g.get("/v1/gateway").await;
+        let me = gw["gateways"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["this"] == true)
+            .unwrap()["id"]
+            .clone();
+        let info = format!("netgw_gateway_info{{id={me}}} 1");
+        assert!(m.contains(&info), "{info} in\n{m}");
+    }
+    for g in [&a, &b] {
+        let (code, v) = g.post_converge(&["dead2"]).await;
+        assert_eq!(code, 429, "{v:#}");
+        assert_eq!(v["code"], "queue_full", "{v:#}");
+    }
+
+    // Both triggers of slow3 were answered by one run and one device session.
+    let run = b
+        .wait_status(&id3, &["finished"], Duration::from_secs(60))
+        .await;
+    assert_eq!(run["triggers"], 2, "{run:#}");
+    let runs = b.get("/v1/runs?node=slow3").await;
+    assert_eq!(runs["runs"].as_array().unwrap().len(), 1, "{runs:#}");
+    assert_eq!(lab.slow[2].lock().unwrap().len(), 1, "one session of slow3");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_on_one_gateway_wakes_a_stream_on_another() {
+    let pg = Postgres::start();
+    let lab = lab(&pg, 3.0);
+    // The fallback poll far longer than the run: only NOTIFY can end B's stream in time.
+    let yml = lab.dir.path().join("serve.yml");
+    let text = std::fs::read_to_string(&yml).unwrap() + "events_poll_secs: 30\n";
+    std::fs::write(&yml, text).unwrap();
+    let a = gateway(&lab, "a");
+    let b = gateway(&lab, "b");
+    let id = a.trigger(&["slow1"]).await["run_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    b.wait_status(&id, &["queued", "running"], Duration::from_secs(30))
+        .await;
+    let t0 = Instant::now();
+    let names = b.event_names(&id).await;
+    let took = t0.elapsed();
+    assert_eq!(
+        names.last().map(String::as_str),
+        Some("run_finished"),
+        "{names:?}"
+    );
+    assert!(
+        took < Duration::from_secs(20),
+        "B's stream ended {took:?} after it opened: woken by its 30 s poll, not by NOTIFY"
+    );
+    assert!(b.metrics().await.contains("netgw_events_listening 1"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_backends_read_a_run_the_same() {
+    use netgw::api::history::{History, Op, RunRow};
+    let pg = Postgres::start();
+    let url = netgw::pg::DatabaseUrl::parse(&pg.url).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let (lite, _) = History::open(&d.path().join("h.db"), 10, "t0").unwrap();
+    let (shared, _) = History::open_postgres(url, 10, "t0", "127.0.0.1:1", Duration::from_secs(10))
+        .await
+        .unwrap();
+    let id = shared.new_run_id();
+    for h in [&lite, &shared] {
+        h.send(Op::Created {
+            id: id.clone(),
+            why_run: true,
+            requested_by: "token:ci".into(),
+            created_at: "t1".into(),
+            nodes: vec!["b".into(), "a".into()],
+        });
+        h.send(Op::Started {
+            id: id.clone(),
+            at: "t2".into(),
+        });
+        for n in ["a", "b"] {
+            h.send(Op::NodeResult {
+                run_id: id.clone(),
+                node: n.into(),
+                status: "success".into(),
+                finished_at: "t3".into(),
+                report: json!({"name": n, "status": "success"}).to_string(),
+            });
+        }
+        h.send(Op::Finished {
+            id: id.clone(),
+            at: "t4".into(),
+            status: "finished".into(),
+            duration_secs: 1.5,
+            summary: json!({"nodes": 2}).to_string(),
+            triggers: 3,
+            note: Some("n".into()),
+            then: None,
+        });
+        h.flush().await;
+    }
+    let same = |r: RunRow| format!("{:?}", RunRow { seq: 0, ..r });
+    let one = lite.run(id.clone()).await.unwrap().unwrap();
+    let other = shared.run(id.clone()).await.unwrap().unwrap();
+    assert_eq!(one.results[0]["name"], "b", "in the run's node order");
+    assert_eq!(same(one), same(other));
+    let one = lite.list(Some("a".into()), None, 5).await.unwrap();
+    let other = shared.list(Some("a".into()), None, 5).await.unwrap();
+    assert_eq!(one.len(), 1);
+    assert_eq!(
+        one.into_iter().map(same).collect::<Vec<_>>(),
+        other.into_iter().map(same).collect::<Vec<_>>()
+    );
+    let lite = std::sync::Arc::new(lite);
+    let shared = std::sync::Arc::new(shared);
+    tokio::task::spawn_blocking(move || {
+        lite.close();
+        shared.close();
+    })
+    .await
+    .unwrap();
+}
+
+/// `NAME` from the environment (scripts/pg-campaign.sh sizes the campaign), else `default`.
+fn sized(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The campaign (scripts/pg-campaign.sh runs it at full size), a seeded sample by default: three
+/// gateways and a CLI run, 12 devices, 150 triggers spread over the gateways; one gateway SIGKILLed
+/// after a third of them, PostgreSQL restarted after two thirds. Counted: every accepted trigger's
+/// run reaches a final state, every node a killed run left is run to its end by another gateway, no
+/// two device sessions of a node overlap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn campaign_sample_loses_no_trigger_and_never_overlaps() {
+    let devices = sized("NETGW_CAMPAIGN_DEVICES", 12);
+    let triggers = sized("NETGW_CAMPAIGN_TRIGGERS", 150);
+    let pg = Postgres::start();
+    let lab = lab_of(&pg, 0.5, devices);
+    // Every run stays readable to the end (the default retention, 1,000 runs, would drop the first).
+    let yml = lab.dir.path().join("serve.yml");
+    let text = std::fs::read_to_string(&yml).unwrap() + &format!("retention: {}\n", 2 * triggers);
+    std::fs::write(&yml, text).unwrap();
+    let gws = [gateway(&lab, "a"), gateway(&lab, "b"), gateway(&lab, "c")];
+    let cli = cli_converge(&lab, &pg, "slow1", &[]).spawn().unwrap();
+    let t0 = Instant::now();
+    let mut seed: u64 = sized("NETGW_CAMPAIGN_SEED", 0x5eed_0019) as u64;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let (mut accepted, mut refused) = (Vec::new(), 0);
+    let (kill_at, restart_at) = (triggers / 3, triggers * 2 / 3);
+    for i in 0..triggers {
+        if i == kill_at {
+            kill9(&gws[2].child);
+        }
+        if i == restart_at {
+            pg.restart();
+        }
+        let g = &gws[next(if i < kill_at { 3 } else { 2 })];
+        let node = format!("slow{}", 1 + next(devices));
+        let (code, v) = g.post_converge(&[&node]).await;
+        match code {
+            202 => {
+                accepted.push(v["run_id"].as_str().unwrap().to_owned());
+                for c in v["coalesced"].as_array().unwrap() {
+                    accepted.push(c["run_id"].as_str().unwrap().to_owned());
+                }
+            }
+            // Refused whole, nothing queued: the client was told to retry.
+            503 | 429 => refused += 1,
+            _ => panic!("trigger {i} on {node}: {code} {v:#}"),
+        }
+    }
+    accepted.sort();
+    accepted.dedup();
+    assert!(
+        accepted.len() > triggers / 4,
+        "{} runs, {refused} refused",
+        accepted.len()
+    );
+    let (mut interrupted, mut final_states) = (Vec::new(), 0);
+    for id in &accepted {
+        let run = gws[0]
+            .wait_status(
+                id,
+                &["finished", "interrupted", "cancelled"],
+                Duration::from_secs(180),
+            )
+            .await;
+        final_states += 1;
+        if run["status"] == "interrupted" {
+            for n in run["pending"].as_array().unwrap() {
+                interrupted.push((id.clone(), n.as_str().unwrap().to_owned()));
+            }
+        }
+    }
+    assert_eq!(
+        final_states,
+        accepted.len(),
+        "every accepted trigger's run ended"
+    );
+    for (from, node) in &interrupted {
+        gws[0]
+            .finished_after(from, node, Duration::from_secs(180))
+            .await;
+    }
+    let cli = tokio::task::spawn_blocking(move || cli.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&cli.stdout).unwrap();
+    assert_ne!(report["nodes"][0]["error_kind"], "lock", "{report:#}");
+    let mut sessions = 0;
+    for (i, s) in lab.slow.iter().enumerate() {
+        sessions += s.lock().unwrap().len();
+        assert_eq!(
+            overlaps(s, Duration::from_millis(300)),
+            0,
+            "slow{}: two sessions overlapped",
+            i + 1
+        );
+    }
+    eprintln!(
+        "campaign: {devices} devices, {triggers} triggers, {} runs, {refused} refused, {} node runs \
+         of the killed gateway taken over, {sessions} device sessions, 0 overlaps, {:.0} s",
+        accepted.len(),
+        interrupted.len(),
+        t0.elapsed().as_secs_f64()
+    );
 }

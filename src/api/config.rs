@@ -19,6 +19,8 @@
 //! header_timeout_secs: 10         # a request head (and an idle keep-alive's next one, a TLS handshake)
 //! body_timeout_secs: 10           # the body of an authenticated request
 //! max_streams_per_identity: 8     # event streams (GET /v1/runs/ID/events) open per token or client
+//! events_poll_secs: 10            # database: a stream of another gateway's run is woken by NOTIFY,
+//!                                 #   and re-reads this often besides (0.1-300; 1 s while unlistened)
 //! tls_cert: tls/cert.pem          # both or neither: HTTPS (rustls) instead of plain HTTP
 //! tls_key: tls/key.pem
 //! tokens:                         # bearer tokens, stored as SHA-256 hex of the token
@@ -68,6 +70,7 @@ pub struct ConfigFile {
     pub header_timeout_secs: Option<f64>,
     pub body_timeout_secs: Option<f64>,
     pub max_streams_per_identity: Option<usize>,
+    pub events_poll_secs: Option<f64>,
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
     #[serde(default)]
@@ -132,6 +135,8 @@ pub struct Settings {
     pub cancel_grace: Duration,
     pub node_timeout: Duration,
     pub max_body_bytes: usize,
+    /// `events_poll_secs:` (see [`ConfigFile`]).
+    pub events_poll: Duration,
     pub limits: ServerLimits,
     /// Certificate chain and key (PEM) when `serve` speaks TLS itself.
     pub tls: Option<(PathBuf, PathBuf)>,
@@ -211,6 +216,18 @@ fn timeout(name: &str, v: Option<f64>, default: f64) -> Result<Duration, ConfigE
     if d < Duration::from_millis(100) {
         return Err(ConfigError::Setting(format!(
             "{name} must be at least 0.1 seconds, found {}",
+            d.as_secs_f64()
+        )));
+    }
+    Ok(d)
+}
+
+/// `events_poll_secs`: bounded both ways (a stream must not spin, nor wait forever on a lost NOTIFY).
+fn events_poll(v: Option<f64>) -> Result<Duration, ConfigError> {
+    let d = timeout("events_poll_secs", v, 10.0)?;
+    if d > Duration::from_secs(300) {
+        return Err(ConfigError::Setting(format!(
+            "events_poll_secs must be at most 300 seconds, found {}",
             d.as_secs_f64()
         )));
     }
@@ -297,6 +314,7 @@ impl Settings {
                 "max_body_bytes",
                 file.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY),
             )?,
+            events_poll: events_poll(file.events_poll_secs)?,
             limits: ServerLimits {
                 max_connections: positive(
                     "max_connections",

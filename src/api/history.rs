@@ -310,11 +310,9 @@ impl SqliteHistory {
     pub async fn run(&self, id: String) -> Result<Option<RunRow>, HistoryError> {
         self.read(move |c| {
             let Some(mut row) = c
-                .query_row(
-                    &format!("{RUN_COLUMNS} WHERE id = ?1"),
-                    params![id],
-                    run_row,
-                )
+                .query_row(&format!("{RUN_COLUMNS} WHERE id = ?1"), params![id], |r| {
+                    run_row(r)
+                })
                 .optional()
                 .map_err(sql("reading a run"))?
             else {
@@ -323,16 +321,14 @@ impl SqliteHistory {
             let mut st = c
                 .prepare("SELECT node, report FROM node_results WHERE run_id = ?1")
                 .map_err(sql("reading node results"))?;
-            let mut results: Vec<(String, Value)> = st
+            let stored: Vec<(String, String)> = st
                 .query_map(params![row.id], |r| {
                     Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
                 })
                 .map_err(sql("reading node results"))?
                 .filter_map(Result::ok)
-                .map(|(n, t)| (n, serde_json::from_str(&t).unwrap_or(Value::Null)))
                 .collect();
-            results.sort_by_key(|(n, _)| row.nodes.iter().position(|x| x == n));
-            row.results = results.into_iter().map(|(_, v)| v).collect();
+            ordered_results(&mut row, stored);
             Ok(Some(row))
         })
         .await
@@ -377,7 +373,7 @@ impl SqliteHistory {
             );
             let mut st = c.prepare(&q).map_err(sql("listing runs"))?;
             let rows = st
-                .query_map(params![node, status, limit as i64], run_row)
+                .query_map(params![node, status, limit as i64], |r| run_row(r))
                 .map_err(sql("listing runs"))?
                 .filter_map(Result::ok)
                 .collect();
@@ -413,11 +409,7 @@ impl SqliteHistory {
                 .map_err(sql("reading the gateway log"))?;
             let rows = st
                 .query_map(params![limit as i64], |r| {
-                    Ok(serde_json::json!({
-                        "at": r.get::<_, String>(0)?,
-                        "event": r.get::<_, String>(1)?,
-                        "detail": r.get::<_, String>(2)?,
-                    }))
+                    Ok(log_entry(r.get(0)?, r.get(1)?, r.get(2)?, None))
                 })
                 .map_err(sql("reading the gateway log"))?
                 .filter_map(Result::ok)
@@ -451,10 +443,12 @@ impl History {
         retention: usize,
         now: &str,
         listen: &str,
+        events_poll: std::time::Duration,
     ) -> Result<(History, Recovered), HistoryError> {
         let gateway = crate::pg::history::GatewayInfo::this_process();
         let (h, r) =
-            crate::pg::history::PgHistory::open(url, retention, now, gateway, listen).await?;
+            crate::pg::history::PgHistory::open(url, retention, now, gateway, listen, events_poll)
+                .await?;
         Ok((History::Postgres(Box::new(h)), r))
     }
 
@@ -558,6 +552,58 @@ impl History {
         }
     }
 
+    /// Admit a trigger into the shared queue (PostgreSQL only; `None` with SQLite, whose queue is
+    /// the scheduler's memory).
+    pub async fn admit(
+        &self,
+        t: &crate::pg::history::Admit<'_>,
+    ) -> Option<Result<crate::pg::history::Admission, HistoryError>> {
+        match self {
+            History::Sqlite(_) => None,
+            History::Postgres(h) => Some(h.admit(t).await.map_err(HistoryError::from)),
+        }
+    }
+
+    /// Subscribe, before reading a run another gateway writes, to the announcements of its new
+    /// events (LISTEN/NOTIFY; `None` with SQLite, where every run is this gateway's).
+    pub fn follow(&self) -> Option<crate::pg::history::Follow> {
+        match self {
+            History::Sqlite(_) => None,
+            History::Postgres(h) => Some(h.follow()),
+        }
+    }
+
+    /// `/metrics` of a gateway on a shared database (`None` with SQLite).
+    pub async fn shared_gauges(&self) -> Option<super::metrics::SharedGauges> {
+        match self {
+            History::Sqlite(_) => None,
+            History::Postgres(h) => Some(h.shared_gauges().await),
+        }
+    }
+
+    /// A claimed node run of another gateway was queued here (counted for `/metrics`).
+    pub fn took_over(&self) {
+        if let History::Postgres(h) = self {
+            h.took_over();
+        }
+    }
+
+    /// A new run id: unique across every gateway sharing the database (`PgHistory::new_run_id`).
+    pub fn new_run_id(&self) -> String {
+        match self {
+            History::Sqlite(_) => crate::engine::new_run_id(),
+            History::Postgres(h) => h.new_run_id(),
+        }
+    }
+
+    /// A node of a run starts on this gateway (PostgreSQL: its queue row stops counting as waiting).
+    pub async fn node_started(&self, run_id: &str, node: &str) -> Result<(), HistoryError> {
+        match self {
+            History::Sqlite(_) => Ok(()),
+            History::Postgres(h) => Ok(h.node_started(run_id, node).await?),
+        }
+    }
+
     /// Record the address this gateway listens on (the registry shows it).
     pub async fn announce(&self, listen: &str) -> Result<(), HistoryError> {
         match self {
@@ -567,28 +613,80 @@ impl History {
     }
 }
 
-const RUN_COLUMNS: &str = "SELECT seq, id, status, why_run, requested_by, created_at, started_at, finished_at, \
-     nodes, triggers, duration_secs, summary, note FROM runs";
+/// The run columns both backends select, in the order [`run_row`] reads them.
+pub const RUN_COLUMNS: &str = "SELECT seq, id, status, why_run, requested_by, created_at, started_at, \
+     finished_at, nodes, triggers, duration_secs, summary, note FROM runs";
 
-fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
-    let nodes: String = r.get(8)?;
-    let summary: Option<String> = r.get(11)?;
+/// A result row of either backend, read by column index: what lets one function ([`run_row`]) turn
+/// SQLite's and PostgreSQL's rows into runs.
+pub trait Columns {
+    type Error;
+    fn text(&self, i: usize) -> Result<String, Self::Error>;
+    fn maybe_text(&self, i: usize) -> Result<Option<String>, Self::Error>;
+    fn int(&self, i: usize) -> Result<i64, Self::Error>;
+    fn flag(&self, i: usize) -> Result<bool, Self::Error>;
+    fn maybe_real(&self, i: usize) -> Result<Option<f64>, Self::Error>;
+}
+
+impl Columns for rusqlite::Row<'_> {
+    type Error = rusqlite::Error;
+    fn text(&self, i: usize) -> rusqlite::Result<String> {
+        self.get(i)
+    }
+    fn maybe_text(&self, i: usize) -> rusqlite::Result<Option<String>> {
+        self.get(i)
+    }
+    fn int(&self, i: usize) -> rusqlite::Result<i64> {
+        self.get(i)
+    }
+    /// SQLite has no booleans: stored as 0 or 1.
+    fn flag(&self, i: usize) -> rusqlite::Result<bool> {
+        self.get::<_, i64>(i).map(|v| v != 0)
+    }
+    fn maybe_real(&self, i: usize) -> rusqlite::Result<Option<f64>> {
+        self.get(i)
+    }
+}
+
+/// One run from a row of [`RUN_COLUMNS`], whichever the backend.
+pub fn run_row<C: Columns + ?Sized>(r: &C) -> Result<RunRow, C::Error> {
+    let nodes = r.text(8)?;
+    let summary = r.maybe_text(11)?;
     Ok(RunRow {
-        seq: r.get(0)?,
-        id: r.get(1)?,
-        status: r.get(2)?,
-        why_run: r.get::<_, i64>(3)? != 0,
-        requested_by: r.get(4)?,
-        created_at: r.get(5)?,
-        started_at: r.get(6)?,
-        finished_at: r.get(7)?,
+        seq: r.int(0)?,
+        id: r.text(1)?,
+        status: r.text(2)?,
+        why_run: r.flag(3)?,
+        requested_by: r.text(4)?,
+        created_at: r.text(5)?,
+        started_at: r.maybe_text(6)?,
+        finished_at: r.maybe_text(7)?,
         nodes: serde_json::from_str(&nodes).unwrap_or_default(),
-        triggers: r.get::<_, i64>(9)?.max(0) as u64,
-        duration_secs: r.get(10)?,
+        triggers: r.int(9)?.max(0) as u64,
+        duration_secs: r.maybe_real(10)?,
         summary: summary.and_then(|s| serde_json::from_str(&s).ok()),
-        note: r.get(12)?,
+        note: r.maybe_text(12)?,
         results: Vec::new(),
     })
+}
+
+/// A run's node reports, (node, report JSON text) as stored, in the run's node order.
+pub fn ordered_results(row: &mut RunRow, stored: Vec<(String, String)>) {
+    let mut results: Vec<(String, Value)> = stored
+        .into_iter()
+        .map(|(n, t)| (n, serde_json::from_str(&t).unwrap_or(Value::Null)))
+        .collect();
+    results.sort_by_key(|(n, _)| row.nodes.iter().position(|x| x == n));
+    row.results = results.into_iter().map(|(_, v)| v).collect();
+}
+
+/// A gateway log line as the API shows it (`gateway`: which one wrote it, on a shared database).
+pub fn log_entry(at: String, event: String, detail: String, gateway: Option<String>) -> Value {
+    let mut v = serde_json::json!({"at": at, "event": event, "detail": detail});
+    if let Some(g) = gateway {
+        v["gateway"] = g.into();
+    }
+    v
 }
 
 fn recover(c: &mut Connection, now: &str) -> Result<Recovered, HistoryError> {

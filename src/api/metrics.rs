@@ -70,6 +70,95 @@ pub struct Gauges {
     pub runs_live: usize,
 }
 
+/// A gateway on a shared database (`database:`): who it is, the shared queue as the database has it
+/// (every gateway's rows), and this gateway's part. The queue figures are `None` when the database
+/// did not answer the scrape.
+#[derive(Debug, Default, Clone)]
+pub struct SharedGauges {
+    pub gateway: String,
+    /// Node runs waiting in the shared queue, all gateways.
+    pub waiting: Option<i64>,
+    /// Node runs started and not finished, all gateways.
+    pub running: Option<i64>,
+    /// Queue rows this gateway holds (leased by its heartbeat).
+    pub leases: Option<i64>,
+    /// Gateways whose heartbeat is within the lease.
+    pub gateways_alive: Option<i64>,
+    /// Rows of dead or draining gateways this one claimed, and those it ran (took over).
+    pub claims: u64,
+    pub takeovers: u64,
+    /// Whether the LISTEN connection for other gateways' events is up.
+    pub listening: bool,
+}
+
+/// The families of [`SharedGauges`], appended to [`Metrics::render`]'s text.
+pub fn render_shared(out: &mut String, g: &SharedGauges) {
+    family(
+        out,
+        "netgw_gateway_info",
+        "gauge",
+        "This gateway's id in the shared database's registry (always 1).",
+    );
+    let _ = writeln!(out, "netgw_gateway_info{{id=\"{}\"}} 1", label(&g.gateway));
+    family(
+        out,
+        "netgw_database_up",
+        "gauge",
+        "Whether the shared database answered this scrape.",
+    );
+    let _ = writeln!(out, "netgw_database_up {}", u8::from(g.waiting.is_some()));
+    let gauges = [
+        (
+            "netgw_shared_queue_waiting",
+            "Node runs waiting in the shared queue, all gateways.",
+            g.waiting,
+        ),
+        (
+            "netgw_shared_queue_running",
+            "Node runs started and not finished, all gateways.",
+            g.running,
+        ),
+        (
+            "netgw_gateway_leases",
+            "Shared queue rows this gateway holds under its heartbeat.",
+            g.leases,
+        ),
+        (
+            "netgw_gateways_alive",
+            "Gateways whose heartbeat is within the lease.",
+            g.gateways_alive,
+        ),
+    ];
+    for (name, help, v) in gauges {
+        if let Some(v) = v {
+            family(out, name, "gauge", help);
+            let _ = writeln!(out, "{name} {v}");
+        }
+    }
+    for (name, help, v) in [
+        (
+            "netgw_gateway_claims_total",
+            "Queue rows of dead or draining gateways claimed.",
+            g.claims,
+        ),
+        (
+            "netgw_gateway_takeovers_total",
+            "Claimed node runs this gateway queued to run.",
+            g.takeovers,
+        ),
+    ] {
+        family(out, name, "counter", help);
+        let _ = writeln!(out, "{name} {v}");
+    }
+    family(
+        out,
+        "netgw_events_listening",
+        "gauge",
+        "Whether other gateways' events arrive by LISTEN/NOTIFY (else streams poll).",
+    );
+    let _ = writeln!(out, "netgw_events_listening {}", u8::from(g.listening));
+}
+
 fn label(v: &str) -> String {
     v.replace('\\', "\\\\")
         .replace('"', "\\\"")
@@ -375,5 +464,32 @@ mod tests {
         ] {
             assert!(t.contains(want), "{want} in\n{t}");
         }
+    }
+
+    #[test]
+    fn renders_the_shared_families() {
+        let mut t = String::new();
+        render_shared(
+            &mut t,
+            &SharedGauges {
+                gateway: "h:1:\"x".into(),
+                waiting: Some(4),
+                claims: 2,
+                ..Default::default()
+            },
+        );
+        for want in [
+            "netgw_gateway_info{id=\"h:1:\\\"x\"} 1",
+            "netgw_database_up 1",
+            "netgw_shared_queue_waiting 4",
+            "netgw_gateway_claims_total 2",
+            "netgw_events_listening 0",
+        ] {
+            assert!(t.contains(want), "{want} in\n{t}");
+        }
+        assert!(
+            !t.contains("netgw_gateway_leases"),
+            "unknown: left out\n{t}"
+        );
     }
 }

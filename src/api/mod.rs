@@ -353,7 +353,14 @@ async fn open_history(settings: &Settings, started_at: &str) -> Result<Arc<Histo
     let (history, recovered) = match &settings.database {
         Some(url) => {
             let listen = settings.listen.to_string();
-            History::open_postgres(url.clone(), settings.retention, started_at, &listen).await?
+            History::open_postgres(
+                url.clone(),
+                settings.retention,
+                started_at,
+                &listen,
+                settings.events_poll,
+            )
+            .await?
         }
         None => {
             let (db, retention, at) = (
@@ -708,7 +715,7 @@ async fn converge(
         s.sched
             .submit_atomic(&nodes, why_run, check_links, &id.label())
     } else {
-        s.sched.submit(&nodes, why_run, &id.label())
+        s.sched.trigger(&nodes, why_run, &id.label()).await
     };
     if submitted.is_ok() && s.history.is_shared() {
         // The 202 promises the trigger survives this gateway: its queue rows are committed first.
@@ -735,6 +742,10 @@ async fn converge(
             "shutting_down",
             e.to_string(),
         )),
+        Err(e @ SubmitError::Database(_)) => Err(HttpError {
+            retry_after: Some(5),
+            ..HttpError::new(StatusCode::SERVICE_UNAVAILABLE, "database", e.to_string())
+        }),
         Err(e @ SubmitError::Busy { .. }) => {
             Err(HttpError::new(StatusCode::CONFLICT, "busy", e.to_string()))
         }
@@ -949,12 +960,16 @@ async fn gateway(State(s): State<S>) -> Result<Json<Value>, HttpError> {
 }
 
 async fn metrics_text(State(s): State<S>) -> Response {
+    let mut text = s.metrics.render(s.sched.gauges());
+    if let Some(g) = s.history.shared_gauges().await {
+        metrics::render_shared(&mut text, &g);
+    }
     (
         [(
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
         )],
-        s.metrics.render(s.sched.gauges()),
+        text,
     )
         .into_response()
 }
@@ -1047,6 +1062,8 @@ async fn run_events(
                     let _ = rx.changed().await;
                 }
                 Snapshot::Gone => {
+                    // Subscribed before reading: an event committed after the read wakes us.
+                    let mut follow = sub.state.history.follow();
                     // Status before events: a run seen final has all its events committed already.
                     let in_flight = sub.state.history.is_shared()
                         && remote_run_in_flight(&sub.state, &sub.id).await;
@@ -1058,8 +1075,12 @@ async fn run_events(
                         .await
                         .unwrap_or_default();
                     if in_flight && rest.is_empty() {
-                        // Another gateway runs it: poll the database at most twice a second.
-                        tokio::time::sleep(Duration::from_millis(500)).await;
+                        // Another gateway runs it: its writer's NOTIFY wakes us; a poll is the
+                        // fallback (`events_poll_secs`, 1 s while the listener is down).
+                        match follow.as_mut() {
+                            Some(f) => f.wait(&sub.id).await,
+                            None => tokio::time::sleep(Duration::from_millis(500)).await,
+                        }
                     }
                     sub.buf
                         .extend(rest.into_iter().map(|(s, t)| (s, Arc::<str>::from(t))));
@@ -1102,7 +1123,10 @@ async fn recover_at_start(sched: &Scheduler, journal_dir: &std::path::Path) {
     if known.is_empty() {
         return;
     }
-    match sched.submit(&known, true, "netgw (recovery at start)") {
+    match sched
+        .trigger(&known, true, "netgw (recovery at start)")
+        .await
+    {
         Ok(a) => {
             info!(nodes = ?known, run = %a.run_id, "recovering unfinished changes left by a dead gateway")
         }

@@ -18,12 +18,18 @@
 //! A node already queued coalesces into its pending run; a node that is running gets at most one
 //! pending follow-up run (later triggers coalesce into it). Queue depth counts (run, node) entries
 //! waiting to start, so coalesced triggers cost nothing.
+//!
+//! With a shared database (`database:`) the queue table decides instead ([`Scheduler::trigger`]):
+//! one call of `netgw_admit` coalesces into any gateway's waiting row of the node and counts
+//! `max_queue` over every gateway's waiting rows; the nodes it queued anew run here, and a node's
+//! row stops waiting when its run starts here (`History::node_started`).
 
 use super::history::{History, Op};
 use super::metrics::{Gauges, Metrics};
 use crate::engine::{self, Connector, EngineOptions, EventSink, Job, RunEvent};
 use crate::error::NodeErrorKind;
 use crate::inventory::Inventory;
+use crate::pg::history::Admission;
 use crate::report::NodeReport;
 use crate::store::NodeStore;
 use crate::store::local::LocalRepo;
@@ -204,6 +210,9 @@ pub enum SubmitError {
     },
     #[error("the gateway is shutting down and accepts no new runs")]
     ShuttingDown,
+    /// The shared queue could not be reached (`database:`); nothing was queued.
+    #[error("the shared queue is unreachable: {0}; retry later")]
+    Database(String),
     /// An atomic run needs its nodes to itself (`atomic_run`).
     #[error(
         "node {node} is queued or running in run {run_id}; an atomic run needs it free, retry later"
@@ -483,6 +492,72 @@ impl Shared {
         }
     }
 
+    /// A refused trigger: `depth` node runs wait already, `new` more asked for.
+    fn queue_full(&self, depth: usize, new: usize) -> SubmitError {
+        self.metrics.trigger("queue_full");
+        let per_slot = self.metrics.node_secs().max(1.0);
+        let waves = (depth as f64 / self.concurrency as f64).ceil().max(1.0);
+        SubmitError::QueueFull {
+            depth,
+            new,
+            max: self.max_queue,
+            retry_after_secs: (waves * per_slot).ceil().clamp(1.0, 300.0) as u64,
+        }
+    }
+
+    /// A new run of `fresh`, queued here. `record`: write its rows (a shared database's admission
+    /// wrote them already).
+    #[allow(clippy::too_many_arguments)]
+    fn new_run(
+        &self,
+        st: &mut State,
+        id: &str,
+        created_at: String,
+        fresh: &[String],
+        why_run: bool,
+        requested_by: &str,
+        record: bool,
+    ) {
+        self.metrics.trigger("accepted");
+        self.metrics.run_created();
+        if record {
+            self.history.send(Op::Created {
+                id: id.to_owned(),
+                why_run,
+                requested_by: requested_by.to_owned(),
+                created_at: created_at.clone(),
+                nodes: fresh.to_vec(),
+            });
+        }
+        let (tx, _) = watch::channel(0);
+        let mut run = LiveRun {
+            why_run,
+            requested_by: requested_by.to_owned(),
+            created_at,
+            created: Instant::now(),
+            started_at: None,
+            nodes: fresh.to_vec(),
+            results: HashMap::new(),
+            triggers: 1,
+            status: RunStatus::Queued,
+            note: None,
+            events: Vec::new(),
+            watch: tx,
+            ended: false,
+        };
+        self.push_event(
+            id,
+            &mut run,
+            json!({"event": "run_queued", "run_id": id, "nodes": fresh, "why_run": why_run,
+                   "requested_by": requested_by}),
+        );
+        for n in fresh {
+            st.queue.push_back((id.to_owned(), n.clone()));
+            st.pending.insert((n.clone(), why_run), id.to_owned());
+        }
+        st.runs.insert(id.to_owned(), run);
+    }
+
     fn view(&self, id: &str, run: &LiveRun, with_report: bool) -> RunView {
         let results: Vec<Value> = run
             .nodes
@@ -528,6 +603,10 @@ async fn run_node(
     why_run: bool,
     permit: OwnedSemaphorePermit,
 ) {
+    if let Err(e) = shared.history.node_started(&run_id, &node).await {
+        // The node runs anyway: its advisory lock, not the queue row, keeps sessions apart.
+        warn!(node = %node, run = %run_id, error = %e, "could not mark the node run started in the shared queue");
+    }
     if let Some(reason) = shared.inventory.not_driven(&node) {
         // Recorded `skipped` in history, as in the CLI's reports; never a failure.
         tracing::warn!("{node}: skipped: not driven by netgw: {reason}");
@@ -683,7 +762,8 @@ impl Scheduler {
         &self.shared.engine.store
     }
 
-    /// Queue `nodes` (validated, distinct, in the inventory) or coalesce them into pending runs.
+    /// Queue `nodes` (validated, distinct, in the inventory) or coalesce them into pending runs, in
+    /// this gateway's memory (SQLite). With a shared database use [`Scheduler::trigger`].
     pub fn submit(
         &self,
         nodes: &[String],
@@ -708,17 +788,7 @@ impl Scheduler {
             }
         }
         if st.queue.len() + fresh.len() > s.max_queue {
-            s.metrics.trigger("queue_full");
-            let per_slot = s.metrics.node_secs().max(1.0);
-            let waves = (st.queue.len() as f64 / s.concurrency as f64)
-                .ceil()
-                .max(1.0);
-            return Err(SubmitError::QueueFull {
-                depth: st.queue.len(),
-                new: fresh.len(),
-                max: s.max_queue,
-                retry_after_secs: (waves * per_slot).ceil().clamp(1.0, 300.0) as u64,
-            });
+            return Err(s.queue_full(st.queue.len(), fresh.len()));
         }
         let mut joined: Vec<&str> = coalesced.iter().map(|c| c.run_id.as_str()).collect();
         joined.sort_unstable();
@@ -736,47 +806,86 @@ impl Scheduler {
                 .map(|c| c.run_id.clone())
                 .unwrap_or_default()
         } else {
-            s.metrics.trigger("accepted");
-            s.metrics.run_created();
-            let id = engine::new_run_id();
-            let created_at = now();
-            s.history.send(Op::Created {
-                id: id.clone(),
-                why_run,
-                requested_by: requested_by.to_owned(),
-                created_at: created_at.clone(),
-                nodes: fresh.clone(),
-            });
-            let (tx, _) = watch::channel(0);
-            let mut run = LiveRun {
-                why_run,
-                requested_by: requested_by.to_owned(),
-                created_at,
-                created: Instant::now(),
-                started_at: None,
-                nodes: fresh.clone(),
-                results: HashMap::new(),
-                triggers: 1,
-                status: RunStatus::Queued,
-                note: None,
-                events: Vec::new(),
-                watch: tx,
-                ended: false,
-            };
-            s.push_event(
-                &id,
-                &mut run,
-                json!({"event": "run_queued", "run_id": id, "nodes": fresh, "why_run": why_run,
-                       "requested_by": requested_by}),
-            );
-            for n in &fresh {
-                st.queue.push_back((id.clone(), n.clone()));
-                st.pending.insert((n.clone(), why_run), id.clone());
-            }
-            st.runs.insert(id.clone(), run);
+            let id = s.history.new_run_id();
+            s.new_run(&mut st, &id, now(), &fresh, why_run, requested_by, true);
             id
         };
         drop(st);
+        s.wake.notify_one();
+        Ok(Accepted {
+            run_id,
+            nodes: fresh,
+            coalesced,
+            not_in_inventory: Vec::new(),
+        })
+    }
+
+    /// Queue `nodes` or coalesce them into waiting runs: in the shared queue of the database when
+    /// there is one (any gateway's waiting run of a node is joined, `max_queue` counts every
+    /// gateway's waiting node runs; `netgw_admit`), else as [`Scheduler::submit`].
+    pub async fn trigger(
+        &self,
+        nodes: &[String],
+        why_run: bool,
+        requested_by: &str,
+    ) -> Result<Accepted, SubmitError> {
+        let s = &self.shared;
+        if s.lock().stopping {
+            s.metrics.trigger("shutting_down");
+            return Err(SubmitError::ShuttingDown);
+        }
+        let id = s.history.new_run_id();
+        let created_at = now();
+        let ask = crate::pg::history::Admit {
+            run_id: &id,
+            nodes,
+            why_run,
+            requested_by,
+            created_at: &created_at,
+            max_queue: s.max_queue,
+        };
+        let placed = match s.history.admit(&ask).await {
+            None => return self.submit(nodes, why_run, requested_by),
+            Some(Err(e)) => {
+                s.metrics.trigger("database_error");
+                return Err(SubmitError::Database(e.to_string()));
+            }
+            Some(Ok(Admission::Full { depth })) => return Err(s.queue_full(depth, nodes.len())),
+            Some(Ok(Admission::Placed { nodes: placed, .. })) => placed,
+        };
+        let (fresh, coalesced): (Vec<_>, Vec<_>) = placed.into_iter().partition(|(_, r)| *r == id);
+        let fresh: Vec<String> = fresh.into_iter().map(|(n, _)| n).collect();
+        let coalesced: Vec<Coalesced> = coalesced
+            .into_iter()
+            .map(|(node, run_id)| Coalesced { node, run_id })
+            .collect();
+        let run_id = if fresh.is_empty() {
+            s.metrics.trigger("coalesced");
+            coalesced
+                .first()
+                .map(|c| c.run_id.clone())
+                .unwrap_or_default()
+        } else {
+            let mut st = s.lock();
+            s.new_run(
+                &mut st,
+                &id,
+                created_at,
+                &fresh,
+                why_run,
+                requested_by,
+                false,
+            );
+            if st.stopping {
+                // Stopped meanwhile: what was just queued goes to the other gateways.
+                let mine: Vec<(String, String)> =
+                    st.queue.iter().filter(|(r, _)| *r == id).cloned().collect();
+                st.queue.retain(|(r, _)| *r != id);
+                drop(st);
+                s.give_up_queued(mine);
+            }
+            id
+        };
         s.wake.notify_one();
         Ok(Accepted {
             run_id,

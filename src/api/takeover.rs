@@ -1,8 +1,8 @@
 //! Work of other gateways on the shared database: node runs whose gateway died (its heartbeat is older
 //! than the lease) or handed them back while draining are claimed from the shared queue
 //! (`History::claim_orphans`: `SELECT ... FOR UPDATE SKIP LOCKED`, so two gateways never take the same
-//! row) and submitted here as ordinary triggers: they coalesce with what is pending, and never take
-//! more than the free places of `max_queue`. With SQLite there is nobody to take over from.
+//! row) and submitted here as ordinary triggers: they coalesce with what waits in the shared queue, and
+//! never take more than the free places of `max_queue`. With SQLite there is nobody to take over from.
 
 use super::history::{History, Op};
 use super::scheduler::Scheduler;
@@ -58,8 +58,12 @@ async fn take_some(sched: &Scheduler, history: &History) {
     };
     for c in claimed {
         let by = format!("{} (taken over from run {})", c.requested_by, c.run_id);
-        match sched.submit(std::slice::from_ref(&c.node), c.why_run, &by) {
+        match sched
+            .trigger(std::slice::from_ref(&c.node), c.why_run, &by)
+            .await
+        {
             Ok(a) => {
+                history.took_over();
                 info!(node = %c.node, from = %c.run_id, run = %a.run_id, "took over a node run of another gateway")
             }
             Err(e) => {

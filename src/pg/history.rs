@@ -8,18 +8,23 @@
 //!   HTTP handlers ──▶ reader connection (pipelined; reconnected when it closed)
 //!   heartbeat task, every HEARTBEAT: gateways.heartbeat_at = now(); then the sweep: runs still queued or
 //!     running whose gateway stopped or missed its heartbeats for LEASE are marked `interrupted`
+//!   writer ──NOTIFY netgw_events 'RUN SEQ' (delivered at commit)──▶ listener task (own connection,
+//!     LISTEN; reconnects) ──broadcast──▶ event streams of other gateways' runs ([`Follow`])
 //! ```
 //! Each run row names the gateway that runs it; a gateway never touches another live gateway's runs.
 
 mod link_checks;
 
 use super::{DatabaseUrl, PgError, STATEMENT_TIMEOUT, connect, migrate, timed};
-use crate::api::history::{Claimed, INTERRUPTED_NOTE, Op, Recovered, RunRow, WRITE_ERRORS};
+use crate::api::history::{
+    Claimed, Columns, INTERRUPTED_NOTE, Op, RUN_COLUMNS, Recovered, RunRow, WRITE_ERRORS,
+    log_entry, ordered_results, run_row,
+};
 use serde_json::{Value, json};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 use tokio_postgres::{Client, Row, Transaction};
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
@@ -30,6 +35,97 @@ pub const HEARTBEAT: Duration = Duration::from_secs(5);
 pub const LEASE: Duration = Duration::from_secs(30);
 /// A batch that cannot be written (database down) is retried for about this long, then dropped.
 const WRITE_RETRY: Duration = Duration::from_secs(120);
+/// A trigger's admission is retried for this long while the database is unreachable.
+const ADMIT_RETRY: Duration = Duration::from_secs(20);
+
+/// The channel new events of a run are announced on: payload `RUN_ID SEQ`, sent by the writer in the
+/// transaction that stores them (PostgreSQL delivers it at commit).
+const EVENTS_CHANNEL: &str = "netgw_events";
+/// While the listener is down, a stream of another gateway's run polls this often.
+const POLL_UNLISTENED: Duration = Duration::from_secs(1);
+
+/// Wakes a stream following a run another gateway writes: subscribed before the stream reads the
+/// database, so nothing committed after that read is missed.
+pub struct Follow {
+    rx: broadcast::Receiver<Arc<str>>,
+    listening: bool,
+    poll: Duration,
+}
+
+impl Follow {
+    /// Until a notification for `run_id` arrives (or the listener reconnected, or lagged), or the
+    /// poll interval is over: `events_poll_secs` while listening, `POLL_UNLISTENED` while not.
+    pub async fn wait(&mut self, run_id: &str) {
+        let limit = if self.listening {
+            self.poll
+        } else {
+            POLL_UNLISTENED.min(self.poll)
+        };
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            match tokio::time::timeout_at(deadline, self.rx.recv()).await {
+                Ok(Ok(id)) if &*id == run_id || &*id == WAKE_ALL => return,
+                Ok(Ok(_)) => {}
+                Ok(Err(broadcast::error::RecvError::Lagged(_))) => return,
+                Ok(Err(broadcast::error::RecvError::Closed)) => {
+                    tokio::time::sleep_until(deadline).await;
+                    return;
+                }
+                Err(_) => return,
+            }
+        }
+    }
+}
+
+/// Sent to every follower when the listener (re)connects: what was notified meanwhile was missed.
+const WAKE_ALL: &str = "*";
+
+/// A trigger to admit into the shared queue.
+#[derive(Debug)]
+pub struct Admit<'a> {
+    /// The run the nodes that join no waiting run go into.
+    pub run_id: &'a str,
+    pub nodes: &'a [String],
+    pub why_run: bool,
+    pub requested_by: &'a str,
+    pub created_at: &'a str,
+    pub max_queue: usize,
+}
+
+/// What the shared queue did with a trigger.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Nothing queued: `depth` node runs wait already, across every gateway.
+    Full { depth: usize },
+    /// Each node with the run it is in (the new run, or a waiting run it joined).
+    Placed {
+        depth: usize,
+        nodes: Vec<(String, String)>,
+    },
+}
+
+fn admission(rows: &[Row]) -> Admission {
+    let depth = rows
+        .first()
+        .map_or(0, |r| r.get::<_, i64>(2).max(0) as usize);
+    let placed: Vec<(String, String)> = rows
+        .iter()
+        .filter_map(|r| {
+            Some((
+                r.get::<_, Option<String>>(0)?,
+                r.get::<_, Option<String>>(1)?,
+            ))
+        })
+        .collect();
+    if placed.is_empty() && !rows.is_empty() {
+        Admission::Full { depth }
+    } else {
+        Admission::Placed {
+            depth,
+            nodes: placed,
+        }
+    }
+}
 
 /// Who this gateway is, in the registry.
 #[derive(Debug, Clone)]
@@ -61,10 +157,17 @@ impl GatewayInfo {
 pub struct PgHistory {
     url: DatabaseUrl,
     gateway: GatewayInfo,
+    /// Drawn from `gateway_serial` at registration: what makes this gateway's run ids its own.
+    serial: i64,
     tx: Mutex<Option<mpsc::UnboundedSender<Op>>>,
     read: Mutex<Option<Arc<Client>>>,
     writer_done: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
     stop: CancellationToken,
+    events: broadcast::Sender<Arc<str>>,
+    listening: Arc<AtomicBool>,
+    events_poll: Duration,
+    claims: AtomicU64,
+    takeovers: AtomicU64,
 }
 
 impl PgHistory {
@@ -75,6 +178,7 @@ impl PgHistory {
         now: &str,
         gateway: GatewayInfo,
         listen: &str,
+        events_poll: Duration,
     ) -> Result<(PgHistory, Recovered), PgError> {
         let mut w = connect(&url).await?;
         let applied = migrate(&mut w, &url).await?;
@@ -82,7 +186,7 @@ impl PgHistory {
             info!(database = %url, versions = ?applied, "database schema migrated");
         }
         let read = Arc::new(connect(&url).await?);
-        register(&read, &url, &gateway, listen).await?;
+        let serial = register(&read, &url, &gateway, listen).await?;
         let interrupted = sweep(&read, &url, &gateway.id, now).await?;
         let detail = format!(
             "gateway {} started on {}; {}",
@@ -110,6 +214,14 @@ impl PgHistory {
             done_tx,
         ));
         let stop = CancellationToken::new();
+        let (events, _) = broadcast::channel(1024);
+        let listening = Arc::new(AtomicBool::new(false));
+        tokio::spawn(listener(
+            url.clone(),
+            events.clone(),
+            listening.clone(),
+            stop.clone(),
+        ));
         tokio::spawn(heartbeat(
             url.clone(),
             read.clone(),
@@ -120,10 +232,16 @@ impl PgHistory {
             PgHistory {
                 url,
                 gateway,
+                serial,
                 tx: Mutex::new(Some(tx)),
                 read: Mutex::new(Some(read)),
                 writer_done: Mutex::new(Some(done_rx)),
                 stop,
+                events,
+                listening,
+                events_poll,
+                claims: AtomicU64::new(0),
+                takeovers: AtomicU64::new(0),
             },
             Recovered { interrupted },
         ))
@@ -131,6 +249,11 @@ impl PgHistory {
 
     pub fn gateway_id(&self) -> &str {
         &self.gateway.id
+    }
+
+    /// A run id no other gateway on the database makes: `SECS-gSERIAL-SEQ`.
+    pub fn new_run_id(&self) -> String {
+        crate::engine::new_run_id_by(&format!("g{}", self.serial))
     }
 
     pub fn send(&self, op: Op) {
@@ -153,6 +276,15 @@ impl PgHistory {
             .take()
         {
             let _ = rx.recv_timeout(WRITE_RETRY + Duration::from_secs(10));
+        }
+    }
+
+    /// A waker for a stream about to read a run's events from the database.
+    pub fn follow(&self) -> Follow {
+        Follow {
+            rx: self.events.subscribe(),
+            listening: self.listening.load(Ordering::Relaxed),
+            poll: self.events_poll,
         }
     }
 
@@ -187,7 +319,16 @@ impl PgHistory {
                 &[&id],
             )
             .await?;
-        let Some(mut row) = rows.first().map(run_row) else {
+        let Some(mut row) =
+            rows.first()
+                .map(run_row)
+                .transpose()
+                .map_err(|source| PgError::Sql {
+                    url: self.url.to_string(),
+                    what: "reading a run",
+                    source,
+                })?
+        else {
             return Ok(None);
         };
         let results = self
@@ -197,18 +338,10 @@ impl PgHistory {
                 &[&id],
             )
             .await?;
-        let mut results: Vec<(String, Value)> = results
-            .iter()
-            .map(|r| {
-                let report: String = r.get(1);
-                (
-                    r.get(0),
-                    serde_json::from_str(&report).unwrap_or(Value::Null),
-                )
-            })
-            .collect();
-        results.sort_by_key(|(n, _)| row.nodes.iter().position(|x| x == n));
-        row.results = results.into_iter().map(|(_, v)| v).collect();
+        ordered_results(
+            &mut row,
+            results.iter().map(|r| (r.get(0), r.get(1))).collect(),
+        );
         Ok(Some(row))
     }
 
@@ -245,7 +378,14 @@ impl PgHistory {
         let rows = self
             .query("listing runs", &q, &[&node, &status, &limit])
             .await?;
-        Ok(rows.iter().map(run_row).collect())
+        rows.iter()
+            .map(run_row)
+            .collect::<Result<_, _>>()
+            .map_err(|source| PgError::Sql {
+                url: self.url.to_string(),
+                what: "listing runs",
+                source,
+            })
     }
 
     pub async fn last_result(
@@ -281,10 +421,7 @@ impl PgHistory {
             .await?;
         Ok(rows
             .iter()
-            .map(|r| {
-                json!({"at": r.get::<_, String>(0), "event": r.get::<_, String>(1),
-                       "detail": r.get::<_, String>(2), "gateway": r.get::<_, String>(3)})
-            })
+            .map(|r| log_entry(r.get(0), r.get(1), r.get(2), Some(r.get(3))))
             .collect())
     }
 
@@ -331,6 +468,7 @@ impl PgHistory {
                 &[&limit, &lease],
             )
             .await?;
+        self.claims.fetch_add(rows.len() as u64, Ordering::Relaxed);
         Ok(rows
             .iter()
             .map(|r| Claimed {
@@ -340,6 +478,91 @@ impl PgHistory {
                 requested_by: r.get(3),
             })
             .collect())
+    }
+
+    /// Admit a trigger in the shared queue (`netgw_admit`, migrations/postgres/0003): coalesced into
+    /// any gateway's waiting run of a node, counted against `max_queue` over every gateway. A lost
+    /// connection (a database restart) is retried for up to `ADMIT_RETRY`.
+    pub async fn admit(&self, t: &Admit<'_>) -> Result<Admission, PgError> {
+        let max = t.max_queue as i64;
+        let started = tokio::time::Instant::now();
+        let mut pause = Duration::from_millis(100);
+        loop {
+            let rows = self
+                .query(
+                    "admitting a trigger",
+                    "SELECT o_node, o_run, o_depth FROM netgw_admit($1, $2, $3, $4, $5, $6, $7)",
+                    &[
+                        &t.run_id,
+                        &t.nodes,
+                        &t.why_run,
+                        &t.requested_by,
+                        &self.gateway.id,
+                        &t.created_at,
+                        &max,
+                    ],
+                )
+                .await;
+            match rows {
+                Ok(rows) => return Ok(admission(&rows)),
+                Err(e) if is_connection_error(&e) && started.elapsed() < ADMIT_RETRY => {
+                    warn!(error = %e, "admitting a trigger failed; retrying");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(2));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The node's queue row is running now: it no longer counts as waiting, and a trigger for the
+    /// node queues a follow-up instead of joining it.
+    pub async fn node_started(&self, run_id: &str, node: &str) -> Result<(), PgError> {
+        self.query(
+            "marking a node run started",
+            "UPDATE queue SET started_at = now() WHERE run_id = $1 AND node = $2",
+            &[&run_id, &node],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// A claimed node run was queued here.
+    pub fn took_over(&self) {
+        self.takeovers.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// This gateway's figures and the shared queue's, for `/metrics`.
+    pub async fn shared_gauges(&self) -> crate::api::metrics::SharedGauges {
+        let rows = self
+            .query(
+                "reading the shared queue's figures",
+                "SELECT count(*) FILTER (WHERE started_at IS NULL), \
+                 count(*) FILTER (WHERE started_at IS NOT NULL), \
+                 count(*) FILTER (WHERE gateway = $1), \
+                 (SELECT count(*) FROM gateways WHERE stopped_at IS NULL \
+                  AND heartbeat_at > now() - make_interval(secs => $2)) FROM queue",
+                &[&self.gateway.id, &LEASE.as_secs_f64()],
+            )
+            .await;
+        let row = match rows {
+            Ok(r) => r.into_iter().next(),
+            Err(e) => {
+                warn!(error = %e, "metrics: the shared queue's figures are unavailable");
+                None
+            }
+        };
+        let col = |i: usize| row.as_ref().map(|r| r.get::<_, i64>(i));
+        crate::api::metrics::SharedGauges {
+            gateway: self.gateway.id.clone(),
+            waiting: col(0),
+            running: col(1),
+            leases: col(2),
+            gateways_alive: col(3),
+            claims: self.claims.load(Ordering::Relaxed),
+            takeovers: self.takeovers.load(Ordering::Relaxed),
+            listening: self.listening.load(Ordering::Relaxed),
+        }
     }
 
     /// The address this gateway listens on, once bound.
@@ -359,27 +582,22 @@ impl PgHistory {
     }
 }
 
-const RUN_COLUMNS: &str = "SELECT seq, id, status, why_run, requested_by, created_at, started_at, \
-     finished_at, nodes, triggers, duration_secs, summary, note FROM runs";
-
-fn run_row(r: &Row) -> RunRow {
-    let nodes: String = r.get(8);
-    let summary: Option<String> = r.get(11);
-    RunRow {
-        seq: r.get(0),
-        id: r.get(1),
-        status: r.get(2),
-        why_run: r.get(3),
-        requested_by: r.get(4),
-        created_at: r.get(5),
-        started_at: r.get(6),
-        finished_at: r.get(7),
-        nodes: serde_json::from_str(&nodes).unwrap_or_default(),
-        triggers: r.get::<_, i64>(9).max(0) as u64,
-        duration_secs: r.get(10),
-        summary: summary.and_then(|s| serde_json::from_str(&s).ok()),
-        note: r.get(12),
-        results: Vec::new(),
+impl Columns for Row {
+    type Error = tokio_postgres::Error;
+    fn text(&self, i: usize) -> Result<String, Self::Error> {
+        self.try_get(i)
+    }
+    fn maybe_text(&self, i: usize) -> Result<Option<String>, Self::Error> {
+        self.try_get(i)
+    }
+    fn int(&self, i: usize) -> Result<i64, Self::Error> {
+        self.try_get(i)
+    }
+    fn flag(&self, i: usize) -> Result<bool, Self::Error> {
+        self.try_get(i)
+    }
+    fn maybe_real(&self, i: usize) -> Result<Option<f64>, Self::Error> {
+        self.try_get(i)
     }
 }
 
@@ -426,26 +644,27 @@ fn process_gone(pid: i32) -> bool {
     }
 }
 
-/// Enter this gateway in the registry.
+/// Enter this gateway in the registry; returns its serial (in every run id it makes).
 async fn register(
     c: &Client,
     url: &DatabaseUrl,
     g: &GatewayInfo,
     listen: &str,
-) -> Result<(), PgError> {
+) -> Result<i64, PgError> {
     mark_dead_local(c, url, g).await?;
     let t = STATEMENT_TIMEOUT;
     timed(
         url,
         "registering the gateway",
         t,
-        c.execute(
-            "INSERT INTO gateways (id, host, pid, listen) VALUES ($1, $2, $3, $4)",
+        c.query_one(
+            "INSERT INTO gateways (id, host, pid, listen, serial) \
+             VALUES ($1, $2, $3, $4, nextval('gateway_serial')) RETURNING serial",
             &[&g.id, &g.host, &(g.pid as i32), &listen],
         ),
     )
     .await
-    .map(|_| ())
+    .map(|r| r.get(0))
 }
 
 async fn log_line(
@@ -658,6 +877,19 @@ async fn write_batch(
         finished |= matches!(op, Op::Finished { .. });
         timed(url, "writing run history", t, apply(&tx, op, me)).await?;
     }
+    let notes = notifications(batch);
+    if !notes.is_empty() {
+        timed(
+            url,
+            "announcing new events",
+            t,
+            tx.execute(
+                "SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n",
+                &[&EVENTS_CHANNEL, &notes],
+            ),
+        )
+        .await?;
+    }
     if finished {
         // Keep the newest `retention` runs; runs still in flight (any gateway's) are never dropped.
         let keep = retention as i64;
@@ -674,6 +906,95 @@ async fn write_batch(
         .await?;
     }
     timed(url, "committing run history", t, tx.commit()).await
+}
+
+/// `RUN_ID SEQ` of each run with new events (or a new status) in the batch, its last sequence
+/// number: followers on other gateways read from where they are, so one per run is enough.
+fn notifications(batch: &[Op]) -> Vec<String> {
+    let mut last: Vec<(&str, i64)> = Vec::new();
+    for op in batch {
+        let (id, seq) = match op {
+            Op::Event { run_id, seq, .. } => (run_id.as_str(), *seq as i64),
+            Op::Finished { id, .. } => (id.as_str(), -1),
+            _ => continue,
+        };
+        match last.iter_mut().find(|(r, _)| *r == id) {
+            Some(e) => e.1 = e.1.max(seq),
+            None => last.push((id, seq)),
+        }
+    }
+    last.into_iter().map(|(r, s)| format!("{r} {s}")).collect()
+}
+
+/// Keeps a connection LISTENing on `EVENTS_CHANNEL` and hands each notification's run id to the
+/// followers; reconnects (backing off to 5 s) until `stop`.
+async fn listener(
+    url: DatabaseUrl,
+    tx: broadcast::Sender<Arc<str>>,
+    up: Arc<AtomicBool>,
+    stop: CancellationToken,
+) {
+    let mut pause = Duration::from_millis(200);
+    while !stop.is_cancelled() {
+        if let Err(e) = listen_once(&url, &tx, &up, &stop).await {
+            warn!(database = %url, error = %e, "event listener: connection lost; streams poll until it is back");
+        }
+        up.store(false, Ordering::Relaxed);
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(pause) => {}
+        }
+        pause = (pause * 2).min(Duration::from_secs(5));
+    }
+}
+
+async fn listen_once(
+    url: &DatabaseUrl,
+    tx: &broadcast::Sender<Arc<str>>,
+    up: &AtomicBool,
+    stop: &CancellationToken,
+) -> Result<(), String> {
+    use futures::StreamExt;
+    let connecting = url.config().connect(tokio_postgres::NoTls);
+    let (client, mut conn) =
+        tokio::time::timeout(super::CONNECT_TIMEOUT + Duration::from_secs(1), connecting)
+            .await
+            .map_err(|_| "no answer to connecting".to_owned())?
+            .map_err(|e| e.to_string())?;
+    // Notifications come only through the connection's own messages: it is polled here, not spawned.
+    let mut messages = futures::stream::poll_fn(move |cx| conn.poll_message(cx));
+    let statement = format!("LISTEN {EVENTS_CHANNEL}");
+    let listen = client.batch_execute(&statement);
+    tokio::pin!(listen);
+    let limit = tokio::time::sleep(STATEMENT_TIMEOUT);
+    tokio::pin!(limit);
+    loop {
+        tokio::select! {
+            r = &mut listen => { r.map_err(|e| e.to_string())?; break; }
+            m = messages.next() => match m {
+                None => return Err("closed by the server".into()),
+                Some(Err(e)) => return Err(e.to_string()),
+                Some(Ok(_)) => {}
+            },
+            _ = &mut limit => return Err("no answer to LISTEN".into()),
+        }
+    }
+    up.store(true, Ordering::Relaxed);
+    let _ = tx.send(Arc::from(WAKE_ALL));
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return Ok(()),
+            m = messages.next() => match m {
+                Some(Ok(tokio_postgres::AsyncMessage::Notification(n))) => {
+                    let run = n.payload().split(' ').next().unwrap_or_default();
+                    let _ = tx.send(Arc::from(run));
+                }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e.to_string()),
+                None => return Err("closed by the server".into()),
+            },
+        }
+    }
 }
 
 /// One op; every statement may run twice (a batch retried after a lost commit answer) to the same end.
@@ -767,9 +1088,11 @@ async fn apply(tx: &Transaction<'_>, op: &Op, me: &str) -> Result<(), tokio_post
             note,
             then: _,
         } => {
+            // Triggers other gateways coalesced into the run were counted in its row, not here.
             tx.execute(
                 "UPDATE runs SET status = $2, finished_at = $3, duration_secs = $4, summary = $5, \
-                 triggers = $6, note = $7, started_at = COALESCE(started_at, $3) WHERE id = $1",
+                 triggers = GREATEST(triggers, $6), note = $7, started_at = COALESCE(started_at, $3) \
+                 WHERE id = $1",
                 &[
                     id,
                     status,

@@ -208,8 +208,18 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
     ),
     (
         3,
-        "0003_link_checks.sql",
-        include_str!("../../migrations/postgres/0003_link_checks.sql"),
+        "0003_shared_queue.sql",
+        include_str!("../../migrations/postgres/0003_shared_queue.sql"),
+    ),
+    (
+        4,
+        "0004_gateway_serial.sql",
+        include_str!("../../migrations/postgres/0004_gateway_serial.sql"),
+    ),
+    (
+        5,
+        "0005_link_checks.sql",
+        include_str!("../../migrations/postgres/0005_link_checks.sql"),
     ),
 ];
 

@@ -4,7 +4,7 @@
 //! like any node result, and the transaction report is the run's `transaction` event and its note.
 
 use super::{Accepted, LiveRun, RunStatus, Running, Scheduler, Shared, SubmitError, now};
-use crate::engine::{self, EngineOptions, EventSink, Job};
+use crate::engine::{EngineOptions, EventSink, Job};
 use crate::report::NodeReport;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -41,7 +41,7 @@ impl Scheduler {
         }
         s.metrics.trigger("accepted");
         s.metrics.run_created();
-        let id = engine::new_run_id();
+        let id = s.history.new_run_id();
         let at = now();
         s.history.send(super::Op::Created {
             id: id.clone(),

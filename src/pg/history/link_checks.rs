@@ -1,5 +1,5 @@
 //! The link checks in PostgreSQL (`crate::api::history::link_checks` has the why; the table is
-//! migrations/postgres/0003_link_checks.sql).
+//! migrations/postgres/0005_link_checks.sql).
 
 use super::{PgError, PgHistory, STATEMENT_TIMEOUT, timed};
 use crate::api::history::StoredLinkCheck;
