@@ -38,12 +38,24 @@ async fn one_gateways_link_check_is_every_gateways_newest() {
     let pg = Postgres::start();
     let url = || netgw::pg::DatabaseUrl::parse(&pg.url).unwrap();
     let now = "2026-01-01T00:00:00Z";
-    let (a, _) = History::open_postgres(url(), 100, now, "127.0.0.1:1")
-        .await
-        .unwrap();
-    let (b, _) = History::open_postgres(url(), 100, now, "127.0.0.1:2")
-        .await
-        .unwrap();
+    let (a, _) = History::open_postgres(
+        url(),
+        100,
+        now,
+        "127.0.0.1:1",
+        std::time::Duration::from_secs(10),
+    )
+    .await
+    .unwrap();
+    let (b, _) = History::open_postgres(
+        url(),
+        100,
+        now,
+        "127.0.0.1:2",
+        std::time::Duration::from_secs(10),
+    )
+    .await
+    .unwrap();
     assert_eq!(b.last_link_check().await.unwrap(), None);
     for i in 0..KEPT + 3 {
         let by = CheckOrigin::Page {

@@ -619,7 +619,11 @@ async fn migrations_apply_once_when_gateways_start_together() {
     for t in tasks {
         applied.extend(t.await.unwrap());
     }
-    assert_eq!(applied, [1, 2, 3, 4, 5], "each version applied exactly once");
+    assert_eq!(
+        applied,
+        [1, 2, 3, 4, 5],
+        "each version applied exactly once"
+    );
     let c = netgw::pg::connect(&url).await.unwrap();
     let n: i64 = c
         .query_one("SELECT count(*) FROM netgw_schema_migrations", &[])
