@@ -238,7 +238,8 @@ pub async fn converge(
     ));
     let ctx = Ctx {
         store,
-        cookbooks,
+        // Roles, environments and cookbooks read once for the whole run (store::local::RunReads).
+        cookbooks: cookbooks.for_run(),
         journal,
     };
     let started = Instant::now();

@@ -224,7 +224,8 @@ pub async fn converge(
     ));
     let ctx = Arc::new(Ctx {
         store,
-        cookbooks,
+        // Roles, environments and cookbooks read once for the whole run (store::local::RunReads).
+        cookbooks: cookbooks.for_run(),
         journal,
     });
     let started = Instant::now();

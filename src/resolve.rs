@@ -149,12 +149,13 @@ pub async fn resolve_with(
     sync: Option<&CookbookSync>,
     name: &NodeName,
 ) -> Result<NodeView, ResolveError> {
-    // The local repo that is also the cookbook repo: the same reads, in one blocking task.
+    // The local repo that is also the cookbook repo: the same reads, in one blocking task, through
+    // `cookbooks` (the same files, with the run's reads of roles, environments and cookbooks).
     if sync.is_none()
         && let Some(repo) = store.as_local()
         && repo.root() == cookbooks.root()
     {
-        let (repo, n) = (repo.clone(), name.clone());
+        let (repo, n) = (cookbooks.clone(), name.clone());
         return tokio::task::spawn_blocking(move || resolve(&repo, &n))
             .await
             .map_err(join_error)?;

@@ -13,7 +13,7 @@ pub use metadata::{Metadata, read_metadata};
 
 use crate::rootdir::RootDir;
 use crate::store::StoreError;
-use crate::store::local::{parse_yaml, read_text_in, recipe_from_document};
+use crate::store::local::{RunReads, parse_yaml, read_text_in, recipe_from_document};
 use netgw_models::ModelError;
 use netgw_models::name::validate_cookbook_name;
 use serde_json::Value;
@@ -122,6 +122,8 @@ pub fn attribute_order(files: &mut [String]) {
 #[derive(Debug, Clone)]
 pub struct Cookbooks {
     dir: Arc<RootDir>,
+    /// The run's reads ([`crate::store::local::LocalRepo::for_run`]); `None`: every call reads the files.
+    reads: Option<Arc<RunReads>>,
 }
 
 impl Cookbooks {
@@ -131,12 +133,53 @@ impl Cookbooks {
             path: root.to_owned(),
             source,
         })?;
-        Ok(Cookbooks { dir: Arc::new(dir) })
+        Ok(Cookbooks {
+            dir: Arc::new(dir),
+            reads: None,
+        })
     }
 
-    /// Share an already opened root (the local repo's).
-    pub fn from_root(dir: Arc<RootDir>) -> Cookbooks {
-        Cookbooks { dir }
+    /// Share an already opened root (the local repo's) and its run's reads.
+    pub fn from_root(dir: Arc<RootDir>, reads: Option<Arc<RunReads>>) -> Cookbooks {
+        Cookbooks { dir, reads }
+    }
+
+    /// A file's text beneath the root, once per run when there is a run.
+    fn read(&self, rel: &Path) -> Result<Option<Arc<str>>, StoreError> {
+        match &self.reads {
+            Some(reads) => reads.text(&self.dir, rel),
+            None => Ok(read_text_in(&self.dir, rel)?.map(Arc::from)),
+        }
+    }
+
+    /// The recipe and attribute file names in directory `rel`, `None` when there is no such directory.
+    fn listing(&self, rel: &Path) -> Result<Option<Arc<[String]>>, StoreError> {
+        let list = || {
+            let dir = self.root().join(rel);
+            let entries = match self.dir.handle().read_dir(rel) {
+                Ok(e) => e,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(source) => return Err(StoreError::Io { path: dir, source }),
+            };
+            let mut files: Vec<String> = Vec::new();
+            for entry in entries {
+                let entry = entry.map_err(|source| StoreError::Io {
+                    path: dir.clone(),
+                    source,
+                })?;
+                if let Some(f) = entry.file_name().to_str()
+                    && (is_yaml(f) || is_ruby(f))
+                    && !f.starts_with('.')
+                {
+                    files.push(f.to_owned());
+                }
+            }
+            Ok(Some(files))
+        };
+        match &self.reads {
+            Some(reads) => reads.listing(rel, list),
+            None => Ok(list()?.map(Arc::from)),
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -146,7 +189,8 @@ impl Cookbooks {
     /// A cookbook's metadata; a cookbook without a metadata file (or without a directory) is named
     /// after itself, version 0.0.0, no dependencies.
     pub fn metadata(&self, cookbook: &str) -> Result<Metadata, CookbookError> {
-        metadata_in(&self.dir, &Path::new("cookbooks").join(cookbook), cookbook)
+        let rel = Path::new("cookbooks").join(cookbook);
+        metadata_with(self.root(), &rel, cookbook, |p| self.read(p))
     }
 
     /// A cookbook's attribute files, `.rb` and `.yml` alike, in [`attribute_order`].
@@ -157,31 +201,17 @@ impl Cookbooks {
             path: dir.clone(),
             source,
         })?;
-        let entries = match self.dir.handle().read_dir(&rel) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => return Err(StoreError::Io { path: dir, source }),
+        let Some(listed) = self.listing(&rel)? else {
+            return Ok(Vec::new());
         };
-        let mut files: Vec<String> = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|source| StoreError::Io {
-                path: dir.clone(),
-                source,
-            })?;
-            if let Some(f) = entry.file_name().to_str()
-                && (is_yaml(f) || is_ruby(f))
-                && !f.starts_with('.')
-            {
-                files.push(f.to_owned());
-            }
-        }
+        let mut files: Vec<String> = listed.to_vec();
         attribute_order(&mut files);
         let mut out = Vec::new();
         for f in files {
-            let text = read_text_in(&self.dir, &rel.join(&f))?.unwrap_or_default();
+            let text = self.read(&rel.join(&f))?.unwrap_or_default();
             let path = dir.join(&f);
             let body = if is_ruby(&f) {
-                FileBody::Ruby(text)
+                FileBody::Ruby(text.to_string())
             } else {
                 FileBody::Yaml(parse_yaml(&path, &text)?)
             };
@@ -213,7 +243,7 @@ impl Cookbooks {
         let mut found: Option<RecipeFile> = None;
         for ext in ["rb", "yml", "yaml"] {
             let file = format!("{recipe}.{ext}");
-            let Some(text) = read_text_in(&self.dir, &rel.join(&file))? else {
+            let Some(text) = self.read(&rel.join(&file))? else {
                 continue;
             };
             let path = dir.join(&file);
@@ -229,7 +259,7 @@ impl Cookbooks {
             found = Some(if ext == "rb" {
                 RecipeFile {
                     path,
-                    body: RecipeBody::Ruby(text),
+                    body: RecipeBody::Ruby(text.to_string()),
                 }
             } else {
                 let doc = parse_yaml(&path, &text)?;
@@ -251,13 +281,25 @@ pub(crate) fn metadata_in(
     rel: &Path,
     dir_name: &str,
 ) -> Result<Metadata, CookbookError> {
+    metadata_with(root.path(), rel, dir_name, |p| {
+        Ok(read_text_in(root, p)?.map(Arc::from))
+    })
+}
+
+/// `metadata.rb`, else `metadata.json`, else none, of the cookbook at `rel`, read through `read`.
+fn metadata_with(
+    root: &Path,
+    rel: &Path,
+    dir_name: &str,
+    read: impl Fn(&Path) -> Result<Option<Arc<str>>, StoreError>,
+) -> Result<Metadata, CookbookError> {
     let rb = rel.join("metadata.rb");
-    if let Some(text) = read_text_in(root, &rb)? {
-        return metadata::parse_metadata_rb(&root.path().join(&rb), &text, dir_name);
+    if let Some(text) = read(&rb)? {
+        return metadata::parse_metadata_rb(&root.join(&rb), &text, dir_name);
     }
     let json = rel.join("metadata.json");
-    if let Some(text) = read_text_in(root, &json)? {
-        return metadata::parse_metadata_json(&root.path().join(&json), &text, dir_name);
+    if let Some(text) = read(&json)? {
+        return metadata::parse_metadata_json(&root.join(&json), &text, dir_name);
     }
     Ok(Metadata::unnamed(dir_name))
 }

@@ -41,6 +41,54 @@ pub struct LocalRepo {
     /// Every file below `root` is opened through this handle, never through a symlink that leads
     /// out of the repo or sits where a file belongs (src/rootdir.rs).
     dir: Arc<RootDir>,
+    /// Reads of roles, environments and cookbooks kept for one run ([`LocalRepo::for_run`]).
+    reads: Option<Arc<RunReads>>,
+}
+
+/// What one run read of a repo's shared files (roles, environments, cookbook files and directory
+/// listings), so a run of 1,000 nodes reads `environments/_default.json` or probes
+/// `cookbooks/netdev/recipes/vlans.rb` once, not once per node and compile (that was 38 of the 43 file
+/// opens per device, issue 18). Scoped to a run, like chef-client's cookbook synchronisation: a
+/// long-lived `netgw serve` starts every run with a fresh one, so an edit between runs is seen by the
+/// next run, and every node of one run compiles against the same files. Node files (desired and
+/// current state) are never kept: they are the operator's and the run's own. Failed reads are not kept
+/// either; the next reader tries again and gets the error itself.
+#[derive(Debug, Default)]
+pub struct RunReads {
+    files: std::sync::Mutex<std::collections::HashMap<PathBuf, Option<Arc<str>>>>,
+    dirs: std::sync::Mutex<std::collections::HashMap<PathBuf, Option<Arc<[String]>>>>,
+}
+
+impl RunReads {
+    /// The text of `rel` beneath `root`, read once per run.
+    pub fn text(&self, root: &RootDir, rel: &Path) -> Result<Option<Arc<str>>, StoreError> {
+        if let Some(hit) = lock(&self.files).get(rel) {
+            return Ok(hit.clone());
+        }
+        let text: Option<Arc<str>> = read_text_in(root, rel)?.map(Arc::from);
+        lock(&self.files).insert(rel.to_owned(), text.clone());
+        Ok(text)
+    }
+
+    /// The names in directory `rel` beneath `root` (`None`: no such directory), listed once per run.
+    pub fn listing(
+        &self,
+        rel: &Path,
+        list: impl FnOnce() -> Result<Option<Vec<String>>, StoreError>,
+    ) -> Result<Option<Arc<[String]>>, StoreError> {
+        if let Some(hit) = lock(&self.dirs).get(rel) {
+            return Ok(hit.clone());
+        }
+        let names: Option<Arc<[String]>> = list()?.map(Arc::from);
+        lock(&self.dirs).insert(rel.to_owned(), names.clone());
+        Ok(names)
+    }
+}
+
+/// A poisoned map only means another reader panicked between two statements that cannot leave it
+/// inconsistent (one insert); its contents are still whole.
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 pub use crate::cookbook::{AttributeFile, FileBody, RecipeBody, RecipeFile};
@@ -65,6 +113,7 @@ impl LocalRepo {
         Ok(LocalRepo {
             root,
             dir: Arc::new(dir),
+            reads: None,
         })
     }
 
@@ -72,9 +121,19 @@ impl LocalRepo {
         &self.root
     }
 
-    /// The repo's cookbooks (`cookbooks/NAME/...`), read through the same root handle.
+    /// The repo's cookbooks (`cookbooks/NAME/...`), read through the same root handle (and this
+    /// run's reads, when it is [`LocalRepo::for_run`]'s).
     pub fn cookbooks(&self) -> crate::cookbook::Cookbooks {
-        crate::cookbook::Cookbooks::from_root(self.dir.clone())
+        crate::cookbook::Cookbooks::from_root(self.dir.clone(), self.reads.clone())
+    }
+
+    /// This repo for one run: roles, environments and cookbook files are read once and kept until the
+    /// returned value (and its clones) is dropped ([`RunReads`]).
+    pub fn for_run(&self) -> LocalRepo {
+        LocalRepo {
+            reads: Some(Arc::default()),
+            ..self.clone()
+        }
     }
 
     /// `path` (one of this repo's, built from [`LocalRepo::root`]) relative to the repo.
@@ -253,7 +312,7 @@ impl LocalRepo {
             path: path.clone(),
             source,
         })?;
-        let Some(text) = self.read_optional(&path)? else {
+        let Some(text) = self.read_shared_file(&path)? else {
             return Ok(None);
         };
         let role: Role = parse_json(&path, &text)?;
@@ -274,7 +333,7 @@ impl LocalRepo {
             path: path.clone(),
             source,
         })?;
-        match self.read_optional(&path)? {
+        match self.read_shared_file(&path)? {
             Some(text) => {
                 let env: Environment = parse_json(&path, &text)?;
                 if env.name != name {
@@ -398,6 +457,14 @@ impl LocalRepo {
 
     fn read_text(&self, path: &Path, shared: bool) -> Result<Option<String>, StoreError> {
         read_file_in(&self.dir, self.rel(path), shared)
+    }
+
+    /// A role or environment file: read once per run when this repo is [`LocalRepo::for_run`]'s.
+    fn read_shared_file(&self, path: &Path) -> Result<Option<Arc<str>>, StoreError> {
+        match &self.reads {
+            Some(reads) => reads.text(&self.dir, self.rel(path)),
+            None => Ok(self.read_optional(path)?.map(Arc::from)),
+        }
     }
 }
 
@@ -757,6 +824,51 @@ mod tests {
             .count();
         assert_eq!(leftovers, 0);
         sync_dir(repo.root(), repo.dir.handle()).unwrap();
+    }
+
+    #[test]
+    fn a_run_reads_shared_files_once_and_the_next_run_sees_edits() {
+        let (d, repo) = repo();
+        let write = |rel: &str, text: &str| {
+            let p = d.path().join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, text).unwrap();
+        };
+        let env = |desc: &str| format!(r#"{{"name": "prod", "description": "{desc}"}}"#);
+        write("environments/prod.json", &env("one"));
+        write("cookbooks/cb/recipes/r.yml", "resources: []\n");
+        write("cookbooks/cb/attributes/default.yml", "default: {a: 1}\n");
+        write(
+            "nodes/sw1.json",
+            r#"{"name": "sw1", "chef_environment": "prod", "normal": {"v": 1}}"#,
+        );
+
+        let run = repo.for_run();
+        assert_eq!(run.load_environment("prod").unwrap().description, "one");
+        assert!(run.cookbooks().load_recipe("cb", "r").unwrap().is_some());
+        assert_eq!(run.cookbooks().attribute_files("cb").unwrap().len(), 1);
+        // Edited (and a file added, one removed) while the run goes on: the run keeps what it read,
+        write("environments/prod.json", &env("two"));
+        write("cookbooks/cb/attributes/extra.yml", "default: {b: 2}\n");
+        fs::remove_file(d.path().join("cookbooks/cb/recipes/r.yml")).unwrap();
+        assert_eq!(run.load_environment("prod").unwrap().description, "one");
+        assert!(run.cookbooks().load_recipe("cb", "r").unwrap().is_some());
+        assert_eq!(run.cookbooks().attribute_files("cb").unwrap().len(), 1);
+        // but never the node files, which are the operator's,
+        write(
+            "nodes/sw1.json",
+            r#"{"name": "sw1", "chef_environment": "prod", "normal": {"v": 2}}"#,
+        );
+        assert_eq!(
+            run.load_desired(&name("sw1")).unwrap().normal["v"],
+            json!(2)
+        );
+        // and the next run (a repo not for a run, as `serve` holds it, too) sees every edit.
+        for next in [repo.for_run(), repo.clone()] {
+            assert_eq!(next.load_environment("prod").unwrap().description, "two");
+            assert!(next.cookbooks().load_recipe("cb", "r").unwrap().is_none());
+            assert_eq!(next.cookbooks().attribute_files("cb").unwrap().len(), 2);
+        }
     }
 
     fn name(n: &str) -> NodeName {
