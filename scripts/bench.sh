@@ -10,7 +10,8 @@
 #                  netgw-junos netgw-f5, netgw-atomic (IOS, `converge --atomic`: its ratio to netgw-ios
 #                  is printed under the table), the floors floor (IOS) floor-nxos floor-eos floor-junos floor-f5
 #                  floor-peer, the Python peers scrapli netmiko nornir ansible (IOS), scrapli-nxos
-#                  netmiko-nxos (NX-OS), pyeapi (EOS eAPI over HTTPS), ncclient (Junos NETCONF)
+#                  netmiko-nxos (NX-OS), pyeapi (EOS eAPI over HTTPS), ncclient (Junos NETCONF), bigrest
+#                  (F5 iControl REST over HTTPS)
 #   BENCH_CONCURRENCY  sessions at once for netgw, the floor, scrapli, Netmiko and Nornir (default 100)
 #   BENCH_FORKS    Ansible forks (default 50)
 #   BENCH_LIMIT    hard limit per run, seconds (default 900); a run past it is killed: "did not finish"
@@ -30,7 +31,7 @@ root=$PWD
 
 sizes=("$@")
 [ ${#sizes[@]} -eq 0 ] && sizes=(1 100 1000 10000)
-tools=${BENCH_TOOLS:-"netgw-ios netgw-atomic netgw-nxos netgw-eos-https netgw-eos-http netgw-junos netgw-f5 floor floor-nxos floor-eos floor-junos floor-f5 floor-peer scrapli netmiko nornir ansible scrapli-nxos netmiko-nxos pyeapi ncclient"}
+tools=${BENCH_TOOLS:-"netgw-ios netgw-atomic netgw-nxos netgw-eos-https netgw-eos-http netgw-junos netgw-f5 floor floor-nxos floor-eos floor-junos floor-f5 floor-peer scrapli netmiko nornir ansible scrapli-nxos netmiko-nxos pyeapi ncclient bigrest"}
 conc=${BENCH_CONCURRENCY:-100}
 forks=${BENCH_FORKS:-50}
 limit=${BENCH_LIMIT:-900}
@@ -47,7 +48,7 @@ if [ -z "${BENCH_NO_BUILD:-}" ]; then
 fi
 
 needs_py=false
-for t in $tools; do case $t in scrapli* | netmiko* | nornir | ansible | pyeapi | ncclient) needs_py=true ;; esac; done
+for t in $tools; do case $t in scrapli* | netmiko* | nornir | ansible | pyeapi | ncclient | bigrest) needs_py=true ;; esac; done
 if $needs_py; then
     if [ ! -x "$venv/bin/python" ] || ! cmp -s labs/bench/requirements.txt "$venv/.requirements"; then
         echo "== installing the Python peers into $venv (PyPI)"
@@ -238,7 +239,7 @@ run_peer() { # tool platform n
         floor-peer)
             measure "$tool" "$d/out.json" -- "$bin/ssh-floor" --inventory "$d/inventory.yml" \
                 --concurrency "$conc" --commands labs/bench/floor-peer-commands.txt > "$d/m.json" ;;
-        scrapli | netmiko | nornir | scrapli-nxos | netmiko-nxos | pyeapi | ncclient)
+        scrapli | netmiko | nornir | scrapli-nxos | netmiko-nxos | pyeapi | ncclient | bigrest)
             measure "$tool" "$d/out.json" -- "$venv/bin/python" labs/bench/peers.py "$tool" \
                 --inventory "$d/inventory.yml" --concurrency "$conc" --work "$d" > "$d/m.json" ;;
         ansible)
@@ -275,6 +276,7 @@ peer_platform() { # tool
         *-nxos) echo nxos ;;
         pyeapi) echo eos ;;
         ncclient) echo junos ;;
+        bigrest) echo f5 ;;
         *) echo ios ;;
     esac
 }
@@ -294,7 +296,7 @@ for n in "${sizes[@]}"; do
             floor-eos) run_peer "$t" eos "$n" ;;
             floor-junos) run_peer "$t" junos "$n" ;;
             floor-f5) run_peer "$t" f5 "$n" ;;
-            scrapli | netmiko | nornir | scrapli-nxos | netmiko-nxos | pyeapi | ncclient)
+            scrapli | netmiko | nornir | scrapli-nxos | netmiko-nxos | pyeapi | ncclient | bigrest)
                 if [ "$n" -le "$py_max" ]; then run_peer "$t" "$(peer_platform "$t")" "$n"; else echo "   $t N=$n skipped (BENCH_PY_MAX_N=$py_max)"; fi ;;
             ansible)
                 if [ "$n" -le "$ansible_max" ]; then run_peer "$t" ios "$n"; else echo "   $t N=$n skipped (BENCH_ANSIBLE_MAX_N=$ansible_max)"; fi ;;

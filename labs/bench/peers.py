@@ -4,7 +4,7 @@
     peers.py TOOL --inventory INV.yml --concurrency N [--work DIR]
 
 TOOL: scrapli, netmiko, nornir (IOS, SSH CLI); scrapli-nxos, netmiko-nxos (NX-OS, SSH CLI); pyeapi
-(EOS, eAPI over HTTPS); ncclient (Junos, NETCONF over SSH).
+(EOS, eAPI over HTTPS); ncclient (Junos, NETCONF over SSH); bigrest (F5 BIG-IP, iControl REST over HTTPS).
 
 Every tool does, per device, what `netgw converge` does in substance (docs/bench.md):
   facts      show version, show vlan brief, show interfaces switchport  (parsed with TextFSM /
@@ -14,7 +14,7 @@ Every tool does, per device, what `netgw converge` does in substance (docs/bench
 The other vendors' peers do the same per device in their platform's terms (see each runner below).
 Host keys and certificates are NOT checked by these peers (scrapli auth_strict_key=False, Netmiko's
 default AutoAddPolicy, ncclient hostkey_verify=False, pyeapi's unverified HTTPS context): accepted for
-the benchmark and said so in docs/bench.md. netgw and the floors check them.
+the benchmark and said so in docs/bench.md. netgw, the floors and bigrest (against the lab CA) check them.
 
 Prints one JSON object: {"tool", "hosts", "ok", "failed", "wall_secs", "errors": [first 10]}.
 """
@@ -193,6 +193,29 @@ def ncclient_one(h):
             raise RuntimeError("read-back: the VLAN or the description is missing")
 
 
+# ---- bigrest (F5 BIG-IP iControl REST over HTTPS), thread pool ------------------------------------
+def bigrest_one(h, ca):
+    from bigrest.bigip import BIGIP
+
+    name, port, user, pw = h
+    # One token login (as netgw), one requests session (keep-alive); the certificate is checked against
+    # the lab CA, as netgw checks it (`session_verify` is handed to requests' `verify`).
+    dev = BIGIP(f"127.0.0.1:{port}", user, pw, request_token=True, session_verify=ca, timeout=60)
+    # facts: what its users read (the version, interfaces and VLANs)
+    for path in ("/mgmt/tm/sys/version", "/mgmt/tm/net/interface", "/mgmt/tm/net/vlan"):
+        dev.load(path)
+    # the change in one iControl transaction (bigrest's `with`: create, then commit at the end)
+    with dev:
+        dev.create("/mgmt/tm/net/vlan", {"name": "bench", "partition": "Common", "tag": 100})
+        dev.modify("/mgmt/tm/net/interface/1.1", {"description": "bench uplink"})
+    vl = dev.load("/mgmt/tm/net/vlan/~Common~bench")
+    intf = dev.load("/mgmt/tm/net/interface/1.1")
+    if vl.properties.get("tag") != 100:
+        raise RuntimeError("read-back: VLAN 100 'bench' missing")
+    if intf.properties.get("description") != "bench uplink":
+        raise RuntimeError("read-back: description missing")
+
+
 # ---- Nornir + nornir_netmiko ---------------------------------------------------------------------
 def run_nornir(hosts, conc, work):
     import os
@@ -246,13 +269,14 @@ def run_nornir(hosts, conc, work):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument(
-        "tool", choices=["scrapli", "netmiko", "nornir", "scrapli-nxos", "netmiko-nxos", "pyeapi", "ncclient"]
+        "tool",
+        choices=["scrapli", "netmiko", "nornir", "scrapli-nxos", "netmiko-nxos", "pyeapi", "ncclient", "bigrest"],
     )
     ap.add_argument("--inventory", required=True)
     ap.add_argument("--concurrency", type=int, default=100)
     ap.add_argument("--work", default=".")
     a = ap.parse_args()
-    conn = {"pyeapi": "eapi", "ncclient": "netconf"}.get(a.tool, "ssh")
+    conn = {"pyeapi": "eapi", "ncclient": "netconf", "bigrest": "rest"}.get(a.tool, "ssh")
     hosts = hosts_of(a.inventory, conn)
     t0 = time.monotonic()
     if a.tool in ("scrapli", "scrapli-nxos"):
@@ -267,6 +291,18 @@ def main():
         errs = run_pool(pyeapi_one, hosts, a.concurrency)
     elif a.tool == "ncclient":
         errs = run_pool(ncclient_one, hosts, a.concurrency)
+    elif a.tool == "bigrest":
+        import bigrest.bigip  # noqa: F401 - imported once, before the threads race to
+
+        import os
+
+        # requests lets these variables override a session's `verify` (psf/requests#3829): the lab CA
+        # would be replaced by the system bundle.
+        for var in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
+            os.environ.pop(var, None)
+        inv = yaml.safe_load(open(a.inventory))["hosts"]
+        ca = {n: inv[n]["data"]["netgw"]["tls_ca"] for n, *_ in hosts}
+        errs = run_pool(lambda h: bigrest_one(h, ca[h[0]]), hosts, a.concurrency)
     else:
         errs = run_nornir(hosts, a.concurrency, a.work)
     wall = time.monotonic() - t0
