@@ -983,8 +983,77 @@ async fn wait_final(
                 interrupted.push((id.clone(), n.as_str().unwrap().to_owned()));
             }
         }
+        interrupted.extend(
+            moved_nodes(&run)
+                .into_iter()
+                .map(|n| (id.clone(), n.to_owned())),
+        );
     }
     interrupted
+}
+
+/// Nodes of `run` an idle gateway took from its queue (and runs in a run of its own).
+fn moved_nodes(run: &Value) -> Vec<&str> {
+    run["report"]["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|n| {
+            n["status"] == "skipped"
+                && n["warnings"]
+                    .to_string()
+                    .contains("moved to an idle gateway")
+        })
+        .filter_map(|n| n["name"].as_str())
+        .collect()
+}
+
+/// A busy gateway (one place) and an idle one on the same database: node runs that wait at the busy
+/// one move to the idle one, which runs them; the busy one's run records them skipped (moved), and no
+/// node gets two sessions at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_gateway_takes_node_runs_waiting_at_a_busy_one() {
+    let pg = Postgres::start();
+    let lab = lab_of(&pg, 4.0, 4);
+    let busy = gateway_with(&lab, "busy", &["--concurrency", "1"]);
+    let idle = gateway(&lab, "idle");
+    let r = busy.trigger(&["slow1", "slow2", "slow3", "slow4"]).await;
+    let id = r["run_id"].as_str().unwrap().to_owned();
+    let run = busy
+        .wait_status(&id, &["finished"], Duration::from_secs(120))
+        .await;
+    let moved = moved_nodes(&run);
+    assert!(!moved.is_empty(), "no node run moved: {run:#}");
+    assert!(
+        moved.len() < 4,
+        "slow1 started at once on the busy gateway: {run:#}"
+    );
+    for node in &moved {
+        let runs = idle.get(&format!("/v1/runs?node={node}")).await;
+        let mine = runs["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| {
+                r["requested_by"]
+                    .as_str()
+                    .is_some_and(|b| b.contains(&format!("moved from busy run {id}")))
+            })
+            .unwrap_or_else(|| panic!("{node}: no run on the idle gateway: {runs:#}"))
+            .clone();
+        idle.wait_status(
+            mine["run_id"].as_str().unwrap(),
+            &["finished"],
+            Duration::from_secs(60),
+        )
+        .await;
+    }
+    let m = idle.metrics().await;
+    assert!(!m.contains("netgw_gateway_claims_total 0"), "{m}");
+    for (i, s) in lab.slow.iter().enumerate() {
+        assert_eq!(overlaps(s, Duration::from_millis(300)), 0, "slow{}", i + 1);
+        assert!(!s.lock().unwrap().is_empty(), "slow{} never ran", i + 1);
+    }
 }
 
 /// The sessions every device of `sim` saw, and the triggered devices without the campaign's VLAN.
