@@ -469,15 +469,7 @@ impl PgHistory {
             )
             .await?;
         self.claims.fetch_add(rows.len() as u64, Ordering::Relaxed);
-        Ok(rows
-            .iter()
-            .map(|r| Claimed {
-                run_id: r.get(0),
-                node: r.get(1),
-                why_run: r.get(2),
-                requested_by: r.get(3),
-            })
-            .collect())
+        Ok(rows.iter().map(claimed).collect())
     }
 
     /// Claim node runs that have waited longer than `waited` in a live gateway's queue (it is busy:
@@ -506,15 +498,7 @@ impl PgHistory {
             )
             .await?;
         self.claims.fetch_add(rows.len() as u64, Ordering::Relaxed);
-        Ok(rows
-            .iter()
-            .map(|r| Claimed {
-                run_id: r.get(0),
-                node: r.get(1),
-                why_run: r.get(2),
-                requested_by: r.get(3),
-            })
-            .collect())
+        Ok(rows.iter().map(claimed).collect())
     }
 
     /// Admit a trigger in the shared queue (`netgw_admit`, migrations/postgres/0003): coalesced into
@@ -641,6 +625,16 @@ impl Columns for Row {
 
 /// Gateways of this host whose process is gone are marked stopped at once: a crash seen from the same
 /// machine need not wait out the lease (other machines' gateways do).
+/// A claimed queue row (`RETURNING run_id, node, why_run, requested_by`).
+fn claimed(r: &Row) -> Claimed {
+    Claimed {
+        run_id: r.get(0),
+        node: r.get(1),
+        why_run: r.get(2),
+        requested_by: r.get(3),
+    }
+}
+
 async fn mark_dead_local(c: &Client, url: &DatabaseUrl, g: &GatewayInfo) -> Result<(), PgError> {
     let t = STATEMENT_TIMEOUT;
     let rows = timed(
