@@ -1122,7 +1122,7 @@ async fn campaign_sample_loses_no_trigger_and_never_overlaps() {
     count_devices(&sim, &touched, &mut out);
     eprintln!(
         "campaign: {devices} devices, {triggers} triggers, seed {seed}, {:.0} s, load {}: {} runs, \
-         {} refused, {} node runs of the killed gateway taken over; {out:?}",
+         {} refused, {} node runs taken over (killed gateway) or moved (idle gateway); {out:?}",
         t0.elapsed().as_secs_f64(),
         std::fs::read_to_string("/proc/loadavg")
             .unwrap_or_default()
