@@ -1177,7 +1177,13 @@ fn overlap_evidence(sim: &netgw_labs::Lab, gws: &[Gateway]) -> String {
 async fn campaign_control_without_a_shared_lock_overlaps() {
     let (devices, triggers) = (4, 40);
     let (sim, lab) = campaign_lab(devices, None, 2 * triggers).await;
-    let gws = [gateway(&lab, "a"), gateway(&lab, "b")];
+    // Each its own SQLite history too (the default path is relative to the working directory).
+    let db = |n: &str| lab.dir.path().join(format!("history-{n}.db"));
+    let (da, dbb) = (db("a"), db("b"));
+    let gws = [
+        gateway_with(&lab, "a", &["--db", da.to_str().unwrap()]),
+        gateway_with(&lab, "b", &["--db", dbb.to_str().unwrap()]),
+    ];
     let (accepted, refused, touched) =
         send_triggers(&gws, devices, triggers, 0x5eed_0019, None).await;
     wait_final(&gws, &accepted, false).await;
