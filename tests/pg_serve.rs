@@ -837,7 +837,7 @@ const CAMPAIGN_VLAN: u16 = 3019;
 
 /// netgw-lab with `n` Junos devices `sw-1`..`sw-n` (NETCONF over SSH, no SNMP, every reply delayed
 /// [`LATENCY_MS`]), each with a node file wanting VLAN [`CAMPAIGN_VLAN`]; serve.yml on `database`
-/// (none: each gateway keeps SQLite in its own state directory) keeping every run. SSH because one
+/// (none: SQLite, each gateway given its own file by the caller) keeping every run. SSH because one
 /// device session is one connection there: an HTTP client (eAPI) sometimes opens a second connection
 /// within one session (the pooled one is not back in its pool yet when the next request goes), which
 /// the device cannot tell from a second session.
