@@ -826,48 +826,129 @@ fn sized(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// The campaign (scripts/pg-campaign.sh runs it at full size), a seeded sample by default: three
-/// gateways and a CLI run, 12 devices, 150 triggers spread over the gateways; one gateway SIGKILLed
-/// after a third of them, PostgreSQL restarted after two thirds. Counted: every accepted trigger's
-/// run reaches a final state, every node a killed run left is run to its end by another gateway, no
-/// two device sessions of a node overlap.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn campaign_sample_loses_no_trigger_and_never_overlaps() {
-    let devices = sized("NETGW_CAMPAIGN_DEVICES", 12);
-    let triggers = sized("NETGW_CAMPAIGN_TRIGGERS", 150);
-    let pg = Postgres::start();
-    let lab = lab_of(&pg, 0.5, devices);
-    // Every run stays readable to the end (the default retention, 1,000 runs, would drop the first).
-    let yml = lab.dir.path().join("serve.yml");
-    let text = std::fs::read_to_string(&yml).unwrap() + &format!("retention: {}\n", 2 * triggers);
-    std::fs::write(&yml, text).unwrap();
-    let gws = [gateway(&lab, "a"), gateway(&lab, "b"), gateway(&lab, "c")];
-    let cli = cli_converge(&lab, &pg, "slow1", &[]).spawn().unwrap();
-    let t0 = Instant::now();
-    let mut seed: u64 = sized("NETGW_CAMPAIGN_SEED", 0x5eed_0019) as u64;
+/// Two sessions of one device open together for less than this are a client's close on its way to
+/// the device after the next holder of the node's lock connected, not two sessions. The lab's
+/// sessions last several replies of `LATENCY_MS` each, far longer.
+const SLACK: Duration = Duration::from_millis(100);
+/// Every reply of a campaign device is delayed this long, so a device session lasts long enough that
+/// two unlocked runs of one node meet on the device (the control shows they do).
+const LATENCY_MS: u64 = 40;
+const CAMPAIGN_VLAN: u16 = 3019;
+
+/// netgw-lab with `n` Junos devices `sw-1`..`sw-n` (NETCONF over SSH, no SNMP, every reply delayed
+/// [`LATENCY_MS`]), each with a node file wanting VLAN [`CAMPAIGN_VLAN`]; serve.yml on `database`
+/// (none: SQLite, each gateway given its own file by the caller) keeping every run. SSH because one
+/// device session is one connection there: an HTTP client (eAPI) sometimes opens a second connection
+/// within one session (the pooled one is not back in its pool yet when the next request goes), which
+/// the device cannot tell from a second session.
+async fn campaign_lab(
+    n: usize,
+    database: Option<&str>,
+    keep_runs: usize,
+) -> (netgw_labs::Lab, Lab) {
+    assert!(
+        n >= 2,
+        "the topology is replicated: one device keeps no -1 suffix"
+    );
+    let topo = format!(
+        "name: camp\ntopology:\n  nodes:\n    sw: {{kind: juniper_vjunosswitch, labels: {{netgw-lab.latency-ms: \"{LATENCY_MS}\"}}}}\n"
+    );
+    let opts = netgw_labs::LabOptions {
+        count: n,
+        eapi_https: false,
+        snmp: false,
+        ..Default::default()
+    };
+    let (sim, dir) = common::start_lab(&topo, opts).await;
+    let d = dir.path();
+    for i in 1..=n {
+        write(
+            d,
+            &format!("repo/nodes/sw-{i}.json"),
+            &format!(
+                r#"{{"name":"sw-{i}","run_list":["recipe[netdev::vlans]"],"normal":{{"netdev":{{"vlans":{{"{CAMPAIGN_VLAN}":{{"name":"campaign"}}}}}}}}}}"#
+            ),
+        );
+    }
+    let db = database.map_or(String::new(), |u| format!("database: {u}\n"));
+    write(
+        d,
+        "serve.yml",
+        &format!(
+            "inventory: inventory.yml\nrepo: repo\n{db}shutdown_grace_secs: 5\nretention: {keep_runs}\ntokens:\n  - {{name: ci, sha256: {}, roles: [trigger, read]}}\n",
+            netgw::api::auth::token_hash_hex(TOKEN),
+        ),
+    );
+    (
+        sim,
+        Lab {
+            dir,
+            slow: Vec::new(),
+        },
+    )
+}
+
+/// What a campaign counted.
+#[derive(Debug, Default)]
+struct Outcome {
+    runs: usize,
+    refused: usize,
+    taken_over: usize,
+    sessions: u64,
+    overlaps: u64,
+    max_open: usize,
+    /// Devices triggered at least once that do not have the campaign's VLAN at the end.
+    unconverged: Vec<String>,
+}
+
+/// Sends `triggers` one-node triggers for `sw-1..sw-devices`, spread over `gws` by a seeded
+/// generator; with `chaos`, SIGKILLs the last gateway after a third of them and restarts `pg` after
+/// two thirds. Returns the accepted runs (gateway index, run id), the refused count and the nodes
+/// triggered.
+async fn send_triggers(
+    gws: &[Gateway],
+    devices: usize,
+    triggers: usize,
+    seed: u64,
+    chaos: Option<&Postgres>,
+) -> (
+    Vec<(usize, String)>,
+    usize,
+    std::collections::BTreeSet<usize>,
+) {
+    let mut seed = seed.max(1);
     let mut next = move |n: usize| {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
         (seed % n as u64) as usize
     };
-    let (mut accepted, mut refused) = (Vec::new(), 0);
+    let (mut accepted, mut refused, mut touched) =
+        (Vec::new(), 0, std::collections::BTreeSet::new());
     let (kill_at, restart_at) = (triggers / 3, triggers * 2 / 3);
     for i in 0..triggers {
-        if i == kill_at {
-            kill9(&gws[2].child);
-        }
-        if i == restart_at {
-            pg.restart();
-        }
-        let g = &gws[next(if i < kill_at { 3 } else { 2 })];
-        let node = format!("slow{}", 1 + next(devices));
-        let (code, v) = g.post_converge(&[&node]).await;
+        let live = match chaos {
+            Some(pg) if i >= kill_at => {
+                if i == kill_at {
+                    kill9(&gws[gws.len() - 1].child);
+                }
+                if i == restart_at {
+                    pg.restart();
+                }
+                gws.len() - 1
+            }
+            _ => gws.len(),
+        };
+        let g = next(live);
+        let dev = 1 + next(devices);
+        let node = format!("sw-{dev}");
+        let (code, v) = gws[g].post_converge(&[&node]).await;
         match code {
             202 => {
-                accepted.push(v["run_id"].as_str().unwrap().to_owned());
+                touched.insert(dev);
+                accepted.push((g, v["run_id"].as_str().unwrap().to_owned()));
                 for c in v["coalesced"].as_array().unwrap() {
-                    accepted.push(c["run_id"].as_str().unwrap().to_owned());
+                    accepted.push((g, c["run_id"].as_str().unwrap().to_owned()));
                 }
             }
             // Refused whole, nothing queued: the client was told to retry.
@@ -877,35 +958,153 @@ async fn campaign_sample_loses_no_trigger_and_never_overlaps() {
     }
     accepted.sort();
     accepted.dedup();
-    assert!(
-        accepted.len() > triggers / 4,
-        "{} runs, {refused} refused",
-        accepted.len()
-    );
-    let (mut interrupted, mut final_states) = (Vec::new(), 0);
-    for id in &accepted {
-        let run = gws[0]
+    (accepted, refused, touched)
+}
+
+/// Waits for every accepted run (`shared`: read from the first gateway, else from the gateway that
+/// accepted it) to reach a final state; returns the node runs interrupted runs left.
+async fn wait_final(
+    gws: &[Gateway],
+    accepted: &[(usize, String)],
+    shared: bool,
+) -> Vec<(String, String)> {
+    let mut interrupted = Vec::new();
+    for (g, id) in accepted {
+        let gw = &gws[if shared { 0 } else { *g }];
+        let run = gw
             .wait_status(
                 id,
                 &["finished", "interrupted", "cancelled"],
-                Duration::from_secs(180),
+                Duration::from_secs(300),
             )
             .await;
-        final_states += 1;
         if run["status"] == "interrupted" {
             for n in run["pending"].as_array().unwrap() {
                 interrupted.push((id.clone(), n.as_str().unwrap().to_owned()));
             }
         }
+        interrupted.extend(
+            moved_nodes(&run)
+                .into_iter()
+                .map(|n| (id.clone(), n.to_owned())),
+        );
     }
-    assert_eq!(
-        final_states,
-        accepted.len(),
-        "every accepted trigger's run ended"
+    interrupted
+}
+
+/// Nodes of `run` an idle gateway took from its queue (and runs in a run of its own).
+fn moved_nodes(run: &Value) -> Vec<&str> {
+    run["report"]["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|n| {
+            n["status"] == "skipped"
+                && n["warnings"]
+                    .to_string()
+                    .contains("moved to an idle gateway")
+        })
+        .filter_map(|n| n["name"].as_str())
+        .collect()
+}
+
+/// A busy gateway (one place) and an idle one on the same database: node runs that wait at the busy
+/// one move to the idle one, which runs them; the busy one's run records them skipped (moved), and no
+/// node gets two sessions at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_gateway_takes_node_runs_waiting_at_a_busy_one() {
+    let pg = Postgres::start();
+    let lab = lab_of(&pg, 4.0, 4);
+    let busy = gateway_with(&lab, "busy", &["--concurrency", "1"]);
+    let idle = gateway(&lab, "idle");
+    let r = busy.trigger(&["slow1", "slow2", "slow3", "slow4"]).await;
+    let id = r["run_id"].as_str().unwrap().to_owned();
+    let run = busy
+        .wait_status(&id, &["finished"], Duration::from_secs(120))
+        .await;
+    let moved = moved_nodes(&run);
+    assert!(!moved.is_empty(), "no node run moved: {run:#}");
+    assert!(
+        moved.len() < 4,
+        "slow1 started at once on the busy gateway: {run:#}"
     );
+    for node in &moved {
+        let runs = idle.get(&format!("/v1/runs?node={node}")).await;
+        let mine = runs["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| {
+                r["requested_by"]
+                    .as_str()
+                    .is_some_and(|b| b.contains(&format!("moved from busy run {id}")))
+            })
+            .unwrap_or_else(|| panic!("{node}: no run on the idle gateway: {runs:#}"))
+            .clone();
+        idle.wait_status(
+            mine["run_id"].as_str().unwrap(),
+            &["finished"],
+            Duration::from_secs(60),
+        )
+        .await;
+    }
+    let m = idle.metrics().await;
+    assert!(!m.contains("netgw_gateway_claims_total 0"), "{m}");
+    for (i, s) in lab.slow.iter().enumerate() {
+        assert_eq!(overlaps(s, Duration::from_millis(300)), 0, "slow{}", i + 1);
+        assert!(!s.lock().unwrap().is_empty(), "slow{} never ran", i + 1);
+    }
+}
+
+/// The sessions every device of `sim` saw, and the triggered devices without the campaign's VLAN.
+fn count_devices(
+    sim: &netgw_labs::Lab,
+    touched: &std::collections::BTreeSet<usize>,
+    out: &mut Outcome,
+) {
+    (out.sessions, out.max_open, out.overlaps) = sim.session_totals(SLACK);
+    for dev in touched {
+        let name = format!("sw-{dev}");
+        let node = sim.node(&name).unwrap();
+        // Junos keeps its configuration as XML; its state model is derived from the committed tree.
+        let has = match &node.sim {
+            netgw_labs::Sim::Junos(j) => j.snmp_state().vlans.contains_key(&CAMPAIGN_VLAN),
+            _ => node.device.state().vlans.contains_key(&CAMPAIGN_VLAN),
+        };
+        if !has {
+            out.unconverged.push(name);
+        }
+    }
+}
+
+/// The campaign (scripts/pg-campaign.sh runs it at full size), a seeded sample by default: three
+/// gateways and a CLI run on one PostgreSQL, netgw-lab with 30 Junos devices, 150 triggers spread over
+/// the gateways; one gateway SIGKILLed after a third of them, PostgreSQL restarted after two thirds.
+/// Counted: every accepted trigger's run reaches a final state, every node a killed run left is run to
+/// its end by another gateway, every triggered device ends with its desired VLAN, and netgw-lab saw no
+/// two sessions of one device open together (the control below shows it sees them when the gateways
+/// share no lock).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn campaign_sample_loses_no_trigger_and_never_overlaps() {
+    let devices = sized("NETGW_CAMPAIGN_DEVICES", 30);
+    let triggers = sized("NETGW_CAMPAIGN_TRIGGERS", 150);
+    let seed = sized("NETGW_CAMPAIGN_SEED", 0x5eed_0019) as u64;
+    let pg = Postgres::start();
+    let (sim, lab) = campaign_lab(devices, Some(&pg.url), 2 * triggers).await;
+    let gws = [gateway(&lab, "a"), gateway(&lab, "b"), gateway(&lab, "c")];
+    let cli = cli_converge(&lab, &pg, "sw-1", &[]).spawn().unwrap();
+    let t0 = Instant::now();
+    let (accepted, refused, touched) =
+        send_triggers(&gws, devices, triggers, seed, Some(&pg)).await;
+    assert!(
+        accepted.len() > triggers / 4,
+        "{} runs, {refused} refused",
+        accepted.len()
+    );
+    let interrupted = wait_final(&gws, &accepted, true).await;
     for (from, node) in &interrupted {
         gws[0]
-            .finished_after(from, node, Duration::from_secs(180))
+            .finished_after(from, node, Duration::from_secs(300))
             .await;
     }
     let cli = tokio::task::spawn_blocking(move || cli.wait_with_output())
@@ -914,21 +1113,90 @@ async fn campaign_sample_loses_no_trigger_and_never_overlaps() {
         .unwrap();
     let report: Value = serde_json::from_slice(&cli.stdout).unwrap();
     assert_ne!(report["nodes"][0]["error_kind"], "lock", "{report:#}");
-    let mut sessions = 0;
-    for (i, s) in lab.slow.iter().enumerate() {
-        sessions += s.lock().unwrap().len();
-        assert_eq!(
-            overlaps(s, Duration::from_millis(300)),
-            0,
-            "slow{}: two sessions overlapped",
-            i + 1
-        );
-    }
+    let mut out = Outcome {
+        runs: accepted.len(),
+        refused,
+        taken_over: interrupted.len(),
+        ..Outcome::default()
+    };
+    count_devices(&sim, &touched, &mut out);
     eprintln!(
-        "campaign: {devices} devices, {triggers} triggers, {} runs, {refused} refused, {} node runs \
-         of the killed gateway taken over, {sessions} device sessions, 0 overlaps, {:.0} s",
-        accepted.len(),
-        interrupted.len(),
-        t0.elapsed().as_secs_f64()
+        "campaign: {devices} devices, {triggers} triggers, seed {seed}, {:.0} s, load {}: {} runs, \
+         {} refused, {} node runs taken over (killed gateway) or moved (idle gateway); {out:?}",
+        t0.elapsed().as_secs_f64(),
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim(),
+        out.runs,
+        out.refused,
+        out.taken_over,
+    );
+    assert!(
+        out.sessions as usize >= out.runs.min(touched.len()),
+        "{out:?}"
+    );
+    assert_eq!(
+        out.overlaps,
+        0,
+        "two sessions of one device overlapped: {out:?}\n{}",
+        overlap_evidence(&sim, &gws)
+    );
+    assert!(out.unconverged.is_empty(), "{out:?}");
+}
+
+/// For a failed campaign: the devices whose sessions overlapped, how long, and what each gateway
+/// logged about those nodes.
+fn overlap_evidence(sim: &netgw_labs::Lab, gws: &[Gateway]) -> String {
+    let mut text = String::new();
+    for n in &sim.nodes {
+        let st = n.device.sessions.stats();
+        if st.overlaps_over(SLACK) == 0 {
+            continue;
+        }
+        text += &format!("{}: {:?} from {:?}\n", n.name, st.overlaps, st.overlaps_at);
+        let needle = n.name.clone();
+        for (i, g) in gws.iter().enumerate() {
+            for l in g.log_text().lines() {
+                let hit = l.match_indices(&needle).any(|(at, _)| {
+                    !l[at + needle.len()..].starts_with(|c: char| c.is_ascii_digit())
+                });
+                if hit {
+                    text += &format!("  gw{i}: {l}\n");
+                }
+            }
+        }
+    }
+    text
+}
+
+/// The control of the campaign: the same devices, triggers and count, but the two gateways and the CLI
+/// run share no lock (each gateway keeps SQLite in its own state directory, as two machines without
+/// the database would): netgw-lab sees sessions of one device open together, so the campaign's 0
+/// is the lock's doing, not a blind counter.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn campaign_control_without_a_shared_lock_overlaps() {
+    let (devices, triggers) = (4, 40);
+    let (sim, lab) = campaign_lab(devices, None, 2 * triggers).await;
+    // Each its own SQLite history too (the default path is relative to the working directory).
+    let db = |n: &str| lab.dir.path().join(format!("history-{n}.db"));
+    let (da, dbb) = (db("a"), db("b"));
+    let gws = [
+        gateway_with(&lab, "a", &["--db", da.to_str().unwrap()]),
+        gateway_with(&lab, "b", &["--db", dbb.to_str().unwrap()]),
+    ];
+    let (accepted, refused, touched) =
+        send_triggers(&gws, devices, triggers, 0x5eed_0019, None).await;
+    wait_final(&gws, &accepted, false).await;
+    let mut out = Outcome {
+        runs: accepted.len(),
+        refused,
+        ..Outcome::default()
+    };
+    count_devices(&sim, &touched, &mut out);
+    eprintln!("control: {out:?}");
+    assert!(out.runs >= 2, "{out:?}");
+    assert!(
+        out.overlaps >= 1,
+        "no overlap seen without a shared lock: {out:?}"
     );
 }

@@ -694,7 +694,13 @@ impl Lab {
                 let acc = self.options.eapi_https.then(|| self.tls.acceptor.clone());
                 (
                     Sim::Eos(s),
-                    tokio::spawn(http::serve(listener, acc, limit, handler)),
+                    tokio::spawn(http::serve(
+                        listener,
+                        acc,
+                        limit,
+                        handler,
+                        dev.sessions.clone(),
+                    )),
                 )
             }
             Dialect::F5 => {
@@ -709,6 +715,7 @@ impl Lab {
                         Some(self.tls.acceptor.clone()),
                         limit,
                         handler,
+                        dev.sessions.clone(),
                     )),
                 )
             }
@@ -779,6 +786,16 @@ impl Lab {
             }
         }
         v.as_object().cloned().unwrap_or_default()
+    }
+
+    /// Every device's sessions summed: sessions opened, the most open at once on one device, and
+    /// pairs of sessions of one device open together longer than `slack`
+    /// ([`crate::sim::sessions`]).
+    pub fn session_totals(&self, slack: std::time::Duration) -> (u64, usize, u64) {
+        self.nodes.iter().fold((0, 0, 0), |(o, m, x), n| {
+            let s = n.device.sessions.stats();
+            (o + s.opened, m.max(s.max_open), x + s.overlaps_over(slack))
+        })
     }
 
     pub fn node(&self, name: &str) -> Option<&LabNode> {

@@ -552,6 +552,20 @@ impl History {
         }
     }
 
+    /// Take up to `limit` node runs that waited longer than `waited` in busy gateways' queues (none
+    /// with SQLite): this gateway is idle. The caller runs them, or sends them back with
+    /// `Op::Requeue`.
+    pub async fn claim_waiting(
+        &self,
+        limit: usize,
+        waited: std::time::Duration,
+    ) -> Result<Vec<Claimed>, HistoryError> {
+        match self {
+            History::Sqlite(_) => Ok(Vec::new()),
+            History::Postgres(h) => Ok(h.claim_waiting(limit, waited).await?),
+        }
+    }
+
     /// Admit a trigger into the shared queue (PostgreSQL only; `None` with SQLite, whose queue is
     /// the scheduler's memory).
     pub async fn admit(
@@ -597,9 +611,10 @@ impl History {
     }
 
     /// A node of a run starts on this gateway (PostgreSQL: its queue row stops counting as waiting).
-    pub async fn node_started(&self, run_id: &str, node: &str) -> Result<(), HistoryError> {
+    /// `false`: another gateway claimed the node run while it waited here, and runs it.
+    pub async fn node_started(&self, run_id: &str, node: &str) -> Result<bool, HistoryError> {
         match self {
-            History::Sqlite(_) => Ok(()),
+            History::Sqlite(_) => Ok(true),
             History::Postgres(h) => Ok(h.node_started(run_id, node).await?),
         }
     }

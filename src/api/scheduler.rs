@@ -603,9 +603,28 @@ async fn run_node(
     why_run: bool,
     permit: OwnedSemaphorePermit,
 ) {
-    if let Err(e) = shared.history.node_started(&run_id, &node).await {
+    match shared.history.node_started(&run_id, &node).await {
+        Ok(true) => {}
+        Ok(false) => {
+            // An idle gateway claimed it while it waited here (takeover::take_some) and runs it.
+            info!(node = %node, run = %run_id, "node run moved to an idle gateway");
+            let r = NodeReport::skipped(
+                &node,
+                why_run,
+                "moved to an idle gateway of the shared database, which runs it (its run is in /v1/runs?node=)",
+            );
+            drop(permit);
+            shared.node_done(
+                &run_id,
+                &node,
+                serde_json::to_value(&r).unwrap_or(Value::Null),
+            );
+            return;
+        }
         // The node runs anyway: its advisory lock, not the queue row, keeps sessions apart.
-        warn!(node = %node, run = %run_id, error = %e, "could not mark the node run started in the shared queue");
+        Err(e) => {
+            warn!(node = %node, run = %run_id, error = %e, "could not mark the node run started in the shared queue")
+        }
     }
     if let Some(reason) = shared.inventory.not_driven(&node) {
         // Recorded `skipped` in history, as in the CLI's reports; never a failure.

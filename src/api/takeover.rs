@@ -2,9 +2,12 @@
 //! than the lease) or handed them back while draining are claimed from the shared queue
 //! (`History::claim_orphans`: `SELECT ... FOR UPDATE SKIP LOCKED`, so two gateways never take the same
 //! row) and submitted here as ordinary triggers: they coalesce with what waits in the shared queue, and
-//! never take more than the free places of `max_queue`. With SQLite there is nobody to take over from.
+//! never take more than the free places of `max_queue`. A gateway with idle places also claims node
+//! runs that have waited longer than [`MOVE_AFTER`] in a busy live gateway's queue (`History::claim_waiting`):
+//! the owner finds the row gone when it comes to start the node and records it `skipped` (moved).
+//! With SQLite there is nobody to take over from.
 
-use super::history::{History, Op};
+use super::history::{Claimed, History, Op};
 use super::scheduler::Scheduler;
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,6 +16,9 @@ use tracing::{info, warn};
 
 /// How often the shared queue is looked at.
 pub const EVERY: Duration = Duration::from_secs(2);
+/// A node run waiting this long in a live gateway's queue may move to an idle gateway: long enough
+/// that a gateway which merely has not dispatched yet keeps its work.
+pub const MOVE_AFTER: Duration = Duration::from_secs(5);
 
 /// Once listening: record the address in the gateway registry, then claim and run orphaned node runs
 /// until `stop` (the gateway's shutdown) is cancelled.
@@ -56,15 +62,33 @@ async fn take_some(sched: &Scheduler, history: &History) {
             return;
         }
     };
+    submit(sched, history, claimed, "taken over from run").await;
+    // Idle places left: node runs that wait in a busy gateway's queue run here instead.
+    let g = sched.gauges();
+    let idle = g
+        .concurrency
+        .saturating_sub(g.nodes_running + g.queue_depth);
+    if idle == 0 {
+        return;
+    }
+    match history.claim_waiting(idle, MOVE_AFTER).await {
+        Ok(c) => submit(sched, history, c, "moved from busy run").await,
+        Err(e) => warn!(error = %e, "could not read the shared queue"),
+    }
+}
+
+/// Queue claimed node runs here as triggers `"<requester> (<how> ID)"`; one that cannot be queued
+/// goes back to the shared queue.
+async fn submit(sched: &Scheduler, history: &History, claimed: Vec<Claimed>, how: &str) {
     for c in claimed {
-        let by = format!("{} (taken over from run {})", c.requested_by, c.run_id);
+        let by = format!("{} ({how} {})", c.requested_by, c.run_id);
         match sched
             .trigger(std::slice::from_ref(&c.node), c.why_run, &by)
             .await
         {
             Ok(a) => {
                 history.took_over();
-                info!(node = %c.node, from = %c.run_id, run = %a.run_id, "took over a node run of another gateway")
+                info!(node = %c.node, from = %c.run_id, run = %a.run_id, how, "took a node run of another gateway")
             }
             Err(e) => {
                 warn!(node = %c.node, error = %e, "could not take over a node run; back to the shared queue");

@@ -469,15 +469,36 @@ impl PgHistory {
             )
             .await?;
         self.claims.fetch_add(rows.len() as u64, Ordering::Relaxed);
-        Ok(rows
-            .iter()
-            .map(|r| Claimed {
-                run_id: r.get(0),
-                node: r.get(1),
-                why_run: r.get(2),
-                requested_by: r.get(3),
-            })
-            .collect())
+        Ok(rows.iter().map(claimed).collect())
+    }
+
+    /// Claim node runs that have waited longer than `waited` in a live gateway's queue (it is busy:
+    /// all its places run), for an idle gateway: oldest first, never a node that runs somewhere now
+    /// (its follow-up would only wait on the node's lock), rows being started or claimed at the same
+    /// moment skipped. The owner finds the row gone when it comes to start the node
+    /// ([`PgHistory::node_started`]) and leaves the node to the claimer.
+    pub async fn claim_waiting(
+        &self,
+        limit: usize,
+        waited: Duration,
+    ) -> Result<Vec<Claimed>, PgError> {
+        let (limit, waited) = (limit as i64, waited.as_secs_f64());
+        let rows = self
+            .query(
+                "claiming node runs waiting in a busy gateway's queue",
+                "WITH c AS ( \
+                   SELECT run_id, node FROM queue w \
+                   WHERE started_at IS NULL AND gateway IS NOT NULL AND gateway <> $3 \
+                     AND enqueued_at < now() - make_interval(secs => $2) \
+                     AND NOT EXISTS (SELECT 1 FROM queue r WHERE r.node = w.node AND r.started_at IS NOT NULL) \
+                   ORDER BY enqueued_at LIMIT $1 FOR UPDATE SKIP LOCKED) \
+                 DELETE FROM queue q USING c WHERE q.run_id = c.run_id AND q.node = c.node \
+                 RETURNING q.run_id, q.node, q.why_run, q.requested_by",
+                &[&limit, &waited, &self.gateway.id],
+            )
+            .await?;
+        self.claims.fetch_add(rows.len() as u64, Ordering::Relaxed);
+        Ok(rows.iter().map(claimed).collect())
     }
 
     /// Admit a trigger in the shared queue (`netgw_admit`, migrations/postgres/0003): coalesced into
@@ -516,15 +537,16 @@ impl PgHistory {
     }
 
     /// The node's queue row is running now: it no longer counts as waiting, and a trigger for the
-    /// node queues a follow-up instead of joining it.
-    pub async fn node_started(&self, run_id: &str, node: &str) -> Result<(), PgError> {
+    /// node queues a follow-up instead of joining it. `false`: the row is gone, an idle gateway
+    /// claimed it ([`PgHistory::claim_waiting`]) and runs the node instead.
+    pub async fn node_started(&self, run_id: &str, node: &str) -> Result<bool, PgError> {
         self.query(
             "marking a node run started",
-            "UPDATE queue SET started_at = now() WHERE run_id = $1 AND node = $2",
+            "UPDATE queue SET started_at = now() WHERE run_id = $1 AND node = $2 RETURNING node",
             &[&run_id, &node],
         )
         .await
-        .map(|_| ())
+        .map(|rows| !rows.is_empty())
     }
 
     /// A claimed node run was queued here.
@@ -603,6 +625,16 @@ impl Columns for Row {
 
 /// Gateways of this host whose process is gone are marked stopped at once: a crash seen from the same
 /// machine need not wait out the lease (other machines' gateways do).
+/// A claimed queue row (`RETURNING run_id, node, why_run, requested_by`).
+fn claimed(r: &Row) -> Claimed {
+    Claimed {
+        run_id: r.get(0),
+        node: r.get(1),
+        why_run: r.get(2),
+        requested_by: r.get(3),
+    }
+}
+
 async fn mark_dead_local(c: &Client, url: &DatabaseUrl, g: &GatewayInfo) -> Result<(), PgError> {
     let t = STATEMENT_TIMEOUT;
     let rows = timed(

@@ -4,7 +4,7 @@
 //!
 //! Serves every node of a containerlab topology as a simulated device on 127.0.0.1 (and an SNMP agent
 //! per device on UDP), writes the Nornir inventory netgw reads, prints one `READY` line, and runs until
-//! SIGINT or SIGTERM. With `--clab`, as containerlab would deploy it: each node on its own loopback
+//! SIGINT or SIGTERM, when it prints its device sessions (pairs of one device open together). With `--clab`, as containerlab would deploy it: each node on its own loopback
 //! address (the management subnet mapped into 127/8) on its kind's real ports, and the lab directory
 //! `clab-NAME/` with containerlab's files.
 
@@ -110,6 +110,10 @@ enum Cmd {
         snmp_shared_port: bool,
     },
 }
+
+/// Below this, two sessions of one device open together are a client's close on its way to the device
+/// after the next session started, not two sessions (the report at exit).
+const SESSION_SLACK: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Raise the open-file limit: every device holds a TCP listener and a UDP socket (its SNMP agent), plus
 /// connections. With the privilege to (root), up to the kernel's `fs.nr_open`; otherwise to the hard
@@ -239,6 +243,12 @@ async fn main() -> ExitCode {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
     }
+    let (opened, max_open, overlaps) = lab.session_totals(SESSION_SLACK);
+    eprintln!(
+        "netgw-lab: {opened} device sessions, at most {max_open} open at once on one device, \
+         {overlaps} pairs of sessions of one device open together longer than {} ms",
+        SESSION_SLACK.as_millis()
+    );
     drop(lab);
     ExitCode::SUCCESS
 }

@@ -8,6 +8,7 @@
 //! clients can verify it (`data.netgw.tls_ca`) instead of turning verification off.
 
 use super::fault::{ConnCtl, FaultStream};
+use super::sessions::Sessions;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use http_body_util::{BodyExt, Full, Limited};
@@ -148,6 +149,7 @@ pub async fn serve(
     tls: Option<TlsAcceptor>,
     reset_after_bytes: Option<u64>,
     handler: Handler,
+    sessions: Arc<Sessions>,
 ) {
     loop {
         let (tcp, _) = match listener.accept().await {
@@ -164,7 +166,9 @@ pub async fn serve(
         let stream = FaultStream::new(tcp, ctl.clone());
         let handler = handler.clone();
         let tls = tls.clone();
+        let session = sessions.open();
         tokio::spawn(async move {
+            let _session = session;
             match tls {
                 Some(acc) => match acc.accept(stream).await {
                     Ok(s) => serve_conn(TokioIo::new(s), ctl, handler).await,

@@ -7,6 +7,7 @@
 //!     ├─ cli.rs    IOS / NX-OS interactive CLI over SSH (archive.rs: IOS revert timer)
 //!     ├─ f5.rs     iControl REST over HTTPS
 //!     └─ snmp/     an SNMPv2c/v3 agent over UDP, MIB generated from the state at every request
+//!   sessions.rs: every connection a session; sessions of one device open together are counted
 //!   fault.rs: latency, resets (per connection, FaultStream), auth failure, rejected / slow commits
 //! ```
 
@@ -18,6 +19,7 @@ pub mod f5;
 pub mod fault;
 pub mod http;
 pub mod junos;
+pub mod sessions;
 pub mod snmp;
 pub mod ssh;
 pub mod state;
@@ -25,7 +27,7 @@ pub mod state;
 use fault::Faults;
 use state::{DeviceState, Dialect, PortFlag};
 use std::ops::{Deref, DerefMut};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// One simulated device.
@@ -42,6 +44,8 @@ pub struct Device {
     pub boot_time: f64,
     /// This device's ends of the topology's links, by port; their peers read them (see [`PortFlag`]).
     pub link_ends: Vec<(String, PortFlag)>,
+    /// Its sessions (connections), counted by the listener: two open together are an overlap.
+    pub sessions: Arc<sessions::Sessions>,
     state: Mutex<DeviceState>,
 }
 
@@ -95,6 +99,7 @@ impl Device {
             faults,
             boot_time: now(),
             link_ends: Vec::new(),
+            sessions: Arc::default(),
             state: Mutex::new(DeviceState::new(dialect, name, index, ports)),
         }
     }

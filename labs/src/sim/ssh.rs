@@ -205,7 +205,9 @@ pub async fn serve(listener: TcpListener, config: Arc<russh::server::Config>, ap
             pty: false,
         };
         let config = config.clone();
+        let session = app.device().sessions.open();
         tokio::spawn(async move {
+            let _session = session;
             match russh::server::run_stream(config, stream, handler).await {
                 Ok(running) => {
                     if let Err(e) = running.await {
