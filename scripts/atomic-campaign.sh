@@ -14,13 +14,16 @@
 #
 # Kill mode (MODE=kill): KILLS SIGKILLs of the `netgw converge --atomic` process at seeded-random moments
 # of phase 2 (a seeded-random phase of the transaction record, then a seeded-random delay), each on a
-# fresh fabric of PER_VENDOR devices per vendor answering after LATENCY_MS; the next run is a why-run over
+# fresh fabric of PER_VENDOR devices per vendor answering after LATENCY_MS, the killed run working on
+# CONCURRENCY nodes at once in each phase (the kill still waits for its seeded-random phase of the record,
+# then up to three device round trips); the next run is a why-run over
 # one seeded-random member, which must recover the whole transaction: counts networks left mixed after
 # it (goal 0) and checks each went the way its record said (all old before `confirming`, all new from
 # it). Control: `the_count_sees_a_mixed_network_without_the_transaction_record`.
 #
 #   MODE=kill scripts/atomic-campaign.sh [KILLS] [PER_VENDOR]
-#       defaults 200 and 10; SEED=424242, BATCH=10 kills per batch, LATENCY_MS=150
+#       defaults 200 and 10; SEED=424242, BATCH=10 kills per batch, LATENCY_MS=50, CONCURRENCY=50
+#       (a kill on 50 devices is CPU-bound at these values: ~12 s on this 2-core machine, debug build)
 #
 # RELEASE=1 builds and runs the tests with `--release` (built once, before the first batch).
 set -eu
@@ -63,8 +66,8 @@ while [ "$done_n" -lt "$TOTAL" ]; do
     [ "$n" -gt "$BATCH" ] && n=$BATCH
     s=$((SEED + batch))
     if [ "$MODE" = kill ]; then
-        set -- ATOMIC_KILLS=$n ATOMIC_KILL_PER_VENDOR=$PER_VENDOR ATOMIC_KILL_LATENCY_MS=${LATENCY_MS:-150} \
-            ATOMIC_KILL_SEED=$s
+        set -- ATOMIC_KILLS=$n ATOMIC_KILL_PER_VENDOR=$PER_VENDOR ATOMIC_KILL_LATENCY_MS=${LATENCY_MS:-50} \
+            ATOMIC_KILL_CONCURRENCY=${CONCURRENCY:-50} ATOMIC_KILL_SEED=$s
     else
         set -- ATOMIC_CAMPAIGN_TX=$n ATOMIC_CAMPAIGN_PARALLEL=${PARALLEL:-3} \
             ATOMIC_CAMPAIGN_PER_VENDOR=$PER_VENDOR ATOMIC_CAMPAIGN_SEED=$s

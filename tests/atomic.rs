@@ -699,9 +699,15 @@ impl Fabric {
 
     /// `netgw converge --atomic` over every member, SIGKILLed at `at`; then a why-run over
     /// `recover_via` (one member: it must recover the whole transaction), bounded in time throughout.
-    async fn kill_in_phase2(&self, at: KillAt, tx_record: bool, recover_via: &[String]) -> Killed {
+    async fn kill_in_phase2(
+        &self,
+        at: KillAt,
+        tx_record: bool,
+        concurrency: usize,
+        recover_via: &[String],
+    ) -> Killed {
         let clock = Instant::now();
-        let (record, at_kill, finished) = self.kill_at(at, tx_record).await;
+        let (record, at_kill, finished) = self.kill_at(at, tx_record, concurrency).await;
         let killed = clock.elapsed().as_secs_f64();
         let mut next_args = vec!["converge", "--why-run", "--format", "json"];
         next_args.extend(recover_via.iter().map(String::as_str));
@@ -748,15 +754,17 @@ impl Fabric {
         }
     }
 
-    /// `netgw converge --atomic` over every member, SIGKILLed at `at`: the record's phase then,
-    /// the devices then, and whether the run finished first.
+    /// `netgw converge --atomic` over every member (`concurrency` nodes at once in each phase),
+    /// SIGKILLed at `at`: the record's phase then, the devices then, and whether the run finished first.
     async fn kill_at(
         &self,
         at: KillAt,
         tx_record: bool,
+        concurrency: usize,
     ) -> (Option<String>, BTreeMap<String, State>, bool) {
+        let concurrency = concurrency.to_string();
         let mut args = vec!["converge", "--atomic", "--phase-timeout", "60"];
-        args.extend(["--concurrency", "3", "--format", "json"]);
+        args.extend(["--concurrency", &concurrency, "--format", "json"]);
         let all = self.all();
         args.extend(all.iter().map(String::as_str));
         let mut child = self.netgw(&args, tx_record, "killed.log").spawn().unwrap();
@@ -784,8 +792,9 @@ impl Fabric {
 /// The kill campaign: `ATOMIC_KILLS` kills (default 4 in the suite) on fabrics of
 /// `ATOMIC_KILL_PER_VENDOR` devices per vendor (default 1), each at a seeded-random phase of the
 /// record and a seeded-random delay after it (`ATOMIC_KILL_SEED`); the next run is a why-run over
-/// one seeded-random member (`ATOMIC_KILL_PHASE=committed` etc. pins the phase). Prints the figures
-/// for docs/atomic.md.
+/// one seeded-random member (`ATOMIC_KILL_PHASE=committed` etc. pins the phase). The killed run
+/// works on `ATOMIC_KILL_CONCURRENCY` nodes at once (default 3), every member answering after
+/// `ATOMIC_KILL_LATENCY_MS` (default 150). Prints the figures for docs/atomic.md.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_in_phase_two_leaves_all_old_or_all_new_after_the_next_run() {
     let env = |k: &str, d: u64| {
@@ -798,6 +807,7 @@ async fn sigkill_in_phase_two_leaves_all_old_or_all_new_after_the_next_run() {
     let per_vendor = env("ATOMIC_KILL_PER_VENDOR", 1) as usize;
     let seed = env("ATOMIC_KILL_SEED", 2020);
     let latency = env("ATOMIC_KILL_LATENCY_MS", 150);
+    let concurrency = env("ATOMIC_KILL_CONCURRENCY", 3) as usize;
     let mut rng = Rng(seed);
     let t = Instant::now();
     // record phase at the kill -> (kills, mixed at the kill, mixed after the next run, all new)
@@ -820,7 +830,9 @@ async fn sigkill_in_phase_two_leaves_all_old_or_all_new_after_the_next_run() {
         let f = Fabric::start_slow(&mut rng, 3000 + k, per_vendor, None, Some(latency)).await;
         secs[0] += clock.elapsed().as_secs_f64();
         let via = f.nodes[rng.below(f.nodes.len() as u64) as usize].0.clone();
-        let r = f.kill_in_phase2(at, true, std::slice::from_ref(&via)).await;
+        let r = f
+            .kill_in_phase2(at, true, concurrency, std::slice::from_ref(&via))
+            .await;
         for (s, x) in secs[1..].iter_mut().zip(r.secs) {
             *s += x;
         }
@@ -843,7 +855,7 @@ async fn sigkill_in_phase_two_leaves_all_old_or_all_new_after_the_next_run() {
         );
     }
     let mut table = format!(
-        "seed {seed}: {kills} kills on {} devices ({per_vendor} per vendor, {latency} ms latency) in {:.0} s, {finished} finished before the kill\n\n| record at the kill | kills | mixed at the kill | mixed after the next run | all new after |\n|---|---|---|---|---|\n",
+        "seed {seed}: {kills} kills on {} devices ({per_vendor} per vendor, {latency} ms latency, {concurrency} nodes at once) in {:.0} s, {finished} finished before the kill\n\n| record at the kill | kills | mixed at the kill | mixed after the next run | all new after |\n|---|---|---|---|---|\n",
         per_vendor * VENDORS.len(),
         t.elapsed().as_secs_f64()
     );
@@ -871,7 +883,7 @@ async fn sigkill_in_phase_two_leaves_all_old_or_all_new_after_the_next_run() {
 async fn the_count_sees_a_mixed_network_without_the_transaction_record() {
     let mut rng = Rng(77);
     let f = Fabric::start_slow(&mut rng, 3900, 1, None, Some(400)).await;
-    let off = f.kill_in_phase2(KillAt::Mixed, false, &f.all()).await;
+    let off = f.kill_in_phase2(KillAt::Mixed, false, 3, &f.all()).await;
     assert!(!off.finished, "{off:?}");
     assert!(mixed(&off.at_kill), "{off:?}");
     assert!(
@@ -883,7 +895,7 @@ async fn the_count_sees_a_mixed_network_without_the_transaction_record() {
     let f = Fabric::start_slow(&mut rng, 3901, 1, None, Some(400)).await;
     let via = f.nodes[0].0.clone();
     let on = f
-        .kill_in_phase2(KillAt::Mixed, true, std::slice::from_ref(&via))
+        .kill_in_phase2(KillAt::Mixed, true, 3, std::slice::from_ref(&via))
         .await;
     assert!(!on.finished && mixed(&on.at_kill), "{on:?}");
     assert_eq!(on.problem(), None);
@@ -910,7 +922,7 @@ async fn serve_recovers_an_open_transaction_at_its_start() {
         phase: 1,
         delay_ms: 0,
     };
-    let (record, at_kill, finished) = f.kill_at(at, true).await;
+    let (record, at_kill, finished) = f.kill_at(at, true, 3).await;
     assert!(!finished, "{at_kill:?}");
     assert_eq!(record.as_deref(), Some("committed"));
     assert!(at_kill.values().all(|s| *s != State::Old), "{at_kill:?}");
