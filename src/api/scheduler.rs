@@ -596,6 +596,24 @@ impl Shared {
     }
 }
 
+/// Record a node of a run `skipped` (never a failure) and free its slot.
+fn skip_node(
+    shared: &Arc<Shared>,
+    run_id: &str,
+    node: &str,
+    why_run: bool,
+    reason: &str,
+    permit: OwnedSemaphorePermit,
+) {
+    let r = NodeReport::skipped(node, why_run, reason);
+    drop(permit);
+    shared.node_done(
+        run_id,
+        node,
+        serde_json::to_value(&r).unwrap_or(Value::Null),
+    );
+}
+
 async fn run_node(
     shared: Arc<Shared>,
     run_id: String,
@@ -608,17 +626,8 @@ async fn run_node(
         Ok(false) => {
             // An idle gateway claimed it while it waited here (takeover::take_some) and runs it.
             info!(node = %node, run = %run_id, "node run moved to an idle gateway");
-            let r = NodeReport::skipped(
-                &node,
-                why_run,
-                "moved to an idle gateway of the shared database, which runs it (its run is in /v1/runs?node=)",
-            );
-            drop(permit);
-            shared.node_done(
-                &run_id,
-                &node,
-                serde_json::to_value(&r).unwrap_or(Value::Null),
-            );
+            let why = "moved to an idle gateway of the shared database, which runs it (its run is in /v1/runs?node=)";
+            skip_node(&shared, &run_id, &node, why_run, why, permit);
             return;
         }
         // The node runs anyway: its advisory lock, not the queue row, keeps sessions apart.
@@ -629,13 +638,7 @@ async fn run_node(
     if let Some(reason) = shared.inventory.not_driven(&node) {
         // Recorded `skipped` in history, as in the CLI's reports; never a failure.
         tracing::warn!("{node}: skipped: not driven by netgw: {reason}");
-        let r = NodeReport::skipped(&node, why_run, &reason);
-        drop(permit);
-        shared.node_done(
-            &run_id,
-            &node,
-            serde_json::to_value(&r).unwrap_or(Value::Null),
-        );
+        skip_node(&shared, &run_id, &node, why_run, &reason, permit);
         return;
     }
     let target = shared.inventory.target(&node).map_err(|e| e.to_string());
