@@ -13,7 +13,7 @@ pub use metadata::{Metadata, read_metadata};
 
 use crate::rootdir::RootDir;
 use crate::store::StoreError;
-use crate::store::local::{RunReads, parse_yaml, read_text_in, recipe_from_document};
+use crate::store::local::{RunReads, parse_yaml, recipe_from_document};
 use netgw_models::ModelError;
 use netgw_models::name::validate_cookbook_name;
 use serde_json::Value;
@@ -146,10 +146,7 @@ impl Cookbooks {
 
     /// A file's text beneath the root, once per run when there is a run.
     fn read(&self, rel: &Path) -> Result<Option<Arc<str>>, StoreError> {
-        match &self.reads {
-            Some(reads) => reads.text(&self.dir, rel),
-            None => Ok(read_text_in(&self.dir, rel)?.map(Arc::from)),
-        }
+        RunReads::text_in(self.reads.as_deref(), &self.dir, rel)
     }
 
     /// The recipe and attribute file names in directory `rel`, `None` when there is no such directory.
@@ -282,7 +279,7 @@ pub(crate) fn metadata_in(
     dir_name: &str,
 ) -> Result<Metadata, CookbookError> {
     metadata_with(root.path(), rel, dir_name, |p| {
-        Ok(read_text_in(root, p)?.map(Arc::from))
+        RunReads::text_in(None, root, p)
     })
 }
 

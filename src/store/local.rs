@@ -70,6 +70,18 @@ impl RunReads {
         Ok(text)
     }
 
+    /// The text of `rel` beneath `root`: through `reads` when there is a run, else read now.
+    pub fn text_in(
+        reads: Option<&RunReads>,
+        root: &RootDir,
+        rel: &Path,
+    ) -> Result<Option<Arc<str>>, StoreError> {
+        match reads {
+            Some(reads) => reads.text(root, rel),
+            None => Ok(read_text_in(root, rel)?.map(Arc::from)),
+        }
+    }
+
     /// The names in directory `rel` beneath `root` (`None`: no such directory), listed once per run.
     pub fn listing(
         &self,
@@ -461,10 +473,7 @@ impl LocalRepo {
 
     /// A role or environment file: read once per run when this repo is [`LocalRepo::for_run`]'s.
     fn read_shared_file(&self, path: &Path) -> Result<Option<Arc<str>>, StoreError> {
-        match &self.reads {
-            Some(reads) => reads.text(&self.dir, self.rel(path)),
-            None => Ok(self.read_optional(path)?.map(Arc::from)),
-        }
+        RunReads::text_in(self.reads.as_deref(), &self.dir, self.rel(path))
     }
 }
 
