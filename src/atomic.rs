@@ -197,6 +197,7 @@ impl Member {
             t: Instant::now(),
             session: &self.session,
             journal,
+            fence: None,
         }
     }
 
@@ -376,6 +377,7 @@ async fn prepare_member(
         t: Instant::now(),
         session: &m.session,
         journal: &ctx.journal,
+        fence: None,
     };
     let (target, name, view) = engine::load_node(ctx, job, opts, &mut steps).await?;
     engine::check_cancel(opts)?;
@@ -387,6 +389,7 @@ async fn prepare_member(
         t: Instant::now(),
         session: &m.session,
         journal: &ctx.journal,
+        fence: None,
     };
     steps.mark("connect");
     m.step = "facts/plan";
@@ -645,6 +648,9 @@ async fn commit_member(
     m: &mut Member,
 ) -> StepResult<()> {
     let name = m.node_name()?;
+    if let Some(lock) = &m.lock {
+        lock.fence(&m.name).await?;
+    }
     let (Some(d), Some(p)) = (m.driver.as_mut(), m.prepared.as_ref()) else {
         return Err(EngineError::Internal("no session in phase 2".into()));
     };
@@ -781,6 +787,7 @@ async fn ensure_old(journal: &Journal, opts: &EngineOptions, m: &mut Member) -> 
         t: Instant::now(),
         session: &m.session,
         journal,
+        fence: None,
     };
     engine::ensure_old(d.as_mut(), &intent, opts, &mut steps).await
 }

@@ -318,7 +318,7 @@ async fn node_task(
         }
         Ok(lock) => {
             let waited = t0.elapsed();
-            let mut r = bounded_node(ctx, job, connector, opts).await;
+            let mut r = bounded_node(ctx, job, connector, opts, lock.as_ref()).await;
             if lock.is_some() {
                 r.steps.insert(
                     0,
@@ -360,6 +360,7 @@ async fn bounded_node(
     job: Job,
     connector: &dyn Connector,
     opts: &EngineOptions,
+    lock: Option<&crate::lock::NodeRunLock>,
 ) -> NodeReport {
     let name = job.name.clone();
     let platform = job.target.as_ref().ok().map(|t| t.platform.to_string());
@@ -372,7 +373,7 @@ async fn bounded_node(
     };
     let run = tokio::time::timeout(
         opts.node_timeout,
-        converge_node(ctx, job, connector, opts, &session),
+        converge_node(ctx, job, connector, opts, &session, lock),
     );
     let timed_out = tokio::select! {
         r = run => match r {
@@ -463,6 +464,9 @@ pub(crate) struct Steps<'a> {
     /// Where the run stands with its device, for a restore step if the run is stopped.
     pub(crate) session: &'a Session,
     pub(crate) journal: &'a Journal,
+    /// The node's run lock, checked before the commit (`NodeRunLock::fence`); `None` where the
+    /// caller checks it itself (`crate::atomic`) or holds none.
+    pub(crate) fence: Option<&'a crate::lock::NodeRunLock>,
 }
 
 impl Steps<'_> {
@@ -490,6 +494,7 @@ async fn converge_node(
     connector: &dyn Connector,
     opts: &EngineOptions,
     session: &Session,
+    lock: Option<&crate::lock::NodeRunLock>,
 ) -> NodeReport {
     let mut report = NodeReport::new(&job.name, opts.why_run);
     let mut steps = Steps {
@@ -497,6 +502,7 @@ async fn converge_node(
         t: Instant::now(),
         session,
         journal: &ctx.journal,
+        fence: lock,
     };
     let outcome = run_node(ctx, job, connector, opts, &mut steps).await;
     if let Err(e) = outcome {
@@ -903,9 +909,9 @@ async fn apply(
     };
     steps.report.device_diff = Some(staged.diff);
     steps.mark("stage");
-    if let Err(e) = check_cancel(opts) {
+    if let Err(e) = ready_to_commit(opts, steps).await {
         if let Err(d) = driver.discard().await {
-            warn!(error = %d, "discard after cancellation failed");
+            warn!(error = %d, "discard before the commit failed");
         }
         steps.session.set(Phase::Done);
         return Err(e);
@@ -956,6 +962,15 @@ async fn apply(
     forget(steps.journal, &name).await;
     steps.mark("confirm");
     Ok(())
+}
+
+/// The last check before a change reaches the device: not cancelled, and the node's lock still held.
+async fn ready_to_commit(opts: &EngineOptions, steps: &Steps<'_>) -> StepResult<()> {
+    check_cancel(opts)?;
+    match steps.fence {
+        Some(lock) => Ok(lock.fence(&steps.report.name).await?),
+        None => Ok(()),
+    }
 }
 
 /// Re-observe and re-plan after a commit: anything left means the device did not take the change.

@@ -68,6 +68,14 @@ pub enum LockError {
     )]
     HeldInDatabase { node: String, waited: Duration },
 
+    #[error(
+        "node {node}: its lock in the database was lost during the run ({why}); stopped before the commit, nothing was changed"
+    )]
+    Lost {
+        node: String,
+        why: crate::pg::lock::Lost,
+    },
+
     #[error("node {node}: its lock in the database: {source}")]
     Database {
         node: String,
@@ -239,11 +247,25 @@ impl NodeRunLock {
     }
 }
 
+impl NodeRunLock {
+    /// The fence before a change reaches the device: with the database, its lock must still be held
+    /// (`crate::pg::lock`); the file lock cannot be lost while the process lives.
+    pub async fn fence(&self, node: &str) -> Result<(), LockError> {
+        match &self.db {
+            Some(db) => db.fence().await.map_err(|why| LockError::Lost {
+                node: node.to_owned(),
+                why,
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
 impl Drop for NodeRunLock {
     fn drop(&mut self) {
         if let Some(db) = self.db.take() {
-            if db.is_lost() {
-                warn!(lock = %self.path.display(), "the database connection holding this node's lock was lost during the run");
+            if db.was_interrupted() {
+                warn!(lock = %self.path.display(), state = ?db.state(), "the database connection holding this node's lock was lost during the run");
             }
             drop(db);
         }

@@ -846,12 +846,22 @@ async fn campaign_lab(
     database: Option<&str>,
     keep_runs: usize,
 ) -> (netgw_labs::Lab, Lab) {
+    campaign_lab_at(n, database, keep_runs, LATENCY_MS).await
+}
+
+/// [`campaign_lab`] with every reply delayed `latency_ms`.
+async fn campaign_lab_at(
+    n: usize,
+    database: Option<&str>,
+    keep_runs: usize,
+    latency_ms: u64,
+) -> (netgw_labs::Lab, Lab) {
     assert!(
         n >= 2,
         "the topology is replicated: one device keeps no -1 suffix"
     );
     let topo = format!(
-        "name: camp\ntopology:\n  nodes:\n    sw: {{kind: juniper_vjunosswitch, labels: {{netgw-lab.latency-ms: \"{LATENCY_MS}\"}}}}\n"
+        "name: camp\ntopology:\n  nodes:\n    sw: {{kind: juniper_vjunosswitch, labels: {{netgw-lab.latency-ms: \"{latency_ms}\"}}}}\n"
     );
     let opts = netgw_labs::LabOptions {
         count: n,
@@ -1199,4 +1209,130 @@ async fn campaign_control_without_a_shared_lock_overlaps() {
         out.overlaps >= 1,
         "no overlap seen without a shared lock: {out:?}"
     );
+}
+
+/// Whether `node` of the lab has the campaign's VLAN (committed).
+fn has_campaign_vlan(sim: &netgw_labs::Lab, node: &str) -> bool {
+    let node = sim.node(node).unwrap();
+    match &node.sim {
+        netgw_labs::Sim::Junos(j) => j.snmp_state().vlans.contains_key(&CAMPAIGN_VLAN),
+        _ => node.device.state().vlans.contains_key(&CAMPAIGN_VLAN),
+    }
+}
+
+/// Waits (at most 30 s) until netgw-lab sees a session of `node` open: the run is on the device.
+async fn wait_session_open(sim: &netgw_labs::Lab, node: &str) {
+    let dev = &sim.node(node).unwrap().device;
+    let t = Instant::now();
+    while dev.sessions.stats().open == 0 {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "no session of {node} opened"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The node lock's backend in the database (the run's lock connection), by its advisory lock.
+const NODE_LOCK_BACKENDS: &str = "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted \
+     AND classid = $1::bigint::oid AND objid = hashtext($2)::bigint::oid";
+
+/// A run whose database lock is lost mid-session, and taken by another holder before the run can
+/// take it back, stops at its fence before the commit: the device keeps its configuration, the
+/// report says why. Without the fence the run would commit on a node another holder owns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_whose_database_lock_is_taken_meanwhile_stops_before_the_commit() {
+    let pg = Postgres::start();
+    let (sim, lab) = campaign_lab_at(2, Some(&pg.url), 10, 200).await;
+    let url = netgw::pg::DatabaseUrl::parse(&pg.url).unwrap();
+    let run = cli_converge(&lab, &pg, "sw-1", &[]).spawn().unwrap();
+    wait_session_open(&sim, "sw-1").await;
+    // Another holder queues for the node's lock first, then the run's lock connection is cut: the
+    // server grants the lock to the queued holder, before the run can ask for it again.
+    let other = netgw::pg::connect(&url).await.unwrap();
+    let taker = tokio::spawn(async move {
+        other
+            .query_one(
+                "SELECT pg_advisory_lock($1, hashtext($2))",
+                &[&netgw::pg::LOCK_CLASS, &"sw-1"],
+            )
+            .await
+            .unwrap();
+        other
+    });
+    let admin = netgw::pg::connect(&url).await.unwrap();
+    let t = Instant::now();
+    loop {
+        let waiting = admin
+            .query(
+                "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+                &[],
+            )
+            .await
+            .unwrap();
+        if !waiting.is_empty() {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the other holder never queued"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let cut = admin
+        .query(
+            &format!("SELECT pg_terminate_backend(pid) FROM ({NODE_LOCK_BACKENDS}) b"),
+            &[&i64::from(netgw::pg::LOCK_CLASS), &"sw-1"],
+        )
+        .await
+        .unwrap();
+    assert_eq!(cut.len(), 1, "the run's lock connection was found");
+    let holder = taker.await.unwrap();
+    let out = tokio::task::spawn_blocking(move || run.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let node = &report["nodes"][0];
+    assert_eq!(node["error_kind"], "lock", "{report:#}");
+    let error = node["error"].as_str().unwrap();
+    assert!(
+        error.contains("lost during the run") && error.contains("nothing was changed"),
+        "{error}"
+    );
+    assert!(!has_campaign_vlan(&sim, "sw-1"), "the device was changed");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains(&pg.password));
+
+    // The other holder gone, the next run converges the node.
+    drop(holder);
+    let out = cli_converge(&lab, &pg, "sw-1", &[]).output().unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["nodes"][0]["error"], Value::Null, "{report:#}");
+    assert!(has_campaign_vlan(&sim, "sw-1"));
+}
+
+/// PostgreSQL restarted while a run holds a node's lock: the run takes its lock back when the
+/// database answers again and finishes; nothing else held the node meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_takes_its_lock_back_after_a_postgres_restart_and_finishes() {
+    let pg = Postgres::start();
+    let (sim, lab) = campaign_lab_at(2, Some(&pg.url), 10, 200).await;
+    let run = cli_converge(&lab, &pg, "sw-1", &["--log", "netgw=info"])
+        .spawn()
+        .unwrap();
+    wait_session_open(&sim, "sw-1").await;
+    pg.restart();
+    let out = tokio::task::spawn_blocking(move || run.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        report["nodes"][0]["error"],
+        Value::Null,
+        "{report:#}\n{log}"
+    );
+    assert!(has_campaign_vlan(&sim, "sw-1"));
+    assert!(log.contains("node lock taken back"), "{log}");
 }

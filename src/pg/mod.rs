@@ -25,6 +25,7 @@ use std::str::FromStr;
 use std::time::Duration;
 use thiserror::Error;
 use tokio_postgres::{Client, Config, NoTls};
+use tokio_util::sync::CancellationToken;
 use tracing::warn;
 
 /// Connecting, and every statement, give up after this long.
@@ -178,6 +179,12 @@ pub async fn timed<T>(
 
 /// A new connection; its connection task runs until the client is dropped or the server goes away.
 pub async fn connect(url: &DatabaseUrl) -> Result<Client, PgError> {
+    connect_watched(url).await.map(|(client, _)| client)
+}
+
+/// [`connect`], and a token cancelled the moment the connection is gone (its task ended: the server
+/// closed it, a restart, or the client was dropped): a session lock held on it is gone with it.
+pub async fn connect_watched(url: &DatabaseUrl) -> Result<(Client, CancellationToken), PgError> {
     let (client, conn) = timed(
         url,
         "connecting",
@@ -186,12 +193,15 @@ pub async fn connect(url: &DatabaseUrl) -> Result<Client, PgError> {
     )
     .await?;
     let shown = url.to_string();
+    let closed = CancellationToken::new();
+    let gone = closed.clone();
     tokio::spawn(async move {
         if let Err(e) = conn.await {
             warn!(database = %shown, error = %e, "database connection closed");
         }
+        gone.cancel();
     });
-    Ok(client)
+    Ok((client, closed))
 }
 
 /// The schema migrations, in order (version, file name, SQL).
