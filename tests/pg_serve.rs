@@ -1336,3 +1336,99 @@ async fn a_run_takes_its_lock_back_after_a_postgres_restart_and_finishes() {
     assert!(has_campaign_vlan(&sim, "sw-1"));
     assert!(log.contains("node lock taken back"), "{log}");
 }
+
+/// Whether a connection made by netgw from `url` is encrypted (the server's own view), or netgw's
+/// error.
+async fn ssl_of(url: &str) -> Result<bool, String> {
+    let u = netgw::pg::DatabaseUrl::parse(url).map_err(|e| e.to_string())?;
+    let c = netgw::pg::connect(&u).await.map_err(|e| e.to_string())?;
+    let row = c
+        .query_one(
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            &[],
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(row.get(0))
+}
+
+/// TLS to the database with libpq's `sslmode`/`sslrootcert`: each mode encrypts and checks what it
+/// says, a certificate from another CA or for another name is refused where it must be, and a CLI
+/// run takes its node lock over a verified connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_to_the_database_does_what_each_sslmode_says() {
+    let pg = Postgres::start();
+    let keys = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = common::test_pki();
+    let (other_ca, _, _) = common::test_pki();
+    for (name, pem) in [
+        ("ca.pem", &ca),
+        ("other.pem", &other_ca),
+        ("cert.pem", &cert),
+        ("key.pem", &key),
+    ] {
+        write(keys.path(), name, pem);
+    }
+    let ca = keys.path().join("ca.pem");
+    let other = keys.path().join("other.pem");
+    assert_eq!(ssl_of(&pg.url).await, Ok(false), "plain before TLS is on");
+    pg.enable_tls(&keys.path().join("cert.pem"), &keys.path().join("key.pem"));
+    let with = |q: &str| format!("{}?{q}", pg.url);
+    let verified = with(&format!("sslmode=verify-full&sslrootcert={}", ca.display()));
+    assert_eq!(ssl_of(&verified).await, Ok(true));
+    assert_eq!(
+        ssl_of(&with(&format!(
+            "sslmode=verify-ca&sslrootcert={}",
+            ca.display()
+        )))
+        .await,
+        Ok(true)
+    );
+    assert_eq!(ssl_of(&with("sslmode=require")).await, Ok(true));
+    assert_eq!(
+        ssl_of(&pg.url).await,
+        Ok(true),
+        "prefer takes TLS when offered"
+    );
+    assert_eq!(ssl_of(&with("sslmode=disable")).await, Ok(false));
+    // Another CA: refused by every checking mode, and the error says why without the password.
+    for mode in ["verify-full", "verify-ca", "require"] {
+        let e = ssl_of(&with(&format!(
+            "sslmode={mode}&sslrootcert={}",
+            other.display()
+        )))
+        .await
+        .unwrap_err();
+        assert!(
+            e.contains("connecting") && e.to_lowercase().contains("certificate"),
+            "{mode}: {e}"
+        );
+        assert!(!e.contains(&pg.password), "{e}");
+    }
+    // The certificate names 127.0.0.1 only: by the name `localhost`, verify-full refuses and
+    // verify-ca (chain only) accepts.
+    let by_name = |q: &str| with(q).replace("@127.0.0.1:", "@localhost:");
+    let e = ssl_of(&by_name(&format!(
+        "sslmode=verify-full&sslrootcert={}",
+        ca.display()
+    )))
+    .await
+    .unwrap_err();
+    assert!(e.to_lowercase().contains("certificate"), "{e}");
+    assert_eq!(
+        ssl_of(&by_name(&format!(
+            "sslmode=verify-ca&sslrootcert={}",
+            ca.display()
+        )))
+        .await,
+        Ok(true)
+    );
+    // A run's node lock over the verified connection: it gets past the lock to the (dead) device.
+    let lab = lab(&pg, 1.0);
+    let out = cli_converge(&lab, &pg, "dead1", &["--lock-timeout", "5"])
+        .env("NETGW_DATABASE_URL", &verified)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["nodes"][0]["error_kind"], "transport", "{report:#}");
+}

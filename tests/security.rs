@@ -637,25 +637,10 @@ async fn event_streams_are_capped_per_identity() {
     drop(first);
 }
 
-/// A CA and a certificate for 127.0.0.1 signed by it, as PEM: (CA, certificate chain, key).
-fn test_pki() -> (String, String, String) {
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    let ca_cert = ca.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::new(ca, ca_key);
-    let key = rcgen::KeyPair::generate().unwrap();
-    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
-        .unwrap()
-        .signed_by(&key, &issuer)
-        .unwrap();
-    (ca_cert.pem(), leaf.pem(), key.serialize_pem())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_is_served_when_configured() {
     let keys = tempfile::tempdir().unwrap();
-    let (ca, cert, key) = test_pki();
+    let (ca, cert, key) = common::test_pki();
     write(keys.path(), "cert.pem", &cert);
     write(keys.path(), "key.pem", &key);
     let srv = serve(&format!(

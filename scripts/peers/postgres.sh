@@ -127,10 +127,32 @@ restart() {
     echo "postgres: restarted"
 }
 
+# TLS on, with CERT and KEY (PEM) as the server's: copied into the data directory as its owner (the
+# test's files may not be readable by the postgres user), then `ALTER SYSTEM SET ssl = on` and a
+# reload, waited for until a new session reports ssl on.
+tls() {
+    local dir="${1:?usage: tls DIR CERT KEY}" cert="${2:?usage: tls DIR CERT KEY}" key="${3:?usage: tls DIR CERT KEY}" bin
+    bin="$(pg_bindir)"
+    dir="$(cd "$dir" && pwd)"
+    as_owner tee "$dir/data/server.crt" <"$cert" >/dev/null
+    as_owner tee "$dir/data/server.key" <"$key" >/dev/null
+    as_owner chmod 0600 "$dir/data/server.key"
+    # shellcheck disable=SC1091
+    . "$dir/postgres.env"
+    local psql=("$bin/psql" -h 127.0.0.1 -p "$PG_PORT" -U netgw -d postgres -qAt)
+    PGPASSWORD="$PG_PASSWORD" "${psql[@]}" -c "ALTER SYSTEM SET ssl = on" -c "SELECT pg_reload_conf()" >/dev/null
+    for _ in $(seq 1 100); do
+        [ "$(PGPASSWORD="$PG_PASSWORD" "${psql[@]}" -c "SHOW ssl")" = on ] && return 0
+        sleep 0.1
+    done
+    echo "postgres: ssl did not come on:" >&2; tail -5 "$dir/postgres.log" >&2; exit 1
+}
+
 case "${1:-}" in
     install) install ;;
+    tls) shift; tls "$@" ;;
     start) shift; start "$@" ;;
     restart) shift; restart "$@" ;;
     stop) shift; stop "$@" ;;
-    *) echo "usage: $0 install | start DIR | restart DIR | stop DIR" >&2; exit 2 ;;
+    *) echo "usage: $0 install | start DIR | restart DIR | stop DIR | tls DIR CERT KEY" >&2; exit 2 ;;
 esac

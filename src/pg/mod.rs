@@ -6,6 +6,7 @@
 //!   migrate: one transaction, pg_advisory_xact_lock ─▶ netgw_schema_migrations ─▶ migrations/postgres/*.sql
 //!   history::PgHistory   the run history behind api::history::History (writer task + reader connection)
 //!   lock::PgNodeLock     pg_try_advisory_lock on a connection held for the device session
+//!   tls                  sslmode / sslrootcert as libpq reads them, rustls verifier of that strength
 //! ```
 //!
 //! Client: `tokio-postgres` alone, no pool crate and not sqlx. sqlx (even with only its postgres
@@ -14,17 +15,17 @@
 //! connections pipelines concurrent queries. The history needs just two connections (writer, reader);
 //! an advisory lock needs a connection of its own for the whole device session, which is exactly what
 //! a pool must not do (it would hand a connection still holding a session lock to someone else). TLS
-//! to the database is not supported yet (`NoTls`): keep the database on the management network or
-//! loopback.
+//! with libpq's `sslmode`/`sslrootcert` (`tls`), on rustls through tokio-postgres-rustls.
 
 pub mod history;
 pub mod lock;
+pub mod tls;
 
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 use thiserror::Error;
-use tokio_postgres::{Client, Config, NoTls};
+use tokio_postgres::{Client, Config};
 use tokio_util::sync::CancellationToken;
 use tracing::warn;
 
@@ -41,7 +42,7 @@ const MIGRATION_LOCK: i32 = 0;
 pub enum PgError {
     #[error("database URL {shown}: {message}")]
     Url { shown: String, message: String },
-    #[error("database {url}: {what}: {source}")]
+    #[error("database {url}: {what}: {}", causes(source))]
     Sql {
         url: String,
         what: &'static str,
@@ -60,12 +61,30 @@ pub enum PgError {
     SchemaNewer { url: String, found: i32, known: i32 },
 }
 
+/// An error with its causes: tokio-postgres's own text says only "error performing TLS handshake"
+/// where rustls says which certificate check failed.
+fn causes(e: &tokio_postgres::Error) -> String {
+    let mut text = e.to_string();
+    let mut next = std::error::Error::source(e);
+    while let Some(c) = next {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        next = c.source();
+    }
+    text
+}
+
 /// A PostgreSQL connection string (URL or `key=value` form). Its password is never displayed: `Debug`
 /// and `Display` show `postgres://USER@HOST:PORT/DB`, rebuilt from the parsed parts.
 #[derive(Clone)]
 pub struct DatabaseUrl {
     config: Config,
     shown: String,
+    /// `sslmode`/`sslrootcert` made a rustls client (`tls`); also used, and answered without TLS,
+    /// with `sslmode=disable`.
+    tls: tokio_postgres_rustls::MakeRustlsConnect,
 }
 
 impl DatabaseUrl {
@@ -79,8 +98,9 @@ impl DatabaseUrl {
                 "must start with postgres:// or postgresql://".to_owned()
             ));
         }
+        let (rest, params) = tls::split(text).map_err(&bad)?;
         // tokio-postgres's parse errors name the option, never its value.
-        let mut config = Config::from_str(text).map_err(|e| bad(e.to_string()))?;
+        let mut config = Config::from_str(&rest).map_err(|e| bad(e.to_string()))?;
         if config.get_hosts().is_empty() {
             return Err(bad("names no host".to_owned()));
         }
@@ -91,9 +111,18 @@ impl DatabaseUrl {
             .connect_timeout(CONNECT_TIMEOUT)
             .keepalives(true)
             .keepalives_idle(Duration::from_secs(30))
-            .application_name("netgw");
-        let shown = shown(&config);
-        Ok(DatabaseUrl { config, shown })
+            .application_name("netgw")
+            .ssl_mode(params.mode.for_client());
+        let tls = tls::client_config(&params).map_err(bad)?;
+        let shown = match params.mode {
+            tls::SslMode::Prefer => shown(&config),
+            m => format!("{}?sslmode={}", shown(&config), m.as_str()),
+        };
+        Ok(DatabaseUrl {
+            config,
+            shown,
+            tls: tokio_postgres_rustls::MakeRustlsConnect::new(tls),
+        })
     }
 
     pub fn config(&self) -> &Config {
@@ -189,7 +218,7 @@ pub async fn connect_watched(url: &DatabaseUrl) -> Result<(Client, CancellationT
         url,
         "connecting",
         CONNECT_TIMEOUT + Duration::from_secs(1),
-        url.config.connect(NoTls),
+        url.config.connect(url.tls.clone()),
     )
     .await?;
     let shown = url.to_string();

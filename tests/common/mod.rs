@@ -304,6 +304,24 @@ impl Postgres {
     }
 
     /// Stop the server (fast shutdown: every connection is cut) and start it again on the same port.
+    /// Turns TLS on (the server's certificate chain and key as PEM files; the URL is unchanged: its
+    /// default `sslmode=prefer` then uses TLS).
+    pub fn enable_tls(&self, cert: &Path, key: &Path) {
+        let out = Command::new("bash")
+            .arg(postgres_script())
+            .arg("tls")
+            .arg(self.dir.path())
+            .arg(cert)
+            .arg(key)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "PostgreSQL did not take TLS: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     pub fn restart(&self) {
         let out = Command::new("bash")
             .arg(postgres_script())
@@ -327,4 +345,19 @@ impl Drop for Postgres {
             .arg(self.dir.path())
             .status();
     }
+}
+
+/// A CA and a certificate for 127.0.0.1 signed by it, as PEM: (CA, certificate chain, key).
+pub fn test_pki() -> (String, String, String) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca_cert = ca.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(ca, ca_key);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    (ca_cert.pem(), leaf.pem(), key.serialize_pem())
 }
