@@ -644,7 +644,8 @@ pub fn write_recycled(root: &RootDir, rel: &Path, body: &[u8]) -> Result<(), Sto
 }
 
 /// Both writers: a temp file in the target's directory, `fsync`, then rename (or, with `recycle`,
-/// the spare reused and exchanged, as [`write_recycled`] describes), then the directory `fsync`.
+/// the spare reused, its data synced by the shared `syncfs` and exchanged, as [`write_recycled`]
+/// describes), then the directory `fsync`.
 /// Every name is resolved in a handle of the target's directory opened beneath `root` (made 0700 when
 /// missing), so neither a symlinked directory nor a link at a temp or spare name leads out of it.
 fn write_file(root: &RootDir, rel: &Path, body: &[u8], recycle: bool) -> Result<(), StoreError> {
