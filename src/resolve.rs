@@ -322,9 +322,10 @@ fn load_cookbooks(
 /// included. chef-client compiles cookbooks after Ohai, so attribute files and recipes see the facts
 /// of this run; [`resolve`] evaluated them earlier with the last run's saved facts, which refuses a
 /// bad cookbook before any device is contacted. Reads the cookbook files again: run it off the async
-/// threads.
+/// threads. On an error the view is left without its cookbook layers (the engine drops it then).
 pub fn recompile_with_facts(view: &mut NodeView) -> Result<(), ResolveError> {
-    let mut attrs = view.attributes.clone();
+    // Taken, not cloned: on an error the caller drops the view.
+    let mut attrs = std::mem::take(&mut view.attributes);
     attrs.retain(|l| {
         !matches!(
             l.source,

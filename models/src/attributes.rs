@@ -33,6 +33,7 @@ use crate::error::ModelError;
 use crate::node::Attrs;
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::fmt;
 
 /// The ten attribute components, in precedence order (low to high).
@@ -282,18 +283,43 @@ impl AttributeSet {
 
     /// The value of one component, its sources combined (assignment semantics, or DeepMerge for roles).
     pub fn component(&self, component: Component) -> Value {
-        let mut acc: Option<Value> = None;
-        for l in self.layers.iter().filter(|l| l.component == component) {
-            let v = Value::Object(l.value.clone());
-            acc = Some(match acc {
-                None => v,
-                Some(prev) => match l.source {
-                    Source::Role { .. } => role_merge(prev, v),
-                    _ => assign_replacing(prev, v, &l.replaces),
-                },
-            });
+        let mut layers = self
+            .layers
+            .iter()
+            .filter(|l| l.component == component)
+            .peekable();
+        if layers.peek().is_none() {
+            return Value::Null;
         }
-        acc.unwrap_or(Value::Null)
+        let mut acc = Attrs::new();
+        for l in layers {
+            let rule = match l.source {
+                Source::Role { .. } => Rule::Role,
+                _ => {
+                    for path in &l.replaces {
+                        remove_path_in(&mut acc, path);
+                    }
+                    Rule::Assign
+                }
+            };
+            merge_map(&mut acc, Cow::Borrowed(&l.value), rule);
+        }
+        Value::Object(acc)
+    }
+
+    /// Merge one component into `acc` by `rule`. A component of one layer (the usual case) is merged
+    /// straight from its layer, cloning only what it adds or replaces; several are combined first.
+    fn component_into(&self, acc: &mut Attrs, component: Component, rule: Rule) {
+        let mut layers = self.layers.iter().filter(|l| l.component == component);
+        match (layers.next(), layers.next()) {
+            (None, _) => {}
+            (Some(only), None) => merge_map(acc, Cow::Borrowed(&only.value), rule),
+            _ => {
+                if let Value::Object(m) = self.component(component) {
+                    merge_map(acc, Cow::Owned(m), rule);
+                }
+            }
+        }
     }
 
     /// The combined default group (`node.default` as Chef saves it: default, env, role and force
@@ -308,23 +334,40 @@ impl AttributeSet {
     }
 
     fn group(&self, components: &[Component]) -> Value {
-        components
+        if !self
+            .layers
             .iter()
-            .fold(Value::Null, |acc, c| deep_merge(acc, self.component(*c)))
+            .any(|l| components.contains(&l.component))
+        {
+            return Value::Null;
+        }
+        let mut acc = Attrs::new();
+        self.group_into(&mut acc, components);
+        Value::Object(acc)
+    }
+
+    /// `merge_defaults`/`merge_overrides`: the group's components deep-merged into `acc`, low to high.
+    fn group_into(&self, acc: &mut Attrs, components: &[Component]) {
+        for c in components {
+            self.component_into(acc, *c, Rule::Deep);
+        }
     }
 
     /// The merged attributes the node sees (`node[...]` in a recipe).
+    ///
+    /// One accumulator, merged into in place: the default group is built straight into it (the first
+    /// `hash_only_merge!` onto nothing is the group itself), then normal, the override group (built
+    /// apart: inside it arrays union, against the defaults they replace) and automatic. Layers are
+    /// read by reference, so what the result holds is copied once and nothing else is.
     pub fn merged(&self) -> Attrs {
-        let parts = [
-            self.combined_default(),
-            self.component(Component::Normal),
-            self.combined_override(),
-            self.component(Component::Automatic),
-        ];
-        match parts.into_iter().fold(Value::Null, hash_only_merge) {
-            Value::Object(m) => m,
-            _ => Attrs::new(),
-        }
+        let mut acc = Attrs::new();
+        self.group_into(&mut acc, &Component::DEFAULTS);
+        self.component_into(&mut acc, Component::Normal, Rule::HashOnly);
+        let mut overrides = Attrs::new();
+        self.group_into(&mut overrides, &Component::OVERRIDES);
+        merge_map(&mut acc, Cow::Owned(overrides), Rule::HashOnly);
+        self.component_into(&mut acc, Component::Automatic, Rule::HashOnly);
+        acc
     }
 
     /// Resolve one attribute path: its merged value, the winning level and source, and every
@@ -403,107 +446,114 @@ fn array_union(a: Vec<Value>, b: Vec<Value>) -> Vec<Value> {
     out
 }
 
+/// How one precedence level or source merges onto another (the four merges Chef uses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rule {
+    /// `deep_merge!` inside the default and override groups: arrays union, `null` never replaces.
+    Deep,
+    /// `hash_only_merge!` between levels: arrays replaced, `null` never replaces.
+    HashOnly,
+    /// `Chef::Mixin::DeepMerge.merge` between roles: arrays union, `null` replaces.
+    Role,
+    /// Successive assignments in one component: arrays and `null` replace.
+    Assign,
+}
+
+/// Merge `with` into `onto` in place by `rule`. Hashes merge key by key, keeping each existing key
+/// where it is (as Ruby's in-place merge does); what `with` adds or replaces is moved when `with` is
+/// owned and cloned when it is borrowed, so merging a layer by reference copies only what it
+/// contributes.
+fn merge_in(onto: &mut Value, with: Cow<'_, Value>, rule: Rule) {
+    match (onto, with) {
+        (Value::Object(a), Cow::Borrowed(Value::Object(b))) => merge_map(a, Cow::Borrowed(b), rule),
+        (Value::Object(a), Cow::Owned(Value::Object(b))) => merge_map(a, Cow::Owned(b), rule),
+        (Value::Array(a), with) if matches!(rule, Rule::Deep | Rule::Role) && with.is_array() => {
+            if let Value::Array(b) = with.into_owned() {
+                *a = array_union(std::mem::take(a), b);
+            }
+        }
+        (_, with) if with.is_null() && matches!(rule, Rule::Deep | Rule::HashOnly) => {}
+        (onto, with) => *onto = with.into_owned(),
+    }
+}
+
+/// [`merge_in`] of two hashes.
+fn merge_map(onto: &mut Attrs, with: Cow<'_, Attrs>, rule: Rule) {
+    match with {
+        Cow::Borrowed(b) => {
+            for (k, v) in b {
+                match onto.get_mut(k) {
+                    Some(old) => merge_in(old, Cow::Borrowed(v), rule),
+                    None => {
+                        onto.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        Cow::Owned(b) => {
+            for (k, v) in b {
+                match onto.get_mut(&k) {
+                    Some(old) => merge_in(old, Cow::Owned(v), rule),
+                    None => {
+                        onto.insert(k, v);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn merged_by(mut onto: Value, with: Value, rule: Rule) -> Value {
+    merge_in(&mut onto, Cow::Owned(with), rule);
+    onto
+}
+
 /// `attribute.rb` `deep_merge!(merge_onto, merge_with)`: used inside the default and override groups.
 pub fn deep_merge(onto: Value, with: Value) -> Value {
-    match (onto, with) {
-        (Value::Object(mut a), Value::Object(b)) => {
-            for (k, v) in b {
-                let merged = match a.remove(&k) {
-                    Some(old) => deep_merge(old, v),
-                    None => v,
-                };
-                a.insert(k, merged);
-            }
-            Value::Object(a)
-        }
-        (Value::Array(a), Value::Array(b)) => Value::Array(array_union(a, b)),
-        (onto, Value::Null) => onto,
-        (_, with) => with,
-    }
+    merged_by(onto, with, Rule::Deep)
 }
 
 /// `attribute.rb` `hash_only_merge!(merge_onto, merge_with)`: used between precedence levels.
 pub fn hash_only_merge(onto: Value, with: Value) -> Value {
-    match (onto, with) {
-        (Value::Object(mut a), Value::Object(b)) => {
-            for (k, v) in b {
-                let merged = match a.remove(&k) {
-                    Some(old) => hash_only_merge(old, v),
-                    None => v,
-                };
-                a.insert(k, merged);
-            }
-            Value::Object(a)
-        }
-        (onto, Value::Null) => onto,
-        (_, with) => with,
-    }
+    merged_by(onto, with, Rule::HashOnly)
 }
 
 /// `Chef::Mixin::DeepMerge.merge(first, second)` (`deep_merge!(second, first)`): how role attributes
 /// accumulate. Hashes merge, arrays union (earlier first), anything else is replaced by `second`.
 pub fn role_merge(first: Value, second: Value) -> Value {
-    match (first, second) {
-        (Value::Object(mut a), Value::Object(b)) => {
-            for (k, v) in b {
-                let merged = match a.remove(&k) {
-                    Some(old) => role_merge(old, v),
-                    None => v,
-                };
-                a.insert(k, merged);
-            }
-            Value::Object(a)
-        }
-        (Value::Array(a), Value::Array(b)) => Value::Array(array_union(a, b)),
-        (_, second) => second,
-    }
+    merged_by(first, second, Rule::Role)
 }
 
 /// Successive assignments in one component (`default['a']['b'] = x` in one file, then another):
 /// hashes merge, arrays and scalars are replaced.
 pub fn assign_merge(earlier: Value, later: Value) -> Value {
-    match (earlier, later) {
-        (Value::Object(mut a), Value::Object(b)) => {
-            for (k, v) in b {
-                let merged = match a.remove(&k) {
-                    Some(old) => assign_merge(old, v),
-                    None => v,
-                };
-                a.insert(k, merged);
-            }
-            Value::Object(a)
-        }
-        (_, later) => later,
-    }
+    merged_by(earlier, later, Rule::Assign)
 }
 
 /// [`assign_merge`] after removing from `earlier` every path in `replaces` (whole-hash assignments of
 /// the later source: Chef's `level['a'] = {...}` replaces the hash an earlier file built).
 pub fn assign_replacing(earlier: Value, later: Value, replaces: &[Vec<String>]) -> Value {
     let mut earlier = earlier;
-    for path in replaces {
-        remove_path(&mut earlier, path);
+    if let Value::Object(m) = &mut earlier {
+        for path in replaces {
+            remove_path_in(m, path);
+        }
     }
     assign_merge(earlier, later)
 }
 
-fn remove_path(v: &mut Value, path: &[String]) {
+fn remove_path_in(m: &mut Attrs, path: &[String]) {
     let Some((last, parents)) = path.split_last() else {
         return;
     };
-    let mut cur = v;
+    let mut cur = m;
     for k in parents {
-        match cur {
-            Value::Object(m) => match m.get_mut(k) {
-                Some(next) => cur = next,
-                None => return,
-            },
+        match cur.get_mut(k) {
+            Some(Value::Object(next)) => cur = next,
             _ => return,
         }
     }
-    if let Value::Object(m) = cur {
-        m.remove(last);
-    }
+    cur.remove(last);
 }
 
 /// Split an attribute-file or recipe `attributes:` document into component layers. Top-level keys must
@@ -975,5 +1025,165 @@ mod tests {
         assert!(e.contains("f.yml") && e.contains("defualt"), "{e}");
         assert!(layers_from_document("f.yml", &json!({"default": [1]})).is_err());
         assert!(layers_from_document("f.yml", &json!([1])).is_err());
+    }
+
+    /// The merges as the by-value folds they replaced (chef/chef `attribute.rb`), kept as the oracle for
+    /// the in-place merge: values compared, key order aside.
+    mod reference {
+        use serde_json::Value;
+
+        fn union(a: Vec<Value>, b: Vec<Value>) -> Vec<Value> {
+            let mut out = Vec::new();
+            for v in a.into_iter().chain(b) {
+                if !out.contains(&v) {
+                    out.push(v);
+                }
+            }
+            out
+        }
+
+        /// `union_arrays`: Deep and Role; `null_keeps`: Deep and HashOnly.
+        pub fn merge(onto: Value, with: Value, union_arrays: bool, null_keeps: bool) -> Value {
+            match (onto, with) {
+                (Value::Object(mut a), Value::Object(b)) => {
+                    for (k, v) in b {
+                        let m = match a.remove(&k) {
+                            Some(old) => merge(old, v, union_arrays, null_keeps),
+                            None => v,
+                        };
+                        a.insert(k, m);
+                    }
+                    Value::Object(a)
+                }
+                (Value::Array(a), Value::Array(b)) if union_arrays => Value::Array(union(a, b)),
+                (onto, Value::Null) if null_keeps => onto,
+                (_, with) => with,
+            }
+        }
+    }
+
+    /// A small deterministic generator of nested attribute hashes with shared keys, arrays and nulls.
+    fn generated(seed: &mut u64, depth: u32) -> Value {
+        fn next(seed: &mut u64, n: u64) -> u64 {
+            *seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (*seed >> 33) % n
+        }
+        match next(seed, if depth == 0 { 4 } else { 6 }) {
+            0 => Value::Null,
+            1 => json!(next(seed, 3)),
+            2 => json!(["a", "b", "c"][next(seed, 3) as usize]),
+            3 => json!([next(seed, 3), next(seed, 3)]),
+            _ => {
+                let mut m = Attrs::new();
+                for _ in 0..next(seed, 4) {
+                    let k = ["a", "b", "c", "d"][next(seed, 4) as usize].to_string();
+                    let v = generated(seed, depth - 1);
+                    m.insert(k, v);
+                }
+                Value::Object(m)
+            }
+        }
+    }
+
+    #[test]
+    fn merged_in_place_matches_the_by_value_folds_of_attribute_rb() {
+        let sources = [
+            file("cb"),
+            recipe("cb::r"),
+            role("r1"),
+            role("r2"),
+            env("e"),
+            Source::Node,
+        ];
+        let mut seed = 7u64;
+        for case in 0..400 {
+            let mut set = AttributeSet::new();
+            let mut pushed = Vec::new();
+            for i in 0..(3 + case % 9) {
+                let c = Component::ALL[(generated(&mut seed, 0).to_string().len() + i) % 10];
+                let src = sources[(case + i) % sources.len()].clone();
+                let mut top = Attrs::new();
+                top.insert("k".into(), generated(&mut seed, 3));
+                top.insert(["a", "b"][i % 2].into(), generated(&mut seed, 2));
+                let replaces = if i % 5 == 4 {
+                    vec![vec!["k".to_string()]]
+                } else {
+                    Vec::new()
+                };
+                set.push_replacing(c, src.clone(), top.clone(), replaces.clone());
+                pushed.push((c, src, top, replaces));
+            }
+            // The reference: each component folded from its layers (in the set's order), then the groups.
+            let component = |c: Component| {
+                let mut acc: Option<Value> = None;
+                for l in set.layers().iter().filter(|l| l.component == c) {
+                    let v = Value::Object(l.value.clone());
+                    acc = Some(match acc {
+                        None => v,
+                        Some(mut prev) => match l.source {
+                            Source::Role { .. } => reference::merge(prev, v, true, false),
+                            _ => {
+                                if let Value::Object(m) = &mut prev {
+                                    for p in &l.replaces {
+                                        m.remove(&p[0]);
+                                    }
+                                }
+                                reference::merge(prev, v, false, false)
+                            }
+                        },
+                    });
+                }
+                acc.unwrap_or(Value::Null)
+            };
+            let group = |cs: &[Component]| {
+                cs.iter().fold(Value::Null, |acc, c| {
+                    reference::merge(acc, component(*c), true, true)
+                })
+            };
+            let want = [
+                group(&Component::DEFAULTS),
+                component(Component::Normal),
+                group(&Component::OVERRIDES),
+                component(Component::Automatic),
+            ]
+            .into_iter()
+            .fold(Value::Null, |acc, v| reference::merge(acc, v, false, true));
+            let want = match want {
+                Value::Object(m) => m,
+                _ => Attrs::new(),
+            };
+            assert_eq!(set.merged(), want, "case {case}: {pushed:?}");
+            assert_eq!(
+                set.combined_default(),
+                group(&Component::DEFAULTS),
+                "case {case}"
+            );
+            assert_eq!(
+                set.combined_override(),
+                group(&Component::OVERRIDES),
+                "case {case}"
+            );
+            for c in Component::ALL {
+                assert_eq!(set.component(c), component(c), "case {case} {c:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_merged_key_keeps_its_place() {
+        let mut set = AttributeSet::new();
+        set.push(
+            Component::Default,
+            file("a"),
+            obj(json!({"x": 1, "y": 2, "z": 3})),
+        );
+        set.push(Component::Override, recipe("a"), obj(json!({"x": 9})));
+        // Ruby's in-place merge keeps a key where it was; the by-value fold moved it to the end.
+        assert_eq!(
+            serde_json::to_string(&set.merged()).unwrap(),
+            r#"{"x":9,"y":2,"z":3}"#
+        );
     }
 }

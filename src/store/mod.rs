@@ -145,7 +145,9 @@ impl NodeStore for local::LocalRepo {
         current: &CurrentState,
     ) -> Result<(), StoreError> {
         // The repo keeps current state in its own file: the desired file is never written here.
-        let (r, c) = (self.clone(), current.clone());
-        blocking(move || r.save_current(&c)).await
+        // Serialised here, once, so only the bytes move to the blocking thread.
+        let body = local::current_body(current)?;
+        let (r, name) = (self.clone(), current.name.clone());
+        blocking(move || r.save_current_body(&name, &body)).await
     }
 }

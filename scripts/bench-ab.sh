@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Two netgw binaries alternated on one netgw-lab of N IOS devices (docs/bench.md, "Change 15"): on a
+# shared machine wall time drifts with other work, so the binaries are compared in the same stretch,
+# run by run, not table against table.
+#
+#   scripts/bench-ab.sh N ROUNDS OLD_BIN NEW_BIN      (the binaries: paths to two `netgw` builds)
+#
+# First each binary converges a fresh lab once (`first`: one VLAN and one description to change on
+# every device); then the two alternate ROUNDS times on the second lab (`unchanged`: nothing to
+# change). Every run must report N succeeded and 2N (first) or 0 (unchanged) updated, or the script
+# stops. Per run it prints user and sys CPU seconds, wall seconds and peak RSS (`/usr/bin/time`), and,
+# when `perf stat` can count them, user and kernel instructions. Needs target/release/netgw-lab.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -eq 4 ] || { sed -n 2,12p "$0"; exit 2; }
+n=$1 rounds=$2 old=$3 new=$4
+lab_bin=${BENCH_LAB_BIN:-target/release/netgw-lab}
+work=$(mktemp -d -t netgw-ab.XXXXXX)
+lab_pid=
+stop_lab() {
+    [ -n "$lab_pid" ] || return 0
+    kill "$lab_pid" 2>/dev/null || true
+    wait "$lab_pid" 2>/dev/null || true
+    lab_pid=
+}
+trap 'stop_lab; rm -rf "$work"' EXIT
+
+start_lab() { # dir
+    printf 'name: bench\ntopology:\n  nodes:\n    sw:\n      kind: cisco_iol\n      type: L2\n' > "$1/bench.clab.yml"
+    nice -n 19 "$lab_bin" up "$1/bench.clab.yml" --inventory-out "$1/inventory.yml" --count "$n" --no-snmp \
+        > "$1/lab.out" 2> "$1/lab.log" &
+    lab_pid=$!
+    for _ in $(seq 1 1200); do
+        grep -q '^READY' "$1/lab.out" 2>/dev/null && break
+        kill -0 "$lab_pid" 2>/dev/null || { cat "$1/lab.log" >&2; exit 1; }
+        sleep 0.1
+    done
+    python3 - "$1" <<'EOF'
+import json, os, re, sys
+d = sys.argv[1]
+names = re.findall(r"^  (\S+):$", open(os.path.join(d, "inventory.yml")).read(), re.M)
+os.makedirs(os.path.join(d, "repo", "nodes"), exist_ok=True)
+for n in names:
+    with open(os.path.join(d, "repo", "nodes", n + ".json"), "w") as f:
+        json.dump({"name": n, "chef_environment": "_default",
+                   "run_list": ["recipe[netdev::vlans]", "recipe[netdev::links]"],
+                   "normal": {"netdev": {"vlans": {"100": {"name": "bench"}},
+                                         "links": {"Ethernet0/1": {"description": "bench uplink"}}}}}, f)
+EOF
+}
+
+# Instruction counts need a hardware PMU, which many VMs do not expose (perf then says "not supported").
+perf_ok=false
+/usr/bin/perf stat -x, -e instructions:u true 2>&1 | grep -q '^[0-9]' && perf_ok=true
+
+run() { # label bin dir want_updated
+    local label=$1 bin=$2 d=$3 want=$4
+    local perf=()
+    $perf_ok && perf=(/usr/bin/perf stat -x, -o "$work/perf.txt" -e instructions:u,instructions:k)
+    /usr/bin/time -f '%U %S %e %M' -o "$work/time.txt" "${perf[@]}" "$bin" converge \
+        --inventory "$d/inventory.yml" --repo "$d/repo" --concurrency 100 --format json > "$work/out.json"
+    python3 - "$work/out.json" "$n" "$want" <<'EOF' || { echo "$label: NOT VERIFIED" >&2; exit 1; }
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+assert s["succeeded"] == int(sys.argv[2]) and s["failed"] == 0 and s["updated"] == int(sys.argv[3]), s
+EOF
+    read -r u s e m < "$work/time.txt"
+    local iu=- ik=-
+    if $perf_ok; then
+        iu=$(awk -F, '/instructions:u/ {print $1}' "$work/perf.txt")
+        ik=$(awk -F, '/instructions:k/ {print $1}' "$work/perf.txt")
+    fi
+    printf '%-10s user %6.2f sys %6.2f cpu %6.2f wall %6.2f rss_mb %5d instr_u %s instr_k %s load %s\n' \
+        "$label" "$u" "$s" "$(echo "$u + $s" | bc)" "$e" "$((m / 1024))" "$iu" "$ik" "$(cut -d' ' -f1 /proc/loadavg)"
+}
+
+for which in old new; do
+    bin=$old
+    [ $which = new ] && bin=$new
+    stop_lab
+    d="$work/lab-$which"
+    mkdir -p "$d"
+    start_lab "$d"
+    run "$which-first" "$bin" "$d" $((2 * n))
+done
+# The last lab (converged by `new`) serves the unchanged runs of both.
+for _ in $(seq 1 "$rounds"); do
+    run old "$old" "$d" 0
+    run new "$new" "$d" 0
+done
