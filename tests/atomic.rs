@@ -619,7 +619,8 @@ async fn a_refused_confirm_is_rolled_back_as_reported_and_finished_by_the_next_r
     // found new (Junos until its timer fired, F5 for good).
     let mut rng = Rng(41);
     let mut problems = Vec::new();
-    for (i, vendor) in [1, 4].into_iter().enumerate() {
+    for vendor in 0..VENDORS.len() {
+        let i = vendor;
         let c = faulted_transaction(&mut rng, 300 + i, 1, Fault::RejectConfirm, Some(vendor)).await;
         problems.extend(
             [c.safety, c.expectation]
