@@ -604,7 +604,7 @@ mod tests {
         }
         assert!(forward.links[0].changed("access_vlan"));
         // Reached: nothing left either way.
-        assert!(i.plan_to(false, &[v10.clone()], &[after], &r).is_empty());
+        assert!(i.plan_to(false, &[v10], &[after], &r).is_empty());
         assert!(i.plan_to(true, &[], &[before], &r).is_empty());
     }
 

@@ -632,6 +632,22 @@ async fn a_refused_confirm_is_rolled_back_as_reported_and_finished_by_the_next_r
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_junos_commit_whose_reply_was_lost_is_reported_reverting_not_rolled_back() {
+    // The Junos driver forgot a commit that failed on a lost session, so the rollback after it
+    // answered Ok having done nothing and the device, unreadable, was reported rolled back while
+    // its confirmed commit was still pending.
+    let mut rng = Rng(43);
+    let f = Fabric::start(&mut rng, 310, 1, Some((1, Fault::ResetAfterCommit))).await;
+    let r = f.run(&f.all(), Some(PHASE_TIMEOUT)).await;
+    let t = r.transaction.unwrap();
+    let now = f.states();
+    assert_eq!(now["junos-00"], State::New, "{now:?}");
+    assert_eq!(report_matches_devices(&t, &now), "");
+    let junos = t.devices.iter().find(|d| d.node == "junos-00").unwrap();
+    assert!(junos.reverts_by_timer, "{junos:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_check_sees_a_network_left_mixed_by_a_node_by_node_converge() {
     // Control: the same fault under a plain converge changes the other devices and not the faulted
     // one; the check used above must call that network mixed.

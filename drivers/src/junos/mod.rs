@@ -574,7 +574,13 @@ impl Driver for JunosDriver {
             }
             Err(e) => {
                 let err = txn_err(&device, e);
-                self.abort().await;
+                if matches!(err, DriverError::Rejected { .. }) {
+                    self.abort().await;
+                } else if let Some(st) = self.staged.as_mut() {
+                    // The session failed, not the device: the commit may have landed before its
+                    // reply was lost, so a rollback must not answer Ok having done nothing.
+                    st.committed = true;
+                }
                 Err(err)
             }
         }

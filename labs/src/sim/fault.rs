@@ -437,6 +437,27 @@ mod tests {
         assert_eq!(r.unwrap_err().kind(), std::io::ErrorKind::ConnectionReset);
     }
 
+    #[tokio::test]
+    async fn a_confirm_is_refused_once_a_stage_every_time() {
+        let mut f = Faults::default();
+        f.set("reject-confirm", "busy").unwrap();
+        f.set("reject-stage", "no").unwrap();
+        let busy = Some(StepFault::Reject("busy".into()));
+        assert_eq!(f.at_step(Step::Confirm).await, busy);
+        assert_eq!(f.at_step(Step::Confirm).await, None);
+        for _ in 0..2 {
+            assert_eq!(
+                f.at_step(Step::Stage).await,
+                Some(StepFault::Reject("no".into()))
+            );
+        }
+        let mut r = Faults::default();
+        r.set("reset-at", "stage").unwrap();
+        assert_eq!(r.at_step(Step::Confirm).await, None);
+        assert_eq!(r.at_step(Step::Stage).await, Some(StepFault::Reset));
+        assert_eq!(r.at_step(Step::Stage).await, None, "fires once");
+    }
+
     #[test]
     fn labels_parse() {
         let mut l = BTreeMap::new();
@@ -454,5 +475,11 @@ mod tests {
         s.set("snmp-no-answer", "true").unwrap();
         assert!(s.snmp_no_answer && !s.is_empty());
         assert!(Faults::default().set("latency-ms", "x").is_err());
+        let mut c = Faults::default();
+        c.set("reject-confirm", "busy").unwrap();
+        c.set("reject-stage", "").unwrap();
+        assert_eq!(c.reject_stage.as_deref(), Some("stage rejected"));
+        assert!(Faults::default().set("reset-at", "confirm").is_ok());
+        assert!(Faults::default().set("reset-at", "sometime").is_err());
     }
 }
