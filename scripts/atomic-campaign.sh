@@ -5,9 +5,12 @@
 #
 # Fault mode (MODE=fault, the default): TX transactions, each on a fresh netgw-lab fabric of PER_VENDOR
 # devices of each of the five vendors, one fault per transaction on a seeded-random device at a
-# seeded-random step of phase 1 (connect, auth, facts, plan) or phase 2 (commit refused, reset before or
-# after the commit, reset at verify); counts networks left mixed (goal 0) right after the run and after
-# every device-side commit timer fired. Control: `the_check_sees_a_network_left_mixed_by_a_node_by_node_converge`.
+# seeded-random step of phase 1 (connect, auth, facts, plan, stage refused or reset) or phase 2 (commit
+# refused, reset before or after the commit, reset at verify, confirm refused or reset); counts networks
+# left mixed right after the run, after every device-side commit timer fired, and after the next run (a
+# why-run over another member, which recovers the whole transaction; goal 0). A confirm fault may leave
+# the network mixed until that next run by design (docs/atomic.md). Control:
+# `the_check_sees_a_network_left_mixed_by_a_node_by_node_converge`.
 #
 #   scripts/atomic-campaign.sh [TX] [PER_VENDOR]
 #       defaults 500 and 10; SEED=424242, BATCH=25, PARALLEL=3 transactions at once
@@ -37,7 +40,7 @@ fault)
     BATCH=${BATCH:-25}
     control=the_check_sees_a_network_left_mixed_by_a_node_by_node_converge
     test=campaign_counts_no_mixed_network
-    columns='fault | transactions | mixed right after | mixed after timers | failed elsewhere first'
+    columns='fault | transactions | mixed right after | mixed after timers | mixed after the next run | failed elsewhere first'
     ;;
 kill)
     TOTAL=${1:-200}
@@ -83,9 +86,10 @@ while [ "$done_n" -lt "$TOTAL" ]; do
     done_n=$((done_n + n))
     batch=$((batch + 1))
 done
-# Totals per row: the columns of every batch's table rows.
-awk -F'|' -v cols="$columns" '/^batch [0-9]+: \| / { k[$2] += $3; a[$2] += $4; b[$2] += $5; c[$2] += $6; K += $3; A += $4; B += $5; C += $6 }
+# Totals per row: the numeric columns of every batch's table rows (4 in kill mode, 5 in fault mode).
+awk -F'|' -v cols="$columns" '/^batch [0-9]+: \| / { n = NF - 3; k[$2] = 1
+        for (i = 1; i <= n; i++) { v[$2, i] += $(i + 2); all[i] += $(i + 2) } }
     END { print "TOTAL | " cols " |";
-          for (p in k) printf "TOTAL |%s| %d | %d | %d | %d |\n", p, k[p], a[p], b[p], c[p];
-          printf "TOTAL | all | %d | %d | %d | %d |\n", K, A, B, C }' "$all"
+          for (p in k) { printf "TOTAL |%s|", p; for (i = 1; i <= n; i++) printf " %d |", v[p, i]; print "" }
+          printf "TOTAL | all |"; for (i = 1; i <= n; i++) printf " %d |", all[i]; print "" }' "$all"
 exit "$failed"

@@ -101,10 +101,12 @@ impl Intent {
             .cloned()
             .collect();
         vlans.extend(self.vlans.iter().filter_map(|(_, b, a)| pick(b, a)));
+        // Recorded as observed: an EOS access port carries its trunk settings too, which a desired
+        // access port may not (the plan would fail it).
         let links: Vec<Link> = self
             .links
             .iter()
-            .map(|(b, a)| if old { b.clone() } else { a.clone() })
+            .map(|(b, a)| if old { b.as_desired() } else { a.as_desired() })
             .collect();
         let mut p = plan(
             &vlans,
@@ -561,6 +563,49 @@ mod tests {
         described.description = Some("tx".into());
         let only_vlan = i.plan_to(true, &[vlan(10, "ten")], &[described], &r);
         assert!(only_vlan.links.iter().all(|c| !c.changed("access_vlan")));
+    }
+
+    #[test]
+    fn an_access_port_observed_with_trunk_settings_plans_both_ways() {
+        use netgw_models::resource::LinkMode;
+        let v10 = vlan(10, "ten");
+        // As EOS reports an access port: its trunk allowed list and native VLAN as well.
+        let mut before = Link::new("Ethernet2");
+        before.mode = Some(LinkMode::Access);
+        before.enabled = Some(true);
+        before.access_vlan = VlanId::new(1).ok();
+        before.trunk_vlans = VlanSet::parse("1-4094").ok();
+        before.native_vlan = VlanId::new(1).ok();
+        let mut after = before.clone();
+        after.access_vlan = Some(v10.id);
+        after.description = Some("tx".into());
+        let i = Intent {
+            run_id: "r1".into(),
+            node: "eos-00".into(),
+            platform: "eos".into(),
+            written_at: String::new(),
+            vlans: vec![(v10.id, None, Some(v10.clone()))],
+            links: vec![(before.clone(), after.clone())],
+            rendered: vec![],
+            tx: None,
+        };
+        let r = rules();
+        let forward = i.plan_to(false, &[], std::slice::from_ref(&before), &r);
+        let back = i.plan_to(
+            true,
+            std::slice::from_ref(&v10),
+            std::slice::from_ref(&after),
+            &r,
+        );
+        for p in [&forward, &back] {
+            let failed: Vec<String> = p.failures().map(|f| f.resource.to_string()).collect();
+            assert!(failed.is_empty(), "{failed:?}");
+            assert_eq!(p.links.len(), 1);
+        }
+        assert!(forward.links[0].changed("access_vlan"));
+        // Reached: nothing left either way.
+        assert!(i.plan_to(false, &[v10], &[after], &r).is_empty());
+        assert!(i.plan_to(true, &[], &[before], &r).is_empty());
     }
 
     #[tokio::test]

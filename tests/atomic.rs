@@ -47,6 +47,11 @@ enum Fault {
     Facts,
     /// Phase 1: the node's desired state does not compile (resolve / plan).
     Plan,
+    /// Phase 1: the device refuses the stage (Junos edit of the candidate, EOS session, F5
+    /// transaction; IOS and NX-OS stage nothing on the device).
+    RejectStage,
+    /// Phase 1: the connection is reset instead of the stage.
+    ResetStage,
     /// Phase 2: the device refuses the commit.
     RejectCommit,
     /// Phase 2: the connection is reset instead of committing.
@@ -55,17 +60,27 @@ enum Fault {
     ResetAfterCommit,
     /// Phase 2: the connection is reset at the first read after the commit (verify).
     ResetVerify,
+    /// Phase 2: every device verified, the first confirm on the device is refused (Junos `commit`,
+    /// EOS `configure session NAME commit`, NX-OS `no checkpoint`, IOS `write memory`, F5 `save sys
+    /// config`).
+    RejectConfirm,
+    /// Phase 2: the connection is reset instead of the confirm.
+    ResetConfirm,
 }
 
-const FAULTS: [Fault; 8] = [
+const FAULTS: [Fault; 12] = [
     Fault::Connect,
     Fault::Auth,
     Fault::Facts,
     Fault::Plan,
+    Fault::RejectStage,
+    Fault::ResetStage,
     Fault::RejectCommit,
     Fault::ResetBeforeCommit,
     Fault::ResetAfterCommit,
     Fault::ResetVerify,
+    Fault::RejectConfirm,
+    Fault::ResetConfirm,
 ];
 
 impl Fault {
@@ -88,12 +103,35 @@ impl Fault {
             Fault::ResetBeforeCommit => vec![("reset-at", "before-commit".into())],
             Fault::ResetAfterCommit => vec![("reset-at", "after-commit".into())],
             Fault::ResetVerify => vec![("reset-at", "verify".into())],
+            Fault::RejectStage => vec![("reject-stage", format!("atomic-{tx} stage refused"))],
+            Fault::ResetStage => vec![("reset-at", "stage".into())],
+            Fault::RejectConfirm => {
+                vec![("reject-confirm", format!("atomic-{tx} confirm refused"))]
+            }
+            Fault::ResetConfirm => vec![("reset-at", "confirm".into())],
         }
     }
     fn phase(self) -> u8 {
         match self {
-            Fault::Connect | Fault::Auth | Fault::Facts | Fault::Plan => 1,
+            Fault::Connect
+            | Fault::Auth
+            | Fault::Facts
+            | Fault::Plan
+            | Fault::RejectStage
+            | Fault::ResetStage => 1,
             _ => 2,
+        }
+    }
+    /// At the confirm: by design the network may be mixed until the next run finishes it.
+    fn at_confirm(self) -> bool {
+        matches!(self, Fault::RejectConfirm | Fault::ResetConfirm)
+    }
+    /// The vendors (indexes into `VENDORS`) whose drivers send something at the faulted step.
+    fn vendors(self) -> &'static [usize] {
+        match self {
+            // IOS and NX-OS stage nothing on the device: their lines go at commit.
+            Fault::RejectStage | Fault::ResetStage => &[0, 1, 4],
+            _ => &[0, 1, 2, 3, 4],
         }
     }
 }
@@ -135,6 +173,8 @@ struct Fabric {
     before: BTreeMap<String, String>,
     /// Per vendor: a device converged node by node to the same desired state.
     converged: Vec<String>,
+    /// Nodes driven with `save_config: true` (IOS `write memory`, F5 `save sys config` at confirm).
+    save_config: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,6 +271,7 @@ impl Fabric {
             nodes,
             before,
             converged: Vec::new(),
+            save_config: Vec::new(),
         };
         let controls: Vec<String> = VENDORS.iter().map(|v| format!("{}-ctl", v.0)).collect();
         let r = f.run(&controls, None).await;
@@ -253,6 +294,9 @@ impl Fabric {
         t.timeouts.connect = OP_TIMEOUT;
         t.timeouts.operation = OP_TIMEOUT;
         t.timeouts.idle = OP_TIMEOUT * 2;
+        if self.save_config.iter().any(|n| n == name) {
+            t.options.insert("save_config".into(), true.into());
+        }
         Job {
             name: name.to_owned(),
             target: Ok(t),
@@ -384,45 +428,123 @@ async fn an_atomic_converge_changes_all_five_vendors_and_why_run_changes_none() 
 struct Checked {
     now_mixed: bool,
     settled_mixed: bool,
-    /// Broken promises: a network not all old (or all new) once the device timers fired, current state
-    /// saved by a failed transaction, a failed transaction reported as a success.
+    /// After the next run (a why-run over another member, which recovers the whole transaction).
+    after_mixed: bool,
+    /// Broken promises: a network not all old (or all new) once the device timers fired and the next
+    /// run ended, current state saved by a failed transaction, a failed transaction reported as a
+    /// success, a device reported rolled back or confirmed that is not.
     safety: String,
     /// The transaction failed elsewhere or otherwise than the fault predicts (on a loaded machine a
     /// phase deadline or an operation timeout can fail it first): still all-or-nothing.
     expectation: String,
-    /// Seconds spent starting the fabric (lab and controls), in the run, and waiting for timers.
-    secs: [f64; 3],
+    /// Seconds spent starting the fabric (lab and controls), in the run, waiting for timers, and in
+    /// the next run.
+    secs: [f64; 4],
 }
 
-/// One transaction with `fault` on one seeded-random device: every device ends as it was, read from
-/// the simulator right after the run and after every commit timer fired; the report names the device.
-async fn faulted_transaction(rng: &mut Rng, tx: usize, per_vendor: usize, fault: Fault) -> Checked {
-    let at = rng.below((per_vendor * VENDORS.len()) as u64) as usize;
+impl Fabric {
+    /// The next run: a why-run over `via` alone, whose first step recovers every member of an open
+    /// transaction it belongs to (`netgw::txrecover`), as `netgw converge --why-run NODE` does.
+    async fn next_run(&self, via: &str) -> RunReport {
+        let store = Arc::new(self.repo.clone());
+        netgw::txrecover::converge(
+            store,
+            self.repo.clone(),
+            vec![self.job(via)],
+            &self.inventory,
+            Arc::new(RegistryConnector),
+            self.opts(None, true),
+        )
+        .await
+    }
+}
+
+/// The devices the report says were rolled back or confirmed are old or new on the simulator.
+fn report_matches_devices(t: &netgw::atomic::Transaction, now: &BTreeMap<String, State>) -> String {
+    let mut out = String::new();
+    for d in &t.devices {
+        let s = now.get(&d.node).copied();
+        if d.rolled_back && s != Some(State::Old) {
+            out.push_str(&format!(
+                "{}: reported rolled back, found {s:?}: {d:?}; ",
+                d.node
+            ));
+        }
+        if d.confirmed && s != Some(State::New) {
+            out.push_str(&format!("{}: reported confirmed, found {s:?}; ", d.node));
+        }
+    }
+    out
+}
+
+/// One transaction with `fault` on one seeded-random device (of vendor `vendor` when given, else of
+/// a seeded-random vendor whose driver sends something at that step), read from the simulator right
+/// after the run, once every device timer fired, and after the next run: all old, except for a fault
+/// at the confirm, where the record promised all new and the next run must have finished it; the
+/// report names the device.
+async fn faulted_transaction(
+    rng: &mut Rng,
+    tx: usize,
+    per_vendor: usize,
+    fault: Fault,
+    vendor: Option<usize>,
+) -> Checked {
+    let vendors = fault.vendors();
+    let at = match vendor {
+        None if vendors.len() == VENDORS.len() => {
+            rng.below((per_vendor * VENDORS.len()) as u64) as usize
+        }
+        _ => {
+            let v = vendor.unwrap_or_else(|| vendors[rng.below(vendors.len() as u64) as usize]);
+            v * per_vendor + rng.below(per_vendor as u64) as usize
+        }
+    };
     let clock = Instant::now();
-    let f = Fabric::start(rng, tx, per_vendor, Some((at, fault))).await;
+    let mut f = Fabric::start(rng, tx, per_vendor, Some((at, fault))).await;
     let started = clock.elapsed().as_secs_f64();
     let victim = f.nodes[at].0.clone();
+    if fault.at_confirm() && matches!(VENDORS[f.nodes[at].1].2, Dialect::Ios | Dialect::F5) {
+        // Without it their drivers send nothing at the confirm.
+        f.save_config.push(victim.clone());
+    }
+    let others: Vec<String> = f.all().into_iter().filter(|n| *n != victim).collect();
+    let via = others[rng.below(others.len() as u64) as usize].clone();
     let r = f.run(&f.all(), Some(PHASE_TIMEOUT)).await;
     let ran = clock.elapsed().as_secs_f64();
     let t = r.transaction.clone().unwrap();
     let right_after = f.states();
     let settled = f.settled_states().await;
-    let secs = [started, ran - started, clock.elapsed().as_secs_f64() - ran];
+    let timers = clock.elapsed().as_secs_f64();
+    let next = f.next_run(&via).await;
+    let late = pending_timer(&f.lab);
+    let after = f.settled_states().await;
+    let secs = [
+        started,
+        ran - started,
+        timers - ran,
+        clock.elapsed().as_secs_f64() - timers,
+    ];
     let (mut safety, mut expectation) = (String::new(), String::new());
-    let want = if fault.phase() == 1 {
-        Outcome::Aborted
-    } else {
-        Outcome::RolledBack
+    let want = match fault.phase() {
+        1 => Outcome::Aborted,
+        _ if fault.at_confirm() => Outcome::Incomplete,
+        _ => Outcome::RolledBack,
     };
     if t.outcome != want {
         expectation.push_str(&format!("outcome {:?}, want {want:?}; ", t.outcome));
     }
-    let at_victim = t.failures.iter().any(|x| x.node == victim);
+    let at_victim = t
+        .failures
+        .iter()
+        .any(|x| x.node == victim && (!fault.at_confirm() || x.step == "confirm"));
     if !at_victim || t.failures.first().map(|x| x.phase) != Some(fault.phase()) {
         expectation.push_str(&format!(
             "failure not reported at {victim}: {:?}; ",
             t.failures
         ));
+    }
+    if let Some(e) = next.nodes.iter().find_map(|n| n.error.as_ref()) {
+        expectation.push_str(&format!("the next run over {via}: {e}; "));
     }
     if !r.any_failed() || t.outcome == Outcome::Committed {
         safety.push_str(&format!(
@@ -430,8 +552,20 @@ async fn faulted_transaction(rng: &mut Rng, tx: usize, per_vendor: usize, fault:
             t.outcome
         ));
     }
-    if count(&settled, State::Old) != settled.len() {
-        safety.push_str(&format!("not all old after timers: {settled:?}; "));
+    safety.push_str(&report_matches_devices(&t, &right_after));
+    if fault.at_confirm() {
+        // The record was `confirming`: all new once the next run finished the transaction.
+        if count(&after, State::New) != after.len() || late {
+            safety.push_str(&format!(
+                "not all new after the next run over {via} (timer left: {late}): {after:?}; "
+            ));
+        }
+    } else if count(&settled, State::Old) != settled.len()
+        || count(&after, State::Old) != after.len()
+    {
+        safety.push_str(&format!(
+            "not all old after timers ({settled:?}) or the next run ({after:?}); "
+        ));
     }
     for (n, _) in &f.nodes {
         let current = f.repo.root().join(format!("nodes/current/{n}.json"));
@@ -451,6 +585,7 @@ async fn faulted_transaction(rng: &mut Rng, tx: usize, per_vendor: usize, fault:
     Checked {
         now_mixed: mixed(&right_after),
         settled_mixed: mixed(&settled),
+        after_mixed: mixed(&after),
         safety: label(safety),
         expectation: label(expectation),
         secs,
@@ -462,9 +597,10 @@ async fn a_fault_at_any_step_of_either_phase_leaves_every_device_as_it_was() {
     let mut rng = Rng(2020);
     let mut problems = Vec::new();
     for (i, fault) in FAULTS.iter().enumerate() {
-        let c = faulted_transaction(&mut rng, i + 1, 1, *fault).await;
+        let c = faulted_transaction(&mut rng, i + 1, 1, *fault, None).await;
+        println!("{fault:?}: {:.1?} s", c.secs);
         assert!(
-            !c.settled_mixed || !c.safety.is_empty(),
+            !c.after_mixed || !c.safety.is_empty(),
             "a mixed network must be a problem"
         );
         problems.extend(
@@ -474,6 +610,41 @@ async fn a_fault_at_any_step_of_either_phase_leaves_every_device_as_it_was() {
         );
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_confirm_is_rolled_back_as_reported_and_finished_by_the_next_run() {
+    // The Junos and F5 drivers forgot their committed change when the confirm failed, so the
+    // rollback the transaction sends next answered Ok having done nothing: reported rolled back,
+    // found new (Junos until its timer fired, F5 for good).
+    let mut rng = Rng(41);
+    let mut problems = Vec::new();
+    for vendor in 0..VENDORS.len() {
+        let i = vendor;
+        let c = faulted_transaction(&mut rng, 300 + i, 1, Fault::RejectConfirm, Some(vendor)).await;
+        problems.extend(
+            [c.safety, c.expectation]
+                .into_iter()
+                .filter(|p| !p.is_empty()),
+        );
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_junos_commit_whose_reply_was_lost_is_reported_reverting_not_rolled_back() {
+    // The Junos driver forgot a commit that failed on a lost session, so the rollback after it
+    // answered Ok having done nothing and the device, unreadable, was reported rolled back while
+    // its confirmed commit was still pending.
+    let mut rng = Rng(43);
+    let f = Fabric::start(&mut rng, 310, 1, Some((1, Fault::ResetAfterCommit))).await;
+    let r = f.run(&f.all(), Some(PHASE_TIMEOUT)).await;
+    let t = r.transaction.unwrap();
+    let now = f.states();
+    assert_eq!(now["junos-00"], State::New, "{now:?}");
+    assert_eq!(report_matches_devices(&t, &now), "");
+    let junos = t.devices.iter().find(|d| d.node == "junos-00").unwrap();
+    assert!(junos.reverts_by_timer, "{junos:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -514,27 +685,34 @@ async fn campaign_counts_no_mixed_network() {
         })
         .collect();
     let t = Instant::now();
-    // fault -> (transactions, mixed right after, mixed after timers, failed otherwise than predicted)
-    let mut by_fault: BTreeMap<Fault, (usize, usize, usize, usize)> = BTreeMap::new();
+    // fault -> (transactions, mixed right after, after timers, after the next run, failed otherwise
+    // than predicted)
+    let mut by_fault: BTreeMap<Fault, [usize; 5]> = BTreeMap::new();
     let mut problems = Vec::new();
     let mut notes = Vec::new();
-    let mut secs = [0.0; 3];
+    let mut secs = [0.0; 4];
     for chunk in plan.chunks(parallel) {
         let mut set = tokio::task::JoinSet::new();
         for &(tx, fault, s) in chunk {
             set.spawn(async move {
                 let mut r = Rng(s);
-                let out = faulted_transaction(&mut r, tx, per_vendor, fault).await;
+                let out = faulted_transaction(&mut r, tx, per_vendor, fault, None).await;
                 (fault, out)
             });
         }
         while let Some(res) = set.join_next().await {
             let (fault, c) = res.expect("transaction task");
             let e = by_fault.entry(fault).or_default();
-            e.0 += 1;
-            e.1 += c.now_mixed as usize;
-            e.2 += c.settled_mixed as usize;
-            e.3 += !c.expectation.is_empty() as usize;
+            let row = [
+                1,
+                c.now_mixed as usize,
+                c.settled_mixed as usize,
+                c.after_mixed as usize,
+                !c.expectation.is_empty() as usize,
+            ];
+            for (x, y) in e.iter_mut().zip(row) {
+                *x += y;
+            }
             for (s, x) in secs.iter_mut().zip(c.secs) {
                 *s += x;
             }
@@ -547,26 +725,29 @@ async fn campaign_counts_no_mixed_network() {
         }
     }
     let mut table = format!(
-        "seed {seed}: {txs} transactions on {} devices ({per_vendor} per vendor) in {:.0} s\n\n| fault | transactions | mixed right after | mixed after timers | failed elsewhere first |\n|---|---|---|---|---|\n",
+        "seed {seed}: {txs} transactions on {} devices ({per_vendor} per vendor) in {:.0} s\n\n| fault | transactions | mixed right after | mixed after timers | mixed after the next run | failed elsewhere first |\n|---|---|---|---|---|---|\n",
         per_vendor * VENDORS.len(),
         t.elapsed().as_secs_f64()
     );
-    for (f, (n, a, b, o)) in &by_fault {
+    for (f, [n, a, b, c, o]) in &by_fault {
+        let step = if f.at_confirm() { ", confirm" } else { "" };
         table.push_str(&format!(
-            "| {f:?} (phase {}) | {n} | {a} | {b} | {o} |\n",
+            "| {f:?} (phase {}{step}) | {n} | {a} | {b} | {c} | {o} |\n",
             f.phase()
         ));
     }
-    let mixed_after: usize = by_fault.values().map(|c| c.2).sum();
+    let mixed_after: usize = by_fault.values().map(|c| c[3]).sum();
     table.push_str(&format!(
-        "\nnetworks left mixed after timers: {mixed_after}; broken promises: {}\n",
+        "\nnetworks left mixed after the next run: {mixed_after}; broken promises: {}\n",
         problems.len()
     ));
+    let per = |x: f64| x / txs.max(1) as f64;
     table.push_str(&format!(
-        "time per transaction (s): fabric start {:.1}, run {:.1}, waiting for device timers {:.1}\n",
-        secs[0] / txs.max(1) as f64,
-        secs[1] / txs.max(1) as f64,
-        secs[2] / txs.max(1) as f64
+        "time per transaction (s): fabric start {:.1}, run {:.1}, waiting for device timers {:.1}, the next run {:.1}\n",
+        per(secs[0]),
+        per(secs[1]),
+        per(secs[2]),
+        per(secs[3])
     ));
     for n in &notes {
         println!("note: {}", n.chars().take(400).collect::<String>());

@@ -595,6 +595,26 @@ impl Link {
         }
     }
 
+    /// An observed link as a valid desired link: only the VLAN settings its mode uses (EOS, for one,
+    /// reports an access port's trunk allowed list and native VLAN too).
+    pub fn as_desired(&self) -> Link {
+        let mut d = self.clone();
+        match d.mode {
+            Some(LinkMode::Access) => {
+                d.trunk_vlans = None;
+                d.native_vlan = None;
+            }
+            Some(LinkMode::Trunk) => d.access_vlan = None,
+            Some(LinkMode::Routed) => {
+                d.access_vlan = None;
+                d.trunk_vlans = None;
+                d.native_vlan = None;
+            }
+            None => {}
+        }
+        d
+    }
+
     pub fn validate(&self) -> Result<(), ModelError> {
         validate_interface_name(&self.name)?;
         if let Some(d) = &self.description {

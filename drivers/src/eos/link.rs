@@ -86,21 +86,7 @@ fn set_mode_fields(
 
 /// An observed link as a valid desired link: only the VLAN settings its mode uses.
 pub fn as_desired(l: &Link) -> Link {
-    let mut d = l.clone();
-    match d.mode {
-        Some(LinkMode::Access) => {
-            d.trunk_vlans = None;
-            d.native_vlan = None;
-        }
-        Some(LinkMode::Trunk) => d.access_vlan = None,
-        Some(LinkMode::Routed) => {
-            d.access_vlan = None;
-            d.trunk_vlans = None;
-            d.native_vlan = None;
-        }
-        None => {}
-    }
-    d
+    l.as_desired()
 }
 
 /// Merge `show interfaces switchport` (JSON) into links: `switchports.NAME.{enabled, switchportInfo:

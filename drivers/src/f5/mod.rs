@@ -408,17 +408,21 @@ impl Driver for F5Driver {
 
     async fn confirm(&mut self) -> Result<(), DriverError> {
         match std::mem::take(&mut self.state) {
-            State::Committed { .. } if self.save_config => {
-                self.rest
+            committed @ State::Committed { .. } if self.save_config => {
+                let r = self
+                    .rest
                     .call(
                         RestMethod::Post,
                         SAVE_CONFIG_PATH,
                         Some(&json!({"command": "save"})),
                         None,
                     )
-                    .await
-                    .map_err(self.err("confirm (save sys config)"))?;
-                Ok(())
+                    .await;
+                if r.is_err() {
+                    // The change is running: a rollback after a failed confirm must still undo it.
+                    self.state = committed;
+                }
+                r.map(|_| ()).map_err(self.err("confirm (save sys config)"))
             }
             State::Committed { .. } | State::Idle => Ok(()),
             staged @ State::Staged { .. } => {

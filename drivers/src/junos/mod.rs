@@ -331,10 +331,19 @@ impl JunosDriver {
 
     /// Put the touched resources back as recorded before the change, and commit.
     async fn restore(&mut self) -> Result<(), DriverError> {
-        let device = self.device.clone();
         let Some(st) = self.staged.take() else {
             return Ok(());
         };
+        let r = self.restore_from(&st).await;
+        if r.is_err() {
+            // Kept for the next rollback: without it a second call answers Ok having done nothing.
+            self.staged = Some(st);
+        }
+        r
+    }
+
+    async fn restore_from(&mut self, st: &StagedChange) -> Result<(), DriverError> {
+        let device = self.device.clone();
         let now_root = self.config(Datastore::Running).await?;
         let now = parse_config(&now_root);
         let s = sess(&mut self.session, &device)?;
@@ -565,7 +574,13 @@ impl Driver for JunosDriver {
             }
             Err(e) => {
                 let err = txn_err(&device, e);
-                self.abort().await;
+                if matches!(err, DriverError::Rejected { .. }) {
+                    self.abort().await;
+                } else if let Some(st) = self.staged.as_mut() {
+                    // The session failed, not the device: the commit may have landed before its
+                    // reply was lost, so a rollback must not answer Ok having done nothing.
+                    st.committed = true;
+                }
                 Err(err)
             }
         }
@@ -583,11 +598,19 @@ impl Driver for JunosDriver {
                 message: "confirm before commit".into(),
             });
         }
-        let s = sess(&mut self.session, &device)?;
-        self.txn
-            .confirm(s, &st.comment)
-            .await
-            .map_err(|e| txn_err(&device, e))
+        let s = match sess(&mut self.session, &device) {
+            Ok(s) => s,
+            Err(e) => {
+                self.staged = Some(st);
+                return Err(e);
+            }
+        };
+        let r = self.txn.confirm(s, &st.comment).await;
+        if r.is_err() {
+            // Still committed (pending its timer): a rollback after a failed confirm must know it.
+            self.staged = Some(st);
+        }
+        r.map_err(|e| txn_err(&device, e))
     }
 
     async fn rollback(&mut self) -> Result<(), DriverError> {

@@ -59,7 +59,8 @@ enum Cmd {
         #[arg(long)]
         eapi_http: bool,
         /// Fault injection: NODE:KEY=VALUE (keys: latency-ms, reset-after-bytes, reset-at,
-        /// auth-fail, reject-commit, slow-commit-ms, snmp-no-answer).
+        /// auth-fail, reject-commit, slow-commit-ms, reject-stage, slow-stage-ms, reject-confirm,
+        /// slow-confirm-ms, snmp-no-answer).
         #[arg(long = "fault")]
         faults: Vec<String>,
         /// The login every device accepts (with --clab: each kind's containerlab credentials instead).

@@ -31,7 +31,7 @@
 //! wording is ours: no captured sample of them was found.
 
 use super::archive::Archive;
-use super::fault::{ConnCtl, Step};
+use super::fault::{ConnCtl, Step, StepFault};
 use super::state::{ConfigSession, Context, DeviceState, Dialect, Mode};
 use super::{Device, dotted_mac};
 use russh::server::Msg;
@@ -174,7 +174,15 @@ impl CliSim {
                 {
                     tokio::time::sleep(d).await;
                 }
-                let (out, action) = self.line(&mut sh, &text);
+                let forced = match self.confirm_fault(&sh, &text).await {
+                    Some(StepFault::Reset) => {
+                        ctl.kill();
+                        return;
+                    }
+                    Some(StepFault::Reject(m)) => Some((Some(self.refusal(&m)), Action::None)),
+                    None => None,
+                };
+                let (out, action) = forced.unwrap_or_else(|| self.line(&mut sh, &text));
                 let mut reply = String::new();
                 // Echo the line, never the secret typed at `Password:`.
                 let echo = if matches!(action, Action::SecretTyped) {
@@ -223,6 +231,40 @@ impl CliSim {
                     return;
                 }
             }
+        }
+    }
+
+    /// The confirm of the fault table: what the IOS and NX-OS drivers send at confirm (`configure
+    /// confirm` or `write memory`; `no checkpoint NAME` or `copy running-config startup-config`).
+    /// Neither stages anything on the device, so there is no stage step here.
+    async fn confirm_fault(&self, sh: &Shell, line: &str) -> Option<StepFault> {
+        if sh.mode != CliMode::Enable {
+            return None;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let confirm = match self.dev.dialect {
+            Dialect::Ios => matches!(
+                words.as_slice(),
+                ["configure", "confirm"] | ["write", "memory"]
+            ),
+            Dialect::Nxos => matches!(
+                words.as_slice(),
+                ["no", "checkpoint", _] | ["copy", "running-config", "startup-config"]
+            ),
+            _ => false,
+        };
+        if !confirm {
+            return None;
+        }
+        self.dev.faults.at_step(Step::Confirm).await
+    }
+
+    /// A refused command, in the form the platform's failure strings catch.
+    fn refusal(&self, msg: &str) -> String {
+        if self.dev.dialect == Dialect::Nxos {
+            format!("ERROR: {msg}\n")
+        } else {
+            format!("% Failed to confirm: {msg}\n")
         }
     }
 

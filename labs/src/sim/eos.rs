@@ -15,7 +15,7 @@
 
 use super::Device;
 use super::diff::unified;
-use super::fault::{ConnCtl, Step};
+use super::fault::{ConnCtl, Step, StepFault};
 use super::http::{HttpReply, HttpRequest};
 use super::state::{ConfigSession, DeviceState, Dialect, Mode};
 use serde_json::{Map, Value, json};
@@ -203,10 +203,22 @@ impl EosSim {
         } else if self.dev.faults.on_read() {
             return (Value::Null, After::Reset);
         }
+        let mut refused = None;
+        if let Some((i, step)) = self.step_of(&cmds) {
+            match self.dev.faults.at_step(step).await {
+                Some(StepFault::Reset) => return (Value::Null, After::Reset),
+                Some(StepFault::Reject(m)) => refused = Some((i, m)),
+                None => {}
+            }
+        }
         let mut ctx = Ctx::Exec;
         let mut results: Vec<Value> = Vec::with_capacity(cmds.len());
         for (i, cmd) in cmds.iter().enumerate() {
-            match self.run_one(&mut ctx, cmd, text) {
+            let r = match &refused {
+                Some((at, m)) if *at == i => Err(cannot_run(m.clone())),
+                _ => self.run_one(&mut ctx, cmd, text),
+            };
+            match r {
                 Ok(v) => results.push(v),
                 Err(e) => {
                     let mut data = results;
@@ -229,6 +241,23 @@ impl EosSim {
             json!({"jsonrpc": "2.0", "id": id, "result": results}),
             after,
         )
+    }
+
+    /// The request's stage (`configure session NAME` opening a session) or confirm (`configure
+    /// session NAME commit` of the session under a commit timer) of the fault table, and its index.
+    fn step_of(&self, cmds: &[String]) -> Option<(usize, Step)> {
+        let sessions = self.sessions();
+        cmds.iter().enumerate().find_map(|(i, c)| {
+            match c.split_whitespace().collect::<Vec<_>>().as_slice() {
+                ["configure", "session", _] => Some((i, Step::Stage)),
+                ["configure", "session", name, "commit"]
+                    if sessions.timed.as_ref().is_some_and(|t| t.session == *name) =>
+                {
+                    Some((i, Step::Confirm))
+                }
+                _ => None,
+            }
+        })
     }
 
     fn empty(text: bool) -> Value {

@@ -13,7 +13,7 @@
 //! sample exists (see the fixtures' Gaps).
 
 use super::Device;
-use super::fault::{ConnCtl, Step};
+use super::fault::{ConnCtl, Faults, Step, StepFault};
 use super::http::{HttpReply, HttpRequest};
 use super::state::{DeviceState, Mode};
 use netgw_models::resource::{VlanId, VlanSet};
@@ -96,6 +96,9 @@ impl F5Sim {
         }
         // Transactions.
         if req.path == "/mgmt/tm/transaction" && req.method == "POST" {
+            if let Some(refused) = step_refused(faults.at_step(Step::Stage).await, &ctl) {
+                return refused;
+            }
             let mut r = self.rest();
             r.next += 1;
             let id = 1_700_000_000_000 + r.next;
@@ -128,6 +131,9 @@ impl F5Sim {
                 200,
                 &json!({"transId": tid, "evalOrder": order, "method": req.method, "uri": req.path, "body": body}),
             );
+        }
+        if req.method == "POST" && req.path.trim_end_matches('/') == "/mgmt/tm/sys/config" {
+            return save_config(faults, &body, &ctl).await;
         }
         if req.method == "GET" && faults.on_read() {
             ctl.kill();
@@ -235,6 +241,32 @@ impl F5Sim {
             _ => err(400, "unsupported transaction request"),
         }
     }
+}
+
+/// A stage or confirm fault as the device's answer (`None`: go on).
+fn step_refused(f: Option<StepFault>, ctl: &ConnCtl) -> Option<HttpReply> {
+    match f? {
+        StepFault::Reset => {
+            ctl.kill();
+            Some(err(500, "reset"))
+        }
+        StepFault::Reject(m) => Some(err(400, &m)),
+    }
+}
+
+/// `POST /mgmt/tm/sys/config` `{"command": "save"}` (`tmsh save sys config`): what the driver sends
+/// at confirm with `save_config`. The simulated device has no startup configuration to write.
+async fn save_config(faults: &Faults, body: &Value, ctl: &ConnCtl) -> HttpReply {
+    if body.get("command").and_then(Value::as_str) != Some("save") {
+        return err(400, "Found unsupported command: only save is simulated");
+    }
+    if let Some(refused) = step_refused(faults.at_step(Step::Confirm).await, ctl) {
+        return refused;
+    }
+    HttpReply::json(
+        200,
+        &json!({"kind": "tm:sys:config:runstate", "command": "save"}),
+    )
 }
 
 fn vlan_json(st: &DeviceState, id: u16, name: &str) -> Value {

@@ -7,16 +7,27 @@
 //! |---|---|---|
 //! | `latency-ms` | ms | every reply is delayed |
 //! | `reset-after-bytes` | n | the connection is reset once the device has sent n bytes on it |
-//! | `reset-at` | `before-commit` \| `after-commit` \| `verify` | the connection is reset at that step (once per lab run): instead of committing; after a commit was applied, before its reply; at the first read after a commit |
+//! | `reset-at` | `stage` \| `before-commit` \| `after-commit` \| `verify` \| `confirm` | the connection is reset at that step (once per lab run): instead of staging; instead of committing; after a commit was applied, before its reply; at the first read after a commit; instead of confirming |
 //! | `reset-at-line` | n | IOS / NX-OS CLI: the connection is reset right after the device applied its n-th configuration-mode line (counted per device, from 1; once per lab run): a session lost in the middle of a commit, at a command boundary whatever was read before |
 //! | `auth-fail` | `true` | every login is refused (SSH auth failure, HTTP 401) |
 //! | `reject-commit` | message | every commit fails with this message (the candidate / session is kept) |
 //! | `slow-commit-ms` | ms | commits take this long |
+//! | `reject-stage` | message | every stage fails with this message (nothing is staged) |
+//! | `slow-stage-ms` | ms | stages take this long |
+//! | `reject-confirm` | message | the first confirm fails with this message (once per lab run: a transient refusal, so a later run can finish the change); the commit stays pending |
+//! | `slow-confirm-ms` | ms | confirms take this long |
 //! | `snmp-no-answer` | `true` | the device's SNMP agent answers nothing (a manager sees a timeout) |
 //! | `archive-path` | path | IOS: `archive` / `path PATH` is configured, so `configure terminal revert timer` works (`sim/archive.rs`) |
 //! | `revert-minute-ms` | ms | IOS and Junos: how long one minute of a revert timer or of a `commit confirmed` timeout lasts (default 60000) |
 //!
-//! The last two are device configuration rather than faults; they ride on the same keys so a topology
+//! *Stage* and *confirm* are what the drivers send at those steps (docs/faults.md): Junos
+//! `edit-config` / `load-configuration` and, with a confirmed commit pending, a plain commit; EOS
+//! `configure session NAME` and, under a session's commit timer, `configure session NAME commit`; F5
+//! the creation of a REST transaction and `save sys config`; IOS `configure confirm` or `write memory`
+//! and NX-OS `no checkpoint NAME` or `copy running-config startup-config` at confirm. IOS and NX-OS
+//! stage nothing on the device (the driver reads and renders; the lines go at commit).
+//!
+//! `archive-path` and `revert-minute-ms` are device configuration rather than faults; they ride on the same keys so a topology
 //! label or `--fault` sets them per device.
 //!
 //! A reset is done below the protocol: [`FaultStream`] wraps the TCP stream and fails every read and
@@ -33,19 +44,32 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 /// Named steps of a change where a connection can be reset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
+    /// The change is put on the device without activating it (candidate, session, transaction).
+    Stage,
     BeforeCommit,
     AfterCommit,
     Verify,
+    /// A committed change is made permanent (confirmed commit confirmed, checkpoint dropped, saved).
+    Confirm,
+}
+
+/// What a device does at a stage or confirm step with a fault on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepFault {
+    /// The connection is reset instead of the step.
+    Reset,
+    /// The step is refused with this message.
+    Reject(String),
 }
 
 impl Step {
     pub fn parse(s: &str) -> Option<Step> {
         Some(
             match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+                "stage" => Step::Stage,
+                "confirm" => Step::Confirm,
                 "before-commit" => Step::BeforeCommit,
-                "after-commit" | "after-commit-before-confirm" | "before-confirm" => {
-                    Step::AfterCommit
-                }
+                "after-commit" | "after-commit-before-confirm" => Step::AfterCommit,
                 "verify" | "during-verify" => Step::Verify,
                 _ => return None,
             },
@@ -64,6 +88,11 @@ pub struct Faults {
     pub auth_fail: bool,
     pub reject_commit: Option<String>,
     pub slow_commit: Option<Duration>,
+    pub reject_stage: Option<String>,
+    pub slow_stage: Option<Duration>,
+    /// Refuses the first confirm only.
+    pub reject_confirm: Option<String>,
+    pub slow_confirm: Option<Duration>,
     /// The SNMP agent drops every request.
     pub snmp_no_answer: bool,
     /// IOS `archive` `path` (Configuration Rollback Confirmed Change needs it).
@@ -76,6 +105,8 @@ pub struct Faults {
     pub(crate) verify_armed: AtomicBool,
     /// Configuration-mode lines applied so far (for `reset-at-line`).
     lines_applied: AtomicU64,
+    /// `reject-confirm` has fired.
+    confirm_rejected: AtomicBool,
 }
 
 impl Clone for Faults {
@@ -88,12 +119,17 @@ impl Clone for Faults {
             auth_fail: self.auth_fail,
             reject_commit: self.reject_commit.clone(),
             slow_commit: self.slow_commit,
+            reject_stage: self.reject_stage.clone(),
+            slow_stage: self.slow_stage,
+            reject_confirm: self.reject_confirm.clone(),
+            slow_confirm: self.slow_confirm,
             snmp_no_answer: self.snmp_no_answer,
             archive_path: self.archive_path.clone(),
             revert_minute: self.revert_minute,
             fired: AtomicBool::new(false),
             verify_armed: AtomicBool::new(false),
             lines_applied: AtomicU64::new(0),
+            confirm_rejected: AtomicBool::new(false),
         }
     }
 }
@@ -108,6 +144,8 @@ impl PartialEq for Faults {
             self.auth_fail,
             &self.reject_commit,
             self.slow_commit,
+            (&self.reject_stage, self.slow_stage),
+            (&self.reject_confirm, self.slow_confirm),
             self.snmp_no_answer,
             &self.archive_path,
             self.revert_minute,
@@ -119,6 +157,8 @@ impl PartialEq for Faults {
             o.auth_fail,
             &o.reject_commit,
             o.slow_commit,
+            (&o.reject_stage, o.slow_stage),
+            (&o.reject_confirm, o.slow_confirm),
             o.snmp_no_answer,
             &o.archive_path,
             o.revert_minute,
@@ -160,10 +200,9 @@ impl Faults {
                     Some(value.trim().parse().map_err(|_| err("not a number"))?)
             }
             "reset-at" => {
-                self.reset_at = Some(
-                    Step::parse(value)
-                        .ok_or_else(|| err("not before-commit, after-commit or verify"))?,
-                )
+                self.reset_at = Some(Step::parse(value).ok_or_else(|| {
+                    err("not stage, before-commit, after-commit, verify or confirm")
+                })?)
             }
             "reset-at-line" => {
                 self.reset_at_line = Some(
@@ -176,14 +215,12 @@ impl Faults {
                 )
             }
             "auth-fail" => self.auth_fail = matches!(value.trim(), "true" | "yes" | "1" | ""),
-            "reject-commit" => {
-                self.reject_commit = Some(if value.is_empty() {
-                    "commit rejected".into()
-                } else {
-                    value.into()
-                })
-            }
+            "reject-commit" => self.reject_commit = Some(message(value, "commit rejected")),
             "slow-commit-ms" | "slow-commit" => self.slow_commit = Some(ms()?),
+            "reject-stage" => self.reject_stage = Some(message(value, "stage rejected")),
+            "slow-stage-ms" => self.slow_stage = Some(ms()?),
+            "reject-confirm" => self.reject_confirm = Some(message(value, "confirm rejected")),
+            "slow-confirm-ms" => self.slow_confirm = Some(ms()?),
             "snmp-no-answer" | "snmp-timeout" => {
                 self.snmp_no_answer = matches!(value.trim(), "true" | "yes" | "1" | "")
             }
@@ -218,6 +255,28 @@ impl Faults {
         self.reset_at == Some(step) && !self.fired.swap(true, Ordering::SeqCst)
     }
 
+    /// At a stage or confirm step: waits out its slow fault, then says which fault to inject (a reset
+    /// and `reject-confirm` fire once per lab run, `reject-stage` every time).
+    pub async fn at_step(&self, step: Step) -> Option<StepFault> {
+        let (slow, reject) = match step {
+            Step::Stage => (self.slow_stage, self.reject_stage.as_ref()),
+            Step::Confirm => (
+                self.slow_confirm,
+                self.reject_confirm
+                    .as_ref()
+                    .filter(|_| !self.confirm_rejected.swap(true, Ordering::SeqCst)),
+            ),
+            _ => (None, None),
+        };
+        if let Some(d) = slow {
+            tokio::time::sleep(d).await;
+        }
+        if self.reset_now(step) {
+            return Some(StepFault::Reset);
+        }
+        reject.map(|m| StepFault::Reject(m.clone()))
+    }
+
     /// Called after a commit was applied: arms the verify fault, and says whether to reset now
     /// (after-commit).
     pub fn after_commit(&self) -> bool {
@@ -240,6 +299,14 @@ impl Faults {
         if let Some(d) = self.latency {
             tokio::time::sleep(d).await;
         }
+    }
+}
+
+fn message(value: &str, default: &str) -> String {
+    if value.is_empty() {
+        default.into()
+    } else {
+        value.into()
     }
 }
 
@@ -370,6 +437,27 @@ mod tests {
         assert_eq!(r.unwrap_err().kind(), std::io::ErrorKind::ConnectionReset);
     }
 
+    #[tokio::test]
+    async fn a_confirm_is_refused_once_a_stage_every_time() {
+        let mut f = Faults::default();
+        f.set("reject-confirm", "busy").unwrap();
+        f.set("reject-stage", "no").unwrap();
+        let busy = Some(StepFault::Reject("busy".into()));
+        assert_eq!(f.at_step(Step::Confirm).await, busy);
+        assert_eq!(f.at_step(Step::Confirm).await, None);
+        for _ in 0..2 {
+            assert_eq!(
+                f.at_step(Step::Stage).await,
+                Some(StepFault::Reject("no".into()))
+            );
+        }
+        let mut r = Faults::default();
+        r.set("reset-at", "stage").unwrap();
+        assert_eq!(r.at_step(Step::Confirm).await, None);
+        assert_eq!(r.at_step(Step::Stage).await, Some(StepFault::Reset));
+        assert_eq!(r.at_step(Step::Stage).await, None, "fires once");
+    }
+
     #[test]
     fn labels_parse() {
         let mut l = BTreeMap::new();
@@ -387,5 +475,11 @@ mod tests {
         s.set("snmp-no-answer", "true").unwrap();
         assert!(s.snmp_no_answer && !s.is_empty());
         assert!(Faults::default().set("latency-ms", "x").is_err());
+        let mut c = Faults::default();
+        c.set("reject-confirm", "busy").unwrap();
+        c.set("reject-stage", "").unwrap();
+        assert_eq!(c.reject_stage.as_deref(), Some("stage rejected"));
+        assert!(Faults::default().set("reset-at", "confirm").is_ok());
+        assert!(Faults::default().set("reset-at", "sometime").is_err());
     }
 }

@@ -26,7 +26,7 @@
 //! `junos:style` and `junos:format` attributes, the `<cli><banner>` trailer is left out as NETCONF
 //! replies do not carry it).
 
-use super::fault::{ConnCtl, Step};
+use super::fault::{ConnCtl, Step, StepFault};
 use super::state::DeviceState;
 use super::{Device, dotted_mac, xml_escape};
 use futures::{SinkExt, StreamExt};
@@ -883,6 +883,16 @@ impl JunosSim {
         if is_commit && let Some(d) = self.dev.faults.slow_commit {
             tokio::time::sleep(d).await;
         }
+        if let Some(f) = self.step_fault(op, is_commit).await {
+            return match f {
+                StepFault::Reset => (None, true),
+                StepFault::Reject(m) => {
+                    let mut e = NcError::new("application", "operation-failed", m);
+                    e.path = Some("[edit]".into());
+                    (Some(envelope(&attrs, &e.to_xml())), false)
+                }
+            };
+        }
         let reply = self.dispatch(op, session, is_commit);
         let close = op.name == "close-session";
         let body = match reply {
@@ -892,6 +902,19 @@ impl JunosSim {
             Reply::Error(e) => e.to_xml(),
         };
         (Some(envelope(&attrs, &body)), close)
+    }
+
+    /// The stage (an edit of the candidate) and the confirm (a plain commit while a confirmed commit
+    /// is pending) of the fault table.
+    async fn step_fault(&self, op: &XmlElement, is_commit: bool) -> Option<StepFault> {
+        let step = if matches!(op.name.as_str(), "edit-config" | "load-configuration") {
+            Step::Stage
+        } else if is_commit && op.child("confirmed").is_none() && self.db().pending.is_some() {
+            Step::Confirm
+        } else {
+            return None;
+        };
+        self.dev.faults.at_step(step).await
     }
 
     fn dispatch(self: &Arc<Self>, op: &XmlElement, session: u32, is_commit: bool) -> Reply {
