@@ -489,6 +489,20 @@ mod tests {
         }
     }
 
+    /// A run that created `v10` and changed one port from `before` to `after`.
+    fn port_intent(platform: &str, v10: &Vlan, before: &Link, after: &Link) -> Intent {
+        Intent {
+            run_id: "r1".into(),
+            node: "sw1".into(),
+            platform: platform.into(),
+            written_at: String::new(),
+            vlans: vec![(v10.id, None, Some(v10.clone()))],
+            links: vec![(before.clone(), after.clone())],
+            rendered: vec![],
+            tx: None,
+        }
+    }
+
     #[test]
     fn old_new_and_partial_states_are_told_apart() {
         let v10 = vlan(10, "ten");
@@ -533,16 +547,7 @@ mod tests {
         let mut after = before.clone();
         after.access_vlan = Some(v10.id);
         after.description = Some("tx".into());
-        let i = Intent {
-            run_id: "r1".into(),
-            node: "sw1".into(),
-            platform: "junos".into(),
-            written_at: String::new(),
-            vlans: vec![(v10.id, None, Some(v10.clone()))],
-            links: vec![(before.clone(), after.clone())],
-            rendered: vec![],
-            tx: None,
-        };
+        let i = port_intent("junos", &v10, &before, &after);
         let r = rules();
         let back = i.plan_to(
             true,
@@ -579,16 +584,7 @@ mod tests {
         let mut after = before.clone();
         after.access_vlan = Some(v10.id);
         after.description = Some("tx".into());
-        let i = Intent {
-            run_id: "r1".into(),
-            node: "eos-00".into(),
-            platform: "eos".into(),
-            written_at: String::new(),
-            vlans: vec![(v10.id, None, Some(v10.clone()))],
-            links: vec![(before.clone(), after.clone())],
-            rendered: vec![],
-            tx: None,
-        };
+        let i = port_intent("eos", &v10, &before, &after);
         let r = rules();
         let forward = i.plan_to(false, &[], std::slice::from_ref(&before), &r);
         let back = i.plan_to(
