@@ -553,7 +553,9 @@ async fn faulted_transaction(
         ));
     }
     safety.push_str(&report_matches_devices(&t, &right_after));
-    if fault.at_confirm() {
+    // A confirm fault leaves the record `confirming` only if the transaction got that far; one that
+    // failed elsewhere first (a phase deadline on a loaded machine) must be all old like any other.
+    if fault.at_confirm() && t.outcome == Outcome::Incomplete {
         // The record was `confirming`: all new once the next run finished the transaction.
         if count(&after, State::New) != after.len() || late {
             safety.push_str(&format!(
