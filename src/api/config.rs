@@ -289,7 +289,7 @@ impl Settings {
                 .db
                 .clone()
                 .or(file.db)
-                .unwrap_or_else(|| default_db(args)),
+                .unwrap_or_else(|| PathBuf::from("netgw-history.db")),
             database: args.database.clone().or(file.database),
             repo: file.repo.unwrap_or_else(|| args.repo.clone()),
             inventory,
@@ -360,46 +360,9 @@ impl Settings {
     }
 }
 
-/// The SQLite history by default: in the gateway's state directory (`crate::state`), so where the
-/// gateway was started from does not decide where its history lives.
-fn default_db(args: &ServeArgs) -> PathBuf {
-    args.state_dir
-        .clone()
-        .unwrap_or_else(crate::state::default_root)
-        .join("history.db")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_history_lives_in_the_state_directory_by_default() {
-        let token = crate::api::auth::token_hash_hex("a-token-of-sufficient-length");
-        let d = tempfile::tempdir().unwrap();
-        let cfg = d.path().join("serve.yml");
-        std::fs::write(
-            &cfg,
-            format!("tokens:\n  - {{name: a, sha256: {token}, roles: [read]}}\n"),
-        )
-        .unwrap();
-        let args = ServeArgs {
-            inventory: Some("inv.yml".into()),
-            config: Some(cfg),
-            state_dir: Some("/srv/netgw-state".into()),
-            ..Default::default()
-        };
-        let s = Settings::resolve(&args).unwrap();
-        assert_eq!(s.db, PathBuf::from("/srv/netgw-state/history.db"));
-        let explicit = ServeArgs {
-            db: Some("h.db".into()),
-            ..args
-        };
-        assert_eq!(
-            Settings::resolve(&explicit).unwrap().db,
-            PathBuf::from("h.db")
-        );
-    }
 
     #[test]
     fn file_paths_are_anchored_and_unknown_fields_named() {

@@ -205,8 +205,7 @@ fn private_db_file(path: &Path) -> std::io::Result<()> {
     let name = path
         .file_name()
         .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "names no file"))?;
-    // The default lives in the state directory, which may not exist yet (0700 when made here).
-    let f = RootDir::open_or_create(dir)?.open_file(Path::new(name), &FileOpen::LOCK)?;
+    let f = RootDir::open(dir)?.open_file(Path::new(name), &FileOpen::LOCK)?;
     f.set_permissions(std::fs::Permissions::from_mode(FILE_MODE))
 }
 
