@@ -442,6 +442,15 @@ struct Checked {
     secs: [f64; 4],
 }
 
+impl Checked {
+    /// Its broken promises and unmet expectations, the empty ones left out.
+    fn problems(self) -> impl Iterator<Item = String> {
+        [self.safety, self.expectation]
+            .into_iter()
+            .filter(|p| !p.is_empty())
+    }
+}
+
 impl Fabric {
     /// The next run: a why-run over `via` alone, whose first step recovers every member of an open
     /// transaction it belongs to (`netgw::txrecover`), as `netgw converge --why-run NODE` does.
@@ -605,11 +614,7 @@ async fn a_fault_at_any_step_of_either_phase_leaves_every_device_as_it_was() {
             !c.after_mixed || !c.safety.is_empty(),
             "a mixed network must be a problem"
         );
-        problems.extend(
-            [c.safety, c.expectation]
-                .into_iter()
-                .filter(|p| !p.is_empty()),
-        );
+        problems.extend(c.problems());
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
@@ -624,11 +629,7 @@ async fn a_refused_confirm_is_rolled_back_as_reported_and_finished_by_the_next_r
     for vendor in 0..VENDORS.len() {
         let i = vendor;
         let c = faulted_transaction(&mut rng, 300 + i, 1, Fault::RejectConfirm, Some(vendor)).await;
-        problems.extend(
-            [c.safety, c.expectation]
-                .into_iter()
-                .filter(|p| !p.is_empty()),
-        );
+        problems.extend(c.problems());
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
