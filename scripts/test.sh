@@ -16,6 +16,9 @@ for script in scripts/peers/*.sh; do
     bash "$script" install
 done
 
+# A fresh machine builds everything once: incremental state would only add gigabytes of disk.
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 
