@@ -233,15 +233,20 @@ pub async fn converge(
     let sem = Arc::new(Semaphore::new(opts.concurrency.max(1)));
     let mut set = JoinSet::new();
     let order: Vec<String> = jobs.iter().map(|j| j.name.clone()).collect();
+    let opts = Arc::new(opts);
     for job in jobs {
-        let sem = sem.clone();
+        // A task is spawned only once it has its permit: a node's future is kilobytes, and 10,000 of
+        // them spawned up front to wait at the semaphore were most of the peak RSS (docs/bench.md).
+        let Ok(permit) = sem.clone().acquire_owned().await else {
+            break;
+        };
         let ctx = ctx.clone();
         let connector = connector.clone();
         let opts = opts.clone();
         let span = info_span!("node", node = %job.name, run = %opts.run_id);
         set.spawn(
             async move {
-                let _permit = sem.acquire_owned().await;
+                let _permit = permit;
                 node_task(&ctx, job, connector.as_ref(), &opts).await
             }
             .instrument(span),
