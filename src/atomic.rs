@@ -870,7 +870,7 @@ async fn finish(ctx: &Ctx, opts: &EngineOptions, members: &mut [Member], outcome
                 let r = match (m.node_name(), m.prepared.take()) {
                     (Ok(n), Some(p)) => {
                         let mut steps = m.steps(&ctx.journal);
-                        engine::save_node(ctx, &n, &p, opts, &mut steps).await
+                        engine::save_node(ctx, &n, p, opts, &mut steps).await
                     }
                     _ => Ok(()),
                 };

@@ -26,7 +26,7 @@ use crate::store::local::LocalRepo;
 use async_trait::async_trait;
 use netgw_drivers::driver::{CommitOptions, Driver, DriverError, Settled};
 use netgw_drivers::target::DeviceTarget;
-use netgw_models::allowlist::{Allowlists, filter};
+use netgw_models::allowlist::{Allowlists, filter_owned};
 use netgw_models::attributes::{Component, Source};
 use netgw_models::compile::{Compiled, compile};
 use netgw_models::plan::{Plan, ResourceRef, plan};
@@ -728,7 +728,7 @@ async fn with_driver(
 
     // 10. Save current state (not in why-run). The desired file is never written here.
     if !opts.why_run {
-        save_node(ctx, name, &p, opts, steps).await?;
+        save_node(ctx, name, p, opts, steps).await?;
     }
     Ok(())
 }
@@ -862,7 +862,7 @@ pub(crate) async fn prepare(
 pub(crate) async fn save_node(
     ctx: &Ctx,
     name: &NodeName,
-    p: &Prepared,
+    p: Prepared,
     opts: &EngineOptions,
     steps: &mut Steps<'_>,
 ) -> StepResult<()> {
@@ -870,15 +870,15 @@ pub(crate) async fn save_node(
         hook(name.as_str());
     }
     let mut current = CurrentState::new(name.clone());
-    current.default = filter(
-        &as_obj(p.view.attributes.combined_default()),
+    current.default = filter_owned(
+        as_obj(p.view.attributes.combined_default()),
         opts.allowlists.default.as_deref(),
     );
-    current.override_ = filter(
-        &as_obj(p.view.attributes.combined_override()),
+    current.override_ = filter_owned(
+        as_obj(p.view.attributes.combined_override()),
         opts.allowlists.override_.as_deref(),
     );
-    current.automatic = filter(&p.automatic, opts.allowlists.automatic.as_deref());
+    current.automatic = filter_owned(p.automatic, opts.allowlists.automatic.as_deref());
     check_size(&p.view.desired, &current)?;
     ctx.store
         .save_current(&p.view.desired, &current)

@@ -88,6 +88,15 @@ pub fn filter(data: &Attrs, allowlist: Option<&[AllowEntry]>) -> Attrs {
     out
 }
 
+/// [`filter`] of a map the caller is done with: with no allowlist it is kept as it is, not copied
+/// (a node's automatic attributes, saved once per run).
+pub fn filter_owned(data: Attrs, allowlist: Option<&[AllowEntry]>) -> Attrs {
+    match allowlist {
+        None => data,
+        Some(_) => filter(&data, allowlist),
+    }
+}
+
 fn add(data: &Attrs, out: &mut Attrs, path: &[String]) {
     // Find the value first, so a missing path leaves no empty hashes behind.
     let Some((last, parents)) = path.split_last() else {
