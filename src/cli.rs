@@ -804,11 +804,14 @@ fn write_report(
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     match format {
-        Format::Json => writeln!(
-            out,
-            "{}",
-            pretty(&serde_json::to_value(report).unwrap_or(Value::Null))
-        )?,
+        Format::Json => {
+            // Written as it is serialised: a `Value` copy and a string of a 10,000-node report were
+            // about 100 MB of the run's peak RSS (docs/bench.md).
+            let mut w = std::io::BufWriter::new(&mut *out);
+            serde_json::to_writer_pretty(&mut w, report).map_err(std::io::Error::from)?;
+            writeln!(w)?;
+            w.flush()?;
+        }
         Format::Human => {
             for n in &report.nodes {
                 writeln!(out, "{}", report::human_node(n))?;
