@@ -181,7 +181,7 @@ pub enum Command {
         /// Configuration file (YAML): tokens, Chef clients, limits; flags win over it.
         #[arg(long, env = "NETGW_SERVE_CONFIG")]
         config: Option<PathBuf>,
-        /// SQLite run history.
+        /// SQLite run history (default: netgw-history.db in the working directory).
         #[arg(long)]
         db: Option<PathBuf>,
         /// PostgreSQL shared by several gateways (postgres://USER:PASSWORD@HOST:PORT/DB) instead of
