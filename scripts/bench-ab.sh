@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Two netgw binaries alternated on one netgw-lab of N IOS devices (docs/bench.md, "Change 15"): on a
+# Two netgw binaries alternated on one netgw-lab of N devices (docs/bench.md, "Change 15"): on a
 # shared machine wall time drifts with other work, so the binaries are compared in the same stretch,
-# run by run, not table against table.
+# run by run, not table against table. IOS devices unless BENCH_AB_PLATFORM says nxos, eos, junos or f5.
 #
 #   scripts/bench-ab.sh N ROUNDS OLD_BIN NEW_BIN      (the binaries: paths to two `netgw` builds)
 #
@@ -14,6 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -eq 4 ] || { sed -n 2,12p "$0"; exit 2; }
 n=$1 rounds=$2 old=$3 new=$4
+platform=${BENCH_AB_PLATFORM:-ios}
+# write_topology, write_repo: the same lab and repo as scripts/bench.sh.
+. scripts/bench-lib.sh
 lab_bin=${BENCH_LAB_BIN:-target/release/netgw-lab}
 work=$(mktemp -d -t netgw-ab.XXXXXX)
 lab_pid=
@@ -26,7 +29,7 @@ stop_lab() {
 trap 'stop_lab; rm -rf "$work"' EXIT
 
 start_lab() { # dir
-    printf 'name: bench\ntopology:\n  nodes:\n    sw:\n      kind: cisco_iol\n      type: L2\n' > "$1/bench.clab.yml"
+    write_topology "$platform" "$1/bench.clab.yml"
     nice -n 19 "$lab_bin" up "$1/bench.clab.yml" --inventory-out "$1/inventory.yml" --count "$n" --no-snmp \
         > "$1/lab.out" 2> "$1/lab.log" &
     lab_pid=$!
@@ -35,18 +38,7 @@ start_lab() { # dir
         kill -0 "$lab_pid" 2>/dev/null || { cat "$1/lab.log" >&2; exit 1; }
         sleep 0.1
     done
-    python3 - "$1" <<'EOF'
-import json, os, re, sys
-d = sys.argv[1]
-names = re.findall(r"^  (\S+):$", open(os.path.join(d, "inventory.yml")).read(), re.M)
-os.makedirs(os.path.join(d, "repo", "nodes"), exist_ok=True)
-for n in names:
-    with open(os.path.join(d, "repo", "nodes", n + ".json"), "w") as f:
-        json.dump({"name": n, "chef_environment": "_default",
-                   "run_list": ["recipe[netdev::vlans]", "recipe[netdev::links]"],
-                   "normal": {"netdev": {"vlans": {"100": {"name": "bench"}},
-                                         "links": {"Ethernet0/1": {"description": "bench uplink"}}}}}, f)
-EOF
+    write_repo "$platform" "$1" > /dev/null
 }
 
 # Instruction counts need a hardware PMU, which many VMs do not expose (perf then says "not supported").

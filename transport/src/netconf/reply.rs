@@ -9,10 +9,17 @@
 //! tree and as the raw inner XML string. Note that the raw string may use prefixes declared on an
 //! ancestor (e.g. on `rpc-reply`); the tree carries the resolved namespaces.
 //!
+//! The tree is built for a few lookups per message and dropped, and a Junos facts reply holds thousands
+//! of elements, so it is kept lean: a namespace URI is one shared string per message (every element of
+//! a reply repeats the same few), and whitespace-only text beside child elements (the indentation of
+//! pretty-printed replies) is not kept: it is formatting, and no caller reads text of an element that
+//! has child elements except to ignore it. A leaf's text, whitespace included, is kept as sent.
+//!
 //! Hostile input: DOCTYPE (and so any entity declaration) is rejected, undeclared entities are rejected,
 //! nesting depth is bounded, and nothing here panics on peer data.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::name::ResolveResult;
@@ -47,8 +54,8 @@ pub struct XmlElement {
     pub name: String,
     /// Prefix as written, if any.
     pub prefix: Option<String>,
-    /// Resolved namespace URI, if the element is in one.
-    pub namespace: Option<String>,
+    /// Resolved namespace URI, if the element is in one (shared by the elements of a message).
+    pub namespace: Option<Arc<str>>,
     pub attributes: Vec<XmlAttribute>,
     pub children: Vec<XmlNode>,
     /// Byte range of the element's content (between start and end tag) in the parsed source.
@@ -130,9 +137,29 @@ fn utf8(b: &[u8]) -> Result<String> {
     std::str::from_utf8(b).map(str::to_string).map_err(xml_err)
 }
 
-fn new_element(ns: ResolveResult<'_>, e: &BytesStart<'_>) -> Result<XmlElement> {
+/// The namespace URIs of one message, each allocated once.
+#[derive(Default)]
+struct Namespaces(Vec<Arc<str>>);
+
+impl Namespaces {
+    fn get(&mut self, uri: &[u8]) -> Result<Arc<str>> {
+        let uri = std::str::from_utf8(uri).map_err(xml_err)?;
+        if let Some(known) = self.0.iter().find(|n| &***n == uri) {
+            return Ok(known.clone());
+        }
+        let new: Arc<str> = Arc::from(uri);
+        self.0.push(new.clone());
+        Ok(new)
+    }
+}
+
+fn new_element(
+    namespaces: &mut Namespaces,
+    ns: ResolveResult<'_>,
+    e: &BytesStart<'_>,
+) -> Result<XmlElement> {
     let namespace = match ns {
-        ResolveResult::Bound(n) => Some(utf8(n.as_ref())?),
+        ResolveResult::Bound(n) => Some(namespaces.get(n.as_ref())?),
         // An undeclared prefix: keep the element, without a namespace.
         ResolveResult::Unbound | ResolveResult::Unknown(_) => None,
     };
@@ -163,13 +190,27 @@ fn new_element(ns: ResolveResult<'_>, e: &BytesStart<'_>) -> Result<XmlElement> 
     })
 }
 
+fn is_blank(t: &str) -> bool {
+    t.bytes().all(|b| b.is_ascii_whitespace())
+}
+
+/// A child element starts: whitespace-only text just before it was indentation.
+fn drop_indentation(stack: &mut [XmlElement]) {
+    if let Some(parent) = stack.last_mut()
+        && matches!(parent.children.last(), Some(XmlNode::Text(t)) if is_blank(t))
+    {
+        parent.children.pop();
+    }
+}
+
 fn push_text(stack: &mut [XmlElement], text: &str) -> Result<()> {
     match stack.last_mut() {
         Some(parent) => {
-            if let Some(XmlNode::Text(t)) = parent.children.last_mut() {
-                t.push_str(text);
-            } else {
-                parent.children.push(XmlNode::Text(text.to_string()));
+            match parent.children.last_mut() {
+                Some(XmlNode::Text(t)) => t.push_str(text),
+                // Whitespace after a child element is indentation (see the module comment).
+                Some(XmlNode::Element(_)) if is_blank(text) => {}
+                _ => parent.children.push(XmlNode::Text(text.to_string())),
             }
             Ok(())
         }
@@ -194,6 +235,7 @@ pub fn parse_document(xml: &str) -> Result<XmlElement> {
     let mut reader = NsReader::from_str(xml);
     let mut stack: Vec<XmlElement> = Vec::new();
     let mut root: Option<XmlElement> = None;
+    let mut namespaces = Namespaces::default();
 
     fn attach(
         stack: &mut [XmlElement],
@@ -220,13 +262,15 @@ pub fn parse_document(xml: &str) -> Result<XmlElement> {
                         "elements nested deeper than {MAX_DEPTH}"
                     )));
                 }
-                let mut el = new_element(ns, &e)?;
+                drop_indentation(&mut stack);
+                let mut el = new_element(&mut namespaces, ns, &e)?;
                 let start = usize::try_from(reader.buffer_position()).map_err(xml_err)?;
                 el.content_span = start..start;
                 stack.push(el);
             }
             Event::Empty(e) => {
-                let mut el = new_element(ns, &e)?;
+                drop_indentation(&mut stack);
+                let mut el = new_element(&mut namespaces, ns, &e)?;
                 let end = usize::try_from(reader.buffer_position()).map_err(xml_err)?;
                 el.content_span = end..end;
                 attach(&mut stack, &mut root, el)?;
@@ -690,6 +734,32 @@ urn:ietf:params:netconf:base:1.1
                 .starts_with("<configuration junos:commit-seconds")
         );
         assert!(r.xml_of(cfg).contains("<host-name>firefly</host-name>"));
+    }
+
+    #[test]
+    fn indentation_is_dropped_and_leaf_text_kept_as_sent() {
+        let xml = "<rpc-reply xmlns=\"urn:ietf:params:xml:ns:netconf:base:1.0\">\n  <data>\n    \
+                   <description>  two spaces  </description>\n    <blank> </blank>\n    \
+                   <mixed>a <b/> c<e/>\t</mixed>\n  </data>\n</rpc-reply>";
+        let root = parse_document(xml).unwrap();
+        let data = root.child("data").unwrap();
+        // Only elements: the newlines and indentation around them are not children.
+        assert_eq!(data.children.len(), 3);
+        assert!(data.text().is_empty());
+        assert_eq!(data.child("description").unwrap().text(), "  two spaces  ");
+        assert_eq!(data.child("blank").unwrap().text(), " ");
+        // Text that is not only whitespace stays where it was, whitespace after the last element goes.
+        let mixed = data.child("mixed").unwrap();
+        assert_eq!(mixed.text(), "a  c");
+        assert_eq!(mixed.children.len(), 4);
+        // The raw content is untouched.
+        assert!(data.inner_xml(xml).starts_with("\n    <description>"));
+        // One namespace string for the whole message.
+        let (r, d) = (
+            root.namespace.clone().unwrap(),
+            data.namespace.clone().unwrap(),
+        );
+        assert!(Arc::ptr_eq(&r, &d) && &*r == BASE_NS);
     }
 
     #[test]
