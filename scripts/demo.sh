@@ -28,6 +28,9 @@ trap cleanup EXIT
 
 # The example repo is copied, so the demo's saved current state never touches the tracked files.
 cp -r examples/repo "$work/repo"
+# The gateway's own state (node locks, intent journal) in the work directory too, so the demo leaves
+# nothing behind in ~/.local/state/netgw (unless NETGW_STATE_DIR says where it should go).
+export NETGW_STATE_DIR="${NETGW_STATE_DIR:-$work/state}"
 
 echo "== starting the simulated fabric (netgw-lab)"
 "$bin/netgw-lab" up containerlab/netgw-fabric.clab.yml --inventory-out "$work/inventory.yml" \

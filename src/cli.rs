@@ -201,7 +201,7 @@ pub enum Command {
         concurrency: Option<u32>,
     },
     /// Print the resolved inventory hosts (like `ansible-inventory --list`): address, platform, driver
-    /// or why not driven, credentials (passwords redacted), groups, data, connection options, trust,
+    /// or why not driven, credentials (passwords and every other secret redacted), groups, data, connection options, trust,
     /// and the layer each value came from.
     Inventory {
         /// Hosts to print (all when none is given).
@@ -732,7 +732,30 @@ fn converge_cmd(
     report.summary = report::summarize(&report.nodes);
     write_report(&report, format, out)?;
     let drifted = compare_only && report.summary.updated > 0;
+    if compare_only && matches!(format, Format::Human) {
+        // The summary above says "would be updated"; say in words what the exit status says.
+        writeln!(out, "{}", drift_verdict(&report))?;
+    }
     Ok(exit_status(&report, drifted))
+}
+
+/// `netgw drift`'s last line: which nodes differ from their desired state, which could not be compared.
+fn drift_verdict(report: &report::RunReport) -> String {
+    let differ = report.nodes.iter().filter(|n| n.updated > 0).count();
+    let failed = report.summary.failed;
+    let unknown = if failed > 0 {
+        format!("; {failed} node(s) could not be compared")
+    } else {
+        String::new()
+    };
+    if differ > 0 {
+        format!(
+            "Drift: {differ} node(s) differ from their desired state ({} resource(s)){unknown}",
+            report.summary.updated
+        )
+    } else {
+        format!("No drift: every node compared matches its desired state{unknown}")
+    }
 }
 
 /// With `--search`, only the selected nodes the Chef server's search also finds.
@@ -1378,6 +1401,21 @@ mod tests {
             cookbooks: None,
             transaction: None,
         }
+    }
+
+    #[test]
+    fn drift_says_which_nodes_differ_and_which_could_not_be_compared() {
+        let mut r = report(&[None, None, Some(NodeErrorKind::Transport)]);
+        assert_eq!(
+            drift_verdict(&r),
+            "No drift: every node compared matches its desired state; 1 node(s) could not be compared"
+        );
+        r.nodes[1].updated = 3;
+        r.summary = summarize(&r.nodes);
+        assert_eq!(
+            drift_verdict(&r),
+            "Drift: 1 node(s) differ from their desired state (3 resource(s)); 1 node(s) could not be compared"
+        );
     }
 
     #[test]

@@ -587,7 +587,9 @@ impl Inventory {
     }
 
     /// A host as it resolves, for `netgw inventory`: every field with the layer it came from,
-    /// passwords redacted (`"<redacted>"`, or null when unset). Errors only for an unknown host.
+    /// passwords and every other credential (an enable secret, an SNMP community, any key
+    /// `is_secret_extra` names, at any depth of `data` and of a connection's extras) redacted
+    /// (`"<redacted>"`, or null when unset). Errors only for an unknown host.
     pub fn resolved(&self, name: &str) -> Result<Value, InventoryError> {
         let host = self.hosts.get(name).ok_or_else(|| InventoryError::Host {
             host: name.to_owned(),
@@ -633,10 +635,13 @@ impl Inventory {
         let mut conns = serde_json::Map::new();
         for c in conn_names {
             let b = self.connection_block(host, c, 0);
+            // Null when unset, as before.
+            let mut extras = b.extras.map_or(Value::Null, Value::Object);
+            netgw_drivers::target::redact_secrets(&mut extras);
             conns.insert(
                 c.clone(),
                 serde_json::json!({"hostname": b.hostname, "port": b.port, "username": b.username,
-                    "password": redact(&b.password), "platform": b.platform, "extras": b.extras}),
+                    "password": redact(&b.password), "platform": b.platform, "extras": extras}),
             );
         }
         let (driver, not_driven, error) = match self.platform_of(name, &layers) {
@@ -674,11 +679,14 @@ impl Inventory {
             }),
             Err(_) => Value::Null,
         };
+        // Credentials under data (`data.netgw.enable_secret`, a driver's or another tool's) too.
+        let mut data = Value::Object(extended_data(&layers));
+        netgw_drivers::target::redact_secrets(&mut data);
         Ok(serde_json::json!({
             "name": name, "hostname": hostname, "port": port, "platform": platform,
             "driver": driver, "not_driven": not_driven, "error": error,
             "username": username, "password": password, "groups": self.chain(host),
-            "data": extended_data(&layers), "connection_options": conns, "trust": trust,
+            "data": data, "connection_options": conns, "trust": trust,
             "sources": sources, "inventory": self.source,
         }))
     }
@@ -1276,6 +1284,21 @@ defaults:
         assert_eq!(t.endpoint("ssh", 22).password.unwrap().expose(), "5678");
         let snmp = crate::snmp_facts::snmp_config(&t).unwrap().unwrap();
         assert!(format!("{snmp:?}").contains("V2c"), "{snmp:?}");
+        // `netgw inventory` shows every layer of the host, and none of its secrets.
+        let shown = Inventory::load(&p).unwrap().resolved("sw1").unwrap();
+        let text = shown.to_string();
+        for secret in ["1234", "4242", "5678", "31337"] {
+            assert!(!text.contains(secret), "{secret} shown: {text}");
+        }
+        assert_eq!(shown["data"]["netgw"]["enable_secret"], "<redacted>");
+        assert_eq!(
+            shown["connection_options"]["snmp"]["extras"]["community"],
+            "<redacted>"
+        );
+        assert_eq!(
+            shown["connection_options"]["snmp"]["extras"]["version"],
+            "2c"
+        );
         for (body, field) in [
             ("password: [98765, 1]", "password"),
             (

@@ -305,9 +305,16 @@ pub fn human_node_json(n: &Value) -> String {
     } else {
         "updated"
     };
+    // As chef-client ends a failed run ("Chef Client failed. N resources updated"): not "finished"
+    // under a FAILED line.
+    let ended = if n["error"].is_string() {
+        "failed"
+    } else {
+        "finished"
+    };
     let _ = writeln!(
         out,
-        "\nnetgw run for {name} finished, {}/{} resources {verb} in {:.2} seconds",
+        "\nnetgw run for {name} {ended}, {}/{} resources {verb} in {:.2} seconds",
         n["updated"].as_u64().unwrap_or(0),
         n["total"].as_u64().unwrap_or(0),
         n["duration_secs"].as_f64().unwrap_or(0.0)
@@ -485,6 +492,12 @@ mod terminal_tests {
             "{text}"
         );
         assert!(text.contains("agent said \\rOK"), "{text}");
+        // A failed node's last line says so, not "finished".
+        assert!(
+            text.contains("netgw run for sw1 failed, 0/0 resources updated")
+                && !text.contains("finished"),
+            "{text}"
+        );
         let json = serde_json::to_value(&n).unwrap();
         assert_eq!(json["error"], "commit failed: \x1b[2J\x1b]0;owned\x07");
     }

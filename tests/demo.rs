@@ -1,5 +1,6 @@
 //! The README's first command: scripts/demo.sh simulates the example fabric with netgw-lab and
-//! converges it twice. The first run changes every node; the second finds everything up to date.
+//! converges it twice. The first run changes every node; the second finds everything up to date; nothing
+//! is left behind in the user's state directory.
 
 use std::path::Path;
 use std::process::Command;
@@ -16,9 +17,13 @@ fn the_quick_start_converges_then_finds_everything_up_to_date() {
         bin.display()
     );
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Where the gateway's state would go by default: the demo must leave nothing there.
+    let state_home = tempfile::tempdir().unwrap();
     let o = Command::new("bash")
         .arg(root.join("scripts/demo.sh"))
         .env("NETGW_BIN_DIR", &bin)
+        .env("XDG_STATE_HOME", state_home.path())
+        .env_remove("NETGW_STATE_DIR")
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
@@ -46,4 +51,9 @@ fn the_quick_start_converges_then_finds_everything_up_to_date() {
         out.contains("netdev.vlans.100.name = \"servers-leaf\""),
         "{out}"
     );
+    let left: Vec<_> = std::fs::read_dir(state_home.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(left.is_empty(), "the demo left state behind: {left:?}");
 }

@@ -1,6 +1,6 @@
-//! No secret ever appears in logs, reports or errors: a full converge (apply, why-run, drift, facts)
-//! with trace logging against a real peer, a data collector and an unreachable device, and every
-//! byte of output searched for every configured secret. SNMP credentials too: the community (v2c, from
+//! No secret ever appears in logs, reports or errors: a full converge (apply, why-run, drift, facts,
+//! the resolved inventory) with trace logging against a real peer, a data collector and an
+//! unreachable device, and every byte of output searched for every configured secret. SNMP credentials too: the community (v2c, from
 //! an environment reference) and the v3 auth/priv keys, against a netgw-lab agent that accepts them,
 //! and a v2c community sent to a dead SNMP port (the warning path).
 
@@ -161,6 +161,17 @@ fn no_secret_in_any_output() {
             "inventory-dead.yml",
         ],
         &["facts", "eos1", "--inventory-file", "inventory-dead.yml"],
+        // The resolved inventory shows every credential field, redacted: the v3 keys and the
+        // community are literal in these two variants.
+        &["inventory", "--inventory-file", "inventory-v3.yml"],
+        &[
+            "inventory",
+            "eos1",
+            "--format",
+            "json",
+            "--inventory-file",
+            "inventory-dead.yml",
+        ],
     ];
     for args in runs {
         // `--inventory-file F` (this test's own marker) picks the inventory variant.

@@ -29,20 +29,28 @@ pub fn is_secret_extra(key: &str) -> bool {
             .any(|w| k.contains(w))
 }
 
+/// Replace, at any depth, the value of every credential key ([`is_secret_extra`]) with
+/// `"<redacted>"` (an unset one, null, stays null), for showing inventory data and transport extras.
+pub fn redact_secrets(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                if !is_secret_extra(k) {
+                    redact_secrets(x);
+                } else if !x.is_null() {
+                    *x = Value::String("<redacted>".into());
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(redact_secrets),
+        _ => {}
+    }
+}
+
 impl std::fmt::Debug for ConnectionOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let extras: serde_json::Map<String, Value> = self
-            .extras
-            .iter()
-            .map(|(k, v)| {
-                let v = if is_secret_extra(k) {
-                    Value::String("<redacted>".into())
-                } else {
-                    v.clone()
-                };
-                (k.clone(), v)
-            })
-            .collect();
+        let mut extras = Value::Object(self.extras.clone());
+        redact_secrets(&mut extras);
         f.debug_struct("ConnectionOptions")
             .field("hostname", &self.hostname)
             .field("port", &self.port)

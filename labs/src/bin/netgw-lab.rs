@@ -59,8 +59,9 @@ enum Cmd {
         #[arg(long)]
         eapi_http: bool,
         /// Fault injection: NODE:KEY=VALUE (keys: latency-ms, reset-after-bytes, reset-at,
-        /// auth-fail, reject-commit, slow-commit-ms, reject-stage, slow-stage-ms, reject-confirm,
-        /// slow-confirm-ms, snmp-no-answer).
+        /// reset-at-line, auth-fail, reject-commit, slow-commit-ms, reject-stage, slow-stage-ms,
+        /// reject-confirm, slow-confirm-ms, snmp-no-answer; device settings on the same keys:
+        /// archive-path, revert-minute-ms).
         #[arg(long = "fault")]
         faults: Vec<String>,
         /// The login every device accepts (with --clab: each kind's containerlab credentials instead).

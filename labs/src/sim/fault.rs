@@ -166,6 +166,24 @@ impl PartialEq for Faults {
     }
 }
 
+/// Every key [`Faults::set`] takes (its aliases aside), as the module table lists them.
+pub const FAULT_KEYS: &[&str] = &[
+    "latency-ms",
+    "reset-after-bytes",
+    "reset-at",
+    "reset-at-line",
+    "auth-fail",
+    "reject-commit",
+    "slow-commit-ms",
+    "reject-stage",
+    "slow-stage-ms",
+    "reject-confirm",
+    "slow-confirm-ms",
+    "snmp-no-answer",
+    "archive-path",
+    "revert-minute-ms",
+];
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("fault {key}={value}: {reason}")]
 pub struct FaultError {
@@ -232,7 +250,12 @@ impl Faults {
                 self.archive_path = Some(p.to_owned());
             }
             "revert-minute-ms" => self.revert_minute = Some(ms()?),
-            _ => return Err(err("unknown fault")),
+            _ => {
+                return Err(err(&format!(
+                    "unknown fault; the keys are {}",
+                    FAULT_KEYS.join(", ")
+                )));
+            }
         }
         Ok(())
     }
@@ -435,6 +458,27 @@ mod tests {
             .expect("the pending read must end when the connection is killed")
             .unwrap();
         assert_eq!(r.unwrap_err().kind(), std::io::ErrorKind::ConnectionReset);
+    }
+
+    #[test]
+    fn every_listed_key_is_taken_and_an_unknown_one_is_told_the_list() {
+        for key in FAULT_KEYS {
+            let value = match *key {
+                "reset-at" => "stage",
+                "archive-path" => "flash:netgw",
+                "auth-fail" | "snmp-no-answer" => "true",
+                k if k.starts_with("reject-") => "no",
+                _ => "5",
+            };
+            let mut f = Faults::default();
+            f.set(key, value).unwrap_or_else(|e| panic!("{e}"));
+            assert!(!f.is_empty(), "{key}={value} set nothing");
+        }
+        let e = Faults::default().set("bogus", "1").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown fault") && e.contains("archive-path, revert-minute-ms"),
+            "{e}"
+        );
     }
 
     #[tokio::test]
