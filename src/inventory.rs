@@ -679,9 +679,13 @@ impl Inventory {
             }),
             Err(_) => Value::Null,
         };
-        // Credentials under data (`data.netgw.enable_secret`, a driver's or another tool's) too.
-        let mut data = Value::Object(extended_data(&layers));
-        netgw_drivers::target::redact_secrets(&mut data);
+        // Credentials under data (`data.netgw.enable_secret`, a driver's or another tool's) too, but
+        // not netgw's record of where a containerlab host's credentials came from: it holds
+        // descriptions ("containerlab default for the kind"), never the values.
+        let mut data = extended_data(&layers);
+        data.iter_mut()
+            .filter(|(k, _)| k.as_str() != "containerlab_credentials")
+            .for_each(|(k, v)| netgw_drivers::target::redact_entry(k, v));
         Ok(serde_json::json!({
             "name": name, "hostname": hostname, "port": port, "platform": platform,
             "driver": driver, "not_driven": not_driven, "error": error,

@@ -33,17 +33,19 @@ pub fn is_secret_extra(key: &str) -> bool {
 /// `"<redacted>"` (an unset one, null, stays null), for showing inventory data and transport extras.
 pub fn redact_secrets(v: &mut Value) {
     match v {
-        Value::Object(m) => {
-            for (k, x) in m.iter_mut() {
-                if !is_secret_extra(k) {
-                    redact_secrets(x);
-                } else if !x.is_null() {
-                    *x = Value::String("<redacted>".into());
-                }
-            }
-        }
+        Value::Object(m) => m.iter_mut().for_each(|(k, x)| redact_entry(k, x)),
         Value::Array(a) => a.iter_mut().for_each(redact_secrets),
         _ => {}
+    }
+}
+
+/// One entry of a map, as [`redact_secrets`] treats it: redacted when `key` names a credential,
+/// else searched.
+pub fn redact_entry(key: &str, v: &mut Value) {
+    if !is_secret_extra(key) {
+        redact_secrets(v);
+    } else if !v.is_null() {
+        *v = Value::String("<redacted>".into());
     }
 }
 
