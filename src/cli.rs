@@ -201,8 +201,8 @@ pub enum Command {
         concurrency: Option<u32>,
     },
     /// Print the resolved inventory hosts (like `ansible-inventory --list`): address, platform, driver
-    /// or why not driven, credentials (passwords and every other secret redacted), groups, data, connection options, trust,
-    /// and the layer each value came from.
+    /// or why not driven, credentials (passwords and every other secret redacted), groups, data,
+    /// connection options, trust, and the layer each value came from.
     Inventory {
         /// Hosts to print (all when none is given).
         hosts: Vec<String>,
