@@ -181,7 +181,8 @@ pub enum Command {
         /// Configuration file (YAML): tokens, Chef clients, limits; flags win over it.
         #[arg(long, env = "NETGW_SERVE_CONFIG")]
         config: Option<PathBuf>,
-        /// SQLite run history (default: netgw-history.db in the working directory).
+        /// SQLite run history (default: the state directory's history-ADDR-PORT.db for this repo and
+        /// the address listened on).
         #[arg(long)]
         db: Option<PathBuf>,
         /// PostgreSQL shared by several gateways (postgres://USER:PASSWORD@HOST:PORT/DB) instead of

@@ -1,12 +1,13 @@
-//! The gateway's own state, outside the repo: run locks (`crate::lock`) and intent journals
-//! (`crate::journal`).
+//! The gateway's own state, outside the repo: run locks (`crate::lock`), intent journals
+//! (`crate::journal`) and `netgw serve`'s run history when no `--db` names one.
 //!
 //! ```text
 //!   STATE_DIR/                       --state-dir, $NETGW_STATE_DIR, $XDG_STATE_HOME/netgw,
 //!   │                                $HOME/.local/state/netgw, else /var/lib/netgw
 //!   ├── repos/REPO-HASH/             one directory per repo (its canonical path, hashed)
 //!   │   ├── locks/NAME.run.lock      node run locks (unless --lock-dir)
-//!   │   └── journal/NAME.json        unfinished device changes
+//!   │   ├── journal/NAME.json        unfinished device changes
+//!   │   └── history-ADDR-PORT.db     `netgw serve`'s SQLite run history (unless --db or --database)
 //!   └── cookbooks/SERVER-HASH/       cookbooks synchronized from one Chef server (crate::store::chef::cookbooks)
 //!       ├── files/CHECKSUM           verified file contents, by MD5
 //!       └── sets/SET-HASH/cookbooks/ one resolved cookbook set, laid out like a repo's cookbooks/
@@ -78,6 +79,25 @@ pub fn cookbook_cache_dir(root: &Path, server_url: &str) -> PathBuf {
         .collect();
     root.join("cookbooks")
         .join(format!("{host}-{:016x}", fnv1a(url.as_bytes())))
+}
+
+/// `netgw serve`'s run history by default: one per repo and listening address, so two gateways on
+/// one host never share a history (each marks the runs it finds unfinished at its start interrupted),
+/// and a gateway restarted on the same address finds its own.
+pub fn history_path(root: &Path, repo: &Path, listen: std::net::SocketAddr) -> PathBuf {
+    let ip: String = listen
+        .ip()
+        .to_string()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    repo_dir(root, repo).join(format!("history-{ip}-{}.db", listen.port()))
 }
 
 /// Where a repo's run locks are by default.

@@ -9,9 +9,10 @@ mod common;
 
 use common::{fake_switches, write};
 use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const TRIGGER: &str = "trigger-token-0123456789";
@@ -845,4 +846,61 @@ async fn a_host_netgw_does_not_drive_is_skipped_in_history() {
         nodev["last_result"]["report"]["status"], "skipped",
         "{nodev:#}"
     );
+}
+
+/// Without `--db` (nor `db:`), the run history is in the state directory, named by the repo and the
+/// address listened on: never in the working directory (which may be the repo), and two gateways on
+/// one host have one each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_history_is_in_the_state_directory_one_per_gateway() {
+    let l = lab(60.0, "", "");
+    let d = l.path();
+    let config = std::fs::read_to_string(d.join("serve.yml")).unwrap();
+    write(d, "serve.yml", &config.replace("db: history.db\n", ""));
+    let cwd = d.join("cwd");
+    std::fs::create_dir(&cwd).unwrap();
+    let state = d.join("state");
+    let spawn = |log: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+            .arg(d.join("serve.yml"))
+            .current_dir(&cwd)
+            .env("NETGW_STATE_DIR", &state)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(std::fs::File::create(d.join(log)).unwrap()))
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        // Keep reading, so the gateway never writes into a closed pipe.
+        std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+        let base = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .trim_end_matches('/')
+            .to_owned();
+        Server { child, base }
+    };
+    let (a, b) = (spawn("serve-a.log"), spawn("serve-b.log"));
+    let mut dbs = Vec::new();
+    for srv in [&a, &b] {
+        let (code, gw) = srv.get("/v1/gateway", READ).await;
+        assert_eq!(code, 200, "{gw}");
+        let db = std::path::PathBuf::from(gw["settings"]["db"].as_str().unwrap());
+        let port = srv.base.rsplit(':').next().unwrap();
+        assert!(db.starts_with(&state), "{db:?}");
+        assert!(
+            db.ends_with(format!("history-127.0.0.1-{port}.db").as_str()),
+            "{db:?}"
+        );
+        assert!(db.exists(), "{db:?}");
+        dbs.push(db);
+    }
+    assert_ne!(dbs[0], dbs[1], "two gateways share one history");
+    assert!(dbs[0].parent() == dbs[1].parent());
+    let left: Vec<_> = std::fs::read_dir(&cwd).unwrap().collect();
+    assert!(left.is_empty(), "the working directory got {left:?}");
 }

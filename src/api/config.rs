@@ -121,7 +121,8 @@ pub struct ServeArgs {
 #[derive(Debug)]
 pub struct Settings {
     pub listen: SocketAddr,
-    pub db: PathBuf,
+    /// `--db` or the file's `db:`; none: `crate::state::history_path` for the address bound.
+    pub db: Option<PathBuf>,
     /// The history in PostgreSQL (shared with other gateways) instead of the SQLite `db`.
     pub database: Option<crate::pg::DatabaseUrl>,
     pub repo: PathBuf,
@@ -285,11 +286,7 @@ impl Settings {
         }
         Ok(Settings {
             listen,
-            db: args
-                .db
-                .clone()
-                .or(file.db)
-                .unwrap_or_else(|| PathBuf::from("netgw-history.db")),
+            db: args.db.clone().or(file.db),
             database: args.database.clone().or(file.database),
             repo: file.repo.unwrap_or_else(|| args.repo.clone()),
             inventory,

@@ -238,16 +238,29 @@ pub async fn serve(
         None => None,
     };
     let started_at = crate::engine::now_rfc3339();
-    let history = open_history(&settings, &started_at).await?;
+    // Bound before the history is opened: the default history is named by the address bound.
+    let listener = tokio::net::TcpListener::bind(settings.listen)
+        .await
+        .map_err(|source| ServeError::Bind {
+            addr: settings.listen,
+            source,
+        })?;
+    let local = listener.local_addr().map_err(|source| ServeError::Bind {
+        addr: settings.listen,
+        source,
+    })?;
+    let state_root = settings
+        .state_dir
+        .clone()
+        .unwrap_or_else(crate::state::default_root);
+    let db = match &settings.db {
+        Some(db) => db.clone(),
+        None => crate::state::history_path(&state_root, cookbooks.root(), local),
+    };
+    let history = open_history(&settings, &db, settings.db.is_none(), &started_at).await?;
     let metrics = Arc::new(Metrics::default());
     let store: Arc<dyn NodeStore> = store.unwrap_or_else(|| Arc::new(cookbooks.clone()));
-    let journal_dir = crate::state::journal_dir(
-        &settings
-            .state_dir
-            .clone()
-            .unwrap_or_else(crate::state::default_root),
-        cookbooks.root(),
-    );
+    let journal_dir = crate::state::journal_dir(&state_root, cookbooks.root());
     let sched = Scheduler::start(
         EngineCtx {
             store: store.clone(),
@@ -273,21 +286,11 @@ pub async fn serve(
         ),
         None => None,
     };
-    let listener = tokio::net::TcpListener::bind(settings.listen)
-        .await
-        .map_err(|source| ServeError::Bind {
-            addr: settings.listen,
-            source,
-        })?;
-    let local = listener.local_addr().map_err(|source| ServeError::Bind {
-        addr: settings.listen,
-        source,
-    })?;
     recover_at_start(&sched, &journal_dir).await;
     takeover::start(&sched, &history, &local.to_string(), &shutdown).await;
     let hosts = sched.inventory().hosts.len();
     let state = Arc::new(AppState {
-        settings: settings_json(&settings, local, hosts, tls.is_some()),
+        settings: settings_json(&settings, &db, local, hosts, tls.is_some()),
         auth: settings.auth,
         sched: sched.clone(),
         history: history.clone(),
@@ -349,7 +352,13 @@ async fn load_inventory(settings: &Settings) -> Result<Inventory, ServeError> {
 }
 
 /// SQLite (on a blocking thread) or PostgreSQL, as configured; runs left in flight are reported.
-async fn open_history(settings: &Settings, started_at: &str) -> Result<Arc<History>, ServeError> {
+/// `db` is the SQLite file; in the state directory (`default`), its directory is created (0700).
+async fn open_history(
+    settings: &Settings,
+    db: &std::path::Path,
+    default: bool,
+    started_at: &str,
+) -> Result<Arc<History>, ServeError> {
     let (history, recovered) = match &settings.database {
         Some(url) => {
             let listen = settings.listen.to_string();
@@ -363,14 +372,20 @@ async fn open_history(settings: &Settings, started_at: &str) -> Result<Arc<Histo
             .await?
         }
         None => {
-            let (db, retention, at) = (
-                settings.db.clone(),
-                settings.retention,
-                started_at.to_owned(),
-            );
-            tokio::task::spawn_blocking(move || History::open(&db, retention, &at))
-                .await
-                .map_err(|e| ServeError::Runtime(e.to_string()))??
+            let (db, retention, at) = (db.to_owned(), settings.retention, started_at.to_owned());
+            tokio::task::spawn_blocking(move || {
+                if let Some(dir) = db.parent().filter(|_| default) {
+                    crate::rootdir::RootDir::open_or_create(dir).map_err(|e| {
+                        ServeError::Runtime(format!(
+                            "the state directory {} for the run history: {e} (set --state-dir or --db)",
+                            dir.display()
+                        ))
+                    })?;
+                }
+                Ok::<_, ServeError>(History::open(&db, retention, &at)?)
+            })
+            .await
+            .map_err(|e| ServeError::Runtime(e.to_string()))??
         }
     };
     if !recovered.interrupted.is_empty() {
@@ -382,13 +397,14 @@ async fn open_history(settings: &Settings, started_at: &str) -> Result<Arc<Histo
 /// The effective settings `GET /v1/gateway` reports.
 fn settings_json(
     settings: &Settings,
+    db: &std::path::Path,
     local: std::net::SocketAddr,
     hosts: usize,
     tls: bool,
 ) -> Value {
     json!({
         "listen": local.to_string(),
-        "db": settings.database.as_ref().map_or_else(|| settings.db.display().to_string(), |u| u.to_string()),
+        "db": settings.database.as_ref().map_or_else(|| db.display().to_string(), |u| u.to_string()),
         "repo": settings.repo.display().to_string(),
         "cookbooks": if settings.cookbook_server.is_some() { "server" } else { "repo" },
         "inventory": settings.inventory.display().to_string(),
