@@ -85,18 +85,8 @@ pub fn cookbook_cache_dir(root: &Path, server_url: &str) -> PathBuf {
 /// one host never share a history (each marks the runs it finds unfinished at its start interrupted),
 /// and a gateway restarted on the same address finds its own.
 pub fn history_path(root: &Path, repo: &Path, listen: std::net::SocketAddr) -> PathBuf {
-    let ip: String = listen
-        .ip()
-        .to_string()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    // An address shows as digits, hex letters, dots and (IPv6) colons: only the colons are replaced.
+    let ip = listen.ip().to_string().replace(':', "_");
     repo_dir(root, repo).join(format!("history-{ip}-{}.db", listen.port()))
 }
 

@@ -257,7 +257,7 @@ pub async fn serve(
         Some(db) => db.clone(),
         None => crate::state::history_path(&state_root, cookbooks.root(), local),
     };
-    let history = open_history(&settings, &db, settings.db.is_none(), &started_at).await?;
+    let history = open_history(&settings, &db, &started_at).await?;
     let metrics = Arc::new(Metrics::default());
     let store: Arc<dyn NodeStore> = store.unwrap_or_else(|| Arc::new(cookbooks.clone()));
     let journal_dir = crate::state::journal_dir(&state_root, cookbooks.root());
@@ -352,11 +352,11 @@ async fn load_inventory(settings: &Settings) -> Result<Inventory, ServeError> {
 }
 
 /// SQLite (on a blocking thread) or PostgreSQL, as configured; runs left in flight are reported.
-/// `db` is the SQLite file; in the state directory (`default`), its directory is created (0700).
+/// `db` is the SQLite file; when it is the default one in the state directory (no `--db`), its
+/// directory is created (0700).
 async fn open_history(
     settings: &Settings,
     db: &std::path::Path,
-    default: bool,
     started_at: &str,
 ) -> Result<Arc<History>, ServeError> {
     let (history, recovered) = match &settings.database {
@@ -373,6 +373,7 @@ async fn open_history(
         }
         None => {
             let (db, retention, at) = (db.to_owned(), settings.retention, started_at.to_owned());
+            let default = settings.db.is_none();
             tokio::task::spawn_blocking(move || {
                 if let Some(dir) = db.parent().filter(|_| default) {
                     crate::rootdir::RootDir::open_or_create(dir).map_err(|e| {
