@@ -7,12 +7,15 @@
 #
 # First each binary converges a fresh lab once (`first`: one VLAN and one description to change on
 # every device); then the two alternate ROUNDS times on the second lab (`unchanged`: nothing to
-# change). Every run must report N succeeded and 2N (first) or 0 (unchanged) updated, or the script
-# stops. Per run it prints user and sys CPU seconds, wall seconds and peak RSS (`/usr/bin/time`), and,
-# when `perf stat` can count them, user and kernel instructions. Needs target/release/netgw-lab.
+# change); BENCH_AB_FIRSTS=K alternates K pairs of first runs, each on a fresh lab (for changes
+# whose cost is in the first run: the intent journal, creating state files; labs are deleted only at
+# exit, as freeing inodes slows the next creations, docs/bench.md). Every run must report N
+# succeeded and 2N (first) or 0 (unchanged) updated, or the script stops. Per run it prints user
+# and sys CPU seconds, wall seconds and peak RSS (`/usr/bin/time`), and, when `perf stat` can count
+# them, user and kernel instructions. Needs target/release/netgw-lab.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -eq 4 ] || { sed -n 2,12p "$0"; exit 2; }
+[ $# -eq 4 ] || { sed -n 2,15p "$0"; exit 2; }
 n=$1 rounds=$2 old=$3 new=$4
 platform=${BENCH_AB_PLATFORM:-ios}
 # write_topology, write_repo: the same lab and repo as scripts/bench.sh.
@@ -66,14 +69,16 @@ EOF
         "$label" "$u" "$s" "$(echo "$u + $s" | bc)" "$e" "$((m / 1024))" "$iu" "$ik" "$(cut -d' ' -f1 /proc/loadavg)"
 }
 
-for which in old new; do
-    bin=$old
-    [ $which = new ] && bin=$new
-    stop_lab
-    d="$work/lab-$which"
-    mkdir -p "$d"
-    start_lab "$d"
-    run "$which-first" "$bin" "$d" $((2 * n))
+for i in $(seq 1 "${BENCH_AB_FIRSTS:-1}"); do
+    for which in old new; do
+        bin=$old
+        [ $which = new ] && bin=$new
+        stop_lab
+        d="$work/lab-$which-$i"
+        mkdir -p "$d"
+        start_lab "$d"
+        run "$which-first" "$bin" "$d" $((2 * n))
+    done
 done
 # The last lab (converged by `new`) serves the unchanged runs of both.
 for _ in $(seq 1 "$rounds"); do

@@ -22,7 +22,7 @@
 //! journal prevents).
 
 use crate::rootdir::{FileOpen, RootDir};
-use crate::store::local::{sync_dir, write_json_atomic};
+use crate::store::local::{sync_dir, write_json_atomic, write_recycled};
 use netgw_models::NodeName;
 use netgw_models::plan::{Plan, PlanRules, Policy, clear_access_vlan, plan};
 use netgw_models::resource::{Link, Vlan, VlanId};
@@ -201,13 +201,13 @@ impl Journal {
                 return Ok(false);
             }
         }
-        blocking(self.tx_path(&rec.id), |p| match std::fs::remove_file(p) {
-            Ok(()) => {
-                let (root, _) = root_and_file(p).map_err(|e| io(p, e))?;
-                sync_dir(root.path(), root.handle()).map_err(|e| io(p, e))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(io(p, e)),
+        // The members' entries were removed without a sync ([`Journal::clear`]): a record gone from
+        // the disk while an entry is still there would send that member's recovery back.
+        let entries = self.dir.clone();
+        blocking(self.tx_path(&rec.id), move |p| {
+            let root = RootDir::open(&entries).map_err(|e| io(&entries, e))?;
+            sync_dir(root.path(), root.handle()).map_err(|e| io(&entries, e))?;
+            remove_synced(p)
         })
         .await?;
         Ok(true)
@@ -223,11 +223,15 @@ impl Journal {
             return Ok(());
         }
         let path = self.dir.join(format!("{}.json", intent.node));
-        let value = serde_json::to_value(intent).map_err(|e| io(&path, e))?;
+        let body = serde_json::to_vec(intent).map_err(|e| io(&path, e))?;
         blocking(path, move |p| {
-            // Beneath the journal directory, never through a symlink (crate::rootdir).
+            // Beneath the journal directory, never through a symlink (crate::rootdir). The entry's
+            // data is made durable by the `syncfs` the saves and entries written at the same moment
+            // share (group commit: a converge stages hundreds of nodes at once), then renamed into
+            // place and the directory synced, before the change is sent. `clear` removed the last
+            // entry, so there is no spare to reuse: the file is new.
             let (root, file) = root_and_file(p).map_err(|e| io(p, e))?;
-            write_json_atomic(&root, Path::new(&file), &value).map_err(|e| io(p, e))
+            write_recycled(&root, Path::new(&file), &body).map_err(|e| io(p, e))
         })
         .await
     }
@@ -256,16 +260,33 @@ impl Journal {
     }
 
     /// Forget a finished change (confirmed, rolled back, or recovered).
+    ///
+    /// The removal is not synced here: an entry that outlives a finished change costs nothing but a
+    /// read of the device (the next run finds it wholly new or wholly old and clears it again),
+    /// while an entry lost before its change is finished would be harm; so only the write is
+    /// synced before the device is touched. The removal reaches the disk with the next sync of the
+    /// file system (the node's save right after, when the repo shares the file system; the kernel's
+    /// writeback within seconds otherwise), and only a host crash, not a killed gateway, can lose it.
+    /// A transaction's record is removed only after the journal directory is synced
+    /// ([`Journal::close_tx_if_settled`]).
     pub async fn clear(&self, node: &NodeName) -> Result<(), JournalError> {
         blocking(self.path(node), |p| match std::fs::remove_file(p) {
-            Ok(()) => {
-                let (root, _) = root_and_file(p).map_err(|e| io(p, e))?;
-                sync_dir(root.path(), root.handle()).map_err(|e| io(p, e))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(io(p, e)),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(p, e)),
+            _ => Ok(()),
         })
         .await
+    }
+}
+
+/// Remove a transaction record and sync its directory (absent already is fine).
+fn remove_synced(p: &Path) -> Result<(), JournalError> {
+    match std::fs::remove_file(p) {
+        Ok(()) => {
+            let (root, _) = root_and_file(p).map_err(|e| io(p, e))?;
+            sync_dir(root.path(), root.handle()).map_err(|e| io(p, e))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io(p, e)),
     }
 }
 
