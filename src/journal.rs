@@ -22,7 +22,8 @@
 //! journal prevents).
 
 use crate::rootdir::{FileOpen, RootDir};
-use crate::store::local::{sync_dir, write_json_atomic, write_recycled};
+use crate::store::durable;
+use crate::store::local::{sync_dir, write_json_atomic};
 use netgw_models::NodeName;
 use netgw_models::plan::{Plan, PlanRules, Policy, clear_access_vlan, plan};
 use netgw_models::resource::{Link, Vlan, VlanId};
@@ -224,16 +225,17 @@ impl Journal {
         }
         let path = self.dir.join(format!("{}.json", intent.node));
         let body = serde_json::to_vec(intent).map_err(|e| io(&path, e))?;
-        blocking(path, move |p| {
-            // Beneath the journal directory, never through a symlink (crate::rootdir). The entry's
-            // data is made durable by the `syncfs` the saves and entries written at the same moment
-            // share (group commit: a converge stages hundreds of nodes at once), then renamed into
-            // place and the directory synced, before the change is sent. `clear` removed the last
-            // entry, so there is no spare to reuse: the file is new.
-            let (root, file) = root_and_file(p).map_err(|e| io(p, e))?;
-            write_recycled(&root, Path::new(&file), &body).map_err(|e| io(p, e))
-        })
-        .await
+        // Beneath the journal directory, never through a symlink (crate::rootdir), by the writer
+        // thread that syncs the saves and entries queued at that moment as one group: a converge
+        // stages hundreds of nodes at once. `clear` removed the last entry, so there is no spare to
+        // reuse: the file is new.
+        let file = PathBuf::from(format!("{}.json", intent.node));
+        durable::write(durable::Root::Dir(self.dir.clone()), file, body)
+            .await
+            .map_err(|e| match e {
+                crate::store::StoreError::Io { path, source } => io(&path, source),
+                e => io(&path, e),
+            })
     }
 
     /// The unfinished intent of a node, if any. An unreadable file is an error: it must not be

@@ -10,17 +10,18 @@
 //! ```
 //!
 //! Writes are atomic (temp file in the same directory, fsync, rename, fsync of the directory; concurrent
-//! writers in one directory share the directory fsync, see [`sync_dir`], and concurrent current-state
-//! saves share one `syncfs` for their files' data instead of an `fsync` each, see [`DataSync`]). Current-state files, rewritten
-//! on every run, keep the replaced file as a hidden spare (`nodes/current/.NAME.json.spare`) reused by the
-//! next save instead of allocating a new inode ([`write_recycled`]). Every read-modify-write of a
+//! writers in one directory share the directory fsync, see [`sync_dir`]). Current-state files, rewritten
+//! on every run, are written by the process's writer thread, which syncs whatever is queued as one
+//! group and reuses the replaced file as a hidden spare (`nodes/current/.NAME.json.spare`) instead of
+//! allocating a new inode (`super::durable`). Every read-modify-write of a
 //! node's desired file (create, update) happens under an exclusive lock on `nodes/.locks/NAME.lock`, so
 //! two processes writing at once never lose each other's changes: a desired-state update re-reads the
 //! file under the lock and changes only the fields it owns. The writer of current state never touches
 //! the desired file at all and replaces the current file as a whole (a blind atomic write: the last
 //! writer wins with or without a lock), so it takes no lock.
 //!
-//! These functions do blocking file I/O; async callers run them on `spawn_blocking`.
+//! These functions do blocking file I/O; async callers run them on `spawn_blocking` (the current state
+//! goes to the writer thread instead).
 
 use super::StoreError;
 use crate::rootdir::{FileOpen, RootDir};
@@ -29,7 +30,6 @@ use netgw_models::node::DEFAULT_ENVIRONMENT;
 use netgw_models::{CurrentState, DesiredState, Environment, NodeName, Role};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -260,9 +260,18 @@ impl LocalRepo {
     /// serialises before it moves to a blocking thread, so the state is neither copied nor serialised
     /// twice).
     pub fn save_current_body(&self, name: &NodeName, body: &[u8]) -> Result<(), StoreError> {
-        // No node lock: see the module documentation.
+        let (root, rel) = self.current_target(name);
+        super::durable::write_blocking(root, rel, body.to_vec())
+    }
+
+    /// Where the writer thread saves a node's current state. No node lock: see the module
+    /// documentation.
+    pub(super) fn current_target(&self, name: &NodeName) -> (super::durable::Root, PathBuf) {
         let path = self.current_path(name);
-        write_recycled(&self.dir, self.rel(&path), body)
+        (
+            super::durable::Root::Open(self.dir.clone()),
+            self.rel(&path).to_owned(),
+        )
     }
 
     /// Create a node's desired-state file if there is none (`POST /nodes` on a server). Returns true when
@@ -465,7 +474,7 @@ impl LocalRepo {
     }
 
     /// [`LocalRepo::read_optional`] under a shared `flock` on the opened file: current-state files
-    /// recycle their inode ([`write_recycled`]), and a writer empties a recycled inode only under
+    /// recycle their inode (`super::durable`), and a writer empties a recycled inode only under
     /// an exclusive lock, so what is read is always one complete save.
     fn read_optional_shared(&self, path: &Path) -> Result<Option<String>, StoreError> {
         self.read_text(path, true)
@@ -606,7 +615,7 @@ fn yaml_to_json(v: serde_norway::Value) -> Result<Value, String> {
 /// over the target, fsync the directory. Readers see the old file or the new one, never a part.
 pub fn write_json_atomic(root: &RootDir, rel: &Path, value: &Value) -> Result<(), StoreError> {
     let path = root.path().join(rel);
-    write_file(root, rel, &json_body(&path, value)?, false)
+    write_file(root, rel, &json_body(&path, value)?)
 }
 
 /// A current state as its file holds it: pretty JSON and a newline, serialised straight from the
@@ -621,131 +630,20 @@ fn json_body(path: &Path, value: &impl serde::Serialize) -> Result<Vec<u8>, Stor
     Ok(body)
 }
 
-/// [`write_json_atomic`] for files rewritten on every run (current state; `body` from
-/// [`current_body`]), without allocating and freeing an inode per write: the replaced file's inode is
-/// kept as a hidden spare (`.NAME.spare`) and the next write reuses it.
-///
-/// 1. Claim the spare by renaming it to a unique temp name (one writer wins; the others, or the first
-///    write, create a new temp file as [`write_json_atomic`] does).
-/// 2. Write the temp file and make its data durable: one `syncfs` shared by the saves running at once
-///    ([`DataSync`]) instead of an `fsync` each.
-/// 3. Exchange it with the target (`renameat2(RENAME_EXCHANGE)`: both names stay complete files at
-///    every instant), then give the old inode back as the spare. Without a target yet, or on a file
-///    system without exchange, a plain rename (the old inode is freed, as before).
-/// 4. `fsync` the directory (shared, [`sync_dir`]).
-///
-/// A crash leaves the target holding the old or the new content, never a mix; at worst a dot-file
-/// (a temp or a spare) is left beside it, which no reader looks at. Allocating an inode is what made
-/// the plain scheme expensive: on ext4 without a journal, `recently_deleted` scans past every inode
-/// freed in the last seconds, so a converge that rewrites thousands of files spent a fifth of its CPU
-/// creating temp files (docs/bench.md).
-pub fn write_recycled(root: &RootDir, rel: &Path, body: &[u8]) -> Result<(), StoreError> {
-    write_file(root, rel, body, true)
-}
-
-/// Both writers: a temp file in the target's directory, `fsync`, then rename (or, with `recycle`,
-/// the spare reused, its data synced by the shared `syncfs` and exchanged, as [`write_recycled`]
-/// describes), then the directory `fsync`.
-/// Every name is resolved in a handle of the target's directory opened beneath `root` (made 0700 when
-/// missing), so neither a symlinked directory nor a link at a temp or spare name leads out of it.
-fn write_file(root: &RootDir, rel: &Path, body: &[u8], recycle: bool) -> Result<(), StoreError> {
-    let path = root.path().join(rel);
+/// Both writers of files by temp and rename: a temp file in the target's directory, its data synced,
+/// renamed over the target, then the directory synced ([`super::durable::stage`] resolves every name
+/// beneath `root`).
+fn write_file(root: &RootDir, rel: &Path, body: &[u8]) -> Result<(), StoreError> {
     let io = |source| StoreError::Io {
-        path: path.clone(),
+        path: root.path().join(rel),
         source,
     };
-    let (Some(parent), Some(file_name)) = (rel.parent(), rel.file_name().and_then(|f| f.to_str()))
-    else {
-        return Err(parse_err(&path, "has no parent directory".into()));
-    };
-    let parent = if parent.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        parent
-    };
-    let dir = root.sub_or_create(parent).map_err(io)?;
-    let d = dir.handle();
-    let spare = format!(".{file_name}.spare");
-    let temp_name = || format!(".{file_name}.tmp-{}-{}", std::process::id(), unique());
-    let mut tmp = temp_name();
-    let result = (|| {
-        let claimed = recycle
-            && match d.rename(&spare, d, &tmp) {
-                Ok(())
-                    if d.symlink_metadata(&tmp)
-                        .is_ok_and(|m| m.file_type().is_file()) =>
-                {
-                    true
-                }
-                // Something other than a plain file was put there: leave it under the temp name.
-                Ok(()) => {
-                    tmp = temp_name();
-                    false
-                }
-                Err(_) => false,
-            };
-        // Registered before the data is written, so a failed shared sync is never missed (see
-        // [`GroupSync`]).
-        let shared = if recycle {
-            Some(DataSync::register(d)?)
-        } else {
-            None
-        };
-        let mut f = if claimed {
-            // A reader may still hold this inode open from when it was the current file: it reads
-            // under a shared lock ([`LocalRepo::read_optional_shared`]), so empty it only under an
-            // exclusive one.
-            let f = dir.open_file(Path::new(&tmp), &FileOpen::WRITE)?;
-            f.lock()?;
-            // The spare may be an inode saved before files were made private: it becomes the
-            // current file, so it gets the mode a new one would have.
-            f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(
-                crate::rootdir::FILE_MODE,
-            ))?;
-            f
-        } else {
-            dir.open_file(Path::new(&tmp), &FileOpen::CREATE_NEW)?
-        };
-        f.write_all(body)?;
-        if claimed {
-            // Overwritten from the start, then cut to the new length: no blocks freed and
-            // reallocated when the size stays about the same, as a node's state does.
-            f.set_len(body.len() as u64)?;
-        }
-        match shared {
-            // The new content is on disk before any name points at it.
-            Some(sync) => {
-                drop(f);
-                sync.wait()?;
-            }
-            None => {
-                f.sync_all()?;
-                drop(f);
-            }
-        }
-        // Exchange only with a regular file; anything else (no target yet, a directory or a symlink
-        // in the way) takes the plain rename, which replaces a symlink itself, never its target.
-        let exchanged = recycle
-            && d.symlink_metadata(file_name)
-                .is_ok_and(|m| m.file_type().is_file())
-            && rustix::fs::renameat_with(d, &tmp, d, file_name, rustix::fs::RenameFlags::EXCHANGE)
-                .is_ok();
-        if exchanged {
-            // The old content is now under the temp name: keep its inode for the next write.
-            if d.rename(&tmp, d, &spare).is_err() {
-                let _ = d.remove_file(&tmp);
-            }
-        } else {
-            // No exchange on this file system or kernel, or no file to exchange with.
-            d.rename(&tmp, d, file_name)?;
-        }
-        sync_dir(dir.path(), d)
-    })();
-    if let Err(source) = result {
-        let _ = d.remove_file(&tmp);
-        return Err(io(source));
+    let staged = super::durable::stage(root, rel, body, false).map_err(io)?;
+    if let Err(e) = staged.publish() {
+        staged.discard();
+        return Err(io(e));
     }
-    Ok(())
+    sync_dir(staged.dir.path(), staged.dir.handle()).map_err(io)
 }
 
 /// `fsync` a directory (`handle`, opened from `dir`) after a rename into it, sharing one `fsync` among concurrent callers (group
@@ -785,17 +683,8 @@ pub fn sync_dir(dir: &Path, handle: &cap_std::fs::Dir) -> std::io::Result<()> {
         let upto = st.0;
         st.2 = true;
         drop(st);
-        // cap-std may hold directories as O_PATH handles, which cannot be synced: reopen "." of it.
-        let result = rustix::fs::openat(
-            handle,
-            ".",
-            rustix::fs::OFlags::RDONLY
-                | rustix::fs::OFlags::DIRECTORY
-                | rustix::fs::OFlags::CLOEXEC,
-            rustix::fs::Mode::empty(),
-        )
-        .and_then(|fd| rustix::fs::fsync(&fd))
-        .map_err(std::io::Error::from);
+        let result = super::durable::open_dot(handle)
+            .and_then(|fd| rustix::fs::fsync(&fd).map_err(std::io::Error::from));
         st = gate.state.lock().unwrap_or_else(PoisonError::into_inner);
         st.2 = false;
         if result.is_ok() {
@@ -804,140 +693,6 @@ pub fn sync_dir(dir: &Path, handle: &cap_std::fs::Dir) -> std::io::Result<()> {
         gate.done.notify_all();
         result?;
     }
-}
-
-/// Group commit: concurrent callers share one run of a sync. A caller [`GroupSync::register`]s
-/// before it writes and [`GroupSync::wait`]s after; `wait` returns once a sync that *started after
-/// that call* has succeeded, so what the caller wrote is covered. A failed sync fails every caller
-/// registered before it failed, whichever round it was waiting for: an I/O error is reported once,
-/// and it may have been another caller's data or this one's.
-#[derive(Default)]
-struct GroupSync {
-    state: std::sync::Mutex<GroupState>,
-    done: std::sync::Condvar,
-}
-
-#[derive(Default)]
-struct GroupState {
-    registered: u64,
-    /// Callers registered up to this number are failed (the last failed sync).
-    failed_upto: u64,
-    tickets: u64,
-    /// Tickets covered by a finished sync.
-    covered: u64,
-    running: bool,
-}
-
-impl GroupSync {
-    fn lock(&self) -> std::sync::MutexGuard<'_, GroupState> {
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn register(&self) -> u64 {
-        let mut st = self.lock();
-        st.registered += 1;
-        st.registered
-    }
-
-    fn wait(&self, registered: u64, sync: impl Fn() -> std::io::Result<()>) -> std::io::Result<()> {
-        let mut st = self.lock();
-        st.tickets += 1;
-        let ticket = st.tickets;
-        loop {
-            if registered <= st.failed_upto {
-                return Err(std::io::Error::other(
-                    "a shared sync of this file system failed after this file was written",
-                ));
-            }
-            if st.covered >= ticket {
-                return Ok(());
-            }
-            if st.running {
-                st = self
-                    .done
-                    .wait(st)
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                continue;
-            }
-            // Lead: this sync covers every ticket handed out so far.
-            let upto = st.tickets;
-            st.running = true;
-            drop(st);
-            let result = sync();
-            st = self.lock();
-            st.running = false;
-            match &result {
-                Ok(()) => st.covered = st.covered.max(upto),
-                Err(_) => st.failed_upto = st.registered,
-            }
-            self.done.notify_all();
-            result?;
-        }
-    }
-}
-
-/// The data of a current-state file made durable by one `syncfs` shared among the saves on one file
-/// system (group commit), instead of an `fsync` per file: a converge finishes hundreds of nodes at
-/// once, and their `fsync`s each wrote an inode-table block and flushed the disk's cache. `syncfs`
-/// writes every dirty page and inode of the file system and flushes the cache once, so it covers
-/// each writer's file as its own `fsync` would; the exchange rename and the directory `fsync` follow
-/// only after it. Writeback errors reach `syncfs` through the file system's error sequence, sampled
-/// when its descriptor was opened: the descriptor is opened once per file system and kept, so an
-/// error since then is never missed.
-struct DataSync {
-    gate: std::sync::Arc<(std::os::fd::OwnedFd, GroupSync)>,
-    registered: u64,
-}
-
-impl DataSync {
-    fn register(dir: &cap_std::fs::Dir) -> std::io::Result<DataSync> {
-        use std::collections::HashMap;
-        use std::sync::{Arc, LazyLock, Mutex, PoisonError};
-        type Gates = HashMap<u64, Arc<(std::os::fd::OwnedFd, GroupSync)>>;
-        static GATES: LazyLock<Mutex<Gates>> = LazyLock::new(Default::default);
-
-        let dev = rustix::fs::fstat(dir)?.st_dev;
-        let mut gates = GATES.lock().unwrap_or_else(PoisonError::into_inner);
-        let gate = match gates.get(&dev) {
-            Some(g) => g.clone(),
-            None => {
-                // As in [`sync_dir`]: the handle may be O_PATH, which syncfs does not take.
-                let fd = rustix::fs::openat(
-                    dir,
-                    ".",
-                    rustix::fs::OFlags::RDONLY
-                        | rustix::fs::OFlags::DIRECTORY
-                        | rustix::fs::OFlags::CLOEXEC,
-                    rustix::fs::Mode::empty(),
-                )?;
-                let g = Arc::new((fd, GroupSync::default()));
-                gates.insert(dev, g.clone());
-                g
-            }
-        };
-        drop(gates);
-        let registered = gate.1.register();
-        Ok(DataSync { gate, registered })
-    }
-
-    fn wait(self) -> std::io::Result<()> {
-        let (fd, group) = &*self.gate;
-        group.wait(self.registered, || {
-            rustix::fs::syncfs(fd).map_err(std::io::Error::from)
-        })
-    }
-}
-
-fn unique() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    t ^ N.fetch_add(1, Ordering::Relaxed).rotate_left(40)
 }
 
 #[cfg(test)]
@@ -1187,48 +942,6 @@ mod tests {
             "{last}"
         );
         assert_eq!(dots(&dir), [".sw1.json.spare"], "no temp file left");
-    }
-
-    #[test]
-    fn a_group_sync_covers_only_writes_before_it_started_and_a_failure_fails_all_registered() {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        let group = GroupSync::default();
-        // `written` counts writes finished; each sync records how many had finished when it started.
-        let (written, synced, syncs) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
-        let sync = || {
-            let at_start = written.load(Ordering::SeqCst);
-            syncs.fetch_add(1, Ordering::SeqCst);
-            std::thread::sleep(std::time::Duration::from_millis(2));
-            synced.fetch_max(at_start, Ordering::SeqCst);
-            Ok(())
-        };
-        std::thread::scope(|s| {
-            for _ in 0..8 {
-                s.spawn(|| {
-                    for _ in 0..20 {
-                        let r = group.register();
-                        let mine = written.fetch_add(1, Ordering::SeqCst) + 1;
-                        group.wait(r, sync).unwrap();
-                        // Some sync that covered this write has finished: it started after it.
-                        assert!(synced.load(Ordering::SeqCst) >= mine);
-                    }
-                });
-            }
-        });
-        let n = syncs.load(Ordering::SeqCst);
-        assert!((1..=160).contains(&n), "{n} syncs for 160 writes");
-
-        // A failed sync fails its own caller and every caller registered before it failed, even one
-        // whose write it did not cover; a caller registered afterwards gets a new sync.
-        let group = GroupSync::default();
-        let early = group.register();
-        let fails = || Err(std::io::Error::other("EIO"));
-        assert!(group.wait(group.register(), fails).is_err());
-        assert!(
-            group.wait(early, || Ok(())).is_err(),
-            "registered before the failure"
-        );
-        assert!(group.wait(group.register(), || Ok(())).is_ok());
     }
 
     #[test]

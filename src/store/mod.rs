@@ -2,6 +2,7 @@
 //! server. Stores never write desired state unless a run dirtied it (RFC 45).
 
 pub mod chef;
+pub mod durable;
 pub mod local;
 pub mod size;
 pub mod unsaved;
@@ -145,9 +146,9 @@ impl NodeStore for local::LocalRepo {
         current: &CurrentState,
     ) -> Result<(), StoreError> {
         // The repo keeps current state in its own file: the desired file is never written here.
-        // Serialised here, once, so only the bytes move to the blocking thread.
+        // Serialised here, once, so only the bytes move to the writer thread.
         let body = local::current_body(current)?;
-        let (r, name) = (self.clone(), current.name.clone());
-        blocking(move || r.save_current_body(&name, &body)).await
+        let (root, rel) = self.current_target(&current.name);
+        durable::write(root, rel, body).await
     }
 }
