@@ -19,10 +19,10 @@ use crate::report::{
     NodeReport, NodeStatus, ResourceReport, ResourceStatus, RunReport, StepTiming, resource_ident,
     summarize,
 };
-use crate::resolve;
+use crate::resolve::{self, ResolveError};
 use crate::session::{Phase, Restore, Session};
-use crate::store::NodeStore;
 use crate::store::local::LocalRepo;
+use crate::store::{NodeStore, StoreError};
 use async_trait::async_trait;
 use netgw_drivers::driver::{CommitOptions, Driver, DriverError, Settled};
 use netgw_drivers::target::DeviceTarget;
@@ -588,51 +588,36 @@ pub(crate) async fn load_node(
     steps.report.platform = Some(target.platform.to_string());
     let name = NodeName::new(&job.name).map_err(|e| EngineError::Config(e.to_string()))?;
 
-    // 2. Load desired state; a node that does not exist is created (POST /nodes), except by a dry
-    // run, which reads it as the empty node it would create and writes nothing.
-    let store_err = EngineError::Store;
-    let mut store = ctx.store.clone();
-    let created = match ctx.store.load_desired(&name).await.map_err(store_err)? {
-        Some(_) => false,
-        None => {
-            // Never silent: a misnamed node file would otherwise look like an up-to-date device.
-            let warning = missing_node_warning(ctx.store.as_ref(), &name).await;
-            warn!("{warning}");
-            steps.report.warnings.push(warning);
-            if opts.why_run {
-                // A dry run reads it as the empty node it would create and writes nothing.
-                store = Arc::new(crate::store::unsaved::Unsaved::new(store, &name));
-                false
-            } else {
-                ctx.store
-                    .create_node(&DesiredState::new(name.clone()))
-                    .await
-                    .map_err(store_err)?
-            }
-        }
+    // 2-3. Load and resolve the node (classified when a classifier is set). A node that does not
+    // exist is created (POST /nodes), except by a dry run, which reads it as the empty node it would
+    // create and writes nothing. Without a classifier the node is resolved first and its absence
+    // learnt from that: one read of the node (a blocking task, or a request to the server) less on
+    // every run of a node that exists.
+    let found = match &opts.classifier {
+        None => match resolve_node(ctx.store.clone(), ctx, &name, opts).await {
+            Err(EngineError::Resolve(ResolveError::Store(StoreError::NotFound {
+                kind: "node",
+                name: n,
+                ..
+            }))) if n == name.as_str() => None,
+            r => Some(r?),
+        },
+        Some(_) => match ctx
+            .store
+            .load_desired(&name)
+            .await
+            .map_err(EngineError::Store)?
+        {
+            Some(_) => Some(resolve_node(ctx.store.clone(), ctx, &name, opts).await?),
+            None => None,
+        },
     };
-    steps.report.created = created;
-    // 3. Classify (optional): the classifier's classes, environment and parameters apply to this run
-    // only; `view.desired` stays the desired state as loaded.
-    let view = match &opts.classifier {
-        None => resolve::resolve_with(
-            store.as_ref(),
-            &ctx.cookbooks,
-            opts.cookbook_sync.as_deref(),
-            &name,
-        )
-        .await
-        .map_err(EngineError::Resolve)?,
-        Some(path) => crate::classify::resolve_classified(
-            store.clone(),
-            &ctx.cookbooks,
-            opts.cookbook_sync.as_deref(),
-            &name,
-            path,
-            crate::classify::DEFAULT_TIMEOUT,
-        )
-        .await
-        .map_err(EngineError::Classify)?,
+    let view = match found {
+        Some(view) => view,
+        None => {
+            let store = missing_node(ctx, &name, opts, steps).await?;
+            resolve_node(store, ctx, &name, opts).await?
+        }
     };
     steps.report.cookbooks = view.cookbooks.clone();
     steps.mark("load");
@@ -642,6 +627,58 @@ pub(crate) async fn load_node(
     let preflight = compile(&view.attributes.merged(), &view.recipes);
     compile_errors(&preflight, steps)?;
     Ok((target, name, view))
+}
+
+/// A node the store does not have: said in the report (a misnamed node file would otherwise look
+/// like an up-to-date device), then created, or, by a dry run, read as the empty node it would be.
+/// Returns the store to resolve it from.
+async fn missing_node(
+    ctx: &Ctx,
+    name: &NodeName,
+    opts: &EngineOptions,
+    steps: &mut Steps<'_>,
+) -> StepResult<Arc<dyn NodeStore>> {
+    let warning = missing_node_warning(ctx.store.as_ref(), name).await;
+    warn!("{warning}");
+    steps.report.warnings.push(warning);
+    if opts.why_run {
+        return Ok(Arc::new(crate::store::unsaved::Unsaved::new(
+            ctx.store.clone(),
+            name,
+        )));
+    }
+    steps.report.created = ctx
+        .store
+        .create_node(&DesiredState::new(name.clone()))
+        .await
+        .map_err(EngineError::Store)?;
+    Ok(ctx.store.clone())
+}
+
+/// Resolve a node from `store`, through the classifier when one is set: its classes, environment and
+/// parameters apply to this run only; `view.desired` stays the desired state as loaded.
+async fn resolve_node(
+    store: Arc<dyn NodeStore>,
+    ctx: &Ctx,
+    name: &NodeName,
+    opts: &EngineOptions,
+) -> StepResult<resolve::NodeView> {
+    let sync = opts.cookbook_sync.as_deref();
+    match &opts.classifier {
+        None => resolve::resolve_with(store.as_ref(), &ctx.cookbooks, sync, name)
+            .await
+            .map_err(EngineError::Resolve),
+        Some(path) => crate::classify::resolve_classified(
+            store,
+            &ctx.cookbooks,
+            sync,
+            name,
+            path,
+            crate::classify::DEFAULT_TIMEOUT,
+        )
+        .await
+        .map_err(EngineError::Classify),
+    }
 }
 
 async fn with_driver(
@@ -780,19 +817,26 @@ pub(crate) async fn prepare(
         serde_json::json!({"platform": driver.platform().as_str(), "run_id": opts.run_id}),
     );
     steps.mark("facts");
-    // An earlier run's unfinished change is finished or undone before anything else, even if this
-    // run's desired state turns out not to compile (crate::journal).
-    steps.report.recovered = recover(name, driver, opts, steps).await?;
 
     // 5-6. Expansion was done with the desired state; merge with fresh facts.
     view.attributes
         .replace(Component::Automatic, Source::Automatic, automatic.clone());
-    // Cookbooks see this run's facts, as chef-client compiles after Ohai (resolve checked them first).
-    let view = tokio::task::spawn_blocking(move || {
-        resolve::recompile_with_facts(&mut view).map(|()| view)
+    // Cookbooks see this run's facts, as chef-client compiles after Ohai (resolve checked them
+    // first). The node's journal entry is read in the same blocking task (one hand-off less).
+    let (journal, n) = (steps.journal.clone(), name.clone());
+    let (entry, view) = tokio::task::spawn_blocking(move || {
+        let entry = journal.read_blocking(&n);
+        (
+            entry,
+            resolve::recompile_with_facts(&mut view).map(|()| view),
+        )
     })
     .await
-    .map_err(|e| EngineError::Config(format!("cookbook evaluation task: {e}")))??;
+    .map_err(|e| EngineError::Config(format!("cookbook evaluation task: {e}")))?;
+    // An earlier run's unfinished change is finished or undone before anything else, even if this
+    // run's desired state turns out not to compile (crate::journal).
+    steps.report.recovered = recover(name, entry?, driver, opts, steps).await?;
+    let view = view?;
     let merged = view.attributes.merged();
 
     // 7. Compile resources.
@@ -1079,18 +1123,20 @@ pub(crate) async fn forget(journal: &Journal, name: &NodeName) {
     }
 }
 
-/// Finish or undo an earlier run's unfinished change of this node: read the device; wholly new,
+/// Finish or undo an earlier run's unfinished change of this node (`entry`, its journal entry read
+/// under the node's lock): read the device; wholly new,
 /// confirm what the device still holds under its confirm timer; wholly old, clear the entry;
 /// otherwise put the old state back (the device's own revert of a pending change first, then the
 /// exact inverse: stage, commit, verify, confirm), then clear it. A failed restore keeps the entry
 /// and fails the run.
 async fn recover(
     name: &NodeName,
+    entry: Option<Intent>,
     driver: &mut dyn Driver,
     opts: &EngineOptions,
     steps: &mut Steps<'_>,
 ) -> StepResult<Option<Recovery>> {
-    let Some(intent) = steps.journal.read(name).await? else {
+    let Some(intent) = entry else {
         // No entry names it (journal off, another state directory): a change a dead session left
         // under the device's timer is undone now, as the timer would, before this run stages.
         if let Settled::Reverted(cmd) = driver.settle_pending(false).await.map_err(drv)? {

@@ -241,24 +241,12 @@ impl Journal {
     /// The unfinished intent of a node, if any. An unreadable file is an error: it must not be
     /// silently forgotten.
     pub async fn read(&self, node: &NodeName) -> Result<Option<Intent>, JournalError> {
-        blocking(self.path(node), |p| {
-            use std::io::Read;
-            let opened = RootDir::open(p.parent().unwrap_or(Path::new("."))).and_then(|root| {
-                root.open_file(
-                    Path::new(p.file_name().unwrap_or_default()),
-                    &FileOpen::READ,
-                )
-            });
-            let mut f = match opened {
-                Ok(f) => f,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-                Err(e) => return Err(io(p, e)),
-            };
-            let mut b = Vec::new();
-            f.read_to_end(&mut b).map_err(|e| io(p, e))?;
-            serde_json::from_slice(&b).map(Some).map_err(|e| io(p, e))
-        })
-        .await
+        blocking(self.path(node), read_entry).await
+    }
+
+    /// [`Journal::read`] on the calling thread (a blocking one).
+    pub fn read_blocking(&self, node: &NodeName) -> Result<Option<Intent>, JournalError> {
+        read_entry(&self.path(node))
     }
 
     /// Forget a finished change (confirmed, rolled back, or recovered).
@@ -278,6 +266,26 @@ impl Journal {
         })
         .await
     }
+}
+
+/// A node's entry at `p`; `None` when there is none. An unreadable file is an error: it must not be
+/// silently forgotten.
+fn read_entry(p: &Path) -> Result<Option<Intent>, JournalError> {
+    use std::io::Read;
+    let opened = RootDir::open(p.parent().unwrap_or(Path::new("."))).and_then(|root| {
+        root.open_file(
+            Path::new(p.file_name().unwrap_or_default()),
+            &FileOpen::READ,
+        )
+    });
+    let mut f = match opened {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(p, e)),
+    };
+    let mut b = Vec::new();
+    f.read_to_end(&mut b).map_err(|e| io(p, e))?;
+    serde_json::from_slice(&b).map(Some).map_err(|e| io(p, e))
 }
 
 /// Remove a transaction record and sync its directory (absent already is fine).
