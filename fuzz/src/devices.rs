@@ -120,12 +120,12 @@ pub fn eos(data: &[u8]) {
     let cmds = ["show version".to_owned(), "show vlan".to_owned()];
     let full: Value = serde_json::from_slice(data).unwrap_or(Value::Null);
     black_box(
-        eos::eapi::parse_reply("fuzz", "1", &cmds, &full)
+        eos::eapi::parse_reply("fuzz", "1", &cmds, full.clone())
             .map_err(|e| e.to_string())
             .err(),
     );
     black_box(
-        eos::eapi::parse_reply("fuzz", "1", &cmds[..1], &full)
+        eos::eapi::parse_reply("fuzz", "1", &cmds[..1], full)
             .map_err(|e| e.to_string())
             .err(),
     );

@@ -265,7 +265,7 @@ impl Eapi {
         self.requests.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(device = %self.device, commands = cmds.len(), format = format.as_str(), "eAPI runCmds");
         let reply = self.transport.post(&request).await?;
-        parse_reply(&self.device, &id, cmds, &reply)
+        parse_reply(&self.device, &id, cmds, reply)
     }
 }
 
@@ -274,18 +274,22 @@ pub fn parse_reply(
     device: &str,
     id: &str,
     cmds: &[String],
-    reply: &Value,
+    reply: Value,
 ) -> Result<Vec<Value>, EapiError> {
     let proto = |reason: String| EapiError::Protocol {
         device: device.to_owned(),
         reason,
     };
-    let obj = reply.as_object().ok_or_else(|| {
-        proto(format!(
-            "the reply is not a JSON object: {}",
-            excerpt(reply)
-        ))
-    })?;
+    // Taken apart, not copied: a `show` reply's tree is most of what a converge allocates.
+    let mut obj = match reply {
+        Value::Object(o) => o,
+        other => {
+            return Err(proto(format!(
+                "the reply is not a JSON object: {}",
+                excerpt(&other)
+            )));
+        }
+    };
     if let Some(reply_id) = obj.get("id")
         && !reply_id.is_null()
         && reply_id.as_str() != Some(id)
@@ -297,10 +301,11 @@ pub fn parse_reply(
     if let Some(err) = obj.get("error").filter(|e| !e.is_null()) {
         return Err(parse_error_object(device, cmds, err));
     }
-    let result = obj
-        .get("result")
-        .and_then(Value::as_array)
-        .ok_or_else(|| proto("neither `result` (array) nor `error` in the reply".into()))?;
+    let Some(Value::Array(mut result)) = obj.remove("result") else {
+        return Err(proto(
+            "neither `result` (array) nor `error` in the reply".into(),
+        ));
+    };
     if result.len() != cmds.len() + 1 {
         return Err(proto(format!(
             "{} results for {} commands (plus enable)",
@@ -308,7 +313,9 @@ pub fn parse_reply(
             cmds.len()
         )));
     }
-    Ok(result[1..].to_vec())
+    // The implicit `enable`'s result.
+    result.remove(0);
+    Ok(result)
 }
 
 /// The JSON-RPC error object: `{"code": 1002, "message": "CLI command 3 of 4 'x' failed: invalid command",
@@ -402,21 +409,21 @@ mod tests {
         let c = cmds(&["show vlan", "show hostname"]);
         let ok =
             json!({"jsonrpc": "2.0", "id": "i", "result": [{}, {"vlans": {}}, {"hostname": "a"}]});
-        let r = parse_reply("sw1", "i", &c, &ok).unwrap();
+        let r = parse_reply("sw1", "i", &c, ok).unwrap();
         assert_eq!(r, vec![json!({"vlans": {}}), json!({"hostname": "a"})]);
         let short = json!({"jsonrpc": "2.0", "id": "i", "result": [{}, {}]});
         assert!(matches!(
-            parse_reply("sw1", "i", &c, &short),
+            parse_reply("sw1", "i", &c, short),
             Err(EapiError::Protocol { .. })
         ));
         let wrong_id = json!({"jsonrpc": "2.0", "id": "other", "result": [{}, {}, {}]});
         assert!(
-            parse_reply("sw1", "i", &c, &wrong_id)
+            parse_reply("sw1", "i", &c, wrong_id)
                 .unwrap_err()
                 .to_string()
                 .contains("does not match")
         );
-        assert!(parse_reply("sw1", "i", &c, &json!([1])).is_err());
+        assert!(parse_reply("sw1", "i", &c, json!([1])).is_err());
     }
 
     #[test]
@@ -429,7 +436,7 @@ mod tests {
             "switchport mode access",
         ]);
         let reply = json!({"jsonrpc": "2.0", "id": "1", "error": {"data": [{"sourceDetail": ""}, {"sourceDetail": ""}, {"sourceDetail": ""}, {"sourceDetail": ""}, {"sourceDetail": "", "errors": ["Invalid input"]}], "message": "CLI command 5 of 5 'switchport mode access' failed: invalid command", "code": 1002}});
-        let e = parse_reply("sw1", "1", &c, &reply).unwrap_err();
+        let e = parse_reply("sw1", "1", &c, reply).unwrap_err();
         match &e {
             EapiError::Command {
                 code,
@@ -458,7 +465,7 @@ mod tests {
 
         // A failing `enable` (wrong enable secret) is reported as such.
         let reply = json!({"id": "1", "error": {"code": 1002, "message": "CLI command 1 of 2 'enable' failed", "data": [{"errors": ["Bad secret"]}]}});
-        match parse_reply("sw1", "1", &cmds(&["show vlan"]), &reply).unwrap_err() {
+        match parse_reply("sw1", "1", &cmds(&["show vlan"]), reply).unwrap_err() {
             EapiError::Command {
                 command,
                 failed_index,
