@@ -32,16 +32,7 @@ stop_lab() {
 trap 'stop_lab; rm -rf "$work"' EXIT
 
 start_lab() { # dir
-    write_topology "$platform" "$1/bench.clab.yml"
-    nice -n 19 "$lab_bin" up "$1/bench.clab.yml" --inventory-out "$1/inventory.yml" --count "$n" --no-snmp \
-        > "$1/lab.out" 2> "$1/lab.log" &
-    lab_pid=$!
-    for _ in $(seq 1 1200); do
-        grep -q '^READY' "$1/lab.out" 2>/dev/null && break
-        kill -0 "$lab_pid" 2>/dev/null || { cat "$1/lab.log" >&2; exit 1; }
-        sleep 0.1
-    done
-    write_repo "$platform" "$1" > /dev/null
+    NICE=1 start_lab_in "$platform" "$n" "$1"
 }
 
 # Instruction counts need a hardware PMU, which many VMs do not expose (perf then says "not supported").

@@ -14,16 +14,7 @@ platform=${BENCH_AB_PLATFORM:-ios}
 work=$(mktemp -d -t netgw-count.XXXXXX)
 lab_pid=
 trap '[ -n "$lab_pid" ] && kill "$lab_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-write_topology "$platform" "$work/bench.clab.yml"
-target/release/netgw-lab up "$work/bench.clab.yml" --inventory-out "$work/inventory.yml" --count "$n" --no-snmp \
-    > "$work/lab.out" 2> "$work/lab.log" &
-lab_pid=$!
-for _ in $(seq 1 1200); do
-    grep -q '^READY' "$work/lab.out" 2>/dev/null && break
-    kill -0 "$lab_pid" 2>/dev/null || { cat "$work/lab.log" >&2; exit 1; }
-    sleep 0.1
-done
-write_repo "$platform" "$work" > /dev/null
+start_lab_in "$platform" "$n" "$work"
 events=context-switches
 for s in syncfs fsync openat openat2 renameat renameat2 unlink statx flock futex; do
     events+=",syscalls:sys_enter_$s"

@@ -1,5 +1,5 @@
-# Sourced by scripts/bench.sh and scripts/bench-ab.sh: the lab topology and the repo the benchmark
-# converges, so both measure the same change. Uses $py when the caller set it (bench.sh's venv), else
+# Sourced by scripts/bench.sh, scripts/bench-ab.sh and scripts/bench-count.sh: the lab topology and the
+# repo the benchmark converges, so all measure the same change. Uses $py when the caller set it (bench.sh's venv), else
 # python3.
 
 # One-node topologies; netgw-lab --count N replicates them (node names NAME-1..NAME-N, or NAME at N=1).
@@ -31,4 +31,22 @@ for n in names:
                                          "links": {port: {"description": "bench uplink"}}}}}, f)
 print(len(names))
 EOF
+}
+
+# A fresh netgw-lab of N devices in DIR (topology, inventory.yml, repo/), its pid in $lab_pid, ready to
+# converge. $lab_bin (default target/release/netgw-lab); NICE=1 runs it at nice 19 (the A/B script, so
+# the simulator's share of the two cores does not vary with the binary measured).
+start_lab_in() { # platform n dir
+    write_topology "$1" "$3/bench.clab.yml"
+    local nice=()
+    [ -n "${NICE:-}" ] && nice=(nice -n 19)
+    "${nice[@]}" "${lab_bin:-target/release/netgw-lab}" up "$3/bench.clab.yml" --inventory-out "$3/inventory.yml" \
+        --count "$2" --no-snmp > "$3/lab.out" 2> "$3/lab.log" &
+    lab_pid=$!
+    for _ in $(seq 1 1200); do
+        grep -q '^READY' "$3/lab.out" 2>/dev/null && break
+        kill -0 "$lab_pid" 2>/dev/null || { cat "$3/lab.log" >&2; exit 1; }
+        sleep 0.1
+    done
+    write_repo "$1" "$3" > /dev/null
 }
