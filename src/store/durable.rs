@@ -161,11 +161,15 @@ fn commit_group(group: Vec<Job>, syncers: &mut Syncers) {
     // 1. Each file written to its temp.
     let mut staged = Vec::with_capacity(group.len());
     for job in group {
+        // The file system's descriptor is open before the file is written (see [`Syncers`]).
         let file = match &job.root {
-            Root::Open(r) => stage(r, &job.rel, &job.body, true),
-            Root::Dir(d) => {
-                RootDir::open_or_create(d).and_then(|r| stage(&r, &job.rel, &job.body, true))
-            }
+            Root::Open(r) => syncers
+                .watch(r)
+                .and_then(|()| stage(r, &job.rel, &job.body, true)),
+            Root::Dir(d) => RootDir::open_or_create(d).and_then(|r| {
+                syncers.watch(&r)?;
+                stage(&r, &job.rel, &job.body, true)
+            }),
         };
         match file {
             Ok(file) => staged.push(Staged { job, file }),
@@ -212,8 +216,11 @@ fn commit_group(group: Vec<Job>, syncers: &mut Syncers) {
     }
 }
 
-/// The descriptors `syncfs` is called on, one per file system, opened once and kept: a writeback
-/// error is reported to the descriptors open when it happened, so one opened late would miss it.
+/// The descriptors `syncfs` is called on, one per file system, opened once and kept, and opened
+/// before the first file on that file system is written: a writeback error is reported to the
+/// descriptors open when it happened, so one opened late could miss it. (A target directory on
+/// another file system than its root, a mount point inside the repo, gets its descriptor at its
+/// first sync instead.)
 #[derive(Default)]
 struct Syncers {
     fds: HashMap<u64, OwnedFd>,
@@ -222,6 +229,14 @@ struct Syncers {
 }
 
 impl Syncers {
+    fn watch(&mut self, root: &RootDir) -> std::io::Result<()> {
+        let dev = rustix::fs::fstat(root.handle())?.st_dev;
+        if let std::collections::hash_map::Entry::Vacant(e) = self.fds.entry(dev) {
+            e.insert(open_dot(root.handle())?);
+        }
+        Ok(())
+    }
+
     fn sync(&mut self, f: &StagedFile) -> std::io::Result<()> {
         self.syncs += 1;
         let fd = match self.fds.entry(f.dev) {

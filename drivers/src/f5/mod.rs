@@ -149,7 +149,7 @@ impl F5Driver {
         &mut self,
         path: &str,
         step: &'static str,
-    ) -> Result<Option<Value>, DriverError> {
+    ) -> Result<Option<std::sync::Arc<Value>>, DriverError> {
         match self.rest.get_optional_cached(path).await {
             Ok(v) => Ok(v),
             Err(e) => Err(e.into_driver(&self.device, step)),
@@ -174,7 +174,7 @@ impl F5Driver {
                 .await
                 .map_err(|e| e.into_driver(&self.device, "observe"))?;
             v.members = Some(
-                m.as_ref()
+                m.as_deref()
                     .map(vlan::parse_vlan_interfaces)
                     .unwrap_or_default(),
             );
@@ -298,7 +298,7 @@ impl Driver for F5Driver {
             .await?;
         let device_info = if version.is_none()
             || global
-                .as_ref()
+                .as_deref()
                 .and_then(facts::parse_global_settings)
                 .is_none()
         {
@@ -316,13 +316,13 @@ impl Driver for F5Driver {
             .optional("/mgmt/tm/net/lldp-neighbors", "facts")
             .await?;
         let mut f = facts::build_facts(&facts::FactsInputs {
-            sys_version: version.as_ref(),
-            sys_hardware: hardware.as_ref(),
-            global_settings: global.as_ref(),
-            device_info: device_info.as_ref(),
-            interfaces: interfaces.as_ref(),
-            vlans: vlans.as_ref(),
-            lldp_neighbors: lldp.as_ref(),
+            sys_version: version.as_deref(),
+            sys_hardware: hardware.as_deref(),
+            global_settings: global.as_deref(),
+            device_info: device_info.as_deref(),
+            interfaces: interfaces.as_deref(),
+            vlans: vlans.as_deref(),
+            lldp_neighbors: lldp.as_deref(),
         });
         let read = self.read_state().await.map(|s| s.observed());
         self.observed.record(&mut f, read)?;

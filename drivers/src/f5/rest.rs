@@ -28,6 +28,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -536,8 +537,9 @@ pub struct Rest {
     /// Answers of [`Rest::get_cached`] since the last request that was not a GET: one converge reads
     /// the same collections for facts, the planner's view and the pre-state, and nothing this session
     /// sent can have changed them in between. Any other request empties it, so a read after a change
-    /// (verify, restore) always goes to the device.
-    read_cache: HashMap<String, Option<Value>>,
+    /// (verify, restore) always goes to the device. Shared, not copied, with each reader: a collection
+    /// reply's tree is most of what a converge allocates.
+    read_cache: HashMap<String, Option<Arc<Value>>>,
 }
 
 impl fmt::Debug for Rest {
@@ -732,22 +734,25 @@ impl Rest {
 
     /// GET, answered from the session's read cache when nothing but GETs went since the same read.
     /// Errors are not kept (asked again), except 404 through [`Rest::get_optional_cached`].
-    pub async fn get_cached(&mut self, path: &str) -> Result<Value, RestError> {
+    pub async fn get_cached(&mut self, path: &str) -> Result<Arc<Value>, RestError> {
         if let Some(Some(v)) = self.read_cache.get(path) {
             return Ok(v.clone());
         }
-        let v = self.get(path).await?;
+        let v = Arc::new(self.get(path).await?);
         self.read_cache.insert(path.to_owned(), Some(v.clone()));
         Ok(v)
     }
 
     /// [`Rest::get_cached`] that treats 404 as `None` (kept too: an endpoint this release lacks), as
     /// [`Rest::get_optional`].
-    pub async fn get_optional_cached(&mut self, path: &str) -> Result<Option<Value>, RestError> {
+    pub async fn get_optional_cached(
+        &mut self,
+        path: &str,
+    ) -> Result<Option<Arc<Value>>, RestError> {
         if let Some(v) = self.read_cache.get(path) {
             return Ok(v.clone());
         }
-        let v = self.get_optional(path).await?;
+        let v = self.get_optional(path).await?.map(Arc::new);
         self.read_cache.insert(path.to_owned(), v.clone());
         Ok(v)
     }
