@@ -19,10 +19,10 @@ use crate::report::{
     NodeReport, NodeStatus, ResourceReport, ResourceStatus, RunReport, StepTiming, resource_ident,
     summarize,
 };
-use crate::resolve::{self, ResolveError};
+use crate::resolve;
 use crate::session::{Phase, Restore, Session};
+use crate::store::NodeStore;
 use crate::store::local::LocalRepo;
-use crate::store::{NodeStore, StoreError};
 use async_trait::async_trait;
 use netgw_drivers::driver::{CommitOptions, Driver, DriverError, Settled};
 use netgw_drivers::target::DeviceTarget;
@@ -595,11 +595,7 @@ pub(crate) async fn load_node(
     // every run of a node that exists.
     let found = match &opts.classifier {
         None => match resolve_node(ctx.store.clone(), ctx, &name, opts).await {
-            Err(EngineError::Resolve(ResolveError::Store(StoreError::NotFound {
-                kind: "node",
-                name: n,
-                ..
-            }))) if n == name.as_str() => None,
+            Err(EngineError::Resolve(e)) if e.is_missing_node(&name) => None,
             r => Some(r?),
         },
         Some(_) => match ctx

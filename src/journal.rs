@@ -223,13 +223,13 @@ impl Journal {
         if !self.enabled {
             return Ok(());
         }
-        let path = self.dir.join(format!("{}.json", intent.node));
+        let file = PathBuf::from(format!("{}.json", intent.node));
+        let path = self.dir.join(&file);
         let body = serde_json::to_vec(intent).map_err(|e| io(&path, e))?;
         // Beneath the journal directory, never through a symlink (crate::rootdir), by the writer
         // thread that syncs the saves and entries queued at that moment as one group: a converge
         // stages hundreds of nodes at once. `clear` removed the last entry, so there is no spare to
         // reuse: the file is new.
-        let file = PathBuf::from(format!("{}.json", intent.node));
         durable::write(durable::Root::Dir(self.dir.clone()), file, body)
             .await
             .map_err(|e| match e {

@@ -53,6 +53,11 @@ pub enum ResolveError {
 }
 
 impl ResolveError {
+    /// The store has no node `name` (as opposed to a role, environment or cookbook it lacks).
+    pub fn is_missing_node(&self, name: &NodeName) -> bool {
+        matches!(self, ResolveError::Store(crate::store::StoreError::NotFound { kind: "node", name: n, .. }) if n == name.as_str())
+    }
+
     /// Node-level failures (exit 1) as opposed to configuration errors (exit 2).
     pub fn is_node_failure(&self) -> bool {
         match self {
