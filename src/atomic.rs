@@ -233,16 +233,7 @@ pub async fn converge(
     opts: EngineOptions,
 ) -> RunReport {
     let phase_timeout = opts.atomic.unwrap_or(DEFAULT_PHASE_TIMEOUT);
-    let journal = Journal::new(crate::state::journal_dir(
-        &engine::state_root(&opts),
-        cookbooks.root(),
-    ));
-    let ctx = Ctx {
-        store,
-        // Roles, environments and cookbooks read once for the whole run (store::local::RunReads).
-        cookbooks: cookbooks.for_run(),
-        journal,
-    };
+    let ctx = Ctx::new(store, &cookbooks, &opts);
     let started = Instant::now();
     let started_at = engine::now_rfc3339();
     // Sessions stay open from phase 1 to the end of phase 2: an SSH session idle that long must not

@@ -218,16 +218,7 @@ pub async fn converge(
     connector: Arc<dyn Connector>,
     opts: EngineOptions,
 ) -> RunReport {
-    let journal = Journal::new(crate::state::journal_dir(
-        &state_root(&opts),
-        cookbooks.root(),
-    ));
-    let ctx = Arc::new(Ctx {
-        store,
-        // Roles, environments and cookbooks read once for the whole run (store::local::RunReads).
-        cookbooks: cookbooks.for_run(),
-        journal,
-    });
+    let ctx = Arc::new(Ctx::new(store, &cookbooks, &opts));
     let started = Instant::now();
     let started_at = now_rfc3339();
     let sem = Arc::new(Semaphore::new(opts.concurrency.max(1)));
@@ -426,13 +417,9 @@ pub(crate) async fn lock_node(
     let (Ok(_), Ok(name)) = (&job.target, NodeName::new(&job.name)) else {
         return Ok(None);
     };
-    let dir = match &opts.lock_dir {
-        Some(d) => d.clone(),
-        None => crate::state::lock_dir(&state_root(opts), ctx.cookbooks.root()),
-    };
     let started = std::time::Instant::now();
     let lock = NodeRunLock::acquire(
-        lock_path(&dir, &name),
+        lock_path(&ctx.lock_dir, &name),
         name.as_str(),
         &opts.run_id,
         opts.lock_timeout,
@@ -491,6 +478,29 @@ pub(crate) struct Ctx {
     pub(crate) cookbooks: LocalRepo,
     /// Unfinished device changes (`crate::journal`), in the state directory.
     pub(crate) journal: Journal,
+    /// Where the nodes' run locks are: found once per run, since finding the repo's state directory
+    /// resolves its path on disk (a blocking `realpath`, three `readlink`s a node before).
+    pub(crate) lock_dir: std::path::PathBuf,
+}
+
+impl Ctx {
+    pub(crate) fn new(
+        store: Arc<dyn NodeStore>,
+        cookbooks: &LocalRepo,
+        opts: &EngineOptions,
+    ) -> Ctx {
+        let root = state_root(opts);
+        Ctx {
+            store,
+            // Roles, environments and cookbooks read once for the whole run (store::local::RunReads).
+            cookbooks: cookbooks.for_run(),
+            journal: Journal::new(crate::state::journal_dir(&root, cookbooks.root())),
+            lock_dir: match &opts.lock_dir {
+                Some(d) => d.clone(),
+                None => crate::state::lock_dir(&root, cookbooks.root()),
+            },
+        }
+    }
 }
 
 async fn converge_node(

@@ -12,6 +12,7 @@
 
 use std::sync::{Arc, LazyLock};
 
+use aho_corasick::AhoCorasick;
 use regex::Regex;
 
 /// The platforms with an interactive CLI.
@@ -202,7 +203,7 @@ pub struct CliPlatform {
     pub user_prompt: Arc<Regex>,
     pub privileged_prompt: Arc<Regex>,
     pub config_prompt: Option<Arc<Regex>>,
-    pub failure_strings: Vec<String>,
+    pub failures: FailureStrings,
     pub on_open: Vec<String>,
     /// `(command, password prompt)`.
     pub enable: Option<(String, Arc<Regex>)>,
@@ -238,11 +239,7 @@ impl CliPlatform {
             user_prompt: re(spec.user_prompt),
             privileged_prompt: re(spec.privileged_prompt),
             config_prompt: spec.config_prompt.map(re),
-            failure_strings: spec
-                .failure_strings
-                .iter()
-                .map(|s| (*s).to_owned())
-                .collect(),
+            failures: FailureStrings::new(spec.failure_strings),
             on_open: spec.on_open.iter().map(|s| (*s).to_owned()).collect(),
             enable: spec.enable.map(|(c, p)| (c.to_owned(), re(p))),
             config_enter: spec.config_enter.map(str::to_owned),
@@ -276,12 +273,47 @@ impl CliPlatform {
         }
     }
 
-    /// The first failure string contained in `output`.
+    /// The first failure string (in the table's order) contained in `output`.
     pub fn failure_in(&self, output: &str) -> Option<&str> {
-        self.failure_strings
-            .iter()
-            .find(|f| output.contains(f.as_str()))
-            .map(String::as_str)
+        self.failures.first_in(output)
+    }
+}
+
+/// A platform's failure strings, looked for in one pass over an output rather than one pass per
+/// string: every output a shell reads is searched, the large ones (`show running-config`, `show
+/// interfaces`) included, and a dozen `contains` were 2% of a converge's CPU (docs/bench.md).
+#[derive(Debug, Clone)]
+pub struct FailureStrings {
+    strings: Vec<String>,
+    /// `None` only if the automaton could not be built (it is a dozen short literals): then the
+    /// strings are searched one by one.
+    finder: Option<Arc<AhoCorasick>>,
+}
+
+impl FailureStrings {
+    pub fn new<S: AsRef<str>>(strings: impl IntoIterator<Item = S>) -> FailureStrings {
+        let strings: Vec<String> = strings.into_iter().map(|s| s.as_ref().to_owned()).collect();
+        let finder = AhoCorasick::new(&strings).ok().map(Arc::new);
+        FailureStrings { strings, finder }
+    }
+
+    pub fn strings(&self) -> &[String] {
+        &self.strings
+    }
+
+    /// The earliest-listed string contained in `output`.
+    pub fn first_in(&self, output: &str) -> Option<&str> {
+        let index = match &self.finder {
+            Some(f) => f
+                .find_overlapping_iter(output)
+                .map(|m| m.pattern().as_usize())
+                .min(),
+            None => self
+                .strings
+                .iter()
+                .position(|f| output.contains(f.as_str())),
+        };
+        index.and_then(|i| self.strings.get(i)).map(String::as_str)
     }
 }
 
@@ -342,6 +374,24 @@ mod tests {
             );
             assert_eq!(CliPlatform::get(kind).kind, kind);
         }
+    }
+
+    #[test]
+    fn failure_strings_report_the_earliest_listed_one_found() {
+        let f = FailureStrings::new(["% Invalid input", "ERROR:", "% Invalid"]);
+        // "ERROR:" comes first in the output; "% Invalid input" first in the list.
+        assert_eq!(
+            f.first_in("ERROR: no\n% Invalid input detected"),
+            Some("% Invalid input")
+        );
+        // Overlapping strings: the longer one is listed first and found.
+        assert_eq!(f.first_in("x % Invalid input y"), Some("% Invalid input"));
+        assert_eq!(f.first_in("x % Invalid y"), Some("% Invalid"));
+        assert_eq!(f.first_in("all fine"), None);
+        assert_eq!(
+            FailureStrings::new(Vec::<String>::new()).first_in("x"),
+            None
+        );
     }
 
     #[test]
