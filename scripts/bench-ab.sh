@@ -44,7 +44,7 @@ run() { # label bin dir want_updated
     local perf=()
     $perf_ok && perf=(/usr/bin/perf stat -x, -o "$work/perf.txt" -e instructions:u,instructions:k)
     /usr/bin/time -f '%U %S %e %M' -o "$work/time.txt" "${perf[@]}" "$bin" converge \
-        --inventory "$d/inventory.yml" --repo "$d/repo" --concurrency 100 --format json > "$work/out.json"
+        --inventory "$d/inventory.yml" --repo "$d/repo" --concurrency "${BENCH_CONCURRENCY:-100}" --format json > "$work/out.json"
     python3 - "$work/out.json" "$n" "$want" <<'EOF' || { echo "$label: NOT VERIFIED" >&2; exit 1; }
 import json, sys
 s = json.load(open(sys.argv[1]))["summary"]

@@ -219,6 +219,7 @@ pub async fn converge(
     opts: EngineOptions,
 ) -> RunReport {
     let ctx = Arc::new(Ctx::new(store, &cookbooks, &opts));
+    let _busy = crate::store::durable::busy(opts.concurrency.max(1).min(jobs.len()));
     let started = Instant::now();
     let started_at = now_rfc3339();
     let sem = Arc::new(Semaphore::new(opts.concurrency.max(1)));

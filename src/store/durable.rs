@@ -3,7 +3,7 @@
 //!
 //! ```text
 //!   node task ── Job (root, file, bytes) ──▶ writer thread: take every job queued (up to 512),
-//!       ▲                                     gathering for 2 ms when others were writing
+//!       ▲                                     gathering for 2 ms when many nodes run at once
 //!       │                                     1. write each to a temp file beside its target
 //!       │                                        (the target's spare inode reused, `.NAME.spare`)
 //!       │                                     2. one `syncfs` per file system of the group
@@ -39,18 +39,22 @@ use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Largest group: bounds the memory of one group and the wait of its first job.
 const MAX_GROUP: usize = 512;
 
-/// How long the writer gathers jobs before syncing, when the last group had more than one (a lone
-/// writer is never held up). Without it a group was about two jobs on a busy converge: syncs are fast
-/// while little is dirty, so the writer was seldom behind. With 2 ms a first converge of 2,000 IOS
-/// devices made 0.79 -> 0.1 `syncfs` a device (docs/bench.md, "Change 25"); a node waits at most this
-/// long a write, while its session's other work and other nodes' go on.
+/// How long the writer gathers jobs before syncing when many nodes run at once. Without it a group
+/// was about two jobs on a busy converge: syncs are fast while little is dirty, so the writer was
+/// seldom behind. With it, on a first converge of 2,000 IOS devices 100 at once, 0.1-0.3 `syncfs` a
+/// device instead of 0.8, and a fifth fewer thread switches (docs/bench.md, "Change 25"). A node
+/// waits at most this long a write: nothing when the cores are busy with other nodes, but with ten
+/// at once first runs took 10% longer, hence [`GATHER_FROM`].
 const GATHER: Duration = Duration::from_millis(2);
+/// Node runs at once from which the writer gathers.
+const GATHER_FROM: usize = 32;
 
 /// Where a job's file lives.
 pub enum Root {
@@ -137,17 +141,32 @@ fn submit(job: Job) -> std::io::Result<()> {
 
 fn writer(rx: mpsc::Receiver<Job>) {
     let mut syncers = Syncers::default();
-    let mut last_group = 0;
     while let Ok(first) = rx.recv() {
-        // Others were writing when the last group was taken: gather for a moment before syncing.
-        let gather = if last_group > 1 {
+        let gather = if RUNNING.load(Ordering::Relaxed) >= GATHER_FROM {
             GATHER
         } else {
             Duration::ZERO
         };
         let group = take_group(&rx, first, Instant::now() + gather);
-        last_group = group.len();
         commit_group(group, &mut syncers);
+    }
+}
+
+/// Nodes the converges of this process run at once, as they declared with [`busy`].
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+/// Declares `nodes` node runs at once until the guard is dropped: the writer gathers jobs before
+/// syncing while at least [`GATHER_FROM`] are declared.
+pub fn busy(nodes: usize) -> Busy {
+    RUNNING.fetch_add(nodes, Ordering::Relaxed);
+    Busy(nodes)
+}
+
+pub struct Busy(usize);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        RUNNING.fetch_sub(self.0, Ordering::Relaxed);
     }
 }
 
