@@ -486,6 +486,35 @@ mod tests {
     }
 
     #[test]
+    fn a_gathering_writer_takes_the_jobs_that_come_in_its_window() {
+        let d = tempfile::tempdir().unwrap();
+        let root = Arc::new(RootDir::open(d.path()).unwrap());
+        let (tx, rx) = mpsc::channel();
+        let (first, _r0) = job(&root, "a.json", "A");
+        let (queued, _r1) = job(&root, "b.json", "B");
+        tx.send(queued).unwrap();
+        // No window: what is queued, nothing waited for.
+        assert_eq!(take_group(&rx, first, Instant::now()).len(), 2);
+        // A window: the jobs sent while it lasts join the group; the sender leaving ends the wait.
+        let (first, _r2) = job(&root, "c.json", "C");
+        let late: Vec<_> = (0..3)
+            .map(|i| job(&root, &format!("d{i}.json"), "D"))
+            .collect();
+        let sender = std::thread::spawn(move || {
+            let mut answers = Vec::new();
+            for (j, r) in late {
+                std::thread::sleep(Duration::from_millis(5));
+                tx.send(j).unwrap();
+                answers.push(r);
+            }
+            answers
+        });
+        let group = take_group(&rx, first, Instant::now() + Duration::from_secs(60));
+        assert_eq!(group.len(), 4);
+        drop(sender.join().unwrap());
+    }
+
+    #[test]
     fn a_spare_a_reader_still_holds_is_left_to_it() {
         let d = tempfile::tempdir().unwrap();
         let root = Arc::new(RootDir::open(d.path()).unwrap());
