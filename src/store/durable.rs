@@ -162,6 +162,7 @@ pub fn busy(nodes: usize) -> Busy {
     Busy(nodes)
 }
 
+/// A converge's declaration of its nodes at once ([`busy`]), withdrawn when dropped.
 pub struct Busy(usize);
 
 impl Drop for Busy {

@@ -281,7 +281,8 @@ impl CliPlatform {
 
 /// A platform's failure strings, looked for in one pass over an output rather than one pass per
 /// string: every output a shell reads is searched, the large ones (`show running-config`, `show
-/// interfaces`) included, and a dozen `contains` were 2% of a converge's CPU (docs/bench.md).
+/// interfaces`) included, and one `contains` per string was 1.6% of a first IOS converge's CPU
+/// (docs/bench.md, "Change 25").
 #[derive(Debug, Clone)]
 pub struct FailureStrings {
     strings: Vec<String>,
