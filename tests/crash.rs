@@ -847,8 +847,8 @@ fn pending_on(env: &Env, n: &str) -> bool {
     }
 }
 
-/// Kill a converge of `n` once its device holds the whole change (every VLAN of the desired state
-/// and the link's description) still waiting for its confirmation.
+/// Kill a converge of `n` once its device holds the whole change (every VLAN of the desired state,
+/// the link's description and, on a CLI device, its access VLAN) still waiting for its confirmation.
 fn kill_unconfirmed(env: &Env, n: &String, args: &[&str]) {
     let body: Value = serde_json::from_str(
         &std::fs::read_to_string(env.repo().join(format!("nodes/{n}.json"))).unwrap(),
@@ -863,6 +863,12 @@ fn kill_unconfirmed(env: &Env, n: &String, args: &[&str]) {
         .collect();
     let link = nd["links"].as_object().unwrap().values().next().unwrap();
     marks.push(link["description"].as_str().unwrap().to_owned());
+    // An IOS device takes the change line by line: the link's access VLAN comes after its
+    // description, so a kill seen at the description alone could leave the device partial (it did,
+    // once in a dozen CI runs). Junos commits its candidate whole, and its snapshot is XML.
+    if !matches!(env.lab.node(n).unwrap().sim, Sim::Junos(_)) {
+        marks.push(format!("access={} ", link["access_vlan"].as_u64().unwrap()));
+    }
     let mut c = env.netgw(args, std::slice::from_ref(n)).spawn().unwrap();
     let t = Instant::now();
     loop {
