@@ -233,8 +233,7 @@ pub async fn converge(
     opts: EngineOptions,
 ) -> RunReport {
     let phase_timeout = opts.atomic.unwrap_or(DEFAULT_PHASE_TIMEOUT);
-    let ctx = Ctx::new(store, &cookbooks, &opts);
-    let _busy = crate::store::durable::busy(opts.concurrency.max(1).min(jobs.len()));
+    let ctx = Ctx::new(store, &cookbooks, &opts, jobs.len());
     let started = Instant::now();
     let started_at = engine::now_rfc3339();
     // Sessions stay open from phase 1 to the end of phase 2: an SSH session idle that long must not

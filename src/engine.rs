@@ -218,8 +218,7 @@ pub async fn converge(
     connector: Arc<dyn Connector>,
     opts: EngineOptions,
 ) -> RunReport {
-    let ctx = Arc::new(Ctx::new(store, &cookbooks, &opts));
-    let _busy = crate::store::durable::busy(opts.concurrency.max(1).min(jobs.len()));
+    let ctx = Arc::new(Ctx::new(store, &cookbooks, &opts, jobs.len()));
     let started = Instant::now();
     let started_at = now_rfc3339();
     let sem = Arc::new(Semaphore::new(opts.concurrency.max(1)));
@@ -482,6 +481,8 @@ pub(crate) struct Ctx {
     /// Where the nodes' run locks are: found once per run, since finding the repo's state directory
     /// resolves its path on disk (a blocking `realpath`, three `readlink`s a node before).
     pub(crate) lock_dir: std::path::PathBuf,
+    /// The run's nodes at once, declared to the durable writer for as long as the run lasts.
+    _writers: crate::store::durable::Busy,
 }
 
 impl Ctx {
@@ -489,6 +490,7 @@ impl Ctx {
         store: Arc<dyn NodeStore>,
         cookbooks: &LocalRepo,
         opts: &EngineOptions,
+        nodes: usize,
     ) -> Ctx {
         let root = state_root(opts);
         Ctx {
@@ -500,6 +502,7 @@ impl Ctx {
                 Some(d) => d.clone(),
                 None => crate::state::lock_dir(&root, cookbooks.root()),
             },
+            _writers: crate::store::durable::busy(opts.concurrency.max(1).min(nodes)),
         }
     }
 }
