@@ -2,7 +2,7 @@
 //! configuration error, 3 a node failed because the gateway's own side broke (store, Chef server,
 //! run lock, internal).
 
-use crate::engine::{self, EngineOptions, Job, RegistryConnector};
+use crate::engine::{EngineOptions, Job, RegistryConnector};
 use crate::inventory::Inventory;
 use crate::report;
 use crate::resolve::{self, ResolveError};
@@ -320,7 +320,8 @@ impl From<Status> for ExitCode {
     }
 }
 
-pub fn main() -> ExitCode {
+/// The command line; `serve` runs the HTTP front-end the binary passes in.
+pub fn main(serve: crate::gateway::Serve) -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -335,7 +336,7 @@ pub fn main() -> ExitCode {
     };
     init_tracing(&cli.log);
     let mut out = std::io::stdout().lock();
-    match run(&cli, &mut out) {
+    match run(&cli, &mut out, serve) {
         Ok(status) => status.into(),
         Err(Failure { status, message }) => {
             let _ = out.flush();
@@ -418,7 +419,11 @@ impl From<std::io::Error> for Failure {
 }
 
 /// Run a parsed command, writing its output to `out`.
-pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
+pub fn run(
+    cli: &Cli,
+    out: &mut dyn Write,
+    serve: crate::gateway::Serve,
+) -> Result<Status, Failure> {
     match &cli.command {
         Command::Node {
             command:
@@ -520,7 +525,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Status, Failure> {
             source,
             format,
         } => inventory_cmd(cli, hosts, source, *format, out),
-        serve @ Command::Serve { .. } => serve_cmd(cli, serve),
+        cmd @ Command::Serve { .. } => serve_cmd(cli, cmd, serve),
     }
 }
 
@@ -563,7 +568,7 @@ fn database_url(text: &Option<String>) -> Result<Option<crate::pg::DatabaseUrl>,
 }
 
 /// `netgw serve`: the store and cookbook source from the command line, then the API until stopped.
-fn serve_cmd(cli: &Cli, serve: &Command) -> Result<Status, Failure> {
+fn serve_cmd(cli: &Cli, cmd: &Command, serve: crate::gateway::Serve) -> Result<Status, Failure> {
     let Command::Serve {
         listen,
         inventory,
@@ -572,13 +577,13 @@ fn serve_cmd(cli: &Cli, serve: &Command) -> Result<Status, Failure> {
         database,
         max_queue,
         concurrency,
-    } = serve
+    } = cmd
     else {
         return Err(Failure::usage("serve: not a serve command"));
     };
     let (listen, max_queue, concurrency) = (*listen, *max_queue, *concurrency);
     let database = database_url(database)?;
-    let args = crate::api::config::ServeArgs {
+    let args = crate::gateway::ServeArgs {
         listen,
         config: config.clone(),
         inventory: inventory.clone(),
@@ -600,8 +605,7 @@ fn serve_cmd(cli: &Cli, serve: &Command) -> Result<Status, Failure> {
         Some(server) => Some(Arc::new(server)),
         None => None,
     };
-    crate::api::main_blocking(args, store, cookbook_server)
-        .map_err(|e| Failure::usage(e.to_string()))?;
+    serve(args, store, cookbook_server).map_err(Failure::usage)?;
     Ok(Status::Ok)
 }
 
@@ -688,12 +692,12 @@ fn converge_cmd(
         .collect();
     let compare_only = opts.compare_only;
     let rt = runtime()?;
-    let mut sinks: Vec<engine::EventSink> = Vec::new();
+    let mut sinks: Vec<crate::report::EventSink> = Vec::new();
     let progress = progress_bar(jobs.len());
     if let Some(pb) = &progress {
         let pb = pb.clone();
         sinks.push(Arc::new(move |e| {
-            if let engine::RunEvent::NodeFinished { node, .. } = e {
+            if let crate::report::RunEvent::NodeFinished { node, .. } = e {
                 pb.set_message(report::terminal_safe(&node).into_owned());
                 pb.inc(1);
             }
@@ -701,7 +705,7 @@ fn converge_cmd(
     }
     let collector_task = start_collector(cli, reporting, &rt, &mut sinks)?;
     if !sinks.is_empty() {
-        opts.events = Some(Arc::new(move |e: engine::RunEvent| {
+        opts.events = Some(Arc::new(move |e: crate::report::RunEvent| {
             for s in &sinks {
                 s(e.clone());
             }
@@ -717,8 +721,8 @@ fn converge_cmd(
     };
     let report = rt.block_on(async move {
         let connector = Arc::new(RegistryConnector);
-        // Open transactions this run touches are recovered whole first (crate::txrecover).
-        let report = crate::txrecover::converge(store, repo, jobs, &inv, connector, opts).await;
+        // Open transactions this run touches are recovered whole first (crate::gateway).
+        let report = crate::gateway::converge(store, repo, jobs, &inv, connector, opts).await;
         if let Some(task) = collector_task {
             // The engine's sink (and so the channel) is dropped with the options: the poster drains and ends.
             let _ = tokio::time::timeout(std::time::Duration::from_secs(30), task).await;
@@ -796,7 +800,7 @@ fn start_collector(
     cli: &Cli,
     reporting: &Reporting,
     rt: &tokio::runtime::Runtime,
-    sinks: &mut Vec<engine::EventSink>,
+    sinks: &mut Vec<crate::report::EventSink>,
 ) -> Result<Option<tokio::task::JoinHandle<()>>, Failure> {
     let Some(url) = &reporting.data_collector else {
         return Ok(None);
@@ -947,7 +951,7 @@ fn facts_cmd(
         message: e.to_string(),
     })?;
     let facts = runtime()?
-        .block_on(device_facts(&target))
+        .block_on(crate::facts::device_facts(&target))
         .map_err(|message| Failure {
             status: Status::NodeFailed,
             message,
@@ -999,29 +1003,6 @@ fn links_cmd(
     } else {
         Status::NodeFailed
     })
-}
-
-/// A device's facts as a converge gathers them: the driver's, with SNMP's (where configured) filling
-/// its gaps.
-pub(crate) async fn device_facts(
-    target: &netgw_drivers::target::DeviceTarget,
-) -> Result<netgw_models::facts::DeviceFacts, String> {
-    let mut driver = netgw_drivers::registry::connect(target)
-        .await
-        .map_err(|e| e.to_string())?;
-    let (facts, snmp) = tokio::join!(
-        driver.facts(),
-        crate::snmp_facts::gather(target, target.timeouts.operation)
-    );
-    let _ = driver.close().await;
-    let mut facts = facts.map_err(|e| e.to_string())?;
-    if let Some(s) = &snmp.facts {
-        crate::snmp_facts::merge(&mut facts, s);
-    }
-    for w in &snmp.warnings {
-        tracing::warn!("{w}");
-    }
-    Ok(facts)
 }
 
 fn inventory_cmd(
@@ -1376,7 +1357,7 @@ fn compact(v: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::NodeErrorKind;
+    use crate::kind::NodeErrorKind;
     use crate::report::{NodeReport, NodeStatus, RunReport, summarize};
 
     fn report(kinds: &[Option<NodeErrorKind>]) -> RunReport {

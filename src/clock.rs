@@ -35,8 +35,59 @@ pub fn parse_rfc3339(s: &str) -> Option<i64> {
         .map(OffsetDateTime::unix_timestamp)
 }
 
+/// Time since the epoch, now: the one place the process reads it (zero for a clock set before 1970).
+pub fn since_epoch() -> std::time::Duration {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+}
+
+/// A run id: time-ordered and unique enough for one gateway.
+pub fn new_run_id() -> String {
+    new_run_id_by(&format!("{:x}", std::process::id()))
+}
+
+/// A run id made by `maker`: this process's pid in hex ([`new_run_id`]), or, for a gateway on a
+/// shared database, `g` and the serial the database gave it (`PgHistory::new_run_id`), which no
+/// other gateway has whatever its machine, pid or start second.
+pub fn new_run_id_by(maker: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static SEQ: AtomicU32 = AtomicU32::new(0);
+    run_id(
+        since_epoch().as_secs(),
+        maker,
+        SEQ.fetch_add(1, Ordering::Relaxed),
+    )
+}
+
+/// `SECS-MAKER-SEQ` (seconds in hex first: ids sort by creation second; URL-safe when the maker is).
+pub fn run_id(secs: u64, maker: &str, seq: u32) -> String {
+    format!("{secs:x}-{maker}-{seq}")
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn run_ids_of_two_gateways_never_collide() {
+        // Same second, same pid (two machines, or containers), same sequence number.
+        let (secs, pid) = (0x6926_0000, format!("{:x}", 4242));
+        assert_eq!(
+            run_id(secs, &pid, 7),
+            "69260000-1092-7",
+            "SQLite and CLI form"
+        );
+        let a = run_id(secs, "g1", 7);
+        let b = run_id(secs, "g2", 7);
+        assert_ne!(a, b);
+        for id in [&a, &b] {
+            assert!(
+                id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'),
+                "{id}"
+            );
+        }
+        assert!(run_id(secs, "g1", 0) < run_id(secs + 1, "g1", 0));
+    }
+
     use super::*;
     use std::time::{Duration, UNIX_EPOCH};
 

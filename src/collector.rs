@@ -5,7 +5,7 @@
 //! channel, per-request timeout); a collector that is down never slows or fails a converge — errors
 //! are logged once per message.
 
-use crate::engine::{EventSink, RunEvent};
+use crate::report::{EventSink, RunEvent};
 use crate::report::{NodeStatus, ResourceReport};
 use netgw_models::secret::Secret;
 use netgw_transport::http::{TlsMode, build_client, redirect_reason};
@@ -109,7 +109,7 @@ async fn poster(cfg: CollectorConfig, client: reqwest::Client, mut rx: mpsc::Rec
 }
 
 fn now() -> String {
-    crate::engine::now_rfc3339()
+    crate::clock::now_rfc3339()
 }
 
 /// A stable UUID-shaped id for a node (Automate keys nodes by `entity_uuid`).

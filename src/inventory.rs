@@ -1286,7 +1286,7 @@ defaults:
         assert_eq!(t.password.as_ref().unwrap().expose(), "1234");
         assert_eq!(t.enable_secret.as_ref().unwrap().expose(), "4242");
         assert_eq!(t.endpoint("ssh", 22).password.unwrap().expose(), "5678");
-        let snmp = crate::snmp_facts::snmp_config(&t).unwrap().unwrap();
+        let snmp = crate::facts::snmp_config(&t).unwrap().unwrap();
         assert!(format!("{snmp:?}").contains("V2c"), "{snmp:?}");
         // `netgw inventory` shows every layer of the host, and none of its secrets.
         let shown = Inventory::load(&p).unwrap().resolved("sw1").unwrap();

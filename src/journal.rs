@@ -62,7 +62,7 @@ impl Intent {
             run_id: run_id.into(),
             node: node.into(),
             platform: platform.into(),
-            written_at: crate::engine::now_rfc3339(),
+            written_at: crate::clock::now_rfc3339(),
             vlans: p
                 .vlans
                 .iter()
@@ -394,14 +394,14 @@ impl TxRecord {
             id: id.into(),
             members,
             phase: TxPhase::Staged,
-            written_at: crate::engine::now_rfc3339(),
+            written_at: crate::clock::now_rfc3339(),
         }
     }
 
     pub fn at(&self, phase: TxPhase) -> Self {
         TxRecord {
             phase,
-            written_at: crate::engine::now_rfc3339(),
+            written_at: crate::clock::now_rfc3339(),
             ..self.clone()
         }
     }

@@ -10,8 +10,12 @@ pub mod collector;
 pub mod cookbook;
 pub mod engine;
 pub mod error;
+pub mod facts;
+pub mod gateway;
+pub mod history;
 pub mod inventory;
 pub mod journal;
+pub mod kind;
 pub mod links;
 pub mod lock;
 pub mod pg;
@@ -19,10 +23,8 @@ pub mod report;
 pub mod resolve;
 pub mod rootdir;
 pub mod session;
-pub mod snmp_facts;
 pub mod state;
 pub mod store;
-pub mod txrecover;
 
 // The tests' in-memory device, shared with the integration tests; it names this crate `netgw`, as they do.
 #[cfg(test)]

@@ -136,9 +136,9 @@ fn names_node(system_name: &str, node: &str) -> bool {
 /// Whether `adj` is `from` seeing `to` across the link.
 fn sees(adj: &Adjacency, from: &End, to: &End) -> bool {
     adj.node == from.node
-        && crate::snmp_facts::same_interface(&adj.port, &from.port)
+        && crate::facts::same_interface(&adj.port, &from.port)
         && names_node(&adj.peer, &to.node)
-        && crate::snmp_facts::same_interface(&adj.peer_port, &to.port)
+        && crate::facts::same_interface(&adj.peer_port, &to.port)
 }
 
 /// Compare the declared links with the adjacencies read (`seen`: every node that answered; `errors`:
@@ -203,7 +203,7 @@ pub async fn gather(
             .map(|n| async move {
                 let r = match inv.target(&n) {
                     Ok(t) => {
-                        match tokio::time::timeout(timeout, crate::cli::device_facts(&t)).await {
+                        match tokio::time::timeout(timeout, crate::facts::device_facts(&t)).await {
                             Ok(Ok(f)) => Ok(adjacencies(&n, &f.lldp_neighbors)),
                             Ok(Err(e)) => Err(e),
                             Err(_) => Err(format!("no answer within {}s", timeout.as_secs())),

@@ -28,7 +28,7 @@ use netgw_models::NodeName;
 use std::fs::{File, TryLockError};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
@@ -127,10 +127,7 @@ impl NodeRunLock {
         }
         // Who holds it, for the error of a process that gives up waiting. Best effort: the lock is
         // the flock, not this text.
-        let since_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_millis();
+        let since_ms = crate::clock::since_epoch().as_millis();
         let note = format!(
             "pid={} run={run_id} since_ms={since_ms}\n",
             std::process::id()

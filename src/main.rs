@@ -10,5 +10,7 @@
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> std::process::ExitCode {
-    netgw::cli::main()
+    netgw::cli::main(|args, store, cookbook_server| {
+        netgw::api::main_blocking(args, store, cookbook_server).map_err(|e| e.to_string())
+    })
 }

@@ -3,6 +3,7 @@
 
 use crate::cookbook::run::load_run;
 use crate::cookbook::{CookbookError, Cookbooks};
+use crate::kind::NodeErrorKind;
 use crate::store::NodeStore;
 use crate::store::StoreError;
 use crate::store::chef::cookbooks::{CookbookError as SyncError, CookbookSync};
@@ -53,6 +54,15 @@ pub enum ResolveError {
 }
 
 impl ResolveError {
+    /// What broke: the store's or the server's kind where they failed, the operator's input otherwise.
+    pub fn kind(&self) -> NodeErrorKind {
+        match self {
+            ResolveError::Store(e) => e.kind(),
+            ResolveError::Cookbooks(e) => e.kind(),
+            _ => NodeErrorKind::Config,
+        }
+    }
+
     /// The store has no node `name` (as opposed to a role, environment or cookbook it lacks).
     pub fn is_missing_node(&self, name: &NodeName) -> bool {
         matches!(self, ResolveError::Store(crate::store::StoreError::NotFound { kind: "node", name: n, .. }) if n == name.as_str())
@@ -70,7 +80,7 @@ impl ResolveError {
                 matches!(&**source, CookbookError::Store(e) if e.is_not_found())
             }
             ResolveError::Model { .. } => false,
-            ResolveError::Cookbooks(e) => !matches!(e.kind(), crate::error::NodeErrorKind::Config),
+            ResolveError::Cookbooks(e) => !matches!(e.kind(), NodeErrorKind::Config),
         }
     }
 }

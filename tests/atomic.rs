@@ -12,9 +12,9 @@
 mod common;
 
 use common::sim::{Rng, pending_timer};
-use netgw::atomic::Outcome;
 use netgw::engine::{self, EngineOptions, Job, RegistryConnector};
 use netgw::inventory::Inventory;
+use netgw::report::Outcome;
 use netgw::report::RunReport;
 use netgw::store::local::LocalRepo;
 use netgw_labs::lab::{Lab, LabOptions};
@@ -453,10 +453,10 @@ impl Checked {
 
 impl Fabric {
     /// The next run: a why-run over `via` alone, whose first step recovers every member of an open
-    /// transaction it belongs to (`netgw::txrecover`), as `netgw converge --why-run NODE` does.
+    /// transaction it belongs to (`netgw::gateway`), as `netgw converge --why-run NODE` does.
     async fn next_run(&self, via: &str) -> RunReport {
         let store = Arc::new(self.repo.clone());
-        netgw::txrecover::converge(
+        netgw::gateway::converge(
             store,
             self.repo.clone(),
             vec![self.job(via)],
@@ -469,7 +469,7 @@ impl Fabric {
 }
 
 /// The devices the report says were rolled back or confirmed are old or new on the simulator.
-fn report_matches_devices(t: &netgw::atomic::Transaction, now: &BTreeMap<String, State>) -> String {
+fn report_matches_devices(t: &netgw::report::Transaction, now: &BTreeMap<String, State>) -> String {
     let mut out = String::new();
     for d in &t.devices {
         let s = now.get(&d.node).copied();

@@ -9,7 +9,7 @@ use common::mem_driver as mem;
 
 use common::Goiardi;
 use netgw::engine::{self, EngineOptions};
-use netgw::error::NodeErrorKind;
+use netgw::kind::NodeErrorKind;
 use netgw::resolve::{self, ResolveError};
 use netgw::store::NodeStore;
 use netgw::store::chef::ChefServer;

@@ -562,7 +562,7 @@ fn timeout_round(
     for (i, (n, v)) in names.iter().enumerate() {
         let node = &reports[i].nodes[0];
         let step = step_at(&cal.0[*v], node_len(&cal.0[*v]), limits[i]);
-        let timed_out = node.error_kind == Some(netgw::error::NodeErrorKind::Timeout)
+        let timed_out = node.error_kind == Some(netgw::kind::NodeErrorKind::Timeout)
             && node.steps.iter().any(|s| s.step == "restore");
         if node
             .error

@@ -5,8 +5,8 @@
 mod common;
 
 use common::Postgres;
-use netgw::api::history::link_checks::KEPT;
-use netgw::api::history::{CheckOrigin, History, StoredLinkCheck};
+use netgw::history::link_checks::KEPT;
+use netgw::history::{CheckOrigin, History, StoredLinkCheck};
 use netgw::links::{Declared, End, LinkReport, Missing};
 
 fn check(i: i64, origin: CheckOrigin) -> StoredLinkCheck {

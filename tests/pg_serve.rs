@@ -754,7 +754,7 @@ async fn an_event_on_one_gateway_wakes_a_stream_on_another() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn both_backends_read_a_run_the_same() {
-    use netgw::api::history::{History, Op, RunRow};
+    use netgw::history::{History, Op, RunRow};
     let pg = Postgres::start();
     let url = netgw::pg::DatabaseUrl::parse(&pg.url).unwrap();
     let d = tempfile::tempdir().unwrap();

@@ -501,10 +501,7 @@ pub fn parse_timestamp(s: &str) -> Option<i64> {
 
 /// Seconds since the epoch, now.
 pub fn now_secs() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or_default()
+    crate::clock::since_epoch().as_secs() as i64
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@
 
 use super::auth::{Auth, ChefClient, Role, Token};
 use super::limits::{self, ServerLimits};
+use crate::gateway::ServeArgs;
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -95,26 +96,6 @@ pub struct ChefClientEntry {
     /// The client's RSA public key (PEM: `PUBLIC KEY` or `RSA PUBLIC KEY`).
     pub public_key: PathBuf,
     pub roles: Vec<Role>,
-}
-
-/// Command-line values; each wins over the file.
-#[derive(Debug, Clone, Default)]
-pub struct ServeArgs {
-    pub listen: Option<SocketAddr>,
-    pub config: Option<PathBuf>,
-    pub inventory: Option<PathBuf>,
-    pub db: Option<PathBuf>,
-    /// `--database URL` (parsed: its password never shown).
-    pub database: Option<crate::pg::DatabaseUrl>,
-    pub max_queue: Option<usize>,
-    pub concurrency: Option<usize>,
-    /// The global `--repo`, used when the file names none.
-    pub repo: PathBuf,
-    pub classifier: Option<PathBuf>,
-    /// The global `--state-dir` (run locks, intent journals; `crate::state`).
-    pub state_dir: Option<PathBuf>,
-    /// The global trust options (`--known-hosts`, `--tls-ca`, ...), for hosts whose inventory sets none.
-    pub trust: crate::inventory::Trust,
 }
 
 /// Everything `serve` runs with.

@@ -1,6 +1,7 @@
 //! Prometheus text exposition (format 0.0.4) of the gateway's counters. No client library: a handful
 //! of counters under one mutex, rendered on demand.
 
+use crate::history::SharedGauges;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Mutex;
@@ -68,27 +69,6 @@ pub struct Gauges {
     pub nodes_running: usize,
     pub concurrency: usize,
     pub runs_live: usize,
-}
-
-/// A gateway on a shared database (`database:`): who it is, the shared queue as the database has it
-/// (every gateway's rows), and this gateway's part. The queue figures are `None` when the database
-/// did not answer the scrape.
-#[derive(Debug, Default, Clone)]
-pub struct SharedGauges {
-    pub gateway: String,
-    /// Node runs waiting in the shared queue, all gateways.
-    pub waiting: Option<i64>,
-    /// Node runs started and not finished, all gateways.
-    pub running: Option<i64>,
-    /// Queue rows this gateway holds (leased by its heartbeat).
-    pub leases: Option<i64>,
-    /// Gateways whose heartbeat is within the lease.
-    pub gateways_alive: Option<i64>,
-    /// Rows of dead or draining gateways this one claimed, and those it ran (took over).
-    pub claims: u64,
-    pub takeovers: u64,
-    /// Whether the LISTEN connection for other gateways' events is up.
-    pub listening: bool,
 }
 
 /// The families of [`SharedGauges`], appended to [`Metrics::render`]'s text.
@@ -427,7 +407,7 @@ fn render_gauges(out: &mut String, g: Gauges) {
     let _ = writeln!(
         out,
         "netgw_history_write_errors_total {}",
-        super::history::WRITE_ERRORS.load(std::sync::atomic::Ordering::Relaxed)
+        crate::history::WRITE_ERRORS.load(std::sync::atomic::Ordering::Relaxed)
     );
 }
 

@@ -12,7 +12,6 @@
 
 pub mod auth;
 pub mod config;
-pub mod history;
 pub mod limits;
 pub mod metrics;
 pub mod openapi;
@@ -21,6 +20,7 @@ pub mod takeover;
 pub mod ui;
 
 use crate::engine::{Connector, RegistryConnector};
+use crate::history::{History, HistoryError, RunRow};
 use crate::inventory::{Inventory, InventoryError};
 use crate::store::local::LocalRepo;
 use crate::store::{NodeStore, StoreError};
@@ -33,8 +33,8 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
-use config::{ConfigError, ServeArgs, Settings};
-use history::{History, HistoryError, RunRow};
+use crate::gateway::ServeArgs;
+use config::{ConfigError, Settings};
 use metrics::Metrics;
 use netgw_models::NodeName;
 use scheduler::{EngineCtx, RunView, Scheduler, Snapshot, SubmitError};
@@ -237,7 +237,7 @@ pub async fn serve(
         }
         None => None,
     };
-    let started_at = crate::engine::now_rfc3339();
+    let started_at = crate::clock::now_rfc3339();
     // Bound before the history is opened: the default history is named by the address bound.
     let listener = tokio::net::TcpListener::bind(settings.listen)
         .await

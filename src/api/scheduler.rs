@@ -24,13 +24,14 @@
 //! `max_queue` over every gateway's waiting rows; the nodes it queued anew run here, and a node's
 //! row stops waiting when its run starts here (`History::node_started`).
 
-use super::history::{History, Op};
 use super::metrics::{Gauges, Metrics};
-use crate::engine::{self, Connector, EngineOptions, EventSink, Job, RunEvent};
-use crate::error::NodeErrorKind;
+use crate::engine::{self, Connector, EngineOptions, Job};
+use crate::history::postgres::Admission;
+use crate::history::{History, Op};
 use crate::inventory::Inventory;
-use crate::pg::history::Admission;
+use crate::kind::NodeErrorKind;
 use crate::report::NodeReport;
+use crate::report::{EventSink, RunEvent};
 use crate::store::NodeStore;
 use crate::store::local::LocalRepo;
 use serde::Serialize;
@@ -283,7 +284,7 @@ pub struct Scheduler {
 }
 
 fn now() -> String {
-    engine::now_rfc3339()
+    crate::clock::now_rfc3339()
 }
 
 fn cancelled_report(node: &str, why_run: bool, message: String) -> Value {
@@ -858,7 +859,7 @@ impl Scheduler {
         }
         let id = s.history.new_run_id();
         let created_at = now();
-        let ask = crate::pg::history::Admit {
+        let ask = crate::history::postgres::Admit {
             run_id: &id,
             nodes,
             why_run,

@@ -7,8 +7,8 @@
 //! the owner finds the row gone when it comes to start the node and records it `skipped` (moved).
 //! With SQLite there is nobody to take over from.
 
-use super::history::{Claimed, History, Op};
 use super::scheduler::Scheduler;
+use crate::history::{Claimed, History, Op};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;

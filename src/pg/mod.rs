@@ -4,7 +4,7 @@
 //! ```text
 //!   DatabaseUrl (password never shown) ─▶ connect (connect/keepalive timeouts, connection task spawned)
 //!   migrate: one transaction, pg_advisory_xact_lock ─▶ netgw_schema_migrations ─▶ migrations/postgres/*.sql
-//!   history::PgHistory   the run history behind api::history::History (writer task + reader connection)
+//!   crate::history::postgres  the run history on this connection layer (writer task + reader connection)
 //!   lock::PgNodeLock     pg_try_advisory_lock on a connection held for the device session
 //!   tls                  sslmode / sslrootcert as libpq reads them, rustls verifier of that strength
 //! ```
@@ -17,7 +17,6 @@
 //! a pool must not do (it would hand a connection still holding a session lock to someone else). TLS
 //! with libpq's `sslmode`/`sslrootcert` (`tls`), on rustls through tokio-postgres-rustls.
 
-pub mod history;
 pub mod lock;
 pub mod tls;
 

@@ -432,10 +432,7 @@ impl StagedFile {
 fn unique() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
+    let t = crate::clock::since_epoch().as_nanos() as u64;
     t ^ N.fetch_add(1, Ordering::Relaxed).rotate_left(40)
 }
 

@@ -7,6 +7,7 @@ pub mod local;
 pub mod size;
 pub mod unsaved;
 
+use crate::kind::NodeErrorKind;
 use std::path::PathBuf;
 use thiserror::Error;
 
@@ -46,6 +47,17 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// Bad files and missing objects are the operator's input; the file system failing is not.
+    pub fn kind(&self) -> NodeErrorKind {
+        match self {
+            StoreError::Parse { .. } | StoreError::Model { .. } | StoreError::NotFound { .. } => {
+                NodeErrorKind::Config
+            }
+            StoreError::Io { .. } | StoreError::Repo { .. } => NodeErrorKind::Store,
+            StoreError::Chef(c) => c.kind(),
+        }
+    }
+
     /// True when the error is about one node's data rather than the store's configuration.
     pub fn is_not_found(&self) -> bool {
         matches!(self, StoreError::NotFound { .. })

@@ -4,7 +4,8 @@
 //! like any node result, and the transaction report is the run's `transaction` event and its note.
 
 use super::{Accepted, LiveRun, RunStatus, Running, Scheduler, Shared, SubmitError, now};
-use crate::engine::{EngineOptions, EventSink, Job};
+use crate::engine::{EngineOptions, Job};
+use crate::report::EventSink;
 use crate::report::NodeReport;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -194,9 +195,9 @@ async fn run_atomic(shared: Arc<Shared>, run: AtomicRun) {
     }
     // Kept before the run ends, so whoever sees it finished finds its check on the topology page.
     if let Some(links) = report.transaction.as_ref().and_then(|t| t.links.clone()) {
-        let check = crate::api::history::StoredLinkCheck {
+        let check = crate::history::StoredLinkCheck {
             at: now(),
-            origin: crate::api::history::CheckOrigin::Atomic {
+            origin: crate::history::CheckOrigin::Atomic {
                 run_id: run_id.clone(),
             },
             report: links,

@@ -16,8 +16,8 @@ mod pages;
 pub mod topology;
 
 use super::auth::{AuthFailure, HeaderParts, Identity, Role};
-use super::history::{CheckOrigin, StoredLinkCheck};
 use super::{HttpError, S};
+use crate::history::{CheckOrigin, StoredLinkCheck};
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -484,7 +484,7 @@ async fn check_links(
     );
     let report = check.run().await;
     let stored = StoredLinkCheck {
-        at: crate::engine::now_rfc3339(),
+        at: crate::clock::now_rfc3339(),
         origin: CheckOrigin::Page {
             by: sess.identity.label(),
         },

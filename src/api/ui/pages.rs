@@ -2,9 +2,9 @@
 //! error, a diff, a fact) is shown as text, never run as markup.
 
 use super::{Session, Ui};
-use crate::api::history::{CheckOrigin, StoredLinkCheck};
 use crate::api::scheduler::RunView;
 use crate::api::{HttpError, ListQuery, S};
+use crate::history::{CheckOrigin, StoredLinkCheck};
 use axum::Extension;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};

@@ -23,7 +23,7 @@ pub mod prune;
 
 use super::constraint::{Constraint, Version};
 use super::{ChefError, ChefServer};
-use crate::error::NodeErrorKind;
+use crate::kind::NodeErrorKind;
 use crate::store::local::LocalRepo;
 use md5::{Digest, Md5};
 use netgw_models::Environment;
@@ -132,7 +132,7 @@ impl CookbookError {
 
     fn server(e: ChefError) -> Self {
         CookbookError::Server {
-            kind: crate::error::chef_kind(&e),
+            kind: e.kind(),
             message: e.to_string(),
         }
     }
@@ -473,7 +473,7 @@ impl CookbookSync {
                     NodeErrorKind::Timeout,
                 )
             })?
-            .map_err(|e| err(format!("download failed: {e}"), crate::error::chef_kind(&e)))?;
+            .map_err(|e| err(format!("download failed: {e}"), e.kind()))?;
         if !resp.is_success() {
             let status = resp.status;
             return Err(err(
@@ -754,10 +754,7 @@ fn set_hash(versions: &[CookbookVersion]) -> String {
 
 fn unique_tmp(dir: &Path) -> PathBuf {
     static SEQ: AtomicUsize = AtomicUsize::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
+    let nanos = crate::clock::since_epoch().subsec_nanos();
     dir.join(format!(
         ".tmp-{}-{}-{nanos}",
         std::process::id(),

@@ -26,6 +26,7 @@ pub mod cookbooks;
 pub mod search;
 
 use super::{NodeStore, StoreError};
+use crate::kind::NodeErrorKind;
 use api::{Api, Client};
 use async_trait::async_trait;
 use auth::{AuthError, ClientKey, SignVersion};
@@ -107,6 +108,17 @@ pub enum ChefError {
 }
 
 impl ChefError {
+    /// The server refusing the key is `auth`, a request it calls bad is the operator's
+    /// configuration, anything else is the server's failure.
+    pub fn kind(&self) -> NodeErrorKind {
+        match self {
+            _ if self.is_auth() => NodeErrorKind::Auth,
+            ChefError::Url { .. } | ChefError::TooLarge { .. } => NodeErrorKind::Config,
+            ChefError::Status { status, .. } if *status < 500 => NodeErrorKind::Config,
+            _ => NodeErrorKind::Server,
+        }
+    }
+
     /// True when the server refused the client (HTTP 401/403).
     pub fn is_auth(&self) -> bool {
         matches!(self, ChefError::Refused { .. } | ChefError::Auth(_))

@@ -1,5 +1,5 @@
 //! Run history: runs, per-node results and events survive a restart. In SQLite (embedded, the
-//! default), or in PostgreSQL shared by several gateways (`netgw serve --database`, `crate::pg::history`);
+//! default), or in PostgreSQL shared by several gateways (`netgw serve --database`, `crate::history::postgres`);
 //! [`History`] is the one interface the API and the scheduler use.
 //!
 //! SQLite:
@@ -12,6 +12,7 @@
 //! database is opened were in flight when the process died: they are marked `interrupted`.
 
 pub mod link_checks;
+pub mod postgres;
 pub use link_checks::{CheckOrigin, StoredLinkCheck};
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -424,7 +425,7 @@ impl SqliteHistory {
 /// share (each sees every gateway's runs).
 pub enum History {
     Sqlite(SqliteHistory),
-    Postgres(Box<crate::pg::history::PgHistory>),
+    Postgres(Box<postgres::PgHistory>),
 }
 
 impl History {
@@ -445,10 +446,9 @@ impl History {
         listen: &str,
         events_poll: std::time::Duration,
     ) -> Result<(History, Recovered), HistoryError> {
-        let gateway = crate::pg::history::GatewayInfo::this_process();
+        let gateway = postgres::GatewayInfo::this_process();
         let (h, r) =
-            crate::pg::history::PgHistory::open(url, retention, now, gateway, listen, events_poll)
-                .await?;
+            postgres::PgHistory::open(url, retention, now, gateway, listen, events_poll).await?;
         Ok((History::Postgres(Box::new(h)), r))
     }
 
@@ -570,8 +570,8 @@ impl History {
     /// the scheduler's memory).
     pub async fn admit(
         &self,
-        t: &crate::pg::history::Admit<'_>,
-    ) -> Option<Result<crate::pg::history::Admission, HistoryError>> {
+        t: &postgres::Admit<'_>,
+    ) -> Option<Result<postgres::Admission, HistoryError>> {
         match self {
             History::Sqlite(_) => None,
             History::Postgres(h) => Some(h.admit(t).await.map_err(HistoryError::from)),
@@ -580,7 +580,7 @@ impl History {
 
     /// Subscribe, before reading a run another gateway writes, to the announcements of its new
     /// events (LISTEN/NOTIFY; `None` with SQLite, where every run is this gateway's).
-    pub fn follow(&self) -> Option<crate::pg::history::Follow> {
+    pub fn follow(&self) -> Option<postgres::Follow> {
         match self {
             History::Sqlite(_) => None,
             History::Postgres(h) => Some(h.follow()),
@@ -588,7 +588,7 @@ impl History {
     }
 
     /// `/metrics` of a gateway on a shared database (`None` with SQLite).
-    pub async fn shared_gauges(&self) -> Option<super::metrics::SharedGauges> {
+    pub async fn shared_gauges(&self) -> Option<SharedGauges> {
         match self {
             History::Sqlite(_) => None,
             History::Postgres(h) => Some(h.shared_gauges().await),
@@ -605,7 +605,7 @@ impl History {
     /// A new run id: unique across every gateway sharing the database (`PgHistory::new_run_id`).
     pub fn new_run_id(&self) -> String {
         match self {
-            History::Sqlite(_) => crate::engine::new_run_id(),
+            History::Sqlite(_) => crate::clock::new_run_id(),
             History::Postgres(h) => h.new_run_id(),
         }
     }
@@ -884,6 +884,27 @@ fn writer_loop(mut c: Connection, rx: mpsc::Receiver<Op>, retention: usize) {
             t();
         }
     }
+}
+
+/// A gateway on a shared database (`database:`): who it is, the shared queue as the database has it
+/// (every gateway's rows), and this gateway's part. The queue figures are `None` when the database
+/// did not answer the scrape.
+#[derive(Debug, Default, Clone)]
+pub struct SharedGauges {
+    pub gateway: String,
+    /// Node runs waiting in the shared queue, all gateways.
+    pub waiting: Option<i64>,
+    /// Node runs started and not finished, all gateways.
+    pub running: Option<i64>,
+    /// Queue rows this gateway holds (leased by its heartbeat).
+    pub leases: Option<i64>,
+    /// Gateways whose heartbeat is within the lease.
+    pub gateways_alive: Option<i64>,
+    /// Rows of dead or draining gateways this one claimed, and those it ran (took over).
+    pub claims: u64,
+    pub takeovers: u64,
+    /// Whether the LISTEN connection for other gateways' events is up.
+    pub listening: bool,
 }
 
 #[cfg(test)]

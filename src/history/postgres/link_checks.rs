@@ -1,9 +1,10 @@
-//! The link checks in PostgreSQL (`crate::api::history::link_checks` has the why; the table is
+//! The link checks in PostgreSQL (`crate::history::link_checks` has the why; the table is
 //! migrations/postgres/0005_link_checks.sql).
 
-use super::{PgError, PgHistory, STATEMENT_TIMEOUT, timed};
-use crate::api::history::StoredLinkCheck;
-use crate::api::history::link_checks::{KEPT, from_row, to_row};
+use super::PgHistory;
+use crate::history::StoredLinkCheck;
+use crate::history::link_checks::{KEPT, from_row, to_row};
+use crate::pg::{PgError, STATEMENT_TIMEOUT, timed};
 
 impl PgHistory {
     pub async fn save_link_check(&self, c: StoredLinkCheck) -> Result<(), PgError> {

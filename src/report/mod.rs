@@ -1,7 +1,13 @@
 //! Run reports: per node, per resource, in the JSON shape the API and `--format json` share, and the
 //! human form modelled on chef-client's doc formatter.
 
-use crate::error::NodeErrorKind;
+mod events;
+mod transaction;
+
+pub use events::{EventSink, RunEvent};
+pub use transaction::{Outcome, Transaction, TxDevice, TxFailure};
+
+use crate::kind::NodeErrorKind;
 use netgw_drivers::driver::ErrorKind;
 use netgw_models::plan::{PropertyChange, ResourceRef};
 use serde::Serialize;
@@ -212,7 +218,7 @@ pub struct RunReport {
     pub cookbooks: Option<crate::store::chef::cookbooks::CookbooksReport>,
     /// The transaction of an atomic converge (`crate::atomic`); absent for a node-by-node run.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub transaction: Option<crate::atomic::Transaction>,
+    pub transaction: Option<Transaction>,
 }
 
 impl RunReport {

@@ -1,3 +1,5 @@
+//! A device's facts as a run gathers them: the driver's, with SNMP's filling the gaps.
+//!
 //! SNMP facts in a run (docs/design.md §3 step 4: facts are "gathered over the driver's transport, with SNMP
 //! where configured").
 //!
@@ -173,6 +175,26 @@ pub fn merge(driver: &mut DeviceFacts, snmp: &DeviceFacts) {
         gaps.lldp_neighbors.clear();
     }
     driver.fill_missing_from(&gaps);
+}
+
+/// A device's facts as a converge gathers them: the driver's, with SNMP's (where configured) filling
+/// its gaps.
+pub async fn device_facts(
+    target: &netgw_drivers::target::DeviceTarget,
+) -> Result<netgw_models::facts::DeviceFacts, String> {
+    let mut driver = netgw_drivers::registry::connect(target)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (facts, snmp) = tokio::join!(driver.facts(), gather(target, target.timeouts.operation));
+    let _ = driver.close().await;
+    let mut facts = facts.map_err(|e| e.to_string())?;
+    if let Some(s) = &snmp.facts {
+        merge(&mut facts, s);
+    }
+    for w in &snmp.warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(facts)
 }
 
 #[cfg(test)]

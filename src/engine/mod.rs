@@ -13,11 +13,14 @@
 //! Tasks are owned by a JoinSet, so dropping the run aborts them; each node's whole run is bounded by
 //! `node_timeout` on top of the transports' own timeouts.
 
+pub mod recovery;
+
+use crate::clock::now_rfc3339;
 use crate::error::EngineError;
 use crate::journal::{Intent, Journal, Recovery};
 use crate::report::{
-    NodeReport, NodeStatus, ResourceReport, ResourceStatus, RunReport, StepTiming, resource_ident,
-    summarize,
+    EventSink, NodeReport, NodeStatus, ResourceReport, ResourceStatus, RunEvent, RunReport,
+    StepTiming, resource_ident, summarize,
 };
 use crate::resolve;
 use crate::session::{Phase, Restore, Session};
@@ -41,7 +44,6 @@ use tracing::{Instrument, info, info_span, warn};
 /// How long the restore step after a node timeout or an abort may take.
 pub const DEFAULT_RESTORE_TIMEOUT: Duration = Duration::from_secs(60);
 
-pub use crate::clock::now_rfc3339;
 pub use crate::store::size::MAX_NODE_BYTES;
 
 /// How drivers are opened; tests swap it, the product uses [`RegistryConnector`].
@@ -62,32 +64,6 @@ impl Connector for RegistryConnector {
 
 /// Called between loading desired state and saving current state (tests inject operator edits here).
 pub type Hook = Arc<dyn Fn(&str) + Send + Sync>;
-
-/// Progress of a run, for the trigger API's event stream and progress bars.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
-pub enum RunEvent {
-    NodeStarted {
-        run_id: String,
-        node: String,
-    },
-    Resource {
-        run_id: String,
-        node: String,
-        resource: Box<ResourceReport>,
-    },
-    NodeFinished {
-        run_id: String,
-        node: String,
-        status: NodeStatus,
-        updated: usize,
-        total: usize,
-        error: Option<String>,
-    },
-}
-
-/// Receives run events; must not block.
-pub type EventSink = Arc<dyn Fn(RunEvent) + Send + Sync>;
 
 #[derive(Clone)]
 pub struct EngineOptions {
@@ -140,7 +116,7 @@ impl Default for EngineOptions {
             why_run: false,
             compare_only: false,
             concurrency: 50,
-            run_id: new_run_id(),
+            run_id: crate::clock::new_run_id(),
             confirm_timeout: Duration::from_secs(120),
             node_timeout: Duration::from_secs(600),
             allowlists: Allowlists::default(),
@@ -159,28 +135,6 @@ impl Default for EngineOptions {
             check_links: None,
         }
     }
-}
-
-/// A run id: time-ordered and unique enough for one gateway.
-pub fn new_run_id() -> String {
-    new_run_id_by(&format!("{:x}", std::process::id()))
-}
-
-/// A run id made by `maker`: this process's pid in hex ([`new_run_id`]), or, for a gateway on a
-/// shared database, `g` and the serial the database gave it (`PgHistory::new_run_id`), which no
-/// other gateway has whatever its machine, pid or start second.
-pub fn new_run_id_by(maker: &str) -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static SEQ: AtomicU32 = AtomicU32::new(0);
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    run_id(now.as_secs(), maker, SEQ.fetch_add(1, Ordering::Relaxed))
-}
-
-/// `SECS-MAKER-SEQ` (seconds in hex first: ids sort by creation second; URL-safe when the maker is).
-pub fn run_id(secs: u64, maker: &str, seq: u32) -> String {
-    format!("{secs:x}-{maker}-{seq}")
 }
 
 /// The warning for a node the store does not have: the node, where it was looked for, and (local
@@ -804,11 +758,11 @@ pub(crate) async fn prepare(
     // only fills gaps and never fails the node (crate::snmp_facts).
     let (facts, snmp) = tokio::join!(
         driver.facts(),
-        crate::snmp_facts::gather(target, target.timeouts.operation)
+        crate::facts::gather(target, target.timeouts.operation)
     );
     let mut facts = facts.map_err(drv)?;
     if let Some(s) = &snmp.facts {
-        crate::snmp_facts::merge(&mut facts, s);
+        crate::facts::merge(&mut facts, s);
     }
     for w in snmp.warnings {
         warn!(node = %name, "{w}");
@@ -818,9 +772,7 @@ pub(crate) async fn prepare(
         Value::Object(m) => m,
         _ => Attrs::new(),
     };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
+    let now = crate::clock::since_epoch();
     automatic.insert("ohai_time".into(), Value::from(now.as_secs_f64()));
     automatic.insert(
         "netgw".into(),
@@ -1169,7 +1121,7 @@ async fn recover(
         transaction: None,
     };
     if let Some(id) = &intent.tx {
-        recovery.transaction = Some(crate::txrecover::direction(steps.journal, id).await?);
+        recovery.transaction = Some(recovery::direction(steps.journal, id).await?);
     }
     let forward = recovery
         .transaction
@@ -1187,13 +1139,13 @@ async fn recover(
             recovery.via = Some(cmd);
         }
     } else if forward && recovery.transaction.is_some() {
-        crate::txrecover::reapply(driver, &intent, &mut recovery, opts, steps).await?;
+        recovery::reapply(driver, &intent, &mut recovery, opts, steps).await?;
     } else {
         restore_recovered(driver, &intent, &observed, &mut recovery, opts, steps).await?;
     }
     steps.journal.clear(name).await?;
     if let Some(t) = &recovery.transaction {
-        crate::txrecover::close_if_settled(steps.journal, &t.id).await;
+        recovery::close_if_settled(steps.journal, &t.id).await;
     }
     warn!(found = recovery.found, action = recovery.action, run = %recovery.run_id, "recovered an unfinished change: {recovery}");
     steps.mark("recover");
@@ -1410,27 +1362,6 @@ pub(crate) fn record_plan(
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn run_ids_of_two_gateways_never_collide() {
-        // Same second, same pid (two machines, or containers), same sequence number.
-        let (secs, pid) = (0x6926_0000, format!("{:x}", 4242));
-        assert_eq!(
-            super::run_id(secs, &pid, 7),
-            "69260000-1092-7",
-            "SQLite and CLI form"
-        );
-        let a = super::run_id(secs, "g1", 7);
-        let b = super::run_id(secs, "g2", 7);
-        assert_ne!(a, b);
-        for id in [&a, &b] {
-            assert!(
-                id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'),
-                "{id}"
-            );
-        }
-        assert!(super::run_id(secs, "g1", 0) < super::run_id(secs + 1, "g1", 0));
-    }
-
     use super::*;
 
     #[test]
@@ -1455,7 +1386,7 @@ mod tests {
             .automatic
             .insert("big".into(), Value::from(fill + "x"));
         let e = check_size(&desired, &current).unwrap_err();
-        assert_eq!(e.kind(), crate::error::NodeErrorKind::Config);
+        assert_eq!(e.kind(), crate::kind::NodeErrorKind::Config);
         let msg = e.to_string();
         assert!(
             msg.contains("1000001 bytes") && msg.contains("automatic.big"),
@@ -1469,7 +1400,7 @@ pub(crate) mod engine_tests_support {
     //! The engine's logic against the in-memory device of every whole-converge test
     //! (tests/common/mem_driver.rs).
     use super::*;
-    pub(crate) use crate::error::NodeErrorKind;
+    pub(crate) use crate::kind::NodeErrorKind;
     pub(crate) use crate::mem_driver::{Device, MemConnector, job};
     use crate::report::ResourceStatus as S;
     pub(crate) use netgw_drivers::driver::ErrorKind;

@@ -10,18 +10,13 @@
 //! ```
 //!
 //! A run over any member also recovers the transaction's other members that still hold an
-//! unfinished change ([`converge`]), as a why-run of those nodes before the run itself.
+//! unfinished change (`crate::gateway::converge`), as a why-run of those nodes before the run itself.
 
-use crate::engine::{self, Connector, EngineOptions, Job, StepResult, Steps, drv};
-use crate::inventory::Inventory;
+use super::{EngineOptions, StepResult, Steps, drv};
 use crate::journal::{Intent, Journal, Recovery, TxRecord, TxRecovery, open_transactions};
-use crate::report::RunReport;
-use crate::store::NodeStore;
-use crate::store::local::LocalRepo;
 use netgw_drivers::driver::{Driver, Settled};
 use std::path::Path;
-use std::sync::Arc;
-use tracing::{info, warn};
+use tracing::warn;
 
 /// Which way the member of transaction `id` must go: forward once every member verified and confirms
 /// began, back otherwise (a record that is gone means the transaction never reached its confirms: its
@@ -57,7 +52,7 @@ pub(crate) async fn reapply(
     if forward.is_empty() {
         return Ok(());
     }
-    engine::restore_to(driver, intent, false, &forward, opts, steps).await?;
+    super::restore_to(driver, intent, false, &forward, opts, steps).await?;
     recovery.action = "reapplied";
     recovery.restored = forward.vlans.len() + forward.links.len();
     recovery.via = Some(match recovery.via.take() {
@@ -95,99 +90,9 @@ pub fn unselected_members(journal_dir: &Path, selected: &[String]) -> Vec<(Strin
 }
 
 /// The open transactions with a member among `selected` (blocking).
-fn touched(journal_dir: &Path, selected: &[String]) -> Vec<TxRecord> {
+pub(crate) fn touched(journal_dir: &Path, selected: &[String]) -> Vec<TxRecord> {
     open_transactions(journal_dir)
         .into_iter()
         .filter(|r| r.members.iter().any(|m| selected.contains(m)))
         .collect()
-}
-
-/// The run (`netgw converge`, plain, atomic or why-run), after the recovery of the unselected
-/// members of any open transaction it touches.
-pub async fn converge(
-    store: Arc<dyn NodeStore>,
-    repo: LocalRepo,
-    jobs: Vec<Job>,
-    inv: &Inventory,
-    connector: Arc<dyn Connector>,
-    opts: EngineOptions,
-) -> RunReport {
-    let dir = crate::state::journal_dir(&engine::state_root(&opts), repo.root());
-    let selected: Vec<String> = jobs.iter().map(|j| j.name.clone()).collect();
-    let journal = Journal::new(dir.clone());
-    let (extra, records) = tokio::task::spawn_blocking(move || {
-        (
-            unselected_members(&dir, &selected),
-            touched(&dir, &selected),
-        )
-    })
-    .await
-    .unwrap_or_default();
-    // A gateway that died after its last member's entry was cleared left a record nothing names.
-    for rec in &records {
-        if let Err(e) = journal.close_tx_if_settled(rec).await {
-            warn!(transaction = %rec.id, error = %e, "closing a settled transaction record failed");
-        }
-    }
-    if !extra.is_empty() {
-        let members = extra
-            .into_iter()
-            .filter(|(n, tx)| {
-                let known = inv.hosts.contains_key(n);
-                if !known {
-                    warn!(node = %n, transaction = %tx, "member of an open transaction the inventory lacks: not recovered");
-                }
-                known
-            })
-            .map(|(n, _)| Job {
-                target: inv.target(&n).map_err(|e| e.to_string()),
-                name: n,
-            })
-            .collect();
-        recover_members(
-            store.clone(),
-            repo.clone(),
-            members,
-            connector.clone(),
-            &opts,
-        )
-        .await;
-    }
-    match opts.atomic {
-        Some(_) => crate::atomic::converge(store, repo, jobs, connector, opts).await,
-        None => engine::converge(store, repo, jobs, connector, opts).await,
-    }
-}
-
-/// A why-run of each member: its first step recovers its unfinished change the way its
-/// transaction's record says. A member that cannot be reached keeps its entry and the record stays
-/// open, for the next run over any member (or `netgw serve`'s start) to finish.
-async fn recover_members(
-    store: Arc<dyn NodeStore>,
-    repo: LocalRepo,
-    members: Vec<Job>,
-    connector: Arc<dyn Connector>,
-    opts: &EngineOptions,
-) {
-    let opts = EngineOptions {
-        run_id: format!("{}-tx-recovery", opts.run_id),
-        why_run: true,
-        atomic: None,
-        check_links: None,
-        compare_only: false,
-        events: None,
-        cookbook_sync: None,
-        ..opts.clone()
-    };
-    let report = engine::converge(store, repo, members, connector, opts).await;
-    for n in &report.nodes {
-        match (&n.recovered, &n.error) {
-            (Some(r), _) => info!(node = %n.name, "member of an open transaction recovered: {r}"),
-            (None, Some(e)) => warn!(
-                node = %n.name,
-                "member of an open transaction NOT recovered ({e}): its record stays open; the next run over any member, or netgw serve at its start, recovers it"
-            ),
-            (None, None) => {}
-        }
-    }
 }

@@ -1,4 +1,4 @@
-//! The run history in PostgreSQL, shared by every gateway on the database (`api::history::History`
+//! The run history in PostgreSQL, shared by every gateway on the database (`crate::history::History`
 //! chooses between this and SQLite).
 //!
 //! ```text
@@ -15,11 +15,11 @@
 
 mod link_checks;
 
-use super::{DatabaseUrl, PgError, STATEMENT_TIMEOUT, connect, migrate, timed};
-use crate::api::history::{
+use super::{
     Claimed, Columns, INTERRUPTED_NOTE, Op, RUN_COLUMNS, Recovered, RunRow, WRITE_ERRORS,
     log_entry, ordered_results, run_row,
 };
+use crate::pg::{DatabaseUrl, PgError, STATEMENT_TIMEOUT, connect, migrate, timed};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -142,10 +142,7 @@ impl GatewayInfo {
             .map(|h| h.trim().to_owned())
             .unwrap_or_else(|_| "unknown-host".to_owned());
         let pid = std::process::id();
-        let start = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_millis();
+        let start = crate::clock::since_epoch().as_millis();
         GatewayInfo {
             id: format!("{host}:{pid}:{start:x}"),
             host,
@@ -253,7 +250,7 @@ impl PgHistory {
 
     /// A run id no other gateway on the database makes: `SECS-gSERIAL-SEQ`.
     pub fn new_run_id(&self) -> String {
-        crate::engine::new_run_id_by(&format!("g{}", self.serial))
+        crate::clock::new_run_id_by(&format!("g{}", self.serial))
     }
 
     pub fn send(&self, op: Op) {
@@ -555,7 +552,7 @@ impl PgHistory {
     }
 
     /// This gateway's figures and the shared queue's, for `/metrics`.
-    pub async fn shared_gauges(&self) -> crate::api::metrics::SharedGauges {
+    pub async fn shared_gauges(&self) -> super::SharedGauges {
         let rows = self
             .query(
                 "reading the shared queue's figures",
@@ -575,7 +572,7 @@ impl PgHistory {
             }
         };
         let col = |i: usize| row.as_ref().map(|r| r.get::<_, i64>(i));
-        crate::api::metrics::SharedGauges {
+        super::SharedGauges {
             gateway: self.gateway.id.clone(),
             waiting: col(0),
             running: col(1),
@@ -802,7 +799,7 @@ async fn beat(c: &Client, url: &DatabaseUrl, g: &GatewayInfo) -> Result<(), PgEr
     )
     .await?;
     mark_dead_local(c, url, g).await?;
-    let now = crate::engine::now_rfc3339();
+    let now = crate::clock::now_rfc3339();
     let swept = sweep(c, url, me, &now).await?;
     if !swept.is_empty() {
         warn!(runs = ?swept, "runs of a dead gateway marked interrupted");
@@ -988,11 +985,13 @@ async fn listen_once(
 ) -> Result<(), String> {
     use futures::StreamExt;
     let connecting = url.config().connect(tokio_postgres::NoTls);
-    let (client, mut conn) =
-        tokio::time::timeout(super::CONNECT_TIMEOUT + Duration::from_secs(1), connecting)
-            .await
-            .map_err(|_| "no answer to connecting".to_owned())?
-            .map_err(|e| e.to_string())?;
+    let (client, mut conn) = tokio::time::timeout(
+        crate::pg::CONNECT_TIMEOUT + Duration::from_secs(1),
+        connecting,
+    )
+    .await
+    .map_err(|_| "no answer to connecting".to_owned())?
+    .map_err(|e| e.to_string())?;
     // Notifications come only through the connection's own messages: it is polled here, not spawned.
     let mut messages = futures::stream::poll_fn(move |cx| conn.poll_message(cx));
     let statement = format!("LISTEN {EVENTS_CHANNEL}");
