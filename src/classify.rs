@@ -480,7 +480,7 @@ impl NodeStore for Classified {
 pub async fn resolve_classified(
     store: Arc<dyn NodeStore>,
     cookbooks: &LocalRepo,
-    sync: Option<&crate::store::chef::cookbooks::CookbookSync>,
+    sync: Option<&crate::cookbook::sync::CookbookSync>,
     name: &NodeName,
     classifier: &Path,
     timeout: Duration,

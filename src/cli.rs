@@ -888,21 +888,19 @@ fn chef_store(cli: &Cli) -> Result<Option<crate::store::chef::ChefServer>, Failu
 fn cookbook_sync(
     cli: &Cli,
     server: Option<&crate::store::chef::ChefServer>,
-) -> Result<Option<Arc<crate::store::chef::cookbooks::CookbookSync>>, Failure> {
+) -> Result<Option<Arc<crate::cookbook::sync::CookbookSync>>, Failure> {
     match (cookbook_source(cli, server)?, server) {
         (CookbookSource::Server, Some(server)) => {
             let root = cli
                 .state_dir
                 .clone()
                 .unwrap_or_else(crate::state::default_root);
-            Ok(Some(Arc::new(
-                crate::store::chef::cookbooks::CookbookSync::new(
-                    server.clone(),
-                    &root,
-                    crate::store::chef::cookbooks::DEFAULT_TIMEOUT,
-                    crate::store::chef::cookbooks::DEFAULT_DOWNLOADS,
-                ),
-            )))
+            Ok(Some(Arc::new(crate::cookbook::sync::CookbookSync::new(
+                server.clone(),
+                &root,
+                crate::cookbook::sync::DEFAULT_TIMEOUT,
+                crate::cookbook::sync::DEFAULT_DOWNLOADS,
+            ))))
         }
         _ => Ok(None),
     }
@@ -1238,7 +1236,7 @@ fn expand_from_server(
 }
 
 /// The expanded recipes as `expand` lists them (`NAME@VERSION` where the run-list pins one).
-fn recipe_items(expansion: &netgw_models::runlist::Expansion) -> Vec<String> {
+fn recipe_items(expansion: &netgw_models::expand::Expansion) -> Vec<String> {
     expansion
         .recipes
         .iter()

@@ -2,15 +2,15 @@
 //! run-list, and every attribute layer in Chef's order (docs/design.md §3 steps 2, 5 and 6).
 
 use crate::cookbook::run::load_run;
+use crate::cookbook::sync::{CookbookError as SyncError, CookbookSync};
 use crate::cookbook::{CookbookError, Cookbooks};
 use crate::kind::NodeErrorKind;
 use crate::store::NodeStore;
 use crate::store::StoreError;
-use crate::store::chef::cookbooks::{CookbookError as SyncError, CookbookSync};
 use crate::store::local::LocalRepo;
 use netgw_models::attributes::{AttributeSet, Component, Source};
 use netgw_models::compile::RecipeSource;
-use netgw_models::runlist::{ExpandError, Expansion, expand};
+use netgw_models::expand::{ExpandError, Expansion, expand};
 use netgw_models::{CurrentState, DesiredState, Environment, ModelError, NodeName, Role};
 use thiserror::Error;
 
@@ -136,7 +136,7 @@ pub fn resolve(repo: &LocalRepo, name: &NodeName) -> Result<NodeView, ResolveErr
     let current = repo.load_current(name)?;
     let (environment, expansion) = expand_node(repo, &desired)?;
     assemble(
-        &repo.cookbooks(),
+        &Cookbooks::of_repo(repo),
         name,
         desired,
         current,
@@ -221,7 +221,7 @@ pub async fn resolve_with(
         }
         None => (cookbooks.clone(), Vec::new()),
     };
-    let (cb, n) = (repo.cookbooks(), name.clone());
+    let (cb, n) = (Cookbooks::of_repo(&repo), name.clone());
     let mut view = tokio::task::spawn_blocking(move || {
         assemble(&cb, &n, desired, current, environment, expansion)
     })

@@ -8,7 +8,7 @@
 //!   │   ├── locks/NAME.run.lock      node run locks (unless --lock-dir)
 //!   │   ├── journal/NAME.json        unfinished device changes
 //!   │   └── history-ADDR-PORT.db     `netgw serve`'s SQLite run history (unless --db or --database)
-//!   └── cookbooks/SERVER-HASH/       cookbooks synchronized from one Chef server (crate::store::chef::cookbooks)
+//!   └── cookbooks/SERVER-HASH/       cookbooks synchronized from one Chef server (crate::cookbook::sync)
 //!       ├── files/CHECKSUM           verified file contents, by MD5
 //!       └── sets/SET-HASH/cookbooks/ one resolved cookbook set, laid out like a repo's cookbooks/
 //! ```

@@ -8,12 +8,12 @@ mod common;
 use common::mem_driver as mem;
 
 use common::Goiardi;
+use netgw::cookbook::sync::{CookbookError, CookbookSync};
 use netgw::engine::{self, EngineOptions};
 use netgw::kind::NodeErrorKind;
 use netgw::resolve::{self, ResolveError};
 use netgw::store::NodeStore;
 use netgw::store::chef::ChefServer;
-use netgw::store::chef::cookbooks::{CookbookError, CookbookSync};
 use netgw::store::local::LocalRepo;
 use netgw_models::{Environment, Node, NodeName};
 use serde_json::{Value, json};

@@ -17,8 +17,6 @@ pub mod junos;
 pub mod netconf_txn;
 pub mod nxos;
 pub mod registry;
-#[cfg(feature = "replay")]
-pub mod replay;
 pub mod stamp;
 pub mod target;
 

@@ -187,7 +187,7 @@ impl NetconfTxn {
                 let xml = if confirmed {
                     format!(
                         "<commit-configuration><confirmed/><confirm-timeout>{minutes}</confirm-timeout><log>{}</log></commit-configuration>",
-                        crate::junos::render::escape(comment)
+                        escape(comment)
                     )
                 } else {
                     commit_configuration(comment)
@@ -295,7 +295,7 @@ impl NetconfTxn {
 fn commit_configuration(comment: &str) -> String {
     format!(
         "<commit-configuration><log>{}</log></commit-configuration>",
-        crate::junos::render::escape(comment)
+        escape(comment)
     )
 }
 
@@ -346,6 +346,22 @@ pub fn nested_errors(reply: &RpcReply) -> std::result::Result<(), NetconfError> 
     } else {
         Err(NetconfError::Rpc { errors, warnings })
     }
+}
+
+/// Escape text and attribute values (XML 1.0 §2.4, §3.3.3): `& < > " '`.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -646,7 +646,7 @@ const IF_NS: &str = "urn:ietf:params:xml:ns:yang:ietf-interfaces";
 
 /// Test-only renderer: one ietf-interfaces interface with a description (values escaped).
 fn render_description(name: &str, description: &str) -> String {
-    let esc = netgw_drivers::junos::render::escape;
+    let esc = netgw_drivers::netconf_txn::escape;
     format!(
         "<interfaces xmlns=\"{IF_NS}\"><interface><name>{}</name><description>{}</description><type xmlns:ianaift=\"urn:ietf:params:xml:ns:yang:iana-if-type\">ianaift:ethernetCsmacd</type></interface></interfaces>",
         esc(name),

@@ -12,7 +12,8 @@ use netgw::store::local::{parse_json, parse_yaml};
 use netgw_models::attributes::{AttributeSet, Component, Source, layers_from_document};
 use netgw_models::compile::{RecipeSource, compile};
 use netgw_models::resource::{VlanId, VlanSet};
-use netgw_models::runlist::{RunList, RunListItem, expand};
+use netgw_models::expand::expand;
+use netgw_models::runlist::{RunList, RunListItem};
 use netgw_models::{
     Attrs, CurrentState, DesiredState, Environment, ModelError, Node, NodeName, Role, allowlist,
     attributes,

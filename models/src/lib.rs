@@ -6,6 +6,7 @@
 pub mod allowlist;
 pub mod attributes;
 pub mod error;
+pub mod expand;
 pub mod facts;
 pub mod name;
 pub mod node;

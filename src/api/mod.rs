@@ -20,6 +20,7 @@ pub mod takeover;
 pub mod ui;
 
 use crate::engine::{Connector, RegistryConnector};
+use crate::gateway::ServeArgs;
 use crate::history::{History, HistoryError, RunRow};
 use crate::inventory::{Inventory, InventoryError};
 use crate::store::local::LocalRepo;
@@ -33,7 +34,6 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
-use crate::gateway::ServeArgs;
 use config::{ConfigError, Settings};
 use metrics::Metrics;
 use netgw_models::NodeName;

@@ -663,11 +663,11 @@ async fn run_node(
                 .state_dir
                 .clone()
                 .unwrap_or_else(crate::state::default_root);
-            Arc::new(crate::store::chef::cookbooks::CookbookSync::new(
+            Arc::new(crate::cookbook::sync::CookbookSync::new(
                 server.clone(),
                 &root,
-                crate::store::chef::cookbooks::DEFAULT_TIMEOUT,
-                crate::store::chef::cookbooks::DEFAULT_DOWNLOADS,
+                crate::cookbook::sync::DEFAULT_TIMEOUT,
+                crate::cookbook::sync::DEFAULT_DOWNLOADS,
             ))
         }),
         ..Default::default()

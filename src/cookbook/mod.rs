@@ -8,12 +8,13 @@ pub mod metadata;
 pub mod netdev;
 pub mod ruby;
 pub mod run;
+pub mod sync;
 
 pub use metadata::{Metadata, read_metadata};
 
 use crate::rootdir::RootDir;
 use crate::store::StoreError;
-use crate::store::local::{RunReads, parse_yaml, recipe_from_document};
+use crate::store::local::{LocalRepo, RunReads, field_error, parse_yaml};
 use netgw_models::ModelError;
 use netgw_models::name::validate_cookbook_name;
 use serde_json::Value;
@@ -139,8 +140,10 @@ impl Cookbooks {
         })
     }
 
-    /// Share an already opened root (the local repo's) and its run's reads.
-    pub fn from_root(dir: Arc<RootDir>, reads: Option<Arc<RunReads>>) -> Cookbooks {
+    /// The local repo's cookbooks (`cookbooks/NAME/...`), read through the repo's root handle and
+    /// its run's reads, when it is [`LocalRepo::for_run`]'s.
+    pub fn of_repo(repo: &LocalRepo) -> Cookbooks {
+        let (dir, reads) = repo.shared_reads();
         Cookbooks { dir, reads }
     }
 
@@ -299,4 +302,45 @@ fn metadata_with(
         return metadata::parse_metadata_json(&root.join(&json), &text, dir_name);
     }
     Ok(Metadata::unnamed(dir_name))
+}
+/// A YAML recipe: its attributes and resources, nothing else.
+fn recipe_from_document(path: &Path, doc: Value) -> Result<RecipeFile, StoreError> {
+    let map = match doc {
+        Value::Null => serde_json::Map::new(),
+        Value::Object(m) => m,
+        _ => {
+            return Err(field_error(
+                path,
+                "(document)",
+                "must be a mapping with keys attributes and resources",
+            ));
+        }
+    };
+    let mut attributes = Value::Null;
+    let mut resources = Vec::new();
+    for (k, v) in map {
+        match k.as_str() {
+            "attributes" => attributes = v,
+            "resources" => match v {
+                Value::Array(a) => resources = a,
+                Value::Null => {}
+                _ => return Err(field_error(path, "resources", "must be a list")),
+            },
+            "description" => {}
+            other => {
+                return Err(field_error(
+                    path,
+                    other,
+                    "unknown key (expected attributes, resources, description)",
+                ));
+            }
+        }
+    }
+    Ok(RecipeFile {
+        path: path.to_owned(),
+        body: RecipeBody::Yaml {
+            attributes,
+            resources,
+        },
+    })
 }

@@ -101,7 +101,7 @@ pub struct EngineOptions {
     pub lock_timeout: Duration,
     /// Cookbooks from the Chef server (`--cookbooks server`), shared by every node of the run; `None`:
     /// from the cookbook repo.
-    pub cookbook_sync: Option<Arc<crate::store::chef::cookbooks::CookbookSync>>,
+    pub cookbook_sync: Option<Arc<crate::cookbook::sync::CookbookSync>>,
     /// `Some(phase timeout)`: the jobs are one all-or-nothing transaction (`crate::atomic`), each of
     /// its two phases bounded by the timeout.
     pub atomic: Option<Duration>,

@@ -215,7 +215,7 @@ pub struct RunReport {
     /// Cookbooks synchronized from the Chef server (`--cookbooks server`): the versions used and
     /// what was downloaded; absent when cookbooks came from the repo.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cookbooks: Option<crate::store::chef::cookbooks::CookbooksReport>,
+    pub cookbooks: Option<crate::cookbook::sync::CookbooksReport>,
     /// The transaction of an atomic converge (`crate::atomic`); absent for a node-by-node run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transaction: Option<Transaction>,

@@ -104,8 +104,6 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-pub use crate::cookbook::{AttributeFile, FileBody, RecipeBody, RecipeFile};
-
 impl LocalRepo {
     /// Open a repo directory. It must exist and contain a `nodes/` directory.
     pub fn open(root: impl Into<PathBuf>) -> Result<Self, StoreError> {
@@ -134,10 +132,10 @@ impl LocalRepo {
         &self.root
     }
 
-    /// The repo's cookbooks (`cookbooks/NAME/...`), read through the same root handle (and this
-    /// run's reads, when it is [`LocalRepo::for_run`]'s).
-    pub fn cookbooks(&self) -> crate::cookbook::Cookbooks {
-        crate::cookbook::Cookbooks::from_root(self.dir.clone(), self.reads.clone())
+    /// The opened root and this run's reads, which the cookbooks beneath the repo share
+    /// (`crate::cookbook::Cookbooks::of_repo`).
+    pub fn shared_reads(&self) -> (Arc<RootDir>, Option<Arc<RunReads>>) {
+        (self.dir.clone(), self.reads.clone())
     }
 
     /// This repo for one run: roles, environments and cookbook files are read once and kept until the
@@ -379,21 +377,6 @@ impl LocalRepo {
         }
     }
 
-    /// A cookbook's attribute files (`.rb` and `.yml`): `default.*` first, then the others in lexical
-    /// order (see [`crate::cookbook::Cookbooks::attribute_files`]).
-    pub fn attribute_files(&self, cookbook: &str) -> Result<Vec<AttributeFile>, StoreError> {
-        self.cookbooks().attribute_files(cookbook)
-    }
-
-    /// A recipe file (`.rb` or `.yml`), if the cookbook has one.
-    pub fn load_recipe(
-        &self,
-        cookbook: &str,
-        recipe: &str,
-    ) -> Result<Option<RecipeFile>, StoreError> {
-        self.cookbooks().load_recipe(cookbook, recipe)
-    }
-
     fn lock_node(&self, name: &NodeName) -> Result<NodeLock, StoreError> {
         let rel = Path::new("nodes").join(".locks");
         let dir = self
@@ -424,47 +407,6 @@ impl Drop for NodeLock {
     fn drop(&mut self) {
         let _ = self.0.unlock();
     }
-}
-
-pub(crate) fn recipe_from_document(path: &Path, doc: Value) -> Result<RecipeFile, StoreError> {
-    let map = match doc {
-        Value::Null => serde_json::Map::new(),
-        Value::Object(m) => m,
-        _ => {
-            return Err(field_error(
-                path,
-                "(document)",
-                "must be a mapping with keys attributes and resources",
-            ));
-        }
-    };
-    let mut attributes = Value::Null;
-    let mut resources = Vec::new();
-    for (k, v) in map {
-        match k.as_str() {
-            "attributes" => attributes = v,
-            "resources" => match v {
-                Value::Array(a) => resources = a,
-                Value::Null => {}
-                _ => return Err(field_error(path, "resources", "must be a list")),
-            },
-            "description" => {}
-            other => {
-                return Err(field_error(
-                    path,
-                    other,
-                    "unknown key (expected attributes, resources, description)",
-                ));
-            }
-        }
-    }
-    Ok(RecipeFile {
-        path: path.to_owned(),
-        body: RecipeBody::Yaml {
-            attributes,
-            resources,
-        },
-    })
 }
 
 impl LocalRepo {
@@ -535,7 +477,7 @@ fn parse_err(path: &Path, message: String) -> StoreError {
     }
 }
 
-fn field_error(path: &Path, field: &str, reason: &str) -> StoreError {
+pub(crate) fn field_error(path: &Path, field: &str, reason: &str) -> StoreError {
     parse_err(path, format!("field `{field}`: {reason}"))
 }
 
@@ -766,15 +708,37 @@ mod tests {
 
         let run = repo.for_run();
         assert_eq!(run.load_environment("prod").unwrap().description, "one");
-        assert!(run.cookbooks().load_recipe("cb", "r").unwrap().is_some());
-        assert_eq!(run.cookbooks().attribute_files("cb").unwrap().len(), 1);
+        assert!(
+            crate::cookbook::Cookbooks::of_repo(&run)
+                .load_recipe("cb", "r")
+                .unwrap()
+                .is_some()
+        );
+        assert_eq!(
+            crate::cookbook::Cookbooks::of_repo(&run)
+                .attribute_files("cb")
+                .unwrap()
+                .len(),
+            1
+        );
         // Edited (and a file added, one removed) while the run goes on: the run keeps what it read,
         write("environments/prod.json", &env("two"));
         write("cookbooks/cb/attributes/extra.yml", "default: {b: 2}\n");
         fs::remove_file(d.path().join("cookbooks/cb/recipes/r.yml")).unwrap();
         assert_eq!(run.load_environment("prod").unwrap().description, "one");
-        assert!(run.cookbooks().load_recipe("cb", "r").unwrap().is_some());
-        assert_eq!(run.cookbooks().attribute_files("cb").unwrap().len(), 1);
+        assert!(
+            crate::cookbook::Cookbooks::of_repo(&run)
+                .load_recipe("cb", "r")
+                .unwrap()
+                .is_some()
+        );
+        assert_eq!(
+            crate::cookbook::Cookbooks::of_repo(&run)
+                .attribute_files("cb")
+                .unwrap()
+                .len(),
+            1
+        );
         // but never the node files, which are the operator's,
         write(
             "nodes/sw1.json",
@@ -787,8 +751,19 @@ mod tests {
         // and the next run (a repo not for a run, as `serve` holds it, too) sees every edit.
         for next in [repo.for_run(), repo.clone()] {
             assert_eq!(next.load_environment("prod").unwrap().description, "two");
-            assert!(next.cookbooks().load_recipe("cb", "r").unwrap().is_none());
-            assert_eq!(next.cookbooks().attribute_files("cb").unwrap().len(), 2);
+            assert!(
+                crate::cookbook::Cookbooks::of_repo(&next)
+                    .load_recipe("cb", "r")
+                    .unwrap()
+                    .is_none()
+            );
+            assert_eq!(
+                crate::cookbook::Cookbooks::of_repo(&next)
+                    .attribute_files("cb")
+                    .unwrap()
+                    .len(),
+                2
+            );
         }
     }
 
@@ -1046,15 +1021,20 @@ mod tests {
             "default:\n  netdev:\n    vlans:\n      100: {name: web}\n",
         )
         .unwrap();
-        let files = repo.attribute_files("netdev").unwrap();
+        let files = crate::cookbook::Cookbooks::of_repo(&repo)
+            .attribute_files("netdev")
+            .unwrap();
         let names: Vec<&str> = files.iter().map(|f| f.file.as_str()).collect();
         assert_eq!(names, ["default.yml", "alpha.yml", "zeta.yml"]);
-        let FileBody::Yaml(doc) = &files[0].body else {
+        let crate::cookbook::FileBody::Yaml(doc) = &files[0].body else {
             panic!("not YAML")
         };
         assert_eq!(doc["default"]["netdev"]["vlans"]["100"]["name"], "web");
         fs::write(dir.join("bad.yml"), "default: [unclosed\n").unwrap();
-        let e = repo.attribute_files("netdev").unwrap_err().to_string();
+        let e = crate::cookbook::Cookbooks::of_repo(&repo)
+            .attribute_files("netdev")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("bad.yml") && e.contains("invalid YAML"), "{e}");
     }
 
@@ -1068,16 +1048,31 @@ mod tests {
             "attributes:\n  default: {a: 1}\nresources:\n  - {type: vlan, id: 10}\n",
         )
         .unwrap();
-        let r = repo.load_recipe("site", "default").unwrap().unwrap();
-        let RecipeBody::Yaml { resources, .. } = &r.body else {
+        let r = crate::cookbook::Cookbooks::of_repo(&repo)
+            .load_recipe("site", "default")
+            .unwrap()
+            .unwrap();
+        let crate::cookbook::RecipeBody::Yaml { resources, .. } = &r.body else {
             panic!("not YAML")
         };
         assert_eq!(resources.len(), 1);
-        assert!(repo.load_recipe("site", "none").unwrap().is_none());
+        assert!(
+            crate::cookbook::Cookbooks::of_repo(&repo)
+                .load_recipe("site", "none")
+                .unwrap()
+                .is_none()
+        );
         fs::write(dir.join("typo.yml"), "resorces: []\n").unwrap();
-        let e = repo.load_recipe("site", "typo").unwrap_err().to_string();
+        let e = crate::cookbook::Cookbooks::of_repo(&repo)
+            .load_recipe("site", "typo")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("resorces"), "{e}");
-        assert!(repo.load_recipe("..", "x").is_err());
+        assert!(
+            crate::cookbook::Cookbooks::of_repo(&repo)
+                .load_recipe("..", "x")
+                .is_err()
+        );
     }
 
     #[test]

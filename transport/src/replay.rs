@@ -219,6 +219,17 @@ mod netconf {
 
 pub use netconf::serve_netconf;
 
+/// A NETCONF session with a recorded device served in process.
+pub async fn netconf_session(
+    device: &str,
+    rec: Recording,
+) -> Result<crate::netconf::NetconfSsh, crate::netconf::NetconfError> {
+    let (client_end, device_end) = tokio::io::duplex(1 << 20);
+    tokio::spawn(serve_netconf(device_end, rec));
+    let stream = tokio_util::either::Either::Right(client_end);
+    crate::netconf::NetconfSsh::over(stream, device).await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

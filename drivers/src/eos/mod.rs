@@ -21,6 +21,8 @@ pub mod config;
 pub mod eapi;
 pub mod facts;
 pub mod link;
+#[cfg(feature = "replay")]
+pub mod replay;
 pub mod vlan;
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -230,7 +232,7 @@ impl EosDriver {
         rec: crate::transport::replay::Recording,
     ) -> Result<Self, DriverError> {
         let s = EapiSettings::from_target(target)?;
-        let transport = crate::replay::ReplayEapi(rec);
+        let transport = replay::ReplayEapi(rec);
         let eapi = Eapi::new(target.name.clone(), Box::new(transport), None);
         Self::with_eapi(eapi, s.sessions_override, s.write_memory).await
     }

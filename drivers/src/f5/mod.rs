@@ -28,6 +28,8 @@ pub mod config;
 pub mod error;
 pub mod facts;
 pub mod link;
+#[cfg(feature = "replay")]
+pub mod replay;
 pub mod rest;
 pub mod vlan;
 
@@ -102,7 +104,7 @@ impl F5Driver {
         rec: crate::transport::replay::Recording,
     ) -> Result<Self, DriverError> {
         let s = RestSettings::from_target(target)?;
-        Self::with_transport(&s, Box::new(crate::replay::ReplayRest(rec))).await
+        Self::with_transport(&s, Box::new(replay::ReplayRest(rec))).await
     }
 
     /// Start a session over a given transport (tests) and log in.

@@ -190,7 +190,7 @@ impl JunosDriver {
         target: &DeviceTarget,
         rec: crate::transport::replay::Recording,
     ) -> Result<JunosDriver, DriverError> {
-        let session = NetconfSsh::replay(&target.name, rec)
+        let session = crate::transport::replay::netconf_session(&target.name, rec)
             .await
             .map_err(|e| netconf_err(&target.name, "netconf connect", e))?;
         Ok(JunosDriver::from_session(
@@ -264,7 +264,7 @@ impl JunosDriver {
         {
             let rpc = format!(
                 "<get-lldp-interface-neighbors><interface-device>{}</interface-device></get-lldp-interface-neighbors>",
-                render::escape(&port)
+                crate::netconf_txn::escape(&port)
             );
             let Some(reply) = self
                 .optional_rpc(&rpc, "get-lldp-interface-neighbors")

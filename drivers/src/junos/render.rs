@@ -6,26 +6,11 @@
 
 use super::config::{JunosConfig, Style, configuration, parse_config};
 use super::vlan::generated_name;
+use crate::netconf_txn::escape;
 use crate::transport::netconf::{XmlElement, XmlNode};
 use netgw_models::plan::Plan;
 use netgw_models::resource::{Link, Vlan};
 use std::collections::BTreeSet;
-
-/// Escape text and attribute values (XML 1.0 §2.4, §3.3.3): `& < > " '`.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// An element to render. Names are ours (literals); attribute values and text are escaped.
 #[derive(Debug, Clone, PartialEq, Eq)]

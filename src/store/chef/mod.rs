@@ -22,7 +22,6 @@
 pub mod api;
 pub mod auth;
 pub mod constraint;
-pub mod cookbooks;
 pub mod search;
 
 use super::{NodeStore, StoreError};

@@ -67,26 +67,19 @@ impl NetconfSsh {
         r.and(s)
     }
 
-    /// The SSH session (e.g. to check whether it is closed); `None` for a replayed session.
-    pub fn ssh(&self) -> Option<&SshSession> {
-        self.ssh.as_ref()
-    }
-
-    /// A session with a recorded device served in process (`transport::replay`).
-    #[cfg(feature = "replay")]
-    pub async fn replay(
-        device: &str,
-        rec: crate::replay::Recording,
-    ) -> Result<NetconfSsh, NetconfError> {
-        let (client_end, device_end) = tokio::io::duplex(1 << 20);
-        tokio::spawn(crate::replay::serve_netconf(device_end, rec));
+    /// A session over any NETCONF stream, without SSH (a replayed device, `crate::replay`).
+    pub async fn over(stream: NetconfStream, device: &str) -> Result<NetconfSsh, NetconfError> {
         let options = ClientOptions {
             device: device.to_owned(),
             ..ClientOptions::default()
         };
-        let stream = tokio_util::either::Either::Right(client_end);
         let client = NetconfClient::handshake(stream, options).await?;
         Ok(NetconfSsh { client, ssh: None })
+    }
+
+    /// The SSH session (e.g. to check whether it is closed); `None` for a replayed session.
+    pub fn ssh(&self) -> Option<&SshSession> {
+        self.ssh.as_ref()
     }
 }
 

@@ -21,13 +21,13 @@
 
 pub mod prune;
 
-use super::constraint::{Constraint, Version};
-use super::{ChefError, ChefServer};
 use crate::kind::NodeErrorKind;
+use crate::store::chef::constraint::{Constraint, Version};
+use crate::store::chef::{ChefError, ChefServer};
 use crate::store::local::LocalRepo;
 use md5::{Digest, Md5};
 use netgw_models::Environment;
-use netgw_models::runlist::Expansion;
+use netgw_models::expand::Expansion;
 use reqwest::Method;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -253,7 +253,7 @@ impl CookbookSync {
             .recipes
             .iter()
             .filter(|r| {
-                r.version.is_some() || !crate::resolve::BUILTIN_RECIPES.contains(&r.name.as_str())
+                r.version.is_some() || !super::run::BUILTIN_RECIPES.contains(&r.name.as_str())
             })
             .map(|r| match &r.version {
                 Some(v) => format!("{}@{v}", r.name),
@@ -360,7 +360,7 @@ impl CookbookSync {
         .map_err(CookbookError::server)?;
         match resp.status {
             // 404/405: no such route (a 404 for a missing environment names it; say that instead).
-            404 if !super::api::server_message(&resp.body).contains("environment") => {
+            404 if !crate::store::chef::api::server_message(&resp.body).contains("environment") => {
                 return Err(CookbookError::NoEndpoint {
                     url: resp.url,
                     status: resp.status,
@@ -606,7 +606,7 @@ fn solver_message(body: &[u8]) -> String {
         })
         .unwrap_or_default();
     if from_objects.is_empty() {
-        super::api::server_message(body)
+        crate::store::chef::api::server_message(body)
     } else {
         from_objects.join("; ")
     }
@@ -944,7 +944,8 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/tests/fixtures/chef/mixlib-authentication/spec_private_key.pem"
         );
-        let server = ChefServer::new(super::super::ChefConfig::new(url, "admin", key)).unwrap();
+        let server =
+            ChefServer::new(crate::store::chef::ChefConfig::new(url, "admin", key)).unwrap();
         CookbookSync::new(server, state, timeout, 2)
     }
 
