@@ -373,3 +373,122 @@ fn the_checker_catches_an_upward_import_and_a_cycle() {
     );
     assert_eq!(cycles(&nodes, &edges).len(), 1);
 }
+
+/// The backticked names of a table's column `col` below `mark`.
+fn table_column(doc: &str, mark: &str, col: usize) -> Vec<Vec<String>> {
+    let start = doc
+        .find(mark)
+        .unwrap_or_else(|| panic!("docs/architecture.md lacks {mark}"));
+    doc[start..]
+        .lines()
+        .skip(1)
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|row| backticked(row.split('|').nth(col).unwrap_or("")))
+        .collect()
+}
+
+fn backticked(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `name = "..."` values of a manifest's `[package]` and `[[bin]]` tables.
+fn manifest_names(manifest: &str) -> (String, Vec<String>) {
+    let mut package = String::new();
+    let mut bins = Vec::new();
+    let mut section = "";
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            section = if line == "[package]" {
+                "package"
+            } else if line == "[[bin]]" {
+                "bin"
+            } else {
+                ""
+            };
+        } else if let Some(v) = line.strip_prefix("name = ") {
+            let v = v.trim_matches('"').to_owned();
+            match section {
+                "package" => package = v,
+                "bin" => bins.push(v),
+                _ => {}
+            }
+        }
+    }
+    (package, bins)
+}
+
+#[test]
+fn the_crate_table_lists_every_workspace_crate_and_binary() {
+    let doc = fs::read_to_string(root().join("docs/architecture.md")).unwrap();
+    let mark = "<!-- crate table: checked by tests/layers.rs -->";
+    let listed: BTreeSet<(String, Vec<String>)> = table_column(&doc, mark, 1)
+        .into_iter()
+        .zip(table_column(&doc, mark, 3))
+        .map(|(c, b)| (c.concat(), b))
+        .collect();
+    let mut actual = BTreeSet::new();
+    for dir in [".", "models", "transport", "drivers", "labs"] {
+        let manifest = fs::read_to_string(root().join(dir).join("Cargo.toml")).unwrap();
+        let (package, mut bins) = manifest_names(&manifest);
+        if bins.is_empty() && root().join(dir).join("src/main.rs").exists() {
+            bins.push(package.clone());
+        }
+        actual.insert((package, bins));
+    }
+    let members = fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    assert!(members.contains(r#"members = [".", "models", "transport", "drivers", "labs"]"#));
+    assert_eq!(
+        listed, actual,
+        "docs/architecture.md's crate table (crate, binaries) against the manifests"
+    );
+}
+
+#[test]
+fn the_driver_methods_and_error_kinds_are_the_ones_the_code_has() {
+    let doc = fs::read_to_string(root().join("docs/architecture.md")).unwrap();
+    let after = |mark: &str| -> BTreeSet<String> {
+        let at = doc
+            .find(mark)
+            .unwrap_or_else(|| panic!("docs/architecture.md lacks {mark}"));
+        let para = doc[at..].split(')').next().unwrap();
+        backticked(para).into_iter().collect()
+    };
+    let driver = fs::read_to_string(root().join("drivers/src/driver.rs")).unwrap();
+    let body = driver
+        .split("pub trait Driver")
+        .nth(1)
+        .unwrap()
+        .split("\n}\n")
+        .next()
+        .unwrap();
+    let methods: BTreeSet<String> = body
+        .lines()
+        .filter_map(|l| l.trim().split("fn ").nth(1))
+        .map(|rest| rest.chars().take_while(|&c| is_ident(c)).collect())
+        .collect();
+    assert_eq!(
+        after("<!-- driver methods -->"),
+        methods,
+        "the Driver trait's methods"
+    );
+
+    let kind = fs::read_to_string(root().join("src/kind.rs")).unwrap();
+    let kinds: BTreeSet<String> = kind
+        .lines()
+        .filter_map(|l| l.split("=> \"").nth(1))
+        .map(|s| s.trim_end_matches("\",").to_owned())
+        .collect();
+    assert_eq!(kinds.len(), 11, "{kinds:?}");
+    assert_eq!(
+        after("<!-- error kinds -->"),
+        kinds,
+        "NodeErrorKind::as_str"
+    );
+}
