@@ -22,7 +22,8 @@
 //! the session, so a timed-out device can still be discarded or rolled back.
 
 use crate::engine::{
-    self, Connector, Ctx, EngineOptions, Job, Prepared, StepResult, Steps, drv, fail, record_plan,
+    self, Connector, Ctx, EngineOptions, Infra, Job, Prepared, StepResult, Steps, drv, fail,
+    record_plan,
 };
 use crate::error::EngineError;
 use crate::journal::{Intent, Journal, TxPhase, TxRecord};
@@ -31,8 +32,6 @@ use crate::report::{
     TxDevice, TxFailure, summarize,
 };
 use crate::session::Session;
-use crate::store::NodeStore;
-use crate::store::local::LocalRepo;
 use futures::StreamExt;
 use netgw_drivers::driver::{CommitOptions, Driver, DriverError, ErrorKind};
 use netgw_models::NodeName;
@@ -112,15 +111,10 @@ fn deadline_error(m: &Member, phase: u8, limit: Duration) -> EngineError {
 }
 
 /// Run one transaction over every job; returns when every session is closed.
-pub async fn converge(
-    store: Arc<dyn NodeStore>,
-    cookbooks: LocalRepo,
-    jobs: Vec<Job>,
-    connector: Arc<dyn Connector>,
-    opts: EngineOptions,
-) -> RunReport {
+pub async fn converge(infra: &Infra, jobs: Vec<Job>, opts: EngineOptions) -> RunReport {
     let phase_timeout = opts.atomic.unwrap_or(DEFAULT_PHASE_TIMEOUT);
-    let ctx = Ctx::new(store, &cookbooks, &opts, jobs.len());
+    let ctx = Ctx::new(infra, &opts, jobs.len());
+    let connector = infra.connector.clone();
     let started = Instant::now();
     let started_at = crate::clock::now_rfc3339();
     // Sessions stay open from phase 1 to the end of phase 2: an SSH session idle that long must not
@@ -254,7 +248,7 @@ async fn prepare_member(
         report: &mut m.report,
         t: Instant::now(),
         session: &m.session,
-        journal: &ctx.journal,
+        journal: ctx.journal(),
         fence: None,
     };
     let (target, name, view) = engine::load_node(ctx, job, opts, &mut steps).await?;
@@ -266,7 +260,7 @@ async fn prepare_member(
         report: &mut m.report,
         t: Instant::now(),
         session: &m.session,
-        journal: &ctx.journal,
+        journal: ctx.journal(),
         fence: None,
     };
     steps.mark("connect");
@@ -389,7 +383,7 @@ async fn phase2(
         confirm_timeout: confirm_timer(limit, opts),
     };
     let conc = opts.concurrency.max(1);
-    let journal = &ctx.journal;
+    let journal = ctx.journal();
     let commit_opts = &commit_opts;
     let rec = TxRecord::new(
         &opts.run_id,
@@ -568,7 +562,7 @@ async fn roll_back_all(
     rec: &TxRecord,
     why: &TxFailure,
 ) -> Outcome {
-    let journal = &ctx.journal;
+    let journal = ctx.journal();
     if let Err(f) = record(journal, rec, TxPhase::RolledBack).await {
         // Every phase before confirming already sends recovery back: the rollback goes on.
         warn!(error = %f.error, "writing the transaction's rolled-back record failed");
@@ -688,7 +682,7 @@ async fn confirm_all(
     members: &mut [Member],
     failures: &mut Vec<TxFailure>,
 ) -> Outcome {
-    let journal = &ctx.journal;
+    let journal = ctx.journal();
     futures::stream::iter(members.iter_mut().filter(|m| m.changes()))
         .for_each_concurrent(opts.concurrency.max(1), |m| async move {
             m.step = "confirm";
@@ -747,7 +741,7 @@ async fn finish(ctx: &Ctx, opts: &EngineOptions, members: &mut [Member], outcome
             if save && m.report.error.is_none() {
                 let r = match (m.node_name(), m.prepared.take()) {
                     (Ok(n), Some(p)) => {
-                        let mut steps = m.steps(&ctx.journal);
+                        let mut steps = m.steps(ctx.journal());
                         engine::save_node(ctx, &n, p, opts, &mut steps).await
                     }
                     _ => Ok(()),
@@ -794,9 +788,7 @@ mod tests {
     //! The transaction's logic against the engine's in-memory devices; tests/atomic.rs runs it against
     //! netgw-lab's five vendors.
     use super::*;
-    use crate::engine::engine_tests_support::{
-        Device, MemConnector, SW1, device, job, repo_with, test_state,
-    };
+    use crate::engine::engine_tests_support::{Device, SW1, device, infra, job, repo_with};
     use std::sync::Mutex;
 
     async fn tx(devs: &[Arc<Mutex<Device>>], why_run: bool) -> RunReport {
@@ -808,20 +800,18 @@ mod tests {
             .map(|(n, b)| (n.as_str(), b.as_str()))
             .collect();
         let (_d, repo) = repo_with(&nodes);
-        let conn = MemConnector(names.iter().cloned().zip(devs.iter().cloned()).collect());
-        converge(
-            Arc::new(repo.clone()),
-            repo,
-            names.iter().map(|n| job(n)).collect(),
-            Arc::new(conn),
-            EngineOptions {
-                state_dir: Some(test_state()),
-                atomic: Some(Duration::from_secs(30)),
-                why_run,
-                ..Default::default()
-            },
-        )
-        .await
+        let devs: Vec<(&str, Arc<Mutex<Device>>)> = names
+            .iter()
+            .map(|n| n.as_str())
+            .zip(devs.iter().cloned())
+            .collect();
+        let infra = infra(Arc::new(repo.clone()), &repo, &devs, Default::default());
+        let opts = EngineOptions {
+            atomic: Some(Duration::from_secs(30)),
+            why_run,
+            ..Default::default()
+        };
+        converge(&infra, names.iter().map(|n| job(n)).collect(), opts).await
     }
 
     fn vlans(devs: &[Arc<Mutex<Device>>]) -> Vec<usize> {

@@ -2,7 +2,7 @@
 //! configuration error, 3 a node failed because the gateway's own side broke (store, Chef server,
 //! run lock, internal).
 
-use crate::engine::{EngineOptions, Job, RegistryConnector};
+use crate::engine::{EngineOptions, Infra, Job, RegistryConnector};
 use crate::inventory::Inventory;
 use crate::report;
 use crate::resolve::{self, ResolveError};
@@ -474,11 +474,19 @@ pub fn run(
                 concurrency: *concurrency as usize,
                 confirm_timeout: std::time::Duration::from_secs(*confirm_timeout),
                 lock_timeout: std::time::Duration::from_secs(*lock_timeout),
-                lock_dir: lock_dir.clone(),
-                database: database_url(database)?,
                 ..Default::default()
             };
-            converge_cmd(cli, nodes, source, opts, reporting, *format, out)
+            let coordination = crate::coordination::Settings {
+                state_dir: cli.state_dir.clone(),
+                lock_dir: lock_dir.clone(),
+                database: database_url(database)?,
+            };
+            let run = Run {
+                opts,
+                coordination,
+                reporting,
+            };
+            converge_cmd(cli, nodes, source, run, *format, out)
         }
         Command::Drift {
             nodes,
@@ -491,18 +499,19 @@ pub fn run(
                 why_run: true,
                 compare_only: true,
                 concurrency: *concurrency as usize,
-                lock_dir: lock_dir.clone(),
                 ..Default::default()
             };
-            converge_cmd(
-                cli,
-                nodes,
-                source,
+            let coordination = crate::coordination::Settings {
+                state_dir: cli.state_dir.clone(),
+                lock_dir: lock_dir.clone(),
+                database: None,
+            };
+            let run = Run {
                 opts,
-                &Reporting::default(),
-                *format,
-                out,
-            )
+                coordination,
+                reporting: &Reporting::default(),
+            };
+            converge_cmd(cli, nodes, source, run, *format, out)
         }
         Command::Facts {
             name,
@@ -660,15 +669,27 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
         .map_err(|e| Failure::usage(format!("starting the async runtime: {e}")))
 }
 
+/// One converge or drift run of the command line: what it does, where it coordinates, what it
+/// reports besides its output.
+struct Run<'a> {
+    opts: EngineOptions,
+    coordination: crate::coordination::Settings,
+    reporting: &'a Reporting,
+}
+
 fn converge_cmd(
     cli: &Cli,
     nodes: &[String],
     source: &DeviceSource,
-    mut opts: EngineOptions,
-    reporting: &Reporting,
+    run: Run<'_>,
     format: Format,
     out: &mut dyn Write,
 ) -> Result<Status, Failure> {
+    let Run {
+        mut opts,
+        coordination,
+        reporting,
+    } = run;
     let repo = LocalRepo::open(&cli.repo)?;
     let inv = load_inventory(cli, source)?;
     let mut names = select(&inv, nodes)?;
@@ -711,18 +732,17 @@ fn converge_cmd(
             }
         }));
     }
-    opts.classifier = cli.classifier.clone();
-    opts.state_dir = cli.state_dir.clone();
     let server = chef_store(cli)?;
     opts.cookbook_sync = cookbook_sync(cli, server.as_ref())?;
     let store: Arc<dyn crate::store::NodeStore> = match server {
         Some(server) => Arc::new(server),
         None => Arc::new(repo.clone()),
     };
+    let infra = Infra::open(store, repo, Arc::new(RegistryConnector), &coordination)
+        .with_classifier(cli.classifier.clone());
     let report = rt.block_on(async move {
-        let connector = Arc::new(RegistryConnector);
         // Open transactions this run touches are recovered whole first (crate::gateway).
-        let report = crate::gateway::converge(store, repo, jobs, &inv, connector, opts).await;
+        let report = crate::gateway::converge(&infra, jobs, &inv, opts).await;
         if let Some(task) = collector_task {
             // The engine's sink (and so the channel) is dropped with the options: the poster drains and ends.
             let _ = tokio::time::timeout(std::time::Duration::from_secs(30), task).await;

@@ -4,12 +4,10 @@
 //! (`crate::engine`) or as one transaction (`crate::atomic`).
 
 use crate::engine::recovery::{touched, unselected_members};
-use crate::engine::{self, Connector, EngineOptions, Job};
+use crate::engine::{self, EngineOptions, Infra, Job};
 use crate::inventory::Inventory;
-use crate::journal::Journal;
 use crate::report::RunReport;
 use crate::store::NodeStore;
-use crate::store::local::LocalRepo;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,16 +16,14 @@ use tracing::{info, warn};
 /// The run (`netgw converge`, plain, atomic or why-run), after the recovery of the unselected
 /// members of any open transaction it touches.
 pub async fn converge(
-    store: Arc<dyn NodeStore>,
-    repo: LocalRepo,
+    infra: &Infra,
     jobs: Vec<Job>,
     inv: &Inventory,
-    connector: Arc<dyn Connector>,
     opts: EngineOptions,
 ) -> RunReport {
-    let dir = crate::state::journal_dir(&engine::state_root(&opts), repo.root());
+    let journal = infra.coordination.journal().clone();
+    let dir = journal.dir().to_owned();
     let selected: Vec<String> = jobs.iter().map(|j| j.name.clone()).collect();
-    let journal = Journal::new(dir.clone());
     let (extra, records) = tokio::task::spawn_blocking(move || {
         (
             unselected_members(&dir, &selected),
@@ -57,31 +53,18 @@ pub async fn converge(
                 name: n,
             })
             .collect();
-        recover_members(
-            store.clone(),
-            repo.clone(),
-            members,
-            connector.clone(),
-            &opts,
-        )
-        .await;
+        recover_members(infra, members, &opts).await;
     }
     match opts.atomic {
-        Some(_) => crate::atomic::converge(store, repo, jobs, connector, opts).await,
-        None => engine::converge(store, repo, jobs, connector, opts).await,
+        Some(_) => crate::atomic::converge(infra, jobs, opts).await,
+        None => engine::converge(infra, jobs, opts).await,
     }
 }
 
 /// A why-run of each member: its first step recovers its unfinished change the way its
 /// transaction's record says. A member that cannot be reached keeps its entry and the record stays
 /// open, for the next run over any member (or `netgw serve`'s start) to finish.
-async fn recover_members(
-    store: Arc<dyn NodeStore>,
-    repo: LocalRepo,
-    members: Vec<Job>,
-    connector: Arc<dyn Connector>,
-    opts: &EngineOptions,
-) {
+async fn recover_members(infra: &Infra, members: Vec<Job>, opts: &EngineOptions) {
     let opts = EngineOptions {
         run_id: format!("{}-tx-recovery", opts.run_id),
         why_run: true,
@@ -92,7 +75,7 @@ async fn recover_members(
         cookbook_sync: None,
         ..opts.clone()
     };
-    let report = engine::converge(store, repo, members, connector, opts).await;
+    let report = engine::converge(infra, members, opts).await;
     for n in &report.nodes {
         match (&n.recovered, &n.error) {
             (Some(r), _) => info!(node = %n.name, "member of an open transaction recovered: {r}"),

@@ -154,6 +154,11 @@ impl Journal {
         }
     }
 
+    /// The journal's directory in the state directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// Whether transaction records are written (and so whether intents name their transaction).
     pub fn records_tx(&self) -> bool {
         self.tx_records

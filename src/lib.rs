@@ -8,6 +8,7 @@ pub mod cli;
 pub mod clock;
 pub mod collector;
 pub mod cookbook;
+pub mod coordination;
 pub mod engine;
 pub mod error;
 pub mod facts;

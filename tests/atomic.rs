@@ -12,7 +12,7 @@
 mod common;
 
 use common::sim::{Rng, pending_timer};
-use netgw::engine::{self, EngineOptions, Job, RegistryConnector};
+use netgw::engine::{self, EngineOptions, Infra, Job, RegistryConnector};
 use netgw::inventory::Inventory;
 use netgw::report::Outcome;
 use netgw::report::RunReport;
@@ -310,7 +310,6 @@ impl Fabric {
             node_timeout: Duration::from_secs(90),
             lock_timeout: Duration::from_secs(5),
             restore_timeout: RESTORE_TIMEOUT,
-            state_dir: Some(self._dir.path().join("state")),
             atomic,
             why_run,
             ..EngineOptions::default()
@@ -324,13 +323,25 @@ impl Fabric {
 
     async fn run_with(&self, names: &[String], opts: EngineOptions) -> RunReport {
         let jobs = names.iter().map(|n| self.job(n)).collect();
-        let store = Arc::new(self.repo.clone());
-        let conn = Arc::new(RegistryConnector);
         if opts.atomic.is_some() {
-            netgw::atomic::converge(store, self.repo.clone(), jobs, conn, opts).await
+            netgw::atomic::converge(&self.infra(), jobs, opts).await
         } else {
-            engine::converge(store, self.repo.clone(), jobs, conn, opts).await
+            engine::converge(&self.infra(), jobs, opts).await
         }
+    }
+
+    /// The repo, the real drivers, and this fabric's state directory.
+    fn infra(&self) -> Infra {
+        let settings = netgw::coordination::Settings {
+            state_dir: Some(self._dir.path().join("state")),
+            ..Default::default()
+        };
+        Infra::open(
+            Arc::new(self.repo.clone()),
+            self.repo.clone(),
+            Arc::new(RegistryConnector),
+            &settings,
+        )
     }
 
     fn all(&self) -> Vec<String> {
@@ -455,16 +466,8 @@ impl Fabric {
     /// The next run: a why-run over `via` alone, whose first step recovers every member of an open
     /// transaction it belongs to (`netgw::gateway`), as `netgw converge --why-run NODE` does.
     async fn next_run(&self, via: &str) -> RunReport {
-        let store = Arc::new(self.repo.clone());
-        netgw::gateway::converge(
-            store,
-            self.repo.clone(),
-            vec![self.job(via)],
-            &self.inventory,
-            Arc::new(RegistryConnector),
-            self.opts(None, true),
-        )
-        .await
+        let opts = self.opts(None, true);
+        netgw::gateway::converge(&self.infra(), vec![self.job(via)], &self.inventory, opts).await
     }
 }
 

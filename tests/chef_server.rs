@@ -258,10 +258,12 @@ async fn operator_changes_during_a_converge_survive_and_current_state_is_searcha
     };
     let run_id = opts.run_id.clone();
     let report = engine::converge(
-        store,
-        cb,
+        &engine::Infra::new(
+            store,
+            cb,
+            mem::connector(&[("race1", dev.clone()), ("fresh1", mem::device())]),
+        ),
         vec![mem::job("race1"), mem::job("fresh1")],
-        mem::connector(&[("race1", dev.clone()), ("fresh1", mem::device())]),
         opts,
     )
     .await;

@@ -193,14 +193,14 @@ esac
     );
     let (dev1, dev2) = (mem::device(), mem::device());
     let report = engine::converge(
-        Arc::new(repo.clone()),
-        repo.clone(),
+        &engine::Infra::new(
+            Arc::new(repo.clone()),
+            repo.clone(),
+            mem::connector(&[("sw1", dev1.clone()), ("sw2", dev2.clone())]),
+        )
+        .with_classifier(Some(enc)),
         vec![mem::job("sw1"), mem::job("sw2")],
-        mem::connector(&[("sw1", dev1.clone()), ("sw2", dev2.clone())]),
-        EngineOptions {
-            classifier: Some(enc),
-            ..Default::default()
-        },
+        EngineOptions::default(),
     )
     .await;
     let (n1, n2) = (&report.nodes[0], &report.nodes[1]);

@@ -112,18 +112,16 @@ async fn converge_sw1(
 ) -> netgw::report::RunReport {
     let (_d, repo) = empty_repo();
     let opts = EngineOptions {
-        state_dir: Some(state.to_owned()),
         cookbook_sync: Some(Arc::new(sync(g, state))),
         ..Default::default()
     };
-    engine::converge(
-        Arc::new(g.server()),
-        repo,
-        vec![mem::job("sw1")],
-        mem::connector(&[("sw1", dev.clone())]),
-        opts,
-    )
-    .await
+    let settings = netgw::coordination::Settings {
+        state_dir: Some(state.to_owned()),
+        ..Default::default()
+    };
+    let conn = mem::connector(&[("sw1", dev.clone())]);
+    let infra = engine::Infra::open(Arc::new(g.server()), repo, conn, &settings);
+    engine::converge(&infra, vec![mem::job("sw1")], opts).await
 }
 
 fn vlan10(view: &resolve::NodeView) -> Value {

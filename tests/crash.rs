@@ -542,20 +542,16 @@ fn timeout_round(
             } else {
                 engine::DEFAULT_RESTORE_TIMEOUT
             },
-            state_dir: Some(env.dir.path().join("state")),
             ..EngineOptions::default()
         };
-        let repo = repo.clone();
-        async move {
-            engine::converge(
-                std::sync::Arc::new(repo.clone()),
-                repo,
-                vec![job],
-                std::sync::Arc::new(RegistryConnector),
-                opts,
-            )
-            .await
-        }
+        let settings = netgw::coordination::Settings {
+            state_dir: Some(env.dir.path().join("state")),
+            ..Default::default()
+        };
+        let store = std::sync::Arc::new(repo.clone());
+        let connector = std::sync::Arc::new(RegistryConnector);
+        let infra = engine::Infra::open(store, repo.clone(), connector, &settings);
+        async move { engine::converge(&infra, vec![job], opts).await }
     });
     let reports = rt.block_on(futures::future::join_all(runs));
     let mut steps = Vec::new();

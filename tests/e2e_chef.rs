@@ -91,10 +91,8 @@ async fn converge_through_a_chef_server() {
     let store: Arc<dyn NodeStore> = Arc::new(g.server());
     let cookbooks = LocalRepo::open(d.join("cookbooks")).unwrap();
     let report = engine::converge(
-        store,
-        cookbooks,
+        &engine::Infra::new(store, cookbooks, Arc::new(RegistryConnector)),
         jobs,
-        Arc::new(RegistryConnector),
         EngineOptions {
             before_save: Some(hook),
             ..Default::default()

@@ -335,10 +335,12 @@ async fn run_round(
         .map(|v| format!("{}-r{round}-ctl", v.name()))
         .collect();
     let r = engine::converge(
-        Arc::new(repo.clone()),
-        repo.clone(),
+        &engine::Infra::new(
+            Arc::new(repo.clone()),
+            repo.clone(),
+            Arc::new(RegistryConnector),
+        ),
         controls.iter().map(|c| job(c)).collect(),
-        Arc::new(RegistryConnector),
         opts(),
     )
     .await;
@@ -360,10 +362,12 @@ async fn run_round(
         fault_opts.before_save = Some(hook);
     }
     let r = engine::converge(
-        Arc::new(repo.clone()),
-        repo.clone(),
+        &engine::Infra::new(
+            Arc::new(repo.clone()),
+            repo.clone(),
+            Arc::new(RegistryConnector),
+        ),
         planned.iter().map(|p| job(&p.node)).collect(),
-        Arc::new(RegistryConnector),
         fault_opts,
     )
     .await;
@@ -662,15 +666,18 @@ fn nxos_converge_changes_vlans_and_link_and_reads_back() {
         let inventory = Inventory::load(&inv_path).unwrap();
         let repo = LocalRepo::open(&repo_root).unwrap();
         let before = lab.node("nx1").unwrap().device.state().clone();
+        let infra = engine::Infra::new(
+            Arc::new(repo.clone()),
+            repo.clone(),
+            Arc::new(RegistryConnector),
+        );
         let run = || {
             engine::converge(
-                Arc::new(repo.clone()),
-                repo.clone(),
+                &infra,
                 vec![Job {
                     name: "nx1".into(),
                     target: inventory.target("nx1").map_err(|e| e.to_string()),
                 }],
-                Arc::new(RegistryConnector),
                 EngineOptions::default(),
             )
         };

@@ -355,11 +355,10 @@ fn fake_switches_killed_mid_commit_fails_the_node_and_saves_nothing() {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         };
+        let infra = engine::Infra::new(Arc::new(repo.clone()), repo.clone(), Arc::new(tap));
         let run = engine::converge(
-            Arc::new(repo.clone()),
-            repo.clone(),
+            &infra,
             vec![converge_job(&inventory, "ios1")],
-            Arc::new(tap),
             EngineOptions {
                 lock_timeout: Duration::from_secs(5),
                 ..EngineOptions::default()
@@ -412,10 +411,12 @@ fn fake_switches_killed_mid_commit_fails_the_node_and_saves_nothing() {
     drop(peer);
     let peer = start_fake_ios(d, peer_port);
     let report = rt.block_on(engine::converge(
-        Arc::new(repo.clone()),
-        repo.clone(),
+        &engine::Infra::new(
+            Arc::new(repo.clone()),
+            repo.clone(),
+            Arc::new(RegistryConnector),
+        ),
         vec![converge_job(&inventory, "ios1")],
-        Arc::new(RegistryConnector),
         EngineOptions::default(),
     ));
     let node = &report.nodes[0];

@@ -596,7 +596,9 @@ async fn worker(
             let (store, cookbooks, connector) =
                 (store.clone(), setup.cookbooks.clone(), connector.clone());
             async move {
-                let r: RunReport = engine::converge(store, cookbooks, jobs, connector, opts).await;
+                let r: RunReport =
+                    engine::converge(&engine::Infra::new(store, cookbooks, connector), jobs, opts)
+                        .await;
                 (r, Instant::now())
             }
         };

@@ -260,18 +260,21 @@ pub async fn serve(
     let history = open_history(&settings, &db, &started_at).await?;
     let metrics = Arc::new(Metrics::default());
     let store: Arc<dyn NodeStore> = store.unwrap_or_else(|| Arc::new(cookbooks.clone()));
-    let journal_dir = crate::state::journal_dir(&state_root, cookbooks.root());
+    let coordination = crate::coordination::Settings {
+        state_dir: Some(state_root.clone()),
+        lock_dir: None,
+        database: settings.database.clone(),
+    };
+    let infra = crate::engine::Infra::open(store.clone(), cookbooks, connector, &coordination)
+        .with_classifier(settings.classifier.clone());
+    let journal_dir = infra.coordination.journal().dir().to_owned();
     let sched = Scheduler::start(
         EngineCtx {
-            store: store.clone(),
-            cookbooks,
-            connector,
-            classifier: settings.classifier.clone(),
+            infra,
             node_timeout: settings.node_timeout,
-            state_dir: settings.state_dir.clone(),
+            state_root,
             cookbook_server: settings.cookbook_server.clone(),
             links_topology,
-            database: settings.database.clone(),
         },
         Arc::new(inventory),
         history.clone(),

@@ -25,7 +25,7 @@
 //! row stops waiting when its run starts here (`History::node_started`).
 
 use super::metrics::{Gauges, Metrics};
-use crate::engine::{self, Connector, EngineOptions, Job};
+use crate::engine::{self, EngineOptions, Infra, Job};
 use crate::history::postgres::Admission;
 use crate::history::{History, Op};
 use crate::inventory::Inventory;
@@ -33,7 +33,6 @@ use crate::kind::NodeErrorKind;
 use crate::report::NodeReport;
 use crate::report::{EventSink, RunEvent};
 use crate::store::NodeStore;
-use crate::store::local::LocalRepo;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
@@ -49,19 +48,16 @@ mod atomic_run;
 
 /// What the engine needs besides the job.
 pub struct EngineCtx {
-    pub store: Arc<dyn NodeStore>,
-    pub cookbooks: LocalRepo,
-    pub connector: Arc<dyn Connector>,
-    pub classifier: Option<PathBuf>,
+    /// What every run works with, chosen once at start-up.
+    pub infra: Infra,
     pub node_timeout: Duration,
-    pub state_dir: Option<PathBuf>,
+    /// The state directory: the cookbook cache of `cookbook_server` is there.
+    pub state_root: PathBuf,
     /// Cookbooks from this Chef server (`--cookbooks server`): each run synchronizes its own, through
     /// the shared cache in the state directory.
     pub cookbook_server: Option<crate::store::chef::ChefServer>,
     /// `links_topology:` loaded: what `"check_links": true` compares LLDP with.
     pub links_topology: Option<Arc<netgw_models::topology::Topology>>,
-    /// `database:`: node runs also hold their advisory lock there (`crate::pg::lock`).
-    pub database: Option<crate::pg::DatabaseUrl>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -651,38 +647,24 @@ async fn run_node(
         concurrency: 1,
         run_id: run_id.clone(),
         node_timeout: shared.engine.node_timeout,
-        classifier: shared.engine.classifier.clone(),
         events: Some(sink),
         cancel: Some(shared.cancel.clone()),
         abort: Some(shared.abort.clone()),
-        state_dir: shared.engine.state_dir.clone(),
-        database: shared.engine.database.clone(),
         cookbook_sync: shared.engine.cookbook_server.as_ref().map(|server| {
-            let root = shared
-                .engine
-                .state_dir
-                .clone()
-                .unwrap_or_else(crate::state::default_root);
             Arc::new(crate::cookbook::sync::CookbookSync::new(
                 server.clone(),
-                &root,
+                &shared.engine.state_root,
                 crate::cookbook::sync::DEFAULT_TIMEOUT,
                 crate::cookbook::sync::DEFAULT_DOWNLOADS,
             ))
         }),
         ..Default::default()
     };
-    let report = engine::converge(
-        shared.engine.store.clone(),
-        shared.engine.cookbooks.clone(),
-        vec![Job {
-            name: node.clone(),
-            target,
-        }],
-        shared.engine.connector.clone(),
-        opts,
-    )
-    .await;
+    let job = Job {
+        name: node.clone(),
+        target,
+    };
+    let report = engine::converge(&shared.engine.infra, vec![job], opts).await;
     let value = report
         .nodes
         .first()
@@ -782,7 +764,7 @@ impl Scheduler {
 
     /// The store nodes are read from (and searched, when it can search).
     pub fn store(&self) -> &Arc<dyn NodeStore> {
-        &self.shared.engine.store
+        &self.shared.engine.infra.store
     }
 
     /// Queue `nodes` (validated, distinct, in the inventory) or coalesce them into pending runs, in

@@ -16,6 +16,7 @@
 pub mod recovery;
 
 use crate::clock::now_rfc3339;
+use crate::coordination::Coordination;
 use crate::error::EngineError;
 use crate::journal::{Intent, Journal, Recovery};
 use crate::report::{
@@ -76,8 +77,6 @@ pub struct EngineOptions {
     pub node_timeout: Duration,
     pub allowlists: Allowlists,
     pub before_save: Option<Hook>,
-    /// External node classifier (Puppet ENC contract) run for every node; see `crate::classify`.
-    pub classifier: Option<std::path::PathBuf>,
     pub events: Option<EventSink>,
     /// Cancelling stops nodes at the next safe point: before connecting, staging or committing a
     /// staged change is discarded; a commit already made is verified and confirmed or rolled back.
@@ -87,15 +86,6 @@ pub struct EngineOptions {
     pub abort: Option<tokio_util::sync::CancellationToken>,
     /// Budget of the restore step (discard or rollback) after a node timeout or an abort.
     pub restore_timeout: Duration,
-    /// Directory of the per-node run locks (`NAME.run.lock`, see `crate::lock`); default: the repo's
-    /// `locks/` in the state directory. Processes coordinate only through the same directory.
-    pub lock_dir: Option<std::path::PathBuf>,
-    /// With a database (`serve --database`, `converge --database`): each node's run also holds its
-    /// advisory lock there (`crate::pg::lock`), so gateways and CLI runs on any machine never overlap.
-    pub database: Option<crate::pg::DatabaseUrl>,
-    /// The gateway's state directory (locks, intent journals; `crate::state`), never inside the repo;
-    /// default `crate::state::default_root()`.
-    pub state_dir: Option<std::path::PathBuf>,
     /// How long a node waits for another process's run of it before failing; not part of
     /// `node_timeout`.
     pub lock_timeout: Duration,
@@ -121,14 +111,10 @@ impl Default for EngineOptions {
             node_timeout: Duration::from_secs(600),
             allowlists: Allowlists::default(),
             before_save: None,
-            classifier: None,
             events: None,
             cancel: None,
             abort: None,
             restore_timeout: DEFAULT_RESTORE_TIMEOUT,
-            lock_dir: None,
-            database: None,
-            state_dir: None,
             lock_timeout: crate::lock::DEFAULT_LOCK_TIMEOUT,
             cookbook_sync: None,
             atomic: None,
@@ -164,15 +150,53 @@ pub struct Job {
     pub target: Result<DeviceTarget, String>,
 }
 
+/// What runs work with, chosen once at start-up by a front-end: where desired and current state
+/// live, where cookbooks come from, how devices are opened, how runs coordinate, and the classifier.
+/// What one run does is its [`EngineOptions`].
+#[derive(Clone)]
+pub struct Infra {
+    pub store: Arc<dyn NodeStore>,
+    /// The local repo: its cookbooks, roles and environments.
+    pub repo: LocalRepo,
+    pub connector: Arc<dyn Connector>,
+    /// Run locks, fences and the intent journal (`crate::coordination`).
+    pub coordination: Arc<dyn Coordination>,
+    /// External node classifier (Puppet ENC contract) run for every node; see `crate::classify`.
+    pub classifier: Option<std::path::PathBuf>,
+}
+
+impl Infra {
+    /// The infrastructure `settings` name, for `store` and `repo`.
+    pub fn open(
+        store: Arc<dyn NodeStore>,
+        repo: LocalRepo,
+        connector: Arc<dyn Connector>,
+        settings: &crate::coordination::Settings,
+    ) -> Infra {
+        let coordination = crate::coordination::open(settings, repo.root());
+        Infra {
+            store,
+            repo,
+            connector,
+            coordination,
+            classifier: None,
+        }
+    }
+
+    /// With the default state directory, file locks and no classifier.
+    pub fn new(store: Arc<dyn NodeStore>, repo: LocalRepo, connector: Arc<dyn Connector>) -> Infra {
+        Infra::open(store, repo, connector, &Default::default())
+    }
+
+    pub fn with_classifier(self, classifier: Option<std::path::PathBuf>) -> Infra {
+        Infra { classifier, ..self }
+    }
+}
+
 /// Converge every job; returns when all nodes finished.
-pub async fn converge(
-    store: Arc<dyn NodeStore>,
-    cookbooks: LocalRepo,
-    jobs: Vec<Job>,
-    connector: Arc<dyn Connector>,
-    opts: EngineOptions,
-) -> RunReport {
-    let ctx = Arc::new(Ctx::new(store, &cookbooks, &opts, jobs.len()));
+pub async fn converge(infra: &Infra, jobs: Vec<Job>, opts: EngineOptions) -> RunReport {
+    let ctx = Arc::new(Ctx::new(infra, &opts, jobs.len()));
+    let connector = infra.connector.clone();
     let started = Instant::now();
     let started_at = now_rfc3339();
     let sem = Arc::new(Semaphore::new(opts.concurrency.max(1)));
@@ -338,7 +362,7 @@ async fn bounded_node(
     if matches!(restore, Restore::RolledBack { .. } | Restore::Kept { .. })
         && let Ok(n) = NodeName::new(&name)
     {
-        forget(&ctx.journal, &n).await;
+        forget(ctx.journal(), &n).await;
     }
     warn!(restore = %restore, "node run stopped ({}); restore step done", if timed_out { "timeout" } else { "aborted" });
     let mut r = NodeReport::new(&name, opts.why_run);
@@ -367,34 +391,14 @@ pub(crate) async fn lock_node(
     job: &Job,
     opts: &EngineOptions,
 ) -> StepResult<Option<crate::lock::NodeRunLock>> {
-    use crate::lock::{NodeRunLock, lock_path};
     let (Ok(_), Ok(name)) = (&job.target, NodeName::new(&job.name)) else {
         return Ok(None);
     };
-    let started = std::time::Instant::now();
-    let lock = NodeRunLock::acquire(
-        lock_path(&ctx.lock_dir, &name),
-        name.as_str(),
-        &opts.run_id,
-        opts.lock_timeout,
-        opts.cancel.as_ref(),
-    )
-    .await
-    .map_err(EngineError::Lock)?;
-    let Some(url) = &opts.database else {
-        return Ok(Some(lock));
-    };
-    let left = opts.lock_timeout.saturating_sub(started.elapsed());
-    lock.and_database(url, name.as_str(), left, opts.cancel.as_ref())
+    ctx.coordination
+        .lock(&name, &opts.run_id, opts.lock_timeout, opts.cancel.as_ref())
         .await
         .map(Some)
         .map_err(EngineError::Lock)
-}
-
-pub(crate) fn state_root(opts: &EngineOptions) -> std::path::PathBuf {
-    opts.state_dir
-        .clone()
-        .unwrap_or_else(crate::state::default_root)
 }
 
 pub(crate) fn fail(r: &mut NodeReport, e: &EngineError) {
@@ -426,38 +430,31 @@ impl Steps<'_> {
     }
 }
 
-/// Where a run reads and writes node state, and where cookbooks come from.
+/// Where a run reads and writes node state, where cookbooks come from, and how it coordinates.
 pub(crate) struct Ctx {
     pub(crate) store: Arc<dyn NodeStore>,
     pub(crate) cookbooks: LocalRepo,
-    /// Unfinished device changes (`crate::journal`), in the state directory.
-    pub(crate) journal: Journal,
-    /// Where the nodes' run locks are: found once per run, since finding the repo's state directory
-    /// resolves its path on disk (a blocking `realpath`, three `readlink`s a node before).
-    pub(crate) lock_dir: std::path::PathBuf,
+    pub(crate) coordination: Arc<dyn Coordination>,
+    pub(crate) classifier: Option<std::path::PathBuf>,
     /// The run's nodes at once, declared to the durable writer for as long as the run lasts.
     _writers: crate::store::durable::Busy,
 }
 
 impl Ctx {
-    pub(crate) fn new(
-        store: Arc<dyn NodeStore>,
-        cookbooks: &LocalRepo,
-        opts: &EngineOptions,
-        nodes: usize,
-    ) -> Ctx {
-        let root = state_root(opts);
+    pub(crate) fn new(infra: &Infra, opts: &EngineOptions, nodes: usize) -> Ctx {
         Ctx {
-            store,
+            store: infra.store.clone(),
             // Roles, environments and cookbooks read once for the whole run (store::local::RunReads).
-            cookbooks: cookbooks.for_run(),
-            journal: Journal::new(crate::state::journal_dir(&root, cookbooks.root())),
-            lock_dir: match &opts.lock_dir {
-                Some(d) => d.clone(),
-                None => crate::state::lock_dir(&root, cookbooks.root()),
-            },
+            cookbooks: infra.repo.for_run(),
+            coordination: infra.coordination.clone(),
+            classifier: infra.classifier.clone(),
             _writers: crate::store::durable::busy(opts.concurrency.max(1).min(nodes)),
         }
+    }
+
+    /// Unfinished device changes and transaction records (`crate::journal`).
+    pub(crate) fn journal(&self) -> &Journal {
+        self.coordination.journal()
     }
 }
 
@@ -474,7 +471,7 @@ async fn converge_node(
         report: &mut report,
         t: Instant::now(),
         session,
-        journal: &ctx.journal,
+        journal: ctx.journal(),
         fence: lock,
     };
     let outcome = run_node(ctx, job, connector, opts, &mut steps).await;
@@ -561,7 +558,7 @@ pub(crate) async fn load_node(
     // create and writes nothing. Without a classifier the node is resolved first and its absence
     // learnt from that: one read of the node (a blocking task, or a request to the server) less on
     // every run of a node that exists.
-    let found = match &opts.classifier {
+    let found = match &ctx.classifier {
         None => match resolve_node(ctx.store.clone(), ctx, &name, opts).await {
             Err(EngineError::Resolve(e)) if e.is_missing_node(&name) => None,
             r => Some(r?),
@@ -628,7 +625,7 @@ async fn resolve_node(
     opts: &EngineOptions,
 ) -> StepResult<resolve::NodeView> {
     let sync = opts.cookbook_sync.as_deref();
-    match &opts.classifier {
+    match &ctx.classifier {
         None => resolve::resolve_with(store.as_ref(), &ctx.cookbooks, sync, name)
             .await
             .map_err(EngineError::Resolve),
@@ -1443,26 +1440,31 @@ pub(crate) mod engine_tests_support {
             .to_owned()
     }
 
-    pub(crate) async fn run(
+    /// The tests' infrastructure: `store` and `repo`, the in-memory `devs`, this process's test
+    /// state directory and file locks (unless `settings` says otherwise).
+    pub(crate) fn infra(
+        store: Arc<dyn NodeStore>,
         repo: &LocalRepo,
         devs: &[(&str, Arc<Mutex<Device>>)],
-        names: &[&str],
-        mut opts: EngineOptions,
-    ) -> RunReport {
-        opts.state_dir.get_or_insert_with(test_state);
+        mut settings: crate::coordination::Settings,
+    ) -> Infra {
+        settings.state_dir.get_or_insert_with(test_state);
         let conn = MemConnector(
             devs.iter()
                 .map(|(n, d)| (n.to_string(), d.clone()))
                 .collect(),
         );
-        converge(
-            Arc::new(repo.clone()),
-            repo.clone(),
-            names.iter().map(|n| job(n)).collect(),
-            Arc::new(conn),
-            opts,
-        )
-        .await
+        Infra::open(store, repo.clone(), Arc::new(conn), &settings)
+    }
+
+    pub(crate) async fn run(
+        repo: &LocalRepo,
+        devs: &[(&str, Arc<Mutex<Device>>)],
+        names: &[&str],
+        opts: EngineOptions,
+    ) -> RunReport {
+        let infra = infra(Arc::new(repo.clone()), repo, devs, Default::default());
+        converge(&infra, names.iter().map(|n| job(n)).collect(), opts).await
     }
 
     #[tokio::test]
@@ -1861,16 +1863,17 @@ mod lock_tests {
     async fn lock_dir_option_is_used() {
         let (d, repo) = repo_with(&[("sw1", SW1)]);
         let locks = tempfile::tempdir().unwrap();
-        let r = run(
+        let settings = crate::coordination::Settings {
+            lock_dir: Some(locks.path().join("run-locks")),
+            ..Default::default()
+        };
+        let infra = infra(
+            Arc::new(repo.clone()),
             &repo,
             &[("sw1", device())],
-            &["sw1"],
-            EngineOptions {
-                lock_dir: Some(locks.path().join("run-locks")),
-                ..Default::default()
-            },
-        )
-        .await;
+            settings,
+        );
+        let r = converge(&infra, vec![job("sw1")], Default::default()).await;
         assert_eq!(r.nodes[0].status, NodeStatus::Success);
         assert!(locks.path().join("run-locks/sw1.run.lock").exists());
         assert!(!d.path().join("nodes/.locks/sw1.run.lock").exists());
@@ -2074,18 +2077,13 @@ mod kind_tests {
     #[tokio::test]
     async fn a_chef_server_5xx_is_a_server_error() {
         let (_d, repo) = repo_with(&[]);
-        let conn = MemConnector([("sw1".to_string(), device())].into_iter().collect());
-        let r = converge(
+        let infra = infra(
             Arc::new(Down),
-            repo,
-            vec![job("sw1")],
-            Arc::new(conn),
-            EngineOptions {
-                state_dir: Some(test_state()),
-                ..Default::default()
-            },
-        )
-        .await;
+            &repo,
+            &[("sw1", device())],
+            Default::default(),
+        );
+        let r = converge(&infra, vec![job("sw1")], Default::default()).await;
         let n = &r.nodes[0];
         assert_eq!(kinds(n), (Some(NodeErrorKind::Server), None));
         assert!(n.error.as_deref().unwrap().contains("HTTP 503"), "{n:?}");

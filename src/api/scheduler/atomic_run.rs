@@ -149,11 +149,8 @@ async fn run_atomic(shared: Arc<Shared>, run: AtomicRun) {
         concurrency: shared.concurrency,
         run_id: run_id.clone(),
         node_timeout: shared.engine.node_timeout,
-        classifier: shared.engine.classifier.clone(),
         events: Some(sink),
         cancel: Some(shared.cancel.clone()),
-        state_dir: shared.engine.state_dir.clone(),
-        database: shared.engine.database.clone(),
         atomic: Some(crate::atomic::DEFAULT_PHASE_TIMEOUT),
         check_links: shared
             .engine
@@ -170,14 +167,7 @@ async fn run_atomic(shared: Arc<Shared>, run: AtomicRun) {
             }),
         ..Default::default()
     };
-    let report = crate::atomic::converge(
-        shared.engine.store.clone(),
-        shared.engine.cookbooks.clone(),
-        jobs,
-        shared.engine.connector.clone(),
-        opts,
-    )
-    .await;
+    let report = crate::atomic::converge(&shared.engine.infra, jobs, opts).await;
     if let Some(tx) = &report.transaction {
         let mut st = shared.lock();
         if let Some(run) = st.runs.get_mut(&run_id) {
