@@ -29,7 +29,7 @@ use crate::error::EngineError;
 use crate::journal::{Intent, Journal, TxPhase, TxRecord};
 use crate::report::{
     NodeReport, NodeStatus, Outcome, ResourceStatus, RunEvent, RunReport, StepTiming, Transaction,
-    TxDevice, TxFailure, summarize,
+    TxDevice, TxFailure,
 };
 use crate::session::Session;
 use futures::StreamExt;
@@ -166,20 +166,7 @@ pub async fn converge(infra: &Infra, jobs: Vec<Job>, opts: EngineOptions) -> Run
         confirm_timeout_secs: confirm_timer(phase_timeout, &opts).as_secs_f64(),
         links,
     };
-    let cookbooks = match &opts.cookbook_sync {
-        Some(s) => Some(s.finish().await),
-        None => None,
-    };
-    RunReport {
-        run_id: opts.run_id.clone(),
-        why_run: opts.why_run,
-        started_at,
-        duration_secs: started.elapsed().as_secs_f64(),
-        summary: summarize(&nodes),
-        nodes,
-        cookbooks,
-        transaction: Some(transaction),
-    }
+    engine::run_report(&opts, started_at, started, nodes, Some(transaction)).await
 }
 
 fn collect_failures(members: &[Member], phase: u8, out: &mut Vec<TxFailure>) {

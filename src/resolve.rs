@@ -11,7 +11,7 @@ use crate::store::local::LocalRepo;
 use netgw_models::attributes::{AttributeSet, Component, Source};
 use netgw_models::compile::RecipeSource;
 use netgw_models::expand::{ExpandError, Expansion, expand};
-use netgw_models::{CurrentState, DesiredState, Environment, ModelError, NodeName, Role};
+use netgw_models::{Attrs, CurrentState, DesiredState, Environment, ModelError, NodeName, Role};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -265,30 +265,19 @@ fn assemble(
     let env_src = Source::Environment {
         environment: environment.name.clone(),
     };
-    attrs.push(
-        Component::EnvDefault,
-        env_src.clone(),
-        environment.default_attributes.clone(),
+    let env_layers = (Component::EnvDefault, Component::EnvOverride);
+    let env_attrs = (
+        &environment.default_attributes,
+        &environment.override_attributes,
     );
-    attrs.push(
-        Component::EnvOverride,
-        env_src,
-        environment.override_attributes.clone(),
-    );
+    push_pair(&mut attrs, env_layers, env_src, env_attrs);
     for layer in &expansion.role_layers {
         let src = Source::Role {
             role: layer.role.clone(),
         };
-        attrs.push(
-            Component::RoleDefault,
-            src.clone(),
-            layer.default_attributes.clone(),
-        );
-        attrs.push(
-            Component::RoleOverride,
-            src,
-            layer.override_attributes.clone(),
-        );
+        let layers = (Component::RoleDefault, Component::RoleOverride);
+        let pair = (&layer.default_attributes, &layer.override_attributes);
+        push_pair(&mut attrs, layers, src, pair);
     }
 
     // Automatic attributes (the facts the last run saved) first, so attribute files and recipes that
@@ -355,4 +344,14 @@ pub fn recompile_with_facts(view: &mut NodeView) -> Result<(), ResolveError> {
     )?;
     view.attributes = attrs;
     Ok(())
+}
+/// A default and an override layer from one source (an environment, a role).
+fn push_pair(
+    attrs: &mut AttributeSet,
+    (default, over): (Component, Component),
+    src: Source,
+    (default_attrs, override_attrs): (&Attrs, &Attrs),
+) {
+    attrs.push(default, src.clone(), default_attrs.clone());
+    attrs.push(over, src, override_attrs.clone());
 }

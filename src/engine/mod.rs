@@ -246,7 +246,17 @@ pub async fn converge(infra: &Infra, jobs: Vec<Job>, opts: EngineOptions) -> Run
         rank.entry(o.as_str()).or_insert(i);
     }
     nodes.sort_by_key(|n| rank.get(n.name.as_str()).copied());
-    let summary = summarize(&nodes);
+    run_report(&opts, started_at, started, nodes, None).await
+}
+
+/// The run's report: its nodes (in their final order), the summary, the cookbook sync's report.
+pub(crate) async fn run_report(
+    opts: &EngineOptions,
+    started_at: String,
+    started: Instant,
+    nodes: Vec<NodeReport>,
+    transaction: Option<crate::report::Transaction>,
+) -> RunReport {
     let cookbooks = match &opts.cookbook_sync {
         Some(s) => Some(s.finish().await),
         None => None,
@@ -256,10 +266,10 @@ pub async fn converge(infra: &Infra, jobs: Vec<Job>, opts: EngineOptions) -> Run
         why_run: opts.why_run,
         started_at,
         duration_secs: started.elapsed().as_secs_f64(),
+        summary: summarize(&nodes),
         nodes,
-        summary,
         cookbooks,
-        transaction: None,
+        transaction,
     }
 }
 
