@@ -1,5 +1,5 @@
 #!/bin/sh
-# Atomic-converge campaigns (issue 20, docs/atomic.md), in batches (seed SEED+batch), each batch printing
+# Atomic-converge campaigns (docs/atomic.md), in batches (seed SEED+batch), each batch printing
 # its table as it finishes, then the totals. One loop for both modes; MODE picks the test, its control
 # (run first: it shows the count catches a mixed network) and the batch's variables.
 #

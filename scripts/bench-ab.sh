@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Two netgw binaries alternated on one netgw-lab of N devices (docs/bench.md, "Change 15"): on a
+# Two netgw binaries alternated on one netgw-lab of N devices (docs/bench.md, "Reproduce"): on a
 # shared machine wall time drifts with other work, so the binaries are compared in the same stretch,
 # run by run, not table against table. IOS devices unless BENCH_AB_PLATFORM says nxos, eos, junos or f5.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# System calls and thread switches of one netgw converge, per device (docs/bench.md, "Changes 20-22"):
+# System calls and thread switches of one netgw converge, per device (docs/bench.md, "What bounds each vendor"):
 # a fresh netgw-lab of N devices (IOS unless BENCH_AB_PLATFORM says nxos, eos, junos or f5), a first
 # run (one VLAN and one description to change on every device), then an unchanged one, each under
 # `perf stat` with the kernel's syscall tracepoints (needs perf and permission to read tracepoints).

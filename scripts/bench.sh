@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scale benchmark (issue 7): netgw converging N simulated devices, against the tools netops use today
+# Scale benchmark: netgw converging N simulated devices, against the tools netops use today
 # and a bare-SSH floor, on this machine. Results: bench-results/ (raw JSON lines + summary), the table
 # on stdout; docs/bench.md explains the method and the numbers.
 #

@@ -1,7 +1,7 @@
 #!/bin/sh
-# Crash campaigns (issue 15) against netgw-lab (60 ms per reply), one device per vendor per round:
+# Crash campaigns against netgw-lab (60 ms per reply), one device per vendor per round:
 # EOS, Junos, IOS, NX-OS, F5, and IOS with a configuration archive (its revert timer). Figures:
-# README's RELIABILITY section and docs/reliability.md.
+# docs/reliability.md.
 #
 #   scripts/crash-campaign.sh kill    [ROUNDS] [CONTROL_ROUNDS]  (1) SIGKILL of `netgw converge`
 #                                     at seeded moments; control: intent journal off

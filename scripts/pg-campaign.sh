@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The shared-PostgreSQL campaign (issue 19, docs/serve.md "Several gateways on one PostgreSQL"):
+# The shared-PostgreSQL campaign (docs/serve.md "Several gateways on one PostgreSQL"):
 # three `netgw serve` gateways and one `netgw converge --database` run on one throwaway PostgreSQL
 # (scripts/peers/postgres.sh), netgw-lab with DEVICES Junos devices (NETCONF over SSH, 40 ms per
 # reply), TRIGGERS triggers spread over the gateways by a seeded generator, one gateway SIGKILLed

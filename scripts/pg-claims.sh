@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Claims per second of the shared queue (docs/serve.md, README "Scaling out"), on this machine: a
+# Claims per second of the shared queue (docs/serve.md, "Capacity"), on this machine: a
 # throwaway PostgreSQL (scripts/peers/postgres.sh, fsync off as in the tests: the figure is the
 # database's CPU cost, not the disk's), the repository's migrations, ROWS orphaned node runs, then
 # pgbench with CLIENTS connections each running the exact claim statement of src/pg/history.rs

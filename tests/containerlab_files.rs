@@ -541,10 +541,10 @@ fn topology_is_rendered_before_it_is_read() {
     );
 }
 
-/// README.md's kind table is the table netgw uses (`NETGW_WRITE_README=1` rewrites it).
+/// docs/usage.md's kind table is the table netgw uses (`NETGW_WRITE_DOCS=1` rewrites it).
 #[test]
-fn readme_kind_table_is_the_kind_table() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+fn usage_doc_kind_table_is_the_kind_table() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/usage.md");
     let readme = std::fs::read_to_string(&path).unwrap();
     let (start, end) = (
         "<!-- kinds table: generated from models/src/kinds.rs (tests/containerlab_files.rs keeps it equal) -->\n",
@@ -552,18 +552,18 @@ fn readme_kind_table_is_the_kind_table() {
     );
     let a = readme
         .find(start)
-        .expect("README has the kinds table markers")
+        .expect("docs/usage.md has the kinds table markers")
         + start.len();
     let b = readme[a..].find(end).expect("end marker") + a;
     let want = kinds::markdown_table();
-    if std::env::var_os("NETGW_WRITE_README").is_some() {
+    if std::env::var_os("NETGW_WRITE_DOCS").is_some() {
         std::fs::write(&path, format!("{}{want}{}", &readme[..a], &readme[b..])).unwrap();
         return;
     }
     assert_eq!(
         readme[a..b],
         want,
-        "run with NETGW_WRITE_README=1 to update README.md"
+        "run with NETGW_WRITE_DOCS=1 to update docs/usage.md"
     );
 }
 

@@ -20,7 +20,7 @@
 //! The control runs the same with the journal off (`NETGW_JOURNAL=off`), killing an IOS and an NX-OS
 //! converge once the device is seen half-applied: the devices stay half-applied after the next run, so
 //! the count would catch a broken journal. `CRASH_ROUNDS` (default 1: 6 kills) and `CRASH_SEED` scale
-//! the campaign (`scripts/crash-campaign.sh`); figures go to README's RELIABILITY section.
+//! the campaign (`scripts/crash-campaign.sh`); figures are in docs/reliability.md.
 
 mod common;
 

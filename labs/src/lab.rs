@@ -107,7 +107,7 @@ pub struct SnmpV3User {
     pub priv_key: String,
 }
 
-/// The documented defaults (README, lab section).
+/// The documented defaults (docs/lab.md).
 pub const DEFAULT_SNMP_COMMUNITY: &str = "netgw-lab";
 
 impl Default for SnmpV3User {

@@ -215,7 +215,7 @@ pub fn platform_name(name: &str) -> Option<Drive> {
     matches.first().map(|k| k.drive)
 }
 
-/// The README's kind table (a test keeps README.md equal to it).
+/// The kind table of docs/usage.md (a test in tests/containerlab_files.rs keeps the doc equal to it).
 pub fn markdown_table() -> String {
     let mut out = String::from(
         "| containerlab kind (aliases) | netgw | default credentials |\n|---|---|---|\n",

@@ -1,6 +1,6 @@
 //! What netgw-lab needs of containerlab's node registry: default credentials and the Nornir platform
 //! names per schema. The registry itself is one table, `netgw_models::kinds` (shared with netgw's
-//! inventory readers and the README's kind table); this module only reads it.
+//! inventory readers and the kind table of docs/usage.md); this module only reads it.
 
 use netgw_models::kinds::{Kind, kind};
 
