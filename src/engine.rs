@@ -14,7 +14,7 @@
 //! `node_timeout` on top of the transports' own timeouts.
 
 use crate::error::EngineError;
-use crate::journal::{Intent, Journal, Recovery};
+use crate::journal::{Intent, Journal, JournalError, Recovery};
 use crate::report::{
     NodeReport, NodeStatus, ResourceReport, ResourceStatus, RunReport, StepTiming, resource_ident,
     summarize,
@@ -218,9 +218,12 @@ pub async fn converge(
     connector: Arc<dyn Connector>,
     opts: EngineOptions,
 ) -> RunReport {
-    let ctx = Arc::new(Ctx::new(store, &cookbooks, &opts, jobs.len()));
     let started = Instant::now();
     let started_at = now_rfc3339();
+    if let Err(e) = check_state(&opts, &cookbooks).await {
+        return refused(jobs, &opts, started_at, &e.into());
+    }
+    let ctx = Arc::new(Ctx::new(store, &cookbooks, &opts, jobs.len()));
     let sem = Arc::new(Semaphore::new(opts.concurrency.max(1)));
     let mut set = JoinSet::new();
     let order: Vec<String> = jobs.iter().map(|j| j.name.clone()).collect();
@@ -281,6 +284,47 @@ pub async fn converge(
         nodes,
         summary,
         cookbooks,
+        transaction: None,
+    }
+}
+
+/// The run's state directory and cookbook cache, checked before any of it is read
+/// (`crate::state::check_state`).
+async fn check_state(opts: &EngineOptions, repo: &LocalRepo) -> Result<(), JournalError> {
+    let root = state_root(opts);
+    let repo = repo.root().to_owned();
+    let cache = opts
+        .cookbook_sync
+        .as_ref()
+        .map(|s| s.cache_dir().to_owned());
+    tokio::task::spawn_blocking(move || crate::state::check_state(&root, &repo, cache.as_deref()))
+        .await
+        .map_err(|e| JournalError::Io {
+            path: state_root(opts),
+            reason: e.to_string(),
+        })?
+        .map_err(JournalError::from)
+}
+
+/// A run that did not start: every node failed with `e`, nothing touched.
+fn refused(jobs: Vec<Job>, opts: &EngineOptions, started_at: String, e: &EngineError) -> RunReport {
+    let nodes: Vec<NodeReport> = jobs
+        .iter()
+        .map(|j| {
+            let mut r = NodeReport::new(&j.name, opts.why_run);
+            fail(&mut r, e);
+            r.tally();
+            r
+        })
+        .collect();
+    RunReport {
+        run_id: opts.run_id.clone(),
+        why_run: opts.why_run,
+        started_at,
+        duration_secs: 0.0,
+        summary: summarize(&nodes),
+        nodes,
+        cookbooks: None,
         transaction: None,
     }
 }

@@ -669,3 +669,141 @@ async fn tls_is_served_when_configured() {
     .unwrap_or_default();
     assert!(!got.starts_with("HTTP/1.1 200"), "{got}");
 }
+
+/// The journal directory of `repo` under `state` (one repo there).
+fn journal_dir(state: &Path) -> PathBuf {
+    let repos: Vec<PathBuf> = std::fs::read_dir(state.join("repos"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(repos.len(), 1, "{repos:?}");
+    repos[0].join("journal")
+}
+
+/// An intent entry a dead run could have left: VLAN 3001 was there before and is gone, VLAN 3002
+/// was to be added and is not there yet. Half-applied, so recovery restores the old state: it
+/// creates VLAN 3001 `planted` on the device.
+fn planted_intent() -> Value {
+    json!({
+        "run_id": "20260101T000000Z-planted-1",
+        "node": "leaf1",
+        "platform": "eos",
+        "written_at": "2026-01-01T00:00:00Z",
+        "vlans": [
+            [3001, {"id": 3001, "name": "planted"}, null],
+            [3002, null, {"id": 3002, "name": "never"}]
+        ],
+        "links": [],
+        "rendered": []
+    })
+}
+
+fn set_mode(p: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Owner and group of `p` set to `uid` (65534, `nobody`, stands for a second local user).
+fn chown(p: &Path, uid: u32) {
+    std::os::unix::fs::chown(p, Some(uid), Some(uid)).unwrap();
+}
+
+/// A why-run of leaf1 with `state` as the state directory: (report as JSON, stderr).
+fn why_run(repo: &Path, fab: &Fabric, state: &Path) -> (Value, String) {
+    let state = state.to_str().unwrap();
+    let (_, out, err) = converge(
+        repo,
+        fab,
+        &Path::new(state).with_file_name("locks"),
+        &[
+            "--why-run",
+            "--format",
+            "json",
+            "--state-dir",
+            state,
+            "leaf1",
+        ],
+    );
+    let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    (v, err)
+}
+
+#[test]
+fn state_another_user_could_write_is_refused_and_created_state_is_private() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fab = fabric(d);
+    let repo = d.join("repo");
+    copy_dir(&common::root().join("examples/repo"), &repo);
+    let state = d.join("state");
+    let locks = d.join("locks");
+    // A converge under umask 000 creates the state tree: every directory 0700, every file 0600.
+    let (ok, out, err) = converge(
+        &repo,
+        &fab,
+        &locks,
+        &["--state-dir", state.to_str().unwrap(), "leaf1"],
+    );
+    assert!(ok, "{out}\n{err}");
+    let journal = journal_dir(&state);
+    for p in [
+        &state,
+        &state.join("repos"),
+        journal.parent().unwrap(),
+        &journal,
+    ] {
+        assert_eq!(mode(p), 0o700, "{}", p.display());
+    }
+    assert_eq!(mode(&locks.join("leaf1.run.lock")), 0o600);
+
+    // Another user plants an entry in the (private) journal directory: refused, naming it and the fix.
+    let entry = journal.join("leaf1.json");
+    std::fs::write(&entry, planted_intent().to_string()).unwrap();
+    chown(&entry, 65534);
+    set_mode(&entry, 0o644);
+    let (v, err) = why_run(&repo, &fab, &state);
+    let n = &v["nodes"][0];
+    let e = n["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v:#}\n{err}"));
+    assert!(e.contains(entry.to_str().unwrap()), "{e}");
+    assert!(
+        e.contains("owned by uid 65534") && e.contains("chown 0"),
+        "{e}"
+    );
+    assert!(n["recovered"].is_null(), "{v:#}");
+    // Group- or world-writable: the same, whoever owns it.
+    chown(&entry, 0);
+    set_mode(&entry, 0o666);
+    let (v, _) = why_run(&repo, &fab, &state);
+    let e = v["nodes"][0]["error"].as_str().unwrap_or_default();
+    assert!(e.contains("lets group or others write it"), "{v:#}");
+    // A journal directory others can write into, and a state directory another user owns: the run
+    // is refused before any entry is read.
+    set_mode(&entry, 0o600);
+    set_mode(&journal, 0o777);
+    let (v, _) = why_run(&repo, &fab, &state);
+    let e = v["nodes"][0]["error"].as_str().unwrap_or_default();
+    assert!(
+        e.contains(&format!("{}: mode 0777", journal.display())) && e.contains("chmod 700"),
+        "{v:#}"
+    );
+    set_mode(&journal, 0o700);
+    chown(&state, 65534);
+    let (v, _) = why_run(&repo, &fab, &state);
+    let e = v["nodes"][0]["error"].as_str().unwrap_or_default();
+    assert!(
+        e.contains(&format!("{}: owned by uid 65534", state.display())),
+        "{v:#}"
+    );
+    chown(&state, 0);
+    assert!(entry.exists(), "a refused entry is left for the operator");
+
+    // Control: the same entry, this user's and private, does steer the device (a why-run restores
+    // it): the refusals above are what kept the planted one off the switch.
+    let (v, err) = why_run(&repo, &fab, &state);
+    let n = &v["nodes"][0];
+    assert!(n["error"].is_null(), "{v:#}\n{err}");
+    assert_eq!(n["recovered"]["action"], "restored", "{v:#}");
+    assert!(!entry.exists());
+}

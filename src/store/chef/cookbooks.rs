@@ -24,6 +24,7 @@ pub mod prune;
 use super::constraint::{Constraint, Version};
 use super::{ChefError, ChefServer};
 use crate::error::NodeErrorKind;
+use crate::rootdir::{create_private_dir_all, create_private_file};
 use crate::store::local::LocalRepo;
 use md5::{Digest, Md5};
 use netgw_models::Environment;
@@ -769,10 +770,10 @@ fn unique_tmp(dir: &Path) -> PathBuf {
 /// file, no file, or the new one, never a part.
 fn write_atomic(dest: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = dest.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
+    create_private_dir_all(dir)?;
     let tmp = unique_tmp(dir);
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = create_private_file(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         std::fs::rename(&tmp, dest)
@@ -799,7 +800,7 @@ fn build_set(
         path: path.to_owned(),
         message: e.to_string(),
     };
-    std::fs::create_dir_all(&sets).map_err(|e| io(&sets, e))?;
+    create_private_dir_all(&sets).map_err(|e| io(&sets, e))?;
     let tmp = unique_tmp(&sets);
     let filled = fill_set(cache, &tmp, versions);
     if let Err(e) = filled {
@@ -844,31 +845,42 @@ fn fill_set(cache: &Path, root: &Path, versions: &[CookbookVersion]) -> Result<(
         message: e.to_string(),
     };
     // `nodes/` makes it a repo the loader opens; it stays empty.
-    std::fs::create_dir_all(root.join("nodes")).map_err(|e| io(root, e))?;
+    create_private_dir_all(&root.join("nodes")).map_err(|e| io(root, e))?;
     let sums: Vec<&str> = versions
         .iter()
         .flat_map(|cb| cb.files.iter().map(|f| f.checksum.as_str()))
         .collect();
     let list = root.join(prune::CHECKSUMS);
-    std::fs::write(&list, sums.join("\n")).map_err(|e| io(&list, e))?;
+    write_private(&list, sums.join("\n").as_bytes()).map_err(|e| io(&list, e))?;
     for cb in versions {
         let base = root.join("cookbooks").join(&cb.name);
-        std::fs::create_dir_all(&base).map_err(|e| io(&base, e))?;
+        create_private_dir_all(&base).map_err(|e| io(&base, e))?;
         for f in &cb.files {
             let dst = base.join(&f.path);
             if let Some(parent) = dst.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+                create_private_dir_all(parent).map_err(|e| io(parent, e))?;
             }
             let src = cache.join("files").join(&f.checksum);
-            std::fs::copy(&src, &dst).map_err(|e| io(&dst, e))?;
+            copy_private(&src, &dst).map_err(|e| io(&dst, e))?;
         }
         if !cb.files.iter().any(|f| f.path == "metadata.json") {
             let meta = base.join("metadata.json");
             let text = serde_json::to_vec_pretty(&cb.metadata).unwrap_or_default();
-            std::fs::write(&meta, text).map_err(|e| io(&meta, e))?;
+            write_private(&meta, &text).map_err(|e| io(&meta, e))?;
         }
     }
     Ok(())
+}
+
+/// A new file of a set being built (its directory is this run's own temporary), 0600.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    create_private_file(path)?.write_all(bytes)
+}
+
+/// A cached file copied into a set being built, 0600 (`std::fs::copy` would copy the source's mode).
+fn copy_private(src: &Path, dst: &Path) -> std::io::Result<()> {
+    let mut from = std::fs::File::open(src)?;
+    std::io::copy(&mut from, &mut create_private_file(dst)?).map(|_| ())
 }
 
 /// Every file of the set present with its checksum (read again: the set is what the loader reads).
