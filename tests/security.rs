@@ -447,6 +447,9 @@ fn fabric(dir: &Path) -> Fabric {
         cmd.arg("--fault")
             .arg(format!("{node}:reject-commit={HOSTILE}"));
     }
+    // Whatever is plugged into leaf1's ports names itself with escape sequences (LLDP).
+    cmd.arg("--fault")
+        .arg(format!("leaf1:lldp-system-name={HOSTILE}"));
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -806,4 +809,189 @@ fn state_another_user_could_write_is_refused_and_created_state_is_private() {
     assert!(n["error"].is_null(), "{v:#}\n{err}");
     assert_eq!(n["recovered"]["action"], "restored", "{v:#}");
     assert!(!entry.exists());
+}
+
+/// A Chef server whose every string is hostile: the node's attributes and run list, the
+/// environment's description, every error's message. Answers any number of requests on a thread;
+/// lives as long as the test process.
+fn hostile_chef_server() -> String {
+    use std::io::{Read, Write};
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(mut c) = c else { continue };
+            let mut buf = vec![0u8; 65536];
+            let n = c.read(&mut buf).unwrap_or(0);
+            let req = String::from_utf8_lossy(&buf[..n]).into_owned();
+            let path = req.split_whitespace().nth(1).unwrap_or("").to_owned();
+            let (status, body) = if path.ends_with("/cookbook_versions") {
+                let solution = json!({"fabric": {"name": "fabric", "version": HOSTILE,
+                    "cookbook_name": "fabric", "all_files": []}});
+                ("200 OK", solution.to_string())
+            } else if path.contains("/nodes/") {
+                let node = json!({
+                    "name": "leaf1", "chef_type": "node", "json_class": "Chef::Node",
+                    "chef_environment": "_default", "run_list": [],
+                    "normal": {"netdev": {"vlans": {"100": {"name": HOSTILE}}}, "note": HOSTILE},
+                    "default": {}, "override": {}, "automatic": {}
+                });
+                ("200 OK", node.to_string())
+            } else if path.contains("/environments/") {
+                let env = json!({"name": "_default", "description": HOSTILE, "chef_type": "environment",
+                    "json_class": "Chef::Environment", "cookbook_versions": {},
+                    "default_attributes": {"motd": HOSTILE}, "override_attributes": {}});
+                ("200 OK", env.to_string())
+            } else {
+                ("404 Not Found", json!({"error": [HOSTILE]}).to_string())
+            };
+            let _ = write!(
+                c,
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    format!("http://{addr}/organizations/netgw")
+}
+
+/// No raw control character (besides newline and tab) in `text`.
+fn assert_terminal_safe(what: &str, text: &str) {
+    let raw: Vec<char> = text
+        .chars()
+        .filter(|c| c.is_control() && !matches!(c, '\n' | '\t'))
+        .collect();
+    assert!(
+        raw.is_empty(),
+        "{what} carries raw control characters {raw:?}: {text:?}"
+    );
+}
+
+/// Every command's human output, with devices (commit errors, LLDP names) and a Chef server (node,
+/// environment, errors) that send escape sequences: nothing raw reaches stdout or stderr. The
+/// control: the same strings arrive raw in JSON (they really were sent), and escaped in the human
+/// text (they were shown, not dropped).
+#[test]
+fn every_human_output_is_terminal_safe_with_hostile_device_and_server_strings() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fab = fabric(d);
+    let repo = d.join("repo");
+    copy_dir(&common::root().join("examples/repo"), &repo);
+    let state = d.join("state");
+    let topo = common::root().join("containerlab/netgw-fabric.clab.yml");
+    let chef = hostile_chef_server();
+    let key = fixture("chef/mixlib-authentication/spec_private_key.pem");
+    let run = |args: &[&dyn AsRef<std::ffi::OsStr>]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .args(["--log", "debug", "--state-dir"])
+            .arg(&state)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (inv, r) = (&fab.inventory, &repo);
+    let server: [&dyn AsRef<std::ffi::OsStr>; 8] = [
+        &"--server",
+        &chef,
+        &"--client-name",
+        &"chef-server",
+        &"--client-key",
+        &key,
+        &"--repo",
+        r,
+    ];
+    let with_server = |args: &[&dyn AsRef<std::ffi::OsStr>]| {
+        let mut v: Vec<&dyn AsRef<std::ffi::OsStr>> = args.to_vec();
+        v.extend(server.iter().copied());
+        run(&v)
+    };
+    let outputs = [
+        (
+            "converge",
+            run(&[&"converge", &"--repo", r, &"--inventory", inv]),
+        ),
+        (
+            "why-run",
+            run(&[&"converge", &"--why-run", &"--repo", r, &"--inventory", inv]),
+        ),
+        ("drift", run(&[&"drift", &"--repo", r, &"--inventory", inv])),
+        (
+            "facts",
+            run(&[
+                &"facts",
+                &"leaf1",
+                &"--inventory",
+                inv,
+                &"--format",
+                &"human",
+            ]),
+        ),
+        (
+            "links",
+            run(&[&"links", &"--topology", &topo, &"--inventory", inv]),
+        ),
+        (
+            "inventory",
+            run(&[&"inventory", &"--inventory", inv, &"--repo", r]),
+        ),
+        ("expand", run(&[&"expand", &"leaf1", &"--repo", r])),
+        (
+            "node show",
+            run(&[&"node", &"show", &"leaf1", &"--repo", r]),
+        ),
+        (
+            "node show (server)",
+            with_server(&[&"node", &"show", &"leaf1"]),
+        ),
+        ("expand (server)", with_server(&[&"expand", &"leaf1"])),
+        (
+            "converge (server)",
+            with_server(&[&"converge", &"--why-run", &"--inventory", inv, &"leaf1"]),
+        ),
+        (
+            "drift (server)",
+            with_server(&[&"drift", &"--inventory", inv, &"leaf1"]),
+        ),
+    ];
+    for (what, (out, err)) in &outputs {
+        assert_terminal_safe(&format!("{what} stdout"), out);
+        assert_terminal_safe(&format!("{what} stderr"), err);
+    }
+    // Shown escaped, not dropped: the LLDP name in `links`, the server's node in `node show`.
+    let shown = |what: &str| {
+        let (_, (out, err)) = outputs.iter().find(|(w, _)| *w == what).unwrap();
+        out.contains("\\x1b]0;pwned\\x07") || err.contains("\\x1b]0;pwned\\x07")
+    };
+    for what in ["links", "node show (server)", "converge"] {
+        assert!(
+            shown(what),
+            "{what}: {:?}",
+            outputs.iter().find(|(w, _)| *w == what)
+        );
+    }
+    // Control: the strings arrived raw (JSON carries them as sent).
+    let (json_links, _) = run(&[
+        &"links",
+        &"--topology",
+        &topo,
+        &"--inventory",
+        inv,
+        &"--format",
+        &"json",
+    ]);
+    assert!(
+        serde_json::from_str::<Value>(&json_links)
+            .unwrap()
+            .to_string()
+            .contains("\\u001b]0;pwned"),
+        "{json_links}"
+    );
+    let (json_node, _) = with_server(&[&"node", &"show", &"leaf1", &"--format", &"json"]);
+    assert!(json_node.contains("\\u001b]0;pwned"), "{json_node}");
 }

@@ -462,6 +462,7 @@ fn wire_device(
     let (user, pass) = clab.map_or((&opts.username, &opts.password), |c| {
         (&c.username, &c.password)
     });
+    let lldp_name = faults.lldp_system_name.clone();
     let mut dev = Device::new(name, dialect, index, ports, user, pass, faults);
     let mut st = dev.state().clone();
     st.routed_only = routed_only(node);
@@ -475,7 +476,7 @@ fn wire_device(
         dev.link_ends.push((lp.clone(), local_up.clone()));
         st.neighbors.push(Neighbor {
             local_port: lp,
-            system_name: peer,
+            system_name: lldp_name.clone().unwrap_or(peer),
             port: rp,
             chassis_id: mac_for(pidx, 1),
             local_up,
