@@ -995,3 +995,68 @@ fn every_human_output_is_terminal_safe_with_hostile_device_and_server_strings() 
     let (json_node, _) = with_server(&[&"node", &"show", &"leaf1", &"--format", &"json"]);
     assert!(json_node.contains("\\u001b]0;pwned"), "{json_node}");
 }
+
+/// 40 KB of nested flow collections took the YAML parser 12.6 s (time quadratic in the depth):
+/// every YAML netgw reads (inventory, repo attributes, serve's config, topologies) is refused in
+/// milliseconds, naming the file and line, before the parser sees it.
+#[test]
+fn deeply_nested_yaml_is_refused_before_parsing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let deep = format!("{}{}\n", "[".repeat(20_000), "]".repeat(20_000));
+    write(
+        d,
+        "inventory.yml",
+        &format!("hosts:\n  sw1:\n    data: {deep}"),
+    );
+    write(d, "topo.clab.yml", &format!("name: t\ntopology: {deep}"));
+    std::fs::create_dir_all(d.join("repo/nodes")).unwrap();
+    let run = |args: &[&str]| {
+        let t = Instant::now();
+        let o = Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .current_dir(d)
+            .args(["--state-dir", "state"])
+            .args(args)
+            .output()
+            .unwrap();
+        (t.elapsed(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    for (args, file) in [
+        (
+            &[
+                "inventory",
+                "--inventory",
+                "inventory.yml",
+                "--repo",
+                "repo",
+            ][..],
+            "inventory.yml",
+        ),
+        (
+            &["links", "--topology", "topo.clab.yml", "--repo", "repo"][..],
+            "topo.clab.yml",
+        ),
+    ] {
+        let (took, err) = run(args);
+        assert!(took < Duration::from_secs(3), "{file}: {took:?}");
+        assert!(
+            err.contains("nested deeper than 128 levels") && err.contains("line "),
+            "{file}: {err}"
+        );
+    }
+    // Control: the same documents nested 100 deep are read (the refusal is the depth, not the shape).
+    let ok = format!("{}{}\n", "[".repeat(100), "]".repeat(100));
+    write(
+        d,
+        "inventory.yml",
+        &format!("hosts:\n  sw1:\n    data: {{x: {ok}}}\n"),
+    );
+    let (_, err) = run(&[
+        "inventory",
+        "--inventory",
+        "inventory.yml",
+        "--repo",
+        "repo",
+    ]);
+    assert!(!err.contains("nested deeper"), "{err}");
+}

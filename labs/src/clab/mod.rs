@@ -290,7 +290,7 @@ impl ClabPlan {
                 "field `name`: missing (containerlab names the lab from it)".into(),
             ));
         }
-        let raw: Value = serde_norway::from_str(text).map_err(|e| bad(e.to_string()))?;
+        let raw: Value = netgw_models::yaml::from_str(text).map_err(|e| bad(e.to_string()))?;
         let section = |s: &str| raw.get("topology").and_then(|t| t.get(s));
         let (subnet_text, net, len, base) = mgmt_subnet(topo, loopback, &bad)?;
         let m = mask(len);
