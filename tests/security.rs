@@ -1060,3 +1060,66 @@ fn deeply_nested_yaml_is_refused_before_parsing() {
     ]);
     assert!(!err.contains("nested deeper"), "{err}");
 }
+
+/// A topology's `${VAR}` reads containerlab's own variables (`CLAB_*`) and the names
+/// `NETGW_TOPOLOGY_ENV` allows, never the rest of netgw's environment (its database URL, tokens,
+/// device passwords); its credentials are text, never a reference the inventory would resolve.
+#[test]
+fn a_topology_reads_only_the_environment_it_is_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("repo/nodes")).unwrap();
+    let topo = |user: &str, pass: &str| {
+        write(
+            d,
+            "t.clab.yml",
+            &format!(
+                "name: t\ntopology:\n  nodes:\n    sw1:\n      kind: arista_ceos\n      mgmt-ipv4: 127.0.0.1\n      credentials: {{username: '{user}', password: '{pass}'}}\n"
+            ),
+        )
+    };
+    let run = |allow: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_netgw"));
+        c.current_dir(d)
+            .args([
+                "--state-dir",
+                "state",
+                "inventory",
+                "--topology",
+                "t.clab.yml",
+            ])
+            .args(["--repo", "repo", "--format", "json", "--log", "warn"])
+            .env("NETGW_SECRET_PROBE", "leaked-secret-value")
+            .env("CLAB_PROBE_USER", "clab-user")
+            .env_remove("NETGW_TOPOLOGY_ENV");
+        if let Some(a) = allow {
+            c.env("NETGW_TOPOLOGY_ENV", a);
+        }
+        let o = c.output().unwrap();
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    topo("${NETGW_SECRET_PROBE}", "pw");
+    let (out, err) = run(None);
+    assert!(!out.contains("leaked-secret-value"), "{out}");
+    assert!(out.contains("$NETGW_SECRET_PROBE"), "{out}\n{err}");
+    assert!(err.contains("is not expanded"), "{err}");
+    // Control: allowed by the operator, the same variable is read.
+    let (out, _) = run(Some("OTHER,NETGW_SECRET_PROBE"));
+    assert!(out.contains("leaked-secret-value"), "{out}");
+    // containerlab's own variables need no allowing.
+    topo("${CLAB_PROBE_USER}", "pw");
+    let (out, _) = run(None);
+    assert!(out.contains("clab-user"), "{out}");
+    // A credential that would be resolved later as a reference: refused, naming the node.
+    for pass in ["$${NETGW_SECRET_PROBE}", "file:/etc/hostname"] {
+        topo("admin", pass);
+        let (out, err) = run(Some("NETGW_SECRET_PROBE"));
+        assert!(
+            err.contains("node sw1: credentials password reads as a credential reference"),
+            "{pass}: {out}\n{err}"
+        );
+    }
+}
