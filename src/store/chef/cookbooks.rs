@@ -201,6 +201,8 @@ pub struct CookbookSync {
     downloaded: AtomicUsize,
     cached: AtomicUsize,
     limits: SyncLimits,
+    /// The cache checked private once, before its first use (`crate::state::check_private`).
+    checked: OnceCell<Result<(), CookbookError>>,
     /// Distinct files this sync needed (cached or fetched) and bytes it downloaded, against `limits`.
     files_needed: AtomicUsize,
     bytes_downloaded: AtomicU64,
@@ -258,8 +260,35 @@ impl CookbookSync {
             downloaded: AtomicUsize::new(0),
             cached: AtomicUsize::new(0),
             limits: SyncLimits::default(),
+            checked: OnceCell::new(),
             files_needed: AtomicUsize::new(0),
             bytes_downloaded: AtomicU64::new(0),
+        }
+    }
+
+    /// The state directory, `cookbooks/`, this server's cache and its `files/` and `sets/`, each
+    /// that exists: this user's and writable by no one else, or the sync is refused (whoever could
+    /// write there could change the attributes and code every node's run loads).
+    async fn check_private(&self) -> Result<(), CookbookError> {
+        let cache = self.cache.clone();
+        let dirs: Vec<PathBuf> = [cache.join("files"), cache.join("sets")]
+            .into_iter()
+            .chain(cache.ancestors().take(3).map(Path::to_path_buf))
+            .collect();
+        let checked = tokio::task::spawn_blocking(move || {
+            dirs.iter()
+                .try_for_each(|d| crate::state::check_private_dir(d))
+        })
+        .await;
+        match checked {
+            Ok(r) => r.map_err(|e| CookbookError::Cache {
+                path: e.path.clone(),
+                message: e.to_string(),
+            }),
+            Err(e) => Err(CookbookError::Cache {
+                path: self.cache.clone(),
+                message: e.to_string(),
+            }),
         }
     }
 
@@ -292,6 +321,10 @@ impl CookbookSync {
         env: &Environment,
         expansion: &Expansion,
     ) -> Result<(LocalRepo, Vec<String>), CookbookError> {
+        self.checked
+            .get_or_init(|| self.check_private())
+            .await
+            .clone()?;
         let environment = env.name.as_str();
         // netgw's built-in recipes need no cookbook: the server is not asked for one (a `netdev`
         // cookbook it has still comes with any other of its recipes in the run-list).
