@@ -677,6 +677,37 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn records_and_entries_another_user_could_write_are_refused() {
+        use std::os::unix::fs::{PermissionsExt, chown};
+        let d = tempfile::tempdir().unwrap();
+        let j = Journal {
+            dir: d.path().join("journal"),
+            enabled: true,
+            tx_records: true,
+        };
+        let rec = TxRecord::new("t1", vec!["sw1".into()]);
+        j.write_tx(&rec).await.unwrap();
+        let path = j.tx_path("t1");
+        // Owned by another user (uid 65534 stands for one): refused naming it; not listed as open.
+        chown(&path, Some(65534), Some(65534)).unwrap();
+        let e = j.read_tx("t1").await.unwrap_err().to_string();
+        assert!(
+            e.contains(path.to_str().unwrap()) && e.contains("owned by uid 65534"),
+            "{e}"
+        );
+        assert!(open_transactions(&j.dir).is_empty());
+        // Ours but writable by others: the same.
+        chown(&path, Some(0), Some(0)).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o622)).unwrap();
+        let e = j.read_tx("t1").await.unwrap_err().to_string();
+        assert!(e.contains("lets group or others write it"), "{e}");
+        // Control: ours and private, it is read.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(j.read_tx("t1").await.unwrap().unwrap().id, "t1");
+        assert_eq!(open_transactions(&j.dir).len(), 1);
+    }
+
+    #[tokio::test]
     async fn a_transaction_record_stays_open_while_a_member_has_an_unfinished_change() {
         let d = tempfile::tempdir().unwrap();
         let j = Journal {
