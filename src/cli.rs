@@ -335,8 +335,10 @@ pub fn main(serve: crate::gateway::Serve) -> ExitCode {
         }
     };
     init_tracing(&cli.log);
-    let mut out = std::io::stdout().lock();
-    match run(&cli, &mut out, serve) {
+    let mut out = SafeStdout::new(output_format(&cli.command));
+    let result = run(&cli, &mut out, serve);
+    let _ = out.flush();
+    match result {
         Ok(status) => status.into(),
         Err(Failure { status, message }) => {
             let _ = out.flush();
@@ -370,6 +372,70 @@ impl std::io::Write for SafeStderr {
 
     fn flush(&mut self) -> std::io::Result<()> {
         std::io::stderr().flush()
+    }
+}
+
+/// The format a command writes on stdout (`serve` writes none of its own: human).
+fn output_format(c: &Command) -> Format {
+    match c {
+        Command::Node {
+            command: NodeCommand::Show { format, .. },
+        }
+        | Command::Expand { format, .. }
+        | Command::Converge { format, .. }
+        | Command::Facts { format, .. }
+        | Command::Inventory { format, .. }
+        | Command::Links { format, .. }
+        | Command::Drift { format, .. } => *format,
+        Command::Serve { .. } => Format::Human,
+    }
+}
+
+/// stdout, with human output made terminal-safe as a whole (`report::terminal_safe`): whatever a
+/// device, a Chef server or a repo put in a string, no control byte reaches the terminal, even
+/// from a line its writer forgot to escape. JSON is left as serialised (it escapes control
+/// characters itself, and escaping it again would change its strings).
+struct SafeStdout {
+    human: bool,
+    /// The start of a UTF-8 character a write split, kept for the next write.
+    pending: Vec<u8>,
+}
+
+impl SafeStdout {
+    fn new(format: Format) -> Self {
+        SafeStdout {
+            human: format == Format::Human,
+            pending: Vec::new(),
+        }
+    }
+}
+
+impl std::io::Write for SafeStdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut stdout = std::io::stdout().lock();
+        if !self.human {
+            return stdout.write(buf);
+        }
+        self.pending.extend_from_slice(buf);
+        let whole = match std::str::from_utf8(&self.pending) {
+            Ok(_) => self.pending.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => self.pending.len(),
+        };
+        let rest = self.pending.split_off(whole);
+        let text = String::from_utf8_lossy(&self.pending);
+        stdout.write_all(report::terminal_safe(&text).as_bytes())?;
+        self.pending = rest;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.pending.is_empty() {
+            let text = String::from_utf8_lossy(&self.pending).into_owned();
+            self.pending.clear();
+            std::io::stdout().write_all(report::terminal_safe(&text).as_bytes())?;
+        }
+        std::io::stdout().flush()
     }
 }
 

@@ -182,8 +182,8 @@ fn parse<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, I
 
 /// YAML (or JSON, which is YAML) text as a document: syntax errors with their line and column.
 fn parse_doc(path: &Path, text: &str) -> Result<Value, InventoryError> {
-    let value: serde_norway::Value =
-        serde_norway::from_str(text).map_err(|e| file_err(path, format!("invalid YAML: {e}")))?;
+    let value: serde_norway::Value = netgw_models::yaml::from_str(text)
+        .map_err(|e| file_err(path, format!("invalid YAML: {e}")))?;
     serde_path_to_error::deserialize(value).map_err(|e| file_err(path, e.into_inner().to_string()))
 }
 

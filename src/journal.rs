@@ -35,6 +35,9 @@ use thiserror::Error;
 pub enum JournalError {
     #[error("intent journal {path}: {reason}")]
     Io { path: PathBuf, reason: String },
+    /// An entry, record or directory another user could have written (`crate::state::check_private`).
+    #[error("intent journal: {0}")]
+    Unsafe(#[from] crate::state::UnsafeState),
 }
 
 /// What an unfinished change needs to be finished or undone.
@@ -185,13 +188,7 @@ impl Journal {
 
     /// A transaction's record; `None` when it was closed (or never written).
     pub async fn read_tx(&self, id: &str) -> Result<Option<TxRecord>, JournalError> {
-        let path = self.tx_path(id);
-        blocking(path, |p| match std::fs::read(p) {
-            Ok(b) => serde_json::from_slice(&b).map(Some).map_err(|e| io(p, e)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io(p, e)),
-        })
-        .await
+        blocking(self.tx_path(id), read_private).await
     }
 
     /// Close the transaction once no member has an unfinished change left: until then its record
@@ -276,8 +273,17 @@ impl Journal {
 /// A node's entry at `p`; `None` when there is none. An unreadable file is an error: it must not be
 /// silently forgotten.
 fn read_entry(p: &Path) -> Result<Option<Intent>, JournalError> {
+    read_private(p)
+}
+
+/// The JSON file at `p` (`None` when there is none), read only when it and its directory are this
+/// user's and private (`crate::state::check_private`): an entry or a record steers recovery, which
+/// changes devices even in a why-run, so one planted by another user is refused, naming it. Owner
+/// and mode are those of the file opened (never through a symlink), not of a name checked earlier.
+fn read_private<T: serde::de::DeserializeOwned>(p: &Path) -> Result<Option<T>, JournalError> {
     use std::io::Read;
-    let opened = RootDir::open(p.parent().unwrap_or(Path::new("."))).and_then(|root| {
+    let dir = p.parent().unwrap_or(Path::new("."));
+    let opened = RootDir::open(dir).and_then(|root| {
         root.open_file(
             Path::new(p.file_name().unwrap_or_default()),
             &FileOpen::READ,
@@ -288,6 +294,8 @@ fn read_entry(p: &Path) -> Result<Option<Intent>, JournalError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io(p, e)),
     };
+    crate::state::check_private_dir(dir)?;
+    crate::state::check_private(p, &f.metadata().map_err(|e| io(p, e))?)?;
     let mut b = Vec::new();
     f.read_to_end(&mut b).map_err(|e| io(p, e))?;
     serde_json::from_slice(&b).map(Some).map_err(|e| io(p, e))
@@ -334,8 +342,9 @@ pub fn tx_dir(journal_dir: &Path) -> PathBuf {
     journal_dir.join("tx")
 }
 
-/// The open transactions' records in `journal_dir` (blocking; unreadable ones are skipped with a
-/// warning: their members' intents still name them, and their recovery fails loudly).
+/// The open transactions' records in `journal_dir` (blocking; unreadable ones, and ones another user
+/// could have written, are skipped with a warning: their members' intents still name them, and their
+/// recovery fails loudly).
 pub fn open_transactions(journal_dir: &Path) -> Vec<TxRecord> {
     let Ok(entries) = std::fs::read_dir(tx_dir(journal_dir)) else {
         return Vec::new();
@@ -343,11 +352,11 @@ pub fn open_transactions(journal_dir: &Path) -> Vec<TxRecord> {
     let mut out: Vec<TxRecord> = entries
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
-        .filter_map(|e| match std::fs::read(e.path()) {
-            Ok(b) => serde_json::from_slice(&b)
+        .filter_map(|e| {
+            read_private(&e.path())
                 .inspect_err(|err| tracing::warn!(path = %e.path().display(), error = %err, "unreadable transaction record"))
-                .ok(),
-            Err(_) => None,
+                .ok()
+                .flatten()
         })
         .collect();
     out.sort_by(|a, b| a.id.cmp(&b.id));
@@ -670,6 +679,37 @@ mod tests {
         std::fs::write(j.path(&n), "{").unwrap();
         let e = j.read(&n).await.unwrap_err().to_string();
         assert!(e.contains("sw1.json"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn records_and_entries_another_user_could_write_are_refused() {
+        use std::os::unix::fs::{PermissionsExt, chown};
+        let d = tempfile::tempdir().unwrap();
+        let j = Journal {
+            dir: d.path().join("journal"),
+            enabled: true,
+            tx_records: true,
+        };
+        let rec = TxRecord::new("t1", vec!["sw1".into()]);
+        j.write_tx(&rec).await.unwrap();
+        let path = j.tx_path("t1");
+        // Owned by another user (uid 65534 stands for one): refused naming it; not listed as open.
+        chown(&path, Some(65534), Some(65534)).unwrap();
+        let e = j.read_tx("t1").await.unwrap_err().to_string();
+        assert!(
+            e.contains(path.to_str().unwrap()) && e.contains("owned by uid 65534"),
+            "{e}"
+        );
+        assert!(open_transactions(&j.dir).is_empty());
+        // Ours but writable by others: the same.
+        chown(&path, Some(0), Some(0)).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o622)).unwrap();
+        let e = j.read_tx("t1").await.unwrap_err().to_string();
+        assert!(e.contains("lets group or others write it"), "{e}");
+        // Control: ours and private, it is read.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(j.read_tx("t1").await.unwrap().unwrap().id, "t1");
+        assert_eq!(open_transactions(&j.dir).len(), 1);
     }
 
     #[tokio::test]

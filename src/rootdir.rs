@@ -191,6 +191,26 @@ fn escape_error(e: io::Error, rel: &Path) -> io::Error {
     e
 }
 
+/// Create `path` and its missing parents 0700, whatever the umask (for trees netgw owns whole, such
+/// as a cookbook cache, whose paths it builds itself).
+pub fn create_private_dir_all(path: &Path) -> io::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode_0700()
+        .create(path)
+}
+
+/// Create a new file at `path`, 0600 whatever the umask; an existing file or a symlink there is an
+/// error (`AlreadyExists`), never followed or truncated.
+pub fn create_private_file(path: &Path) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(FILE_MODE)
+        .open(path)
+}
+
 /// `std::fs::DirBuilder` with 0700.
 trait Mode0700 {
     fn mode_0700(&mut self) -> &mut Self;

@@ -100,6 +100,88 @@ pub fn journal_dir(root: &Path, repo: &Path) -> PathBuf {
     repo_dir(root, repo).join("journal")
 }
 
+/// State that someone other than netgw's own user could have written: refused before it is read or
+/// used, naming the path and the fix, as OpenSSH refuses a key or a config file with bad permissions.
+/// An intent journal entry steers a device (recovery applies it, even in a why-run), a transaction
+/// record decides which way recovery goes, and a cookbook cache holds the code and attributes a run
+/// evaluates: whoever can write them can change the network.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{path}: {problem}; netgw refuses state that another user could have written. \
+     If it is yours: chown {uid} {path} && chmod {mode:o} {path}; if you did not create it, remove it"
+)]
+pub struct UnsafeState {
+    pub path: PathBuf,
+    pub problem: String,
+    /// The user netgw runs as (the owner to give it).
+    pub uid: u32,
+    /// The mode netgw gives what it creates (0700 or 0600).
+    pub mode: u32,
+}
+
+/// Whether `meta` (of `path`) is state only this user (or root) could have written: owned by the
+/// effective user or by root, not writable by group or others. Root is trusted as OpenSSH trusts it:
+/// it can write anything anyway.
+pub fn check_private(path: &Path, meta: &std::fs::Metadata) -> Result<(), UnsafeState> {
+    use std::os::unix::fs::MetadataExt;
+    let uid = rustix::process::geteuid().as_raw();
+    let mode = if meta.is_dir() {
+        crate::rootdir::DIR_MODE
+    } else {
+        crate::rootdir::FILE_MODE
+    };
+    let fail = |problem: String| UnsafeState {
+        path: path.to_owned(),
+        problem,
+        uid,
+        mode,
+    };
+    if meta.uid() != uid && meta.uid() != 0 {
+        return Err(fail(format!(
+            "owned by uid {}, not by uid {uid} (the user netgw runs as)",
+            meta.uid()
+        )));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(fail(format!(
+            "mode {:04o} lets group or others write it",
+            meta.mode() & 0o7777
+        )));
+    }
+    Ok(())
+}
+
+/// [`check_private`] on the directory at `path` (followed if a symlink: the operator may point the
+/// state directory anywhere); a missing directory is fine (netgw creates it 0700).
+pub fn check_private_dir(path: &Path) -> Result<(), UnsafeState> {
+    match std::fs::metadata(path) {
+        Ok(m) => check_private(path, &m),
+        Err(_) => Ok(()),
+    }
+}
+
+/// The state root and every directory netgw keeps beneath it for `repo` (the repo's directory, its
+/// journal and transaction records) and, when a Chef server serves the cookbooks, that server's
+/// cookbook cache (`cache`, from [`cookbook_cache_dir`]): each that exists must be private
+/// ([`check_private`]). Checked at the start of every run and of `netgw serve`, before any journal
+/// entry is read.
+pub fn check_state(root: &Path, repo: &Path, cache: Option<&Path>) -> Result<(), UnsafeState> {
+    let repo_dir = repo_dir(root, repo);
+    let journal = journal_dir(root, repo);
+    let mut dirs = vec![
+        root.to_owned(),
+        root.join("repos"),
+        repo_dir.clone(),
+        repo_dir.join("locks"),
+        crate::journal::tx_dir(&journal),
+        journal,
+    ];
+    if let Some(cache) = cache {
+        dirs.extend([root.join("cookbooks"), cache.to_owned()]);
+    }
+    dirs.iter().try_for_each(|d| check_private_dir(d))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -552,3 +552,78 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// `netgw node show --server` under `umask 000`: the cookbook cache it creates is 0700/0600 all
+/// through; a cache another user owns or others can write is refused naming it, before anything of
+/// it is read. (Another user injecting attributes into a umask-made cache was the attack.)
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cache_is_private_whatever_the_umask_and_a_writable_one_is_refused() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let g = Goiardi::start();
+    let s = g.server();
+    upload(
+        &g,
+        "net",
+        "1.0.0",
+        json!({}),
+        &[("attributes/default.yml", &attrs("from-server"))],
+    );
+    node(&s, "sw1", "_default", &["recipe[net]"]).await;
+    let d = tempfile::tempdir().unwrap();
+    let state = d.path().join("state");
+    std::fs::create_dir_all(d.path().join("repo/nodes")).unwrap();
+    let show = || {
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg("umask 000; exec \"$@\"")
+            .arg("sh")
+            .arg(env!("CARGO_BIN_EXE_netgw"))
+            .args([
+                "node", "show", "sw1", "--format", "json", "--server", &g.url,
+            ])
+            .args(["--client-name", "admin", "--client-key"])
+            .arg(&g.admin_key)
+            .arg("--state-dir")
+            .arg(&state)
+            .arg("--repo")
+            .arg(d.path().join("repo"))
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (out, err) = show();
+    assert!(out.contains("from-server"), "{out}\n{err}");
+    let mut seen = 0;
+    let mut todo = vec![state.clone()];
+    while let Some(p) = todo.pop() {
+        let m = std::fs::symlink_metadata(&p).unwrap();
+        let want = if m.is_dir() { 0o700 } else { 0o600 };
+        assert_eq!(m.mode() & 0o777, want, "{}", p.display());
+        seen += 1;
+        if m.is_dir() {
+            todo.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+        }
+    }
+    assert!(seen > 8, "{seen}");
+    // The attack's precondition: a cache directory others can write into. Refused, naming it.
+    let cache = std::fs::read_dir(state.join("cookbooks"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::set_permissions(cache.join("sets"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (out, err) = show();
+    assert!(!out.contains("from-server"), "{out}");
+    assert!(
+        err.contains(&format!("{}: mode 0777", cache.join("sets").display())),
+        "{err}"
+    );
+    // Control: made private again, the same cache is used.
+    std::fs::set_permissions(cache.join("sets"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let (out, err) = show();
+    assert!(out.contains("from-server"), "{out}\n{err}");
+}

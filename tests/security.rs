@@ -447,6 +447,9 @@ fn fabric(dir: &Path) -> Fabric {
         cmd.arg("--fault")
             .arg(format!("{node}:reject-commit={HOSTILE}"));
     }
+    // Whatever is plugged into leaf1's ports names itself with escape sequences (LLDP).
+    cmd.arg("--fault")
+        .arg(format!("leaf1:lldp-system-name={HOSTILE}"));
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -668,4 +671,455 @@ async fn tls_is_served_when_configured() {
     .await
     .unwrap_or_default();
     assert!(!got.starts_with("HTTP/1.1 200"), "{got}");
+}
+
+/// The journal directory of `repo` under `state` (one repo there).
+fn journal_dir(state: &Path) -> PathBuf {
+    let repos: Vec<PathBuf> = std::fs::read_dir(state.join("repos"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(repos.len(), 1, "{repos:?}");
+    repos[0].join("journal")
+}
+
+/// An intent entry a dead run could have left: VLAN 3001 was there before and is gone, VLAN 3002
+/// was to be added and is not there yet. Half-applied, so recovery restores the old state: it
+/// creates VLAN 3001 `planted` on the device.
+fn planted_intent() -> Value {
+    json!({
+        "run_id": "20260101T000000Z-planted-1",
+        "node": "leaf1",
+        "platform": "eos",
+        "written_at": "2026-01-01T00:00:00Z",
+        "vlans": [
+            [3001, {"id": 3001, "name": "planted"}, null],
+            [3002, null, {"id": 3002, "name": "never"}]
+        ],
+        "links": [],
+        "rendered": []
+    })
+}
+
+fn set_mode(p: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Owner and group of `p` set to `uid` (65534, `nobody`, stands for a second local user).
+fn chown(p: &Path, uid: u32) {
+    std::os::unix::fs::chown(p, Some(uid), Some(uid)).unwrap();
+}
+
+/// A why-run of leaf1 with `state` as the state directory: (report as JSON, stderr).
+fn why_run(repo: &Path, fab: &Fabric, state: &Path) -> (Value, String) {
+    let state = state.to_str().unwrap();
+    let (_, out, err) = converge(
+        repo,
+        fab,
+        &Path::new(state).with_file_name("locks"),
+        &[
+            "--why-run",
+            "--format",
+            "json",
+            "--state-dir",
+            state,
+            "leaf1",
+        ],
+    );
+    let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    (v, err)
+}
+
+#[test]
+fn state_another_user_could_write_is_refused_and_created_state_is_private() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fab = fabric(d);
+    let repo = d.join("repo");
+    copy_dir(&common::root().join("examples/repo"), &repo);
+    let state = d.join("state");
+    let locks = d.join("locks");
+    // A converge under umask 000 creates the state tree: every directory 0700, every file 0600.
+    let (ok, out, err) = converge(
+        &repo,
+        &fab,
+        &locks,
+        &["--state-dir", state.to_str().unwrap(), "leaf1"],
+    );
+    assert!(ok, "{out}\n{err}");
+    let journal = journal_dir(&state);
+    for p in [
+        &state,
+        &state.join("repos"),
+        journal.parent().unwrap(),
+        &journal,
+    ] {
+        assert_eq!(mode(p), 0o700, "{}", p.display());
+    }
+    assert_eq!(mode(&locks.join("leaf1.run.lock")), 0o600);
+
+    // Another user plants an entry in the (private) journal directory: refused, naming it and the fix.
+    let entry = journal.join("leaf1.json");
+    std::fs::write(&entry, planted_intent().to_string()).unwrap();
+    chown(&entry, 65534);
+    set_mode(&entry, 0o644);
+    let (v, err) = why_run(&repo, &fab, &state);
+    let n = &v["nodes"][0];
+    let e = n["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v:#}\n{err}"));
+    assert!(e.contains(entry.to_str().unwrap()), "{e}");
+    assert!(
+        e.contains("owned by uid 65534") && e.contains("chown 0"),
+        "{e}"
+    );
+    assert!(n["recovered"].is_null(), "{v:#}");
+    // Group- or world-writable: the same, whoever owns it.
+    chown(&entry, 0);
+    set_mode(&entry, 0o666);
+    let (v, _) = why_run(&repo, &fab, &state);
+    let e = v["nodes"][0]["error"].as_str().unwrap_or_default();
+    assert!(e.contains("lets group or others write it"), "{v:#}");
+    // A journal directory others can write into, and a state directory another user owns: the run
+    // is refused before any entry is read.
+    set_mode(&entry, 0o600);
+    set_mode(&journal, 0o777);
+    let (v, _) = why_run(&repo, &fab, &state);
+    let e = v["nodes"][0]["error"].as_str().unwrap_or_default();
+    assert!(
+        e.contains(&format!("{}: mode 0777", journal.display())) && e.contains("chmod 700"),
+        "{v:#}"
+    );
+    set_mode(&journal, 0o700);
+    chown(&state, 65534);
+    let (v, _) = why_run(&repo, &fab, &state);
+    let e = v["nodes"][0]["error"].as_str().unwrap_or_default();
+    assert!(
+        e.contains(&format!("{}: owned by uid 65534", state.display())),
+        "{v:#}"
+    );
+    chown(&state, 0);
+    assert!(entry.exists(), "a refused entry is left for the operator");
+
+    // Control: the same entry, this user's and private, does steer the device (a why-run restores
+    // it): the refusals above are what kept the planted one off the switch.
+    let (v, err) = why_run(&repo, &fab, &state);
+    let n = &v["nodes"][0];
+    assert!(n["error"].is_null(), "{v:#}\n{err}");
+    assert_eq!(n["recovered"]["action"], "restored", "{v:#}");
+    assert!(!entry.exists());
+}
+
+/// A Chef server whose every string is hostile: the node's attributes and run list, the
+/// environment's description, every error's message. Answers any number of requests on a thread;
+/// lives as long as the test process.
+fn hostile_chef_server() -> String {
+    use std::io::{Read, Write};
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(mut c) = c else { continue };
+            let mut buf = vec![0u8; 65536];
+            let n = c.read(&mut buf).unwrap_or(0);
+            let req = String::from_utf8_lossy(&buf[..n]).into_owned();
+            let path = req.split_whitespace().nth(1).unwrap_or("").to_owned();
+            let (status, body) = if path.ends_with("/cookbook_versions") {
+                let solution = json!({"fabric": {"name": "fabric", "version": HOSTILE,
+                    "cookbook_name": "fabric", "all_files": []}});
+                ("200 OK", solution.to_string())
+            } else if path.contains("/nodes/") {
+                let node = json!({
+                    "name": "leaf1", "chef_type": "node", "json_class": "Chef::Node",
+                    "chef_environment": "_default", "run_list": [],
+                    "normal": {"netdev": {"vlans": {"100": {"name": HOSTILE}}}, "note": HOSTILE},
+                    "default": {}, "override": {}, "automatic": {}
+                });
+                ("200 OK", node.to_string())
+            } else if path.contains("/environments/") {
+                let env = json!({"name": "_default", "description": HOSTILE, "chef_type": "environment",
+                    "json_class": "Chef::Environment", "cookbook_versions": {},
+                    "default_attributes": {"motd": HOSTILE}, "override_attributes": {}});
+                ("200 OK", env.to_string())
+            } else {
+                ("404 Not Found", json!({"error": [HOSTILE]}).to_string())
+            };
+            let _ = write!(
+                c,
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    format!("http://{addr}/organizations/netgw")
+}
+
+/// No raw control character (besides newline and tab) in `text`.
+fn assert_terminal_safe(what: &str, text: &str) {
+    let raw: Vec<char> = text
+        .chars()
+        .filter(|c| c.is_control() && !matches!(c, '\n' | '\t'))
+        .collect();
+    assert!(
+        raw.is_empty(),
+        "{what} carries raw control characters {raw:?}: {text:?}"
+    );
+}
+
+/// Every command's human output, with devices (commit errors, LLDP names) and a Chef server (node,
+/// environment, errors) that send escape sequences: nothing raw reaches stdout or stderr. The
+/// control: the same strings arrive raw in JSON (they really were sent), and escaped in the human
+/// text (they were shown, not dropped).
+#[test]
+fn every_human_output_is_terminal_safe_with_hostile_device_and_server_strings() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fab = fabric(d);
+    let repo = d.join("repo");
+    copy_dir(&common::root().join("examples/repo"), &repo);
+    let state = d.join("state");
+    let topo = common::root().join("containerlab/netgw-fabric.clab.yml");
+    let chef = hostile_chef_server();
+    let key = fixture("chef/mixlib-authentication/spec_private_key.pem");
+    let run = |args: &[&dyn AsRef<std::ffi::OsStr>]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .args(["--log", "debug", "--state-dir"])
+            .arg(&state)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (inv, r) = (&fab.inventory, &repo);
+    let server: [&dyn AsRef<std::ffi::OsStr>; 8] = [
+        &"--server",
+        &chef,
+        &"--client-name",
+        &"chef-server",
+        &"--client-key",
+        &key,
+        &"--repo",
+        r,
+    ];
+    let with_server = |args: &[&dyn AsRef<std::ffi::OsStr>]| {
+        let mut v: Vec<&dyn AsRef<std::ffi::OsStr>> = args.to_vec();
+        v.extend(server.iter().copied());
+        run(&v)
+    };
+    let outputs = [
+        (
+            "converge",
+            run(&[&"converge", &"--repo", r, &"--inventory", inv]),
+        ),
+        (
+            "why-run",
+            run(&[&"converge", &"--why-run", &"--repo", r, &"--inventory", inv]),
+        ),
+        ("drift", run(&[&"drift", &"--repo", r, &"--inventory", inv])),
+        (
+            "facts",
+            run(&[
+                &"facts",
+                &"leaf1",
+                &"--inventory",
+                inv,
+                &"--format",
+                &"human",
+            ]),
+        ),
+        (
+            "links",
+            run(&[&"links", &"--topology", &topo, &"--inventory", inv]),
+        ),
+        (
+            "inventory",
+            run(&[&"inventory", &"--inventory", inv, &"--repo", r]),
+        ),
+        ("expand", run(&[&"expand", &"leaf1", &"--repo", r])),
+        (
+            "node show",
+            run(&[&"node", &"show", &"leaf1", &"--repo", r]),
+        ),
+        (
+            "node show (server)",
+            with_server(&[&"node", &"show", &"leaf1"]),
+        ),
+        ("expand (server)", with_server(&[&"expand", &"leaf1"])),
+        (
+            "converge (server)",
+            with_server(&[&"converge", &"--why-run", &"--inventory", inv, &"leaf1"]),
+        ),
+        (
+            "drift (server)",
+            with_server(&[&"drift", &"--inventory", inv, &"leaf1"]),
+        ),
+    ];
+    for (what, (out, err)) in &outputs {
+        assert_terminal_safe(&format!("{what} stdout"), out);
+        assert_terminal_safe(&format!("{what} stderr"), err);
+    }
+    // Shown escaped, not dropped: the LLDP name in `links`, the server's node in `node show`.
+    let shown = |what: &str| {
+        let (_, (out, err)) = outputs.iter().find(|(w, _)| *w == what).unwrap();
+        out.contains("\\x1b]0;pwned\\x07") || err.contains("\\x1b]0;pwned\\x07")
+    };
+    for what in ["links", "node show (server)", "converge"] {
+        assert!(
+            shown(what),
+            "{what}: {:?}",
+            outputs.iter().find(|(w, _)| *w == what)
+        );
+    }
+    // Control: the strings arrived raw (JSON carries them as sent).
+    let (json_links, _) = run(&[
+        &"links",
+        &"--topology",
+        &topo,
+        &"--inventory",
+        inv,
+        &"--format",
+        &"json",
+    ]);
+    assert!(
+        serde_json::from_str::<Value>(&json_links)
+            .unwrap()
+            .to_string()
+            .contains("\\u001b]0;pwned"),
+        "{json_links}"
+    );
+    let (json_node, _) = with_server(&[&"node", &"show", &"leaf1", &"--format", &"json"]);
+    assert!(json_node.contains("\\u001b]0;pwned"), "{json_node}");
+}
+
+/// 40 KB of nested flow collections took the YAML parser 12.6 s (time quadratic in the depth):
+/// every YAML netgw reads (inventory, repo attributes, serve's config, topologies) is refused in
+/// milliseconds, naming the file and line, before the parser sees it.
+#[test]
+fn deeply_nested_yaml_is_refused_before_parsing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let deep = format!("{}{}\n", "[".repeat(20_000), "]".repeat(20_000));
+    write(
+        d,
+        "inventory.yml",
+        &format!("hosts:\n  sw1:\n    data: {deep}"),
+    );
+    write(d, "topo.clab.yml", &format!("name: t\ntopology: {deep}"));
+    std::fs::create_dir_all(d.join("repo/nodes")).unwrap();
+    let run = |args: &[&str]| {
+        let t = Instant::now();
+        let o = Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .current_dir(d)
+            .args(["--state-dir", "state"])
+            .args(args)
+            .output()
+            .unwrap();
+        (t.elapsed(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    for (args, file) in [
+        (
+            &[
+                "inventory",
+                "--inventory",
+                "inventory.yml",
+                "--repo",
+                "repo",
+            ][..],
+            "inventory.yml",
+        ),
+        (
+            &["links", "--topology", "topo.clab.yml", "--repo", "repo"][..],
+            "topo.clab.yml",
+        ),
+    ] {
+        let (took, err) = run(args);
+        assert!(took < Duration::from_secs(3), "{file}: {took:?}");
+        assert!(
+            err.contains("nested deeper than 128 levels") && err.contains("line "),
+            "{file}: {err}"
+        );
+    }
+    // Control: the same documents nested 100 deep are read (the refusal is the depth, not the shape).
+    let ok = format!("{}{}\n", "[".repeat(100), "]".repeat(100));
+    write(
+        d,
+        "inventory.yml",
+        &format!("hosts:\n  sw1:\n    data: {{x: {ok}}}\n"),
+    );
+    let (_, err) = run(&[
+        "inventory",
+        "--inventory",
+        "inventory.yml",
+        "--repo",
+        "repo",
+    ]);
+    assert!(!err.contains("nested deeper"), "{err}");
+}
+
+/// A topology's `${VAR}` reads containerlab's own variables (`CLAB_*`) and the names
+/// `NETGW_TOPOLOGY_ENV` allows, never the rest of netgw's environment (its database URL, tokens,
+/// device passwords); its credentials are text, never a reference the inventory would resolve.
+#[test]
+fn a_topology_reads_only_the_environment_it_is_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("repo/nodes")).unwrap();
+    let topo = |user: &str, pass: &str| {
+        write(
+            d,
+            "t.clab.yml",
+            &format!(
+                "name: t\ntopology:\n  nodes:\n    sw1:\n      kind: arista_ceos\n      mgmt-ipv4: 127.0.0.1\n      credentials: {{username: '{user}', password: '{pass}'}}\n"
+            ),
+        )
+    };
+    let run = |allow: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_netgw"));
+        c.current_dir(d)
+            .args([
+                "--state-dir",
+                "state",
+                "inventory",
+                "--topology",
+                "t.clab.yml",
+            ])
+            .args(["--repo", "repo", "--format", "json", "--log", "warn"])
+            .env("NETGW_SECRET_PROBE", "leaked-secret-value")
+            .env("CLAB_PROBE_USER", "clab-user")
+            .env_remove("NETGW_TOPOLOGY_ENV");
+        if let Some(a) = allow {
+            c.env("NETGW_TOPOLOGY_ENV", a);
+        }
+        let o = c.output().unwrap();
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    topo("${NETGW_SECRET_PROBE}", "pw");
+    let (out, err) = run(None);
+    assert!(!out.contains("leaked-secret-value"), "{out}");
+    assert!(out.contains("$NETGW_SECRET_PROBE"), "{out}\n{err}");
+    assert!(err.contains("is not expanded"), "{err}");
+    // Control: allowed by the operator, the same variable is read.
+    let (out, _) = run(Some("OTHER,NETGW_SECRET_PROBE"));
+    assert!(out.contains("leaked-secret-value"), "{out}");
+    // containerlab's own variables need no allowing.
+    topo("${CLAB_PROBE_USER}", "pw");
+    let (out, _) = run(None);
+    assert!(out.contains("clab-user"), "{out}");
+    // A credential that would be resolved later as a reference: refused, naming the node.
+    for pass in ["$${NETGW_SECRET_PROBE}", "file:/etc/hostname"] {
+        topo("admin", pass);
+        let (out, err) = run(Some("NETGW_SECRET_PROBE"));
+        assert!(
+            err.contains("node sw1: credentials password reads as a credential reference"),
+            "{pass}: {out}\n{err}"
+        );
+    }
 }

@@ -22,17 +22,50 @@ fn client() -> reqwest::Client {
         .unwrap()
 }
 
-/// Sign in with `token`: the session cookie (`name=value`) and the Set-Cookie header whole.
-async fn sign_in(base: &str, token: &str) -> (String, String) {
+/// The sign-in form as a browser loads it: its `netgw_login` cookie (`name=value`) and the same
+/// value in the form's hidden `login` field.
+async fn login_form(base: &str) -> (String, String) {
     let r = client()
-        .post(format!("{base}/ui/login"))
-        .form(&[("token", token)])
+        .get(format!("{base}/ui/login"))
         .send()
         .await
         .unwrap();
+    let set = r.headers()[SET_COOKIE].to_str().unwrap().to_owned();
+    let pair = set.split(';').next().unwrap().to_owned();
+    assert!(pair.starts_with("netgw_login="), "{set}");
+    let page = r.text().await.unwrap();
+    let at = page
+        .find(r#"name="login" value=""#)
+        .expect("the form's login field")
+        + 20;
+    let value = page[at..page[at..].find('"').unwrap() + at].to_owned();
+    (pair, value)
+}
+
+/// POST the sign-in form with `token`, as loaded by [`login_form`].
+async fn post_login(base: &str, token: &str) -> reqwest::Response {
+    let (pair, value) = login_form(base).await;
+    client()
+        .post(format!("{base}/ui/login"))
+        .header(COOKIE, pair)
+        .form(&[("login", value.as_str()), ("token", token)])
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Sign in with `token`: the session cookie (`name=value`) and its Set-Cookie header whole.
+async fn sign_in(base: &str, token: &str) -> (String, String) {
+    let r = post_login(base, token).await;
     assert_eq!(r.status(), StatusCode::SEE_OTHER);
     assert_eq!(r.headers()[LOCATION], "/ui/runs");
-    let set = r.headers()[SET_COOKIE].to_str().unwrap().to_owned();
+    let set = r
+        .headers()
+        .get_all(SET_COOKIE)
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .find(|v| v.starts_with("netgw_session="))
+        .unwrap();
     let pair = set.split(';').next().unwrap().to_owned();
     (pair, set)
 }
@@ -96,23 +129,39 @@ fn login_roles_csrf_and_escaping_of_device_text() {
             .unwrap();
         assert_eq!(r.status(), StatusCode::SEE_OTHER);
         assert_eq!(r.headers()[LOCATION], "/ui/login");
-        let r = client()
-            .post(format!("{base}/ui/login"))
-            .form(&[("token", "wrong-token")])
-            .send()
-            .await
-            .unwrap();
+        let r = post_login(&base, "wrong-token").await;
         assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
-        assert!(r.headers().get(SET_COOKIE).is_none());
+        assert!(
+            !r.headers()
+                .get_all(SET_COOKIE)
+                .iter()
+                .any(|v| v.to_str().unwrap().starts_with("netgw_session=")),
+            "no session for a wrong token"
+        );
         let page = r.text().await.unwrap();
         assert!(
             page.contains("That token is not accepted.") && page.contains(r#"name="token""#),
             "{page}"
         );
-        // A cookie carrying a wrong token is refused too.
+        // A cookie with no session behind it (a made-up id, or the token itself) is refused too.
         let (s, page) = get(&base, "netgw_session=d3Jvbmc", "/ui/nodes").await;
         assert_eq!(s, StatusCode::UNAUTHORIZED);
         assert!(page.contains("sign in again"), "{page}");
+        // Login CSRF: a form posted from another site has the field but not the cookie (SameSite).
+        let (_, value) = login_form(&base).await;
+        let r = client()
+            .post(format!("{base}/ui/login"))
+            .form(&[("login", value.as_str()), ("token", OPS)])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::FORBIDDEN);
+        assert!(
+            r.text()
+                .await
+                .unwrap()
+                .contains("did not come from this page")
+        );
 
         // The cookie: HttpOnly, SameSite=Strict, scoped to /ui, not Secure on plain HTTP, and not the
         // token in clear.
@@ -243,6 +292,26 @@ fn login_roles_csrf_and_escaping_of_device_text() {
                 .unwrap()
                 .contains("Max-Age=0")
         );
+        // Signed out is revoked on the server: the old cookie, replayed, opens nothing.
+        let (s, _) = get(&base, &ops, "/ui/nodes").await;
+        assert_eq!(s, StatusCode::UNAUTHORIZED);
+        // Control: a fresh session works.
+        let (again, _) = sign_in(&base, OPS).await;
+        assert_eq!(get(&base, &again, "/ui/nodes").await.0, StatusCode::OK);
+
+        // Guessing: after 5 failed sign-ins from one address, each attempt waits (429 and
+        // Retry-After), even with the right token, until the wait is over.
+        for _ in 0..5 {
+            assert_eq!(
+                post_login(&base, "guess").await.status(),
+                StatusCode::UNAUTHORIZED
+            );
+        }
+        let r = post_login(&base, OPS).await;
+        assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert!(r.headers().contains_key("retry-after"));
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        assert_eq!(post_login(&base, OPS).await.status(), StatusCode::SEE_OTHER);
     });
     assert!(
         !lab.log().contains(OPS) && !lab.log().contains(VIEWER),
@@ -300,9 +369,17 @@ fn link_checks_outlive_a_restart_and_atomic_runs_feed_them() {
         ops
     });
 
-    // A new process: the check is read back from the history.
+    // A new process: the check is read back from the history. Sessions live in the process: the
+    // old one ended with it.
     lab.restart();
     let base = lab.base.clone();
+    let ops = lab.rt.block_on(async {
+        assert_eq!(
+            get(&base, &ops, "/ui/topology").await.0,
+            StatusCode::UNAUTHORIZED
+        );
+        sign_in(&base, OPS).await.0
+    });
     lab.rt.block_on(async {
         let (s, page) = get(&base, &ops, "/ui/topology").await;
         assert_eq!(s, StatusCode::OK, "{page}");

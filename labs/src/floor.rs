@@ -129,7 +129,7 @@ where
 {
     let inv: Value = match std::fs::read_to_string(&args.inventory)
         .map_err(|e| e.to_string())
-        .and_then(|t| serde_norway::from_str(&t).map_err(|e| e.to_string()))
+        .and_then(|t| netgw_models::yaml::from_str(&t).map_err(|e| e.to_string()))
     {
         Ok(v) => v,
         Err(e) => {

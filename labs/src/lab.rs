@@ -315,29 +315,16 @@ fn service_port(dialect: Dialect, eapi_https: bool) -> u16 {
     }
 }
 
-/// Write `text` to `path`, creating its directory; `secret` files (passwords) are 0600.
-pub fn write_file(path: &Path, text: &str, secret: bool) -> Result<(), LabError> {
-    use std::io::Write as _;
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let err = |source| LabError::Write {
-        path: path.display().to_string(),
-        source,
-    };
-    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(err)?;
-    }
-    let mode = if secret { 0o600 } else { 0o644 };
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(mode)
-        .open(path)
-        .map_err(err)?;
-    // An existing file keeps its mode on open: set it.
-    f.set_permissions(std::fs::Permissions::from_mode(mode))
-        .map_err(err)?;
-    f.write_all(text.as_bytes()).map_err(err)
+/// Write `text` to `rel` beneath `dir` (0600; the directory created 0700 or refused when another
+/// user could write into it; no symlink followed: `crate::private`).
+pub fn write_file(dir: &Path, rel: &str, text: &str) -> Result<(), LabError> {
+    let path = dir.join(rel);
+    crate::private::private_dir(dir)
+        .and_then(|()| crate::private::write_beneath(dir, Path::new(rel), text))
+        .map_err(|source| LabError::Write {
+            path: path.display().to_string(),
+            source,
+        })
 }
 
 /// The simulated port a topology interface names: containerlab's `ethN` as the node's kind names it
@@ -475,6 +462,7 @@ fn wire_device(
     let (user, pass) = clab.map_or((&opts.username, &opts.password), |c| {
         (&c.username, &c.password)
     });
+    let lldp_name = faults.lldp_system_name.clone();
     let mut dev = Device::new(name, dialect, index, ports, user, pass, faults);
     let mut st = dev.state().clone();
     st.routed_only = routed_only(node);
@@ -488,7 +476,7 @@ fn wire_device(
         dev.link_ends.push((lp.clone(), local_up.clone()));
         st.neighbors.push(Neighbor {
             local_port: lp,
-            system_name: peer,
+            system_name: lldp_name.clone().unwrap_or(peer),
             port: rp,
             chassis_id: mac_for(pidx, 1),
             local_up,
@@ -894,21 +882,28 @@ impl Lab {
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|source| LabError::Write {
+        let file = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .ok_or_else(|| LabError::Write {
+                path: path.display().to_string(),
+                source: std::io::Error::other("names no file"),
+            })?;
+        crate::private::private_dir(dir).map_err(|source| LabError::Write {
             path: dir.display().to_string(),
             source,
         })?;
         let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
         let ca = dir.join("lab-ca.pem");
         let kh = dir.join("lab-known_hosts");
-        write_file(&ca, &self.tls.ca_pem, false)?;
-        write_file(&kh, &self.known_hosts(), false)?;
+        write_file(&dir, "lab-ca.pem", &self.tls.ca_pem)?;
+        write_file(&dir, "lab-known_hosts", &self.known_hosts())?;
         let inv = self.inventory(&ca, &kh);
         let yaml = serde_norway::to_string(&inv).map_err(|e| LabError::Write {
             path: path.display().to_string(),
             source: std::io::Error::other(e.to_string()),
         })?;
-        write_file(path, &yaml, true)
+        write_file(&dir, &file, &yaml)
     }
 
     /// containerlab mode: the lab directory as `containerlab deploy` leaves it (its three files,
@@ -925,11 +920,11 @@ impl Lab {
         let owner = std::env::var("SUDO_USER")
             .or_else(|_| std::env::var("USER"))
             .unwrap_or_default();
-        for (name, text, secret) in plan.files(schema, &owner) {
-            write_file(&dir.join(name), &text, secret)?;
+        for (name, text) in plan.files(schema, &owner) {
+            write_file(dir, name, &text)?;
         }
-        write_file(&dir.join(".tls/ca/ca.pem"), &self.tls.ca_pem, false)?;
-        write_file(&dir.join("known_hosts"), &self.known_hosts(), false)?;
+        write_file(dir, ".tls/ca/ca.pem", &self.tls.ca_pem)?;
+        write_file(dir, "known_hosts", &self.known_hosts())?;
         Ok(dir)
     }
 }

@@ -9,6 +9,7 @@ pub mod bench;
 pub mod clab;
 pub mod floor;
 pub mod lab;
+pub mod private;
 pub mod sim;
 
 pub use lab::{Lab, LabError, LabOptions, Sim};

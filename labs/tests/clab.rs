@@ -112,7 +112,7 @@ async fn each_node_on_its_own_address_and_real_ports_with_the_lab_directory() {
     };
     assert_eq!(mode("nornir-simple-inventory.yml"), 0o600);
     assert_eq!(mode("ansible-inventory.yml"), 0o600);
-    assert_eq!(mode("topology-data.json"), 0o644);
+    assert_eq!(mode("topology-data.json"), 0o600);
     let ca = std::fs::read_to_string(lab_dir.join(".tls/ca/ca.pem")).unwrap();
     assert_eq!(ca, lab.tls.ca_pem);
     let kh = std::fs::read_to_string(lab_dir.join("known_hosts")).unwrap();
@@ -324,4 +324,104 @@ fn renders_containerlabs_own_inventory_test_cases() {
         let trim = |s: &str| s.lines().map(str::trim_end).collect::<Vec<_>>().join("\n");
         assert_eq!(trim(&got), trim(&want), "{topo}");
     }
+}
+
+/// `netgw-lab up TOPO --clab` under `umask 000` (mapped to 127.93.9.0/24): `Ok(child)` once READY,
+/// else `Err(stderr)` when it exited.
+fn clab_up(topo: &Path) -> Result<std::process::Child, String> {
+    use std::io::BufRead;
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg("umask 000; exec \"$@\"")
+        .arg("sh")
+        .arg(env!("CARGO_BIN_EXE_netgw-lab"))
+        .arg("up")
+        .arg(topo)
+        .args(["--clab", "--mgmt-loopback", "127.93.9.0", "--no-snmp"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = std::io::BufReader::new(child.stdout.take().unwrap());
+    if out
+        .lines()
+        .map_while(Result::ok)
+        .any(|l| l.starts_with("READY"))
+    {
+        return Ok(child);
+    }
+    let o = child.wait_with_output().unwrap();
+    Err(String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+fn stop(mut c: std::process::Child) {
+    let _ = c.kill();
+    let _ = c.wait();
+}
+
+/// netgw-lab runs as root with `--clab`: a topology's `name:` must not lead its writes out of the
+/// lab directory, a symlink or a directory another user planted there must not be written through,
+/// and what it writes is private under `umask 000`.
+#[test]
+fn the_lab_directory_is_the_only_place_written_and_it_is_private() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let topo = d.join("t.clab.yml");
+    let body = |name: &str| {
+        format!(
+            "name: {name:?}\nmgmt: {{ipv4-subnet: 172.20.9.0/24}}\ntopology:\n  nodes:\n    ceos1: {{kind: arista_ceos}}\n"
+        )
+    };
+    // `..` through the name: `clab-..` then `..` lands beside the topology, in victim/.
+    let victim = d.join("victim/pwn/known_hosts");
+    std::fs::create_dir_all(victim.parent().unwrap()).unwrap();
+    std::fs::write(&victim, "keep\n").unwrap();
+    std::fs::write(&topo, body("../victim/pwn")).unwrap();
+    let err = clab_up(&topo).map(stop).unwrap_err();
+    assert!(
+        err.contains("field `name`") && err.contains("containerlab's rule"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
+    assert!(!d.join("clab-..").exists());
+
+    // A symlink planted in the lab directory: refused naming it, its target untouched.
+    std::fs::write(&topo, body("lab1")).unwrap();
+    let lab = d.join("clab-lab1");
+    std::fs::create_dir(&lab).unwrap();
+    std::fs::set_permissions(&lab, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::os::unix::fs::symlink(&victim, lab.join("known_hosts")).unwrap();
+    let err = clab_up(&topo).map(stop).unwrap_err();
+    assert!(err.contains("known_hosts: is a symbolic link"), "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
+    std::fs::remove_file(lab.join("known_hosts")).unwrap();
+    // A lab directory another user owns (uid 65534 stands for them), or one others can write into.
+    std::os::unix::fs::chown(&lab, Some(65534), Some(65534)).unwrap();
+    let err = clab_up(&topo).map(stop).unwrap_err();
+    assert!(err.contains("owned by uid 65534"), "{err}");
+    std::os::unix::fs::chown(&lab, Some(0), Some(0)).unwrap();
+    std::fs::set_permissions(&lab, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let err = clab_up(&topo).map(stop).unwrap_err();
+    assert!(err.contains("lets group or others write"), "{err}");
+    std::fs::remove_dir_all(&lab).unwrap();
+
+    // Control: the same lab, nothing planted, comes up; under umask 000 its directories are 0700 and
+    // its files (inventories with passwords, trust anchors) 0600.
+    let child = clab_up(&topo).unwrap();
+    let mode = |p: &Path| std::fs::symlink_metadata(p).unwrap().mode() & 0o777;
+    for p in ["", ".tls", ".tls/ca"] {
+        assert_eq!(mode(&lab.join(p)), 0o700, "{p}");
+    }
+    for f in [
+        "known_hosts",
+        ".tls/ca/ca.pem",
+        "topology-data.json",
+        "ansible-inventory.yml",
+        "nornir-simple-inventory.yml",
+    ] {
+        assert_eq!(mode(&lab.join(f)), 0o600, "{f}");
+    }
+    stop(child);
 }

@@ -22,3 +22,4 @@ pub mod kinds;
 pub mod plan;
 pub mod resource;
 pub mod topology;
+pub mod yaml;

@@ -384,7 +384,7 @@ impl Topology {
     /// Parse a topology file's text.
     pub fn parse(text: &str) -> Result<Topology, TopologyError> {
         let yaml: serde_norway::Value =
-            serde_norway::from_str(text).map_err(|e| TopologyError::Yaml(e.to_string()))?;
+            crate::yaml::from_str(text).map_err(|e| TopologyError::Yaml(e.to_string()))?;
         let v: Value =
             serde_json::to_value(&yaml).map_err(|e| TopologyError::Yaml(e.to_string()))?;
         Self::from_value(&v)

@@ -146,8 +146,8 @@ fn file_err(path: &Path, message: impl Into<String>) -> ConfigError {
 
 /// Parse a configuration file's text (`path` names it in errors and anchors relative paths).
 pub fn parse_file(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
-    let value: serde_norway::Value =
-        serde_norway::from_str(text).map_err(|e| file_err(path, format!("invalid YAML: {e}")))?;
+    let value: serde_norway::Value = netgw_models::yaml::from_str(text)
+        .map_err(|e| file_err(path, format!("invalid YAML: {e}")))?;
     if value.is_null() {
         return Ok(ConfigFile::default());
     }

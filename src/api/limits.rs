@@ -192,6 +192,8 @@ async fn serve_conn(
     stop: CancellationToken,
 ) {
     let _ = stream.set_nodelay(true);
+    // The status page's sign-in back-off is per client address.
+    let app = app.layer(axum::Extension(super::ui::ClientAddr(peer.ip())));
     match tls {
         None => http1(stream, app, limits, stop).await,
         Some(acceptor) => {

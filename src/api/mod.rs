@@ -80,6 +80,8 @@ pub enum ServeError {
     },
     #[error("serve: {0}")]
     Runtime(String),
+    #[error(transparent)]
+    UnsafeState(#[from] crate::state::UnsafeState),
 }
 
 /// An API error: status, a stable code, a message.
@@ -253,6 +255,11 @@ pub async fn serve(
         .state_dir
         .clone()
         .unwrap_or_else(crate::state::default_root);
+    let cache = settings
+        .cookbook_server
+        .as_ref()
+        .map(|c| crate::state::cookbook_cache_dir(&state_root, &c.api().base()));
+    crate::state::check_state(&state_root, cookbooks.root(), cache.as_deref())?;
     let db = match &settings.db {
         Some(db) => db.clone(),
         None => crate::state::history_path(&state_root, cookbooks.root(), local),

@@ -24,6 +24,7 @@ pub mod prune;
 use crate::kind::NodeErrorKind;
 use crate::store::chef::constraint::{Constraint, Version};
 use crate::store::chef::{ChefError, ChefServer};
+use crate::rootdir::{create_private_dir_all, create_private_file};
 use crate::store::local::LocalRepo;
 use md5::{Digest, Md5};
 use netgw_models::Environment;
@@ -34,7 +35,7 @@ use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use thiserror::Error;
@@ -199,6 +200,32 @@ pub struct CookbookSync {
     sets_used: Mutex<Vec<PathBuf>>,
     downloaded: AtomicUsize,
     cached: AtomicUsize,
+    limits: SyncLimits,
+    /// The cache checked private once, before its first use (`crate::state::check_private`).
+    checked: OnceCell<Result<(), CookbookError>>,
+    /// Distinct files this sync needed (cached or fetched) and bytes it downloaded, against `limits`.
+    files_needed: AtomicUsize,
+    bytes_downloaded: AtomicU64,
+}
+
+/// What one sync (one run; one node run under `netgw serve`) may take from the server: a server that
+/// lists a million files, or files of gigabytes, fails the run with an error instead of filling the
+/// disk and the memory of the gateway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyncLimits {
+    /// Distinct files (by checksum) the run's cookbook sets may hold.
+    pub files: usize,
+    /// Bytes downloaded in total (each file is also bounded by the API's response limit).
+    pub bytes: u64,
+}
+
+impl Default for SyncLimits {
+    fn default() -> Self {
+        SyncLimits {
+            files: 20_000,
+            bytes: 512 * 1024 * 1024,
+        }
+    }
 }
 
 impl std::fmt::Debug for CookbookSync {
@@ -232,7 +259,55 @@ impl CookbookSync {
             sets_used: Mutex::default(),
             downloaded: AtomicUsize::new(0),
             cached: AtomicUsize::new(0),
+            limits: SyncLimits::default(),
+            checked: OnceCell::new(),
+            files_needed: AtomicUsize::new(0),
+            bytes_downloaded: AtomicU64::new(0),
         }
+    }
+
+    /// The state directory, `cookbooks/`, this server's cache and its `files/` and `sets/`, each
+    /// that exists: this user's and writable by no one else, or the sync is refused (whoever could
+    /// write there could change the attributes and code every node's run loads).
+    async fn check_private(&self) -> Result<(), CookbookError> {
+        let cache = self.cache.clone();
+        let dirs: Vec<PathBuf> = [cache.join("files"), cache.join("sets")]
+            .into_iter()
+            .chain(cache.ancestors().take(3).map(Path::to_path_buf))
+            .collect();
+        let checked = tokio::task::spawn_blocking(move || {
+            dirs.iter()
+                .try_for_each(|d| crate::state::check_private_dir(d))
+        })
+        .await;
+        match checked {
+            Ok(r) => r.map_err(|e| CookbookError::Cache {
+                path: e.path.clone(),
+                message: e.to_string(),
+            }),
+            Err(e) => Err(CookbookError::Cache {
+                path: self.cache.clone(),
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    fn too_many(&self, n: usize) -> CookbookError {
+        CookbookError::Server {
+            message: format!(
+                "the cookbooks of this run list {n} files, more than the {} one run may fetch \
+                 from {}; not used (see docs/cookbooks.md)",
+                self.limits.files,
+                self.server.api().base()
+            ),
+            kind: NodeErrorKind::Server,
+        }
+    }
+
+    /// The same sync with other limits than [`SyncLimits::default`].
+    pub fn with_limits(mut self, limits: SyncLimits) -> Self {
+        self.limits = limits;
+        self
     }
 
     pub fn cache_dir(&self) -> &Path {
@@ -246,6 +321,10 @@ impl CookbookSync {
         env: &Environment,
         expansion: &Expansion,
     ) -> Result<(LocalRepo, Vec<String>), CookbookError> {
+        self.checked
+            .get_or_init(|| self.check_private())
+            .await
+            .clone()?;
         let environment = env.name.as_str();
         // netgw's built-in recipes need no cookbook: the server is not asked for one (a `netdev`
         // cookbook it has still comes with any other of its recipes in the run-list).
@@ -398,6 +477,10 @@ impl CookbookSync {
         set_key: &str,
         versions: &[CookbookVersion],
     ) -> Result<LocalRepo, CookbookError> {
+        let listed: usize = versions.iter().map(|cb| cb.files.len()).sum();
+        if listed > self.limits.files {
+            return Err(self.too_many(listed));
+        }
         let jobs = versions
             .iter()
             .flat_map(|cb| cb.files.iter().map(move |f| self.ensure_file(cb, f)));
@@ -442,6 +525,10 @@ impl CookbookSync {
         cb: &CookbookVersion,
         f: &ManifestFile,
     ) -> Result<(), CookbookError> {
+        let needed = self.files_needed.fetch_add(1, Ordering::Relaxed) + 1;
+        if needed > self.limits.files {
+            return Err(self.too_many(needed));
+        }
         let dest = self.cache.join("files").join(&f.checksum);
         let (d, sum) = (dest.clone(), f.checksum.clone());
         // A cached file is touched: pruning by a concurrent run spares what was used recently.
@@ -460,8 +547,16 @@ impl CookbookSync {
             what,
             kind,
         };
-        let _permit = self.downloads.acquire().await;
         let shown = without_query(&f.url);
+        if let Some(why) = foreign_origin(&f.url, &self.server.api().base()) {
+            return Err(err(
+                format!(
+                    "{why}; not fetched (netgw fetches cookbook files from the Chef server's own origin only)"
+                ),
+                NodeErrorKind::Server,
+            ));
+        }
+        let _permit = self.downloads.acquire().await;
         let resp = tokio::time::timeout(self.timeout, self.server.api().get_url(&f.url))
             .await
             .map_err(|_| {
@@ -488,13 +583,27 @@ impl CookbookSync {
                 NodeErrorKind::Server,
             ));
         }
-        let got = md5_hex(&resp.body);
-        if got != f.checksum {
+        let total = self
+            .bytes_downloaded
+            .fetch_add(resp.body.len() as u64, Ordering::Relaxed)
+            + resp.body.len() as u64;
+        if total > self.limits.bytes {
             return Err(err(
                 format!(
-                    "checksum mismatch: the manifest says MD5 {}, the {} bytes downloaded from {shown} have {got}; not used",
-                    f.checksum,
-                    resp.body.len()
+                    "the cookbook files of this run exceed {} bytes in total; not used (a server \
+                     listing that much is refused: see docs/cookbooks.md)",
+                    self.limits.bytes
+                ),
+                NodeErrorKind::Server,
+            ));
+        }
+        // What was downloaded is not described (its length, its MD5): the error names the file only.
+        if md5_hex(&resp.body) != f.checksum {
+            return Err(err(
+                format!(
+                    "checksum mismatch: the content downloaded from {shown} does not have the \
+                     manifest's MD5 {}; not used",
+                    f.checksum
                 ),
                 NodeErrorKind::Server,
             ));
@@ -717,6 +826,20 @@ fn md5_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// Why `url` is not on the origin (scheme, host, port) of the server at `base`; `None` when it is.
+fn foreign_origin(url: &str, base: &str) -> Option<String> {
+    let origin = |u: &str| reqwest::Url::parse(u).ok().map(|u| u.origin());
+    match (origin(url), origin(base)) {
+        (Some(o), Some(b)) if o == b && o.is_tuple() => None,
+        (Some(o), Some(b)) => Some(format!(
+            "file URL origin {} is not the Chef server's ({})",
+            o.ascii_serialization(),
+            b.ascii_serialization()
+        )),
+        _ => Some("file URL is not a URL".into()),
+    }
+}
+
 fn without_query(url: &str) -> String {
     match reqwest::Url::parse(url) {
         Ok(mut u) => {
@@ -766,10 +889,10 @@ fn unique_tmp(dir: &Path) -> PathBuf {
 /// file, no file, or the new one, never a part.
 fn write_atomic(dest: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = dest.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
+    create_private_dir_all(dir)?;
     let tmp = unique_tmp(dir);
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = create_private_file(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         std::fs::rename(&tmp, dest)
@@ -796,7 +919,7 @@ fn build_set(
         path: path.to_owned(),
         message: e.to_string(),
     };
-    std::fs::create_dir_all(&sets).map_err(|e| io(&sets, e))?;
+    create_private_dir_all(&sets).map_err(|e| io(&sets, e))?;
     let tmp = unique_tmp(&sets);
     let filled = fill_set(cache, &tmp, versions);
     if let Err(e) = filled {
@@ -841,31 +964,42 @@ fn fill_set(cache: &Path, root: &Path, versions: &[CookbookVersion]) -> Result<(
         message: e.to_string(),
     };
     // `nodes/` makes it a repo the loader opens; it stays empty.
-    std::fs::create_dir_all(root.join("nodes")).map_err(|e| io(root, e))?;
+    create_private_dir_all(&root.join("nodes")).map_err(|e| io(root, e))?;
     let sums: Vec<&str> = versions
         .iter()
         .flat_map(|cb| cb.files.iter().map(|f| f.checksum.as_str()))
         .collect();
     let list = root.join(prune::CHECKSUMS);
-    std::fs::write(&list, sums.join("\n")).map_err(|e| io(&list, e))?;
+    write_private(&list, sums.join("\n").as_bytes()).map_err(|e| io(&list, e))?;
     for cb in versions {
         let base = root.join("cookbooks").join(&cb.name);
-        std::fs::create_dir_all(&base).map_err(|e| io(&base, e))?;
+        create_private_dir_all(&base).map_err(|e| io(&base, e))?;
         for f in &cb.files {
             let dst = base.join(&f.path);
             if let Some(parent) = dst.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+                create_private_dir_all(parent).map_err(|e| io(parent, e))?;
             }
             let src = cache.join("files").join(&f.checksum);
-            std::fs::copy(&src, &dst).map_err(|e| io(&dst, e))?;
+            copy_private(&src, &dst).map_err(|e| io(&dst, e))?;
         }
         if !cb.files.iter().any(|f| f.path == "metadata.json") {
             let meta = base.join("metadata.json");
             let text = serde_json::to_vec_pretty(&cb.metadata).unwrap_or_default();
-            std::fs::write(&meta, text).map_err(|e| io(&meta, e))?;
+            write_private(&meta, &text).map_err(|e| io(&meta, e))?;
         }
     }
     Ok(())
+}
+
+/// A new file of a set being built (its directory is this run's own temporary), 0600.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    create_private_file(path)?.write_all(bytes)
+}
+
+/// A cached file copied into a set being built, 0600 (`std::fs::copy` would copy the source's mode).
+fn copy_private(src: &Path, dst: &Path) -> std::io::Result<()> {
+    let mut from = std::fs::File::open(src)?;
+    std::io::copy(&mut from, &mut create_private_file(dst)?).map(|_| ())
 }
 
 /// Every file of the set present with its checksum (read again: the set is what the loader reads).
@@ -965,7 +1099,7 @@ mod tests {
         assert!(msg.contains("--cookbooks repo"), "{msg}");
 
         let silent = peer(None, 1).await;
-        let sync = sync_for(&url, state.path(), Duration::from_millis(500));
+        let sync = sync_for(&silent, state.path(), Duration::from_millis(500));
         let cb = CookbookVersion {
             name: "net".into(),
             version: "1.0.0".into(),
@@ -1053,33 +1187,100 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn file_requests_are_signed_only_for_the_server_itself() {
+    async fn files_come_from_the_servers_own_origin_only() {
         let (server, seen_by_server) = recording_peer().await;
-        let (elsewhere, seen_elsewhere) = recording_peer().await;
+        let (elsewhere, mut seen_elsewhere) = recording_peer().await;
         let cb = CookbookVersion {
             name: "net".into(),
             version: "1.0.0".into(),
             files: Vec::new(),
             metadata: Value::Null,
         };
-        for base in [&server, &elsewhere] {
-            // A cache of its own each: the same content would otherwise come from the cache.
-            let state = tempfile::tempdir().unwrap();
-            let sync = sync_for(&server, state.path(), Duration::from_secs(5));
-            let f = ManifestFile {
-                path: "a.rb".into(),
-                checksum: md5_hex(b"x"),
-                url: format!("{base}/file_store/a"),
-            };
-            sync.fetch_file(&cb, &f).await.unwrap();
-            assert_eq!(sync.report().files_downloaded, 1);
+        let file = |base: &str| ManifestFile {
+            path: "a.rb".into(),
+            checksum: md5_hex(b"x"),
+            url: format!("{base}/file_store/a?sig=secret"),
+        };
+        // Another port, another host name for the same address, another scheme: refused, not asked.
+        let state = tempfile::tempdir().unwrap();
+        let sync = sync_for(&server, state.path(), Duration::from_secs(5));
+        let port = server.rsplit(':').next().unwrap();
+        for foreign in [
+            elsewhere.clone(),
+            format!("http://localhost:{port}"),
+            format!("https://127.0.0.1:{port}"),
+        ] {
+            let e = sync.fetch_file(&cb, &file(&foreign)).await.unwrap_err();
+            let msg = e.to_string();
+            assert!(
+                msg.contains("is not the Chef server's") && msg.contains("not fetched"),
+                "{msg}"
+            );
+            assert!(!msg.contains("secret") && !msg.contains("bytes"), "{msg}");
         }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(
+            seen_elsewhere.try_recv().is_err(),
+            "the foreign URL was requested"
+        );
+        // Control: the server's own origin is fetched, signed.
+        sync.fetch_file(&cb, &file(&server)).await.unwrap();
+        assert_eq!(sync.report().files_downloaded, 1);
         let wait = |rx| tokio::time::timeout(Duration::from_secs(5), rx);
         let by_server = wait(seen_by_server).await.unwrap().unwrap();
         assert!(by_server.contains("x-ops-authorization-1:"), "{by_server}");
-        let other = wait(seen_elsewhere).await.unwrap().unwrap();
-        assert!(!other.contains("x-ops-authorization"), "{other}");
-        assert!(!other.contains("x-ops-userid"), "{other}");
+    }
+
+    #[tokio::test]
+    async fn a_sync_takes_at_most_its_files_and_bytes() {
+        let cb = CookbookVersion {
+            name: "net".into(),
+            version: "1.0.0".into(),
+            files: Vec::new(),
+            metadata: Value::Null,
+        };
+        let ok = "HTTP/1.1 200 OK\r\ncontent-length: 1\r\nconnection: close\r\n\r\nx";
+        let file = |base: &str, n: usize| ManifestFile {
+            path: format!("f{n}.rb"),
+            checksum: md5_hex(b"x"),
+            url: format!("{base}/file_store/{n}"),
+        };
+        // Bytes: 1 allowed, the second byte is over.
+        let url = peer(Some(ok), 2).await;
+        let state = tempfile::tempdir().unwrap();
+        let limits = SyncLimits {
+            files: 10,
+            bytes: 1,
+        };
+        let sync = sync_for(&url, state.path(), Duration::from_secs(5)).with_limits(limits);
+        sync.fetch_file(&cb, &file(&url, 1)).await.unwrap();
+        std::fs::remove_file(sync.cache_dir().join("files").join(md5_hex(b"x"))).unwrap();
+        let e = sync.fetch_file(&cb, &file(&url, 2)).await.unwrap_err();
+        assert!(e.to_string().contains("exceed 1 bytes in total"), "{e}");
+        // Files: a manifest listing more than the limit is refused before any download.
+        let limits = SyncLimits {
+            files: 2,
+            bytes: 1 << 20,
+        };
+        let sync = sync_for(&url, state.path(), Duration::from_secs(5)).with_limits(limits);
+        let mut big = cb.clone();
+        big.files = (0..3).map(|n| file(&url, n)).collect();
+        let e = sync.materialize("k", &[big.clone()]).await.unwrap_err();
+        assert!(
+            e.to_string().contains("list 3 files, more than the 2"),
+            "{e}"
+        );
+        // Control: at the limit, the set is built.
+        big.files.truncate(2);
+        big.files[1].checksum = md5_hex(b"x");
+        let url = peer(Some(ok), 2).await;
+        let sync = sync_for(&url, state.path(), Duration::from_secs(5)).with_limits(limits);
+        big.files.iter_mut().for_each(|f| {
+            f.url = f
+                .url
+                .replacen(&f.url[..f.url.find("/file_store").unwrap()], &url, 1)
+        });
+        sync.materialize("k", &[big]).await.unwrap();
     }
 
     #[test]

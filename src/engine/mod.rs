@@ -18,7 +18,7 @@ pub mod recovery;
 use crate::clock::now_rfc3339;
 use crate::coordination::Coordination;
 use crate::error::EngineError;
-use crate::journal::{Intent, Journal, Recovery};
+use crate::journal::{Intent, Journal, JournalError, Recovery};
 use crate::report::{
     EventSink, NodeReport, NodeStatus, ResourceReport, ResourceStatus, RunEvent, RunReport,
     StepTiming, resource_ident, summarize,
@@ -163,6 +163,8 @@ pub struct Infra {
     pub coordination: Arc<dyn Coordination>,
     /// External node classifier (Puppet ENC contract) run for every node; see `crate::classify`.
     pub classifier: Option<std::path::PathBuf>,
+    /// The state directory: checked private before a run reads anything of it.
+    pub state_root: std::path::PathBuf,
 }
 
 impl Infra {
@@ -180,6 +182,7 @@ impl Infra {
             connector,
             coordination,
             classifier: None,
+            state_root: settings.state_root(),
         }
     }
 
@@ -195,10 +198,13 @@ impl Infra {
 
 /// Converge every job; returns when all nodes finished.
 pub async fn converge(infra: &Infra, jobs: Vec<Job>, opts: EngineOptions) -> RunReport {
-    let ctx = Arc::new(Ctx::new(infra, &opts, jobs.len()));
-    let connector = infra.connector.clone();
     let started = Instant::now();
     let started_at = now_rfc3339();
+    if let Err(e) = check_state(infra, &opts).await {
+        return refused(jobs, &opts, started_at, &e.into());
+    }
+    let ctx = Arc::new(Ctx::new(infra, &opts, jobs.len()));
+    let connector = infra.connector.clone();
     let sem = Arc::new(Semaphore::new(opts.concurrency.max(1)));
     let mut set = JoinSet::new();
     let order: Vec<String> = jobs.iter().map(|j| j.name.clone()).collect();
@@ -270,6 +276,47 @@ pub(crate) async fn run_report(
         nodes,
         cookbooks,
         transaction,
+    }
+}
+
+/// The run's state directory and cookbook cache, checked before any of it is read
+/// (`crate::state::check_state`).
+async fn check_state(infra: &Infra, opts: &EngineOptions) -> Result<(), JournalError> {
+    let root = infra.state_root.clone();
+    let repo = infra.repo.root().to_owned();
+    let cache = opts
+        .cookbook_sync
+        .as_ref()
+        .map(|s| s.cache_dir().to_owned());
+    tokio::task::spawn_blocking(move || crate::state::check_state(&root, &repo, cache.as_deref()))
+        .await
+        .map_err(|e| JournalError::Io {
+            path: infra.state_root.clone(),
+            reason: e.to_string(),
+        })?
+        .map_err(JournalError::from)
+}
+
+/// A run that did not start: every node failed with `e`, nothing touched.
+fn refused(jobs: Vec<Job>, opts: &EngineOptions, started_at: String, e: &EngineError) -> RunReport {
+    let nodes: Vec<NodeReport> = jobs
+        .iter()
+        .map(|j| {
+            let mut r = NodeReport::new(&j.name, opts.why_run);
+            fail(&mut r, e);
+            r.tally();
+            r
+        })
+        .collect();
+    RunReport {
+        run_id: opts.run_id.clone(),
+        why_run: opts.why_run,
+        started_at,
+        duration_secs: 0.0,
+        summary: summarize(&nodes),
+        nodes,
+        cookbooks: None,
+        transaction: None,
     }
 }
 

@@ -26,13 +26,68 @@ pub(super) type Read = (
     Vec<String>,
 );
 
-/// A topology file's text rendered (environment substitution) and parsed; errors name the file and
-/// the line.
+/// A topology file's text rendered (environment substitution, [`topology_env`]) and parsed; errors
+/// name the file and the line.
 pub(super) fn parse_topology(path: &Path) -> Result<Topology, InventoryError> {
     let text = super::read(path)?;
-    let env = |k: &str| std::env::var(k).ok();
+    let env = |k: &str| topology_env(path, k);
     let rendered = render(&text, &env).map_err(|e| file_err(path, e.to_string()))?;
-    Topology::parse(&rendered).map_err(|e| file_err(path, e.to_string()))
+    let topo = Topology::parse(&rendered).map_err(|e| file_err(path, e.to_string()))?;
+    literal_credentials(&topo).map_err(|m| file_err(path, m))?;
+    Ok(topo)
+}
+
+/// Names of the environment a topology's `${VAR}` may read besides containerlab's own (`CLAB_*`):
+/// comma-separated, e.g. `NETGW_TOPOLOGY_ENV=LAB_PASSWORD,SITE`.
+pub const TOPOLOGY_ENV: &str = "NETGW_TOPOLOGY_ENV";
+
+/// The value of `${name}` in the topology at `path`: containerlab's own variables (`CLAB_*`, the
+/// names containerlab itself reads) and the names [`TOPOLOGY_ENV`] allows; any other is left as
+/// written, as an unset variable is, with a warning when it is set. netgw's environment holds its
+/// secrets (`NETGW_DATABASE_URL`, `NETGW_PASSWORD`, tokens): a topology, which may come from anyone
+/// who can write a lab, must not read them into a password or an address of its choosing.
+fn topology_env(path: &Path, name: &str) -> Option<String> {
+    let allowed = name.starts_with("CLAB_")
+        || std::env::var(TOPOLOGY_ENV).is_ok_and(|l| l.split(',').any(|n| n.trim() == name));
+    if allowed {
+        return std::env::var(name).ok();
+    }
+    if std::env::var_os(name).is_some() {
+        tracing::warn!(
+            topology = %path.display(),
+            variable = name,
+            "${{{name}}} is not expanded: a topology reads containerlab's own variables (CLAB_*) \
+             and those {TOPOLOGY_ENV} names, no others"
+        );
+    }
+    None
+}
+
+/// A topology's credentials (its `credentials:` blocks and `netgw.username`/`netgw.password` labels)
+/// are text: one that reads as a credential reference (`${VAR}`, `file:PATH`, which the inventory
+/// resolves) would let the topology reach the gateway's environment or files.
+fn literal_credentials(topo: &Topology) -> Result<(), String> {
+    use netgw_transport::credentials::CredentialRef;
+    for n in topo.nodes.values() {
+        let from_block = n.credentials.iter().flat_map(|c| {
+            [("username", &c.username), ("password", &c.password)]
+                .into_iter()
+                .filter_map(|(f, v)| v.as_ref().map(|v| (format!("credentials {f}"), v)))
+        });
+        let from_labels = ["netgw.username", "netgw.password"]
+            .into_iter()
+            .filter_map(|k| n.labels.get(k).map(|v| (format!("label {k}"), v)));
+        for (field, v) in from_block.chain(from_labels) {
+            if !matches!(CredentialRef::parse(v), CredentialRef::Literal(_)) {
+                return Err(format!(
+                    "node {}: {field} reads as a credential reference (`${{VAR}}` or `file:`); a \
+                     topology's credentials are text: put the reference in the inventory instead",
+                    n.name
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Where a credential came from, for `netgw inventory`.

@@ -408,7 +408,12 @@ pub fn human_summary(r: &RunReport) -> String {
 }
 
 /// [`human_summary`] from the run report's JSON shape (`netgw serve`'s status page shows it).
+/// Terminal-safe: cookbook names and versions, the server's URL and the run id come from outside.
 pub fn human_summary_json(r: &Value) -> String {
+    terminal_safe(&summary_text(r)).into_owned()
+}
+
+fn summary_text(r: &Value) -> String {
     let s = &r["summary"];
     let count = |k: &str| s[k].as_u64().unwrap_or(0);
     let cookbooks = match r["cookbooks"].as_object() {
@@ -480,6 +485,18 @@ mod terminal_tests {
             Cow::Borrowed(_)
         ));
         assert_eq!(terminal_safe("a\x00b\x7f"), "a\\x00b\\x7f");
+    }
+
+    #[test]
+    fn the_summary_escapes_the_chef_servers_strings() {
+        let r = serde_json::json!({
+            "run_id": "r1", "summary": {},
+            "cookbooks": {"server": "https://chef\x1b]0;t\x07", "cache": "/c",
+                "versions": [{"name": "net\r", "version": "1.0.0\x1b[2J"}]}
+        });
+        let text = human_summary_json(&r);
+        assert!(!text.contains(['\x1b', '\x07', '\r']), "{text:?}");
+        assert!(text.contains("net\\r 1.0.0\\x1b[2J"), "{text}");
     }
 
     #[test]

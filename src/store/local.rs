@@ -508,8 +508,8 @@ pub fn parse_json<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, Sto
 
 /// Parse YAML into a JSON value (mapping keys become strings, as in Chef's attribute hashes).
 pub fn parse_yaml(path: &Path, text: &str) -> Result<Value, StoreError> {
-    let v: serde_norway::Value =
-        serde_norway::from_str(text).map_err(|e| parse_err(path, format!("invalid YAML: {e}")))?;
+    let v: serde_norway::Value = netgw_models::yaml::from_str(text)
+        .map_err(|e| parse_err(path, format!("invalid YAML: {e}")))?;
     yaml_to_json(v).map_err(|m| parse_err(path, m))
 }
 

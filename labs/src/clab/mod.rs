@@ -245,6 +245,29 @@ fn clab_node(
     }
 }
 
+/// containerlab's rule for the names of what it creates (`containerNamePattern` in its
+/// nodes/default_node.go, `^[a-zA-Z0-9][a-zA-Z0-9-._]+$`), checked on each node's long name and on
+/// the lab directory's name (`clab-NAME`): no `/`, so nothing derived from a name leads out of the
+/// lab directory (netgw-lab writes there as root with `--clab`).
+fn check_name(name: &str, field: &str, bad: &dyn Fn(String) -> ClabError) -> Result<(), ClabError> {
+    let mut chars = name.chars();
+    let first = chars.next().is_some_and(|c| c.is_ascii_alphanumeric());
+    let rest: Vec<char> = chars.collect();
+    let ok = first
+        && !rest.is_empty()
+        && rest
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'));
+    if ok {
+        return Ok(());
+    }
+    Err(bad(format!(
+        "field `{field}`: {:?} breaks containerlab's rule for names (^[a-zA-Z0-9][a-zA-Z0-9-._]+$: \
+         letters, digits, `-`, `.`, `_`); rename it",
+        name.escape_debug().to_string()
+    )))
+}
+
 impl ClabPlan {
     /// `text` is the topology file's text (for the `credentials:` blocks), `topo` its parse.
     /// `lab_dir`: where the lab directory goes (default: `clab-NAME` beside the topology file).
@@ -267,7 +290,7 @@ impl ClabPlan {
                 "field `name`: missing (containerlab names the lab from it)".into(),
             ));
         }
-        let raw: Value = serde_norway::from_str(text).map_err(|e| bad(e.to_string()))?;
+        let raw: Value = netgw_models::yaml::from_str(text).map_err(|e| bad(e.to_string()))?;
         let section = |s: &str| raw.get("topology").and_then(|t| t.get(s));
         let (subnet_text, net, len, base) = mgmt_subnet(topo, loopback, &bad)?;
         let m = mask(len);
@@ -302,6 +325,10 @@ impl ClabPlan {
                 Some(map(next))
             };
             nodes.push(clab_node(name, n, kind, addr, &prefix, &topo.name));
+        }
+        check_name(&format!("clab-{}", topo.name), "name", &bad)?;
+        for n in &nodes {
+            check_name(&n.long_name, &format!("topology.nodes.{}", n.name), &bad)?;
         }
         let mut kind_credentials = BTreeMap::new();
         if let Some(Value::Object(ks)) = section("kinds") {
@@ -351,16 +378,15 @@ impl ClabPlan {
         self.nodes.iter().find(|n| n.name == name)
     }
 
-    /// The lab's files: `(name inside the lab directory, text, secret)`; a secret file is written 0600.
-    pub fn files(&self, schema: Option<&str>, owner: &str) -> Vec<(&'static str, String, bool)> {
+    /// The lab's files: `(name inside the lab directory, text)`, each written 0600 (`crate::private`).
+    pub fn files(&self, schema: Option<&str>, owner: &str) -> Vec<(&'static str, String)> {
         vec![
             (
                 "nornir-simple-inventory.yml",
                 nornir_simple_inventory(self, schema),
-                true,
             ),
-            ("ansible-inventory.yml", ansible_inventory(self), true),
-            ("topology-data.json", topology_data(self, owner), false),
+            ("ansible-inventory.yml", ansible_inventory(self)),
+            ("topology-data.json", topology_data(self, owner)),
         ]
     }
 }
@@ -372,6 +398,33 @@ mod tests {
     fn plan(yaml: &str, lo: Option<Ipv4Addr>) -> Result<ClabPlan, ClabError> {
         let t = Topology::parse(yaml).unwrap();
         ClabPlan::new(yaml, &t, Path::new("/labs/x.clab.yml"), None, lo)
+    }
+
+    #[test]
+    fn names_follow_containerlabs_rule() {
+        for bad in ["../../tmp/victim", "a/b", "x;rm", "with space"] {
+            let lab = format!("name: {bad:?}\ntopology:\n  nodes:\n    a: {{kind: ceos}}\n");
+            let e = plan(&lab, None).unwrap_err().to_string();
+            assert!(
+                e.contains("field `name`") && e.contains("containerlab's rule"),
+                "{e}"
+            );
+            let node = format!("name: x\ntopology:\n  nodes:\n    {bad:?}: {{kind: ceos}}\n");
+            let e = plan(&node, None).unwrap_err().to_string();
+            assert!(e.contains("field `topology.nodes."), "{e}");
+        }
+        // With an empty prefix the long name is the node's own: one character is too short.
+        let e = plan(
+            "name: x\nprefix: \"\"\ntopology: {nodes: {a: {kind: ceos}}}",
+            None,
+        );
+        assert!(e.is_err());
+        // Control: names containerlab accepts.
+        plan(
+            "name: lab-1.a_b\ntopology:\n  nodes:\n    a: {kind: ceos}\n    Leaf_1.x: {kind: ceos}\n",
+            None,
+        )
+        .unwrap();
     }
 
     #[test]
@@ -389,15 +442,15 @@ mod tests {
         assert_eq!(p.lab_dir, Path::new("/labs/clab-x"));
         assert_eq!(p.node("b").unwrap().long_name, "clab-x-b");
         let p = plan(
-            "name: x\nprefix: \"\"\nmgmt: {ipv4-subnet: 10.9.0.0/16}\ntopology: {nodes: {a: {kind: ceos, mgmt-ipv4: 10.9.3.4}}}",
+            "name: x\nprefix: \"\"\nmgmt: {ipv4-subnet: 10.9.0.0/16}\ntopology: {nodes: {a1: {kind: ceos, mgmt-ipv4: 10.9.3.4}}}",
             Some("127.77.0.0".parse().unwrap()),
         )
         .unwrap();
         assert_eq!(
-            p.node("a").unwrap().addr,
+            p.node("a1").unwrap().addr,
             Some("127.77.3.4".parse().unwrap())
         );
-        assert_eq!(p.node("a").unwrap().long_name, "a");
+        assert_eq!(p.node("a1").unwrap().long_name, "a1");
     }
 
     #[test]

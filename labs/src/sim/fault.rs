@@ -16,6 +16,7 @@
 //! | `slow-stage-ms` | ms | stages take this long |
 //! | `reject-confirm` | message | the first confirm fails with this message (once per lab run: a transient refusal, so a later run can finish the change); the commit stays pending |
 //! | `slow-confirm-ms` | ms | confirms take this long |
+//! | `lldp-system-name` | text | every LLDP neighbour the device reports carries this system name, as whatever is plugged into its ports sets it |
 //! | `snmp-no-answer` | `true` | the device's SNMP agent answers nothing (a manager sees a timeout) |
 //! | `archive-path` | path | IOS: `archive` / `path PATH` is configured, so `configure terminal revert timer` works (`sim/archive.rs`) |
 //! | `revert-minute-ms` | ms | IOS and Junos: how long one minute of a revert timer or of a `commit confirmed` timeout lasts (default 60000) |
@@ -93,6 +94,8 @@ pub struct Faults {
     /// Refuses the first confirm only.
     pub reject_confirm: Option<String>,
     pub slow_confirm: Option<Duration>,
+    /// The system name every LLDP neighbour of the device reports.
+    pub lldp_system_name: Option<String>,
     /// The SNMP agent drops every request.
     pub snmp_no_answer: bool,
     /// IOS `archive` `path` (Configuration Rollback Confirmed Change needs it).
@@ -123,6 +126,7 @@ impl Clone for Faults {
             slow_stage: self.slow_stage,
             reject_confirm: self.reject_confirm.clone(),
             slow_confirm: self.slow_confirm,
+            lldp_system_name: self.lldp_system_name.clone(),
             snmp_no_answer: self.snmp_no_answer,
             archive_path: self.archive_path.clone(),
             revert_minute: self.revert_minute,
@@ -146,7 +150,7 @@ impl PartialEq for Faults {
             self.slow_commit,
             (&self.reject_stage, self.slow_stage),
             (&self.reject_confirm, self.slow_confirm),
-            self.snmp_no_answer,
+            (self.snmp_no_answer, &self.lldp_system_name),
             &self.archive_path,
             self.revert_minute,
         ) == (
@@ -159,7 +163,7 @@ impl PartialEq for Faults {
             o.slow_commit,
             (&o.reject_stage, o.slow_stage),
             (&o.reject_confirm, o.slow_confirm),
-            o.snmp_no_answer,
+            (o.snmp_no_answer, &o.lldp_system_name),
             &o.archive_path,
             o.revert_minute,
         )
@@ -179,6 +183,7 @@ pub const FAULT_KEYS: &[&str] = &[
     "slow-stage-ms",
     "reject-confirm",
     "slow-confirm-ms",
+    "lldp-system-name",
     "snmp-no-answer",
     "archive-path",
     "revert-minute-ms",
@@ -239,6 +244,7 @@ impl Faults {
             "slow-stage-ms" => self.slow_stage = Some(ms()?),
             "reject-confirm" => self.reject_confirm = Some(message(value, "confirm rejected")),
             "slow-confirm-ms" => self.slow_confirm = Some(ms()?),
+            "lldp-system-name" => self.lldp_system_name = Some(value.to_owned()),
             "snmp-no-answer" | "snmp-timeout" => {
                 self.snmp_no_answer = matches!(value.trim(), "true" | "yes" | "1" | "")
             }

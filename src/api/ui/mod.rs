@@ -28,7 +28,6 @@ use axum::routing::{get, post};
 use axum::{Extension, Router};
 use netgw_models::topology::Topology;
 use serde_json::json;
-use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -43,11 +42,52 @@ const LINK_CHECK_CONCURRENCY: usize = 8;
 
 /// What the status page keeps beside the API's state.
 pub(super) struct Ui {
-    /// Keys the CSRF tokens: a session's token is `SHA-256(secret ‖ bearer token)`, so it needs no
-    /// table and dies with the process.
-    secret: [u8; 32],
     secure_cookie: bool,
     topology: tokio::sync::OnceCell<Result<Arc<Topology>, String>>,
+    /// Signed-in sessions by their random id (the cookie's value): the token never leaves the
+    /// process; signing out, the idle limit or the age limit ends a session for good.
+    sessions: std::sync::Mutex<HashMap<String, SessionEntry>>,
+    /// Failed sign-ins per client address, for the back-off.
+    failures: std::sync::Mutex<HashMap<std::net::IpAddr, Failures>>,
+}
+
+/// A session ends after this long without a request...
+const SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
+/// ...and this long after sign-in, whatever.
+const SESSION_MAX: Duration = Duration::from_secs(12 * 3600);
+/// Sessions (and addresses with failed sign-ins) kept at most: the oldest go first.
+const MAX_ENTRIES: usize = 10_000;
+/// Failed sign-ins from one address before each further attempt waits.
+const FREE_FAILURES: u32 = 5;
+/// The longest wait between sign-in attempts from one address.
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// The cookie that ties a sign-in form to the browser that loaded it (login CSRF).
+const LOGIN_COOKIE: &str = "netgw_login";
+
+struct SessionEntry {
+    token: String,
+    csrf: String,
+    created: std::time::Instant,
+    used: std::time::Instant,
+}
+
+struct Failures {
+    count: u32,
+    /// No attempt is checked before this.
+    until: std::time::Instant,
+}
+
+/// The client's address, set per connection by `limits::serve_conn`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ClientAddr(pub std::net::IpAddr);
+
+/// 32 random bytes, base64url: session ids and CSRF tokens.
+fn random_id() -> String {
+    let mut b = [0u8; 32];
+    if let Err(e) = getrandom::fill(&mut b) {
+        warn!(error = %e, "no system randomness for a status-page session");
+    }
+    data_encoding::BASE64URL_NOPAD.encode(&b)
 }
 
 /// A signed-in request: who, and the CSRF token its forms carry.
@@ -55,6 +95,8 @@ pub(super) struct Ui {
 pub(super) struct Session {
     identity: Identity,
     csrf: String,
+    /// The session's id (what signing out ends).
+    id: String,
 }
 
 impl Session {
@@ -65,16 +107,11 @@ impl Session {
 
 /// The `/ui` routes, merged into the API's router.
 pub(super) fn router(state: S) -> Router<S> {
-    let mut secret = [0u8; 32];
-    if let Err(e) = getrandom::fill(&mut secret) {
-        // Without randomness the key is still unknown to a client (it never leaves the process), but
-        // predictable across restarts: say so.
-        warn!(error = %e, "no system randomness for the status page's CSRF key");
-    }
     let ui = Arc::new(Ui {
-        secret,
         secure_cookie: state.settings["tls"].as_bool().unwrap_or(false),
         topology: tokio::sync::OnceCell::new(),
+        sessions: std::sync::Mutex::default(),
+        failures: std::sync::Mutex::default(),
     });
     let signed_in = Router::new()
         .route("/ui/runs", get(pages::runs))
@@ -93,7 +130,7 @@ pub(super) fn router(state: S) -> Router<S> {
     Router::new()
         .route("/ui", get(|| async { see_other("/ui/runs") }))
         .route("/ui/", get(|| async { see_other("/ui/runs") }))
-        .route("/ui/login", get(pages::login_form).post(login))
+        .route("/ui/login", get(login_form).post(login))
         .route("/ui/assets/app.css", get(css))
         .route("/ui/assets/app.js", get(js))
         .merge(signed_in)
@@ -140,37 +177,130 @@ fn asset(kind: &'static str, body: &'static str) -> Response {
         .into_response()
 }
 
-/// The bearer token a session cookie carries (base64url: any token survives the cookie syntax).
-fn cookie_token(headers: &HeaderMap) -> Option<String> {
+/// The value of cookie `name`.
+fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|kv| kv.trim().split_once('='))
-        .find(|(k, _)| *k == COOKIE)
-        .and_then(|(_, v)| data_encoding::BASE64URL_NOPAD.decode(v.as_bytes()).ok())
-        .and_then(|b| String::from_utf8(b).ok())
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_owned())
 }
 
-fn session_cookie(ui: &Ui, token: Option<&str>) -> HeaderValue {
+/// `Set-Cookie` for `name` (HttpOnly, SameSite=Strict, under /ui, Secure over TLS); `None` clears it.
+fn set_cookie(ui: &Ui, name: &str, value: Option<&str>) -> HeaderValue {
     let secure = if ui.secure_cookie { "; Secure" } else { "" };
-    let text = match token {
-        Some(t) => format!(
-            "{COOKIE}={}; Path=/ui; HttpOnly; SameSite=Strict{secure}",
-            data_encoding::BASE64URL_NOPAD.encode(t.as_bytes())
-        ),
-        None => format!("{COOKIE}=; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=0{secure}"),
+    let text = match value {
+        Some(v) => format!("{name}={v}; Path=/ui; HttpOnly; SameSite=Strict{secure}"),
+        None => format!("{name}=; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=0{secure}"),
     };
-    // base64url and fixed text only: always a valid header value.
-    HeaderValue::from_str(&text).unwrap_or(HeaderValue::from_static("netgw_session=; Max-Age=0"))
+    HeaderValue::from_str(&text).unwrap_or(HeaderValue::from_static(""))
 }
 
-fn csrf_token(ui: &Ui, token: &str) -> String {
-    let mut h = Sha256::new();
-    h.update(ui.secret);
-    h.update(token.as_bytes());
-    data_encoding::HEXLOWER.encode(&h.finalize())
+impl Ui {
+    /// A new session for `token`: its id (the cookie's value).
+    fn open_session(&self, token: &str) -> String {
+        let id = random_id();
+        let now = std::time::Instant::now();
+        let mut m = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        m.retain(|_, e| live(e, now));
+        if m.len() >= MAX_ENTRIES
+            && let Some(oldest) = m.iter().min_by_key(|(_, e)| e.used).map(|(k, _)| k.clone())
+        {
+            m.remove(&oldest);
+        }
+        let entry = SessionEntry {
+            token: token.to_owned(),
+            csrf: random_id(),
+            created: now,
+            used: now,
+        };
+        m.insert(id.clone(), entry);
+        id
+    }
+
+    /// The token and CSRF token of a live session, its idle clock restarted; an ended one is removed.
+    fn session(&self, id: &str) -> Option<(String, String)> {
+        let now = std::time::Instant::now();
+        let mut m = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        match m.get_mut(id) {
+            Some(e) if live(e, now) => {
+                e.used = now;
+                Some((e.token.clone(), e.csrf.clone()))
+            }
+            Some(_) => {
+                m.remove(id);
+                None
+            }
+            None => None,
+        }
+    }
+
+    fn close_session(&self, id: &str) {
+        let mut m = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        m.remove(id);
+    }
+
+    /// How long `addr` must still wait before its next sign-in attempt is checked.
+    fn backoff(&self, addr: std::net::IpAddr) -> Option<Duration> {
+        let m = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        let wait = m
+            .get(&addr)?
+            .until
+            .checked_duration_since(std::time::Instant::now())?;
+        (!wait.is_zero()).then_some(wait)
+    }
+
+    /// A failed sign-in from `addr`: after [`FREE_FAILURES`], each next one waits twice as long
+    /// (1 s, 2 s, 4 s, ... up to [`MAX_BACKOFF`]).
+    fn failed(&self, addr: std::net::IpAddr) {
+        let now = std::time::Instant::now();
+        let mut m = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        if m.len() >= MAX_ENTRIES && !m.contains_key(&addr) {
+            m.retain(|_, f| f.until > now);
+        }
+        if m.len() >= MAX_ENTRIES {
+            return;
+        }
+        let f = m.entry(addr).or_insert(Failures {
+            count: 0,
+            until: now,
+        });
+        f.count += 1;
+        if f.count >= FREE_FAILURES {
+            let exp = (f.count - FREE_FAILURES).min(16);
+            f.until = now + Duration::from_secs(1u64 << exp).min(MAX_BACKOFF);
+        }
+    }
+
+    fn succeeded(&self, addr: std::net::IpAddr) {
+        let mut m = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        m.remove(&addr);
+    }
+}
+
+fn live(e: &SessionEntry, now: std::time::Instant) -> bool {
+    now.duration_since(e.used) < SESSION_IDLE && now.duration_since(e.created) < SESSION_MAX
+}
+
+/// The sign-in form, tied to this browser by a fresh random value in a cookie and in the form: a
+/// form posted from another site carries the field but not the cookie (SameSite=Strict), so it is
+/// refused (login CSRF: signing a victim in under the attacker's token).
+fn login_response(ui: &Ui, status: StatusCode, error: Option<&str>) -> Response {
+    let nonce = random_id();
+    let mut r = pages::login_page(status, error, &nonce);
+    let h = r.headers_mut();
+    h.append(
+        header::SET_COOKIE,
+        set_cookie(ui, LOGIN_COOKIE, Some(&nonce)),
+    );
+    r
+}
+
+async fn login_form(Extension(ui): Extension<Arc<Ui>>) -> Response {
+    login_response(&ui, StatusCode::OK, None)
 }
 
 /// The token checked exactly as the API checks a bearer token, for `role`.
@@ -211,8 +341,18 @@ async fn ui_auth(
     mut req: Request,
     next: Next,
 ) -> Response {
-    let Some(token) = cookie_token(req.headers()) else {
+    let Some(id) = cookie(req.headers(), COOKIE) else {
         return see_other("/ui/login");
+    };
+    let Some((token, csrf)) = ui.session(&id) else {
+        let mut r = login_response(
+            &ui,
+            StatusCode::UNAUTHORIZED,
+            Some("The session has ended (signed out, or idle or old too long): sign in again."),
+        );
+        r.headers_mut()
+            .append(header::SET_COOKIE, set_cookie(&ui, COOKIE, None));
+        return r;
     };
     let role = if req.method() == Method::GET || req.uri().path() == "/ui/logout" {
         Role::Read
@@ -222,8 +362,7 @@ async fn ui_auth(
     let path = req.uri().path().to_owned();
     match check_token(&s, &token, req.method(), &path, role) {
         Ok(identity) => {
-            let csrf = csrf_token(&ui, &token);
-            req.extensions_mut().insert(Session { identity, csrf });
+            req.extensions_mut().insert(Session { identity, csrf, id });
             pages::secure_headers(next.run(req).await)
         }
         Err(f @ AuthFailure::Forbidden { .. }) => {
@@ -232,12 +371,14 @@ async fn ui_auth(
         }
         Err(f) => {
             count_failure(&s, &f);
-            let mut r = pages::login_page(
+            ui.close_session(&id);
+            let mut r = login_response(
+                &ui,
                 StatusCode::UNAUTHORIZED,
                 Some("The session's token is no longer accepted: sign in again."),
             );
             r.headers_mut()
-                .insert(header::SET_COOKIE, session_cookie(&ui, None));
+                .append(header::SET_COOKIE, set_cookie(&ui, COOKIE, None));
             r
         }
     }
@@ -279,17 +420,15 @@ async fn read_form(s: &S, body: Body) -> Result<HashMap<String, String>, Refused
     Ok(form_urlencoded::parse(&bytes).into_owned().collect())
 }
 
+/// Equal, compared in constant time.
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 /// The form's CSRF token is the session's (compared in constant time).
 fn csrf_ok(sess: &Session, form: &HashMap<String, String>) -> Result<(), Refused> {
     let given = form.get("csrf").map(String::as_bytes).unwrap_or_default();
-    let want = sess.csrf.as_bytes();
-    let same = given.len() == want.len()
-        && given
-            .iter()
-            .zip(want)
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0;
-    if same {
+    if same_bytes(given, sess.csrf.as_bytes()) {
         Ok(())
     } else {
         Err(Refused(
@@ -315,33 +454,63 @@ async fn session_form(
 async fn login(
     State(s): State<S>,
     Extension(ui): Extension<Arc<Ui>>,
+    addr: Option<Extension<ClientAddr>>,
     method: Method,
+    headers: HeaderMap,
     body: Body,
 ) -> Response {
+    let addr = addr.map_or(std::net::IpAddr::from([0, 0, 0, 0]), |a| a.0.0);
+    if let Some(wait) = ui.backoff(addr) {
+        let secs = wait.as_secs().max(1);
+        let mut r = login_response(
+            &ui,
+            StatusCode::TOO_MANY_REQUESTS,
+            Some(&format!(
+                "Too many failed sign-ins from this address: try again in {secs} s."
+            )),
+        );
+        if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
+            r.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        return r;
+    }
     let form = match read_form(&s, body).await {
         Ok(f) => f,
         Err(r) => return r.into_response(),
     };
+    let nonce = cookie(&headers, LOGIN_COOKIE).unwrap_or_default();
+    let given = form.get("login").map(String::as_str).unwrap_or_default();
+    if nonce.is_empty() || !same_bytes(nonce.as_bytes(), given.as_bytes()) {
+        return login_response(
+            &ui,
+            StatusCode::FORBIDDEN,
+            Some("This sign-in form did not come from this page: sign in here."),
+        );
+    }
     let token = form.get("token").map(|t| t.trim()).unwrap_or_default();
     if token.is_empty() {
-        return pages::login_page(StatusCode::UNAUTHORIZED, Some("Enter a token."));
+        return login_response(&ui, StatusCode::UNAUTHORIZED, Some("Enter a token."));
     }
     match check_token(&s, token, &method, "/ui/login", Role::Read) {
         Ok(_) => {
+            ui.succeeded(addr);
+            let id = ui.open_session(token);
             let mut r = see_other("/ui/runs");
-            r.headers_mut()
-                .insert(header::SET_COOKIE, session_cookie(&ui, Some(token)));
+            let h = r.headers_mut();
+            h.append(header::SET_COOKIE, set_cookie(&ui, COOKIE, Some(&id)));
+            h.append(header::SET_COOKIE, set_cookie(&ui, LOGIN_COOKIE, None));
             r
         }
         Err(f) => {
             count_failure(&s, &f);
+            ui.failed(addr);
             let msg = match f {
                 AuthFailure::Forbidden { .. } => {
                     "That token lacks the read role the status page needs."
                 }
                 _ => "That token is not accepted.",
             };
-            pages::login_page(StatusCode::UNAUTHORIZED, Some(msg))
+            login_response(&ui, StatusCode::UNAUTHORIZED, Some(msg))
         }
     }
 }
@@ -355,9 +524,10 @@ async fn logout(
     if let Err(r) = session_form(&s, &sess, body).await {
         return r.into_response();
     }
+    ui.close_session(&sess.id);
     let mut r = see_other("/ui/login");
     r.headers_mut()
-        .insert(header::SET_COOKIE, session_cookie(&ui, None));
+        .insert(header::SET_COOKIE, set_cookie(&ui, COOKIE, None));
     r
 }
 
@@ -507,16 +677,20 @@ mod tests {
 
     fn ui(secure: bool) -> Ui {
         Ui {
-            secret: [7; 32],
             secure_cookie: secure,
             topology: tokio::sync::OnceCell::new(),
+            sessions: std::sync::Mutex::default(),
+            failures: std::sync::Mutex::default(),
         }
     }
 
     #[test]
-    fn the_cookie_carries_any_token_and_is_secure_over_tls() {
+    fn the_cookie_is_a_random_id_never_the_token_and_secure_over_tls() {
+        let u = ui(true);
         let token = "tok;en =,\"with\" odd chars";
-        let set = session_cookie(&ui(true), Some(token));
+        let id = u.open_session(token);
+        assert_ne!(id, u.open_session(token), "ids are random");
+        let set = set_cookie(&u, COOKIE, Some(&id));
         let set = set.to_str().unwrap();
         assert!(
             set.ends_with("; Path=/ui; HttpOnly; SameSite=Strict; Secure"),
@@ -529,36 +703,72 @@ mod tests {
             header::COOKIE,
             HeaderValue::from_str(&format!("a=b; {pair}; c=d")).unwrap(),
         );
-        assert_eq!(cookie_token(&h).as_deref(), Some(token));
-        let plain = session_cookie(&ui(false), Some(token));
-        assert!(!plain.to_str().unwrap().contains("Secure"));
-        let cleared = session_cookie(&ui(false), None);
+        let got = cookie(&h, COOKIE).unwrap();
+        assert_eq!(u.session(&got).map(|(t, _)| t).as_deref(), Some(token));
+        let cleared = set_cookie(&ui(false), COOKIE, None);
         assert!(cleared.to_str().unwrap().contains("Max-Age=0"));
-        h.insert(
-            header::COOKIE,
-            HeaderValue::from_static("netgw_session=***"),
-        );
-        assert_eq!(cookie_token(&h), None);
+        // Signed out: the id is no longer a session; an unknown id never was.
+        u.close_session(&got);
+        assert!(u.session(&got).is_none());
+        assert!(u.session("made-up").is_none());
     }
 
     #[test]
-    fn csrf_tokens_differ_per_session_and_per_process() {
-        let a = csrf_token(&ui(false), "one");
-        assert_ne!(a, csrf_token(&ui(false), "two"));
-        let mut other = ui(false);
-        other.secret = [8; 32];
-        assert_ne!(a, csrf_token(&other, "one"));
+    fn sessions_end_when_idle_or_old() {
+        let u = ui(false);
+        let id = u.open_session("t");
+        let (_, csrf) = u.session(&id).unwrap();
+        assert_ne!(
+            csrf,
+            u.session(&u.open_session("t")).unwrap().1,
+            "CSRF per session"
+        );
+        let past = |d: Duration| std::time::Instant::now().checked_sub(d).unwrap();
+        u.sessions.lock().unwrap().get_mut(&id).unwrap().used = past(SESSION_IDLE);
+        assert!(u.session(&id).is_none(), "idle too long");
+        let id = u.open_session("t");
+        let mut m = u.sessions.lock().unwrap();
+        m.get_mut(&id).unwrap().created = past(SESSION_MAX);
+        drop(m);
+        assert!(u.session(&id).is_none(), "too old, however busy");
+    }
+
+    #[test]
+    fn failed_sign_ins_back_off_per_address() {
+        let u = ui(false);
+        let (a, b) = ([127, 0, 0, 2].into(), [127, 0, 0, 3].into());
+        for _ in 0..FREE_FAILURES - 1 {
+            u.failed(a);
+        }
+        assert!(u.backoff(a).is_none());
+        u.failed(a);
+        assert!(u.backoff(a).is_some_and(|w| w <= Duration::from_secs(1)));
+        for _ in 0..20 {
+            u.failed(a);
+        }
+        assert!(
+            u.backoff(a)
+                .is_some_and(|w| w <= MAX_BACKOFF && w > Duration::from_secs(30))
+        );
+        assert!(u.backoff(b).is_none(), "another address is not slowed");
+        u.succeeded(a);
+        assert!(u.backoff(a).is_none());
+    }
+
+    #[test]
+    fn the_forms_csrf_token_is_the_sessions() {
         let sess = Session {
             identity: Identity {
                 name: "ci".into(),
                 method: "token",
                 roles: vec![Role::Read],
             },
-            csrf: a.clone(),
+            csrf: "abc".into(),
+            id: "id".into(),
         };
         let form = |v: &str| HashMap::from([("csrf".to_owned(), v.to_owned())]);
-        assert!(csrf_ok(&sess, &form(&a)).is_ok());
-        assert!(csrf_ok(&sess, &form(&a[1..])).is_err());
+        assert!(csrf_ok(&sess, &form("abc")).is_ok());
+        assert!(csrf_ok(&sess, &form("ab")).is_err());
         assert!(csrf_ok(&sess, &HashMap::new()).is_err());
     }
 }

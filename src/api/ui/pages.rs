@@ -121,7 +121,8 @@ fn api_error(e: HttpError) -> Response {
     problem(e.status, "Cannot show this", &e.message)
 }
 
-pub(super) fn login_page(status: StatusCode, error: Option<&str>) -> Response {
+/// `login`: the value tying the form to the browser that loaded it (`netgw_login` cookie).
+pub(super) fn login_page(status: StatusCode, error: Option<&str>, login: &str) -> Response {
     html_response(
         status,
         page(
@@ -134,19 +135,16 @@ pub(super) fn login_page(status: StatusCode, error: Option<&str>) -> Response {
                     p.error #login-error role="alert" { (e) }
                 }
                 form.login method="post" action="/ui/login" {
+                    input type="hidden" name="login" value=(login);
                     label for="token" { "API token" }
                     input #token type="password" name="token" autocomplete="current-password" required
                         aria-describedby="token-help" aria-invalid=[error.map(|_| "true")];
-                    p #token-help .help { "A bearer token of this gateway's configuration (role read; trigger to start runs). It is kept in a session cookie only." }
+                    p #token-help .help { "A bearer token of this gateway's configuration (role read; trigger to start runs). It stays on the gateway: the browser keeps only a random session id." }
                     button type="submit" { "Sign in" }
                 }
             },
         ),
     )
-}
-
-pub(super) async fn login_form() -> Response {
-    login_page(StatusCode::OK, None)
 }
 
 /// A node report's state in a word (CSS class) and a phrase.

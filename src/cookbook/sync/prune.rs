@@ -33,7 +33,13 @@ pub struct Pruned {
 
 /// Mark a set as used now.
 pub(super) fn mark_used(set: &Path) -> std::io::Result<()> {
-    let f = std::fs::File::create(set.join(USED))?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::File::options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(crate::rootdir::FILE_MODE)
+        .open(set.join(USED))?;
     f.set_modified(SystemTime::now())
 }
 
