@@ -384,15 +384,29 @@ impl<'a> Eval<'a> {
         let mut out = Vec::with_capacity(elements.len());
         for e in elements {
             match e {
-                Node::Splat(s) => match s.value.as_deref().map(|v| self.eval(v)).transpose()? {
-                    Some(Value::Array(a)) => out.extend(a),
-                    Some(Value::Null) | None => {}
-                    Some(v) => out.push(v),
-                },
+                Node::Splat(s) => out.extend(self.splat(e, s.value.as_deref())?),
                 _ => out.push(self.eval(e)?),
             }
         }
         Ok(Value::Array(out))
+    }
+
+    /// `*x`: an array's or range's elements, nothing for nil, else the value itself.
+    fn splat(&mut self, n: &Node, v: Option<&Node>) -> Result<Vec<Value>, CookbookError> {
+        let v = v.map(|v| self.eval(v)).transpose()?.unwrap_or(Value::Null);
+        if let Some((a, b, x)) = value::as_range(&v) {
+            return Ok(value::range_items(a, b, x));
+        }
+        match v {
+            Value::Array(a) => Ok(a),
+            Value::Null => Ok(Vec::new()),
+            Value::Object(_) => Err(self.err(
+                n.expression(),
+                format!("splat of {}", type_name(&v)),
+                "not evaluated by netgw",
+            )),
+            v => Ok(vec![v]),
+        }
     }
 
     fn hash(&mut self, pairs: &[Node]) -> Result<Value, CookbookError> {
@@ -457,15 +471,15 @@ impl<'a> Eval<'a> {
                 "only integer ranges are supported",
             ));
         };
-        let end = if inclusive { b } else { b - 1 };
-        if end - a >= MAX_RANGE {
+        let end = if inclusive { b } else { b.saturating_sub(1) };
+        if end.saturating_sub(a) >= MAX_RANGE {
             return Err(self.err(
                 n.expression(),
                 format!("range {a}..{b}"),
                 format!("more than {MAX_RANGE} elements"),
             ));
         }
-        Ok(Value::Array((a..=end).map(Value::from).collect()))
+        Ok(value::range(a, b, !inclusive))
     }
 
     fn local(&self, name: &str) -> Option<&Value> {
@@ -531,17 +545,15 @@ impl<'a> Eval<'a> {
                     (Some(s), Node::Irange(r)) => self.covers(pat, &r.left, &r.right, true, s)?,
                     (Some(s), Node::Erange(r)) => self.covers(pat, &r.left, &r.right, false, s)?,
                     (Some(s), Node::Splat(sp)) => {
-                        let list = sp.value.as_deref().map(|v| self.eval(v)).transpose()?;
-                        list.as_ref()
-                            .and_then(Value::as_array)
-                            .is_some_and(|a| a.iter().any(|e| ruby_eq(e, s)))
+                        let list = self.splat(pat, sp.value.as_deref())?;
+                        list.iter().any(|e| case_eq(e, s))
                     }
                     (Some(s), _) => {
                         let v = self.eval(pat)?;
                         if matches!(pat, Node::Const(_) | Node::Regexp(_)) {
                             return Err(self.unsupported(pat));
                         }
-                        ruby_eq(s, &v)
+                        case_eq(&v, s)
                     }
                     (None, _) => truthy(&self.eval(pat)?),
                 };
@@ -807,12 +819,9 @@ impl Eval<'_> {
         loc: &Loc,
     ) -> Result<(), CookbookError> {
         let level = precedence_name(c);
-        let value = value::chef_value(&value).map_err(|k| {
-            self.p.error(
-                loc,
-                format!("Integer hash key {k}"),
-                "Chef keeps an Integer key apart from its String and netgw's attributes are JSON: use a string key",
-            )
+        let value = value::chef_value(&value).map_err(|what| {
+            self.p
+                .error(loc, format!("{level} assignment"), format!("stores {what}"))
         })?;
         if value.is_object() {
             let path: Vec<String> = keys.iter().map(|(k, _)| k.clone()).collect();
@@ -999,6 +1008,17 @@ fn lookup<'m>(
     }
 }
 
+/// Ruby's `pattern === subject` in `case`/`when`: a Range covers numbers, anything else is `==`.
+fn case_eq(pattern: &Value, subject: &Value) -> bool {
+    match (value::as_range(pattern), subject.as_f64()) {
+        (Some((a, b, x)), Some(v)) => {
+            (a as f64) <= v && if x { v < b as f64 } else { v <= b as f64 }
+        }
+        (Some(_), None) => false,
+        _ => ruby_eq(pattern, subject),
+    }
+}
+
 /// The start of an `x[k1][k2]` chain, without evaluating it.
 fn chain_root(mut n: &Node) -> &Node {
     while let Node::Index(i) = n {
@@ -1126,7 +1146,7 @@ mod tests {
             "default['netdev']['vlans']['100']['name'] = 'web'\n\
              node.default['netdev']['vlans']['200'] = { 'name' => 'db', mtu: 9000 }\n\
              override[:netdev][:vlans]['100'][:name] = 'web-o'\n\
-             force_default['x'] = 1\nnormal['y'] = %w(a b)\nforce_override['z'] = (1..3)\n\
+             force_default['x'] = 1\nnormal['y'] = %w(a b)\nforce_override['z'] = (1..3).to_a\n\
              default['x'] = 2\n",
         )
         .unwrap();

@@ -137,12 +137,8 @@ impl Eval<'_> {
             _ => Value::Array(args),
         };
         // A property holds what Chef would pass on: Symbols as their Strings.
-        let value = super::value::chef_value(&value).map_err(|_| {
-            self.err(
-                n.expression(),
-                format!("`{name}`"),
-                "an Integer hash key in a property value",
-            )
+        let value = super::value::chef_value(&value).map_err(|what| {
+            self.err(n.expression(), format!("`{name}`"), format!("holds {what}"))
         })?;
         if let Some(d) = self.current.as_mut() {
             d.properties.push((name, value));

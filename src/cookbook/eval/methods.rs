@@ -2,7 +2,7 @@
 //! and construct. `src/cookbook/eval/difftest.rs` checks them against `ruby` itself.
 
 use super::strings::{string_method, symbol_method};
-use super::value::{as_hash, as_sym, key_value, map_key};
+use super::value::{as_hash, as_range, as_sym, key_value, map_key};
 use super::{Eval, inspect, lookup, ruby_eq, to_s, truthy, type_name};
 use crate::cookbook::CookbookError;
 use lib_ruby_parser::Node;
@@ -35,6 +35,7 @@ const ITERATORS: [(&str, &str); 20] = [
 fn kind(v: &Value) -> char {
     match v {
         Value::Array(_) => 'a',
+        _ if as_range(v).is_some() => 'a',
         Value::Number(n) if !n.is_f64() => 'i',
         _ if as_hash(v).is_some() => 'h',
         _ => '-',
@@ -82,6 +83,7 @@ impl Eval<'_> {
                 (0..count.max(0)).map(Value::from).collect()
             }
             Value::Array(a) => a.clone(),
+            other if as_range(other).is_some() => self.range_items(other),
             other => as_hash(other)
                 .map(|m| {
                     m.iter()
@@ -123,6 +125,13 @@ impl Eval<'_> {
             "find" | "detect" => keep(true).into_iter().next().unwrap_or(Value::Null),
             _ => recv,
         })
+    }
+
+    /// A range's elements (its size was bounded when it was built).
+    fn range_items(&self, v: &Value) -> Vec<Value> {
+        as_range(v)
+            .map(|(a, b, x)| super::value::range_items(a, b, x))
+            .unwrap_or_default()
     }
 
     /// Whether an iterator stops after this result, as Ruby's short-circuiting ones do.
@@ -234,6 +243,9 @@ impl Eval<'_> {
             Value::Array(a) => array_method(m, a, args).ok_or_else(none),
             Value::Number(x) => number_method(m, x, args).ok_or_else(none),
             Value::Null if m == "to_i" && args.is_empty() => Ok(Value::from(0)),
+            v if as_range(v).is_some() => {
+                range_method(m, v, args, self.range_items(v)).ok_or_else(none)
+            }
             v => match as_hash(v) {
                 Some(h) => hash_method(m, h, args, mash),
                 None => Err(none()),
@@ -252,6 +264,22 @@ fn common(m: &str, v: &Value, args: &[Value]) -> Option<Value> {
         "nil?" => Value::Bool(v.is_null()),
         "to_s" => Value::String(to_s(v)?),
         "inspect" => Value::String(inspect(v)?),
+        _ => return None,
+    })
+}
+
+/// `Range` methods: those that mean the same as on the range's elements.
+fn range_method(m: &str, v: &Value, args: &[Value], items: Vec<Value>) -> Option<Value> {
+    let (a, b, exclusive) = as_range(v)?;
+    Some(match (m, args) {
+        ("to_a" | "entries", []) => Value::Array(items),
+        ("size" | "count", []) => Value::from(items.len()),
+        ("first", []) => Value::from(a),
+        ("include?" | "member?" | "cover?", [x]) => {
+            let x = x.as_f64()?;
+            let (a, b) = (a as f64, b as f64);
+            Value::Bool(a <= x && if exclusive { x < b } else { x <= b })
+        }
         _ => return None,
     })
 }
@@ -281,6 +309,7 @@ fn array_method(m: &str, a: &[Value], args: &[Value]) -> Option<Value> {
             Value::Bool(a.iter().any(|e| ruby_eq(e, x)))
         }
         ("join", 0) => Value::String(join(a, "")?),
+        ("join", 1) if arg0?.is_null() => Value::String(join(a, "")?),
         ("join", 1) => Value::String(join(a, arg0?.as_str()?)?),
         (_, 0) => array_no_arg(m, a)?,
         _ => return None,
@@ -302,6 +331,7 @@ fn array_no_arg(m: &str, a: &[Value]) -> Option<Value> {
             acc
         })),
         "compact" => Value::Array(a.iter().filter(|v| !v.is_null()).cloned().collect()),
+        "sum" => int_sum(a)?,
         "reverse" => Value::Array(a.iter().rev().cloned().collect()),
         "to_a" => Value::Array(a.to_vec()),
         "any?" => Value::Bool(a.iter().any(truthy)),
@@ -371,6 +401,18 @@ pub(super) fn dig(v: &Value, keys: &[Value], mash: bool) -> Result<Value, String
         };
     }
     Ok(cur)
+}
+
+/// `sum` of 64-bit integers (floats are summed with compensation in Ruby: refused).
+fn int_sum(a: &[Value]) -> Option<Value> {
+    let mut total: i64 = 0;
+    for v in a {
+        if v.is_f64() {
+            return None;
+        }
+        total = total.checked_add(v.as_i64()?)?;
+    }
+    Some(Value::from(total))
 }
 
 /// `Array#join`: nested arrays joined recursively with the same separator.

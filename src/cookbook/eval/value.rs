@@ -14,6 +14,8 @@ pub(crate) const SYM: &str = "\u{1}";
 pub(crate) const SYM_KEY: char = '\u{0}';
 /// The prefix of an Integer hash key.
 pub(crate) const INT_KEY: char = '\u{2}';
+/// The key of a Range value's one-key object (`[first, last, exclusive]`).
+pub(crate) const RANGE: &str = "\u{3}";
 
 pub(crate) fn sym(name: impl Into<String>) -> Value {
     let mut m = Map::new();
@@ -29,17 +31,41 @@ pub(crate) fn as_sym(v: &Value) -> Option<&str> {
     }
 }
 
-/// A hash (not a Symbol).
+/// An integer Range (`a..b`, or `a...b` when `exclusive`).
+pub(crate) fn range(a: i64, b: i64, exclusive: bool) -> Value {
+    let mut m = Map::new();
+    m.insert(RANGE.into(), serde_json::json!([a, b, exclusive]));
+    Value::Object(m)
+}
+
+/// A Range value's first and last elements (`None`: empty, or not a range).
+pub(crate) fn as_range(v: &Value) -> Option<(i64, i64, bool)> {
+    let Value::Object(m) = v else { return None };
+    match m.get(RANGE)?.as_array()?.as_slice() {
+        [Value::Number(a), Value::Number(b), Value::Bool(x)] if m.len() == 1 => {
+            Some((a.as_i64()?, b.as_i64()?, *x))
+        }
+        _ => None,
+    }
+}
+
+/// The elements of a Range, in order.
+pub(crate) fn range_items(a: i64, b: i64, exclusive: bool) -> Vec<Value> {
+    let end = if exclusive { b.saturating_sub(1) } else { b };
+    (a..=end).map(Value::from).collect()
+}
+
+/// A hash (not a Symbol or Range).
 pub(crate) fn as_hash(v: &Value) -> Option<&Map<String, Value>> {
     match v {
-        Value::Object(m) if as_sym(v).is_none() => Some(m),
+        Value::Object(m) if as_sym(v).is_none() && as_range(v).is_none() => Some(m),
         _ => None,
     }
 }
 
 /// Whether a string would be mistaken for one of the markers.
 pub(crate) fn has_marker(s: &str) -> bool {
-    s.starts_with([SYM_KEY, INT_KEY]) || s == SYM
+    s.starts_with([SYM_KEY, INT_KEY]) || s == SYM || s == RANGE
 }
 
 /// The map key of a Ruby hash key (`None`: a kind of key netgw does not keep).
@@ -63,10 +89,15 @@ pub(crate) fn key_value(k: &str) -> Value {
 }
 
 /// A value as Chef stores it in a node attribute: Symbol keys and values become Strings. An Integer
-/// key is refused (`Err` names it): Chef keeps it apart from the String key, JSON cannot.
+/// key or a Range is refused (`Err` names it): Chef keeps them as Ruby objects, JSON cannot.
 pub(crate) fn chef_value(v: &Value) -> Result<Value, String> {
     if let Some(s) = as_sym(v) {
         return Ok(Value::String(s.to_owned()));
+    }
+    if as_range(v).is_some() {
+        return Err(
+            "a Range (Chef stores the Range object; write (a..b).to_a for its elements)".into(),
+        );
     }
     match v {
         Value::Array(a) => a
@@ -90,7 +121,9 @@ fn chef_key(k: &str) -> Result<String, String> {
         return Ok(s.to_owned());
     }
     match k.strip_prefix(INT_KEY) {
-        Some(n) => Err(n.to_owned()),
+        Some(n) => Err(format!(
+            "the Integer hash key {n} (Chef keeps it apart from the String {n:?} and netgw's attributes are JSON: use a string key)"
+        )),
         None => Ok(k.to_owned()),
     }
 }
@@ -127,6 +160,7 @@ pub(crate) fn type_name(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) if as_sym(v).is_some() => "a symbol",
+        Value::Object(_) if as_range(v).is_some() => "a range",
         Value::Object(_) => "a hash",
     }
 }
@@ -146,6 +180,9 @@ pub(crate) fn to_s(v: &Value) -> Option<String> {
 pub(crate) fn inspect(v: &Value) -> Option<String> {
     if let Some(s) = as_sym(v) {
         return inspect_sym(s);
+    }
+    if let Some((a, b, x)) = as_range(v) {
+        return Some(format!("{a}{}{b}", if x { "..." } else { ".." }));
     }
     match v {
         Value::Null => Some("nil".into()),
