@@ -91,10 +91,7 @@ pub fn attribute_file(
     source: Source,
 ) -> Result<(), CookbookError> {
     let mut e = Eval::new(program, attrs, source, None);
-    for s in &program.statements {
-        e.eval(s)?;
-    }
-    e.flush();
+    e.run()?;
     Ok(())
 }
 
@@ -106,10 +103,7 @@ pub fn recipe(
     host: &mut dyn Host,
 ) -> Result<Vec<ResourceDecl>, CookbookError> {
     let mut e = Eval::new(program, attrs, source, Some(host));
-    for s in &program.statements {
-        e.eval(s)?;
-    }
-    e.flush();
+    e.run()?;
     Ok(e.resources)
 }
 
@@ -154,6 +148,8 @@ struct Eval<'a> {
     /// Block parameters that name a path in a level (`default['a'].tap do |a|`): reads and writes
     /// through them reach the level, as Chef's mutable `VividMash` does.
     aliases: HashMap<String, (Component, Vec<String>)>,
+    /// Facts this evaluation read but does not have (it runs before the device is contacted).
+    absent_facts: Vec<&'static str>,
     host: Option<&'a mut dyn Host>,
     resources: Vec<ResourceDecl>,
     current: Option<ResourceDecl>,
@@ -177,11 +173,60 @@ impl<'a> Eval<'a> {
             merged: None,
             scopes: vec![HashMap::new()],
             aliases: HashMap::new(),
+            absent_facts: Vec::new(),
             host,
             resources: Vec::new(),
             current: None,
             steps: 0,
             depth: 0,
+        }
+    }
+
+    /// Every statement of the file, then its assignments as layers.
+    fn run(&mut self) -> Result<(), CookbookError> {
+        for s in &self.p.statements {
+            if let Err(e) = self.eval(s) {
+                return Err(self.with_absent_facts(e));
+            }
+        }
+        self.flush();
+        Ok(())
+    }
+
+    /// An error after reads of facts this evaluation lacks says so: the node's first evaluation
+    /// runs before its device is contacted.
+    fn with_absent_facts(&self, e: CookbookError) -> CookbookError {
+        let CookbookError::Ruby {
+            path,
+            line,
+            construct,
+            why,
+        } = e
+        else {
+            return e;
+        };
+        if self.absent_facts.is_empty() {
+            return CookbookError::Ruby {
+                path,
+                line,
+                construct,
+                why,
+            };
+        }
+        let facts = self
+            .absent_facts
+            .iter()
+            .map(|f| format!("`{f}`"))
+            .collect::<Vec<_>>();
+        let why = format!(
+            "{why}; this evaluation read the fact(s) {} before they exist (netgw evaluates cookbooks first before contacting the device, over the facts the last run saved; the run's second evaluation, after the facts are gathered, sees them): make the branch work without them, e.g. `if node['platform']`",
+            facts.join(", ")
+        );
+        CookbookError::Ruby {
+            path,
+            line,
+            construct,
+            why,
         }
     }
 
@@ -673,6 +718,9 @@ impl Eval<'_> {
         let (root, keys) = self.chain(n)?;
         let base = match self.root(root)? {
             Root::Node => {
+                if let Some((Value::String(k), _)) = keys.first() {
+                    self.note_fact_read(k);
+                }
                 let base = self.merged().clone();
                 return self.index_value("node", &base, &keys, true);
             }
@@ -1086,9 +1134,11 @@ mod calls;
 #[cfg(test)]
 mod difftest;
 mod methods;
+mod platform;
 mod strings;
 mod value;
 
+pub use platform::platform_family;
 pub(crate) use value::{inspect, ruby_eq, to_s, type_name};
 
 #[cfg(test)]
@@ -1222,6 +1272,42 @@ mod tests {
             v,
             json!({"a": 1, "b": 3, "c": {}, "n": 2, "z": 6, "x": {"y": {}}, "t": 1})
         );
+    }
+
+    #[test]
+    fn a_fact_dependent_error_before_facts_names_the_fact_and_the_second_evaluation() {
+        let e =
+            attrs_of("v = value_for_platform_family('fedora' => 'eos')\ndefault['a'] = v.upcase\n")
+                .unwrap_err()
+                .to_string();
+        assert!(
+            e.starts_with("attributes/default.rb:2: `upcase` on nil")
+                && e.contains("`platform_family`")
+                && e.contains("second evaluation"),
+            "{e}"
+        );
+        // With the fact present, the same file evaluates.
+        let p = parse(
+            Path::new("attributes/default.rb"),
+            "default['a'] = value_for_platform_family('fedora' => 'eos').upcase\n",
+        )
+        .unwrap();
+        let mut set = AttributeSet::new();
+        set.push(
+            Component::Automatic,
+            Source::Automatic,
+            json!({"platform_family": "fedora"})
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        attribute_file(&p, &mut set, file_source()).unwrap();
+        assert_eq!(set.merged()["a"], "EOS");
+        // Errors that read no missing fact are unchanged.
+        let e = attrs_of("default['a'] = nil.upcase\n")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("second evaluation"), "{e}");
     }
 
     #[test]

@@ -775,6 +775,16 @@ pub(crate) async fn prepare(
         "netgw".into(),
         serde_json::json!({"platform": driver.platform().as_str(), "run_id": opts.run_id}),
     );
+    // Ohai's `platform_family` for this network OS, for Chef's platform helpers (docs/cookbooks.md).
+    if let Some(f) = facts
+        .platform
+        .as_deref()
+        .and_then(crate::cookbook::eval::platform_family)
+    {
+        automatic
+            .entry("platform_family")
+            .or_insert_with(|| Value::from(f));
+    }
     steps.mark("facts");
 
     // 5-6. Expansion was done with the desired state; merge with fresh facts.

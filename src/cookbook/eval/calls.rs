@@ -54,7 +54,7 @@ impl Eval<'_> {
         })
     }
 
-    fn args(&mut self, s: &Send) -> Result<Vec<Value>, CookbookError> {
+    pub(super) fn args(&mut self, s: &Send) -> Result<Vec<Value>, CookbookError> {
         let mut out = Vec::with_capacity(s.args.len());
         for a in &s.args {
             if matches!(a, Node::BlockPass(_)) {
@@ -80,6 +80,10 @@ impl Eval<'_> {
             if let Some(c) = precedence(name) {
                 return Ok(self.level(c));
             }
+        }
+        // Chef's resources have the platform helpers too (`Chef::DSL::Universal`).
+        if let Some(v) = self.platform_helper(n, s)? {
+            return Ok(v);
         }
         if self.current.is_some() {
             return self.property(n, s);
