@@ -29,6 +29,16 @@ pub const MAX_STEPS: u64 = 100_000;
 pub const MAX_DEPTH: usize = 200;
 /// Largest range netgw expands (`(1..4094).each` is the largest a VLAN loop needs).
 pub const MAX_RANGE: i64 = 65_536;
+/// Largest value one expression may build, in bytes as `value::measure` counts them (about the
+/// memory it takes; a bound against hostile cookbooks: `a = a + a` doubles).
+pub const MAX_VALUE_BYTES: usize = 8 << 20;
+/// Most bytes all the values one file builds and assigns may add up to.
+pub const MAX_BUILT_BYTES: usize = 64 << 20;
+/// Deepest nesting of arrays and hashes in a value (netgw's state files are JSON, read back with a
+/// nesting limit of 128).
+pub const MAX_VALUE_DEPTH: usize = 64;
+/// Longest one file's evaluation may take.
+pub const MAX_EVAL_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A resource declared by a recipe, before it is mapped to netgw's resources ([`super::netdev`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -155,6 +165,11 @@ struct Eval<'a> {
     current: Option<ResourceDecl>,
     steps: u64,
     depth: usize,
+    /// Bytes of the values built and assigned so far (see [`MAX_BUILT_BYTES`]).
+    built: usize,
+    started: std::time::Instant,
+    time_limit: std::time::Duration,
+    evals: u64,
 }
 
 impl<'a> Eval<'a> {
@@ -179,6 +194,10 @@ impl<'a> Eval<'a> {
             current: None,
             steps: 0,
             depth: 0,
+            built: 0,
+            started: std::time::Instant::now(),
+            time_limit: MAX_EVAL_TIME,
+            evals: 0,
         }
     }
 
@@ -286,6 +305,7 @@ impl<'a> Eval<'a> {
     }
 
     fn step(&mut self, loc: &Loc) -> Result<(), CookbookError> {
+        self.check_time(loc)?;
         self.steps += 1;
         if self.steps > MAX_STEPS {
             return Err(self.err(
@@ -313,10 +333,75 @@ impl<'a> Eval<'a> {
                 format!("nested more than {MAX_DEPTH} levels deep"),
             ));
         }
+        self.evals += 1;
+        if self.evals % 1024 == 0 {
+            self.check_time(n.expression())?;
+        }
         self.depth += 1;
         let v = self.eval_node(n);
         self.depth -= 1;
-        v
+        let v = v?;
+        if builds(n) {
+            self.charge(n.expression(), &v)?;
+        }
+        Ok(v)
+    }
+
+    fn check_time(&self, loc: &Loc) -> Result<(), CookbookError> {
+        if self.started.elapsed() > self.time_limit {
+            return Err(self.err(
+                loc,
+                "evaluation",
+                format!(
+                    "took longer than {:?} (a bound against hostile cookbooks)",
+                    self.time_limit
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A value being built has not outgrown [`MAX_VALUE_BYTES`] (checked as it grows, element by
+    /// element, so a hostile loop cannot allocate far past the bound first).
+    fn within_value_bound(&self, n: &Node, bytes: usize) -> Result<(), CookbookError> {
+        if bytes > MAX_VALUE_BYTES {
+            return Err(self.err(
+                n.expression(),
+                "value too large",
+                format!("more than {MAX_VALUE_BYTES} bytes in one value (a bound against hostile cookbooks)"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Count a value built (or assigned) against the bounds on one value and on the file's total.
+    fn charge(&mut self, loc: &Loc, v: &Value) -> Result<(), CookbookError> {
+        let (bytes, depth) = value::measure(v, MAX_VALUE_DEPTH);
+        let refuse = |what: String| {
+            self.err(
+                loc,
+                "value too large",
+                format!("{what} (a bound against hostile cookbooks)"),
+            )
+        };
+        if depth > MAX_VALUE_DEPTH {
+            return Err(refuse(format!(
+                "arrays and hashes nested more than {MAX_VALUE_DEPTH} deep"
+            )));
+        }
+        if bytes > MAX_VALUE_BYTES {
+            return Err(refuse(format!(
+                "{bytes} bytes, more than {MAX_VALUE_BYTES} in one value"
+            )));
+        }
+        let built = self.built.saturating_add(bytes);
+        if built > MAX_BUILT_BYTES {
+            return Err(refuse(format!(
+                "the values this file built add up to more than {MAX_BUILT_BYTES} bytes"
+            )));
+        }
+        self.built = built;
+        Ok(())
     }
 
     fn eval_node(&mut self, n: &Node) -> Result<Value, CookbookError> {
@@ -421,16 +506,23 @@ impl<'a> Eval<'a> {
                     out.push_str(&self.text(other, &v)?);
                 }
             }
+            self.within_value_bound(p, out.len())?;
         }
         Ok(out)
     }
 
     fn array(&mut self, elements: &[Node]) -> Result<Value, CookbookError> {
         let mut out = Vec::with_capacity(elements.len());
+        let mut bytes = 0usize;
         for e in elements {
-            match e {
-                Node::Splat(s) => out.extend(self.splat(e, s.value.as_deref())?),
-                _ => out.push(self.eval(e)?),
+            let added = match e {
+                Node::Splat(s) => self.splat(e, s.value.as_deref())?,
+                _ => vec![self.eval(e)?],
+            };
+            for v in added {
+                bytes = bytes.saturating_add(value::measure(&v, MAX_VALUE_DEPTH).0);
+                self.within_value_bound(e, bytes)?;
+                out.push(v);
             }
         }
         Ok(Value::Array(out))
@@ -456,6 +548,7 @@ impl<'a> Eval<'a> {
 
     fn hash(&mut self, pairs: &[Node]) -> Result<Value, CookbookError> {
         let mut m = Map::new();
+        let mut bytes = 0usize;
         for p in pairs {
             let Node::Pair(pair) = p else {
                 return Err(self.unsupported(p));
@@ -463,6 +556,8 @@ impl<'a> Eval<'a> {
             let k = self.eval(&pair.key)?;
             let k = self.hash_key(&k, &pair.key)?;
             let v = self.eval(&pair.value)?;
+            bytes = bytes.saturating_add(k.len() + value::measure(&v, MAX_VALUE_DEPTH).0);
+            self.within_value_bound(p, bytes)?;
             m.insert(k, v);
         }
         Ok(Value::Object(m))
@@ -871,6 +966,7 @@ impl Eval<'_> {
             self.p
                 .error(loc, format!("{level} assignment"), format!("stores {what}"))
         })?;
+        self.charge(loc, &value)?;
         if value.is_object() {
             let path: Vec<String> = keys.iter().map(|(k, _)| k.clone()).collect();
             let replaced = self.replaced.entry(c).or_default();
@@ -1053,6 +1149,27 @@ fn lookup<'m>(
     match value::map_key(k) {
         Some(key) => Ok(m.get(&key)),
         None => Err(format!("a hash key of type {}", type_name(k))),
+    }
+}
+
+/// Whether evaluating `n` builds a new value (counted against the bounds); reads of variables and
+/// attributes do not.
+fn builds(n: &Node) -> bool {
+    match n {
+        Node::Send(s) => {
+            !(s.args.is_empty()
+                && s.recv.is_none()
+                && (s.method_name == "node" || precedence(&s.method_name).is_some()))
+        }
+        Node::Array(_)
+        | Node::Hash(_)
+        | Node::Kwargs(_)
+        | Node::Dstr(_)
+        | Node::Dsym(_)
+        | Node::Heredoc(_)
+        | Node::Block(_)
+        | Node::OpAsgn(_) => true,
+        _ => false,
     }
 }
 
@@ -1310,6 +1427,114 @@ mod tests {
         assert!(!e.contains("second evaluation"), "{e}");
     }
 
+    /// Parse and evaluate as a run does (on the Ruby stack), called from a thread with the 2 MB
+    /// stack of a tokio worker.
+    fn attrs_on_worker_stack(text: String) -> Result<Value, CookbookError> {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                let path = Path::new("attributes/default.rb");
+                crate::cookbook::ruby::on_ruby_stack(path, || {
+                    let p = parse(path, &text)?;
+                    let mut set = AttributeSet::new();
+                    attribute_file(&p, &mut set, file_source())?;
+                    Ok(Value::Object(set.merged()))
+                })
+            })
+            .unwrap()
+            .join()
+            .unwrap()
+    }
+
+    #[test]
+    fn hostile_cookbooks_are_refused_with_file_and_line() {
+        let hostile = [
+            // 60 KB of nested brackets (Drop of the AST overflowed a worker's stack).
+            (
+                format!("x = 1\ndefault['a'] = {}1\n", "[".repeat(30_000)),
+                "attributes/default.rb:2: brackets nested too deep",
+            ),
+            // 200 KB of one expression: the parser and the AST's drop recurse on every `+`.
+            (
+                format!("default['a'] = 1{}\n", "+1".repeat(100_000)),
+                "nested more than 200 levels deep",
+            ),
+            (
+                format!(
+                    "x = 1\n{}1\n{}",
+                    "begin\n".repeat(20_000),
+                    "end\n".repeat(20_000)
+                ),
+                "nested more than 200 levels deep",
+            ),
+            (
+                format!("# {}\n", "x".repeat(300_000)),
+                "attributes/default.rb:1: file of 300003 bytes",
+            ),
+            // Doubling strings, arrays and hashes; `map` and `times`; nesting; the total per file.
+            (
+                "a = 'x'\n40.times { a = a + a }\n".into(),
+                "attributes/default.rb:2: value too large",
+            ),
+            (
+                "a = [1, 2]\n40.times { |i| a = a + a }\n".into(),
+                "value too large",
+            ),
+            (
+                "b = 'xxxxxxxx'\n19.times { b = b + b }\nc = [b, b, b, b, b, b, b, b, b]\n".into(),
+                "attributes/default.rb:3: value too large",
+            ),
+            (
+                "b = 'xxxxxxxx'\n19.times { b = b + b }\nc = \"#{b}#{b}#{b}\"\n".into(),
+                "attributes/default.rb:3: value too large",
+            ),
+            (
+                "s = 'xxxxxxxx'\n16.times { s = s + s }\nx = (1..60_000).to_a.join(s)\n".into(),
+                "attributes/default.rb:3: `join`",
+            ),
+            (
+                "x = (1..60_000).to_a.uniq\n".into(),
+                "attributes/default.rb:1: `uniq`",
+            ),
+            (
+                "h = { 'k' => 'v' }\n40.times { h = { 'a' => h, 'b' => h } }\n".into(),
+                "value too large",
+            ),
+            (
+                "b = 'xxxxxxxx'\n19.times { b = b + b }\n(1..60_000).map { |i| b }\n".into(),
+                "attributes/default.rb:3: value too large",
+            ),
+            (
+                "b = 'xxxxxxxx'\n19.times { b = b + b }\n40.times { |i| default[i.to_s] = b }\n"
+                    .into(),
+                "add up to more than",
+            ),
+            (
+                "a = []\n100.times { a = [a] }\n".into(),
+                "nested more than 64 deep",
+            ),
+        ];
+        for (text, want) in hostile {
+            let e = attrs_on_worker_stack(text.clone()).unwrap_err().to_string();
+            assert!(e.contains(want), "{}...: {e}", &text[..text.len().min(60)]);
+            assert!(e.starts_with("attributes/default.rb:"), "{e}");
+        }
+    }
+
+    #[test]
+    fn an_evaluation_past_its_time_is_refused() {
+        let text = "default['n'] = 0\n60_000.times { |i| default['n'] = i\n node['n'] }\n";
+        let p = parse(Path::new("attributes/default.rb"), text).unwrap();
+        let mut set = AttributeSet::new();
+        let mut e = Eval::new(&p, &mut set, file_source(), None);
+        e.time_limit = std::time::Duration::from_millis(50);
+        let err = e.run().unwrap_err().to_string();
+        assert!(
+            err.starts_with("attributes/default.rb:2: evaluation: took longer than 50ms"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn resources_in_loops_over_node_attributes() {
         let r = recipe_of(
@@ -1375,8 +1600,8 @@ mod tests {
             let e = attrs_of(text).unwrap_err().to_string();
             assert!(e.starts_with(want), "{text:?}: {e}");
         }
-        let deep = format!("default['a'] = {}1{}\n", "[".repeat(300), "]".repeat(300));
-        let e = attrs_of(&deep).unwrap_err().to_string();
+        let deep = format!("default['a'] = 1{}\n", "+1".repeat(300));
+        let e = attrs_on_worker_stack(deep).unwrap_err().to_string();
         assert!(e.contains("nested more than 200 levels deep"), "{e}");
         let e = attrs_of("default['a'] = 'secret-value' + 1\n")
             .unwrap_err()

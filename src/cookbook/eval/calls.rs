@@ -420,6 +420,7 @@ impl Eval<'_> {
     ) -> Result<Value, CookbookError> {
         let items = self.items(n, &recv)?;
         let mut results = Vec::with_capacity(items.len());
+        let mut kept = 0usize;
         for (i, item) in items.iter().enumerate() {
             self.step(n.expression())?;
             let yielded = match method {
@@ -430,6 +431,16 @@ impl Eval<'_> {
             };
             let r = self.run_block(params, yielded, body)?;
             let stop = Self::stops(method, &r);
+            // Only `map`, `flat_map` and `sum` use the block's values (counted as they grow);
+            // the others need their truth.
+            let r = match method {
+                "map" | "collect" | "flat_map" | "sum" => {
+                    kept = kept.saturating_add(super::value::measure(&r, super::MAX_VALUE_DEPTH).0);
+                    self.within_value_bound(n, kept)?;
+                    r
+                }
+                _ => Value::Bool(super::truthy(&r)),
+            };
             results.push(r);
             if stop {
                 break;

@@ -324,6 +324,7 @@ fn array_no_arg(m: &str, a: &[Value]) -> Option<Value> {
         "last" => a.last().cloned().unwrap_or(Value::Null),
         "sort" => sorted(a.to_vec())?,
         // `uniq` and `-` compare with `eql?` (1 and 1.0 differ), as JSON equality does.
+        "uniq" if a.len().saturating_mul(a.len()) > MAX_PAIRS => return None,
         "uniq" => Value::Array(a.iter().fold(Vec::new(), |mut acc, v| {
             if !acc.contains(v) {
                 acc.push(v.clone())
@@ -415,17 +416,27 @@ fn int_sum(a: &[Value]) -> Option<Value> {
     Some(Value::from(total))
 }
 
-/// `Array#join`: nested arrays joined recursively with the same separator.
+/// `Array#join`: nested arrays joined recursively with the same separator (`None` past
+/// [`super::MAX_VALUE_BYTES`]: a long separator between many elements multiplies).
 fn join(a: &[Value], sep: &str) -> Option<String> {
     let mut parts = Vec::with_capacity(a.len());
+    let mut len = 0usize;
     for v in a {
-        parts.push(match v {
+        let part = match v {
             Value::Array(inner) => join(inner, sep)?,
             other => to_s(other)?,
-        });
+        };
+        len = len.saturating_add(part.len() + sep.len());
+        if len > super::MAX_VALUE_BYTES {
+            return None;
+        }
+        parts.push(part);
     }
     Some(parts.join(sep))
 }
+
+/// Most element comparisons `uniq` and `Array#-` may make (they compare every pair).
+const MAX_PAIRS: usize = 10_000_000;
 
 fn flatten_one(v: Value) -> Vec<Value> {
     match v {
@@ -497,9 +508,13 @@ fn arith(op: &str, l: &Value, r: &Value) -> Option<Value> {
         (Value::Array(a), Value::Array(b)) if op == "+" => {
             Some(Value::Array(a.iter().chain(b).cloned().collect()))
         }
-        (Value::Array(a), Value::Array(b)) if op == "-" => Some(Value::Array(
-            a.iter().filter(|x| !b.contains(x)).cloned().collect(),
-        )),
+        (Value::Array(a), Value::Array(b))
+            if op == "-" && a.len().saturating_mul(b.len()) <= MAX_PAIRS =>
+        {
+            Some(Value::Array(
+                a.iter().filter(|x| !b.contains(x)).cloned().collect(),
+            ))
+        }
         _ => None,
     }
 }

@@ -285,14 +285,31 @@ fn fixed_form(digits: &str, decpt: usize) -> String {
     }
 }
 
-/// The size of a value as netgw bounds it: bytes of strings and keys plus one per element.
-pub(crate) fn weight(v: &Value) -> usize {
+/// The size of a value as netgw bounds it, about the memory it takes (text, plus a fixed cost per
+/// element and per hash entry), and its nesting depth; the walk stops below `max_depth` (the depth is
+/// then `max_depth + 1`).
+pub(crate) fn measure(v: &Value, max_depth: usize) -> (usize, usize) {
+    const ELEMENT: usize = 32;
     match v {
-        Value::String(s) => s.len() + 1,
-        Value::Array(a) => a.iter().map(weight).sum::<usize>() + 1,
-        Value::Object(m) => m.iter().map(|(k, x)| k.len() + weight(x)).sum::<usize>() + 1,
-        _ => 1,
+        Value::String(s) => (s.len() + ELEMENT, 0),
+        _ if max_depth == 0 && (v.is_array() || v.is_object()) => (ELEMENT, 1),
+        Value::Array(a) => children(a.iter().map(|x| (0, x)), max_depth),
+        Value::Object(m) => children(m.iter().map(|(k, x)| (k.len() + ELEMENT, x)), max_depth),
+        _ => (ELEMENT, 0),
     }
+}
+
+fn children<'v>(
+    items: impl Iterator<Item = (usize, &'v Value)>,
+    max_depth: usize,
+) -> (usize, usize) {
+    let (mut bytes, mut depth) = (64usize, 0);
+    for (extra, x) in items {
+        let (b, d) = measure(x, max_depth - 1);
+        bytes = bytes.saturating_add(extra + b);
+        depth = depth.max(d);
+    }
+    (bytes, depth + 1)
 }
 
 #[cfg(test)]
