@@ -1252,6 +1252,7 @@ mod calls;
 mod difftest;
 mod methods;
 mod platform;
+mod resources;
 mod strings;
 mod value;
 
@@ -1533,6 +1534,43 @@ mod tests {
             err.starts_with("attributes/default.rb:2: evaluation: took longer than 50ms"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn chef_host_resources_are_refused_and_common_properties_ignored() {
+        let refused = [
+            (
+                "link '/etc/chef' do\n  to '/opt/chef'\nend\n",
+                "recipes/default.rb:1: resource `link \"/etc/chef\"`: Chef's `link`",
+            ),
+            (
+                "x = 1\nlink 'Ethernet1' do\n  owner 'root'\nend\n",
+                "recipes/default.rb:2: resource `link \"Ethernet1\"`",
+            ),
+            (
+                "package 'httpd'\n",
+                "recipes/default.rb:1: resource `package`: a host resource netgw does not manage",
+            ),
+            (
+                "template '/etc/motd' do\n  source 'motd.erb'\nend\n",
+                "recipes/default.rb:1: resource `template`: a host resource",
+            ),
+            (
+                "netdev_vlan 'web' do\n  vlan_id 1\n  retries 'twice'\nend\n",
+                "recipes/default.rb:3: `retries` of a string",
+            ),
+        ];
+        for (text, want) in refused {
+            let e = recipe_of(text, json!({})).unwrap_err().to_string();
+            assert!(e.starts_with(want), "{text:?}: {e}");
+        }
+        let r = recipe_of(
+            "netdev_vlan 'web' do\n  vlan_id 1\n  provider 'Chef::Provider::CumulusVlan'\n  retries 2\n  retry_delay 1\n  ignore_failure :quiet\n  sensitive true\nend\nlink 'Ethernet1' do\n  mtu 9000\nend\n",
+            json!({}),
+        )
+        .unwrap();
+        assert_eq!(r[0].properties, vec![("vlan_id".to_owned(), json!(1))]);
+        assert_eq!(r[1].kind, "link");
     }
 
     #[test]

@@ -94,6 +94,9 @@ impl Eval<'_> {
         if RESOURCE_KINDS.contains(&name) {
             return self.resource(n, s, None);
         }
+        if super::resources::is_host_resource(name) {
+            return Err(self.host_resource(n, name));
+        }
         if matches!(
             name,
             "data_bag_item" | "data_bag" | "search" | "encrypted_data_bag_item"
@@ -140,6 +143,9 @@ impl Eval<'_> {
             (_, 1) => args.remove(0),
             _ => Value::Array(args),
         };
+        if self.common_property(n, &name, &value)? {
+            return Ok(Value::Null);
+        }
         // A property holds what Chef would pass on: Symbols as their Strings.
         let value = super::value::chef_value(&value).map_err(|what| {
             self.err(n.expression(), format!("`{name}`"), format!("holds {what}"))
@@ -224,6 +230,9 @@ impl Eval<'_> {
         self.scopes.pop();
         let decl = self.current.take();
         r?;
+        if let Some(d) = &decl {
+            self.refuse_host_link(d)?;
+        }
         self.resources.extend(decl);
         Ok(Value::Null)
     }
@@ -263,6 +272,9 @@ impl Eval<'_> {
         let Some(recv) = call.recv.as_deref() else {
             if RESOURCE_KINDS.contains(&call.method_name.as_str()) && self.current.is_none() {
                 return self.resource(n, call, b.body.as_deref());
+            }
+            if super::resources::is_host_resource(&call.method_name) && self.current.is_none() {
+                return Err(self.host_resource(n, &call.method_name));
             }
             let why = if self.current.is_some() {
                 "guards and notifications run Ruby at converge time; netgw never runs code"
