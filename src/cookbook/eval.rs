@@ -334,7 +334,7 @@ impl<'a> Eval<'a> {
             ));
         }
         self.evals += 1;
-        if self.evals % 1024 == 0 {
+        if self.evals.is_multiple_of(1024) {
             self.check_time(n.expression())?;
         }
         self.depth += 1;

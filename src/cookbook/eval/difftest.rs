@@ -205,14 +205,12 @@ impl Gen {
             0 => "[]".into(),
             1 => "%w(b a c)".into(),
             2 => "[1, 2.0, 1, nil]".into(),
-            3 => self
-                .leaf(&[
-                    "(1..4).to_a",
-                    "[*(2...5)]",
-                    "(1..3).map { |i| i * 2 }",
-                    "(0...0).to_a",
-                ])
-                .into(),
+            3 => self.leaf(&[
+                "(1..4).to_a",
+                "[*(2...5)]",
+                "(1..3).map { |i| i * 2 }",
+                "(0...0).to_a",
+            ]),
             4 => format!("[{}]", self.any(d.saturating_sub(1))),
             _ => format!(
                 "[{}, {}]",
@@ -296,18 +294,16 @@ impl Gen {
             8 => format!("({x} && {y})"),
             9 => format!("({x} || {y})"),
             10 => format!("(case {x} when 1..3 then 'r' when *[{y}, :a] then 's' else 'e' end)"),
-            11 => self
-                .leaf(&[
-                    "(1..3)",
-                    "(1...4).size",
-                    "(2..5).include?(3.5)",
-                    "((1..3) == (1..3))",
-                    "((1..3) == [1, 2, 3])",
-                    "(1..3).inspect",
-                    "(1..3).select { |i| i > 1 }",
-                    "(1..3).first",
-                ])
-                .into(),
+            11 => self.leaf(&[
+                "(1..3)",
+                "(1...4).size",
+                "(2..5).include?(3.5)",
+                "((1..3) == (1..3))",
+                "((1..3) == [1, 2, 3])",
+                "(1..3).inspect",
+                "(1..3).select { |i| i > 1 }",
+                "(1..3).first",
+            ]),
             _ => format!("{}.times.to_a", self.leaf(&["3"])),
         }
     }
