@@ -421,7 +421,7 @@ fn generated_expressions_evaluate_as_ruby_does() {
     // NETGW_DIFFTEST_SEED and NETGW_DIFFTEST_COUNT explore beyond the fixed batch.
     let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
     let seed = env("NETGW_DIFFTEST_SEED").unwrap_or(0x5eed_2026);
-    let count = env("NETGW_DIFFTEST_COUNT").unwrap_or(600) as usize;
+    let count = env("NETGW_DIFFTEST_COUNT").unwrap_or(3000) as usize;
     let exprs = expressions(seed, count);
     let answers = ruby_batch(&exprs);
     assert_eq!(answers.len(), exprs.len());
