@@ -405,6 +405,53 @@ fn catalogue() -> Vec<Case> {
             2,
             &["cookbooks/rbsyn/recipes/default.rb:3: syntax error"],
         ),
+        // A hostile cookbook: one expression nested 100,000 deep (the parser and the drop of its
+        // tree recurse on every `+`) and metadata nested 20,000 `if`s deep; the process survives.
+        case(
+            "ruby nested deep enough to overflow a stack",
+            &[
+                ("nodes/c8.json", &node("c8", r#"["recipe[rbdeep]"]"#, "{}")),
+                ("cookbooks/rbdeep/recipes/default.rb", "\n"),
+                (
+                    "cookbooks/rbdeep/attributes/default.rb",
+                    Box::leak(
+                        format!("x = 1\ndefault['a'] = 1{}\n", "+1".repeat(100_000))
+                            .into_boxed_str(),
+                    ),
+                ),
+            ],
+            &["node", "show", "c8"],
+            2,
+            &[
+                "cookbooks/rbdeep/attributes/default.rb:2:",
+                "nested more than 200 levels deep",
+            ],
+        ),
+        case(
+            "ruby brackets nested 30,000 deep",
+            &[
+                ("nodes/c9.json", &node("c9", r#"["recipe[rbbr]"]"#, "{}")),
+                ("cookbooks/rbbr/recipes/default.rb", "\n"),
+                (
+                    "cookbooks/rbbr/metadata.rb",
+                    Box::leak(
+                        format!(
+                            "name 'rbbr'\n{}1\n{}",
+                            "if true\n".repeat(20_000),
+                            "end\n".repeat(20_000)
+                        )
+                        .into_boxed_str(),
+                    ),
+                ),
+                (
+                    "cookbooks/rbbr/attributes/default.rb",
+                    Box::leak(format!("default['a'] = {}\n", "[".repeat(30_000)).into_boxed_str()),
+                ),
+            ],
+            &["node", "show", "c9"],
+            2,
+            &["cookbooks/rbbr/attributes/default.rb:1: brackets nested too deep"],
+        ),
         case(
             "metadata.rb bad constraint",
             &[

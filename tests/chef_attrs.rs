@@ -28,6 +28,13 @@ struct Case {
 /// What Chef computes: the oracle's JSON. Panics (failing the test) when the peer is missing or
 /// Chef raised.
 fn chef(root: &Path, case: &Case) -> Value {
+    let (ok, v) = chef_run(root, case);
+    assert!(ok, "Chef refused {}: {v}", root.display());
+    v
+}
+
+/// The oracle's JSON and whether Chef evaluated every file without raising.
+fn chef_run(root: &Path, case: &Case) -> (bool, Value) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/peers/chef-attrs.sh");
     let mut request = json!({"root": root, "run_list": case.run_list});
     for (k, v) in case.before.as_object().unwrap() {
@@ -56,8 +63,7 @@ fn chef(root: &Path, case: &Case) -> Value {
             String::from_utf8_lossy(&out.stdout)
         )
     });
-    assert!(out.status.success(), "Chef refused {}: {v}", root.display());
-    v
+    (out.status.success(), v)
 }
 
 /// The components a request's key seeds, with the source netgw gives them.
@@ -171,6 +177,28 @@ fn cases() -> Vec<Case> {
             run_list: &["base"],
             before: json!({}),
         },
+        // Platform helpers with versions Chef's `Chef::Version::Platform` parses (x.y.z, FreeBSD's
+        // x.y-RELEASE-pN) and with the facts netgw reports for an EOS switch.
+        Case {
+            root: "attr-oracle",
+            run_list: &["site"],
+            before: json!({"automatic": {"platform": "arista_eos", "platform_family": "fedora", "platform_version": "4.28.1"}}),
+        },
+        Case {
+            root: "attr-oracle",
+            run_list: &["site"],
+            before: json!({"automatic": {"platform": "freebsd", "platform_family": "freebsd", "platform_version": "12.1-RELEASE-p3"}}),
+        },
+        Case {
+            root: "attr-oracle",
+            run_list: &["site"],
+            before: json!({"automatic": {"platform": "eos", "platform_family": "fedora", "platform_version": "4.19"}}),
+        },
+        Case {
+            root: "attr-oracle",
+            run_list: &["site"],
+            before: json!({"automatic": {"platform": "eos", "platform_version": "4.28.1"}}),
+        },
     ]
 }
 
@@ -237,4 +265,39 @@ fn the_oracle_is_chef_not_netgw() {
     let want = chef(&corpus().join(case.root), &case);
     assert_eq!(want["default"]["net"]["counter"], json!({}));
     assert_eq!(want["merged"]["net"]["mtu_plus"], 1501);
+}
+
+#[test]
+fn platform_helpers_fail_where_chefs_raise() {
+    // Chef's `value_for_platform` raises when two version constraints match the node's version, and
+    // `platform_family?` on a hash argument is false; netgw must stop at the same file and line.
+    let dir = tempfile::tempdir().unwrap();
+    let cb = dir.path().join("cookbooks/p");
+    std::fs::create_dir_all(cb.join("attributes")).unwrap();
+    std::fs::write(cb.join("metadata.rb"), "name 'p'\nversion '1.0.0'\n").unwrap();
+    std::fs::write(
+        cb.join("attributes/default.rb"),
+        "default['ok'] = 1\ndefault['x'] = value_for_platform('eos' => { '>= 4.0' => 1, '~> 4.28' => 2 })\n",
+    )
+    .unwrap();
+    let case = Case {
+        root: "",
+        run_list: &["p"],
+        before: json!({"automatic": {"platform": "eos", "platform_version": "4.28.1"}}),
+    };
+    let (ok, v) = chef_run(dir.path(), &case);
+    assert!(!ok && v["line"] == 2, "Chef: {v}");
+    assert!(
+        v["message"].as_str().unwrap().contains("Multiple matches"),
+        "{v}"
+    );
+    let cookbooks = Cookbooks::open(dir.path()).unwrap();
+    let mut attrs = AttributeSet::new();
+    seed(&mut attrs, &case.before);
+    let e = load_run(&cookbooks, &["p::default".into()], &mut attrs).unwrap_err();
+    let e = e.to_string();
+    assert!(
+        e.contains("attributes/default.rb:2") && e.contains("several version keys"),
+        "{e}"
+    );
 }

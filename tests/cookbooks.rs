@@ -528,7 +528,7 @@ fn a_ruby_netdev_cookbook_converges_a_lab_switch_then_is_up_to_date() {
         &repo,
         "cookbooks/site/recipes/default.rb",
         "node['site']['vlans'].each do |id, name|\n  netdev_vlan name do\n    vlan_id id.to_i\n    action :create\n  end\nend\n\n\
-         node['site']['uplinks'].each_with_index do |port, i|\n  netdev_l2_interface port do\n    description \"uplink #{i + 1} #{node['site']['name']}\"\n    tagged_vlans node['site']['vlans'].values\n    vlan_tagging true\n  end\nend\n",
+         node['site']['uplinks'].each_with_index do |port, i|\n  netdev_l2_interface port do\n    description \"uplink #{i + 1} #{node['site']['name']}#{value_for_platform_family('fedora' => '', 'default' => ' before facts')}#{platform?('eos') ? '' : ' not eos'}\"\n    tagged_vlans node['site']['vlans'].values\n    vlan_tagging true\n  end\nend\n",
     );
     let state = d.join("state");
     let converge = || {
@@ -563,6 +563,7 @@ fn a_ruby_netdev_cookbook_converges_a_lab_switch_then_is_up_to_date() {
             Some("db_lon2"),
             "{text}"
         );
+        // The recipe's platform helpers saw this run's facts (platform eos, platform_family fedora).
         for (i, port) in ["Ethernet1", "Ethernet2"].iter().enumerate() {
             let (_, f) = st.interfaces.iter().find(|(n, _)| n == port).unwrap();
             assert_eq!(f.description, format!("uplink {} lon2", i + 1));

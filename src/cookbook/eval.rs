@@ -29,6 +29,16 @@ pub const MAX_STEPS: u64 = 100_000;
 pub const MAX_DEPTH: usize = 200;
 /// Largest range netgw expands (`(1..4094).each` is the largest a VLAN loop needs).
 pub const MAX_RANGE: i64 = 65_536;
+/// Largest value one expression may build, in bytes as `value::measure` counts them (about the
+/// memory it takes; a bound against hostile cookbooks: `a = a + a` doubles).
+pub const MAX_VALUE_BYTES: usize = 8 << 20;
+/// Most bytes all the values one file builds and assigns may add up to.
+pub const MAX_BUILT_BYTES: usize = 64 << 20;
+/// Deepest nesting of arrays and hashes in a value (netgw's state files are JSON, read back with a
+/// nesting limit of 128).
+pub const MAX_VALUE_DEPTH: usize = 64;
+/// Longest one file's evaluation may take.
+pub const MAX_EVAL_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A resource declared by a recipe, before it is mapped to netgw's resources ([`super::netdev`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -91,10 +101,7 @@ pub fn attribute_file(
     source: Source,
 ) -> Result<(), CookbookError> {
     let mut e = Eval::new(program, attrs, source, None);
-    for s in &program.statements {
-        e.eval(s)?;
-    }
-    e.flush();
+    e.run()?;
     Ok(())
 }
 
@@ -106,10 +113,7 @@ pub fn recipe(
     host: &mut dyn Host,
 ) -> Result<Vec<ResourceDecl>, CookbookError> {
     let mut e = Eval::new(program, attrs, source, Some(host));
-    for s in &program.statements {
-        e.eval(s)?;
-    }
-    e.flush();
+    e.run()?;
     Ok(e.resources)
 }
 
@@ -128,13 +132,16 @@ fn precedence(name: &str) -> Option<Component> {
         .map(|(_, c)| *c)
 }
 
-/// The keys of an `x[k1][k2]` chain, each with its node (for error lines).
+/// The keys of an attribute path, each with its node (for error lines).
 type Keys<'n> = Vec<(String, &'n Node)>;
+/// The keys of an `x[k1][k2]` chain as Ruby values.
+type RawKeys<'n> = Vec<(Value, &'n Node)>;
 
 /// Where an `x[...]` chain starts.
 enum Root {
     Node,
-    Level(Component),
+    /// A precedence level, or a path in one (a block parameter of `default['a'].tap`).
+    Level(Component, Vec<String>),
     Value(Value),
 }
 
@@ -148,11 +155,21 @@ struct Eval<'a> {
     replaced: BTreeMap<Component, Vec<Vec<String>>>,
     merged: Option<Value>,
     scopes: Vec<HashMap<String, Value>>,
+    /// Block parameters that name a path in a level (`default['a'].tap do |a|`): reads and writes
+    /// through them reach the level, as Chef's mutable `VividMash` does.
+    aliases: HashMap<String, (Component, Vec<String>)>,
+    /// Facts this evaluation read but does not have (it runs before the device is contacted).
+    absent_facts: Vec<&'static str>,
     host: Option<&'a mut dyn Host>,
     resources: Vec<ResourceDecl>,
     current: Option<ResourceDecl>,
     steps: u64,
     depth: usize,
+    /// Bytes of the values built and assigned so far (see [`MAX_BUILT_BYTES`]).
+    built: usize,
+    started: std::time::Instant,
+    time_limit: std::time::Duration,
+    evals: u64,
 }
 
 impl<'a> Eval<'a> {
@@ -170,11 +187,65 @@ impl<'a> Eval<'a> {
             replaced: BTreeMap::new(),
             merged: None,
             scopes: vec![HashMap::new()],
+            aliases: HashMap::new(),
+            absent_facts: Vec::new(),
             host,
             resources: Vec::new(),
             current: None,
             steps: 0,
             depth: 0,
+            built: 0,
+            started: std::time::Instant::now(),
+            time_limit: MAX_EVAL_TIME,
+            evals: 0,
+        }
+    }
+
+    /// Every statement of the file, then its assignments as layers.
+    fn run(&mut self) -> Result<(), CookbookError> {
+        for s in &self.p.statements {
+            if let Err(e) = self.eval(s) {
+                return Err(self.with_absent_facts(e));
+            }
+        }
+        self.flush();
+        Ok(())
+    }
+
+    /// An error after reads of facts this evaluation lacks says so: the node's first evaluation
+    /// runs before its device is contacted.
+    fn with_absent_facts(&self, e: CookbookError) -> CookbookError {
+        let CookbookError::Ruby {
+            path,
+            line,
+            construct,
+            why,
+        } = e
+        else {
+            return e;
+        };
+        if self.absent_facts.is_empty() {
+            return CookbookError::Ruby {
+                path,
+                line,
+                construct,
+                why,
+            };
+        }
+        let facts = self
+            .absent_facts
+            .iter()
+            .map(|f| format!("`{f}`"))
+            .collect::<Vec<_>>();
+        let why = format!(
+            "{why}; this evaluation read the fact(s) {} before they exist (netgw evaluates cookbooks first before contacting the device, over the facts the last run saved; the run's second evaluation, after the facts are gathered, sees them): make the branch work without them, e.g. `if node['platform']`",
+            facts.join(", ")
+        );
+        CookbookError::Ruby {
+            path,
+            line,
+            construct,
+            why,
         }
     }
 
@@ -234,6 +305,7 @@ impl<'a> Eval<'a> {
     }
 
     fn step(&mut self, loc: &Loc) -> Result<(), CookbookError> {
+        self.check_time(loc)?;
         self.steps += 1;
         if self.steps > MAX_STEPS {
             return Err(self.err(
@@ -261,10 +333,75 @@ impl<'a> Eval<'a> {
                 format!("nested more than {MAX_DEPTH} levels deep"),
             ));
         }
+        self.evals += 1;
+        if self.evals.is_multiple_of(1024) {
+            self.check_time(n.expression())?;
+        }
         self.depth += 1;
         let v = self.eval_node(n);
         self.depth -= 1;
-        v
+        let v = v?;
+        if builds(n) {
+            self.charge(n.expression(), &v)?;
+        }
+        Ok(v)
+    }
+
+    fn check_time(&self, loc: &Loc) -> Result<(), CookbookError> {
+        if self.started.elapsed() > self.time_limit {
+            return Err(self.err(
+                loc,
+                "evaluation",
+                format!(
+                    "took longer than {:?} (a bound against hostile cookbooks)",
+                    self.time_limit
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A value being built has not outgrown [`MAX_VALUE_BYTES`] (checked as it grows, element by
+    /// element, so a hostile loop cannot allocate far past the bound first).
+    fn within_value_bound(&self, n: &Node, bytes: usize) -> Result<(), CookbookError> {
+        if bytes > MAX_VALUE_BYTES {
+            return Err(self.err(
+                n.expression(),
+                "value too large",
+                format!("more than {MAX_VALUE_BYTES} bytes in one value (a bound against hostile cookbooks)"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Count a value built (or assigned) against the bounds on one value and on the file's total.
+    fn charge(&mut self, loc: &Loc, v: &Value) -> Result<(), CookbookError> {
+        let (bytes, depth) = value::measure(v, MAX_VALUE_DEPTH);
+        let refuse = |what: String| {
+            self.err(
+                loc,
+                "value too large",
+                format!("{what} (a bound against hostile cookbooks)"),
+            )
+        };
+        if depth > MAX_VALUE_DEPTH {
+            return Err(refuse(format!(
+                "arrays and hashes nested more than {MAX_VALUE_DEPTH} deep"
+            )));
+        }
+        if bytes > MAX_VALUE_BYTES {
+            return Err(refuse(format!(
+                "{bytes} bytes, more than {MAX_VALUE_BYTES} in one value"
+            )));
+        }
+        let built = self.built.saturating_add(bytes);
+        if built > MAX_BUILT_BYTES {
+            return Err(refuse(format!(
+                "the values this file built add up to more than {MAX_BUILT_BYTES} bytes"
+            )));
+        }
+        self.built = built;
+        Ok(())
     }
 
     fn eval_node(&mut self, n: &Node) -> Result<Value, CookbookError> {
@@ -281,22 +418,23 @@ impl<'a> Eval<'a> {
                 .and_then(serde_json::Number::from_f64)
                 .map(Value::Number)
                 .ok_or_else(|| self.err(&f.expression_l, "float", "not a finite number")),
-            Node::Str(s) => Ok(Value::String(s.value.to_string_lossy())),
-            Node::Sym(s) => Ok(Value::String(s.name.to_string_lossy())),
+            Node::Str(s) => self.utf8(&s.value, n).map(Value::String),
+            Node::Sym(s) => self.utf8(&s.name, n).map(value::sym),
             Node::Dstr(d) => self.interpolate(&d.parts).map(Value::String),
-            Node::Dsym(d) => self.interpolate(&d.parts).map(Value::String),
+            Node::Dsym(d) => self.interpolate(&d.parts).map(value::sym),
             Node::Heredoc(h) => self.interpolate(&h.parts).map(Value::String),
             Node::Array(a) => self.array(&a.elements),
             Node::Hash(h) => self.hash(&h.pairs),
             Node::Kwargs(h) => self.hash(&h.pairs),
             Node::Irange(r) => self.range(r.left.as_deref(), r.right.as_deref(), true, n),
             Node::Erange(r) => self.range(r.left.as_deref(), r.right.as_deref(), false, n),
-            Node::Lvar(v) => Ok(self.local(&v.name).cloned().unwrap_or(Value::Null)),
+            Node::Lvar(v) => self.read_local(&v.name, n),
             Node::Lvasgn(a) => {
                 let v = match &a.value {
                     Some(v) => self.eval(v)?,
                     None => return Err(self.unsupported(n)),
                 };
+                self.aliases.remove(&a.name);
                 self.assign_local(&a.name, v.clone());
                 Ok(v)
             }
@@ -333,17 +471,27 @@ impl<'a> Eval<'a> {
     }
 
     fn int(&self, text: &str, loc: &Loc) -> Result<Value, CookbookError> {
-        let t = text.replace('_', "");
-        let parsed = if let Some(h) = t.strip_prefix("0x") {
-            i64::from_str_radix(h, 16).ok()
-        } else {
-            t.parse::<i64>().ok()
-        };
-        parsed.map(Value::from).ok_or_else(|| {
+        ruby_int(text).map(Value::from).ok_or_else(|| {
             self.err(
                 loc,
                 format!("integer {text}"),
-                "not a 64-bit decimal or hex integer",
+                "not an integer netgw evaluates (64-bit, in Ruby's 0b, 0o, 0, 0d or 0x notation)",
+            )
+        })
+    }
+
+    fn utf8(&self, b: &lib_ruby_parser::Bytes, n: &Node) -> Result<String, CookbookError> {
+        b.to_string()
+            .map_err(|_| self.err(n.expression(), describe(n), "not valid UTF-8"))
+    }
+
+    /// Ruby's `to_s` of `v`, or an error naming the construct when netgw cannot reproduce it.
+    fn text(&self, n: &Node, v: &Value) -> Result<String, CookbookError> {
+        to_s(v).ok_or_else(|| {
+            self.err(
+                n.expression(),
+                format!("text of {}", type_name(v)),
+                "Ruby's text for this value is not reproduced exactly by netgw (a float of 16 digits, or a non-ASCII string inside an array or hash)",
             )
         })
     }
@@ -353,53 +501,96 @@ impl<'a> Eval<'a> {
         for p in parts {
             match p {
                 Node::Str(s) => out.push_str(&s.value.to_string_lossy()),
-                other => out.push_str(&to_s(&self.eval(other)?)),
+                other => {
+                    let v = self.eval(other)?;
+                    out.push_str(&self.text(other, &v)?);
+                }
             }
+            self.within_value_bound(p, out.len())?;
         }
         Ok(out)
     }
 
     fn array(&mut self, elements: &[Node]) -> Result<Value, CookbookError> {
         let mut out = Vec::with_capacity(elements.len());
+        let mut bytes = 0usize;
         for e in elements {
-            match e {
-                Node::Splat(s) => match s.value.as_deref().map(|v| self.eval(v)).transpose()? {
-                    Some(Value::Array(a)) => out.extend(a),
-                    Some(Value::Null) | None => {}
-                    Some(v) => out.push(v),
-                },
-                _ => out.push(self.eval(e)?),
+            let added = match e {
+                Node::Splat(s) => self.splat(e, s.value.as_deref())?,
+                _ => vec![self.eval(e)?],
+            };
+            for v in added {
+                bytes = bytes.saturating_add(value::measure(&v, MAX_VALUE_DEPTH).0);
+                self.within_value_bound(e, bytes)?;
+                out.push(v);
             }
         }
         Ok(Value::Array(out))
     }
 
+    /// `*x`: an array's or range's elements, nothing for nil, else the value itself.
+    fn splat(&mut self, n: &Node, v: Option<&Node>) -> Result<Vec<Value>, CookbookError> {
+        let v = v.map(|v| self.eval(v)).transpose()?.unwrap_or(Value::Null);
+        if let Some((a, b, x)) = value::as_range(&v) {
+            return Ok(value::range_items(a, b, x));
+        }
+        match v {
+            Value::Array(a) => Ok(a),
+            Value::Null => Ok(Vec::new()),
+            Value::Object(_) => Err(self.err(
+                n.expression(),
+                format!("splat of {}", type_name(&v)),
+                "not evaluated by netgw",
+            )),
+            v => Ok(vec![v]),
+        }
+    }
+
     fn hash(&mut self, pairs: &[Node]) -> Result<Value, CookbookError> {
         let mut m = Map::new();
+        let mut bytes = 0usize;
         for p in pairs {
             let Node::Pair(pair) = p else {
                 return Err(self.unsupported(p));
             };
             let k = self.eval(&pair.key)?;
-            let k = self.key(&k, &pair.key)?;
+            let k = self.hash_key(&k, &pair.key)?;
             let v = self.eval(&pair.value)?;
+            bytes = bytes.saturating_add(k.len() + value::measure(&v, MAX_VALUE_DEPTH).0);
+            self.within_value_bound(p, bytes)?;
             m.insert(k, v);
         }
         Ok(Value::Object(m))
     }
 
-    /// An attribute or hash key as a string: Chef stores symbol and string keys alike, and JSON keys
-    /// are strings (a number key is its decimal text, as when Chef saves the node).
+    /// An attribute key as Chef stores it: a String, or a Symbol as its String (Chef's `VividMash`
+    /// converts Symbol keys).
     fn key(&self, k: &Value, at: &Node) -> Result<String, CookbookError> {
-        match k {
-            Value::String(s) => Ok(s.clone()),
-            Value::Number(n) => Ok(n.to_string()),
-            other => Err(self.err(
+        match (k, value::as_sym(k)) {
+            (_, Some(s)) => Ok(s.to_owned()),
+            (Value::String(s), None) if !value::has_marker(s) => Ok(s.clone()),
+            (Value::Number(_), None) => Err(self.err(
                 at.expression(),
-                format!("key of type {}", type_name(other)),
-                "keys must be strings, symbols or numbers",
+                format!("attribute key of type {}", type_name(k)),
+                "Chef keeps an Integer key apart from its String and netgw's attributes are JSON: use a string ('1', or 1.to_s)",
+            )),
+            _ => Err(self.err(
+                at.expression(),
+                format!("key of type {}", type_name(k)),
+                "keys must be strings or symbols",
             )),
         }
+    }
+
+    /// A Ruby hash literal's key.
+    fn hash_key(&self, k: &Value, at: &Node) -> Result<String, CookbookError> {
+        value::map_key(k).ok_or_else(|| {
+            self.err(
+                at.expression(),
+                format!("hash key of type {}", type_name(k)),
+                "hash keys must be strings, symbols or integers",
+            )
+        })
     }
 
     fn range(
@@ -416,19 +607,19 @@ impl<'a> Eval<'a> {
         let (Some(a), Some(b)) = (as_int(&l), as_int(&r)) else {
             return Err(self.err(
                 n.expression(),
-                format!("range {}..{}", inspect(&l), inspect(&r)),
+                format!("range of {} and {}", type_name(&l), type_name(&r)),
                 "only integer ranges are supported",
             ));
         };
-        let end = if inclusive { b } else { b - 1 };
-        if end - a >= MAX_RANGE {
+        let end = if inclusive { b } else { b.saturating_sub(1) };
+        if end.saturating_sub(a) >= MAX_RANGE {
             return Err(self.err(
                 n.expression(),
                 format!("range {a}..{b}"),
                 format!("more than {MAX_RANGE} elements"),
             ));
         }
-        Ok(Value::Array((a..=end).map(Value::from).collect()))
+        Ok(value::range(a, b, !inclusive))
     }
 
     fn local(&self, name: &str) -> Option<&Value> {
@@ -455,6 +646,34 @@ impl<'a> Eval<'a> {
         self.eval_body(if truthy(&c) { yes } else { no })
     }
 
+    /// `when a..b`: Ruby's `Range#===` is `cover?` (2.5 is in 1..3; a non-number is in no
+    /// integer range).
+    fn covers(
+        &mut self,
+        pat: &Node,
+        left: &Option<Box<Node>>,
+        right: &Option<Box<Node>>,
+        inclusive: bool,
+        s: &Value,
+    ) -> Result<bool, CookbookError> {
+        let (Some(l), Some(r)) = (left.as_deref(), right.as_deref()) else {
+            return Err(self.err(pat.expression(), "endless range", "a range needs both ends"));
+        };
+        let (l, r) = (self.eval(l)?, self.eval(r)?);
+        let (Some(a), Some(b)) = (as_int(&l), as_int(&r)) else {
+            return Err(self.err(
+                pat.expression(),
+                "range",
+                "only integer ranges are supported",
+            ));
+        };
+        let Some(x) = s.as_f64() else {
+            return Ok(false);
+        };
+        let (a, b) = (a as f64, b as f64);
+        Ok(a <= x && if inclusive { x <= b } else { x < b })
+    }
+
     fn case(&mut self, c: &lib_ruby_parser::nodes::Case) -> Result<Value, CookbookError> {
         let subject = c.expr.as_deref().map(|e| self.eval(e)).transpose()?;
         for w in &c.when_bodies {
@@ -463,22 +682,18 @@ impl<'a> Eval<'a> {
             };
             for pat in &w.patterns {
                 let hit = match (&subject, pat) {
-                    (Some(s), Node::Irange(_) | Node::Erange(_)) => {
-                        let r = self.eval(pat)?;
-                        r.as_array().is_some_and(|a| a.contains(s))
-                    }
+                    (Some(s), Node::Irange(r)) => self.covers(pat, &r.left, &r.right, true, s)?,
+                    (Some(s), Node::Erange(r)) => self.covers(pat, &r.left, &r.right, false, s)?,
                     (Some(s), Node::Splat(sp)) => {
-                        let list = sp.value.as_deref().map(|v| self.eval(v)).transpose()?;
-                        list.as_ref()
-                            .and_then(Value::as_array)
-                            .is_some_and(|a| a.contains(s))
+                        let list = self.splat(pat, sp.value.as_deref())?;
+                        list.iter().any(|e| case_eq(e, s))
                     }
                     (Some(s), _) => {
                         let v = self.eval(pat)?;
                         if matches!(pat, Node::Const(_) | Node::Regexp(_)) {
                             return Err(self.unsupported(pat));
                         }
-                        ruby_eq(s, &v)
+                        case_eq(&v, s)
                     }
                     (None, _) => truthy(&self.eval(pat)?),
                 };
@@ -493,9 +708,14 @@ impl<'a> Eval<'a> {
 
 // Attribute reads and writes.
 impl Eval<'_> {
-    /// The start of an `x[...]` chain: `node`, a precedence level (`default`, `node.default`), or a
-    /// value.
+    /// The start of an `x[...]` chain: `node`, a precedence level (`default`, `node.default`), a
+    /// block parameter naming a path in a level, or a value.
     fn root(&mut self, n: &Node) -> Result<Root, CookbookError> {
+        if let Node::Lvar(v) = n
+            && let Some((c, path)) = self.aliases.get(&v.name)
+        {
+            return Ok(Root::Level(*c, path.clone()));
+        }
         if let Node::Send(s) = n
             && s.args.is_empty()
         {
@@ -503,12 +723,12 @@ impl Eval<'_> {
                 None if s.method_name == "node" => return Ok(Root::Node),
                 None if self.local(&s.method_name).is_none() => {
                     if let Some(c) = precedence(&s.method_name) {
-                        return Ok(Root::Level(c));
+                        return Ok(Root::Level(c, Vec::new()));
                     }
                 }
                 Some(r) if is_node(r) => {
                     if let Some(c) = precedence(&s.method_name) {
-                        return Ok(Root::Level(c));
+                        return Ok(Root::Level(c, Vec::new()));
                     }
                     if s.method_name == "set" {
                         return Err(self.err(
@@ -524,8 +744,29 @@ impl Eval<'_> {
         Ok(Root::Value(self.eval(n)?))
     }
 
+    /// Whether a chain's root names a precedence level or a path in one (not evaluated).
+    fn names_level(&self, n: &Node) -> bool {
+        match n {
+            Node::Lvar(v) => self.aliases.contains_key(&v.name),
+            Node::Send(s) if s.args.is_empty() => match s.recv.as_deref() {
+                None => {
+                    self.local(&s.method_name).is_none() && precedence(&s.method_name).is_some()
+                }
+                Some(r) => is_node(r) && precedence(&s.method_name).is_some(),
+            },
+            _ => false,
+        }
+    }
+
+    /// Whether `n` reads node attributes (`node[...]`, `default[...]`), whose hashes are Chef's
+    /// `VividMash`.
+    fn rooted_in_node(&self, n: &Node) -> bool {
+        let root = chain_root(n);
+        is_node(root) || self.names_level(root)
+    }
+
     /// Split `a[k1][k2]` into `a` and the keys.
-    fn chain<'n>(&mut self, n: &'n Node) -> Result<(&'n Node, Keys<'n>), CookbookError> {
+    fn chain<'n>(&mut self, n: &'n Node) -> Result<(&'n Node, RawKeys<'n>), CookbookError> {
         let mut keys = Vec::new();
         let mut cur = n;
         while let Node::Index(i) = cur {
@@ -536,26 +777,55 @@ impl Eval<'_> {
                     "index one key at a time",
                 ));
             };
-            let kv = self.eval(k)?;
-            keys.push((self.key_or_index(&kv, k)?, k));
+            keys.push((self.eval(k)?, k));
             cur = &i.recv;
         }
         keys.reverse();
         Ok((cur, keys))
     }
 
-    fn key_or_index(&self, k: &Value, at: &Node) -> Result<String, CookbookError> {
-        self.key(k, at)
+    /// An attribute path: `prefix` (an alias's path, located at `at`) then `keys` as Chef stores them.
+    fn attr_keys<'n>(
+        &self,
+        prefix: Vec<String>,
+        at: &'n Node,
+        keys: &[(Value, &'n Node)],
+    ) -> Result<Keys<'n>, CookbookError> {
+        let mut out: Keys<'n> = prefix.into_iter().map(|k| (k, at)).collect();
+        for (k, n) in keys {
+            out.push((self.key(k, n)?, n));
+        }
+        Ok(out)
+    }
+
+    /// A local variable's value; a block parameter naming a level path reads the level now.
+    fn read_local(&mut self, name: &str, n: &Node) -> Result<Value, CookbookError> {
+        match self.aliases.get(name) {
+            Some((c, path)) => {
+                let (c, keys) = (*c, path.iter().map(|k| (k.clone(), n)).collect::<Keys>());
+                self.read_level(c, &keys, n.expression())
+            }
+            None => Ok(self.local(name).cloned().unwrap_or(Value::Null)),
+        }
     }
 
     fn read_index(&mut self, n: &Node) -> Result<Value, CookbookError> {
         let (root, keys) = self.chain(n)?;
         let base = match self.root(root)? {
-            Root::Node => self.merged().clone(),
-            Root::Level(c) => return self.read_level(c, &keys, n.expression()),
+            Root::Node => {
+                if let Some((Value::String(k), _)) = keys.first() {
+                    self.note_fact_read(k);
+                }
+                let base = self.merged().clone();
+                return self.index_value("node", &base, &keys, true);
+            }
+            Root::Level(c, prefix) => {
+                let keys = self.attr_keys(prefix, root, &keys)?;
+                return self.read_level(c, &keys, n.expression());
+            }
             Root::Value(v) => v,
         };
-        self.index_value(&describe_root(root), &base, &keys)
+        self.index_value(&describe_root(root), &base, &keys, false)
     }
 
     /// A read through a precedence level (`default['a']['b']`): Chef's `VividMash#[]` creates every
@@ -576,50 +846,65 @@ impl Eval<'_> {
             self.set(c, keys, Value::Object(Map::new()), loc)?;
             return Ok(Value::Object(Map::new()));
         }
-        let name = precedence_name(c);
-        self.index_value(name, &level, keys)
+        let raw: RawKeys = keys
+            .iter()
+            .map(|(k, n)| (Value::String(k.clone()), *n))
+            .collect();
+        self.index_value(precedence_name(c), &level, &raw, true)
     }
 
+    /// `base[k1]...[kn]`; `mash` when `base` is known to be node attributes (a Symbol reads the
+    /// String key, as Chef's `VividMash` converts it).
     fn index_value(
         &self,
         root: &str,
         base: &Value,
-        keys: &[(String, &Node)],
+        keys: &[(Value, &Node)],
+        mash: bool,
     ) -> Result<Value, CookbookError> {
-        let mut cur = base;
+        let mut cur = base.clone();
         let mut path = root.to_owned();
-        let null = Value::Null;
         for (k, at) in keys {
-            cur = match cur {
-                Value::Object(m) => m.get(k).unwrap_or(&null),
-                Value::Array(a) => {
-                    let i = k.parse::<i64>().map_err(|_| {
-                        self.err(
-                            at.expression(),
-                            format!("{path}[{k:?}]"),
-                            "an array is indexed by integers",
-                        )
-                    })?;
-                    let idx = if i < 0 { a.len() as i64 + i } else { i };
-                    usize::try_from(idx)
-                        .ok()
-                        .and_then(|i| a.get(i))
-                        .unwrap_or(&null)
-                }
-                Value::String(_) | Value::Null | Value::Bool(_) | Value::Number(_) => {
-                    return Err(self.err(
-                        at.expression(),
-                        format!("{path}[{k:?}]"),
-                        format!(
-                            "{path} is {}, which cannot be indexed (Chef raises NoMethodError)",
-                            type_name(cur)
-                        ),
-                    ));
-                }
-            };
-            path = format!("{path}[{k:?}]");
+            let shown = inspect(k).unwrap_or_else(|| type_name(k).into());
+            path = format!("{path}[{shown}]");
+            cur = self.index_once(&path, cur, k, at, mash)?;
         }
-        Ok(cur.clone())
+        Ok(cur)
+    }
+
+    fn index_once(
+        &self,
+        path: &str,
+        cur: Value,
+        k: &Value,
+        at: &Node,
+        mash: bool,
+    ) -> Result<Value, CookbookError> {
+        let refuse = |why: String| self.err(at.expression(), path.to_owned(), why);
+        if let Some(m) = value::as_hash(&cur) {
+            return lookup(m, k, mash)
+                .map(|v| v.cloned().unwrap_or(Value::Null))
+                .map_err(refuse);
+        }
+        match (&cur, k) {
+            (Value::Array(a), Value::Number(i)) if i.is_i64() => {
+                let i = i.as_i64().unwrap_or_default();
+                let idx = if i < 0 { a.len() as i64 + i } else { i };
+                Ok(usize::try_from(idx)
+                    .ok()
+                    .and_then(|i| a.get(i))
+                    .cloned()
+                    .unwrap_or(Value::Null))
+            }
+            (Value::Array(_), _) => Err(refuse(format!(
+                "an array is indexed by integers, not {}",
+                type_name(k)
+            ))),
+            _ => Err(refuse(format!(
+                "indexes {}, which netgw does not index (on nil Chef raises NoMethodError)",
+                type_name(&cur)
+            ))),
+        }
     }
 
     fn index_assign(
@@ -640,17 +925,21 @@ impl Eval<'_> {
         if let Some(c) = unless_level(&a.recv) {
             return self.set_unless(a, c);
         }
-        let (root, mut keys) = self.chain(&a.recv)?;
-        let kv = self.eval(k)?;
-        keys.push((self.key(&kv, k)?, k));
-        let c = self.assign_target(root, &a.expression_l)?;
+        let (root, mut raw) = self.chain(&a.recv)?;
+        raw.push((self.eval(k)?, k));
+        let (c, prefix) = self.assign_target(root, &a.expression_l)?;
+        let keys = self.attr_keys(prefix, root, &raw)?;
         self.set(c, &keys, value.clone(), &a.expression_l)?;
         Ok(value)
     }
 
-    fn assign_target(&mut self, root: &Node, loc: &Loc) -> Result<Component, CookbookError> {
+    fn assign_target(
+        &mut self,
+        root: &Node,
+        loc: &Loc,
+    ) -> Result<(Component, Vec<String>), CookbookError> {
         match self.root(root)? {
-            Root::Level(c) => Ok(c),
+            Root::Level(c, prefix) => Ok((c, prefix)),
             Root::Node => Err(self.err(
                 loc,
                 "assignment to node[...]",
@@ -673,6 +962,11 @@ impl Eval<'_> {
         loc: &Loc,
     ) -> Result<(), CookbookError> {
         let level = precedence_name(c);
+        let value = value::chef_value(&value).map_err(|what| {
+            self.p
+                .error(loc, format!("{level} assignment"), format!("stores {what}"))
+        })?;
+        self.charge(loc, &value)?;
         if value.is_object() {
             let path: Vec<String> = keys.iter().map(|(k, _)| k.clone()).collect();
             let replaced = self.replaced.entry(c).or_default();
@@ -717,10 +1011,10 @@ impl Eval<'_> {
                 "index one key at a time",
             ));
         };
-        let (root, mut keys) = self.chain(&target.recv)?;
-        let kv = self.eval(k)?;
-        keys.push((self.key(&kv, k)?, k));
-        let c = self.assign_target(root, &target.expression_l)?;
+        let (root, mut raw) = self.chain(&target.recv)?;
+        raw.push((self.eval(k)?, k));
+        let (c, prefix) = self.assign_target(root, &target.expression_l)?;
+        let keys = self.attr_keys(prefix, root, &raw)?;
         // The read half of `x op= v` reads through the level, auto-vivifying as any level read does.
         let cur = self.read_level(c, &keys, &target.expression_l)?;
         Ok((c, keys, cur))
@@ -781,7 +1075,7 @@ impl Eval<'_> {
         a: &lib_ruby_parser::nodes::IndexAsgn,
         c: Component,
     ) -> Result<Value, CookbookError> {
-        let (_, mut keys) = self.chain(&a.recv)?;
+        let (root, mut raw) = self.chain(&a.recv)?;
         let [k] = a.indexes.as_slice() else {
             return Err(self.err(
                 &a.expression_l,
@@ -789,8 +1083,8 @@ impl Eval<'_> {
                 "index one key at a time",
             ));
         };
-        let kv = self.eval(k)?;
-        keys.push((self.key(&kv, k)?, k));
+        raw.push((self.eval(k)?, k));
+        let keys = self.attr_keys(Vec::new(), root, &raw)?;
         let level = self.level(c);
         let path: Vec<String> = keys.iter().map(|(k, _)| k.clone()).collect();
         if netgw_models::attributes::get_path(&level, &path).is_some_and(|v| !v.is_null()) {
@@ -833,6 +1127,71 @@ fn missing_in_hashes(v: &Value, path: &[String]) -> bool {
     false
 }
 
+/// A hash lookup as Ruby does it. A Symbol key that only matches a String key is Chef's `VividMash`
+/// conversion (`mash`) or, on a plain Ruby hash, nil; when netgw cannot tell which the value is,
+/// it refuses (`Err`: why).
+fn lookup<'m>(
+    m: &'m Map<String, Value>,
+    k: &Value,
+    mash: bool,
+) -> Result<Option<&'m Value>, String> {
+    if let Some(name) = value::as_sym(k) {
+        let exact = m.get(&format!("{}{name}", value::SYM_KEY));
+        return match (exact, m.get(name)) {
+            (Some(v), _) => Ok(Some(v)),
+            (None, Some(v)) if mash => Ok(Some(v)),
+            (None, Some(_)) => Err(format!(
+                "a Symbol key on a hash with the String key {name:?}: Chef's attributes read it, a plain Ruby hash does not, and netgw cannot tell which this is; index with the string"
+            )),
+            (None, None) => Ok(None),
+        };
+    }
+    match value::map_key(k) {
+        Some(key) => Ok(m.get(&key)),
+        None => Err(format!("a hash key of type {}", type_name(k))),
+    }
+}
+
+/// Whether evaluating `n` builds a new value (counted against the bounds); reads of variables and
+/// attributes do not.
+fn builds(n: &Node) -> bool {
+    match n {
+        Node::Send(s) => {
+            !(s.args.is_empty()
+                && s.recv.is_none()
+                && (s.method_name == "node" || precedence(&s.method_name).is_some()))
+        }
+        Node::Array(_)
+        | Node::Hash(_)
+        | Node::Kwargs(_)
+        | Node::Dstr(_)
+        | Node::Dsym(_)
+        | Node::Heredoc(_)
+        | Node::Block(_)
+        | Node::OpAsgn(_) => true,
+        _ => false,
+    }
+}
+
+/// Ruby's `pattern === subject` in `case`/`when`: a Range covers numbers, anything else is `==`.
+fn case_eq(pattern: &Value, subject: &Value) -> bool {
+    match (value::as_range(pattern), subject.as_f64()) {
+        (Some((a, b, x)), Some(v)) => {
+            (a as f64) <= v && if x { v < b as f64 } else { v <= b as f64 }
+        }
+        (Some(_), None) => false,
+        _ => ruby_eq(pattern, subject),
+    }
+}
+
+/// The start of an `x[k1][k2]` chain, without evaluating it.
+fn chain_root(mut n: &Node) -> &Node {
+    while let Node::Index(i) = n {
+        n = &i.recv;
+    }
+    n
+}
+
 fn is_node(n: &Node) -> bool {
     matches!(n, Node::Send(s) if s.recv.is_none() && s.method_name == "node" && s.args.is_empty())
 }
@@ -861,55 +1220,44 @@ pub(crate) fn truthy(v: &Value) -> bool {
 }
 
 fn as_int(v: &Value) -> Option<i64> {
-    v.as_i64()
+    v.as_i64().filter(|_| !v.is_f64())
 }
 
-fn ruby_eq(a: &Value, b: &Value) -> bool {
-    match (a.as_f64(), b.as_f64()) {
-        (Some(x), Some(y)) => x == y,
-        _ => a == b,
+/// A Ruby integer literal's value: `0x`, `0b`, `0o` or a leading `0` (octal), `0d`, `_` between
+/// digits, and a sign the parser folded in.
+fn ruby_int(text: &str) -> Option<i64> {
+    let (neg, t) = match text.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let lower = t.to_ascii_lowercase();
+    let (radix, digits) = match lower.as_bytes() {
+        [b'0', b'x', ..] => (16, &lower[2..]),
+        [b'0', b'b', ..] => (2, &lower[2..]),
+        [b'0', b'o', ..] => (8, &lower[2..]),
+        [b'0', b'd', ..] => (10, &lower[2..]),
+        [b'0', _, ..] => (8, &lower[1..]),
+        _ => (10, lower.as_str()),
+    };
+    let digits = digits.trim_start_matches('_').replace('_', "");
+    if digits.is_empty() || digits.starts_with(['+', '-']) {
+        return None;
     }
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "nil",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "a hash",
-    }
-}
-
-/// Ruby's `to_s`, as string interpolation uses it.
-pub(crate) fn to_s(v: &Value) -> String {
-    match v {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        Value::Array(_) | Value::Object(_) => inspect(v),
-        other => other.to_string(),
-    }
-}
-
-/// Ruby's `inspect` (`[1, "a"]`, `{"k"=>1}`), as `#{}` shows arrays and hashes.
-pub(crate) fn inspect(v: &Value) -> String {
-    match v {
-        Value::Null => "nil".into(),
-        Value::String(s) => format!("{s:?}"),
-        Value::Array(a) => format!("[{}]", a.iter().map(inspect).collect::<Vec<_>>().join(", ")),
-        Value::Object(m) => format!(
-            "{{{}}}",
-            m.iter()
-                .map(|(k, v)| format!("{k:?}=>{}", inspect(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        other => other.to_string(),
-    }
+    let v = i64::from_str_radix(&digits, radix).ok()?;
+    if neg { v.checked_neg() } else { Some(v) }
 }
 
 mod calls;
+#[cfg(test)]
+mod difftest;
+mod methods;
+mod platform;
+mod resources;
+mod strings;
+mod value;
+
+pub use platform::platform_family;
+pub(crate) use value::{inspect, ruby_eq, to_s, type_name};
 
 #[cfg(test)]
 mod tests {
@@ -966,7 +1314,7 @@ mod tests {
             "default['netdev']['vlans']['100']['name'] = 'web'\n\
              node.default['netdev']['vlans']['200'] = { 'name' => 'db', mtu: 9000 }\n\
              override[:netdev][:vlans]['100'][:name] = 'web-o'\n\
-             force_default['x'] = 1\nnormal['y'] = %w(a b)\nforce_override['z'] = (1..3)\n\
+             force_default['x'] = 1\nnormal['y'] = %w(a b)\nforce_override['z'] = (1..3).to_a\n\
              default['x'] = 2\n",
         )
         .unwrap();
@@ -1045,6 +1393,187 @@ mod tests {
     }
 
     #[test]
+    fn a_fact_dependent_error_before_facts_names_the_fact_and_the_second_evaluation() {
+        let e =
+            attrs_of("v = value_for_platform_family('fedora' => 'eos')\ndefault['a'] = v.upcase\n")
+                .unwrap_err()
+                .to_string();
+        assert!(
+            e.starts_with("attributes/default.rb:2: `upcase` on nil")
+                && e.contains("`platform_family`")
+                && e.contains("second evaluation"),
+            "{e}"
+        );
+        // With the fact present, the same file evaluates.
+        let p = parse(
+            Path::new("attributes/default.rb"),
+            "default['a'] = value_for_platform_family('fedora' => 'eos').upcase\n",
+        )
+        .unwrap();
+        let mut set = AttributeSet::new();
+        set.push(
+            Component::Automatic,
+            Source::Automatic,
+            json!({"platform_family": "fedora"})
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        attribute_file(&p, &mut set, file_source()).unwrap();
+        assert_eq!(set.merged()["a"], "EOS");
+        // Errors that read no missing fact are unchanged.
+        let e = attrs_of("default['a'] = nil.upcase\n")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("second evaluation"), "{e}");
+    }
+
+    /// Parse and evaluate as a run does (on the Ruby stack), called from a thread with the 2 MB
+    /// stack of a tokio worker.
+    fn attrs_on_worker_stack(text: String) -> Result<Value, CookbookError> {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                let path = Path::new("attributes/default.rb");
+                crate::cookbook::ruby::on_ruby_stack(path, || {
+                    let p = parse(path, &text)?;
+                    let mut set = AttributeSet::new();
+                    attribute_file(&p, &mut set, file_source())?;
+                    Ok(Value::Object(set.merged()))
+                })
+            })
+            .unwrap()
+            .join()
+            .unwrap()
+    }
+
+    #[test]
+    fn hostile_cookbooks_are_refused_with_file_and_line() {
+        let hostile = [
+            // 60 KB of nested brackets (Drop of the AST overflowed a worker's stack).
+            (
+                format!("x = 1\ndefault['a'] = {}1\n", "[".repeat(30_000)),
+                "attributes/default.rb:2: brackets nested too deep",
+            ),
+            // 200 KB of one expression: the parser and the AST's drop recurse on every `+`.
+            (
+                format!("default['a'] = 1{}\n", "+1".repeat(100_000)),
+                "nested more than 200 levels deep",
+            ),
+            (
+                format!(
+                    "x = 1\n{}1\n{}",
+                    "begin\n".repeat(20_000),
+                    "end\n".repeat(20_000)
+                ),
+                "nested more than 200 levels deep",
+            ),
+            (
+                format!("# {}\n", "x".repeat(300_000)),
+                "attributes/default.rb:1: file of 300003 bytes",
+            ),
+            // Doubling strings, arrays and hashes; `map` and `times`; nesting; the total per file.
+            (
+                "a = 'x'\n40.times { a = a + a }\n".into(),
+                "attributes/default.rb:2: value too large",
+            ),
+            (
+                "a = [1, 2]\n40.times { |i| a = a + a }\n".into(),
+                "value too large",
+            ),
+            (
+                "b = 'xxxxxxxx'\n19.times { b = b + b }\nc = [b, b, b, b, b, b, b, b, b]\n".into(),
+                "attributes/default.rb:3: value too large",
+            ),
+            (
+                "b = 'xxxxxxxx'\n19.times { b = b + b }\nc = \"#{b}#{b}#{b}\"\n".into(),
+                "attributes/default.rb:3: value too large",
+            ),
+            (
+                "s = 'xxxxxxxx'\n16.times { s = s + s }\nx = (1..60_000).to_a.join(s)\n".into(),
+                "attributes/default.rb:3: `join`",
+            ),
+            (
+                "x = (1..60_000).to_a.uniq\n".into(),
+                "attributes/default.rb:1: `uniq`",
+            ),
+            (
+                "h = { 'k' => 'v' }\n40.times { h = { 'a' => h, 'b' => h } }\n".into(),
+                "value too large",
+            ),
+            (
+                "b = 'xxxxxxxx'\n19.times { b = b + b }\n(1..60_000).map { |i| b }\n".into(),
+                "attributes/default.rb:3: value too large",
+            ),
+            (
+                "b = 'xxxxxxxx'\n19.times { b = b + b }\n40.times { |i| default[i.to_s] = b }\n"
+                    .into(),
+                "add up to more than",
+            ),
+            (
+                "a = []\n100.times { a = [a] }\n".into(),
+                "nested more than 64 deep",
+            ),
+        ];
+        for (text, want) in hostile {
+            let e = attrs_on_worker_stack(text.clone()).unwrap_err().to_string();
+            assert!(e.contains(want), "{}...: {e}", &text[..text.len().min(60)]);
+            assert!(e.starts_with("attributes/default.rb:"), "{e}");
+        }
+    }
+
+    #[test]
+    fn an_evaluation_past_its_time_is_refused() {
+        let text = "default['n'] = 0\n60_000.times { |i| default['n'] = i\n node['n'] }\n";
+        let p = parse(Path::new("attributes/default.rb"), text).unwrap();
+        let mut set = AttributeSet::new();
+        let mut e = Eval::new(&p, &mut set, file_source(), None);
+        e.time_limit = std::time::Duration::from_millis(50);
+        let err = e.run().unwrap_err().to_string();
+        assert!(
+            err.starts_with("attributes/default.rb:2: evaluation: took longer than 50ms"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn chef_host_resources_are_refused_and_common_properties_ignored() {
+        let refused = [
+            (
+                "link '/etc/chef' do\n  to '/opt/chef'\nend\n",
+                "recipes/default.rb:1: resource `link \"/etc/chef\"`: Chef's `link`",
+            ),
+            (
+                "x = 1\nlink 'Ethernet1' do\n  owner 'root'\nend\n",
+                "recipes/default.rb:2: resource `link \"Ethernet1\"`",
+            ),
+            (
+                "package 'httpd'\n",
+                "recipes/default.rb:1: resource `package`: a host resource netgw does not manage",
+            ),
+            (
+                "template '/etc/motd' do\n  source 'motd.erb'\nend\n",
+                "recipes/default.rb:1: resource `template`: a host resource",
+            ),
+            (
+                "netdev_vlan 'web' do\n  vlan_id 1\n  retries 'twice'\nend\n",
+                "recipes/default.rb:3: `retries` of a string",
+            ),
+        ];
+        for (text, want) in refused {
+            let e = recipe_of(text, json!({})).unwrap_err().to_string();
+            assert!(e.starts_with(want), "{text:?}: {e}");
+        }
+        let r = recipe_of(
+            "netdev_vlan 'web' do\n  vlan_id 1\n  provider 'Chef::Provider::CumulusVlan'\n  retries 2\n  retry_delay 1\n  ignore_failure :quiet\n  sensitive true\nend\nlink 'Ethernet1' do\n  mtu 9000\nend\n",
+            json!({}),
+        )
+        .unwrap();
+        assert_eq!(r[0].properties, vec![("vlan_id".to_owned(), json!(1))]);
+        assert_eq!(r[1].kind, "link");
+    }
+
+    #[test]
     fn resources_in_loops_over_node_attributes() {
         let r = recipe_of(
             "node['netdev']['vlans'].each do |id, props|\n  netdev_vlan props['name'] do\n    vlan_id id.to_i\n    description \"vlan #{id}\"\n    action :create\n  end\nend\n\
@@ -1109,14 +1638,14 @@ mod tests {
             let e = attrs_of(text).unwrap_err().to_string();
             assert!(e.starts_with(want), "{text:?}: {e}");
         }
-        let deep = format!("default['a'] = {}1{}\n", "[".repeat(300), "]".repeat(300));
-        let e = attrs_of(&deep).unwrap_err().to_string();
+        let deep = format!("default['a'] = 1{}\n", "+1".repeat(300));
+        let e = attrs_on_worker_stack(deep).unwrap_err().to_string();
         assert!(e.contains("nested more than 200 levels deep"), "{e}");
         let e = attrs_of("default['a'] = 'secret-value' + 1\n")
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("a string + a number") && !e.contains("secret-value"),
+            e.contains("a string + an integer") && !e.contains("secret-value"),
             "{e}"
         );
         let e = recipe_of(

@@ -52,12 +52,14 @@ pub fn parse_metadata_rb(
     text: &str,
     dir_name: &str,
 ) -> Result<Metadata, CookbookError> {
-    let program = ruby::parse(path, text)?;
-    let mut md = Metadata::unnamed(dir_name);
-    for stmt in &program.statements {
-        statement(&program, stmt, &mut md)?;
-    }
-    Ok(md)
+    ruby::on_ruby_stack(path, || {
+        let program = ruby::parse(path, text)?;
+        let mut md = Metadata::unnamed(dir_name);
+        for stmt in &program.statements {
+            statement(&program, stmt, &mut md)?;
+        }
+        Ok(md)
+    })
 }
 
 fn statement(p: &Program, stmt: &Node, md: &mut Metadata) -> Result<(), CookbookError> {

@@ -42,8 +42,79 @@ impl Program {
     }
 }
 
-/// Parse `text`; a syntax error is reported with its line and the parser's message.
+/// Largest Ruby file netgw parses (real attribute files and recipes are a few KB).
+pub const MAX_FILE_BYTES: usize = 256 * 1024;
+/// Deepest nesting of `(`, `[` and `{` netgw parses (real cookbooks nest a handful).
+pub const MAX_NESTING: usize = 100;
+/// The stack a Ruby file is parsed, evaluated and dropped on. The parser recurses on nested
+/// parentheses and dropping an AST recurses on every nesting (`1+1+1...`, `begin begin ...`); at
+/// [`MAX_FILE_BYTES`] the deepest AST a file can produce needs about 80 MB in a debug build (measured:
+/// 300 MB for 1 MB files). Only the pages used are ever committed.
+const STACK_BYTES: usize = 256 << 20;
+
+/// Run `f` (parsing, evaluating and dropping one file's AST) on a thread with [`STACK_BYTES`] of
+/// stack, so no file within [`MAX_FILE_BYTES`] can overflow the caller's stack.
+pub fn on_ruby_stack<T: Send>(
+    path: &Path,
+    f: impl FnOnce() -> Result<T, CookbookError> + Send,
+) -> Result<T, CookbookError> {
+    std::thread::scope(|scope| {
+        let handle = std::thread::Builder::new()
+            .name("netgw-ruby".into())
+            .stack_size(STACK_BYTES)
+            .spawn_scoped(scope, f)
+            .map_err(|source| CookbookError::Io {
+                path: path.to_owned(),
+                source,
+            })?;
+        handle
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+/// Refuse, before parsing, a file too large or nested too deep to parse safely.
+fn check_bounds(path: &Path, text: &str) -> Result<(), CookbookError> {
+    let refuse = |line: usize, construct: String, why: String| CookbookError::Ruby {
+        path: path.to_owned(),
+        line,
+        construct,
+        why,
+    };
+    if text.len() > MAX_FILE_BYTES {
+        return Err(refuse(
+            1,
+            format!("file of {} bytes", text.len()),
+            format!(
+                "larger than {MAX_FILE_BYTES} bytes, the most netgw parses (a bound against hostile cookbooks)"
+            ),
+        ));
+    }
+    let (mut depth, mut line) = (0usize, 1);
+    for b in text.bytes() {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b'\n' => line += 1,
+            _ => {}
+        }
+        if depth > MAX_NESTING {
+            return Err(refuse(
+                line,
+                "brackets nested too deep".into(),
+                format!(
+                    "more than {MAX_NESTING} levels of (, [ or {{ (a bound against hostile cookbooks)"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Parse `text`; a syntax error is reported with its line and the parser's message. Call it inside
+/// [`on_ruby_stack`].
 pub fn parse(path: &Path, text: &str) -> Result<Program, CookbookError> {
+    check_bounds(path, text)?;
     let options = ParserOptions {
         buffer_name: path.display().to_string(),
         record_tokens: false,

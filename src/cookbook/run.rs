@@ -114,8 +114,10 @@ fn load_attribute_files(
                 }
             }
             FileBody::Ruby(text) => {
-                let program = ruby::parse(&file.path, text)?;
-                eval::attribute_file(&program, attrs, source)?;
+                ruby::on_ruby_stack(&file.path, || {
+                    let program = ruby::parse(&file.path, text)?;
+                    eval::attribute_file(&program, attrs, source)
+                })?;
             }
         }
     }
@@ -160,10 +162,10 @@ impl Runner<'_> {
                     }
                     Item::Compiled(RecipeSource::Declarative(resources))
                 }
-                RecipeBody::Ruby(text) => {
+                RecipeBody::Ruby(text) => Item::Ruby(ruby::on_ruby_stack(&file.path, || {
                     let program = ruby::parse(&file.path, &text)?;
-                    Item::Ruby(eval::recipe(&program, attrs, source, self)?)
-                }
+                    eval::recipe(&program, attrs, source, self)
+                })?),
             },
             None if full == BUILTIN_RECIPES[0] => Item::Compiled(RecipeSource::BuiltinVlans),
             None if full == BUILTIN_RECIPES[1] => Item::Compiled(RecipeSource::BuiltinLinks),

@@ -699,6 +699,34 @@ async fn resolve_node(
     }
 }
 
+/// The automatic attributes of a run: the facts, `ohai_time`, netgw's own, and Ohai's
+/// `platform_family` for the network OS for Chef's platform helpers (docs/cookbooks.md).
+fn automatic_attributes(
+    facts: &netgw_models::facts::DeviceFacts,
+    platform: &str,
+    run_id: &str,
+) -> Attrs {
+    let mut automatic = match facts.to_automatic() {
+        Value::Object(m) => m,
+        _ => Attrs::new(),
+    };
+    let now = crate::clock::since_epoch();
+    automatic.insert("ohai_time".into(), Value::from(now.as_secs_f64()));
+    automatic.insert(
+        "netgw".into(),
+        serde_json::json!({"platform": platform, "run_id": run_id}),
+    );
+    if let Some(f) = facts
+        .platform
+        .as_deref()
+        .and_then(crate::cookbook::eval::platform_family)
+    {
+        automatic
+            .entry("platform_family")
+            .or_insert_with(|| Value::from(f));
+    }
+    automatic
+}
 async fn with_driver(
     ctx: &Ctx,
     name: &NodeName,
@@ -822,16 +850,7 @@ pub(crate) async fn prepare(
         warn!(node = %name, "{w}");
         steps.report.warnings.push(w);
     }
-    let mut automatic = match facts.to_automatic() {
-        Value::Object(m) => m,
-        _ => Attrs::new(),
-    };
-    let now = crate::clock::since_epoch();
-    automatic.insert("ohai_time".into(), Value::from(now.as_secs_f64()));
-    automatic.insert(
-        "netgw".into(),
-        serde_json::json!({"platform": driver.platform().as_str(), "run_id": opts.run_id}),
-    );
+    let automatic = automatic_attributes(&facts, driver.platform().as_str(), &opts.run_id);
     steps.mark("facts");
 
     // 5-6. Expansion was done with the desired state; merge with fresh facts.

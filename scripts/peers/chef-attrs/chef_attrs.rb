@@ -18,11 +18,17 @@ require "delegate"
 require "chef/decorator"
 require "chef/mash"
 require "chef/node/attribute"
+require "chef-utils" # before the autoload in platform_introspection.rb: chef-utils/mash.rb already defined ChefUtils
+require "chef/version_constraint/platform"
+require "chef/dsl/platform_introspection"
 
 # The parts of Chef::Node (lib/chef/node.rb, same commit) an attribute file sees: attribute files
 # are instance_eval'ed on the node (Chef::Mixin::FromFile#from_file), so `default`, `node`,
 # `node['x']`, `force_default`, `default_unless` ... are the node's methods below.
 class OracleNode
+  # Chef::Node's platform helpers (platform?, value_for_platform, ..., and chef-utils' debian? & co.),
+  # as the recipe and attribute-file DSL has them.
+  include Chef::DSL::PlatformIntrospection
   extend Forwardable
   def_delegators :attributes, :keys, :each_key, :each_value, :key?, :has_key?
   def_delegators :attributes, :rm, :rm_default, :rm_normal, :rm_override

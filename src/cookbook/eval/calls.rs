@@ -1,13 +1,10 @@
 //! Method calls, blocks and resources of the evaluator ([`super`]).
 
-use super::{
-    Eval, RESOURCE_KINDS, ResourceDecl, Root, inspect, is_node, precedence, ruby_eq, to_s, truthy,
-    type_name,
-};
+use super::{Eval, RESOURCE_KINDS, ResourceDecl, Root, is_node, precedence, type_name};
 use crate::cookbook::CookbookError;
 use lib_ruby_parser::Node;
 use lib_ruby_parser::nodes::{Block, Send};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::HashMap;
 
 /// `Chef::Log`.
@@ -40,16 +37,24 @@ impl Eval<'_> {
         if is_node(r) {
             return self.node_method(n, s);
         }
-        let recv = match self.root(r)? {
-            Root::Node => self.merged().clone(),
-            Root::Level(c) => self.level(c),
-            Root::Value(v) => v,
-        };
+        let (recv, mash) = self.receiver(r)?;
         let args = self.args(s)?;
-        self.method(n, s, recv, args)
+        self.method(n, &s.method_name, recv, args, mash)
     }
 
-    fn args(&mut self, s: &Send) -> Result<Vec<Value>, CookbookError> {
+    /// A call's receiver, and whether it is node attributes (see [`super::lookup`]).
+    fn receiver(&mut self, r: &Node) -> Result<(Value, bool), CookbookError> {
+        Ok(match self.root(r)? {
+            Root::Node => (self.merged().clone(), true),
+            Root::Level(c, path) => {
+                let keys: super::Keys = path.into_iter().map(|k| (k, r)).collect();
+                (self.read_level(c, &keys, r.expression())?, true)
+            }
+            Root::Value(v) => (v, matches!(r, Node::Index(_)) && self.rooted_in_node(r)),
+        })
+    }
+
+    pub(super) fn args(&mut self, s: &Send) -> Result<Vec<Value>, CookbookError> {
         let mut out = Vec::with_capacity(s.args.len());
         for a in &s.args {
             if matches!(a, Node::BlockPass(_)) {
@@ -76,6 +81,10 @@ impl Eval<'_> {
                 return Ok(self.level(c));
             }
         }
+        // Chef's resources have the platform helpers too (`Chef::DSL::Universal`).
+        if let Some(v) = self.platform_helper(n, s)? {
+            return Ok(v);
+        }
         if self.current.is_some() {
             return self.property(n, s);
         }
@@ -84,6 +93,9 @@ impl Eval<'_> {
         }
         if RESOURCE_KINDS.contains(&name) {
             return self.resource(n, s, None);
+        }
+        if super::resources::is_host_resource(name) {
+            return Err(self.host_resource(n, name));
         }
         if matches!(
             name,
@@ -115,10 +127,14 @@ impl Eval<'_> {
                 } else {
                     Value::Array(args)
                 };
-                let actions: Vec<String> = match list {
-                    Value::Array(a) => a.iter().map(to_s).collect(),
-                    other => vec![to_s(&other)],
+                let list = match list {
+                    Value::Array(a) => a,
+                    other => vec![other],
                 };
+                let actions = list
+                    .iter()
+                    .map(|a| self.text(n, a))
+                    .collect::<Result<Vec<_>, _>>()?;
                 if let Some(d) = self.current.as_mut() {
                     d.actions = actions;
                 }
@@ -127,6 +143,13 @@ impl Eval<'_> {
             (_, 1) => args.remove(0),
             _ => Value::Array(args),
         };
+        if self.common_property(n, &name, &value)? {
+            return Ok(Value::Null);
+        }
+        // A property holds what Chef would pass on: Symbols as their Strings.
+        let value = super::value::chef_value(&value).map_err(|what| {
+            self.err(n.expression(), format!("`{name}`"), format!("holds {what}"))
+        })?;
         if let Some(d) = self.current.as_mut() {
             d.properties.push((name, value));
         }
@@ -207,6 +230,9 @@ impl Eval<'_> {
         self.scopes.pop();
         let decl = self.current.take();
         r?;
+        if let Some(d) = &decl {
+            self.refuse_host_link(d)?;
+        }
         self.resources.extend(decl);
         Ok(Value::Null)
     }
@@ -220,12 +246,17 @@ impl Eval<'_> {
         }
         let args = self.args(s)?;
         let merged = self.merged().clone();
-        match name {
-            "attribute?" | "key?" | "has_key?" | "include?" => {
-                let k = args.first().map(to_s).unwrap_or_default();
-                Ok(Value::Bool(merged.get(&k).is_some()))
+        let refuse = |why: String| self.err(n.expression(), format!("`node.{name}`"), why);
+        match (name, args.as_slice()) {
+            ("attribute?" | "key?" | "has_key?" | "include?", [k]) => {
+                let m = super::value::as_hash(&merged).cloned().unwrap_or_default();
+                Ok(Value::Bool(
+                    super::lookup(&m, k, true).map_err(refuse)?.is_some(),
+                ))
             }
-            "dig" | "read" => Ok(dig(&merged, &args)),
+            ("dig" | "read", keys) if !keys.is_empty() => {
+                super::methods::dig(&merged, keys, true).map_err(refuse)
+            }
             _ => Err(self.err(
                 n.expression(),
                 format!("`node.{name}`"),
@@ -242,6 +273,9 @@ impl Eval<'_> {
             if RESOURCE_KINDS.contains(&call.method_name.as_str()) && self.current.is_none() {
                 return self.resource(n, call, b.body.as_deref());
             }
+            if super::resources::is_host_resource(&call.method_name) && self.current.is_none() {
+                return Err(self.host_resource(n, &call.method_name));
+            }
             let why = if self.current.is_some() {
                 "guards and notifications run Ruby at converge time; netgw never runs code"
             } else {
@@ -253,7 +287,15 @@ impl Eval<'_> {
                 why,
             ));
         };
-        let recv = self.eval(recv)?;
+        let alias = self.alias_target(recv)?;
+        let recv = match &alias {
+            Some((root, c, path)) => {
+                let keys: super::Keys = path.iter().map(|k| (k.clone(), root)).collect();
+                self.read_level(*c, &keys, recv.expression())?
+            }
+            None => self.eval(recv)?,
+        };
+        self.check_iterator(n, &call.method_name, &recv)?;
         if !call.args.is_empty() {
             return Err(self.err(
                 n.expression(),
@@ -270,7 +312,65 @@ impl Eval<'_> {
                 .collect::<Result<_, _>>()?,
             Some(other) => return Err(self.unsupported(other)),
         };
+        if call.method_name == "tap" {
+            return self.tap(n, recv, alias, &params, b.body.as_deref());
+        }
         self.iterate(n, &call.method_name, recv, &params, b.body.as_deref())
+    }
+
+    /// The level path a `tap` receiver names (`default['a']['b']`), so its block parameter writes
+    /// through to the level.
+    fn alias_target(
+        &mut self,
+        recv: &Node,
+    ) -> Result<Option<(lib_ruby_parser::Node, super::Component, Vec<String>)>, CookbookError> {
+        if !self.names_level(super::chain_root(recv)) {
+            return Ok(None);
+        }
+        let (root, raw) = self.chain(recv)?;
+        let Root::Level(c, prefix) = self.root(root)? else {
+            return Ok(None);
+        };
+        let keys = self.attr_keys(prefix, root, &raw)?;
+        Ok(Some((
+            root.clone(),
+            c,
+            keys.into_iter().map(|(k, _)| k).collect(),
+        )))
+    }
+
+    /// `x.tap { |y| ... }`: the block runs once with the receiver; a level path's parameter reads
+    /// and writes the level.
+    fn tap(
+        &mut self,
+        n: &Node,
+        recv: Value,
+        alias: Option<(Node, super::Component, Vec<String>)>,
+        params: &[Param],
+        body: Option<&Node>,
+    ) -> Result<Value, CookbookError> {
+        self.step(n.expression())?;
+        let mut scope = HashMap::new();
+        bind(params, vec![recv.clone()], &mut scope);
+        let saved = self.aliases.clone();
+        for name in scope.keys() {
+            self.aliases.remove(name);
+        }
+        if let (Some((_, c, path)), Some(Param::Name(p))) = (&alias, params.first()) {
+            self.aliases.insert(p.clone(), (*c, path.clone()));
+        }
+        self.scopes.push(scope);
+        let r = self.eval_body(body);
+        self.scopes.pop();
+        self.aliases = saved;
+        r?;
+        match alias {
+            Some((root, c, path)) => {
+                let keys: super::Keys = path.into_iter().map(|k| (k, &root)).collect();
+                self.read_level(c, &keys, n.expression())
+            }
+            None => Ok(recv),
+        }
     }
 
     fn param(&self, p: &Node) -> Result<Param, CookbookError> {
@@ -298,6 +398,30 @@ impl Eval<'_> {
         }
     }
 
+    /// One run of a block body with its parameters bound (they shadow outer names and aliases).
+    fn run_block(
+        &mut self,
+        params: &[Param],
+        yielded: Vec<Value>,
+        body: Option<&Node>,
+    ) -> Result<Value, CookbookError> {
+        let mut scope = HashMap::new();
+        bind(params, yielded, &mut scope);
+        let saved = (!self.aliases.is_empty()).then(|| self.aliases.clone());
+        if saved.is_some() {
+            for name in scope.keys() {
+                self.aliases.remove(name);
+            }
+        }
+        self.scopes.push(scope);
+        let r = self.eval_body(body);
+        self.scopes.pop();
+        if let Some(saved) = saved {
+            self.aliases = saved;
+        }
+        r
+    }
+
     fn iterate(
         &mut self,
         n: &Node,
@@ -306,278 +430,36 @@ impl Eval<'_> {
         params: &[Param],
         body: Option<&Node>,
     ) -> Result<Value, CookbookError> {
-        let items: Vec<Value> = match (&recv, method) {
-            (Value::Number(c), "times") => {
-                let count = c
-                    .as_i64()
-                    .filter(|c| (0..super::MAX_RANGE).contains(c))
-                    .ok_or_else(|| {
-                        self.err(
-                            n.expression(),
-                            "`times`",
-                            format!("count must be 0 to {}", super::MAX_RANGE),
-                        )
-                    })?;
-                (0..count).map(Value::from).collect()
-            }
-            (Value::Array(a), _) => a.clone(),
-            (Value::Object(m), _) => m
-                .iter()
-                .map(|(k, v)| Value::Array(vec![Value::String(k.clone()), v.clone()]))
-                .collect(),
-            (Value::Null, _) => {
-                return Err(self.err(
-                    n.expression(),
-                    format!("`{method}` on nil"),
-                    "the value is nil (a missing attribute?); Chef raises NoMethodError",
-                ));
-            }
-            (other, _) => {
-                return Err(self.err(
-                    n.expression(),
-                    format!("`{method}` on {}", type_name(other)),
-                    "only arrays, hashes and ranges are iterated",
-                ));
-            }
-        };
-        let mut results = Vec::new();
+        let items = self.items(n, &recv)?;
+        let mut results = Vec::with_capacity(items.len());
+        let mut kept = 0usize;
         for (i, item) in items.iter().enumerate() {
             self.step(n.expression())?;
             let yielded = match method {
-                "each" | "each_pair" | "map" | "collect" | "select" | "filter" | "reject" | "times" | "flat_map" => vec![item.clone()],
                 "each_with_index" => vec![item.clone(), Value::from(i)],
                 "each_key" => vec![first(item)],
                 "each_value" => vec![second(item)],
-                _ => return Err(self.err(n.expression(), format!("`{method}` with a block"), "supported iterators: each, each_pair, each_with_index, each_key, each_value, map, flat_map, select, reject, times")),
+                _ => vec![item.clone()],
             };
-            let mut scope = HashMap::new();
-            bind(params, yielded, &mut scope);
-            self.scopes.push(scope);
-            let r = self.eval_body(body);
-            self.scopes.pop();
-            results.push(r?);
+            let r = self.run_block(params, yielded, body)?;
+            let stop = Self::stops(method, &r);
+            // Only `map`, `flat_map` and `sum` use the block's values (counted as they grow);
+            // the others need their truth.
+            let r = match method {
+                "map" | "collect" | "flat_map" | "sum" => {
+                    kept = kept.saturating_add(super::value::measure(&r, super::MAX_VALUE_DEPTH).0);
+                    self.within_value_bound(n, kept)?;
+                    r
+                }
+                _ => Value::Bool(super::truthy(&r)),
+            };
+            results.push(r);
+            if stop {
+                break;
+            }
         }
-        let keep = |want: bool, results: &[Value]| -> Vec<Value> {
-            items
-                .iter()
-                .zip(results)
-                .filter(|(_, r)| truthy(r) == want)
-                .map(|(i, _)| i.clone())
-                .collect()
-        };
-        Ok(match method {
-            "map" | "collect" => Value::Array(results),
-            "flat_map" => Value::Array(
-                results
-                    .into_iter()
-                    .flat_map(|r| match r {
-                        Value::Array(a) => a,
-                        v => vec![v],
-                    })
-                    .collect(),
-            ),
-            "select" | "filter" => rebuild(&recv, keep(true, &results)),
-            "reject" => rebuild(&recv, keep(false, &results)),
-            _ => recv,
-        })
+        self.finish_iterator(n, method, recv, &items, results)
     }
-
-    pub(super) fn binary(
-        &self,
-        n: &Node,
-        op: &str,
-        l: Value,
-        r: Value,
-    ) -> Result<Value, CookbookError> {
-        use std::cmp::Ordering;
-        let bad = || {
-            self.err(
-                n.expression(),
-                format!("{} {op} {}", type_name(&l), type_name(&r)),
-                "operands of these types are not supported (values are not shown: they may be secrets)",
-            )
-        };
-        Ok(match op {
-            "==" | "eql?" => Value::Bool(ruby_eq(&l, &r)),
-            "!=" => Value::Bool(!ruby_eq(&l, &r)),
-            "<" | ">" | "<=" | ">=" => {
-                let ord = match (&l, &r) {
-                    (Value::Number(a), Value::Number(b)) => a.as_f64().partial_cmp(&b.as_f64()),
-                    (Value::String(a), Value::String(b)) => Some(a.cmp(b)),
-                    _ => None,
-                }
-                .ok_or_else(bad)?;
-                Value::Bool(match op {
-                    "<" => ord == Ordering::Less,
-                    ">" => ord == Ordering::Greater,
-                    "<=" => ord != Ordering::Greater,
-                    _ => ord != Ordering::Less,
-                })
-            }
-            "+" | "-" | "*" => match (&l, &r) {
-                (Value::Number(a), Value::Number(b)) => {
-                    let (a, b) = (a.as_i64().ok_or_else(bad)?, b.as_i64().ok_or_else(bad)?);
-                    let v = match op {
-                        "+" => a.checked_add(b),
-                        "-" => a.checked_sub(b),
-                        _ => a.checked_mul(b),
-                    };
-                    Value::from(v.ok_or_else(bad)?)
-                }
-                (Value::String(a), Value::String(b)) if op == "+" => {
-                    Value::String(format!("{a}{b}"))
-                }
-                (Value::Array(a), Value::Array(b)) if op == "+" => {
-                    Value::Array(a.iter().chain(b).cloned().collect())
-                }
-                (Value::Array(a), Value::Array(b)) if op == "-" => {
-                    Value::Array(a.iter().filter(|x| !b.contains(x)).cloned().collect())
-                }
-                _ => return Err(bad()),
-            },
-            _ => return Err(bad()),
-        })
-    }
-
-    /// Methods on values.
-    fn method(
-        &mut self,
-        n: &Node,
-        s: &Send,
-        recv: Value,
-        args: Vec<Value>,
-    ) -> Result<Value, CookbookError> {
-        let m = s.method_name.as_str();
-        let unsupported = || {
-            self.err(
-                n.expression(),
-                format!("`{m}` on {}", type_name(&recv)),
-                "not a method netgw evaluates (see docs/cookbooks.md)",
-            )
-        };
-        if let [arg] = args.as_slice()
-            && matches!(
-                m,
-                "==" | "!=" | "<" | ">" | "<=" | ">=" | "+" | "-" | "*" | "eql?"
-            )
-        {
-            return self.binary(n, m, recv, arg.clone());
-        }
-        if let Value::String(x) = &recv
-            && let Some(v) = string_method(m, x, &args)
-        {
-            return Ok(v);
-        }
-        let arg0 = args.first();
-        Ok(match (m, &recv) {
-            ("!", v) => Value::Bool(!truthy(v)),
-            ("-@", Value::Number(x)) => Value::from(-x.as_i64().ok_or_else(unsupported)?),
-            ("nil?", v) => Value::Bool(v.is_null()),
-            ("empty?", Value::String(x)) => Value::Bool(x.is_empty()),
-            ("empty?", Value::Array(x)) => Value::Bool(x.is_empty()),
-            ("empty?", Value::Object(x)) => Value::Bool(x.is_empty()),
-            ("include?" | "member?", Value::Array(x)) => {
-                Value::Bool(arg0.is_some_and(|a| x.iter().any(|e| ruby_eq(e, a))))
-            }
-            ("include?" | "member?" | "key?" | "has_key?", Value::Object(x)) => {
-                Value::Bool(arg0.is_some_and(|a| x.contains_key(&to_s(a))))
-            }
-            ("keys", Value::Object(x)) => {
-                Value::Array(x.keys().cloned().map(Value::String).collect())
-            }
-            ("values", Value::Object(x)) => Value::Array(x.values().cloned().collect()),
-            ("length" | "size" | "count", Value::Array(x)) if args.is_empty() => {
-                Value::from(x.len())
-            }
-            ("length" | "size" | "count", Value::Object(x)) if args.is_empty() => {
-                Value::from(x.len())
-            }
-            ("first", Value::Array(x)) if args.is_empty() => {
-                x.first().cloned().unwrap_or(Value::Null)
-            }
-            ("last", Value::Array(x)) if args.is_empty() => {
-                x.last().cloned().unwrap_or(Value::Null)
-            }
-            ("sort", Value::Array(x)) => sorted(x.clone()).ok_or_else(unsupported)?,
-            ("uniq", Value::Array(x)) => Value::Array(x.iter().fold(Vec::new(), |mut acc, v| {
-                if !acc.contains(v) {
-                    acc.push(v.clone())
-                }
-                acc
-            })),
-            ("compact", Value::Array(x)) => {
-                Value::Array(x.iter().filter(|v| !v.is_null()).cloned().collect())
-            }
-            ("reverse", Value::Array(x)) => Value::Array(x.iter().rev().cloned().collect()),
-            ("join", Value::Array(x)) => Value::String(
-                x.iter()
-                    .map(to_s)
-                    .collect::<Vec<_>>()
-                    .join(&arg0.map(to_s).unwrap_or_default()),
-            ),
-            ("to_a", Value::Array(_)) => recv.clone(),
-            ("to_a", Value::Object(x)) => Value::Array(
-                x.iter()
-                    .map(|(k, v)| Value::Array(vec![Value::String(k.clone()), v.clone()]))
-                    .collect(),
-            ),
-            ("to_h" | "to_hash", Value::Object(_)) => recv.clone(),
-            ("to_s" | "to_str", v) => Value::String(to_s(v)),
-            ("to_i", Value::Number(x)) => Value::from(x.as_f64().ok_or_else(unsupported)? as i64),
-            ("to_i", Value::Null) => Value::from(0),
-            ("fetch", Value::Object(x)) => {
-                match (arg0.map(to_s).and_then(|k| x.get(&k).cloned()), args.get(1)) {
-                    (Some(v), _) => v,
-                    (None, Some(d)) => d.clone(),
-                    (None, None) => {
-                        return Err(self.err(
-                            n.expression(),
-                            format!("`fetch({})`", arg0.map(inspect).unwrap_or_default()),
-                            "key not found (Chef raises KeyError)",
-                        ));
-                    }
-                }
-            }
-            ("dig", v) => dig(v, &args),
-            ("merge", Value::Object(x)) => match arg0 {
-                Some(Value::Object(y)) => {
-                    let mut z = x.clone();
-                    z.extend(y.clone());
-                    Value::Object(z)
-                }
-                _ => return Err(unsupported()),
-            },
-            ("zero?", Value::Number(x)) => Value::Bool(x.as_f64() == Some(0.0)),
-            _ => return Err(unsupported()),
-        })
-    }
-}
-
-/// Methods of strings (`None`: not one of them).
-fn string_method(m: &str, x: &str, args: &[Value]) -> Option<Value> {
-    let arg0 = args.first().map(to_s);
-    Some(match m {
-        "include?" => Value::Bool(arg0.is_some_and(|a| x.contains(&a))),
-        "length" | "size" => Value::from(x.chars().count()),
-        "to_sym" => Value::String(x.to_owned()),
-        "to_i" => Value::from(leading_int(x)),
-        "upcase" => Value::String(x.to_uppercase()),
-        "downcase" => Value::String(x.to_lowercase()),
-        "strip" => Value::String(x.trim().to_owned()),
-        "start_with?" => Value::Bool(args.iter().any(|a| x.starts_with(&to_s(a)))),
-        "end_with?" => Value::Bool(args.iter().any(|a| x.ends_with(&to_s(a)))),
-        "split" => Value::Array(match arg0 {
-            Some(sep) if sep != " " => x
-                .split(sep.as_str())
-                .map(|p| Value::String(p.into()))
-                .collect(),
-            _ => x
-                .split_whitespace()
-                .map(|p| Value::String(p.into()))
-                .collect(),
-        }),
-        _ => return None,
-    })
 }
 
 fn bind(params: &[Param], mut yielded: Vec<Value>, scope: &mut HashMap<String, Value>) {
@@ -629,70 +511,4 @@ fn second(item: &Value) -> Value {
         .and_then(|a| a.get(1))
         .cloned()
         .unwrap_or(Value::Null)
-}
-
-/// `select`/`reject` on a hash give a hash back.
-fn rebuild(recv: &Value, kept: Vec<Value>) -> Value {
-    if !recv.is_object() {
-        return Value::Array(kept);
-    }
-    let mut m = Map::new();
-    for pair in kept {
-        if let Value::Array(kv) = pair
-            && let [Value::String(k), v] = kv.as_slice()
-        {
-            m.insert(k.clone(), v.clone());
-        }
-    }
-    Value::Object(m)
-}
-
-fn dig(v: &Value, keys: &[Value]) -> Value {
-    let mut cur = v;
-    for k in keys {
-        cur = match (cur, k) {
-            (Value::Object(m), k) => match m.get(&to_s(k)) {
-                Some(x) => x,
-                None => return Value::Null,
-            },
-            (Value::Array(a), Value::Number(i)) => match i.as_u64().and_then(|i| a.get(i as usize))
-            {
-                Some(x) => x,
-                None => return Value::Null,
-            },
-            _ => return Value::Null,
-        };
-    }
-    cur.clone()
-}
-
-/// Ruby's `sort` of numbers or of strings (mixed types raise in Ruby).
-fn sorted(mut a: Vec<Value>) -> Option<Value> {
-    if a.iter().all(Value::is_number) {
-        a.sort_by(|x, y| {
-            x.as_f64()
-                .partial_cmp(&y.as_f64())
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
-    } else if a.iter().all(Value::is_string) {
-        a.sort_by(|x, y| x.as_str().cmp(&y.as_str()));
-    } else {
-        return None;
-    }
-    Some(Value::Array(a))
-}
-
-/// Ruby's `String#to_i`: the leading decimal digits (with a sign), 0 when there are none.
-fn leading_int(s: &str) -> i64 {
-    let t = s.trim_start();
-    let (sign, rest) = match t.strip_prefix('-') {
-        Some(r) => (-1, r),
-        None => (1, t.strip_prefix('+').unwrap_or(t)),
-    };
-    let digits: String = rest
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || *c == '_')
-        .filter(|c| *c != '_')
-        .collect();
-    digits.parse::<i64>().map(|v| sign * v).unwrap_or(0)
 }

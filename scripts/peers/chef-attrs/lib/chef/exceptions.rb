@@ -1,12 +1,16 @@
-# Not Chef's file: the three exception classes of chef/chef lib/chef/exceptions.rb (same commit,
-# Apache-2.0) that the vendored node-attribute code raises. The rest of exceptions.rb pulls in
-# most of Chef.
+# Not Chef's file: the exception classes of chef/chef lib/chef/exceptions.rb (same commit,
+# Apache-2.0) that the vendored node-attribute and platform code raises. The rest of exceptions.rb
+# pulls in most of Chef.
 class Chef
   class Exceptions
     # NoSuchAttribute is raised on access by node.read!("foo", "bar") when node["foo"]["bar"] does not exist.
     class NoSuchAttribute < RuntimeError; end
     # AttributeTypeMismatch is raised by node.write!("foo", "bar", "baz") when e.g. node["foo"] = "bar" (overwriting String with Hash)
     class AttributeTypeMismatch < RuntimeError; end
+
+    class InvalidPlatformVersion < ArgumentError; end
+    class InvalidCookbookVersion < ArgumentError; end
+    class InvalidVersionConstraint < ArgumentError; end
 
     class ImmutableAttributeModification < NoMethodError
       def initialize
