@@ -22,9 +22,9 @@
 pub mod prune;
 
 use crate::kind::NodeErrorKind;
+use crate::rootdir::{create_private_dir_all, create_private_file};
 use crate::store::chef::constraint::{Constraint, Version};
 use crate::store::chef::{ChefError, ChefServer};
-use crate::rootdir::{create_private_dir_all, create_private_file};
 use crate::store::local::LocalRepo;
 use md5::{Digest, Md5};
 use netgw_models::Environment;
