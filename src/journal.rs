@@ -168,7 +168,7 @@ impl Journal {
     }
 
     fn tx_path(&self, id: &str) -> PathBuf {
-        tx_dir(&self.dir).join(format!("{id}.json"))
+        crate::state::tx_dir(&self.dir).join(format!("{id}.json"))
     }
 
     /// Record the transaction's phase durably (file and directory fsynced) before the step that
@@ -337,16 +337,11 @@ pub fn unfinished(dir: &Path) -> Vec<String> {
     names
 }
 
-/// Where transaction records live: beside the per-node entries, in a directory `unfinished` skips.
-pub fn tx_dir(journal_dir: &Path) -> PathBuf {
-    journal_dir.join("tx")
-}
-
 /// The open transactions' records in `journal_dir` (blocking; unreadable ones, and ones another user
 /// could have written, are skipped with a warning: their members' intents still name them, and their
 /// recovery fails loudly).
 pub fn open_transactions(journal_dir: &Path) -> Vec<TxRecord> {
-    let Ok(entries) = std::fs::read_dir(tx_dir(journal_dir)) else {
+    let Ok(entries) = std::fs::read_dir(crate::state::tx_dir(journal_dir)) else {
         return Vec::new();
     };
     let mut out: Vec<TxRecord> = entries

@@ -26,6 +26,7 @@ pub mod rootdir;
 pub mod session;
 pub mod state;
 pub mod store;
+pub mod terminal;
 
 // The tests' in-memory device, shared with the integration tests; it names this crate `netgw`, as they do.
 #[cfg(test)]

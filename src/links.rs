@@ -307,7 +307,7 @@ impl LinkReport {
 }
 
 /// The report for people: one line a link or adjacency.
-/// Terminal-safe (`crate::report::terminal_safe`): neighbour names and ports come from the devices'
+/// Terminal-safe (`crate::terminal::terminal_safe`): neighbour names and ports come from the devices'
 /// LLDP tables, which anything plugged into a port sets.
 pub fn human(r: &LinkReport) -> String {
     let end = |e: &End| format!("{}:{}", e.node, e.port);
@@ -340,7 +340,7 @@ pub fn human(r: &LinkReport) -> String {
         r.errors.len(),
         r.unchecked
     ));
-    crate::report::terminal_safe(&out).into_owned()
+    crate::terminal::terminal_safe(&out).into_owned()
 }
 
 #[cfg(test)]

@@ -100,6 +100,11 @@ pub fn journal_dir(root: &Path, repo: &Path) -> PathBuf {
     repo_dir(root, repo).join("journal")
 }
 
+/// Where transaction records live: beside the per-node entries, in a directory `unfinished` skips.
+pub fn tx_dir(journal_dir: &Path) -> PathBuf {
+    journal_dir.join("tx")
+}
+
 /// State that someone other than netgw's own user could have written: refused before it is read or
 /// used, naming the path and the fix, as OpenSSH refuses a key or a config file with bad permissions.
 /// An intent journal entry steers a device (recovery applies it, even in a why-run), a transaction
@@ -173,7 +178,7 @@ pub fn check_state(root: &Path, repo: &Path, cache: Option<&Path>) -> Result<(),
         root.join("repos"),
         repo_dir.clone(),
         repo_dir.join("locks"),
-        crate::journal::tx_dir(&journal),
+        tx_dir(&journal),
         journal,
     ];
     if let Some(cache) = cache {

@@ -224,6 +224,29 @@ fn catalogue() -> Vec<Case> {
             &["nodes/j6.json", "pr od"],
         ),
         case(
+            "node key typo",
+            &[(
+                "nodes/k1.json",
+                r#"{"name":"k1","runlist":["recipe[netdev::vlans]"]}"#,
+            )],
+            &["node", "show", "k1"],
+            2,
+            &["nodes/k1.json", "`runlist`", "did you mean `run_list`"],
+        ),
+        case(
+            "role key typo",
+            &[
+                ("nodes/k2.json", &node("k2", r#"["role[base]"]"#, "{}")),
+                (
+                    "roles/base.json",
+                    r#"{"name":"base","defaults_attributes":{}}"#,
+                ),
+            ],
+            &["node", "show", "k2"],
+            2,
+            &["roles/base.json", "did you mean `default_attributes`"],
+        ),
+        case(
             "role JSON syntax",
             &[
                 ("nodes/j7.json", &node("j7", r#"["role[broken]"]"#, "{}")),

@@ -241,16 +241,7 @@ pub async fn serve(
     };
     let started_at = crate::clock::now_rfc3339();
     // Bound before the history is opened: the default history is named by the address bound.
-    let listener = tokio::net::TcpListener::bind(settings.listen)
-        .await
-        .map_err(|source| ServeError::Bind {
-            addr: settings.listen,
-            source,
-        })?;
-    let local = listener.local_addr().map_err(|source| ServeError::Bind {
-        addr: settings.listen,
-        source,
-    })?;
+    let (listener, local) = bind(settings.listen).await?;
     let state_root = settings
         .state_dir
         .clone()
@@ -318,13 +309,7 @@ pub async fn serve(
         hosts,
         "netgw serve started"
     );
-    {
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        let scheme = if tls.is_some() { "https" } else { "http" };
-        let _ = writeln!(out, "netgw serve: listening on {scheme}://{local}");
-        let _ = out.flush();
-    }
+    announce(local, tls.is_some());
     let server = tokio::spawn(limits::run(
         listener,
         router(state),
@@ -346,6 +331,27 @@ pub async fn serve(
     let h = history.clone();
     let _ = tokio::task::spawn_blocking(move || h.close()).await;
     Ok(report)
+}
+
+/// The listener on `addr`, and the address it got (the port, when `addr` asked for any).
+async fn bind(
+    addr: std::net::SocketAddr,
+) -> Result<(tokio::net::TcpListener, std::net::SocketAddr), ServeError> {
+    let bind_err = |source| ServeError::Bind { addr, source };
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(bind_err)?;
+    let local = listener.local_addr().map_err(bind_err)?;
+    Ok((listener, local))
+}
+
+/// The line scripts wait for: where the gateway listens.
+fn announce(local: std::net::SocketAddr, tls: bool) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let scheme = if tls { "https" } else { "http" };
+    let _ = writeln!(out, "netgw serve: listening on {scheme}://{local}");
+    let _ = out.flush();
 }
 
 /// The inventory `serve` runs on, read off the runtime, with the gateway's trust settings.

@@ -83,7 +83,7 @@ pub(super) fn converge_cmd(
         let pb = pb.clone();
         sinks.push(Arc::new(move |e| {
             if let crate::report::RunEvent::NodeFinished { node, .. } = e {
-                pb.set_message(report::terminal_safe(&node).into_owned());
+                pb.set_message(crate::terminal::terminal_safe(&node).into_owned());
                 pb.inc(1);
             }
         }));

@@ -358,7 +358,7 @@ pub fn main(serve: crate::gateway::Serve) -> ExitCode {
         Ok(status) => status.into(),
         Err(Failure { status, message }) => {
             let _ = out.flush();
-            eprintln!("netgw: error: {}", report::terminal_safe(&message));
+            eprintln!("netgw: error: {}", crate::terminal::terminal_safe(&message));
             status.into()
         }
     }
@@ -367,7 +367,7 @@ pub fn main(serve: crate::gateway::Serve) -> ExitCode {
 fn init_tracing(filter: &str) {
     let filter = tracing_subscriber::EnvFilter::try_new(filter)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    // No colours: every log line goes through `report::terminal_safe`, which would show them escaped.
+    // No colours: every log line goes through `crate::terminal::terminal_safe`, which would show them escaped.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false)

@@ -1,5 +1,5 @@
 //! How the command line prints: reports (human or JSON), drift verdicts, hosts and values, and the
-//! terminal-safe stdout and stderr every human output goes through (`report::terminal_safe`, the one
+//! terminal-safe stdout and stderr every human output goes through (`crate::terminal::terminal_safe`, the one
 //! escape).
 
 use super::*;
@@ -11,7 +11,7 @@ pub(super) struct SafeStderr;
 impl std::io::Write for SafeStderr {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let text = String::from_utf8_lossy(buf);
-        std::io::stderr().write_all(report::terminal_safe(&text).as_bytes())?;
+        std::io::stderr().write_all(crate::terminal::terminal_safe(&text).as_bytes())?;
         Ok(buf.len())
     }
 
@@ -36,7 +36,7 @@ pub(super) fn output_format(c: &Command) -> Format {
     }
 }
 
-/// stdout, with human output made terminal-safe as a whole (`report::terminal_safe`): whatever a
+/// stdout, with human output made terminal-safe as a whole (`crate::terminal::terminal_safe`): whatever a
 /// device, a Chef server or a repo put in a string, no control byte reaches the terminal, even
 /// from a line its writer forgot to escape. JSON is left as serialised (it escapes control
 /// characters itself, and escaping it again would change its strings).
@@ -69,7 +69,7 @@ impl std::io::Write for SafeStdout {
         };
         let rest = self.pending.split_off(whole);
         let text = String::from_utf8_lossy(&self.pending);
-        stdout.write_all(report::terminal_safe(&text).as_bytes())?;
+        stdout.write_all(crate::terminal::terminal_safe(&text).as_bytes())?;
         self.pending = rest;
         Ok(buf.len())
     }
@@ -78,7 +78,7 @@ impl std::io::Write for SafeStdout {
         if !self.pending.is_empty() {
             let text = String::from_utf8_lossy(&self.pending).into_owned();
             self.pending.clear();
-            std::io::stdout().write_all(report::terminal_safe(&text).as_bytes())?;
+            std::io::stdout().write_all(crate::terminal::terminal_safe(&text).as_bytes())?;
         }
         std::io::stdout().flush()
     }

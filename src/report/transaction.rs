@@ -113,6 +113,6 @@ impl Transaction {
             let done: Vec<&str> = flags.iter().filter(|f| f.0).map(|f| f.1).collect();
             let _ = writeln!(out, "  {}: {}", d.node, done.join(", "));
         }
-        super::terminal_safe(&out).into_owned()
+        crate::terminal::terminal_safe(&out).into_owned()
     }
 }

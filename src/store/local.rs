@@ -30,6 +30,7 @@ use netgw_models::node::DEFAULT_ENVIRONMENT;
 use netgw_models::{CurrentState, DesiredState, Environment, NodeName, Role};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -212,6 +213,7 @@ impl LocalRepo {
                 path,
             });
         };
+        check_keys(&path, &text, FileKind::Node)?;
         let d: DesiredState = parse_json(&path, &text)?;
         validate_environment_name(&d.chef_environment)
             .map_err(|e| field_error(&path, "chef_environment", &e.to_string()))?;
@@ -338,6 +340,7 @@ impl LocalRepo {
         let Some(text) = self.read_shared_file(&path)? else {
             return Ok(None);
         };
+        check_keys(&path, &text, FileKind::Role)?;
         let role: Role = parse_json(&path, &text)?;
         if role.name != name {
             return Err(field_error(
@@ -358,6 +361,7 @@ impl LocalRepo {
         })?;
         match self.read_shared_file(&path)? {
             Some(text) => {
+                check_keys(&path, &text, FileKind::Environment)?;
                 let env: Environment = parse_json(&path, &text)?;
                 if env.name != name {
                     return Err(field_error(
@@ -475,6 +479,95 @@ fn parse_err(path: &Path, message: String) -> StoreError {
         path: path.to_owned(),
         message,
     }
+}
+
+/// The Chef objects a repo holds as JSON files.
+#[derive(Debug, Clone, Copy)]
+enum FileKind {
+    Node,
+    Role,
+    Environment,
+}
+
+impl FileKind {
+    /// The top-level keys Chef defines for the object (chef/chef `lib/chef/node.rb`, `role.rb`,
+    /// `environment.rb`, their `to_h`): anything else in a repo file is a typo that would otherwise
+    /// leave the node with less than the operator wrote.
+    fn keys(self) -> &'static [&'static str] {
+        match self {
+            FileKind::Node => &[
+                "name",
+                "json_class",
+                "chef_type",
+                "chef_environment",
+                "run_list",
+                "normal",
+                "default",
+                "override",
+                "automatic",
+                "policy_name",
+                "policy_group",
+            ],
+            FileKind::Role => &[
+                "name",
+                "json_class",
+                "chef_type",
+                "description",
+                "default_attributes",
+                "override_attributes",
+                "run_list",
+                "env_run_lists",
+            ],
+            FileKind::Environment => &[
+                "name",
+                "json_class",
+                "chef_type",
+                "description",
+                "default_attributes",
+                "override_attributes",
+                "cookbook_versions",
+            ],
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            FileKind::Node => "node",
+            FileKind::Role => "role",
+            FileKind::Environment => "environment",
+        }
+    }
+}
+
+/// Every top-level key of a node, role or environment file is one Chef defines, the nearest named
+/// for a typo; a Policyfile node is refused rather than run with nothing.
+fn check_keys(path: &Path, text: &str, kind: FileKind) -> Result<(), StoreError> {
+    let Ok(map) = serde_json::from_str::<BTreeMap<String, serde::de::IgnoredAny>>(text) else {
+        return Ok(()); // not an object: parse_json names the error
+    };
+    let known = kind.keys();
+    for key in map.keys() {
+        if !known.contains(&key.as_str()) {
+            let hint = crate::inventory::nearest(key, known)
+                .map(|n| format!("; did you mean `{n}`?"))
+                .unwrap_or_default();
+            let reason = format!(
+                "unknown key in a {} file{hint} (Chef's keys: {})",
+                kind.name(),
+                known.join(", ")
+            );
+            return Err(field_error(path, key, &reason));
+        }
+    }
+    if map.contains_key("policy_name") || map.contains_key("policy_group") {
+        return Err(field_error(
+            path,
+            "policy_name",
+            "Policyfile nodes are not supported: netgw would converge this node with no \
+             resources; give it a run_list (and remove policy_name and policy_group)",
+        ));
+    }
+    Ok(())
 }
 
 pub(crate) fn field_error(path: &Path, field: &str, reason: &str) -> StoreError {
@@ -999,6 +1092,62 @@ mod tests {
         assert!(e.contains("invalid JSON") && e.contains("line 1"), "{e}");
         let e = repo.load_desired(&name("ghost")).unwrap_err();
         assert!(e.is_not_found());
+    }
+
+    #[test]
+    fn a_typo_in_a_repo_file_is_an_error_naming_the_file_the_key_and_the_nearest() {
+        let (d, repo) = repo();
+        let n = name("sw1");
+        let write = |rel: &str, body: &str| {
+            let p = d.path().join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, body).unwrap();
+        };
+        write(
+            "nodes/sw1.json",
+            r#"{"name":"sw1","runlist":["role[base]"]}"#,
+        );
+        let e = repo.load_desired(&n).unwrap_err().to_string();
+        assert!(
+            e.contains("sw1.json")
+                && e.contains("`runlist`")
+                && e.contains("did you mean `run_list`"),
+            "{e}"
+        );
+        write(
+            "roles/base.json",
+            r#"{"name":"base","defaults_attributes":{}}"#,
+        );
+        let e = repo.load_role("base").unwrap_err().to_string();
+        assert!(
+            e.contains("roles/base.json") && e.contains("did you mean `default_attributes`"),
+            "{e}"
+        );
+        write(
+            "environments/prod.json",
+            r#"{"name":"prod","cookbook_version":{}}"#,
+        );
+        let e = repo.load_environment("prod").unwrap_err().to_string();
+        assert!(e.contains("did you mean `cookbook_versions`"), "{e}");
+        // Chef's own keys are all accepted, the ones netgw does not use included.
+        let full = r#"{"name":"sw1","json_class":"Chef::Node","chef_type":"node","chef_environment":"_default","run_list":[],"normal":{},"default":{},"override":{},"automatic":{}}"#;
+        write("nodes/sw1.json", full);
+        assert!(repo.load_desired(&n).is_ok());
+    }
+
+    #[test]
+    fn a_policyfile_node_is_refused_rather_than_run_empty() {
+        let (d, repo) = repo();
+        fs::write(
+            d.path().join("nodes/sw1.json"),
+            r#"{"name":"sw1","policy_name":"access","policy_group":"prod"}"#,
+        )
+        .unwrap();
+        let e = repo.load_desired(&name("sw1")).unwrap_err().to_string();
+        assert!(
+            e.contains("Policyfile nodes are not supported") && e.contains("run_list"),
+            "{e}"
+        );
     }
 
     #[test]
