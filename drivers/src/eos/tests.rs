@@ -18,6 +18,7 @@ use super::eapi::{Eapi, EapiTransport};
 use super::*;
 use crate::driver::ErrorKind;
 use crate::transport::http::HttpError;
+use crate::transport::http::TlsMode;
 
 const NAPALM_SHOW_VERSION: &str =
     include_str!("../../tests/fixtures/conformance/eos/facts/napalm_get_facts/show_version.json");

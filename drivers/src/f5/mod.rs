@@ -41,6 +41,7 @@ use serde_json::{Value, json};
 
 use crate::driver::{
     Capabilities, CommitOptions, Driver, DriverError, Observed, ObservedOnce, Platform, Staged,
+    validate_with,
 };
 use crate::target::DeviceTarget;
 use config::{DeviceState, Rendered};
@@ -56,6 +57,7 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     sessions: false,
     rollback: false,
     device_diff: false,
+    rollback_retry: true,
 };
 
 #[derive(Debug, Default)]
@@ -273,23 +275,7 @@ impl Driver for F5Driver {
     }
 
     fn validate(&self, vlans: &[Vlan], links: &[Link]) -> Vec<(ResourceRef, String)> {
-        let mut out = Vec::new();
-        for v in vlans {
-            if let Err(e) = vlan::validate_vlan(v) {
-                out.push((ResourceRef::Vlan { id: v.id }, e));
-            }
-        }
-        for l in links {
-            if let Err(e) = link::validate_link(l) {
-                out.push((
-                    ResourceRef::Link {
-                        name: l.name.clone(),
-                    },
-                    e,
-                ));
-            }
-        }
-        out
+        validate_with(vlans, links, vlan::validate_vlan, link::validate_link)
     }
 
     async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {

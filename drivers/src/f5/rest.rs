@@ -39,7 +39,7 @@ use tokio::time::Instant;
 
 use super::error::{F5Error, parse_error_body};
 use crate::driver::{DriverError, ErrorKind};
-use crate::target::DeviceTarget;
+use crate::target::{DeviceTarget, str_option};
 use crate::transport::http::{
     BODY_EXCERPT_CHARS, BodyError, HttpError, TlsMode, build_client, chain, read_body,
     redirect_reason, send_error,
@@ -170,10 +170,6 @@ pub struct RestSettings {
     pub save_config: bool,
 }
 
-fn str_opt<'a>(m: &'a serde_json::Map<String, Value>, k: &str) -> Option<&'a str> {
-    m.get(k).and_then(Value::as_str)
-}
-
 impl RestSettings {
     /// `connection_options.rest` (hostname, port, username, password, extras `scheme: http|https`,
     /// `login_provider`) over the host's settings; default port 443 (80 for `http`).
@@ -184,51 +180,24 @@ impl RestSettings {
         };
         let extras = t.connection_options.get("rest").map(|c| &c.extras);
         let scheme = extras
-            .and_then(|e| str_opt(e, "scheme").or_else(|| str_opt(e, "transport")))
+            .and_then(|e| str_option(e, "scheme").or_else(|| str_option(e, "transport")))
             .unwrap_or("https")
             .to_ascii_lowercase();
-        let default_port = match scheme.as_str() {
-            "https" => 443,
-            "http" => 80,
-            other => {
-                return Err(cfg_err(format!(
-                    "iControl REST scheme {other:?} is not http or https"
-                )));
-            }
-        };
+        let (base_url, ep) = t.http_base("rest", &scheme, "iControl REST scheme")?;
         let login_provider = extras
-            .and_then(|e| str_opt(e, "login_provider").or_else(|| str_opt(e, "loginProviderName")))
+            .and_then(|e| {
+                str_option(e, "login_provider").or_else(|| str_option(e, "loginProviderName"))
+            })
             .unwrap_or("tmos")
             .to_owned();
-        let ep = t.endpoint("rest", default_port);
         if ep.username.is_empty() {
             return Err(cfg_err("iControl REST needs a username".into()));
         }
-        let host = if ep.host.contains(':') && !ep.host.starts_with('[') {
-            format!("[{}]", ep.host)
-        } else {
-            ep.host.clone()
-        };
-        let tls = if !t.tls.verify {
-            TlsMode::Insecure
-        } else if let Some(ca) = &t.tls.ca_file {
-            TlsMode::CaFile(ca.clone())
-        } else {
-            TlsMode::Verify
-        };
-        let save_config = match t.options.get("save_config") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
-            Some(other) => {
-                return Err(cfg_err(format!(
-                    "option save_config must be true or false, not {other}"
-                )));
-            }
-        };
+        let save_config = t.bool_option("save_config")?.unwrap_or(false);
         Ok(RestSettings {
             device: t.name.clone(),
-            base_url: format!("{scheme}://{host}:{}", ep.port),
-            tls,
+            base_url,
+            tls: t.tls_mode(),
             username: ep.username,
             password: ep.password.unwrap_or_default(),
             login_provider,
