@@ -157,6 +157,17 @@ pub(crate) enum Change<P> {
 }
 
 impl<P> Change<P> {
+    /// For `stage`: refused while a change is staged or committed.
+    pub(crate) fn ensure_idle(&self, device: &str) -> Result<(), DriverError> {
+        match self {
+            Change::Idle => Ok(()),
+            _ => Err(DriverError::Config {
+                device: device.to_owned(),
+                message: "a change is already staged or committed; discard, confirm or roll it back first".into(),
+            }),
+        }
+    }
+
     /// For `commit`: the staged change, taken (`None` when nothing is staged). A change committed
     /// already stays and the commit is refused.
     pub(crate) fn take_staged(&mut self, device: &str) -> Result<Option<P>, DriverError> {

@@ -453,12 +453,7 @@ impl Driver for EosDriver {
 
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
         self.observed.forget();
-        if !matches!(self.state, State::Idle) {
-            return Err(DriverError::Config {
-                device: self.device.clone(),
-                message: "a change is already staged or committed; discard, confirm or roll it back first".into(),
-            });
-        }
+        self.state.ensure_idle(&self.device)?;
         if plan.is_empty() {
             // Nothing to change: nothing is sent, nothing is opened.
             return Ok(Staged::default());

@@ -79,10 +79,7 @@ fn enabled_of(item: &Value) -> Option<bool> {
 
 /// `GET /mgmt/tm/net/interface`.
 pub fn parse_interfaces(v: &Value) -> Vec<F5Link> {
-    v.get("items")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+    super::items(v)
         .filter_map(|item| {
             Some(F5Link {
                 kind: LinkKind::Interface,

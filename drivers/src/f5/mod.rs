@@ -50,6 +50,14 @@ use rest::{ReqwestTransport, Rest, RestError, RestMethod, RestOp, RestSettings, 
 pub const VLANS_EXPANDED: &str = "/mgmt/tm/net/vlan?expandSubcollections=true";
 pub const SAVE_CONFIG_PATH: &str = "/mgmt/tm/sys/config";
 
+/// The entries of an iControl REST collection (`items`; none when it has none).
+pub(crate) fn items(v: &Value) -> impl Iterator<Item = &Value> {
+    v.get("items")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
 /// What the driver declares (see the module docs).
 pub const CAPABILITIES: Capabilities = Capabilities {
     candidate: true,

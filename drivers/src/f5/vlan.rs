@@ -107,12 +107,7 @@ pub fn parse_vlan_interfaces(v: &Value) -> Vec<VlanMember> {
 /// `GET /mgmt/tm/net/vlan` (optionally with `expandSubcollections=true`).
 pub fn parse_vlans(v: &Value) -> Vec<F5Vlan> {
     let mut out = Vec::new();
-    for item in v
-        .get("items")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for item in super::items(v) {
         let Some(name) = text(item, "name") else {
             continue;
         };

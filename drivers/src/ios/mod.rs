@@ -310,12 +310,7 @@ impl Driver for IosDriver {
             self.settle_pending(false).await?;
         }
         self.observed.forget();
-        if !matches!(self.state, State::Idle) {
-            return Err(DriverError::Config {
-                device: self.device.clone(),
-                message: "a change is already staged or committed; discard, confirm or roll it back first".into(),
-            });
-        }
+        self.state.ensure_idle(&self.device)?;
         if plan.is_empty() {
             return Ok(Staged::default());
         }
