@@ -245,7 +245,8 @@ impl F5Driver {
     /// Take the touched objects back to `pre` in one transaction and verify by reading back.
     async fn restore(&mut self, pre: &DeviceState, touched: &Rendered) -> Result<(), DriverError> {
         let now = self.read_state().await?;
-        let ops = config::render_restore(pre, &now, touched).map_err(|m| self.config_err(m))?;
+        let ops = config::render_restore(pre, &now, touched)
+            .map_err(|e| self.config_err(e.to_string()))?;
         if ops.is_empty() {
             return Ok(());
         }
@@ -253,7 +254,8 @@ impl F5Driver {
         let id = self.open_transaction(&ops, "rollback").await?;
         self.commit_transaction(&id, "rollback").await?;
         let after = self.read_state().await?;
-        let left = config::render_restore(pre, &after, touched).map_err(|m| self.config_err(m))?;
+        let left = config::render_restore(pre, &after, touched)
+            .map_err(|e| self.config_err(e.to_string()))?;
         if !left.is_empty() {
             return Err(DriverError::Verify {
                 device: self.device.clone(),
@@ -343,7 +345,8 @@ impl Driver for F5Driver {
             return Ok(Staged::default());
         }
         let pre = self.read_state().await?;
-        let rendered = config::render_plan(plan, &pre).map_err(|m| self.config_err(m))?;
+        let rendered =
+            config::render_plan(plan, &pre).map_err(|e| self.config_err(e.to_string()))?;
         let lines = rendered_lines(&rendered.ops);
         let trans_id = if rendered.ops.is_empty() {
             None

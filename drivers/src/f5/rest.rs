@@ -404,6 +404,19 @@ pub struct LoginToken {
     pub lifetime: Duration,
 }
 
+/// What an iControl REST answer lacks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnswerError {
+    #[error("in the login answer: no \"token\" object")]
+    NoLogin,
+    #[error("in the token item: no token string at token.token")]
+    NoToken,
+    #[error("in the transaction answer: no transId")]
+    NoTransId,
+    #[error("in the transaction answer: transId {0:?} is not an identifier")]
+    TransId(String),
+}
+
 /// The login request body. It holds the password: never log it.
 pub fn render_login(username: &str, password: &Secret, provider: &str) -> Value {
     json!({"username": username, "password": password.expose(), "loginProviderName": provider})
@@ -411,21 +424,19 @@ pub fn render_login(username: &str, password: &Secret, provider: &str) -> Value 
 
 /// Parse `POST /mgmt/shared/authn/login`'s answer: token from `.token.token`; lifetime from
 /// `expirationMicros - lastUpdateMicros` (device clock), else `.token.timeout`, else 1200 s.
-pub fn parse_login(v: &Value) -> Result<LoginToken, String> {
-    let t = v
-        .get("token")
-        .ok_or("no \"token\" object in the login answer")?;
+pub fn parse_login(v: &Value) -> Result<LoginToken, AnswerError> {
+    let t = v.get("token").ok_or(AnswerError::NoLogin)?;
     parse_token_item(t)
 }
 
 /// Parse a token item (`shared:authz:tokens:authtokenitemstate`: the login's `.token`, or the answer to
 /// `PATCH /mgmt/shared/authz/tokens/TOKEN`).
-pub fn parse_token_item(t: &Value) -> Result<LoginToken, String> {
+pub fn parse_token_item(t: &Value) -> Result<LoginToken, AnswerError> {
     let token = t
         .get("token")
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
-        .ok_or("no token string at token.token")?;
+        .ok_or(AnswerError::NoToken)?;
     let micros = |k: &str| t.get(k).and_then(Value::as_u64);
     let timeout = t.get("timeout").and_then(|v| {
         v.as_u64()
@@ -460,14 +471,14 @@ pub struct TransactionState {
 }
 
 /// Parse a `tm:transactionstate` (`transId` is a number on the device; accept a string too).
-pub fn parse_transaction(v: &Value) -> Result<TransactionState, String> {
+pub fn parse_transaction(v: &Value) -> Result<TransactionState, AnswerError> {
     let id = match v.get("transId") {
         Some(Value::Number(n)) => n.to_string(),
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
-        _ => return Err("no transId in the transaction answer".into()),
+        _ => return Err(AnswerError::NoTransId),
     };
     if !id.chars().all(|c| c.is_ascii_alphanumeric()) {
-        return Err(format!("transId {id:?} is not an identifier"));
+        return Err(AnswerError::TransId(id));
     }
     Ok(TransactionState {
         trans_id: id,
@@ -582,9 +593,9 @@ impl Rest {
         let secrets = self.secrets();
         let resp = self.transport.send(&op, req, &secrets).await?;
         let v = self.decode(&op, resp)?;
-        let t = parse_login(&v).map_err(|reason| RestError::Decode {
+        let t = parse_login(&v).map_err(|e| RestError::Decode {
             op: op.clone(),
-            reason,
+            reason: e.to_string(),
         })?;
         self.logins += 1;
         tracing::debug!(device = %self.device, lifetime_s = t.lifetime.as_secs(), "iControl REST login");
@@ -731,9 +742,9 @@ impl Rest {
         let v = self
             .call(RestMethod::Post, TRANSACTION_PATH, Some(&json!({})), None)
             .await?;
-        parse_transaction(&v).map_err(|reason| RestError::Decode {
+        parse_transaction(&v).map_err(|e| RestError::Decode {
             op: format!("POST {TRANSACTION_PATH}"),
-            reason,
+            reason: e.to_string(),
         })
     }
 
@@ -754,9 +765,9 @@ impl Rest {
         let v = self
             .call(RestMethod::Patch, &path, Some(&render_commit()), None)
             .await?;
-        let mut st = parse_transaction(&v).map_err(|reason| RestError::Decode {
+        let mut st = parse_transaction(&v).map_err(|e| RestError::Decode {
             op: op.clone(),
-            reason,
+            reason: e.to_string(),
         })?;
         let deadline = Instant::now() + self.poll_limit;
         loop {
@@ -765,9 +776,9 @@ impl Rest {
                 "VALIDATING" | "STARTED" | "EXECUTING" if Instant::now() < deadline => {
                     tokio::time::sleep(Duration::from_millis(200)).await;
                     let v = self.get(&path).await?;
-                    st = parse_transaction(&v).map_err(|reason| RestError::Decode {
+                    st = parse_transaction(&v).map_err(|e| RestError::Decode {
                         op: op.clone(),
-                        reason,
+                        reason: e.to_string(),
                     })?;
                 }
                 other => {
