@@ -668,9 +668,9 @@ impl JunosDriver {
         let running = parse_config(&pre);
         let mut cfg = El::new("configuration");
         if let Some(v) =
-            vlan::render_vlans(plan, &running, style).map_err(|message| DriverError::Config {
+            vlan::render_vlans(plan, &running, style).map_err(|e| DriverError::Config {
                 device: device.clone(),
-                message,
+                message: e.to_string(),
             })?
         {
             cfg.push(v);

@@ -164,6 +164,19 @@ fn container(style: Style) -> (&'static str, &'static str) {
     }
 }
 
+/// Two VLANs the rendered configuration would give one name (Junos names VLANs uniquely).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameClash {
+    #[error("in VLAN {id}: VLAN {other} would be named {name:?} too")]
+    InPlan { name: String, id: u16, other: u16 },
+    #[error("in VLAN {id}: the name {name:?} is already used by VLAN {other} on the device")]
+    OnDevice {
+        name: String,
+        id: u16,
+        other: String,
+    },
+}
+
 /// Render the plan's VLAN changes as the `<vlans>` / `<bridge-domains>` element, deletions (including
 /// the old names of renamed VLANs) first. `running` supplies the names the device uses now. `None`
 /// when there is nothing to change; `Err` when the result would give two VLANs one name.
@@ -171,7 +184,7 @@ pub fn render_vlans(
     plan: &Plan,
     running: &JunosConfig,
     style: Style,
-) -> Result<Option<El>, String> {
+) -> Result<Option<El>, NameClash> {
     let (outer, inner) = container(style);
     let mut deletes: Vec<El> = Vec::new();
     let mut upserts: Vec<El> = Vec::new();
@@ -226,9 +239,7 @@ pub fn render_vlans(
                     }
                 }
                 if let Some(other) = new_names.insert(name.clone(), id) {
-                    return Err(format!(
-                        "VLANs {other} and {id} would both be named {name:?}"
-                    ));
+                    return Err(NameClash::InPlan { name, id, other });
                 }
                 upserts.push(el);
             }
@@ -246,9 +257,11 @@ pub fn render_vlans(
             let other =
                 v.id.map(|i| i.to_string())
                     .unwrap_or_else(|| "without an id".into());
-            return Err(format!(
-                "VLAN name {name:?} is already used by VLAN {other} on the device"
-            ));
+            return Err(NameClash::OnDevice {
+                name: name.clone(),
+                id: *id,
+                other,
+            });
         }
     }
     Ok(Some(El::new(outer).children(deletes).children(upserts)))
@@ -360,7 +373,7 @@ mod tests {
             Policy::Merge,
         );
         let e = render_vlans(&p, &running, Style::Ex).unwrap_err();
-        assert!(e.contains("already used by VLAN 20"), "{e}");
+        assert!(e.to_string().contains("already used by VLAN 20"), "{e}");
         let empty = plan(
             &vlans(json!([{"id": 10, "name": "web"}])),
             &observed,
