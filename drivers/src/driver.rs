@@ -202,11 +202,11 @@ impl<P> Change<P> {
 }
 
 /// What [`Driver::validate`] answers for drivers that check each VLAN and each link on its own.
-pub(crate) fn validate_with<E: fmt::Display>(
+pub(crate) fn validate_with<V: fmt::Display, L: fmt::Display>(
     vlans: &[Vlan],
     links: &[Link],
-    vf: impl Fn(&Vlan) -> Result<(), E>,
-    lf: impl Fn(&Link) -> Result<(), E>,
+    vf: impl Fn(&Vlan) -> Result<(), V>,
+    lf: impl Fn(&Link) -> Result<(), L>,
 ) -> Vec<(ResourceRef, String)> {
     let mut out = Vec::new();
     for v in vlans {
