@@ -594,11 +594,10 @@ async fn roll_back_all(
 async fn roll_back_member(journal: &Journal, opts: &EngineOptions, m: &mut Member) {
     let name = m.name.clone();
     let Some(d) = m.driver.as_mut() else { return };
-    let timer = d.capabilities().confirmed_commit;
+    let caps = d.capabilities();
+    let timer = caps.confirmed_commit;
     let mut ok = tokio::time::timeout(opts.restore_timeout, d.rollback()).await;
-    if !matches!(ok, Ok(Ok(()))) && keeps_rollback_state(d.platform()) {
-        // Once more: these drivers keep what a rollback needs after a failed one (pre-state,
-        // checkpoint, candidate) and reconnect where the session was lost.
+    if !matches!(ok, Ok(Ok(()))) && caps.rollback_retry {
         warn!(node = %name, "rollback failed; trying once more");
         ok = tokio::time::timeout(opts.restore_timeout, d.rollback()).await;
     }
@@ -649,17 +648,6 @@ async fn ensure_old(journal: &Journal, opts: &EngineOptions, m: &mut Member) -> 
         fence: None,
     };
     engine::ensure_old(d.as_mut(), &intent, opts, &mut steps).await
-}
-
-/// Drivers whose `rollback` can be called again after it failed. EOS forgets its committed state on
-/// a failed rollback (a second call would answer `Ok` having done nothing), so it is not retried; its
-/// session commit timer reverts it.
-fn keeps_rollback_state(p: netgw_drivers::driver::Platform) -> bool {
-    use netgw_drivers::driver::Platform;
-    matches!(
-        p,
-        Platform::Junos | Platform::Ios | Platform::Nxos | Platform::F5
-    )
 }
 
 /// Every device verified: confirm all.

@@ -93,6 +93,138 @@ pub struct Capabilities {
     pub rollback: bool,
     /// The device can show its own diff of a staged change.
     pub device_diff: bool,
+    /// `rollback` may be called again after it failed: the driver keeps what a rollback needs
+    /// (pre-state, checkpoint, candidate) and reconnects where the session was lost. A driver that
+    /// forgets its committed state on a failed rollback (a second call would answer `Ok` having done
+    /// nothing) declares `false`.
+    pub rollback_retry: bool,
+}
+
+/// A rendered line that must not be sent (a newline, `;` or control character would let a value run
+/// a second command; on a CLI also `|` or `?`). The models already reject such values; this is the
+/// last guard.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("refusing to send {line:?}: {reason}")]
+pub struct RenderError {
+    pub line: String,
+    pub reason: &'static str,
+}
+
+/// The last guard before sending configuration lines: one command per line, and none of the
+/// characters in `also` (with the reason each is refused).
+pub(crate) fn check_lines(
+    lines: &[String],
+    also: &[(char, &'static str)],
+) -> Result<(), RenderError> {
+    for l in lines {
+        let reason = if l.trim().is_empty() {
+            "empty command"
+        } else if l.chars().any(char::is_control) {
+            "contains a newline or control character"
+        } else if l.contains(';') {
+            "contains ';'"
+        } else if let Some((_, why)) = also.iter().find(|(c, _)| l.contains(*c)) {
+            why
+        } else {
+            continue;
+        };
+        return Err(RenderError {
+            line: l.clone(),
+            reason,
+        });
+    }
+    Ok(())
+}
+
+/// What putting the device back after a failed commit did (`restored`: how many `unit`s the
+/// restore sent), for [`DriverError::with_note`].
+pub(crate) fn restore_note(restored: &Result<usize, DriverError>, unit: &str) -> String {
+    match restored {
+        Ok(n) => {
+            format!("the device was restored to its state before the change ({n} {unit} sent)")
+        }
+        Err(r) => format!("restoring the state before the change FAILED: {r}"),
+    }
+}
+
+/// Where a change is on a driver that holds it itself (no device-side transaction to ask).
+#[derive(Debug, Default)]
+pub(crate) enum Change<P> {
+    #[default]
+    Idle,
+    Staged(P),
+    Committed(P),
+}
+
+impl<P> Change<P> {
+    /// For `stage`: refused while a change is staged or committed.
+    pub(crate) fn ensure_idle(&self, device: &str) -> Result<(), DriverError> {
+        match self {
+            Change::Idle => Ok(()),
+            _ => Err(DriverError::Config {
+                device: device.to_owned(),
+                message: "a change is already staged or committed; discard, confirm or roll it back first".into(),
+            }),
+        }
+    }
+
+    /// For `commit`: the staged change, taken (`None` when nothing is staged). A change committed
+    /// already stays and the commit is refused.
+    pub(crate) fn take_staged(&mut self, device: &str) -> Result<Option<P>, DriverError> {
+        match std::mem::take(self) {
+            Change::Idle => Ok(None),
+            Change::Staged(p) => Ok(Some(p)),
+            committed @ Change::Committed(_) => {
+                *self = committed;
+                Err(DriverError::Config {
+                    device: device.to_owned(),
+                    message: "already committed".into(),
+                })
+            }
+        }
+    }
+
+    /// For `confirm`: the committed change, taken (`None` when nothing is committed). A change only
+    /// staged stays and the confirmation is refused.
+    pub(crate) fn take_committed(&mut self, device: &str) -> Result<Option<P>, DriverError> {
+        match std::mem::take(self) {
+            Change::Idle => Ok(None),
+            Change::Committed(p) => Ok(Some(p)),
+            staged @ Change::Staged(_) => {
+                *self = staged;
+                Err(DriverError::Config {
+                    device: device.to_owned(),
+                    message: "confirm before commit".into(),
+                })
+            }
+        }
+    }
+}
+
+/// What [`Driver::validate`] answers for drivers that check each VLAN and each link on its own.
+pub(crate) fn validate_with<V: fmt::Display, L: fmt::Display>(
+    vlans: &[Vlan],
+    links: &[Link],
+    vf: impl Fn(&Vlan) -> Result<(), V>,
+    lf: impl Fn(&Link) -> Result<(), L>,
+) -> Vec<(ResourceRef, String)> {
+    let mut out = Vec::new();
+    for v in vlans {
+        if let Err(e) = vf(v) {
+            out.push((ResourceRef::Vlan { id: v.id }, e.to_string()));
+        }
+    }
+    for l in links {
+        if let Err(e) = lf(l) {
+            out.push((
+                ResourceRef::Link {
+                    name: l.name.clone(),
+                },
+                e.to_string(),
+            ));
+        }
+    }
+    out
 }
 
 /// VLANs and links as the device has them.
@@ -250,6 +382,35 @@ pub enum DriverError {
 }
 
 impl DriverError {
+    /// This error with `note` (what was done about it, e.g. [`restore_note`]) after a refusal's
+    /// message or a transport failure's cause, so the report says whether the device was put back.
+    /// Other errors are returned as they are.
+    pub(crate) fn with_note(self, note: impl fmt::Display) -> DriverError {
+        match self {
+            DriverError::Rejected {
+                device,
+                step,
+                message,
+            } => DriverError::Rejected {
+                device,
+                step,
+                message: format!("{message}; {note}"),
+            },
+            DriverError::Transport {
+                device,
+                step,
+                kind,
+                source,
+            } => DriverError::Transport {
+                device,
+                step,
+                kind,
+                source: format!("{source}; {note}").into(),
+            },
+            other => other,
+        }
+    }
+
     pub fn kind(&self) -> ErrorKind {
         match self {
             DriverError::Transport { kind, .. } => *kind,

@@ -7,6 +7,7 @@
 //! to its driver.
 
 pub mod cisco_cli;
+mod cli_conn;
 #[cfg(feature = "replay")]
 pub mod conformance;
 pub mod driver;

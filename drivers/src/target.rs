@@ -1,7 +1,9 @@
 //! Where a device is and how to reach it: what the inventory resolves a host into (docs/design.md §6).
 
-use crate::driver::Platform;
+use crate::driver::{DriverError, Platform};
 use crate::transport::Timeouts;
+use crate::transport::http::TlsMode;
+use crate::transport::ssh::{HostKeyPolicy, SshAuth, SshTarget};
 use netgw_models::secret::Secret;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -151,6 +153,104 @@ impl DeviceTarget {
     }
 }
 
+impl DeviceTarget {
+    /// The SSH connection of one transport (`ssh` for a CLI, `netconf`): its [`endpoint`], the key
+    /// file before a password, the host-key policy and timeouts.
+    ///
+    /// [`endpoint`]: DeviceTarget::endpoint
+    pub(crate) fn ssh_target(
+        &self,
+        transport: &str,
+        default_port: u16,
+    ) -> Result<SshTarget, DriverError> {
+        let ep = self.endpoint(transport, default_port);
+        let auth = match (&self.key_file, ep.password) {
+            (Some(path), _) => SshAuth::PublicKey {
+                path: path.clone(),
+                passphrase: None,
+            },
+            (None, Some(p)) => SshAuth::Password(p),
+            (None, None) => {
+                return Err(DriverError::Config {
+                    device: self.name.clone(),
+                    message: format!(
+                        "no password or key file for the {transport} connection: set the host's \
+                         password or key_file, or connection_options.{transport}.password"
+                    ),
+                });
+            }
+        };
+        Ok(SshTarget {
+            device: self.name.clone(),
+            host: ep.host,
+            port: ep.port,
+            username: ep.username,
+            auth,
+            host_keys: HostKeyPolicy {
+                known_hosts: self.known_hosts.clone(),
+                accept_new: self.accept_new_host_keys,
+            },
+            timeouts: self.timeouts,
+        })
+    }
+
+    /// The base URL of an HTTP transport (`eapi`, `rest`) and its endpoint: `scheme` is `http` or
+    /// `https` (port 80 or 443 unless the endpoint gives one), an IPv6 address goes in brackets.
+    /// `what` names the setting the scheme came from, for the error.
+    pub(crate) fn http_base(
+        &self,
+        transport: &str,
+        scheme: &str,
+        what: &str,
+    ) -> Result<(String, Endpoint), DriverError> {
+        let default_port = match scheme {
+            "https" => 443,
+            "http" => 80,
+            other => {
+                return Err(DriverError::Config {
+                    device: self.name.clone(),
+                    message: format!("{what} {other:?} is not http or https"),
+                });
+            }
+        };
+        let ep = self.endpoint(transport, default_port);
+        let host = if ep.host.contains(':') && !ep.host.starts_with('[') {
+            format!("[{}]", ep.host)
+        } else {
+            ep.host.clone()
+        };
+        Ok((format!("{scheme}://{host}:{}", ep.port), ep))
+    }
+
+    /// How an HTTPS transport checks the device's certificate.
+    pub(crate) fn tls_mode(&self) -> TlsMode {
+        if !self.tls.verify {
+            TlsMode::Insecure
+        } else if let Some(ca) = &self.tls.ca_file {
+            TlsMode::CaFile(ca.clone())
+        } else {
+            TlsMode::Verify
+        }
+    }
+
+    /// A true/false option of `data.netgw` (`save_config`, `eos_sessions`, ...); `None` when unset.
+    pub(crate) fn bool_option(&self, key: &str) -> Result<Option<bool>, DriverError> {
+        match self.options.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(other) => Err(DriverError::Config {
+                device: self.name.clone(),
+                message: format!("option {key} must be true or false, not {other}"),
+            }),
+        }
+    }
+}
+
+/// A string value of an options or extras map.
+pub(crate) fn str_option<'a>(m: &'a serde_json::Map<String, Value>, key: &str) -> Option<&'a str> {
+    m.get(key).and_then(Value::as_str)
+}
+
 /// Where one transport connects.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Endpoint {
@@ -185,6 +285,52 @@ mod tests {
         assert_eq!(e.password.unwrap().expose(), "pw");
         assert_eq!(t.endpoint("ssh", 22).port, 22);
         assert!(!format!("{t:?}").contains("\"pw\""));
+    }
+
+    #[test]
+    fn the_ssh_target_takes_the_key_file_before_the_password() {
+        let mut t = DeviceTarget::new("sw1", Platform::Ios, "10.0.0.1");
+        let e = t.ssh_target("ssh", 22).unwrap_err();
+        assert!(
+            e.to_string().contains("connection_options.ssh.password"),
+            "{e}"
+        );
+        t.password = Some(Secret::new("pw"));
+        let s = t.ssh_target("netconf", 830).unwrap();
+        assert!(matches!(s.auth, SshAuth::Password(_)));
+        assert_eq!((s.host.as_str(), s.port), ("10.0.0.1", 830));
+        t.key_file = Some(PathBuf::from("id_ed25519"));
+        let s = t.ssh_target("ssh", 22).unwrap();
+        assert!(matches!(s.auth, SshAuth::PublicKey { .. }));
+    }
+
+    #[test]
+    fn an_http_base_url_has_the_scheme_port_and_a_bracketed_ipv6_host() {
+        let t = DeviceTarget::new("sw1", Platform::Eos, "fd00::1");
+        assert_eq!(
+            t.http_base("eapi", "https", "x").unwrap().0,
+            "https://[fd00::1]:443"
+        );
+        assert_eq!(
+            t.http_base("eapi", "http", "x").unwrap().0,
+            "http://[fd00::1]:80"
+        );
+        let e = t.http_base("eapi", "ftp", "eAPI transport").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("eAPI transport \"ftp\" is not http or https"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn bool_options_are_true_false_or_unset() {
+        let mut t = DeviceTarget::new("sw1", Platform::Ios, "h");
+        assert_eq!(t.bool_option("save_config").unwrap(), None);
+        t.options.insert("save_config".into(), Value::Bool(true));
+        assert_eq!(t.bool_option("save_config").unwrap(), Some(true));
+        t.options.insert("save_config".into(), Value::from("yes"));
+        assert!(t.bool_option("save_config").is_err());
     }
 
     #[test]

@@ -46,17 +46,22 @@ fn target() -> DeviceTarget {
 
 /// The device before the change, after it, and after the rollback (`rolled_back` = what the device
 /// shows then).
-fn recording(rolled_back: &str) -> Recording {
+fn recording(rolled_back: &[&str]) -> Recording {
     let rec = Recording::new();
-    for answer in [VLANS_BEFORE, VLANS_AFTER, rolled_back] {
-        rec.add("show vlan brief", answer);
+    for answer in [VLANS_BEFORE, VLANS_AFTER].iter().chain(rolled_back) {
+        rec.add("show vlan brief", *answer);
     }
     rec.add("show running-config", RUNNING);
     rec
 }
 
-/// Stage and commit "VLAN 30 web", read it back, roll back; the rollback's result.
-async fn change_and_roll_back(rec: &Recording) -> Result<(), netgw_drivers::driver::DriverError> {
+/// Stage and commit "VLAN 30 web", read it back, roll back; the driver and the rollback's result.
+async fn change_and_roll_back(
+    rec: &Recording,
+) -> (
+    Box<dyn netgw_drivers::driver::Driver>,
+    Result<(), netgw_drivers::driver::DriverError>,
+) {
     let mut d = registry::replay(&target(), rec.clone()).await.unwrap();
     let mut web = Vlan::new(VlanId::new(30).unwrap());
     web.name = Some("web".into());
@@ -85,13 +90,14 @@ async fn change_and_roll_back(rec: &Recording) -> Result<(), netgw_drivers::driv
         "read back {:?}",
         after.vlans
     );
-    d.rollback().await
+    let r = d.rollback().await;
+    (d, r)
 }
 
 #[tokio::test]
 async fn a_recorded_change_is_staged_committed_read_back_and_rolled_back() {
-    let rec = recording(VLANS_BEFORE);
-    change_and_roll_back(&rec).await.unwrap();
+    let rec = recording(&[VLANS_BEFORE]);
+    change_and_roll_back(&rec).await.1.unwrap();
     assert!(
         rec.sent().iter().any(|l| l == "no vlan 30"),
         "the rollback removes the VLAN: {:?}",
@@ -102,7 +108,24 @@ async fn a_recorded_change_is_staged_committed_read_back_and_rolled_back() {
 
 #[tokio::test]
 async fn a_rollback_the_device_did_not_take_fails_verification() {
-    let rec = recording(VLANS_AFTER);
-    let err = change_and_roll_back(&rec).await.unwrap_err();
+    let rec = recording(&[VLANS_AFTER]);
+    let err = change_and_roll_back(&rec).await.1.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Verify, "{err}");
+}
+
+/// The driver declares `rollback_retry`, so the gateway calls `rollback` again after a failed one:
+/// the second call still knows the pre-state and sends the inverse again.
+#[tokio::test]
+async fn a_failed_rollback_can_be_retried_as_the_driver_declares() {
+    let rec = recording(&[VLANS_AFTER, VLANS_BEFORE]);
+    let (mut d, first) = change_and_roll_back(&rec).await;
+    assert_eq!(first.unwrap_err().kind(), ErrorKind::Verify);
+    assert!(d.capabilities().rollback_retry);
+    let sent = rec.sent().len();
+    d.rollback().await.unwrap();
+    assert!(
+        rec.sent()[sent..].iter().any(|l| l == "no vlan 30"),
+        "the retry removes the VLAN again: {:?}",
+        rec.sent()
+    );
 }

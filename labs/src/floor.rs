@@ -14,6 +14,19 @@ use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
+/// Why a floor could not start or reach a host; each says where.
+#[derive(Debug, thiserror::Error)]
+pub enum FloorError {
+    #[error("in {}: no host key (netgw-lab writes it beside the inventory: start the lab first)", .0.display())]
+    NoHostKey(PathBuf),
+    #[error("in connect to 127.0.0.1:{port}: {source}")]
+    Connect { port: u16, source: russh::Error },
+    #[error("in authentication as {user:?}: {source}")]
+    Auth { user: String, source: russh::Error },
+    #[error("in authentication as {user:?}: the password was refused")]
+    Refused { user: String },
+}
+
 /// One device of the inventory, reached on 127.0.0.1.
 #[derive(Debug, Clone)]
 pub struct FloorHost {
@@ -46,7 +59,7 @@ impl FloorArgs {
 
 impl FloorArgs {
     /// The lab's one SSH host key, from the known-hosts file beside the inventory.
-    pub fn lab_host_key(&self) -> Result<PublicKey, String> {
+    pub fn lab_host_key(&self) -> Result<PublicKey, FloorError> {
         let kh = self.beside("lab-known_hosts");
         std::fs::read_to_string(&kh)
             .ok()
@@ -55,7 +68,7 @@ impl FloorArgs {
                 let (_, k) = line.split_once(' ')?;
                 PublicKey::from_openssh(k.trim()).ok()
             })
-            .ok_or_else(|| format!("no host key in {}", kh.display()))
+            .ok_or(FloorError::NoHostKey(kh))
     }
 }
 
@@ -81,18 +94,67 @@ pub async fn ssh_connect(
     h: &FloorHost,
     key: PublicKey,
     config: Arc<client::Config>,
-) -> Result<Handle<KeyCheck>, String> {
+) -> Result<Handle<KeyCheck>, FloorError> {
     let mut handle = client::connect(config, ("127.0.0.1", h.port), KeyCheck { host_key: key })
         .await
-        .map_err(|e| format!("connect: {e}"))?;
+        .map_err(|source| FloorError::Connect {
+            port: h.port,
+            source,
+        })?;
     let auth = handle
         .authenticate_password(h.username.clone(), h.password.clone())
         .await
-        .map_err(|e| format!("auth: {e}"))?;
+        .map_err(|source| FloorError::Auth {
+            user: h.username.clone(),
+            source,
+        })?;
     if !auth.success() {
-        return Err("authentication refused".into());
+        return Err(FloorError::Refused {
+            user: h.username.clone(),
+        });
     }
     Ok(handle)
+}
+
+/// Close an SSH session politely; the floor's answer is in by then, so a failure is not one.
+pub async fn ssh_bye(handle: Handle<KeyCheck>) {
+    let _ = handle
+        .disconnect(russh::Disconnect::ByApplication, "bye", "en")
+        .await;
+}
+
+/// [`run`] for an SSH floor: `one(host, key, config, calls)` for every `conn` host, with the lab's
+/// host key and the client configuration every session shares. Exit code 2 when the host key
+/// cannot be read.
+pub fn run_ssh<F, Fut>(
+    name: &str,
+    args: &FloorArgs,
+    conn: &str,
+    calls: Vec<String>,
+    one: F,
+) -> ExitCode
+where
+    F: Fn(FloorHost, PublicKey, Arc<client::Config>, Arc<Vec<String>>) -> Fut
+        + Send
+        + Sync
+        + 'static,
+    Fut: Future<Output = Result<(), String>> + Send + 'static,
+{
+    let key = match args.lab_host_key() {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let calls = Arc::new(calls);
+    let config = Arc::new(client::Config {
+        nodelay: true,
+        ..Default::default()
+    });
+    run(name, args, conn, calls.len(), move |h| {
+        one(h, key.clone(), config.clone(), calls.clone())
+    })
 }
 
 /// The hosts whose `connection_options` has `conn` (`ssh`, `netconf`, `eapi`, `rest`).

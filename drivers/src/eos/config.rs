@@ -124,6 +124,18 @@ pub fn revert_plan(applied: &Plan, pre: &Observed, now: &Observed) -> Plan {
 /// commit timer and not confirmed yet (state `pendingCommitTimer`): a gateway died between its
 /// commit and `configure session NAME commit`. Other names are an operator's and never touched.
 pub fn timed_sessions(show_sessions: &serde_json::Value) -> Vec<String> {
+    sessions_where(show_sessions, |name, state| {
+        name.starts_with("netgw-")
+            && matches!(state, Some("pendingCommitTimer" | "pending-commit-timer"))
+    })
+}
+
+/// The names of the sessions in a `show configuration sessions` answer whose name and state
+/// (`state`) pass `keep`.
+fn sessions_where(
+    show_sessions: &serde_json::Value,
+    keep: impl Fn(&str, Option<&str>) -> bool,
+) -> Vec<String> {
     let Some(map) = show_sessions
         .get("sessions")
         .and_then(serde_json::Value::as_object)
@@ -131,13 +143,7 @@ pub fn timed_sessions(show_sessions: &serde_json::Value) -> Vec<String> {
         return Vec::new();
     };
     map.iter()
-        .filter(|(name, s)| {
-            name.starts_with("netgw-")
-                && matches!(
-                    s.get("state").and_then(serde_json::Value::as_str),
-                    Some("pendingCommitTimer" | "pending-commit-timer")
-                )
-        })
+        .filter(|(name, s)| keep(name, s.get("state").and_then(serde_json::Value::as_str)))
         .map(|(name, _)| name.clone())
         .collect()
 }
@@ -148,19 +154,9 @@ pub fn timed_sessions(show_sessions: &serde_json::Value) -> Vec<String> {
 /// at once (`maxOpenSessions`), so leftovers would block later runs. Operators' sessions, completed
 /// ones and names netgw would not make are never touched.
 pub fn abandoned_sessions(show_sessions: &serde_json::Value, now: u64) -> Vec<String> {
-    let Some(map) = show_sessions
-        .get("sessions")
-        .and_then(serde_json::Value::as_object)
-    else {
-        return Vec::new();
-    };
-    map.iter()
-        .filter(|(name, s)| {
-            s.get("state").and_then(serde_json::Value::as_str) == Some("pending")
-                && crate::stamp::abandoned(name, now)
-        })
-        .map(|(name, _)| name.clone())
-        .collect()
+    sessions_where(show_sessions, |name, state| {
+        state == Some("pending") && crate::stamp::abandoned(name, now)
+    })
 }
 
 #[cfg(test)]

@@ -239,16 +239,14 @@ pub fn apply_running_config(links: &mut [Link], text: &str) {
 }
 
 /// EOS limits on desired links, beyond the models' common rules.
-pub fn validate_link(l: &Link) -> Result<(), String> {
+pub fn validate_link(l: &Link) -> Result<(), LinkUnfit> {
     if let Some(m) = l.mtu
         && m > MAX_MTU
     {
-        return Err(format!(
-            "EOS interface MTU is at most {MAX_MTU} ({m} given)"
-        ));
+        return Err(LinkUnfit::Mtu(m));
     }
     if always_routed(&l.name) && matches!(l.mode, Some(LinkMode::Access | LinkMode::Trunk)) {
-        return Err(format!("{} cannot be a switchport on EOS", l.name));
+        return Err(LinkUnfit::AlwaysRouted(l.name.clone()));
     }
     // EOS' `mtu` is the IP MTU of a routed port; a switchport reports (and forwards) its Ethernet MTU,
     // 9214, whatever `mtu` says, so any other value would never read back (pyeapi's `show interfaces`
@@ -257,11 +255,22 @@ pub fn validate_link(l: &Link) -> Result<(), String> {
         && m != MAX_MTU
         && matches!(l.mode, Some(LinkMode::Access | LinkMode::Trunk))
     {
-        return Err(format!(
-            "EOS applies `mtu` to routed ports only; a switchport always carries {MAX_MTU} bytes ({m} given): drop mtu or make the link routed"
-        ));
+        return Err(LinkUnfit::SwitchportMtu(m));
     }
     Ok(())
+}
+
+/// A desired link EOS cannot take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LinkUnfit {
+    #[error("EOS interface MTU is at most {MAX_MTU} ({0} given)")]
+    Mtu(u32),
+    #[error("{0} cannot be a switchport on EOS")]
+    AlwaysRouted(String),
+    #[error(
+        "EOS applies `mtu` to routed ports only; a switchport always carries {MAX_MTU} bytes ({0} given): drop mtu or make the link routed"
+    )]
+    SwitchportMtu(u32),
 }
 
 fn list_lines(prefix: &str, first_verb: &str, rest_verb: &str, set: &VlanSet) -> Vec<String> {
@@ -591,7 +600,7 @@ mod tests {
     fn eos_link_limits() {
         let mut l = Link::new("Ethernet1");
         l.mtu = Some(9215);
-        assert!(validate_link(&l).unwrap_err().contains("9214"));
+        assert!(validate_link(&l).unwrap_err().to_string().contains("9214"));
         let mut l = Link::new("Loopback0");
         l.mode = Some(LinkMode::Trunk);
         assert!(validate_link(&l).is_err());
@@ -609,6 +618,7 @@ mod tests {
         assert!(
             validate_link(&l("access", 9000))
                 .unwrap_err()
+                .to_string()
                 .contains("routed ports only")
         );
         assert!(validate_link(&l("trunk", 1500)).is_err());

@@ -34,39 +34,18 @@ use netgw_models::resource::{Link, Vlan, VlanId, VlanSet};
 use serde_json::Value;
 
 use crate::driver::{
-    Capabilities, CommitOptions, Driver, DriverError, Observed, ObservedOnce, Platform, Settled,
-    Staged,
+    Capabilities, Change, CommitOptions, Driver, DriverError, Observed, ObservedOnce, Platform,
+    Settled, Staged, restore_note, validate_with,
 };
-use crate::target::DeviceTarget;
-use crate::transport::http::{HttpAuth, HttpClient, HttpConfig, TlsMode};
+use crate::target::{DeviceTarget, str_option};
+use crate::transport::http::{HttpAuth, HttpClient, HttpConfig};
 use eapi::{Eapi, EapiError, HttpEapi};
 
-/// A rendered line that must not be sent (a newline, `;` or control character would let a value run
-/// a second command). The models already reject such values; this is the last guard.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("refusing to send {line:?}: {reason}")]
-pub struct RenderError {
-    pub line: String,
-    pub reason: &'static str,
-}
+pub use crate::driver::RenderError;
 
+/// The last guard before sending: one command per line.
 pub(crate) fn check_lines(lines: &[String]) -> Result<(), RenderError> {
-    for l in lines {
-        let reason = if l.trim().is_empty() {
-            "empty command"
-        } else if l.chars().any(char::is_control) {
-            "contains a newline or control character"
-        } else if l.contains(';') {
-            "contains ';'"
-        } else {
-            continue;
-        };
-        return Err(RenderError {
-            line: l.clone(),
-            reason,
-        });
-    }
-    Ok(())
+    crate::driver::check_lines(lines, &[])
 }
 
 /// How to reach eAPI, resolved from the target.
@@ -79,53 +58,24 @@ pub struct EapiSettings {
     pub write_memory: bool,
 }
 
-fn str_opt<'a>(m: &'a serde_json::Map<String, Value>, k: &str) -> Option<&'a str> {
-    m.get(k).and_then(Value::as_str)
-}
-
 impl EapiSettings {
     pub fn from_target(t: &DeviceTarget) -> Result<Self, DriverError> {
-        let cfg_err = |message: String| DriverError::Config {
-            device: t.name.clone(),
-            message,
-        };
         let co = t.connection_options.get("eapi");
         let scheme = co
             .and_then(|c| {
-                str_opt(&c.extras, "transport").or_else(|| {
+                str_option(&c.extras, "transport").or_else(|| {
                     c.extras
                         .get("optional_args")
                         .and_then(Value::as_object)
-                        .and_then(|o| str_opt(o, "transport"))
+                        .and_then(|o| str_option(o, "transport"))
                 })
             })
-            .or_else(|| str_opt(&t.options, "eapi_transport"))
+            .or_else(|| str_option(&t.options, "eapi_transport"))
             .unwrap_or("https")
             .to_ascii_lowercase();
-        let default_port = match scheme.as_str() {
-            "https" => 443,
-            "http" => 80,
-            other => {
-                return Err(cfg_err(format!(
-                    "eAPI transport {other:?} is not http or https"
-                )));
-            }
-        };
-        let ep = t.endpoint("eapi", default_port);
-        let host = if ep.host.contains(':') && !ep.host.starts_with('[') {
-            format!("[{}]", ep.host)
-        } else {
-            ep.host.clone()
-        };
-        let base_url = format!("{scheme}://{host}:{}", ep.port);
+        let (base_url, ep) = t.http_base("eapi", &scheme, "eAPI transport")?;
         let mut http = HttpConfig::new(t.name.clone(), base_url.clone());
-        http.tls = if !t.tls.verify {
-            TlsMode::Insecure
-        } else if let Some(ca) = &t.tls.ca_file {
-            TlsMode::CaFile(ca.clone())
-        } else {
-            TlsMode::Verify
-        };
+        http.tls = t.tls_mode();
         if !ep.username.is_empty() {
             http.auth = HttpAuth::Basic {
                 username: ep.username.clone(),
@@ -134,20 +84,11 @@ impl EapiSettings {
         }
         http.connect_timeout = t.timeouts.connect;
         http.request_timeout = t.timeouts.operation;
-        let bool_opt = |k: &str| -> Result<Option<bool>, DriverError> {
-            match t.options.get(k) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::Bool(b)) => Ok(Some(*b)),
-                Some(other) => Err(cfg_err(format!(
-                    "option {k} must be true or false, not {other}"
-                ))),
-            }
-        };
         Ok(EapiSettings {
             base_url,
             http,
-            sessions_override: bool_opt("eos_sessions")?,
-            write_memory: bool_opt("eos_write_memory")?.unwrap_or(true),
+            sessions_override: t.bool_option("eos_sessions")?,
+            write_memory: t.bool_option("eos_write_memory")?.unwrap_or(true),
         })
     }
 }
@@ -166,6 +107,8 @@ pub fn capabilities_for(version: Option<&str>, sessions_override: Option<bool>) 
         sessions,
         rollback: false,
         device_diff: sessions,
+        // A failed rollback forgets the committed state; the session's commit timer reverts it.
+        rollback_retry: false,
     }
 }
 
@@ -182,13 +125,7 @@ struct Pending {
     timed: bool,
 }
 
-#[derive(Debug, Default)]
-enum State {
-    #[default]
-    Idle,
-    Staged(Pending),
-    Committed(Pending),
-}
+type State = Change<Pending>;
 
 /// One eAPI session with one EOS device.
 #[derive(Debug)]
@@ -472,23 +409,7 @@ impl Driver for EosDriver {
     }
 
     fn validate(&self, vlans: &[Vlan], links: &[Link]) -> Vec<(ResourceRef, String)> {
-        let mut out = Vec::new();
-        for v in vlans {
-            if let Err(e) = vlan::validate_vlan(v) {
-                out.push((ResourceRef::Vlan { id: v.id }, e));
-            }
-        }
-        for l in links {
-            if let Err(e) = link::validate_link(l) {
-                out.push((
-                    ResourceRef::Link {
-                        name: l.name.clone(),
-                    },
-                    e,
-                ));
-            }
-        }
-        out
+        validate_with(vlans, links, vlan::validate_vlan, link::validate_link)
     }
 
     async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {
@@ -532,12 +453,7 @@ impl Driver for EosDriver {
 
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
         self.observed.forget();
-        if !matches!(self.state, State::Idle) {
-            return Err(DriverError::Config {
-                device: self.device.clone(),
-                message: "a change is already staged or committed; discard, confirm or roll it back first".into(),
-            });
-        }
+        self.state.ensure_idle(&self.device)?;
         if plan.is_empty() {
             // Nothing to change: nothing is sent, nothing is opened.
             return Ok(Staged::default());
@@ -615,16 +531,8 @@ impl Driver for EosDriver {
     }
 
     async fn commit(&mut self, options: &CommitOptions) -> Result<(), DriverError> {
-        let mut p = match std::mem::take(&mut self.state) {
-            State::Idle => return Ok(()),
-            State::Staged(p) => p,
-            committed @ State::Committed(_) => {
-                self.state = committed;
-                return Err(DriverError::Config {
-                    device: self.device.clone(),
-                    message: "already committed".into(),
-                });
-            }
+        let Some(mut p) = self.state.take_staged(&self.device)? else {
+            return Ok(());
         };
         tracing::info!(device = %self.device, comment = %options.comment, lines = p.lines.len(), "eos commit");
         if let Some(name) = p.session.clone() {
@@ -664,55 +572,18 @@ impl Driver for EosDriver {
                 // Commands before the failed one are active: put the device back now.
                 let restored = self.restore(&p).await;
                 let err = e.into_driver(&self.device, "commit");
-                match (err, restored) {
-                    (
-                        DriverError::Rejected {
-                            device,
-                            step,
-                            message,
-                        },
-                        Ok(n),
-                    ) => Err(DriverError::Rejected {
-                        device,
-                        step,
-                        message: format!(
-                            "{message}; the device was restored to its state before the change ({n} command(s) sent)"
-                        ),
-                    }),
-                    (
-                        DriverError::Rejected {
-                            device,
-                            step,
-                            message,
-                        },
-                        Err(r),
-                    ) => Err(DriverError::Rejected {
-                        device,
-                        step,
-                        message: format!(
-                            "{message}; restoring the state before the change FAILED: {r}"
-                        ),
-                    }),
-                    (other, restored) => {
-                        tracing::error!(device = %self.device, restored = ?restored.as_ref().map_err(|e| e.to_string()), "commit failed");
-                        Err(other)
-                    }
+                if !matches!(err, DriverError::Rejected { .. }) {
+                    tracing::error!(device = %self.device, restored = ?restored.as_ref().map_err(|e| e.to_string()), "commit failed");
+                    return Err(err);
                 }
+                Err(err.with_note(restore_note(&restored, "command(s)")))
             }
         }
     }
 
     async fn confirm(&mut self) -> Result<(), DriverError> {
-        let p = match std::mem::take(&mut self.state) {
-            State::Idle => return Ok(()),
-            State::Committed(p) => p,
-            staged @ State::Staged(_) => {
-                self.state = staged;
-                return Err(DriverError::Config {
-                    device: self.device.clone(),
-                    message: "confirm before commit".into(),
-                });
-            }
+        let Some(p) = self.state.take_committed(&self.device)? else {
+            return Ok(());
         };
         let mut cmds = Vec::new();
         if let (true, Some(name)) = (p.timed, &p.session) {

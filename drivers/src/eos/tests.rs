@@ -18,6 +18,7 @@ use super::eapi::{Eapi, EapiTransport};
 use super::*;
 use crate::driver::ErrorKind;
 use crate::transport::http::HttpError;
+use crate::transport::http::TlsMode;
 
 const NAPALM_SHOW_VERSION: &str =
     include_str!("../../tests/fixtures/conformance/eos/facts/napalm_get_facts/show_version.json");
@@ -285,6 +286,15 @@ fn original() -> Vec<(u16, String)> {
     vec![(1, "default".into()), (20, "db".into()), (30, "tmp".into())]
 }
 
+/// The VLANs after the change the session tests stage.
+fn changed() -> Vec<(u16, String)> {
+    vec![
+        (1, "default".into()),
+        (10, "web".into()),
+        (20, "database".into()),
+    ]
+}
+
 fn log(dev: &Arc<Mutex<Device>>) -> Vec<(String, Vec<String>)> {
     std::mem::take(&mut dev.lock().unwrap().log)
 }
@@ -371,14 +381,7 @@ async fn session_with_commit_timer_stage_commit_confirm() {
             vec![format!("configure session {session} commit timer 00:01:30")]
         )]
     );
-    assert_eq!(
-        running(&dev),
-        [
-            (1, "default".into()),
-            (10, "web".into()),
-            (20, "database".into())
-        ]
-    );
+    assert_eq!(running(&dev), changed());
 
     d.confirm().await.unwrap();
     // Then the housekeeping read of pending sessions (nothing abandoned here, nothing aborted).
@@ -538,14 +541,7 @@ async fn no_sessions_without_version_commit_applies_plainly() {
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].1.first().map(String::as_str), Some("configure"));
     assert_eq!(sent[0].1.last().map(String::as_str), Some("end"));
-    assert_eq!(
-        running(&dev),
-        [
-            (1, "default".into()),
-            (10, "web".into()),
-            (20, "database".into())
-        ]
-    );
+    assert_eq!(running(&dev), changed());
     d.confirm().await.unwrap();
     assert_eq!(
         log(&dev),

@@ -92,19 +92,25 @@ pub fn parse_running_config_vlans(text: &str) -> Vec<Vlan> {
 }
 
 /// EOS limits on desired VLANs, beyond the models' common rules.
-pub fn validate_vlan(v: &Vlan) -> Result<(), String> {
+pub fn validate_vlan(v: &Vlan) -> Result<(), VlanUnfit> {
     if let Some(n) = &v.name
         && n.len() > MAX_VLAN_NAME
     {
-        return Err(format!(
-            "EOS VLAN names are at most {MAX_VLAN_NAME} characters ({} given)",
-            n.len()
-        ));
+        return Err(VlanUnfit::NameTooLong(n.len()));
     }
     if v.description.is_some() {
-        return Err("EOS VLANs have no description (use name)".into());
+        return Err(VlanUnfit::Description);
     }
     Ok(())
+}
+
+/// A desired VLAN EOS cannot take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VlanUnfit {
+    #[error("EOS VLAN names are at most {MAX_VLAN_NAME} characters ({0} given)")]
+    NameTooLong(usize),
+    #[error("EOS VLANs have no description (use name)")]
+    Description,
 }
 
 /// Lines for one VLAN change: `vlan N`, `name X`, `exit`; or `no vlan N`.
@@ -246,7 +252,7 @@ mod tests {
         v.name = Some("a".repeat(32));
         assert!(validate_vlan(&v).is_ok());
         v.name = Some("a".repeat(33));
-        assert!(validate_vlan(&v).unwrap_err().contains("32"));
+        assert!(validate_vlan(&v).unwrap_err().to_string().contains("32"));
         v.name = None;
         v.description = Some("x".into());
         assert!(validate_vlan(&v).is_err());

@@ -75,13 +75,42 @@ fn common_path(name: &str) -> String {
     format!("/{}/{}", vlan::PARTITION, vlan::local_name(name))
 }
 
+/// Why a plan cannot be rendered against the state it was made from (or a restore against the
+/// recorded pre-state): each names the VLAN or link.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("in VLAN {0}: the member list was not read")]
+    MembersNotRead(String),
+    #[error("in VLAN {0}: the member list was not recorded")]
+    MembersNotRecorded(String),
+    #[error("in VLAN {0}: a create without a target")]
+    CreateWithoutTarget(u16),
+    #[error("in VLAN {0}: to be created but the device has it")]
+    CreateExisting(u16),
+    #[error("in VLAN {0}: an update without a target")]
+    UpdateWithoutTarget(u16),
+    #[error("in VLAN {0}: to be updated but the device has no VLAN with this tag")]
+    UpdateMissing(u16),
+    #[error("in link {0}: no such interface or trunk on the device")]
+    NoSuchLink(String),
+    #[error(
+        "in link {link}: VLAN {vlan} does not exist on the device and this plan does not create it"
+    )]
+    VlanMissing { link: String, vlan: u16 },
+    #[error("in VLAN {tag}: {source}")]
+    Tag {
+        tag: u16,
+        source: netgw_models::error::ModelError,
+    },
+}
+
 type Members = BTreeMap<String, bool>;
 
-fn members_of(v: &F5Vlan) -> Result<Members, String> {
+fn members_of(v: &F5Vlan) -> Result<Members, PlanError> {
     v.members
         .as_ref()
         .map(|m| m.iter().map(|m| (m.name.clone(), m.tagged)).collect())
-        .ok_or_else(|| format!("the member list of VLAN {} was not read", v.full_path))
+        .ok_or_else(|| PlanError::MembersNotRead(v.full_path.clone()))
 }
 
 fn member_list(m: &Members) -> Vec<VlanMember> {
@@ -113,7 +142,7 @@ struct Target<'a> {
 }
 
 /// Render a plan against the state it was made from.
-pub fn render_plan(plan: &Plan, pre: &DeviceState) -> Result<Rendered, String> {
+pub fn render_plan(plan: &Plan, pre: &DeviceState) -> Result<Rendered, PlanError> {
     let mut out = Rendered::default();
     let mut targets = vlan_targets(pre)?;
     let mut deletes: Vec<&F5Vlan> = Vec::new();
@@ -126,7 +155,7 @@ pub fn render_plan(plan: &Plan, pre: &DeviceState) -> Result<Rendered, String> {
 }
 
 /// Every VLAN the device has, kept as it is until the plan says otherwise.
-fn vlan_targets(pre: &DeviceState) -> Result<BTreeMap<u16, Target<'_>>, String> {
+fn vlan_targets(pre: &DeviceState) -> Result<BTreeMap<u16, Target<'_>>, PlanError> {
     let mut targets: BTreeMap<u16, Target<'_>> = BTreeMap::new();
     for v in &pre.vlans {
         let Some(tag) = v.tag else { continue };
@@ -161,7 +190,7 @@ fn plan_vlans<'a>(
     deletes: &mut Vec<&'a F5Vlan>,
     changed: &mut BTreeSet<u16>,
     out: &mut Rendered,
-) -> Result<(), String> {
+) -> Result<(), PlanError> {
     for c in &plan.vlans {
         let tag = c.id.get();
         match c.action {
@@ -179,9 +208,9 @@ fn plan_vlans<'a>(
                 let after = c
                     .after
                     .as_ref()
-                    .ok_or_else(|| format!("vlan {tag}: create without a target"))?;
+                    .ok_or(PlanError::CreateWithoutTarget(tag))?;
                 if targets.contains_key(&tag) {
-                    return Err(format!("vlan {tag}: to be created but the device has it"));
+                    return Err(PlanError::CreateExisting(tag));
                 }
                 let name = vlan_name(after);
                 out.vlans.insert(common_path(&name));
@@ -201,10 +230,8 @@ fn plan_vlans<'a>(
                 let after = c
                     .after
                     .as_ref()
-                    .ok_or_else(|| format!("vlan {tag}: update without a target"))?;
-                let t = targets.get_mut(&tag).ok_or_else(|| {
-                    format!("vlan {tag}: to be updated but the device has no VLAN with this tag")
-                })?;
+                    .ok_or(PlanError::UpdateWithoutTarget(tag))?;
+                let t = targets.get_mut(&tag).ok_or(PlanError::UpdateMissing(tag))?;
                 let Fate::Keep(v) = t.fate else { continue };
                 out.vlans.insert(v.full_path.clone());
                 let new_name = vlan_name(after);
@@ -229,13 +256,13 @@ fn plan_links(
     targets: &mut BTreeMap<u16, Target<'_>>,
     changed: &mut BTreeSet<u16>,
     out: &mut Rendered,
-) -> Result<Vec<RestOp>, String> {
+) -> Result<Vec<RestOp>, PlanError> {
     let mut link_ops = Vec::new();
     for lc in &plan.links {
         let name = &lc.after.name;
         let l = pre
             .link(name)
-            .ok_or_else(|| format!("link {name}: no such interface or trunk on the device"))?;
+            .ok_or_else(|| PlanError::NoSuchLink(name.clone()))?;
         out.links.insert(name.clone());
         if let Some(body) = link::render_link_patch(l.kind, &lc.before, &lc.after) {
             link_ops.push(RestOp::new(RestMethod::Patch, l.path(), Some(body)));
@@ -246,9 +273,10 @@ fn plan_links(
         let want = link::target_membership(&lc.after);
         for id in want.keys() {
             if !targets.contains_key(id) {
-                return Err(format!(
-                    "link {name}: VLAN {id} does not exist on the device and this plan does not create it"
-                ));
+                return Err(PlanError::VlanMissing {
+                    link: name.clone(),
+                    vlan: *id,
+                });
             }
         }
         for (tag, t) in targets.iter_mut() {
@@ -277,7 +305,7 @@ fn order_vlan_ops(
     deletes: &[&F5Vlan],
     changed: &BTreeSet<u16>,
     out: &mut Rendered,
-) -> Result<(), String> {
+) -> Result<(), PlanError> {
     // 1. deletes (plan deletes, then the old names of renames)
     for v in deletes {
         out.ops
@@ -299,7 +327,8 @@ fn order_vlan_ops(
     let mut patches_later = Vec::new();
     for tag in changed {
         let Some(t) = targets.get(tag) else { continue };
-        let id = VlanId::new(i64::from(*tag)).map_err(|e| e.to_string())?;
+        let id =
+            VlanId::new(i64::from(*tag)).map_err(|source| PlanError::Tag { tag: *tag, source })?;
         let members = member_list(&t.members);
         match t.fate {
             Fate::Create => creates.push(RestOp::new(
@@ -364,7 +393,7 @@ pub fn render_restore(
     pre: &DeviceState,
     now: &DeviceState,
     touched: &Rendered,
-) -> Result<Vec<RestOp>, String> {
+) -> Result<Vec<RestOp>, PlanError> {
     let mut deletes = Vec::new();
     let mut patches = Vec::new();
     let mut creates = Vec::new();
@@ -376,7 +405,7 @@ pub fn render_restore(
                 let members = p
                     .members
                     .clone()
-                    .ok_or_else(|| format!("the member list of VLAN {path} was not recorded"))?;
+                    .ok_or_else(|| PlanError::MembersNotRecorded(path.clone()))?;
                 creates.push(RestOp::new(
                     RestMethod::Post,
                     vlan::VLAN_COLLECTION,
@@ -556,6 +585,7 @@ mod tests {
         assert!(
             render_plan(&p, &s)
                 .unwrap_err()
+                .to_string()
                 .contains("VLAN 99 does not exist")
         );
         let mut s2 = state();
@@ -566,7 +596,10 @@ mod tests {
             json!([{"name": "1.2", "mode": "access", "access_vlan": 10}]),
             Policy::Merge,
         );
-        assert!(render_plan(&p, &s2).unwrap_err().contains("was not read"));
+        assert!(matches!(
+            render_plan(&p, &s2),
+            Err(PlanError::MembersNotRead(_))
+        ));
         // A link the planner knows but the raw state lacks.
         let mut s3 = state();
         let p = make_plan(
@@ -579,7 +612,8 @@ mod tests {
         assert!(
             render_plan(&p, &s3)
                 .unwrap_err()
-                .contains("no such interface")
+                .to_string()
+                .contains("in link 1.2: no such interface")
         );
     }
 

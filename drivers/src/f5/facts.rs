@@ -164,12 +164,7 @@ pub fn media_speed(media: &str) -> Option<u64> {
 /// `net/interface` -> interface facts by name.
 pub fn parse_interface_facts(v: &Value) -> BTreeMap<String, InterfaceFacts> {
     let mut out = BTreeMap::new();
-    for item in v
-        .get("items")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for item in super::items(v) {
         let Some(name) = text(item, "name") else {
             continue;
         };
@@ -212,12 +207,7 @@ pub fn parse_lldp_neighbors(v: &Value) -> BTreeMap<String, Vec<LldpNeighbor>> {
     let mut out: BTreeMap<String, Vec<LldpNeighbor>> = BTreeMap::new();
     // Flatten both shapes into field maps of plain strings.
     let mut records: Vec<BTreeMap<String, String>> = Vec::new();
-    for item in v
-        .get("items")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for item in super::items(v) {
         if let Some(o) = item.as_object() {
             records.push(
                 o.iter()

@@ -79,10 +79,7 @@ fn enabled_of(item: &Value) -> Option<bool> {
 
 /// `GET /mgmt/tm/net/interface`.
 pub fn parse_interfaces(v: &Value) -> Vec<F5Link> {
-    v.get("items")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+    super::items(v)
         .filter_map(|item| {
             Some(F5Link {
                 kind: LinkKind::Interface,
@@ -214,24 +211,28 @@ pub fn to_model(links: &[F5Link], vlans: &[F5Vlan]) -> Vec<Link> {
 }
 
 /// Vendor limits on a desired link.
-pub fn validate_link(l: &Link) -> Result<(), String> {
+pub fn validate_link(l: &Link) -> Result<(), LinkUnfit> {
     if l.mode == Some(LinkMode::Routed) {
-        return Err(
-            "BIG-IP interfaces have no routed mode (layer 3 lives on VLAN self IPs)".into(),
-        );
+        return Err(LinkUnfit::Routed);
     }
     if l.mtu.is_some() {
-        return Err(
-            "BIG-IP sets the MTU per VLAN, not per interface; netgw does not manage it here".into(),
-        );
+        return Err(LinkUnfit::Mtu);
     }
     if l.name.contains('~') || l.name.contains('?') {
-        return Err(format!(
-            "{:?} is not a BIG-IP interface or trunk name",
-            l.name
-        ));
+        return Err(LinkUnfit::Name(l.name.clone()));
     }
     Ok(())
+}
+
+/// A desired link BIG-IP cannot take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LinkUnfit {
+    #[error("BIG-IP interfaces have no routed mode (layer 3 lives on VLAN self IPs)")]
+    Routed,
+    #[error("BIG-IP sets the MTU per VLAN, not per interface; netgw does not manage it here")]
+    Mtu,
+    #[error("{0:?} is not a BIG-IP interface or trunk name")]
+    Name(String),
 }
 
 /// The `PATCH` body for a link's own properties (description, enabled), or `None` when neither
@@ -330,7 +331,7 @@ mod tests {
         assert!(validate_link(&l).is_err());
         l.mode = None;
         l.mtu = Some(9000);
-        assert!(validate_link(&l).unwrap_err().contains("per VLAN"));
+        assert_eq!(validate_link(&l), Err(LinkUnfit::Mtu));
         let before = Link {
             description: Some("a".into()),
             enabled: Some(true),

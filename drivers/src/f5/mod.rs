@@ -41,6 +41,7 @@ use serde_json::{Value, json};
 
 use crate::driver::{
     Capabilities, CommitOptions, Driver, DriverError, Observed, ObservedOnce, Platform, Staged,
+    validate_with,
 };
 use crate::target::DeviceTarget;
 use config::{DeviceState, Rendered};
@@ -49,6 +50,14 @@ use rest::{ReqwestTransport, Rest, RestError, RestMethod, RestOp, RestSettings, 
 pub const VLANS_EXPANDED: &str = "/mgmt/tm/net/vlan?expandSubcollections=true";
 pub const SAVE_CONFIG_PATH: &str = "/mgmt/tm/sys/config";
 
+/// The entries of an iControl REST collection (`items`; none when it has none).
+pub(crate) fn items(v: &Value) -> impl Iterator<Item = &Value> {
+    v.get("items")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
 /// What the driver declares (see the module docs).
 pub const CAPABILITIES: Capabilities = Capabilities {
     candidate: true,
@@ -56,6 +65,7 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     sessions: false,
     rollback: false,
     device_diff: false,
+    rollback_retry: true,
 };
 
 #[derive(Debug, Default)]
@@ -235,7 +245,8 @@ impl F5Driver {
     /// Take the touched objects back to `pre` in one transaction and verify by reading back.
     async fn restore(&mut self, pre: &DeviceState, touched: &Rendered) -> Result<(), DriverError> {
         let now = self.read_state().await?;
-        let ops = config::render_restore(pre, &now, touched).map_err(|m| self.config_err(m))?;
+        let ops = config::render_restore(pre, &now, touched)
+            .map_err(|e| self.config_err(e.to_string()))?;
         if ops.is_empty() {
             return Ok(());
         }
@@ -243,7 +254,8 @@ impl F5Driver {
         let id = self.open_transaction(&ops, "rollback").await?;
         self.commit_transaction(&id, "rollback").await?;
         let after = self.read_state().await?;
-        let left = config::render_restore(pre, &after, touched).map_err(|m| self.config_err(m))?;
+        let left = config::render_restore(pre, &after, touched)
+            .map_err(|e| self.config_err(e.to_string()))?;
         if !left.is_empty() {
             return Err(DriverError::Verify {
                 device: self.device.clone(),
@@ -273,23 +285,7 @@ impl Driver for F5Driver {
     }
 
     fn validate(&self, vlans: &[Vlan], links: &[Link]) -> Vec<(ResourceRef, String)> {
-        let mut out = Vec::new();
-        for v in vlans {
-            if let Err(e) = vlan::validate_vlan(v) {
-                out.push((ResourceRef::Vlan { id: v.id }, e));
-            }
-        }
-        for l in links {
-            if let Err(e) = link::validate_link(l) {
-                out.push((
-                    ResourceRef::Link {
-                        name: l.name.clone(),
-                    },
-                    e,
-                ));
-            }
-        }
-        out
+        validate_with(vlans, links, vlan::validate_vlan, link::validate_link)
     }
 
     async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {
@@ -349,7 +345,8 @@ impl Driver for F5Driver {
             return Ok(Staged::default());
         }
         let pre = self.read_state().await?;
-        let rendered = config::render_plan(plan, &pre).map_err(|m| self.config_err(m))?;
+        let rendered =
+            config::render_plan(plan, &pre).map_err(|e| self.config_err(e.to_string()))?;
         let lines = rendered_lines(&rendered.ops);
         let trans_id = if rendered.ops.is_empty() {
             None

@@ -39,7 +39,7 @@ use tokio::time::Instant;
 
 use super::error::{F5Error, parse_error_body};
 use crate::driver::{DriverError, ErrorKind};
-use crate::target::DeviceTarget;
+use crate::target::{DeviceTarget, str_option};
 use crate::transport::http::{
     BODY_EXCERPT_CHARS, BodyError, HttpError, TlsMode, build_client, chain, read_body,
     redirect_reason, send_error,
@@ -170,10 +170,6 @@ pub struct RestSettings {
     pub save_config: bool,
 }
 
-fn str_opt<'a>(m: &'a serde_json::Map<String, Value>, k: &str) -> Option<&'a str> {
-    m.get(k).and_then(Value::as_str)
-}
-
 impl RestSettings {
     /// `connection_options.rest` (hostname, port, username, password, extras `scheme: http|https`,
     /// `login_provider`) over the host's settings; default port 443 (80 for `http`).
@@ -184,51 +180,24 @@ impl RestSettings {
         };
         let extras = t.connection_options.get("rest").map(|c| &c.extras);
         let scheme = extras
-            .and_then(|e| str_opt(e, "scheme").or_else(|| str_opt(e, "transport")))
+            .and_then(|e| str_option(e, "scheme").or_else(|| str_option(e, "transport")))
             .unwrap_or("https")
             .to_ascii_lowercase();
-        let default_port = match scheme.as_str() {
-            "https" => 443,
-            "http" => 80,
-            other => {
-                return Err(cfg_err(format!(
-                    "iControl REST scheme {other:?} is not http or https"
-                )));
-            }
-        };
+        let (base_url, ep) = t.http_base("rest", &scheme, "iControl REST scheme")?;
         let login_provider = extras
-            .and_then(|e| str_opt(e, "login_provider").or_else(|| str_opt(e, "loginProviderName")))
+            .and_then(|e| {
+                str_option(e, "login_provider").or_else(|| str_option(e, "loginProviderName"))
+            })
             .unwrap_or("tmos")
             .to_owned();
-        let ep = t.endpoint("rest", default_port);
         if ep.username.is_empty() {
             return Err(cfg_err("iControl REST needs a username".into()));
         }
-        let host = if ep.host.contains(':') && !ep.host.starts_with('[') {
-            format!("[{}]", ep.host)
-        } else {
-            ep.host.clone()
-        };
-        let tls = if !t.tls.verify {
-            TlsMode::Insecure
-        } else if let Some(ca) = &t.tls.ca_file {
-            TlsMode::CaFile(ca.clone())
-        } else {
-            TlsMode::Verify
-        };
-        let save_config = match t.options.get("save_config") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
-            Some(other) => {
-                return Err(cfg_err(format!(
-                    "option save_config must be true or false, not {other}"
-                )));
-            }
-        };
+        let save_config = t.bool_option("save_config")?.unwrap_or(false);
         Ok(RestSettings {
             device: t.name.clone(),
-            base_url: format!("{scheme}://{host}:{}", ep.port),
-            tls,
+            base_url,
+            tls: t.tls_mode(),
             username: ep.username,
             password: ep.password.unwrap_or_default(),
             login_provider,
@@ -435,6 +404,19 @@ pub struct LoginToken {
     pub lifetime: Duration,
 }
 
+/// What an iControl REST answer lacks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnswerError {
+    #[error("in the login answer: no \"token\" object")]
+    NoLogin,
+    #[error("in the token item: no token string at token.token")]
+    NoToken,
+    #[error("in the transaction answer: no transId")]
+    NoTransId,
+    #[error("in the transaction answer: transId {0:?} is not an identifier")]
+    TransId(String),
+}
+
 /// The login request body. It holds the password: never log it.
 pub fn render_login(username: &str, password: &Secret, provider: &str) -> Value {
     json!({"username": username, "password": password.expose(), "loginProviderName": provider})
@@ -442,21 +424,19 @@ pub fn render_login(username: &str, password: &Secret, provider: &str) -> Value 
 
 /// Parse `POST /mgmt/shared/authn/login`'s answer: token from `.token.token`; lifetime from
 /// `expirationMicros - lastUpdateMicros` (device clock), else `.token.timeout`, else 1200 s.
-pub fn parse_login(v: &Value) -> Result<LoginToken, String> {
-    let t = v
-        .get("token")
-        .ok_or("no \"token\" object in the login answer")?;
+pub fn parse_login(v: &Value) -> Result<LoginToken, AnswerError> {
+    let t = v.get("token").ok_or(AnswerError::NoLogin)?;
     parse_token_item(t)
 }
 
 /// Parse a token item (`shared:authz:tokens:authtokenitemstate`: the login's `.token`, or the answer to
 /// `PATCH /mgmt/shared/authz/tokens/TOKEN`).
-pub fn parse_token_item(t: &Value) -> Result<LoginToken, String> {
+pub fn parse_token_item(t: &Value) -> Result<LoginToken, AnswerError> {
     let token = t
         .get("token")
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
-        .ok_or("no token string at token.token")?;
+        .ok_or(AnswerError::NoToken)?;
     let micros = |k: &str| t.get(k).and_then(Value::as_u64);
     let timeout = t.get("timeout").and_then(|v| {
         v.as_u64()
@@ -491,14 +471,14 @@ pub struct TransactionState {
 }
 
 /// Parse a `tm:transactionstate` (`transId` is a number on the device; accept a string too).
-pub fn parse_transaction(v: &Value) -> Result<TransactionState, String> {
+pub fn parse_transaction(v: &Value) -> Result<TransactionState, AnswerError> {
     let id = match v.get("transId") {
         Some(Value::Number(n)) => n.to_string(),
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
-        _ => return Err("no transId in the transaction answer".into()),
+        _ => return Err(AnswerError::NoTransId),
     };
     if !id.chars().all(|c| c.is_ascii_alphanumeric()) {
-        return Err(format!("transId {id:?} is not an identifier"));
+        return Err(AnswerError::TransId(id));
     }
     Ok(TransactionState {
         trans_id: id,
@@ -613,9 +593,9 @@ impl Rest {
         let secrets = self.secrets();
         let resp = self.transport.send(&op, req, &secrets).await?;
         let v = self.decode(&op, resp)?;
-        let t = parse_login(&v).map_err(|reason| RestError::Decode {
+        let t = parse_login(&v).map_err(|e| RestError::Decode {
             op: op.clone(),
-            reason,
+            reason: e.to_string(),
         })?;
         self.logins += 1;
         tracing::debug!(device = %self.device, lifetime_s = t.lifetime.as_secs(), "iControl REST login");
@@ -762,9 +742,9 @@ impl Rest {
         let v = self
             .call(RestMethod::Post, TRANSACTION_PATH, Some(&json!({})), None)
             .await?;
-        parse_transaction(&v).map_err(|reason| RestError::Decode {
+        parse_transaction(&v).map_err(|e| RestError::Decode {
             op: format!("POST {TRANSACTION_PATH}"),
-            reason,
+            reason: e.to_string(),
         })
     }
 
@@ -785,9 +765,9 @@ impl Rest {
         let v = self
             .call(RestMethod::Patch, &path, Some(&render_commit()), None)
             .await?;
-        let mut st = parse_transaction(&v).map_err(|reason| RestError::Decode {
+        let mut st = parse_transaction(&v).map_err(|e| RestError::Decode {
             op: op.clone(),
-            reason,
+            reason: e.to_string(),
         })?;
         let deadline = Instant::now() + self.poll_limit;
         loop {
@@ -796,9 +776,9 @@ impl Rest {
                 "VALIDATING" | "STARTED" | "EXECUTING" if Instant::now() < deadline => {
                     tokio::time::sleep(Duration::from_millis(200)).await;
                     let v = self.get(&path).await?;
-                    st = parse_transaction(&v).map_err(|reason| RestError::Decode {
+                    st = parse_transaction(&v).map_err(|e| RestError::Decode {
                         op: op.clone(),
-                        reason,
+                        reason: e.to_string(),
                     })?;
                 }
                 other => {

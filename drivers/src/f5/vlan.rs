@@ -107,12 +107,7 @@ pub fn parse_vlan_interfaces(v: &Value) -> Vec<VlanMember> {
 /// `GET /mgmt/tm/net/vlan` (optionally with `expandSubcollections=true`).
 pub fn parse_vlans(v: &Value) -> Vec<F5Vlan> {
     let mut out = Vec::new();
-    for item in v
-        .get("items")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for item in super::items(v) {
         let Some(name) = text(item, "name") else {
             continue;
         };
@@ -174,39 +169,45 @@ pub fn to_model(vlans: &[F5Vlan]) -> Vec<Vlan> {
 /// BIG-IP object name rules as netgw applies them: a letter first, then letters, digits, `_`, `-`, `.`;
 /// at most [`MAX_NAME_LEN`] characters. (tmsh accepts more, e.g. a leading `_`; this is the set that is
 /// safe in a REST path and in every tmsh context.)
-pub fn validate_f5_name(name: &str) -> Result<(), String> {
+pub fn validate_f5_name(name: &str) -> Result<(), NameUnfit> {
     if name.is_empty() {
-        return Err("a BIG-IP object name must not be empty".into());
+        return Err(NameUnfit::Empty);
     }
     if name.len() > MAX_NAME_LEN {
-        return Err(format!(
-            "BIG-IP object names are at most {MAX_NAME_LEN} characters ({} given)",
-            name.len()
-        ));
+        return Err(NameUnfit::TooLong(name.len()));
     }
     if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
-        return Err(format!(
-            "BIG-IP object name {name:?} must start with a letter"
-        ));
+        return Err(NameUnfit::FirstNotLetter(name.to_owned()));
     }
     if let Some(c) = name
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
     {
-        return Err(format!(
-            "BIG-IP object name {name:?} contains {c:?}; allowed are letters, digits, '_', '-', '.'"
-        ));
+        return Err(NameUnfit::Character(name.to_owned(), c));
     }
     Ok(())
 }
 
+/// A name BIG-IP does not take for an object (a VLAN, here).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameUnfit {
+    #[error("a BIG-IP object name must not be empty")]
+    Empty,
+    #[error("BIG-IP object names are at most {MAX_NAME_LEN} characters ({0} given)")]
+    TooLong(usize),
+    #[error("BIG-IP object name {0:?} must start with a letter")]
+    FirstNotLetter(String),
+    #[error("BIG-IP object name {0:?} contains {1:?}; allowed are letters, digits, '_', '-', '.'")]
+    Character(String, char),
+    #[error("VLAN name {0:?}: netgw manages VLANs in partition /Common only")]
+    Partition(String),
+}
+
 /// Vendor limits on a desired VLAN: its name (partition prefix `/Common/` allowed, others refused).
-pub fn validate_vlan(v: &Vlan) -> Result<(), String> {
+pub fn validate_vlan(v: &Vlan) -> Result<(), NameUnfit> {
     if let Some(n) = &v.name {
         if n.starts_with('/') && !n.starts_with("/Common/") {
-            return Err(format!(
-                "VLAN name {n:?}: netgw manages VLANs in partition /Common only"
-            ));
+            return Err(NameUnfit::Partition(n.clone()));
         }
         validate_f5_name(local_name(n))?;
     }
@@ -371,7 +372,7 @@ mod tests {
         v.name = Some("/Common/web".into());
         assert!(validate_vlan(&v).is_ok());
         v.name = Some("/Tenant/web".into());
-        assert!(validate_vlan(&v).unwrap_err().contains("/Common"));
+        assert!(matches!(validate_vlan(&v), Err(NameUnfit::Partition(_))));
         v.name = Some("-web".into());
         assert!(validate_vlan(&v).is_err());
         assert_eq!(vlan_path("web"), "/mgmt/tm/net/vlan/~Common~web");

@@ -106,26 +106,7 @@ pub fn render_revert(
 /// The last guard before sending: one command per line, nothing a CLI would read as a second command,
 /// help or a pipe.
 pub fn check_lines(lines: &[String]) -> Result<(), RenderError> {
-    for l in lines {
-        let reason = if l.trim().is_empty() {
-            "empty command"
-        } else if l.chars().any(char::is_control) {
-            "contains a newline or control character"
-        } else if l.contains(';') {
-            "contains ';'"
-        } else if l.contains('|') {
-            "contains '|'"
-        } else if l.contains('?') {
-            "contains '?'"
-        } else {
-            continue;
-        };
-        return Err(RenderError {
-            line: l.clone(),
-            reason,
-        });
-    }
-    Ok(())
+    crate::driver::check_lines(lines, &[('|', "contains '|'"), ('?', "contains '?'")])
 }
 
 #[cfg(test)]

@@ -551,16 +551,23 @@ pub fn render_restore(pre: &IfConfig, now: &IfConfig) -> Result<Vec<String>, Ren
 }
 
 /// IOS limits on a desired link.
-pub fn validate_link(l: &Link) -> Result<(), String> {
-    l.validate().map_err(|e| e.to_string())?;
+pub fn validate_link(l: &Link) -> Result<(), LinkUnfit> {
+    l.validate()?;
     if let Some(m) = l.mtu
         && !(64..=9216).contains(&m)
     {
-        return Err(format!(
-            "MTU {m} is outside what IOS switches accept (64..9216)"
-        ));
+        return Err(LinkUnfit::Mtu(m));
     }
     Ok(())
+}
+
+/// A desired link IOS cannot take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LinkUnfit {
+    #[error(transparent)]
+    Model(#[from] netgw_models::error::ModelError),
+    #[error("MTU {0} is outside what IOS switches accept (64..9216)")]
+    Mtu(u32),
 }
 
 #[cfg(test)]

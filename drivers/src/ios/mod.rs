@@ -38,376 +38,17 @@ use async_trait::async_trait;
 use netgw_models::facts::DeviceFacts;
 use netgw_models::plan::{Plan, PlanRules, ResourceRef};
 use netgw_models::resource::{Link, LinkMode, Vlan, VlanId};
-use serde_json::Value;
 
+use crate::cli_conn::CliConn;
 use crate::driver::{
-    Capabilities, CommitOptions, Driver, DriverError, ErrorKind, Observed, ObservedOnce, Platform,
-    Settled, Staged,
+    Capabilities, Change, CommitOptions, Driver, DriverError, ErrorKind, Observed, ObservedOnce,
+    Platform, Settled, Staged, restore_note, validate_with,
 };
 use crate::target::DeviceTarget;
-use crate::transport::ssh::{
-    CliPlatform, CliShell, HostKeyPolicy, PlatformKind, SshAuth, SshError, SshSession, SshTarget,
-};
+use crate::transport::ssh::PlatformKind;
 use config::DeviceState;
 
-/// A rendered line that must not be sent (a newline, `;`, `|` or `?` would let a value run a second
-/// command or ask for help). The models already reject such values; this is the last guard.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("refusing to send {line:?}: {reason}")]
-pub struct RenderError {
-    pub line: String,
-    pub reason: &'static str,
-}
-
-/// An SSH session with one interactive CLI shell: shared by the IOS and NX-OS drivers.
-///
-/// Reads are cached for the life of the session until something else is sent: within one converge
-/// the facts, observe and pre-change reads ask the same `show` commands of a device nothing has
-/// changed in between (the node lock keeps other netgw runs out), so each is sent once. Any other
-/// command or configuration line drops the cache first, so verify and restore always read the device
-/// afresh. Only answers are cached, never failures.
-pub(crate) struct CliConn {
-    pub device: String,
-    session: Option<SshSession>,
-    shell: Option<CliShell>,
-    reads: std::collections::HashMap<String, String>,
-    /// A recorded device answering instead of the SSH shell (`transport::replay`).
-    #[cfg(feature = "replay")]
-    replay: Option<crate::transport::replay::Recording>,
-    /// A command is being sent or answered. Still set at the next call when the call before was
-    /// dropped mid-way (a node timeout or an abort stops the run at any await): the shell may hold
-    /// half an answer or sit in configuration mode, so the session is reported lost and the driver
-    /// reconnects to restore.
-    busy: bool,
-}
-
-impl std::fmt::Debug for CliConn {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CliConn")
-            .field("device", &self.device)
-            .field("shell", &self.shell)
-            .finish_non_exhaustive()
-    }
-}
-
-pub(crate) fn ssh_err(device: &str, step: &'static str, e: SshError) -> DriverError {
-    match e {
-        SshError::Cli {
-            command, output, ..
-        } => DriverError::Rejected {
-            device: device.to_owned(),
-            step,
-            message: format!("`{command}`: {output}"),
-        },
-        other => {
-            let kind = match &other {
-                SshError::Timeout { .. } => ErrorKind::Timeout,
-                SshError::AuthRejected { .. }
-                | SshError::Enable { .. }
-                | SshError::PrivateKey { .. } => ErrorKind::Auth,
-                SshError::Connect { .. }
-                | SshError::HostKeyUnknown { .. }
-                | SshError::HostKeyChanged(_)
-                | SshError::HostKeyRevoked { .. }
-                | SshError::HostCertificate { .. } => ErrorKind::Connect,
-                _ => ErrorKind::Transport,
-            };
-            DriverError::Transport {
-                device: device.to_owned(),
-                step,
-                kind,
-                source: Box::new(other),
-            }
-        }
-    }
-}
-
-impl CliConn {
-    /// Connect over SSH (`connection_options.ssh` over the host's settings, port 22), open a shell of
-    /// `kind` and enter privileged mode with the target's enable secret.
-    pub async fn connect(
-        target: &DeviceTarget,
-        kind: PlatformKind,
-    ) -> Result<CliConn, DriverError> {
-        let device = target.name.clone();
-        let ep = target.endpoint("ssh", 22);
-        let auth = match (&target.key_file, ep.password) {
-            (Some(path), _) => SshAuth::PublicKey {
-                path: path.clone(),
-                passphrase: None,
-            },
-            (None, Some(p)) => SshAuth::Password(p),
-            (None, None) => {
-                return Err(DriverError::Config {
-                    device,
-                    message: "no password or key file for the SSH connection".into(),
-                });
-            }
-        };
-        let ssh = SshTarget {
-            device: device.clone(),
-            host: ep.host,
-            port: ep.port,
-            username: ep.username,
-            auth,
-            host_keys: HostKeyPolicy {
-                known_hosts: target.known_hosts.clone(),
-                accept_new: target.accept_new_host_keys,
-            },
-            timeouts: target.timeouts,
-        };
-        let session = SshSession::connect(&ssh)
-            .await
-            .map_err(|e| ssh_err(&device, "ssh connect", e))?;
-        let mut shell = session
-            .shell(CliPlatform::get(kind))
-            .await
-            .map_err(|e| ssh_err(&device, "open shell", e))?;
-        shell
-            .enable(target.enable_secret.as_ref())
-            .await
-            .map_err(|e| ssh_err(&device, "enable", e))?;
-        Ok(CliConn {
-            device,
-            session: Some(session),
-            shell: Some(shell),
-            reads: Default::default(),
-            #[cfg(feature = "replay")]
-            replay: None,
-            busy: false,
-        })
-    }
-
-    /// A session with a recorded device: commands are answered from `rec`, configuration lines are
-    /// noted there and accepted.
-    #[cfg(feature = "replay")]
-    pub fn replay(device: &str, rec: crate::transport::replay::Recording) -> CliConn {
-        CliConn {
-            device: device.to_owned(),
-            session: None,
-            shell: None,
-            reads: Default::default(),
-            replay: Some(rec),
-            busy: false,
-        }
-    }
-
-    fn replayed(&self) -> bool {
-        #[cfg(feature = "replay")]
-        if self.replay.is_some() {
-            return true;
-        }
-        false
-    }
-
-    fn check_open(&mut self) -> Result<(), DriverError> {
-        if self.replayed() {
-            return Ok(());
-        }
-        self.shell().map(|_| ())
-    }
-
-    /// What the recorded device answers: the recorded output, or a refusal as for an unknown command.
-    #[cfg(feature = "replay")]
-    fn replay_answer(&self, cmd: &str) -> Option<Result<String, SshError>> {
-        let rec = self.replay.as_ref()?;
-        Some(rec.answer(cmd).ok_or_else(|| SshError::Cli {
-            device: self.device.clone(),
-            command: cmd.to_owned(),
-            output: "% Invalid input detected (not in the recording)".into(),
-        }))
-    }
-
-    /// The shell and the busy flag, borrowed apart so a command can be bracketed by the flag.
-    fn shell_busy(&mut self) -> Result<(&mut CliShell, &mut bool), DriverError> {
-        self.shell()?;
-        match (self.shell.as_mut(), &mut self.busy) {
-            (Some(s), b) => Ok((s, b)),
-            (None, _) => Err(DriverError::Transport {
-                device: self.device.clone(),
-                step: "cli",
-                kind: ErrorKind::Transport,
-                source: "the session is closed".into(),
-            }),
-        }
-    }
-
-    fn shell(&mut self) -> Result<&mut CliShell, DriverError> {
-        let reason = if self.busy {
-            "an earlier command was stopped mid-answer: the shell's state is unknown"
-        } else {
-            "the session is closed"
-        };
-        match self.shell.as_mut() {
-            Some(s) if !self.busy => Ok(s),
-            _ => Err(DriverError::Transport {
-                device: self.device.clone(),
-                step: "cli",
-                kind: ErrorKind::Transport,
-                source: reason.into(),
-            }),
-        }
-    }
-
-    /// A `show` command's answer, from the session's read cache or the device; any other command
-    /// empties the cache before it is sent.
-    async fn command(&mut self, cmd: &str) -> Result<String, SshError> {
-        let read = is_read(cmd);
-        if read {
-            if let Some(t) = self.reads.get(cmd) {
-                return Ok(t.clone());
-            }
-        } else {
-            self.reads.clear();
-        }
-        #[cfg(feature = "replay")]
-        if let Some(answer) = self.replay_answer(cmd) {
-            let t = answer?;
-            if read {
-                self.reads.insert(cmd.to_owned(), t.clone());
-            }
-            return Ok(t);
-        }
-        let shell = match self.shell.as_mut() {
-            Some(s) if !self.busy => s,
-            _ => {
-                return Err(SshError::Disconnected {
-                    device: self.device.clone(),
-                    operation: format!("command `{cmd}`"),
-                    reason: Some(if self.busy {
-                        "an earlier command was stopped mid-answer: the shell's state is unknown"
-                            .into()
-                    } else {
-                        "the session is closed".into()
-                    }),
-                });
-            }
-        };
-        self.busy = true;
-        let t = shell.command(cmd).await;
-        self.busy = false;
-        let t = t?;
-        if read {
-            self.reads.insert(cmd.to_owned(), t.clone());
-        }
-        Ok(t)
-    }
-
-    /// Run one command; a device failure string is `Rejected`.
-    pub async fn run(&mut self, step: &'static str, cmd: &str) -> Result<String, DriverError> {
-        self.check_open()?;
-        let device = self.device.clone();
-        self.command(cmd)
-            .await
-            .map_err(|e| ssh_err(&device, step, e))
-    }
-
-    /// A command the device may not know (or answer with nothing): `None` when it fails with a
-    /// failure string or prints nothing.
-    pub async fn optional(&mut self, cmd: &str) -> Result<Option<String>, DriverError> {
-        self.check_open()?;
-        let device = self.device.clone();
-        match self.command(cmd).await {
-            Ok(t) if t.trim().is_empty() => Ok(None),
-            Ok(t) => Ok(Some(t)),
-            Err(SshError::Cli { output, .. }) => {
-                tracing::debug!(device = %device, command = cmd, output = %output, "optional command not answered");
-                Ok(None)
-            }
-            Err(e) => Err(ssh_err(&device, "facts", e)),
-        }
-    }
-
-    /// Configuration mode, `lines` one by one (stopping at the first failure), back to exec mode.
-    pub async fn config(
-        &mut self,
-        step: &'static str,
-        lines: &[String],
-    ) -> Result<(), DriverError> {
-        self.reads.clear();
-        let device = self.device.clone();
-        #[cfg(feature = "replay")]
-        if let Some(rec) = &self.replay {
-            lines.iter().for_each(|l| rec.note_sent(l.as_str()));
-            return Ok(());
-        }
-        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-        let (shell, busy) = self.shell_busy()?;
-        *busy = true;
-        let r = shell.config(&refs).await;
-        *busy = false;
-        r.map(|_| ()).map_err(|e| ssh_err(&device, step, e))
-    }
-
-    /// [`CliConn::config`], configuration mode entered with `enter` (IOS `configure terminal revert
-    /// timer N`). When the device refuses `enter` (it stays in privileged mode), the lines go
-    /// through plain configuration mode. Returns whether `enter` was taken, and how the lines went.
-    pub async fn config_entered_with(
-        &mut self,
-        step: &'static str,
-        enter: &str,
-        lines: &[String],
-    ) -> (bool, Result<(), DriverError>) {
-        if self.replayed() {
-            // A recording answers no revert timer: the lines go as plain configuration.
-            return (false, self.config(step, lines).await);
-        }
-        self.reads.clear();
-        let device = self.device.clone();
-        let (shell, busy) = match self.shell_busy() {
-            Ok(s) => s,
-            Err(e) => return (false, Err(e)),
-        };
-        *busy = true;
-        let entered = shell.enter_config_with(enter).await;
-        *busy = false;
-        let taken = match entered {
-            Ok(()) => true,
-            Err(e @ (SshError::Mode { .. } | SshError::Cli { .. })) => {
-                tracing::warn!(device = %device, command = enter, error = %e, "refused: the change goes without the device's revert timer");
-                false
-            }
-            Err(e) => return (false, Err(ssh_err(&device, step, e))),
-        };
-        (taken, self.config(step, lines).await)
-    }
-
-    pub async fn close(&mut self) -> Result<(), DriverError> {
-        self.reads.clear();
-        if let Some(shell) = self.shell.take() {
-            let _ = shell.close().await;
-        }
-        if let Some(session) = self.session.take() {
-            session
-                .close()
-                .await
-                .map_err(|e| ssh_err(&self.device, "close", e))?;
-        }
-        Ok(())
-    }
-}
-
-/// A command that only reads (`show ...`, without a pipe into something that could write).
-fn is_read(cmd: &str) -> bool {
-    cmd.starts_with("show ")
-        && cmd.split('|').skip(1).all(|p| {
-            matches!(
-                p.split_whitespace().next(),
-                Some("json" | "include" | "exclude" | "section" | "begin")
-            )
-        })
-}
-
-pub(crate) fn bool_option(t: &DeviceTarget, key: &str) -> Result<bool, DriverError> {
-    match t.options.get(key) {
-        None | Some(Value::Null) => Ok(false),
-        Some(Value::Bool(b)) => Ok(*b),
-        Some(other) => Err(DriverError::Config {
-            device: t.name.clone(),
-            message: format!("option {key} must be true or false, not {other}"),
-        }),
-    }
-}
+pub use crate::driver::RenderError;
 
 /// A change in progress.
 #[derive(Debug, Clone)]
@@ -419,13 +60,7 @@ struct Pending {
     armed: bool,
 }
 
-#[derive(Debug, Default)]
-enum State {
-    #[default]
-    Idle,
-    Staged(Pending),
-    Committed(Pending),
-}
+type State = Change<Pending>;
 
 /// One SSH CLI session with one IOS / IOS-XE device.
 #[derive(Debug)]
@@ -447,7 +82,7 @@ impl IosDriver {
     /// Connect, open the CLI, enter privileged mode. Option `save_config: true` makes `confirm` run
     /// `write memory` (off by default).
     pub async fn connect(target: &DeviceTarget) -> Result<Self, DriverError> {
-        let save_config = bool_option(target, "save_config")?;
+        let save_config = target.bool_option("save_config")?.unwrap_or(false);
         let mut conn = CliConn::connect(target, PlatformKind::Ios).await?;
         let (archive, stale) = find_archive(&mut conn).await?;
         Ok(IosDriver {
@@ -474,7 +109,7 @@ impl IosDriver {
             device: target.name.clone(),
             target: target.clone(),
             conn: CliConn::replay(&target.name, rec),
-            save_config: bool_option(target, "save_config")?,
+            save_config: target.bool_option("save_config")?.unwrap_or(false),
             // No recording holds an archive session (`settle_archive` at connect): the exact-inverse
             // path, as on a device without one.
             archive: false,
@@ -593,31 +228,6 @@ pub fn ios_plan_rules() -> PlanRules {
     }
 }
 
-pub(crate) fn validate_with(
-    vlans: &[Vlan],
-    links: &[Link],
-    vf: impl Fn(&Vlan) -> Result<(), String>,
-    lf: impl Fn(&Link) -> Result<(), String>,
-) -> Vec<(ResourceRef, String)> {
-    let mut out = Vec::new();
-    for v in vlans {
-        if let Err(e) = vf(v) {
-            out.push((ResourceRef::Vlan { id: v.id }, e));
-        }
-    }
-    for l in links {
-        if let Err(e) = lf(l) {
-            out.push((
-                ResourceRef::Link {
-                    name: l.name.clone(),
-                },
-                e,
-            ));
-        }
-    }
-    out
-}
-
 #[async_trait]
 impl Driver for IosDriver {
     fn platform(&self) -> Platform {
@@ -631,6 +241,7 @@ impl Driver for IosDriver {
             sessions: false,
             rollback: false,
             device_diff: false,
+            rollback_retry: true,
         }
     }
 
@@ -699,12 +310,7 @@ impl Driver for IosDriver {
             self.settle_pending(false).await?;
         }
         self.observed.forget();
-        if !matches!(self.state, State::Idle) {
-            return Err(DriverError::Config {
-                device: self.device.clone(),
-                message: "a change is already staged or committed; discard, confirm or roll it back first".into(),
-            });
-        }
+        self.state.ensure_idle(&self.device)?;
         if plan.is_empty() {
             return Ok(Staged::default());
         }
@@ -759,16 +365,8 @@ impl Driver for IosDriver {
     }
 
     async fn commit(&mut self, options: &CommitOptions) -> Result<(), DriverError> {
-        let mut p = match std::mem::take(&mut self.state) {
-            State::Idle => return Ok(()),
-            State::Staged(p) => p,
-            committed @ State::Committed(_) => {
-                self.state = committed;
-                return Err(DriverError::Config {
-                    device: self.device.clone(),
-                    message: "already committed".into(),
-                });
-            }
+        let Some(mut p) = self.state.take_staged(&self.device)? else {
+            return Ok(());
         };
         tracing::info!(device = %self.device, comment = %options.comment, lines = p.lines.len(), archive = self.archive, "ios commit");
         // Committed before the first line goes: a commit stopped mid-way (node timeout, abort)
@@ -794,110 +392,53 @@ impl Driver for IosDriver {
                 // Lines before the failed one are active: put the device back now.
                 let restored = self.restore(&p).await;
                 self.state = State::Idle;
-                Err(match (e, restored) {
-                    (
-                        DriverError::Rejected {
-                            device,
-                            step,
-                            message,
-                        },
-                        Ok(n),
-                    ) => DriverError::Rejected {
-                        device,
-                        step,
-                        message: format!(
-                            "{message}; the device was restored to its state before the change ({n} line(s) sent)"
-                        ),
-                    },
-                    (
-                        DriverError::Rejected {
-                            device,
-                            step,
-                            message,
-                        },
-                        Err(r),
-                    ) => DriverError::Rejected {
-                        device,
-                        step,
-                        message: format!(
-                            "{message}; restoring the state before the change FAILED: {r}"
-                        ),
-                    },
-                    (other, restored) => {
-                        tracing::error!(device = %self.device, restored = ?restored.as_ref().map_err(|e| e.to_string()), "ios commit failed");
-                        // The report must say whether the device was put back (the lines sent
-                        // before the failure are active on IOS).
-                        match (other, restored) {
-                            (
-                                DriverError::Transport {
-                                    device,
-                                    step,
-                                    kind,
-                                    source,
-                                },
-                                restored,
-                            ) => DriverError::Transport {
-                                device,
-                                step,
-                                kind,
-                                source: match restored {
-                                    Ok(n) => format!(
-                                        "{source}; the device was restored to its state before the change ({n} line(s) sent)"
-                                    ),
-                                    Err(r) => format!(
-                                        "{source}; restoring the state before the change FAILED ({r}): the device may hold part of the change"
-                                    ),
-                                }
-                                .into(),
-                            },
-                            (other, _) => other,
-                        }
-                    }
-                })
+                if !matches!(e, DriverError::Rejected { .. }) {
+                    tracing::error!(device = %self.device, restored = ?restored.as_ref().map_err(|e| e.to_string()), "ios commit failed");
+                }
+                // The report must say whether the device was put back (the lines sent before
+                // the failure are active on IOS).
+                let note = match (&e, &restored) {
+                    (DriverError::Transport { .. }, Err(r)) => format!(
+                        "restoring the state before the change FAILED ({r}): the device may hold part of the change"
+                    ),
+                    _ => restore_note(&restored, "line(s)"),
+                };
+                Err(e.with_note(note))
             }
         }
     }
 
     async fn confirm(&mut self) -> Result<(), DriverError> {
-        match std::mem::take(&mut self.state) {
-            State::Idle => Ok(()),
-            staged @ State::Staged(_) => {
-                self.state = staged;
-                Err(DriverError::Config {
-                    device: self.device.clone(),
-                    message: "confirm before commit".into(),
-                })
-            }
-            State::Committed(p) => {
-                if p.armed {
-                    let out = match self.conn.run("confirm", "configure confirm").await {
-                        Ok(o) => o,
-                        Err(e) => {
-                            self.state = State::Committed(p);
-                            return Err(e);
-                        }
-                    };
-                    if out.contains(archive::NOT_PENDING) {
-                        // The timer ran out first: the device holds the configuration from before.
-                        return Err(DriverError::Rejected {
-                            device: self.device.clone(),
-                            step: "confirm",
-                            message: format!(
-                                "`configure confirm`: {}: the revert timer expired before the confirmation and the device put the configuration from before the change back",
-                                out.trim()
-                            ),
-                        });
-                    }
-                }
-                if self.save_config
-                    && let Err(e) = self.conn.run("confirm", "write memory").await
-                {
+        let Some(p) = self.state.take_committed(&self.device)? else {
+            return Ok(());
+        };
+        if p.armed {
+            let out = match self.conn.run("confirm", "configure confirm").await {
+                Ok(o) => o,
+                Err(e) => {
                     self.state = State::Committed(p);
                     return Err(e);
                 }
-                Ok(())
+            };
+            if out.contains(archive::NOT_PENDING) {
+                // The timer ran out first: the device holds the configuration from before.
+                return Err(DriverError::Rejected {
+                    device: self.device.clone(),
+                    step: "confirm",
+                    message: format!(
+                        "`configure confirm`: {}: the revert timer expired before the confirmation and the device put the configuration from before the change back",
+                        out.trim()
+                    ),
+                });
             }
         }
+        if self.save_config
+            && let Err(e) = self.conn.run("confirm", "write memory").await
+        {
+            self.state = State::Committed(p);
+            return Err(e);
+        }
+        Ok(())
     }
 
     async fn rollback(&mut self) -> Result<(), DriverError> {
@@ -948,22 +489,5 @@ impl Driver for IosDriver {
         } else {
             Settled::Reverted(cmd.into())
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_read;
-
-    #[test]
-    fn only_plain_reads_are_cached() {
-        assert!(is_read("show vlan brief"));
-        assert!(is_read("show interface | json"));
-        assert!(is_read("show running-config | section interface"));
-        assert!(!is_read("show running-config | redirect bootflash:x"));
-        assert!(!is_read("show tech | tee bootflash:x"));
-        assert!(!is_read("write memory"));
-        assert!(!is_read("checkpoint netgw-1"));
-        assert!(!is_read("terminal length 0"));
     }
 }

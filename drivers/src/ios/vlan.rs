@@ -175,24 +175,33 @@ pub fn vlans_from_rows(rows: &[VlanRow]) -> Vec<Vlan> {
         .collect()
 }
 
+/// A desired VLAN IOS cannot take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VlanUnfit {
+    #[error(transparent)]
+    Model(#[from] netgw_models::error::ModelError),
+    #[error("VLAN name {0:?} is longer than {MAX_NAME_LEN} characters (IOS would truncate it)")]
+    NameTooLong(String),
+    #[error("VLAN {0} is reserved on IOS and cannot be renamed")]
+    Reserved(u16),
+    #[error("IOS VLANs have no description (use the name)")]
+    Description,
+}
+
 /// IOS limits, checked before anything is sent.
-pub fn validate_vlan(v: &Vlan) -> Result<(), String> {
-    v.validate().map_err(|e| e.to_string())?;
+pub fn validate_vlan(v: &Vlan) -> Result<(), VlanUnfit> {
+    v.validate()?;
     if let Some(n) = &v.name {
         if n.len() > MAX_NAME_LEN {
-            return Err(format!(
-                "VLAN name {n:?} is longer than {MAX_NAME_LEN} characters (IOS would truncate it)"
-            ));
+            return Err(VlanUnfit::NameTooLong(n.clone()));
         }
         let id = v.id.get();
         if reserved_vlans().contains(v.id) && !reserved_default_names(id).contains(&n.as_str()) {
-            return Err(format!(
-                "VLAN {id} is reserved on IOS and cannot be renamed"
-            ));
+            return Err(VlanUnfit::Reserved(id));
         }
     }
     if v.description.is_some() {
-        return Err("IOS VLANs have no description (use the name)".into());
+        return Err(VlanUnfit::Description);
     }
     Ok(())
 }
@@ -303,9 +312,9 @@ mod tests {
         let v: Vlan =
             serde_json::from_value(json!({"id": 10, "name": "a23456789012345678901234567890123"}))
                 .unwrap();
-        assert!(validate_vlan(&v).unwrap_err().contains("32"));
+        assert!(validate_vlan(&v).unwrap_err().to_string().contains("32"));
         let v: Vlan = serde_json::from_value(json!({"id": 1, "name": "users"})).unwrap();
-        assert!(validate_vlan(&v).unwrap_err().contains("reserved"));
+        assert_eq!(validate_vlan(&v), Err(VlanUnfit::Reserved(1)));
         let v: Vlan = serde_json::from_value(json!({"id": 1, "name": "default"})).unwrap();
         assert!(validate_vlan(&v).is_ok());
         let v: Vlan = serde_json::from_value(json!({"id": 10, "description": "x"})).unwrap();

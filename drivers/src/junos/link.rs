@@ -327,6 +327,19 @@ mod tests {
         parse_config(&parse_document(xml).unwrap())
     }
 
+    /// Desired links `d` merged into `observed`, no VLANs.
+    fn link_plan(d: &[Link], observed: &[Link]) -> netgw_models::plan::Plan {
+        plan(
+            &[],
+            &[],
+            Policy::Merge,
+            d,
+            observed,
+            Policy::Merge,
+            &PlanRules::default(),
+        )
+    }
+
     fn links(v: Value) -> Vec<Link> {
         serde_json::from_value(v).unwrap()
     }
@@ -362,15 +375,7 @@ mod tests {
         let d = links(
             json!([{"name": "ge-0/0/1", "access_vlan": 20, "description": "a<b", "mtu": 9000}]),
         );
-        let p = plan(
-            &[],
-            &[],
-            Policy::Merge,
-            &d,
-            &observed,
-            Policy::Merge,
-            &PlanRules::default(),
-        );
+        let p = link_plan(&d, &observed);
         let xml: Vec<String> = render_link(&p.links[0], &c, Style::Ex)
             .iter()
             .map(El::to_xml)
@@ -391,15 +396,7 @@ mod tests {
         let d = links(
             json!([{"name": "xe-0/0/1", "enabled": true, "mode": "trunk", "trunk_vlans": "10,11,12,20", "native_vlan": 10}]),
         );
-        let p = plan(
-            &[],
-            &[],
-            Policy::Merge,
-            &d,
-            &observed,
-            Policy::Merge,
-            &PlanRules::default(),
-        );
+        let p = link_plan(&d, &observed);
         let one = |s| {
             render_link(&p.links[0], &empty, s)
                 .iter()
@@ -423,15 +420,7 @@ mod tests {
         let d = links(
             json!([{"name": "ge-0/0/2", "trunk_vlans": "30"}, {"name": "ge-0/0/1", "enabled": false}]),
         );
-        let p = plan(
-            &[],
-            &[],
-            Policy::Merge,
-            &d,
-            &observed,
-            Policy::Merge,
-            &PlanRules::default(),
-        );
+        let p = link_plan(&d, &observed);
         let xml = render_links(&p.links, &c, Style::Ex).unwrap().to_xml();
         assert!(!xml.contains("operation=\"delete\""), "{xml}");
         assert!(

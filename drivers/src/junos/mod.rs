@@ -30,7 +30,6 @@ use crate::netconf_txn::{Dialect, NetconfTxn, TxnError};
 use crate::target::DeviceTarget;
 use crate::transport::netconf::ops::{CAP_CANDIDATE, CAP_CONFIRMED_COMMIT_11};
 use crate::transport::netconf::{Datastore, NetconfError, NetconfSsh, XmlElement, connect_ssh};
-use crate::transport::ssh::{HostKeyPolicy, SshAuth, SshTarget};
 use async_trait::async_trait;
 use config::{JunosConfig, Style, detect_style_xml, parse_config, style_from_model};
 use netgw_models::facts::DeviceFacts;
@@ -141,32 +140,7 @@ impl JunosDriver {
     pub async fn connect(target: &DeviceTarget) -> Result<JunosDriver, DriverError> {
         let device = target.name.clone();
         let style_option = style_option(target)?;
-        let ep = target.endpoint("netconf", DEFAULT_PORT);
-        let auth = match (&target.key_file, ep.password) {
-            (Some(path), _) => SshAuth::PublicKey {
-                path: path.clone(),
-                passphrase: None,
-            },
-            (None, Some(p)) => SshAuth::Password(p),
-            (None, None) => {
-                return Err(DriverError::Config {
-                    device,
-                    message: "no password or key file for the netconf connection".into(),
-                });
-            }
-        };
-        let ssh = SshTarget {
-            device: device.clone(),
-            host: ep.host,
-            port: ep.port,
-            username: ep.username,
-            auth,
-            host_keys: HostKeyPolicy {
-                known_hosts: target.known_hosts.clone(),
-                accept_new: target.accept_new_host_keys,
-            },
-            timeouts: target.timeouts,
-        };
+        let ssh = target.ssh_target("netconf", DEFAULT_PORT)?;
         let session = connect_ssh(&ssh).await.map_err(|e| {
             let kind = if e.is_timeout() {
                 ErrorKind::Timeout
@@ -375,8 +349,12 @@ impl Driver for JunosDriver {
     }
 
     fn capabilities(&self) -> Capabilities {
+        // The candidate and the reconnect outlive a lost session: a failed rollback can be retried.
         let Some(s) = self.session.as_ref() else {
-            return Capabilities::default();
+            return Capabilities {
+                rollback_retry: true,
+                ..Capabilities::default()
+            };
         };
         let cancel = s.has_capability(CAP_CONFIRMED_COMMIT_11);
         Capabilities {
@@ -385,6 +363,7 @@ impl Driver for JunosDriver {
             sessions: false,
             rollback: cancel,
             device_diff: s.has_capability(CAP_JUNOS),
+            rollback_retry: true,
         }
     }
 
@@ -689,9 +668,9 @@ impl JunosDriver {
         let running = parse_config(&pre);
         let mut cfg = El::new("configuration");
         if let Some(v) =
-            vlan::render_vlans(plan, &running, style).map_err(|message| DriverError::Config {
+            vlan::render_vlans(plan, &running, style).map_err(|e| DriverError::Config {
                 device: device.clone(),
-                message,
+                message: e.to_string(),
             })?
         {
             cfg.push(v);

@@ -46,70 +46,68 @@ pub struct VlanInfo {
 /// VLAN is untagged and reported with tag 0.
 pub fn parse_vlan_information(root: &XmlElement) -> BTreeMap<u16, VlanInfo> {
     let mut out = BTreeMap::new();
-    let clean = |s: String| -> Option<String> {
-        let t = s.trim().trim_end_matches('*').trim();
-        (!t.is_empty() && t != "None").then(|| t.to_string())
-    };
     if let Some(info) = find(root, "vlan-information") {
         for v in info.children_named("vlan") {
-            let (Some(name), Some(tag)) = (text(v, "vlan-name"), text(v, "vlan-tag")) else {
-                continue;
+            let members = |v: &XmlElement| -> Vec<String> {
+                v.path(&["vlan-detail", "vlan-member-list"])
+                    .map(|l| member_names(l, "vlan-member", Some("vlan-member-interface")))
+                    .unwrap_or_default()
             };
-            let Ok(tag) = tag.parse::<u16>() else {
-                continue;
-            };
-            let interfaces = v
-                .path(&["vlan-detail", "vlan-member-list"])
-                .map(|l| {
-                    l.children_named("vlan-member")
-                        .filter_map(|m| {
-                            m.child("vlan-member-interface")
-                                .and_then(|i| clean(i.text()))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            out.insert(tag, VlanInfo { name, interfaces });
+            insert_vlan(&mut out, v, ("vlan-name", "vlan-tag"), members);
         }
         for g in info.children_named("l2ng-l2ald-vlan-instance-group") {
-            let (Some(name), Some(tag)) = (
-                text(g, "l2ng-l2rtb-vlan-name"),
-                text(g, "l2ng-l2rtb-vlan-tag"),
-            ) else {
-                continue;
+            let members = |g: &XmlElement| {
+                member_names(
+                    g,
+                    "l2ng-l2rtb-vlan-member",
+                    Some("l2ng-l2rtb-vlan-member-interface"),
+                )
             };
-            let Ok(tag) = tag.parse::<u16>() else {
-                continue;
-            };
-            let interfaces = g
-                .children_named("l2ng-l2rtb-vlan-member")
-                .filter_map(|m| {
-                    m.child("l2ng-l2rtb-vlan-member-interface")
-                        .and_then(|i| clean(i.text()))
-                })
-                .collect();
-            out.insert(tag, VlanInfo { name, interfaces });
+            let keys = ("l2ng-l2rtb-vlan-name", "l2ng-l2rtb-vlan-tag");
+            insert_vlan(&mut out, g, keys, members);
         }
     }
     if let Some(info) = find(root, "l2ald-bridge-instance-information") {
         for g in info.children_named("l2ald-bridge-instance-group") {
-            let (Some(name), Some(tag)) = (
-                text(g, "l2rtb-bridging-domain"),
-                text(g, "l2rtb-bridge-vlan"),
-            ) else {
-                continue;
-            };
-            let Ok(tag) = tag.parse::<u16>() else {
-                continue;
-            };
-            let interfaces = g
-                .children_named("l2rtb-interface-name")
-                .filter_map(|i| clean(i.text()))
-                .collect();
-            out.insert(tag, VlanInfo { name, interfaces });
+            let members = |g: &XmlElement| member_names(g, "l2rtb-interface-name", None);
+            let keys = ("l2rtb-bridging-domain", "l2rtb-bridge-vlan");
+            insert_vlan(&mut out, g, keys, members);
         }
     }
     out
+}
+
+/// One VLAN of the table: its name and tag under `keys` (passed over when either is missing or
+/// the tag is not a number), its members read by `members`.
+fn insert_vlan(
+    out: &mut BTreeMap<u16, VlanInfo>,
+    v: &XmlElement,
+    (name_key, tag_key): (&str, &str),
+    members: impl Fn(&XmlElement) -> Vec<String>,
+) {
+    let (Some(name), Some(tag)) = (text(v, name_key), text(v, tag_key)) else {
+        return;
+    };
+    let Ok(tag) = tag.parse::<u16>() else {
+        return;
+    };
+    let interfaces = members(v);
+    out.insert(tag, VlanInfo { name, interfaces });
+}
+
+/// The interface names of the `member` children of `list` (the text of each one's `inner` child,
+/// or its own text), without the `*` that marks active ones; `None` reads as no name.
+fn member_names(list: &XmlElement, member: &str, inner: Option<&str>) -> Vec<String> {
+    list.children_named(member)
+        .filter_map(|m| match inner {
+            Some(i) => m.child(i).map(XmlElement::text),
+            None => Some(m.text()),
+        })
+        .filter_map(|s| {
+            let t = s.trim().trim_end_matches('*').trim();
+            (!t.is_empty() && t != "None").then(|| t.to_string())
+        })
+        .collect()
 }
 
 /// The VLANs of the operational table as resources (tag 0, the untagged default VLAN, has no id).
@@ -166,6 +164,19 @@ fn container(style: Style) -> (&'static str, &'static str) {
     }
 }
 
+/// Two VLANs the rendered configuration would give one name (Junos names VLANs uniquely).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameClash {
+    #[error("in VLAN {id}: VLAN {other} would be named {name:?} too")]
+    InPlan { name: String, id: u16, other: u16 },
+    #[error("in VLAN {id}: the name {name:?} is already used by VLAN {other} on the device")]
+    OnDevice {
+        name: String,
+        id: u16,
+        other: String,
+    },
+}
+
 /// Render the plan's VLAN changes as the `<vlans>` / `<bridge-domains>` element, deletions (including
 /// the old names of renamed VLANs) first. `running` supplies the names the device uses now. `None`
 /// when there is nothing to change; `Err` when the result would give two VLANs one name.
@@ -173,7 +184,7 @@ pub fn render_vlans(
     plan: &Plan,
     running: &JunosConfig,
     style: Style,
-) -> Result<Option<El>, String> {
+) -> Result<Option<El>, NameClash> {
     let (outer, inner) = container(style);
     let mut deletes: Vec<El> = Vec::new();
     let mut upserts: Vec<El> = Vec::new();
@@ -228,9 +239,7 @@ pub fn render_vlans(
                     }
                 }
                 if let Some(other) = new_names.insert(name.clone(), id) {
-                    return Err(format!(
-                        "VLANs {other} and {id} would both be named {name:?}"
-                    ));
+                    return Err(NameClash::InPlan { name, id, other });
                 }
                 upserts.push(el);
             }
@@ -248,9 +257,11 @@ pub fn render_vlans(
             let other =
                 v.id.map(|i| i.to_string())
                     .unwrap_or_else(|| "without an id".into());
-            return Err(format!(
-                "VLAN name {name:?} is already used by VLAN {other} on the device"
-            ));
+            return Err(NameClash::OnDevice {
+                name: name.clone(),
+                id: *id,
+                other,
+            });
         }
     }
     Ok(Some(El::new(outer).children(deletes).children(upserts)))
@@ -300,6 +311,19 @@ mod tests {
         parse_config(&parse_document(xml).unwrap())
     }
 
+    /// Desired VLANs against `observed` under `policy`, no links.
+    fn vlan_plan(desired: &[Vlan], observed: &[Vlan], policy: Policy) -> netgw_models::plan::Plan {
+        plan(
+            desired,
+            observed,
+            policy,
+            &[],
+            &[],
+            Policy::Merge,
+            &PlanRules::default(),
+        )
+    }
+
     fn vlans(v: Value) -> Vec<Vlan> {
         serde_json::from_value(v).unwrap()
     }
@@ -311,15 +335,7 @@ mod tests {
         );
         let observed = parse_vlans(&running);
         let desired = vlans(json!([{"id": 10}, {"id": 20, "name": "new"}]));
-        let p = plan(
-            &desired,
-            &observed,
-            Policy::Purge,
-            &[],
-            &[],
-            Policy::Merge,
-            &PlanRules::default(),
-        );
+        let p = vlan_plan(&desired, &observed, Policy::Purge);
         let el = render_vlans(&p, &running, Style::Els).unwrap().unwrap();
         assert_eq!(
             el.to_xml(),
@@ -345,31 +361,19 @@ mod tests {
             "<configuration><vlans><vlan><name>web</name><vlan-id>10</vlan-id><description>x</description></vlan><vlan><name>db</name><vlan-id>20</vlan-id></vlan></vlans></configuration>",
         );
         let observed = parse_vlans(&running);
-        let p = plan(
-            &vlans(json!([{"id": 10}])),
-            &observed,
-            Policy::Replace,
-            &[],
-            &[],
-            Policy::Merge,
-            &PlanRules::default(),
-        );
+        let p = vlan_plan(&vlans(json!([{"id": 10}])), &observed, Policy::Replace);
         let el = render_vlans(&p, &running, Style::Ex).unwrap().unwrap();
         assert_eq!(
             el.to_xml(),
             "<vlans><vlan><name>web</name><description operation=\"delete\"/></vlan></vlans>"
         );
-        let p = plan(
+        let p = vlan_plan(
             &vlans(json!([{"id": 10, "name": "db"}])),
             &observed,
             Policy::Merge,
-            &[],
-            &[],
-            Policy::Merge,
-            &PlanRules::default(),
         );
         let e = render_vlans(&p, &running, Style::Ex).unwrap_err();
-        assert!(e.contains("already used by VLAN 20"), "{e}");
+        assert!(e.to_string().contains("already used by VLAN 20"), "{e}");
         let empty = plan(
             &vlans(json!([{"id": 10, "name": "web"}])),
             &observed,

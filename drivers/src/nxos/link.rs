@@ -87,12 +87,12 @@ pub fn apply_switchports(links: &mut [Link], sps: &[Switchport]) {
 }
 
 /// NX-OS limits on a desired link.
-pub fn validate_link(l: &Link) -> Result<(), String> {
-    l.validate().map_err(|e| e.to_string())?;
+pub fn validate_link(l: &Link) -> Result<(), LinkUnfit> {
+    l.validate()?;
     if let Some(m) = l.mtu
         && !(576..=9216).contains(&m)
     {
-        return Err(format!("MTU {m} is outside what NX-OS accepts (576..9216)"));
+        return Err(LinkUnfit::Mtu(m));
     }
     // `ERROR: Ethernet3/9: MTU on L2 interfaces can only be set to default or system-jumboMTU`.
     if let Some(m) = l.mtu
@@ -100,11 +100,22 @@ pub fn validate_link(l: &Link) -> Result<(), String> {
         && m != 1500
         && m != 9216
     {
-        return Err(format!(
-            "NX-OS sets the MTU of an L2 port to 1500 or the system jumbo MTU (9216 by default) only ({m} given)"
-        ));
+        return Err(LinkUnfit::SwitchportMtu(m));
     }
     Ok(())
+}
+
+/// A desired link NX-OS cannot take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LinkUnfit {
+    #[error(transparent)]
+    Model(#[from] netgw_models::error::ModelError),
+    #[error("MTU {0} is outside what NX-OS accepts (576..9216)")]
+    Mtu(u32),
+    #[error(
+        "NX-OS sets the MTU of an L2 port to 1500 or the system jumbo MTU (9216 by default) only ({0} given)"
+    )]
+    SwitchportMtu(u32),
 }
 
 #[cfg(test)]
@@ -139,6 +150,7 @@ mod tests {
         assert!(
             validate_link(&l("access", 9000))
                 .unwrap_err()
+                .to_string()
                 .contains("system jumbo MTU")
         );
         assert!(validate_link(&l("trunk", 1500)).is_ok());

@@ -26,11 +26,11 @@ use netgw_models::plan::{Plan, PlanRules, ResourceRef};
 use netgw_models::resource::{Link, Vlan, VlanId};
 use serde_json::Value;
 
+use crate::cli_conn::CliConn;
 use crate::driver::{
     Capabilities, CommitOptions, Driver, DriverError, ErrorKind, Observed, ObservedOnce, Platform,
-    Staged,
+    Staged, validate_with,
 };
-use crate::ios::{CliConn, bool_option, validate_with};
 use crate::target::DeviceTarget;
 use crate::transport::ssh::PlatformKind;
 use facts::Answer;
@@ -98,7 +98,7 @@ impl NxosDriver {
     }
 
     fn on(target: &DeviceTarget, conn: CliConn) -> Result<Self, DriverError> {
-        let save_config = bool_option(target, "save_config")?;
+        let save_config = target.bool_option("save_config")?.unwrap_or(false);
         Ok(NxosDriver {
             observed: ObservedOnce::default(),
             device: target.name.clone(),
@@ -270,33 +270,6 @@ impl NxosDriver {
     }
 }
 
-/// `e` with what the rollback after it did, so the report says whether the device was put back.
-fn with_rollback_note(e: DriverError, note: String) -> DriverError {
-    match e {
-        DriverError::Rejected {
-            device,
-            step,
-            message,
-        } => DriverError::Rejected {
-            device,
-            step,
-            message: format!("{message}; {note}"),
-        },
-        DriverError::Transport {
-            device,
-            step,
-            kind,
-            source,
-        } => DriverError::Transport {
-            device,
-            step,
-            kind,
-            source: format!("{source}; {note}").into(),
-        },
-        other => other,
-    }
-}
-
 /// NX-OS plan rules: VLAN 1 and 3968-4094 reserved; native VLAN 1.
 pub fn nxos_plan_rules() -> PlanRules {
     PlanRules {
@@ -318,6 +291,7 @@ impl Driver for NxosDriver {
             sessions: false,
             rollback: true,
             device_diff: false,
+            rollback_retry: true,
         }
     }
 
@@ -426,7 +400,7 @@ impl Driver for NxosDriver {
                         )
                     }
                 };
-                Err(with_rollback_note(e, note))
+                Err(e.with_note(note))
             }
         }
     }

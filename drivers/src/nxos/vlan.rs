@@ -46,24 +46,32 @@ pub fn parse_show_vlan_brief_json(v: &Value) -> Vec<Vlan> {
         .collect()
 }
 
+/// A desired VLAN NX-OS cannot take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VlanUnfit {
+    #[error(transparent)]
+    Model(#[from] netgw_models::error::ModelError),
+    #[error("VLAN name {0:?} is longer than {MAX_NAME_LEN} characters")]
+    NameTooLong(String),
+    #[error("VLAN {0} is reserved on NX-OS and cannot be renamed")]
+    Reserved(u16),
+    #[error("NX-OS VLANs have no description (use the name)")]
+    Description,
+}
+
 /// NX-OS limits, checked before anything is sent.
-pub fn validate_vlan(v: &Vlan) -> Result<(), String> {
-    v.validate().map_err(|e| e.to_string())?;
+pub fn validate_vlan(v: &Vlan) -> Result<(), VlanUnfit> {
+    v.validate()?;
     if let Some(n) = &v.name {
         if n.len() > MAX_NAME_LEN {
-            return Err(format!(
-                "VLAN name {n:?} is longer than {MAX_NAME_LEN} characters"
-            ));
+            return Err(VlanUnfit::NameTooLong(n.clone()));
         }
         if reserved_vlans().contains(v.id) && !(v.id.get() == 1 && n == "default") {
-            return Err(format!(
-                "VLAN {} is reserved on NX-OS and cannot be renamed",
-                v.id
-            ));
+            return Err(VlanUnfit::Reserved(v.id.get()));
         }
     }
     if v.description.is_some() {
-        return Err("NX-OS VLANs have no description (use the name)".into());
+        return Err(VlanUnfit::Description);
     }
     Ok(())
 }
@@ -90,7 +98,7 @@ mod tests {
     #[test]
     fn limits() {
         let v: Vlan = serde_json::from_value(json!({"id": 4000, "name": "x"})).unwrap();
-        assert!(validate_vlan(&v).unwrap_err().contains("reserved"));
+        assert!(matches!(validate_vlan(&v), Err(VlanUnfit::Reserved(_))));
         let v: Vlan = serde_json::from_value(json!({"id": 100, "name": "web"})).unwrap();
         assert!(validate_vlan(&v).is_ok());
     }

@@ -13,7 +13,6 @@ use futures::{SinkExt, StreamExt};
 use netgw_labs::bench::{self, FloorCall};
 use netgw_labs::floor::{self, FloorArgs, FloorHost};
 use netgw_transport::netconf::{Framing, NetconfCodec};
-use russh::Disconnect;
 use russh::client;
 use russh::keys::PublicKey;
 use std::process::ExitCode;
@@ -38,7 +37,9 @@ async fn run_host(
     config: Arc<client::Config>,
     msgs: Arc<Vec<String>>,
 ) -> Result<(), String> {
-    let handle = floor::ssh_connect(&h, key, config).await?;
+    let handle = floor::ssh_connect(&h, key, config)
+        .await
+        .map_err(|e| e.to_string())?;
     let ch = handle
         .channel_open_session()
         .await
@@ -83,40 +84,19 @@ async fn run_host(
             ));
         }
     }
-    let _ = handle
-        .disconnect(Disconnect::ByApplication, "bye", "en")
-        .await;
+    floor::ssh_bye(handle).await;
     Ok(())
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let key = match cli.floor.lab_host_key() {
-        Ok(k) => k,
-        Err(e) => {
-            eprintln!("netconf-floor: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let msgs: Arc<Vec<String>> = Arc::new(
-        bench::junos()
-            .calls
-            .into_iter()
-            .filter_map(|c| match c {
-                FloorCall::Netconf(m) => Some(m),
-                _ => None,
-            })
-            .collect(),
-    );
-    let config = Arc::new(client::Config {
-        nodelay: true,
-        ..Default::default()
-    });
-    floor::run(
-        "netconf-floor",
-        &cli.floor,
-        "netconf",
-        msgs.len(),
-        move |h| run_host(h, key.clone(), config.clone(), msgs.clone()),
-    )
+    let msgs: Vec<String> = bench::junos()
+        .calls
+        .into_iter()
+        .filter_map(|c| match c {
+            FloorCall::Netconf(m) => Some(m),
+            _ => None,
+        })
+        .collect();
+    floor::run_ssh("netconf-floor", &cli.floor, "netconf", msgs, run_host)
 }

@@ -11,9 +11,9 @@
 use clap::Parser;
 use netgw_labs::bench::{self, FloorCall};
 use netgw_labs::floor::{self, FloorArgs, FloorHost};
+use russh::ChannelMsg;
 use russh::client;
 use russh::keys::PublicKey;
-use russh::{ChannelMsg, Disconnect};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -69,7 +69,9 @@ async fn run_host(
     config: Arc<client::Config>,
     cmds: Arc<Vec<String>>,
 ) -> Result<(), String> {
-    let handle = floor::ssh_connect(&h, key, config).await?;
+    let handle = floor::ssh_connect(&h, key, config)
+        .await
+        .map_err(|e| e.to_string())?;
     let mut ch = handle
         .channel_open_session()
         .await
@@ -91,21 +93,12 @@ async fn run_host(
     }
     let _ = ch.data(&b"exit\n"[..]).await;
     let _ = ch.eof().await;
-    let _ = handle
-        .disconnect(Disconnect::ByApplication, "bye", "en")
-        .await;
+    floor::ssh_bye(handle).await;
     Ok(())
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let key = match cli.floor.lab_host_key() {
-        Ok(k) => k,
-        Err(e) => {
-            eprintln!("ssh-floor: {e}");
-            return ExitCode::from(2);
-        }
-    };
     let floor = match &cli.commands {
         Some(p) => match std::fs::read_to_string(p) {
             Ok(t) => bench::parse_lines(&t),
@@ -123,21 +116,13 @@ fn main() -> ExitCode {
             }
         },
     };
-    let cmds: Arc<Vec<String>> = Arc::new(
-        floor
-            .calls
-            .into_iter()
-            .filter_map(|c| match c {
-                FloorCall::Line(l) => Some(l),
-                _ => None,
-            })
-            .collect(),
-    );
-    let config = Arc::new(client::Config {
-        nodelay: true,
-        ..Default::default()
-    });
-    floor::run("ssh-floor", &cli.floor, "ssh", cmds.len(), move |h| {
-        run_host(h, key.clone(), config.clone(), cmds.clone())
-    })
+    let cmds: Vec<String> = floor
+        .calls
+        .into_iter()
+        .filter_map(|c| match c {
+            FloorCall::Line(l) => Some(l),
+            _ => None,
+        })
+        .collect();
+    floor::run_ssh("ssh-floor", &cli.floor, "ssh", cmds, run_host)
 }

@@ -839,13 +839,7 @@ fn vname(st: &DeviceState, id: u16) -> String {
 }
 
 fn trunk_text(f: &super::state::Iface) -> String {
-    if f.trunk_allowed.is_all() {
-        "ALL".into()
-    } else if f.trunk_allowed.is_empty() {
-        "NONE".into()
-    } else {
-        f.trunk_allowed.to_range_string()
-    }
+    f.trunk_allowed.text("ALL", "NONE")
 }
 
 /// NX-OS `show interface switchport`, as a Nexus prints it (genieparser and ntc-templates samples):
@@ -865,13 +859,7 @@ fn nx_show_switchport(st: &DeviceState, only: Option<&str>) -> String {
         } else {
             "access"
         };
-        let allowed = if f.trunk_allowed.is_all() {
-            "1-4094".to_owned()
-        } else if f.trunk_allowed.is_empty() {
-            "none".to_owned()
-        } else {
-            f.trunk_allowed.to_range_string()
-        };
+        let allowed = f.trunk_allowed.text("1-4094", "none");
         let _ = write!(
             s,
             "Name: {n}\n  Switchport: Enabled\n  Switchport Monitor: Not enabled\n  Operational Mode: {mode}\n\

@@ -637,13 +637,7 @@ fn show_interfaces(st: &DeviceState, only: Option<&str>) -> Value {
 }
 
 fn allowed_text(set: &super::state::VlanBits) -> String {
-    if set.is_all() {
-        "ALL".into()
-    } else if set.is_empty() {
-        "NONE".into()
-    } else {
-        set.to_range_string()
-    }
+    set.text("ALL", "NONE")
 }
 
 fn show_switchport(st: &DeviceState, only: Option<&str>) -> Value {

@@ -312,6 +312,16 @@ fn obj_name(s: &str) -> &str {
     s.rsplit('~').next().unwrap_or(s)
 }
 
+/// The tag of the VLAN named `name`, or the device's 404 answer.
+fn vlan_or_404(st: &DeviceState, name: &str) -> Result<u16, HttpReply> {
+    find_vlan(st, name).ok_or_else(|| {
+        err(
+            404,
+            &format!("01020036:3: The requested VLAN (/Common/{name}) was not found."),
+        )
+    })
+}
+
 fn find_vlan(st: &DeviceState, name: &str) -> Option<u16> {
     st.vlans
         .iter()
@@ -384,25 +394,12 @@ fn apply(st: &mut DeviceState, method: &str, path: &str, body: &Value) -> Result
             )
         }
         ("GET", ["mgmt", "tm", "net", "vlan", name]) => {
-            let id = find_vlan(st, obj_name(name)).ok_or_else(|| {
-                err(
-                    404,
-                    &format!(
-                        "01020036:3: The requested VLAN (/Common/{}) was not found.",
-                        obj_name(name)
-                    ),
-                )
-            })?;
+            let id = vlan_or_404(st, obj_name(name))?;
             Ok(strip_members(vlan_json(st, id, obj_name(name))))
         }
         ("GET", ["mgmt", "tm", "net", "vlan", name, "interfaces"]) => {
             let n = obj_name(name);
-            let id = find_vlan(st, n).ok_or_else(|| {
-                err(
-                    404,
-                    &format!("01020036:3: The requested VLAN (/Common/{n}) was not found."),
-                )
-            })?;
+            let id = vlan_or_404(st, n)?;
             let items: Vec<Value> = vlan_members(st, id)
                 .into_iter()
                 .map(|m| {
@@ -421,12 +418,7 @@ fn apply(st: &mut DeviceState, method: &str, path: &str, body: &Value) -> Result
         ("PATCH" | "PUT", ["mgmt", "tm", "net", "vlan", name]) => update_vlan(st, name, body),
         ("DELETE", ["mgmt", "tm", "net", "vlan", name]) => {
             let n = obj_name(name);
-            let id = find_vlan(st, n).ok_or_else(|| {
-                err(
-                    404,
-                    &format!("01020036:3: The requested VLAN (/Common/{n}) was not found."),
-                )
-            })?;
+            let id = vlan_or_404(st, n)?;
             set_members(st, id, &[])?;
             st.vlans.remove(&id);
             Ok(json!({}))
@@ -491,12 +483,7 @@ fn create_vlan(st: &mut DeviceState, body: &Value) -> Result<Value, HttpReply> {
 /// `PATCH`/`PUT` of one VLAN: its members (the tag of a VLAN cannot change).
 fn update_vlan(st: &mut DeviceState, name: &str, body: &Value) -> Result<Value, HttpReply> {
     let n = obj_name(name).to_owned();
-    let id = find_vlan(st, &n).ok_or_else(|| {
-        err(
-            404,
-            &format!("01020036:3: The requested VLAN (/Common/{n}) was not found."),
-        )
-    })?;
+    let id = vlan_or_404(st, &n)?;
     if let Some(t) = body.get("tag").and_then(Value::as_u64)
         && t != u64::from(id)
     {

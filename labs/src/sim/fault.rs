@@ -138,8 +138,9 @@ impl Clone for Faults {
     }
 }
 
-impl PartialEq for Faults {
-    fn eq(&self, o: &Self) -> bool {
+impl Faults {
+    /// What the faults are set to, leaving out what they have done so far (`fired`, ...).
+    fn settings(&self) -> impl PartialEq + '_ {
         (
             self.latency,
             self.reset_after_bytes,
@@ -153,20 +154,13 @@ impl PartialEq for Faults {
             (self.snmp_no_answer, &self.lldp_system_name),
             &self.archive_path,
             self.revert_minute,
-        ) == (
-            o.latency,
-            o.reset_after_bytes,
-            o.reset_at,
-            o.reset_at_line,
-            o.auth_fail,
-            &o.reject_commit,
-            o.slow_commit,
-            (&o.reject_stage, o.slow_stage),
-            (&o.reject_confirm, o.slow_confirm),
-            (o.snmp_no_answer, &o.lldp_system_name),
-            &o.archive_path,
-            o.revert_minute,
         )
+    }
+}
+
+impl PartialEq for Faults {
+    fn eq(&self, o: &Self) -> bool {
+        self.settings() == o.settings()
     }
 }
 

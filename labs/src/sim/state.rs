@@ -124,6 +124,17 @@ impl VlanBits {
         self.has_raw(id.get())
     }
 
+    /// As a device prints an allowed-VLAN list: `all` for every VLAN, `none` for none, else ranges.
+    pub fn text(&self, all: &str, none: &str) -> String {
+        if self.is_all() {
+            all.into()
+        } else if self.is_empty() {
+            none.into()
+        } else {
+            self.to_range_string()
+        }
+    }
+
     pub fn insert(&mut self, id: VlanId) {
         let v = id.get();
         self.0[usize::from(v / 64)] |= 1u64 << (v % 64);
@@ -528,13 +539,7 @@ impl DeviceState {
             if f.mode == Mode::Routed {
                 s.push_str("   no switchport\n");
             } else {
-                let allowed = if f.trunk_allowed.is_all() {
-                    "1-4094".to_owned()
-                } else if f.trunk_allowed.is_empty() {
-                    "none".to_owned()
-                } else {
-                    f.trunk_allowed.to_range_string()
-                };
+                let allowed = f.trunk_allowed.text("1-4094", "none");
                 let mode = if f.mode == Mode::Trunk {
                     "trunk"
                 } else {

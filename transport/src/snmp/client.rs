@@ -22,6 +22,24 @@ use super::error::{SnmpError, SnmpOp, WalkLimit};
 use super::oid::{Oid, SnmpValue, Varbind};
 use super::walk::{WalkLimits, WalkState, WalkStep};
 
+/// An SNMPv3 protocol name netgw does not know, with the ones it does.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown SNMPv3 {what} protocol {given:?} ({known})")]
+pub struct UnknownProtocol {
+    /// `auth` or `privacy`.
+    pub what: &'static str,
+    pub given: String,
+    pub known: &'static str,
+}
+
+/// A protocol name as net-snmp and inventories spell it, without `-`, `_` and case.
+fn protocol_key(s: &str) -> String {
+    s.chars()
+        .filter(|c| *c != '-' && *c != '_')
+        .collect::<String>()
+        .to_ascii_lowercase()
+}
+
 /// SNMPv3 authentication protocols (RFC 3414 MD5/SHA-1, RFC 7860 SHA-2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuthProtocol {
@@ -34,16 +52,11 @@ pub enum AuthProtocol {
 }
 
 impl FromStr for AuthProtocol {
-    type Err = String;
+    type Err = UnknownProtocol;
 
     /// Net-snmp and inventory spellings: `MD5`, `SHA`, `SHA1`, `SHA-224`, `SHA256`, `sha-512`, ...
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let norm: String = s
-            .chars()
-            .filter(|c| *c != '-' && *c != '_')
-            .collect::<String>()
-            .to_ascii_lowercase();
-        Ok(match norm.as_str() {
+        Ok(match protocol_key(s).as_str() {
             "md5" => AuthProtocol::Md5,
             "sha" | "sha1" => AuthProtocol::Sha1,
             "sha224" => AuthProtocol::Sha224,
@@ -51,9 +64,11 @@ impl FromStr for AuthProtocol {
             "sha384" => AuthProtocol::Sha384,
             "sha512" => AuthProtocol::Sha512,
             _ => {
-                return Err(format!(
-                    "unknown SNMPv3 auth protocol {s:?} (MD5, SHA, SHA-224, SHA-256, SHA-384, SHA-512)"
-                ));
+                return Err(UnknownProtocol {
+                    what: "auth",
+                    given: s.to_owned(),
+                    known: "MD5, SHA, SHA-224, SHA-256, SHA-384, SHA-512",
+                });
             }
         })
     }
@@ -82,24 +97,21 @@ pub enum PrivProtocol {
 }
 
 impl FromStr for PrivProtocol {
-    type Err = String;
+    type Err = UnknownProtocol;
 
     /// `DES`, `AES` (= AES-128), `AES128`, `AES-192`, `aes256`, ...
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let norm: String = s
-            .chars()
-            .filter(|c| *c != '-' && *c != '_')
-            .collect::<String>()
-            .to_ascii_lowercase();
-        Ok(match norm.as_str() {
+        Ok(match protocol_key(s).as_str() {
             "des" => PrivProtocol::Des,
             "aes" | "aes128" => PrivProtocol::Aes128,
             "aes192" => PrivProtocol::Aes192,
             "aes256" => PrivProtocol::Aes256,
             _ => {
-                return Err(format!(
-                    "unknown SNMPv3 privacy protocol {s:?} (DES, AES, AES-192, AES-256)"
-                ));
+                return Err(UnknownProtocol {
+                    what: "privacy",
+                    given: s.to_owned(),
+                    known: "DES, AES, AES-192, AES-256",
+                });
             }
         })
     }
@@ -208,7 +220,7 @@ impl SnmpExtras {
                     (Some(auth_key), priv_key) => {
                         let auth =
                             AuthProtocol::from_str(self.auth_proto.as_deref().unwrap_or("SHA"))
-                                .map_err(cfg)?;
+                                .map_err(|e| cfg(e.to_string()))?;
                         match priv_key {
                             None => V3Level::AuthNoPriv {
                                 auth,
@@ -220,7 +232,7 @@ impl SnmpExtras {
                                 privacy: PrivProtocol::from_str(
                                     self.priv_proto.as_deref().unwrap_or("AES"),
                                 )
-                                .map_err(cfg)?,
+                                .map_err(|e| cfg(e.to_string()))?,
                                 priv_key: priv_key.clone(),
                             },
                         }
