@@ -21,5 +21,7 @@ pub mod registry;
 pub mod replay;
 pub mod stamp;
 pub mod target;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use netgw_transport as transport;
