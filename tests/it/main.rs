@@ -1,7 +1,12 @@
 //! The gateway's integration tests, one binary with a module per feature: `cargo test -p netgw --test
-//! it crash::` runs one of them. `common` is the harness they share (peers, fixtures, netgw-lab, the
-//! `netgw` binary); the in-memory device the unit tests use too is `netgw::testing` (the `testing`
-//! feature).
+//! it crash::` runs one of them. A filter matches anywhere in a test's path, so `serve::` also runs
+//! `atomic_serve::` and `pg_serve::` (add `-- --skip atomic_serve:: --skip pg_serve::`), and `cli::`
+//! also runs `atomic_cli::` and `links_cli::`.
+//!
+//! The tests share one process: none may set environment variables, change the working directory or
+//! install a global subscriber (each passes what it needs to the processes it starts). `common` is
+//! the harness they share (peers, fixtures, netgw-lab, the `netgw` binary); the in-memory device the
+//! unit tests use too is `netgw::testing` (the `testing` feature).
 
 mod common;
 
@@ -40,6 +45,7 @@ mod secrets;
 mod security;
 mod serve;
 mod snmp_converge;
+mod test_layout;
 mod two_processes;
 mod ui_browser;
 mod ui_http;

@@ -40,20 +40,14 @@ fn timeouts() -> Timeouts {
 // ---------------------------------------------------------------- fake-switches (Junos EX / ELS / MX)
 
 fn start_fake(model: &str) -> (Peer, u16) {
+    // The launcher takes the spec as JSON text, so parallel tests of one model share no file.
     let spec = format!(r#"[{{"name": "sw", "model": "{model}", "ssh_port": 0}}]"#);
-    let spec_file = std::env::temp_dir().join(format!(
-        "netgw-junos-spec-{}-{model}.json",
-        std::process::id()
-    ));
-    std::fs::write(&spec_file, spec).expect("spec");
-    let spec_arg = spec_file.to_string_lossy().to_string();
     let peer = start_peer(
         "scripts/peers/fake-switches.sh",
-        &[&spec_arg],
+        &[&spec],
         "fake-switches.env",
         "scripts/peers/fake-switches.sh install",
     );
-    let _ = std::fs::remove_file(&spec_file);
     let ports: Value = serde_json::from_str(&peer.env["FAKE_SWITCHES_PORTS"]).expect("ports json");
     let port = ports["sw"]["ssh_port"]
         .as_u64()
