@@ -1,6 +1,9 @@
 //! The harness the drivers' peer tests share, over the workspace's (`netgw_drivers::testing`).
 
 use netgw_drivers::testing::FakeSwitches;
+use netgw_drivers::transport::Timeouts;
+use netgw_drivers::transport::ssh::{HostKeyPolicy, SshAuth, SshTarget};
+use netgw_models::secret::Secret;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -88,4 +91,34 @@ pub fn start_peer(script: &str, extra_args: &[&str], env_file: &str, install_hin
     );
     peer.env = read_env(&peer.dir.path().join(env_file));
     peer
+}
+
+/// known_hosts with the private sshd's host keys: the connection verifies them for real.
+pub fn netconfd_target(peer: &Peer, timeouts: Timeouts) -> SshTarget {
+    let port: u16 = peer.env["NETCONFD_SSH_PORT"].parse().expect("port");
+    let dir = peer.dir.path();
+    let mut kh = String::new();
+    for key in ["ssh_host_ed25519_key.pub", "ssh_host_rsa_key.pub"] {
+        let pubkey = std::fs::read_to_string(dir.join(key)).expect("host key");
+        let mut parts = pubkey.split_whitespace();
+        let (alg, b64) = (
+            parts.next().unwrap_or_default(),
+            parts.next().unwrap_or_default(),
+        );
+        kh.push_str(&format!("[127.0.0.1]:{port} {alg} {b64}\n"));
+    }
+    let known_hosts = dir.join("known_hosts.client");
+    std::fs::write(&known_hosts, kh).expect("write known_hosts");
+    SshTarget {
+        device: "netconfd".into(),
+        host: "127.0.0.1".into(),
+        port,
+        username: peer.env["NETCONFD_USER"].clone(),
+        auth: SshAuth::Password(Secret::new(peer.env["NETCONFD_PASSWORD"].clone())),
+        host_keys: HostKeyPolicy {
+            known_hosts,
+            accept_new: false,
+        },
+        timeouts,
+    }
 }

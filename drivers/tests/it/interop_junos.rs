@@ -27,7 +27,7 @@ use netgw_models::resource::{Link, Vlan};
 use netgw_models::secret::Secret;
 use serde_json::{Value, json};
 
-use crate::common::{Peer, start_peer};
+use crate::common::{self, Peer, start_peer};
 
 fn timeouts() -> Timeouts {
     Timeouts {
@@ -585,35 +585,6 @@ fn render_description(name: &str, description: &str) -> String {
     )
 }
 
-fn netconfd_target(peer: &Peer) -> SshTarget {
-    let port: u16 = peer.env["NETCONFD_SSH_PORT"].parse().expect("port");
-    let dir = peer.dir.path();
-    let mut kh = String::new();
-    for key in ["ssh_host_ed25519_key.pub", "ssh_host_rsa_key.pub"] {
-        let pubkey = std::fs::read_to_string(dir.join(key)).expect("host key");
-        let mut parts = pubkey.split_whitespace();
-        let (alg, b64) = (
-            parts.next().unwrap_or_default(),
-            parts.next().unwrap_or_default(),
-        );
-        kh.push_str(&format!("[127.0.0.1]:{port} {alg} {b64}\n"));
-    }
-    let known_hosts = dir.join("known_hosts.client");
-    std::fs::write(&known_hosts, kh).expect("write known_hosts");
-    SshTarget {
-        device: "netconfd".into(),
-        host: "127.0.0.1".into(),
-        port,
-        username: peer.env["NETCONFD_USER"].clone(),
-        auth: SshAuth::Password(Secret::new(peer.env["NETCONFD_PASSWORD"].clone())),
-        host_keys: HostKeyPolicy {
-            known_hosts,
-            accept_new: false,
-        },
-        timeouts: timeouts(),
-    }
-}
-
 async fn descriptions(s: &mut NetconfSsh) -> Vec<(String, String)> {
     let filter = Some(netgw_drivers::transport::netconf::Filter::Subtree(format!(
         "<interfaces xmlns=\"{IF_NS}\"/>"
@@ -647,7 +618,7 @@ async fn netconfd_unverified_confirmed_commit_is_reverted_by_the_server() {
         "netconfd.env",
         "scripts/peers/netconfd.sh install",
     );
-    let mut s = connect_ssh(&netconfd_target(&peer))
+    let mut s = connect_ssh(&common::netconfd_target(&peer, timeouts()))
         .await
         .unwrap_or_else(|e| panic!("connect: {e}"));
     assert!(NetconfTxn::has_confirmed_commit(&s));

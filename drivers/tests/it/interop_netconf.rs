@@ -20,7 +20,7 @@ use netgw_drivers::transport::netconf::{
 use netgw_drivers::transport::ssh::{HostKeyPolicy, SshAuth, SshTarget};
 use netgw_models::secret::Secret;
 
-use crate::common::{Peer, start_peer};
+use crate::common::{self, Peer, start_peer};
 
 /// Generous: every test starts its own netconfd, and on a loaded 2-core CI machine a fresh one's first
 /// edit-config once took over 20 s. Nothing here measures speed.
@@ -45,38 +45,8 @@ fn start_netconfd() -> Peer {
     )
 }
 
-/// known_hosts with the private sshd's host keys: the connection verifies them for real.
-fn netconfd_target(peer: &Peer) -> SshTarget {
-    let port: u16 = peer.env["NETCONFD_SSH_PORT"].parse().expect("port");
-    let dir = peer.dir.path();
-    let mut kh = String::new();
-    for key in ["ssh_host_ed25519_key.pub", "ssh_host_rsa_key.pub"] {
-        let pubkey = std::fs::read_to_string(dir.join(key)).expect("host key");
-        let mut parts = pubkey.split_whitespace();
-        let (alg, b64) = (
-            parts.next().unwrap_or_default(),
-            parts.next().unwrap_or_default(),
-        );
-        kh.push_str(&format!("[127.0.0.1]:{port} {alg} {b64}\n"));
-    }
-    let known_hosts = dir.join("known_hosts.client");
-    std::fs::write(&known_hosts, kh).expect("write known_hosts");
-    SshTarget {
-        device: "netconfd".into(),
-        host: "127.0.0.1".into(),
-        port,
-        username: peer.env["NETCONFD_USER"].clone(),
-        auth: SshAuth::Password(Secret::new(peer.env["NETCONFD_PASSWORD"].clone())),
-        host_keys: HostKeyPolicy {
-            known_hosts,
-            accept_new: false,
-        },
-        timeouts: timeouts(),
-    }
-}
-
 async fn netconfd_session(peer: &Peer) -> NetconfSsh {
-    let s = connect_ssh(&netconfd_target(peer))
+    let s = connect_ssh(&common::netconfd_target(peer, timeouts()))
         .await
         .unwrap_or_else(|e| panic!("connect to netconfd: {e}"));
     assert_eq!(
