@@ -56,8 +56,8 @@ kill)
 esac
 profile=
 [ "${RELEASE:-0}" = 1 ] && profile=--release
-cargo build -q $profile -p netgw --bin netgw --test atomic
-cargo test -q $profile -p netgw --test atomic -- --exact "$control"
+cargo build -q $profile -p netgw --bin netgw --test it
+cargo test -q $profile -p netgw --test it -- --exact "atomic::$control"
 out=$(mktemp)
 all=$(mktemp)
 trap 'rm -f "$out" "$all"' EXIT
@@ -75,7 +75,7 @@ while [ "$done_n" -lt "$TOTAL" ]; do
         set -- ATOMIC_CAMPAIGN_TX=$n ATOMIC_CAMPAIGN_PARALLEL=${PARALLEL:-3} \
             ATOMIC_CAMPAIGN_PER_VENDOR=$PER_VENDOR ATOMIC_CAMPAIGN_SEED=$s
     fi
-    if ! env "$@" cargo test -q $profile -p netgw --test atomic -- --nocapture --exact "$test" >"$out" 2>&1; then
+    if ! env "$@" cargo test -q $profile -p netgw --test it -- --nocapture --exact "atomic::$test" >"$out" 2>&1; then
         echo "batch $batch FAILED:"
         failed=1
         grep -E '^(kill|tx) [0-9]' "$out" | cut -c1-600 || true

@@ -29,9 +29,9 @@ esac
 cargo build -q -p netgw --tests
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-# run TEST PREFIX: one test of tests/crash.rs, its figure lines printed, its output shown on failure.
+# run TEST PREFIX: one test of tests/it/crash.rs, its figure lines printed, its output shown on failure.
 run() {
-    if ! cargo test -q -p netgw --test crash -- --nocapture --exact "$1" >"$out" 2>&1; then
+    if ! cargo test -q -p netgw --test it -- --nocapture --exact "crash::$1" >"$out" 2>&1; then
         cat "$out"
         echo "crash campaign FAILED ($1)" >&2
         exit 1

@@ -19,7 +19,7 @@ TIMEOUT=${TIMEOUT:-2700}
 bash scripts/peers/postgres.sh install
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 NETGW_CAMPAIGN_DEVICES=$DEVICES NETGW_CAMPAIGN_TRIGGERS=$TRIGGERS NETGW_CAMPAIGN_SEED=$SEED \
-    timeout "$TIMEOUT" nice -n 19 cargo test -p netgw --test pg_serve \
-    campaign_sample_loses_no_trigger_and_never_overlaps -- --nocapture 2>&1 |
+    timeout "$TIMEOUT" nice -n 19 cargo test -p netgw --test it \
+    pg_serve::campaign_sample_loses_no_trigger_and_never_overlaps -- --nocapture 2>&1 |
     grep -E "^campaign:|^test |test result|panicked|overlapped|never|^sw-"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -760,7 +760,7 @@ fn finish_report(m: &mut Member, opts: &EngineOptions) {
 
 #[cfg(test)]
 mod tests {
-    //! The transaction's logic against the engine's in-memory devices; tests/atomic.rs runs it against
+    //! The transaction's logic against the engine's in-memory devices; tests/it/atomic.rs runs it against
     //! netgw-lab's five vendors.
     use super::*;
     use crate::engine::engine_tests_support::{Device, SW1, device, infra, job, repo_with};

@@ -28,9 +28,7 @@ pub mod state;
 pub mod store;
 pub mod terminal;
 
-// The tests' in-memory device, shared with the integration tests; it names this crate `netgw`, as they do.
-#[cfg(test)]
-extern crate self as netgw;
-#[cfg(test)]
-#[path = "../tests/common/mem_driver.rs"]
-pub(crate) mod mem_driver;
+/// Test doubles shared by the unit tests and the integration tests (`testing` feature); never in a
+/// product build.
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;

@@ -20,5 +20,7 @@ pub mod nxos;
 pub mod registry;
 pub mod stamp;
 pub mod target;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use netgw_transport as transport;

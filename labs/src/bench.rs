@@ -1,5 +1,5 @@
 //! Shared by the benchmark's floors (`ssh-floor`, `netconf-floor`, `http-floor`) and the test that keeps
-//! them honest (`tests/bench_floor.rs`).
+//! them honest (`tests/it/bench_floor.rs`).
 //!
 //! A floor is what `netgw converge` sends to one device of a vendor in a run that changes one VLAN and
 //! one interface description (scripts/bench.sh's desired state), then what an unchanged run sends, kept

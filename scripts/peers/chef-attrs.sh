@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Chef's own node-attribute code as the oracle for netgw's static evaluation of Ruby attribute files
-# (tests/chef_attrs.rs). The Chef gem is not packaged for Debian; its attribute code (Apache-2.0) is
+# (tests/it/chef_attrs.rs). The Chef gem is not packaged for Debian; its attribute code (Apache-2.0) is
 # vendored in scripts/peers/chef-attrs/ (SOURCE names the commit and the files) and runs on Debian's
 # ruby. netgw itself never runs Ruby.
 #

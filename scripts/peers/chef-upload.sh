@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A third-party Chef client that uploads cookbooks the way `knife cookbook upload` does (sandbox,
-# file PUTs, sandbox commit, cookbook version PUT), for tests/cookbook_sync.rs. knife is Ruby and not
+# file PUTs, sandbox commit, cookbook version PUT), for tests/it/cookbook_sync.rs. knife is Ruby and not
 # installable here, and PyChef 0.3.0 (the PyPI Chef client) no longer imports on Python 3.11
 # (platform.linux_distribution is gone), so the client is scripts/peers/chef_upload.py: Python with
 # requests 2.32.3 and cryptography 43.0.3 (PyPI, pinned), signing as mixlib-authentication 1.3.

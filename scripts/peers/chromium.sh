@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Debian's Chromium: the real browser tests/ui_browser.rs drives headless over the DevTools protocol
+# Debian's Chromium: the real browser tests/it/ui_browser.rs drives headless over the DevTools protocol
 # against a real `netgw serve` (docs/serve.md, "Status page").
 #
 #   scripts/peers/chromium.sh install   idempotent: apt-get install chromium (and a font, so text has

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # pyeapi 1.0.4 (PyPI): Arista's own eAPI client and its configuration parsers (api.vlans, api.switchports,
-# api.interfaces read `show running-config all`), so labs/tests/lab.rs can read netgw-lab's EOS simulator
+# api.interfaces read `show running-config all`), so labs/tests/it/lab.rs can read netgw-lab's EOS simulator
 # as Arista's tools do and compare with the simulated state. scripts/peers/pyeapi_read.py is the entry point.
 #
 #   scripts/peers/pyeapi.sh install      idempotent: python3-venv (apt, only when missing) and a venv

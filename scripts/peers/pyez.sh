@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # junos-eznc 2.8.2 (PyPI, Juniper's PyEZ, Apache-2.0): Juniper's own NETCONF client, its facts and its
-# operational tables (PhyPortTable, LLDPNeighborTable), so labs/tests/lab.rs can read netgw-lab's Junos
+# operational tables (PhyPortTable, LLDPNeighborTable), so labs/tests/it/lab.rs can read netgw-lab's Junos
 # simulator as Juniper's tools do and compare with the simulated state. scripts/peers/pyez_read.py is the
 # entry point.
 #

@@ -2,7 +2,7 @@
 # net-snmp snmpd (Debian 12: 5.9.3): a real SNMP agent for v2c and v3 (docs/peers.md).
 #
 #   scripts/peers/snmpd.sh install     idempotent: apt-get install snmpd (the agent) and snmp (the
-#                                      snmpwalk/snmpbulkwalk tools labs/tests/snmp.rs runs), only what is missing
+#                                      snmpwalk/snmpbulkwalk tools labs/tests/it/snmp.rs runs), only what is missing
 #   scripts/peers/snmpd.sh start DIR   write DIR/snmpd.conf, start snmpd on 127.0.0.1:<free port>; writes
 #                                      DIR/snmpd.pid, DIR/snmpd.log, DIR/snmpd.env (SNMPD_HOST, SNMPD_PORT,
 #                                      SNMPD_PID, SNMPD_COMMUNITY, SNMPD_SYSNAME, SNMPD_V3_* for each user)

@@ -1384,7 +1384,7 @@ mod tests {
         )
         .unwrap();
         // Chef's VividMash#[] creates a missing key as {} on read, so `||=` on a missing key leaves
-        // {} and a level read is always truthy (checked against Chef in tests/chef_attrs.rs); a key
+        // {} and a level read is always truthy (checked against Chef in tests/it/chef_attrs.rs); a key
         // holding nil is assigned.
         assert_eq!(
             v,

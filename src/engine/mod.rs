@@ -1471,18 +1471,18 @@ mod tests {
 #[cfg(test)]
 pub(crate) mod engine_tests_support {
     //! The engine's logic against the in-memory device of every whole-converge test
-    //! (tests/common/mem_driver.rs).
+    //! (src/testing/mem_driver.rs).
     use super::*;
     pub(crate) use crate::kind::NodeErrorKind;
-    pub(crate) use crate::mem_driver::{Device, MemConnector, job};
     use crate::report::ResourceStatus as S;
+    pub(crate) use crate::testing::mem_driver::{Device, MemConnector, job};
     pub(crate) use netgw_drivers::driver::ErrorKind;
     use netgw_models::resource::{Link, VlanId, VlanSet};
     use std::sync::Mutex;
 
     /// The shared device with a trunk link, Ethernet1, carrying VLAN 1.
     pub(crate) fn device() -> Arc<Mutex<Device>> {
-        let dev = crate::mem_driver::device();
+        let dev = crate::testing::mem_driver::device();
         dev.lock().unwrap().links = vec![Link {
             enabled: Some(true),
             mode: Some(netgw_models::resource::LinkMode::Trunk),

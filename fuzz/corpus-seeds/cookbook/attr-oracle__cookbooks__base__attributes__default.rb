@@ -1,4 +1,4 @@
-# Written for netgw's attribute oracle test (tests/chef_attrs.rs): one of every literal and level.
+# Written for netgw's attribute oracle test (tests/it/chef_attrs.rs): one of every literal and level.
 default['net']['vlans'] = { '10' => { 'name' => 'users' }, '20' => { 'name' => 'voice' } }
 default['net']['uplinks'] = %w(et1 et2)
 default['net']['mtu'] = 9214

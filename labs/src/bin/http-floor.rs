@@ -4,7 +4,7 @@
 //! iControl REST (F5) simulator. For every `eapi` / `rest` host of a netgw-lab inventory: one TCP
 //! connection, a TLS handshake checked against the lab CA (`lab-ca.pem` beside the inventory; no
 //! session resumption: each device is another server), then each request of `labs/bench/floors/eos.txt`
-//! or `f5.txt` (what one changing `netgw converge` sends, checked by tests/bench_floor.rs) in turn on
+//! or `f5.txt` (what one changing `netgw converge` sends, checked by tests/it/bench_floor.rs) in turn on
 //! that HTTP/1.1 keep-alive connection, each response read whole and its status checked. EOS requests
 //! carry basic authentication; F5's first request is the login, whose token the others carry, and the
 //! transaction id of `POST /mgmt/tm/transaction` goes where the file says `TXN`. No JSON decoding

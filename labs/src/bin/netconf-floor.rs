@@ -4,7 +4,7 @@
 //! simulator. For every `netconf` host of a netgw-lab inventory: TCP connect, key exchange, host key
 //! checked against the lab's key, password authentication, the `netconf` subsystem, the server's hello
 //! read, then each message of `labs/bench/floors/junos.txt` (what one changing `netgw converge` sends,
-//! checked by tests/bench_floor.rs) sent in turn: the client hello in end-of-message framing, chunked
+//! checked by tests/it/bench_floor.rs) sent in turn: the client hello in end-of-message framing, chunked
 //! framing after it when both hellos say base:1.1 (RFC 6242), and one reply read per RPC. No XML
 //! parsing, no planning, no state saved.
 

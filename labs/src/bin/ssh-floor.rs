@@ -6,7 +6,7 @@
 //! each command of the list sent in turn, waiting only for the next prompt (`host#`,
 //! `host(config...)#`). No parsing, no planning, no state saved. The default list is what one changing
 //! `netgw converge` sends to a device of the platform (`labs/bench/floors/`, checked by
-//! tests/bench_floor.rs). Runtime, concurrency and output: `netgw_labs::floor`.
+//! tests/it/bench_floor.rs). Runtime, concurrency and output: `netgw_labs::floor`.
 
 use clap::Parser;
 use netgw_labs::bench::{self, FloorCall};

@@ -214,7 +214,7 @@ where
                     .collect(),
                 body,
             };
-            // What tests/bench_floor.rs compares with the benchmark's HTTP floor. A login body holds
+            // What tests/it/bench_floor.rs compares with the benchmark's HTTP floor. A login body holds
             // the password: only its length is traced.
             if tracing::enabled!(tracing::Level::TRACE) {
                 let body = if request.path.contains("/authn/") {

@@ -819,7 +819,7 @@ impl JunosSim {
         while let Some(msg) = framed.next().await {
             let Ok(bytes) = msg else { break };
             let text = String::from_utf8_lossy(&bytes).into_owned();
-            // What tests/bench_floor.rs compares with the benchmark's NETCONF floor.
+            // What tests/it/bench_floor.rs compares with the benchmark's NETCONF floor.
             tracing::trace!(device = %self.dev.name, rpc = %text, "netconf message");
             self.dev.faults.delay().await;
             let (reply, close) = self.clone().handle_rpc(&text, session).await;

@@ -1,5 +1,5 @@
 #!/usr/bin/env ruby
-# The test oracle for netgw's static evaluation of attribute files (tests/chef_attrs.rs): loads a
+# The test oracle for netgw's static evaluation of attribute files (tests/it/chef_attrs.rs): loads a
 # cookbook repository's attribute files in chef-client's order with Chef's own node-attribute code
 # (vendored in lib/, see SOURCE) and prints the node's attributes as JSON. Only tests run this; netgw
 # never runs Ruby.

@@ -631,7 +631,7 @@ async fn authenticate(
         let device = device.clone();
         let operation = operation.to_owned();
         // A connection lost while authenticating surfaces as russh's channel send error
-        // (found by tests/faults.rs): that is a closed session, not a protocol fault.
+        // (found by tests/it/faults.rs): that is a closed session, not a protocol fault.
         move |source| match source {
             russh::Error::SendError | russh::Error::Disconnect | russh::Error::HUP => {
                 SshError::Disconnected {
@@ -689,7 +689,7 @@ async fn authenticate(
     match result {
         AuthResult::Success => {}
         // russh reports a connection lost during authentication as a failure with no methods
-        // left: that is a reset, not refused credentials (found by tests/faults.rs).
+        // left: that is a reset, not refused credentials (found by tests/it/faults.rs).
         AuthResult::Failure {
             remaining_methods, ..
         } if remaining_methods.iter().next().is_none() && handle.is_closed() => {

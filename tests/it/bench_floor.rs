@@ -1,0 +1,197 @@
+//! The benchmark's floors (`ssh-floor`, `netconf-floor`, `http-floor`; docs/bench.md) must send exactly
+//! what one changing converge sends to a device of their vendor, or `netgw/floor` compares different
+//! work. Each test runs the real `netgw converge` binary against an in-process netgw-lab device and
+//! records what the simulator receives (its `cli line`, `netconf message` and `http request` trace
+//! events), then compares it with the floor file in `labs/bench/floors/` (`netgw_labs::bench`): the
+//! changing run with the floor's list, and a second, unchanged converge with the file's `unchanged`
+//! section.
+
+use crate::common;
+
+use netgw_labs::bench::{self, Floor, FloorCall};
+use netgw_labs::lab::LabOptions;
+use std::path::Path;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use tracing::field::{Field, Visit};
+use tracing_subscriber::layer::{Context, SubscriberExt};
+
+/// What one test's simulators received, in order.
+#[derive(Clone, Default)]
+struct Recorder(Arc<Mutex<Vec<FloorCall>>>);
+
+#[derive(Default)]
+struct Fields(Vec<(&'static str, String)>);
+
+impl Visit for Fields {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.push((field.name(), format!("{value:?}")));
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.push((field.name(), value.to_owned()));
+    }
+}
+
+impl Fields {
+    fn get(&self, name: &str) -> String {
+        self.0
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Recorder {
+    fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+        let target = event.metadata().target();
+        if !target.starts_with("netgw_labs::sim::") {
+            return;
+        }
+        let mut f = Fields::default();
+        event.record(&mut f);
+        let call = match (target, f.get("message").as_str()) {
+            ("netgw_labs::sim::cli", "cli line") => FloorCall::Line(f.get("line")),
+            ("netgw_labs::sim::junos", "netconf message") => FloorCall::Netconf(f.get("rpc")),
+            ("netgw_labs::sim::http", "http request") => {
+                let query = f.get("query");
+                let path = match query.strip_prefix("Some(\"") {
+                    Some(q) => format!("{}?{}", f.get("path"), q.trim_end_matches("\")")),
+                    None => f.get("path"),
+                };
+                let txn = f.get("txn");
+                FloorCall::Http {
+                    method: f.get("method"),
+                    path,
+                    headers: if txn.is_empty() {
+                        vec![]
+                    } else {
+                        vec![(bench::COORDINATION_HEADER.to_owned(), txn)]
+                    },
+                    body: f.get("body"),
+                }
+            }
+            _ => return,
+        };
+        self.0.lock().unwrap().push(call);
+    }
+}
+
+impl Recorder {
+    fn take(&self) -> Vec<FloorCall> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+/// A one-device lab of `topology` whose simulators report to `recorder` alone. The other tests of
+/// this binary run labs at the same time, so the recorder is never the process's global subscriber:
+/// it is the default of this lab's own runtime threads (and of the calling thread while the lab
+/// starts).
+fn recorded_lab(
+    topology: &str,
+    recorder: &Recorder,
+) -> (
+    tokio::runtime::Runtime,
+    netgw_labs::lab::Lab,
+    tempfile::TempDir,
+) {
+    let dispatch = tracing::Dispatch::new(
+        tracing_subscriber::registry()
+            .with(tracing_subscriber::filter::LevelFilter::TRACE)
+            .with(recorder.clone()),
+    );
+    let for_workers = dispatch.clone();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        // A runtime thread keeps the recorder until it exits, so its guard is never dropped.
+        .on_thread_start(move || std::mem::forget(tracing::dispatcher::set_default(&for_workers)))
+        .build()
+        .unwrap();
+    let opts = LabOptions {
+        snmp: false,
+        ..LabOptions::default()
+    };
+    let (lab, dir) = {
+        let _starting = tracing::dispatcher::set_default(&dispatch);
+        rt.block_on(common::start_lab(topology, opts))
+    };
+    (rt, lab, dir)
+}
+
+fn converge(dir: &Path) {
+    let o = Command::new(env!("CARGO_BIN_EXE_netgw"))
+        .arg("--repo")
+        .arg(dir.join("repo"))
+        .args(["converge", "--inventory"])
+        .arg(dir.join("inventory.yml"))
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "netgw converge failed: {}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Record one changing and one unchanged converge of a one-device lab of `kind` with the benchmark's
+/// desired state (scripts/bench.sh, write_repo), and compare both with `floor`.
+fn check(kind: &str, port: &str, floor: Floor) {
+    let recorder = Recorder::default();
+    let (_rt, lab, dir) = recorded_lab(
+        &format!("name: floor\ntopology:\n  nodes:\n    sw:\n      kind: {kind}\n"),
+        &recorder,
+    );
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("repo/nodes")).unwrap();
+    std::fs::write(
+        d.join("repo/nodes/sw.json"),
+        bench::node_json("sw", port).to_string(),
+    )
+    .unwrap();
+
+    recorder.take();
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        converge(d);
+        let calls = recorder.take();
+        runs.push(bench::normalise(&calls));
+    }
+    let unchanged = runs.pop().unwrap();
+    let calls = runs.pop().unwrap();
+    let sent = Floor { calls, unchanged };
+    // On a difference, what netgw sent in the floor file's format: to compare with the file.
+    assert!(
+        sent == floor,
+        "{kind}: the floor (labs/bench/floors/) differs from what netgw sent:\n{}",
+        bench::render(&sent)
+    );
+    drop(lab);
+}
+
+#[test]
+fn floor_sends_what_a_changing_ios_converge_sends() {
+    check("cisco_iol\n      type: L2", "Ethernet0/1", bench::ios());
+}
+
+#[test]
+fn floor_sends_what_a_changing_nxos_converge_sends() {
+    check("cisco_n9kv", "Ethernet1/1", bench::nxos());
+}
+
+#[test]
+fn floor_sends_what_a_changing_junos_converge_sends() {
+    check("juniper_vjunosswitch", "ge-0/0/1", bench::junos());
+}
+
+#[test]
+fn floor_sends_what_a_changing_eos_converge_sends() {
+    check("arista_ceos", "Ethernet1", bench::eos());
+}
+
+#[test]
+fn floor_sends_what_a_changing_f5_converge_sends() {
+    check("f5_bigip-ve", "1.1", bench::f5());
+}

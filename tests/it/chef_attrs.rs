@@ -1,0 +1,304 @@
+//! Issue 22: Chef itself as the oracle for attribute files. For every attribute file of the test
+//! corpus (tests/fixtures/cookbooks), the attributes netgw computes by evaluating the Ruby statically
+//! equal those Chef's own node-attribute code computes when it runs the same files in chef-client's
+//! order. The oracle is scripts/peers/chef-attrs.sh (Chef's `Chef::Node::Attribute`, vendored from
+//! chef/chef with its licence, on Debian's ruby); it must be installed (`scripts/peers/chef-attrs.sh
+//! install`) and this test fails loudly when it is not. netgw itself never runs Ruby.
+
+use crate::common;
+use netgw::cookbook::run::{cookbook_order, load_run};
+use netgw::cookbook::{CookbookError, Cookbooks};
+use netgw_models::attributes::{AttributeSet, Component, Source};
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn corpus() -> PathBuf {
+    common::root().join("tests/fixtures/cookbooks")
+}
+
+/// One comparison: a cookbook root, a run-list, and the attributes the node has before any
+/// attribute file loads (facts, roles, environment), as the oracle's request takes them.
+struct Case {
+    root: &'static str,
+    run_list: &'static [&'static str],
+    before: Value,
+}
+
+/// What Chef computes: the oracle's JSON. Panics (failing the test) when the peer is missing or
+/// Chef raised.
+fn chef(root: &Path, case: &Case) -> Value {
+    let (ok, v) = chef_run(root, case);
+    assert!(ok, "Chef refused {}: {v}", root.display());
+    v
+}
+
+/// The oracle's JSON and whether Chef evaluated every file without raising.
+fn chef_run(root: &Path, case: &Case) -> (bool, Value) {
+    let script = common::root().join("scripts/peers/chef-attrs.sh");
+    let mut request = json!({"root": root, "run_list": case.run_list});
+    for (k, v) in case.before.as_object().unwrap() {
+        request[k] = v.clone();
+    }
+    let mut child = Command::new("bash")
+        .arg(&script)
+        .arg("run")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running scripts/peers/chef-attrs.sh");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(request.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("PEER MISSING"), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "chef-attrs oracle gave no JSON ({e}); run `scripts/peers/chef-attrs.sh install`\nstdout: {}\nstderr: {stderr}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    (out.status.success(), v)
+}
+
+/// The components a request's key seeds, with the source netgw gives them.
+fn seed(attrs: &mut AttributeSet, before: &Value) {
+    for (k, v) in before.as_object().unwrap() {
+        let (c, source) = match k.as_str() {
+            "automatic" => (Component::Automatic, Source::Automatic),
+            "normal" => (Component::Normal, Source::Node),
+            "role_default" => (Component::RoleDefault, role()),
+            "role_override" => (Component::RoleOverride, role()),
+            "env_default" => (Component::EnvDefault, env()),
+            "env_override" => (Component::EnvOverride, env()),
+            other => panic!("unknown level {other}"),
+        };
+        attrs.push(c, source, v.as_object().unwrap().clone());
+    }
+}
+
+fn role() -> Source {
+    Source::Role { role: "r".into() }
+}
+
+fn env() -> Source {
+    Source::Environment {
+        environment: "e".into(),
+    }
+}
+
+/// What netgw computes, in the oracle's shape. The run-list's recipes are replaced by ones that do
+/// not exist: attribute files all load before the first recipe, which then stops the run.
+fn netgw(root: &Path, case: &Case) -> Value {
+    let cookbooks = Cookbooks::open(root).unwrap();
+    let mut attrs = AttributeSet::new();
+    seed(&mut attrs, &case.before);
+    let list: Vec<String> = case
+        .run_list
+        .iter()
+        .map(|r| format!("{}::no_such_recipe", r.split("::").next().unwrap()))
+        .collect();
+    match load_run(&cookbooks, &list, &mut attrs) {
+        Err(CookbookError::UnknownRecipe { .. }) => {}
+        other => panic!("{}: {other:?}", root.display()),
+    }
+    let files: Vec<Value> = cookbook_order(&cookbooks, &list)
+        .unwrap()
+        .iter()
+        .flat_map(|cb| cookbooks.attribute_files(cb).unwrap())
+        .filter(|f| f.file.ends_with(".rb"))
+        .map(|f| json!(format!("cookbooks/{}/attributes/{}", f.cookbook, f.file)))
+        .collect();
+    let empty = |v: Value| if v.is_null() { json!({}) } else { v };
+    json!({
+        "cookbook_order": cookbook_order(&cookbooks, &list).unwrap(),
+        "files": files,
+        "merged": Value::Object(attrs.merged()),
+        "default": empty(attrs.combined_default()),
+        "normal": empty(attrs.component(Component::Normal)),
+        "override": empty(attrs.combined_override()),
+        "automatic": empty(attrs.component(Component::Automatic)),
+    })
+}
+
+fn cases() -> Vec<Case> {
+    let eos = json!({
+        "automatic": {"platform": "eos", "platform_version": "4.28.1F"},
+        "role_default": {"role_attr": "r", "net": {"role_array": ["role"], "mtu": 100}},
+        "env_default": {"env_attr": "e"},
+        "role_override": {"net": {"ovr": {"c": 3}}},
+        "normal": {"net": {"normal_only": "stored"}}
+    });
+    let junos = json!({
+        "automatic": {"platform": "junos", "platform_version": "23.2R1"},
+        "env_override": {"net": {"mtu": 1400}, "site": {"os": "env"}}
+    });
+    vec![
+        // The public cookbooks (docs/fixture-sources.md): netdev's test cookbooks, all in one run.
+        Case {
+            root: "chef-netdev",
+            run_list: &["vlan", "interface", "l2_interface", "lag", "group"],
+            before: json!({}),
+        },
+        Case {
+            root: "netdev_cumulus",
+            run_list: &["netdev_cumulus"],
+            before: json!({}),
+        },
+        Case {
+            root: "netdev_eos",
+            run_list: &["netdev_eos"],
+            before: json!({}),
+        },
+        // Written for this test: every level, literal, loop and conditional of the subset, several
+        // files per cookbook and cookbooks replacing each other's hashes and arrays.
+        Case {
+            root: "attr-oracle",
+            run_list: &["later"],
+            before: eos.clone(),
+        },
+        Case {
+            root: "attr-oracle",
+            run_list: &["later"],
+            before: junos,
+        },
+        Case {
+            root: "attr-oracle",
+            run_list: &["site"],
+            before: eos,
+        },
+        Case {
+            root: "attr-oracle",
+            run_list: &["base"],
+            before: json!({}),
+        },
+        // Platform helpers with versions Chef's `Chef::Version::Platform` parses (x.y.z, FreeBSD's
+        // x.y-RELEASE-pN) and with the facts netgw reports for an EOS switch.
+        Case {
+            root: "attr-oracle",
+            run_list: &["site"],
+            before: json!({"automatic": {"platform": "arista_eos", "platform_family": "fedora", "platform_version": "4.28.1"}}),
+        },
+        Case {
+            root: "attr-oracle",
+            run_list: &["site"],
+            before: json!({"automatic": {"platform": "freebsd", "platform_family": "freebsd", "platform_version": "12.1-RELEASE-p3"}}),
+        },
+        Case {
+            root: "attr-oracle",
+            run_list: &["site"],
+            before: json!({"automatic": {"platform": "eos", "platform_family": "fedora", "platform_version": "4.19"}}),
+        },
+        Case {
+            root: "attr-oracle",
+            run_list: &["site"],
+            before: json!({"automatic": {"platform": "eos", "platform_version": "4.28.1"}}),
+        },
+    ]
+}
+
+fn ruby_attribute_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            ruby_attribute_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rb")
+            && p.parent().unwrap().ends_with("attributes")
+        {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn every_corpus_attribute_file_gives_what_chef_computes() {
+    let mut compared: Vec<PathBuf> = Vec::new();
+    let mut disagreements = Vec::new();
+    for case in cases() {
+        let root = corpus().join(case.root);
+        let want = chef(&root, &case);
+        let got = netgw(&root, &case);
+        for key in [
+            "cookbook_order",
+            "files",
+            "default",
+            "normal",
+            "override",
+            "automatic",
+            "merged",
+        ] {
+            if want[key] != got[key] {
+                disagreements.push(format!(
+                    "{} {:?} {key}:\n  Chef:  {}\n  netgw: {}",
+                    case.root, case.run_list, want[key], got[key]
+                ));
+            }
+        }
+        for f in want["files"].as_array().unwrap() {
+            compared.push(root.join(f.as_str().unwrap()));
+        }
+    }
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+    // Every Ruby attribute file of the corpus took part, so a new fixture cannot escape the oracle.
+    let mut all = Vec::new();
+    ruby_attribute_files(&corpus(), &mut all);
+    let missed: Vec<&PathBuf> = all.iter().filter(|p| !compared.contains(p)).collect();
+    assert!(missed.is_empty(), "not compared with Chef: {missed:?}");
+    assert!(all.len() >= 8, "{all:?}");
+}
+
+#[test]
+fn the_oracle_is_chef_not_netgw() {
+    // A guard against comparing netgw with itself: Chef's auto-vivification makes the read half of
+    // `||=` create an empty hash, so `default['x'] ||= 5` on a missing key leaves `{}` (a known Chef
+    // gotcha that a reimplementation would not invent).
+    let case = Case {
+        root: "attr-oracle",
+        run_list: &["base"],
+        before: json!({}),
+    };
+    let want = chef(&corpus().join(case.root), &case);
+    assert_eq!(want["default"]["net"]["counter"], json!({}));
+    assert_eq!(want["merged"]["net"]["mtu_plus"], 1501);
+}
+
+#[test]
+fn platform_helpers_fail_where_chefs_raise() {
+    // Chef's `value_for_platform` raises when two version constraints match the node's version, and
+    // `platform_family?` on a hash argument is false; netgw must stop at the same file and line.
+    let dir = tempfile::tempdir().unwrap();
+    let cb = dir.path().join("cookbooks/p");
+    std::fs::create_dir_all(cb.join("attributes")).unwrap();
+    std::fs::write(cb.join("metadata.rb"), "name 'p'\nversion '1.0.0'\n").unwrap();
+    std::fs::write(
+        cb.join("attributes/default.rb"),
+        "default['ok'] = 1\ndefault['x'] = value_for_platform('eos' => { '>= 4.0' => 1, '~> 4.28' => 2 })\n",
+    )
+    .unwrap();
+    let case = Case {
+        root: "",
+        run_list: &["p"],
+        before: json!({"automatic": {"platform": "eos", "platform_version": "4.28.1"}}),
+    };
+    let (ok, v) = chef_run(dir.path(), &case);
+    assert!(!ok && v["line"] == 2, "Chef: {v}");
+    assert!(
+        v["message"].as_str().unwrap().contains("Multiple matches"),
+        "{v}"
+    );
+    let cookbooks = Cookbooks::open(dir.path()).unwrap();
+    let mut attrs = AttributeSet::new();
+    seed(&mut attrs, &case.before);
+    let e = load_run(&cookbooks, &["p::default".into()], &mut attrs).unwrap_err();
+    let e = e.to_string();
+    assert!(
+        e.contains("attributes/default.rb:2") && e.contains("several version keys"),
+        "{e}"
+    );
+}

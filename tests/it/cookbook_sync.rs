@@ -1,0 +1,629 @@
+//! Cookbooks synchronized from a Chef server (`--cookbooks server`, src/store/chef/cookbooks.rs) against
+//! goiardi, with cookbooks uploaded by a third-party client the way `knife cookbook upload` does it
+//! (scripts/peers/chef_upload.py: sandbox, file PUTs, commit, cookbook version PUT). Fails loudly when
+//! goiardi or the uploader's venv is missing.
+
+use crate::common;
+
+use common::mem_driver as mem;
+
+use common::Goiardi;
+use netgw::cookbook::sync::{CookbookError, CookbookSync};
+use netgw::engine::{self, EngineOptions};
+use netgw::kind::NodeErrorKind;
+use netgw::resolve::{self, ResolveError};
+use netgw::store::NodeStore;
+use netgw::store::chef::ChefServer;
+use netgw::store::local::LocalRepo;
+use netgw_models::{Environment, Node, NodeName};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn uploader() -> PathBuf {
+    let root = common::root();
+    let py = root.join(".peers/venv-chef-upload/bin/python");
+    assert!(
+        py.exists(),
+        "PEER MISSING: {} does not exist; run `scripts/peers/chef-upload.sh install`",
+        py.display()
+    );
+    py
+}
+
+/// Write cookbook NAME VERSION (metadata.json, a recipe, and `files`) and upload it with the
+/// third-party client.
+fn upload(g: &Goiardi, name: &str, version: &str, deps: Value, files: &[(&str, &str)]) {
+    let dir = tempfile::tempdir().unwrap();
+    let cb = dir.path().join(name);
+    let meta = json!({"name": name, "version": version, "dependencies": deps});
+    common::write(&cb, "metadata.json", &meta.to_string());
+    common::write(&cb, "recipes/default.yml", "resources: []\n");
+    for (path, body) in files {
+        common::write(&cb, path, body);
+    }
+    let script = common::root().join("scripts/peers/chef_upload.py");
+    let out = Command::new(uploader())
+        .arg(script)
+        .args([&g.url, "admin"])
+        .arg(&g.admin_key)
+        .arg(&cb)
+        .arg("--force")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "upload of {name} {version} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn attrs(vlan_name: &str) -> String {
+    format!("default:\n  netdev:\n    vlans:\n      '10':\n        name: {vlan_name}\n")
+}
+
+async fn node(s: &ChefServer, name: &str, env: &str, run_list: &[&str]) {
+    let n = Node::from_json(
+        &json!({"name": name, "chef_environment": env, "run_list": run_list}).to_string(),
+    )
+    .unwrap();
+    s.upload_node(&n).await.unwrap();
+}
+
+async fn environment(s: &ChefServer, name: &str, constraints: Value) {
+    let env = Environment::from_json(
+        &json!({"name": name, "cookbook_versions": constraints}).to_string(),
+    )
+    .unwrap();
+    s.upload_environment(&env).await.unwrap();
+}
+
+/// An empty cookbook repo: with a sync, nothing may be read from it.
+fn empty_repo() -> (tempfile::TempDir, LocalRepo) {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("nodes")).unwrap();
+    let repo = LocalRepo::open(d.path()).unwrap();
+    (d, repo)
+}
+
+fn sync(g: &Goiardi, state: &Path) -> CookbookSync {
+    CookbookSync::new(g.server(), state, Duration::from_secs(20), 4)
+}
+
+async fn resolve(
+    g: &Goiardi,
+    sync: &CookbookSync,
+    name: &str,
+) -> Result<resolve::NodeView, ResolveError> {
+    let (_d, repo) = empty_repo();
+    let server = g.server();
+    let store: &dyn NodeStore = &server;
+    resolve::resolve_with(store, &repo, Some(sync), &NodeName::new(name).unwrap()).await
+}
+
+/// Converge node sw1 on `dev` with cookbooks from the server, the cache under `state`.
+async fn converge_sw1(
+    g: &Goiardi,
+    state: &Path,
+    dev: &Arc<std::sync::Mutex<mem::Device>>,
+) -> netgw::report::RunReport {
+    let (_d, repo) = empty_repo();
+    let opts = EngineOptions {
+        cookbook_sync: Some(Arc::new(sync(g, state))),
+        ..Default::default()
+    };
+    let settings = netgw::coordination::Settings {
+        state_dir: Some(state.to_owned()),
+        ..Default::default()
+    };
+    let conn = mem::connector(&[("sw1", dev.clone())]);
+    let infra = engine::Infra::open(Arc::new(g.server()), repo, conn, &settings);
+    engine::converge(&infra, vec![mem::job("sw1")], opts).await
+}
+
+fn vlan10(view: &resolve::NodeView) -> Value {
+    view.attributes.merged()["netdev"]["vlans"]["10"]["name"].clone()
+}
+
+fn versions(sync: &CookbookSync) -> Vec<String> {
+    sync.report()
+        .versions
+        .iter()
+        .map(|v| format!("{} {}", v.name, v.version))
+        .collect()
+}
+
+/// The environment's `cookbook_versions` excludes the newest version; a run-list pin chooses an older
+/// one; a dependency arrives through metadata depends and its attribute file loads before the
+/// depending cookbook's (Chef's cookbook order).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_server_chooses_versions_constraints_pins_and_depends() {
+    let g = Goiardi::start();
+    let s = g.server();
+    let base_attrs = "default:\n  base:\n    loaded: true\n  netdev:\n    vlans:\n      '10':\n        name: from-base\n";
+    upload(
+        &g,
+        "base",
+        "0.1.0",
+        json!({}),
+        &[("attributes/default.yml", base_attrs)],
+    );
+    for (v, vlan) in [
+        ("1.0.0", "web-v1"),
+        ("1.5.0", "web-v15"),
+        ("2.0.0", "web-v2"),
+    ] {
+        upload(
+            &g,
+            "net",
+            v,
+            json!({"base": ">= 0.1.0"}),
+            &[("attributes/default.yml", &attrs(vlan))],
+        );
+    }
+    environment(&s, "prod", json!({"net": "< 2.0.0"})).await;
+    node(
+        &s,
+        "constrained",
+        "prod",
+        &["recipe[net]", "recipe[netdev::vlans]"],
+    )
+    .await;
+    node(&s, "newest", "_default", &["recipe[net]"]).await;
+    node(&s, "pinned", "_default", &["recipe[net@1.0.0]"]).await;
+
+    let state = tempfile::tempdir().unwrap();
+    let sync = sync(&g, state.path());
+    let view = resolve(&g, &sync, "constrained").await.unwrap();
+    assert_eq!(vlan10(&view), "web-v15", "newest allowed by < 2.0.0");
+    assert_eq!(
+        view.attributes.merged()["base"]["loaded"],
+        true,
+        "dependency's attributes"
+    );
+    let newest = resolve(&g, &sync, "newest").await.unwrap();
+    assert_eq!(vlan10(&newest), "web-v2");
+    let pinned = resolve(&g, &sync, "pinned").await.unwrap();
+    assert_eq!(vlan10(&pinned), "web-v1");
+    assert_eq!(
+        versions(&sync),
+        ["base 0.1.0", "net 1.0.0", "net 1.5.0", "net 2.0.0"]
+    );
+    // The cache is in the state directory, never in the repo.
+    assert!(sync.cache_dir().starts_with(state.path()));
+
+    // A constraint nothing satisfies: an error naming the environment, a configuration error.
+    environment(&s, "impossible", json!({"net": "> 5.0.0"})).await;
+    node(&s, "stuck", "impossible", &["recipe[net]"]).await;
+    let e = resolve(&g, &sync, "stuck").await.unwrap_err();
+    let ResolveError::Cookbooks(c @ CookbookError::Unsatisfiable { .. }) = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(c.kind(), NodeErrorKind::Config);
+    assert!(e.to_string().contains("environment impossible"), "{e}");
+}
+
+/// goiardi's solver applies the environment's constraints only to run-list cookbooks and checks only
+/// one constraint per cookbook (src: cookbook/cookbook.go `DependsCookbooks`, `latestMultiConstraint`);
+/// Chef Server honours them all. netgw checks the answer and refuses such a choice by name.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_solution_that_breaks_a_constraint_is_refused() {
+    let g = Goiardi::start();
+    let s = g.server();
+    upload(&g, "base", "0.1.0", json!({}), &[]);
+    upload(
+        &g,
+        "base",
+        "0.2.0",
+        json!({}),
+        &[("attributes/default.yml", "default: {b: 2}\n")],
+    );
+    upload(&g, "net", "1.0.0", json!({"base": ">= 0.1.0"}), &[]);
+    upload(
+        &g,
+        "net",
+        "2.0.0",
+        json!({"base": ">= 0.1.0"}),
+        &[("attributes/x.yml", "default: {n: 2}\n")],
+    );
+    environment(&s, "dep", json!({"base": "< 0.2.0"})).await;
+    environment(&s, "both", json!({"net": "< 2.0.0"})).await;
+    node(&s, "dep1", "dep", &["recipe[net]"]).await;
+    node(&s, "both1", "both", &["recipe[net@2.0.0]"]).await;
+    let state = tempfile::tempdir().unwrap();
+    let sync = sync(&g, state.path());
+    let e = resolve(&g, &sync, "dep1").await.unwrap_err().to_string();
+    assert!(
+        e.contains("chose cookbook base 0.2.0, which the environment's cookbook_versions constraint \"< 0.2.0\" excludes"),
+        "{e}"
+    );
+    let e = resolve(&g, &sync, "both1").await.unwrap_err().to_string();
+    assert!(e.contains("chose cookbook net 2.0.0"), "{e}");
+    assert_eq!(
+        sync.report().files_downloaded,
+        0,
+        "nothing fetched for a refused answer"
+    );
+}
+
+/// A whole converge: the device gets the VLAN of the version the environment allows, and the run
+/// report lists the cookbook versions used.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_converge_uses_the_allowed_version_and_reports_it() {
+    let g = Goiardi::start();
+    let s = g.server();
+    upload(
+        &g,
+        "net",
+        "1.0.0",
+        json!({}),
+        &[("attributes/default.yml", &attrs("web-v1"))],
+    );
+    upload(
+        &g,
+        "net",
+        "2.0.0",
+        json!({}),
+        &[("attributes/default.yml", &attrs("web-v2"))],
+    );
+    environment(&s, "prod", json!({"net": "= 1.0.0"})).await;
+    node(&s, "sw1", "prod", &["recipe[net]", "recipe[netdev::vlans]"]).await;
+    let state = tempfile::tempdir().unwrap();
+    let dev = mem::device();
+    let report = converge_sw1(&g, state.path(), &dev).await;
+    assert!(!report.any_failed(), "{:?}", report.nodes[0].error);
+    let names: Vec<Option<String>> = dev
+        .lock()
+        .unwrap()
+        .vlans
+        .iter()
+        .map(|v| v.name.clone())
+        .collect();
+    assert!(names.contains(&Some("web-v1".into())), "{names:?}");
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["cookbooks"]["source"], "server");
+    assert_eq!(json["nodes"][0]["cookbooks"], json!(["net 1.0.0"]));
+    assert_eq!(
+        json["cookbooks"]["versions"],
+        json!([{"name": "net", "version": "1.0.0", "files": 3}])
+    );
+    let human = netgw::report::human_summary(&report);
+    assert!(human.contains("net 1.0.0"), "{human}");
+    // The set this run read is marked used and lists its files' checksums (what pruning keeps).
+    let sets = walk(state.path());
+    assert!(sets.iter().any(|p| p.ends_with(".used")), "{sets:?}");
+    assert!(sets.iter().any(|p| p.ends_with(".checksums")), "{sets:?}");
+    // `node show` and `expand` with --server see the server's cookbooks as converge does.
+    let (repo_dir, _repo) = empty_repo();
+    let cli = |args: &[&str]| -> Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .arg("--repo")
+            .arg(repo_dir.path())
+            .args(["--server", &g.url, "--client-name", "admin", "--client-key"])
+            .arg(&g.admin_key)
+            .arg("--state-dir")
+            .arg(state.path())
+            .args(args)
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let shown = cli(&["node", "show", "sw1"]);
+    assert_eq!(shown["cookbooks"], json!(["net 1.0.0"]), "{shown}");
+    assert_eq!(shown["merged"]["netdev"]["vlans"]["10"]["name"], "web-v1");
+    let expanded = cli(&["expand", "sw1"]);
+    assert_eq!(expanded["cookbooks"], json!(["net 1.0.0"]), "{expanded}");
+    assert_eq!(expanded["environment"], "prod");
+}
+
+/// The same version re-uploaded with one file changed: the next run downloads that file only.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_changed_file_is_the_only_one_downloaded_again() {
+    let g = Goiardi::start();
+    let s = g.server();
+    let other = "default:\n  other: 1\n";
+    upload(
+        &g,
+        "net",
+        "1.0.0",
+        json!({}),
+        &[
+            ("attributes/default.yml", &attrs("old")),
+            ("attributes/other.yml", other),
+        ],
+    );
+    node(&s, "sw1", "_default", &["recipe[net]"]).await;
+    let state = tempfile::tempdir().unwrap();
+
+    let first = sync(&g, state.path());
+    assert_eq!(vlan10(&resolve(&g, &first, "sw1").await.unwrap()), "old");
+    let r = first.report();
+    assert_eq!(
+        (r.files_downloaded, r.files_cached),
+        (4, 0),
+        "metadata.json, recipe, 2 attribute files"
+    );
+
+    let again = sync(&g, state.path());
+    assert_eq!(vlan10(&resolve(&g, &again, "sw1").await.unwrap()), "old");
+    let r = again.report();
+    assert_eq!(
+        (r.files_downloaded, r.files_cached),
+        (0, 4),
+        "nothing changed"
+    );
+
+    upload(
+        &g,
+        "net",
+        "1.0.0",
+        json!({}),
+        &[
+            ("attributes/default.yml", &attrs("new")),
+            ("attributes/other.yml", other),
+        ],
+    );
+    let changed = sync(&g, state.path());
+    assert_eq!(vlan10(&resolve(&g, &changed, "sw1").await.unwrap()), "new");
+    let r = changed.report();
+    assert_eq!(
+        (r.files_downloaded, r.files_cached),
+        (1, 3),
+        "only the changed file"
+    );
+}
+
+/// 100 nodes of one run share every download: half in an environment that keeps net 1.0.0, half on
+/// net 2.0.0, so two cookbook sets share files (base, and the recipe all three versions have).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hundred_nodes_download_each_file_once() {
+    let g = Goiardi::start();
+    let s = g.server();
+    upload(&g, "base", "0.1.0", json!({}), &[]);
+    for (v, vlan) in [("1.0.0", "web-v1"), ("2.0.0", "web-v2")] {
+        upload(
+            &g,
+            "net",
+            v,
+            json!({"base": "= 0.1.0"}),
+            &[("attributes/default.yml", &attrs(vlan))],
+        );
+    }
+    environment(&s, "old", json!({"net": "= 1.0.0"})).await;
+    let names: Vec<String> = (0..100).map(|i| format!("sw{i:03}")).collect();
+    for (i, n) in names.iter().enumerate() {
+        let env = if i % 2 == 0 { "old" } else { "_default" };
+        node(&s, n, env, &["recipe[net]"]).await;
+    }
+    let state = tempfile::tempdir().unwrap();
+    let sync = Arc::new(sync(&g, state.path()));
+    let views = futures::future::join_all(names.iter().map(|n| {
+        let (g, sync) = (&g, sync.clone());
+        async move { resolve(g, &sync, n).await }
+    }))
+    .await;
+    for (i, v) in views.into_iter().enumerate() {
+        let want = if i % 2 == 0 { "web-v1" } else { "web-v2" };
+        assert_eq!(vlan10(&v.unwrap()), want);
+    }
+    let r = sync.report();
+    // Distinct checksums: base's metadata.json; the recipe (the same bytes in all three); each net
+    // version's metadata.json and attribute file.
+    assert_eq!(r.files_downloaded, 6);
+    assert_eq!(r.files_cached, 0);
+    assert_eq!(versions(&sync), ["base 0.1.0", "net 1.0.0", "net 2.0.0"]);
+}
+
+/// Two runs at once on one cache (two syncs: what two processes share is the directory): both get
+/// every file right, and no temporary is left behind.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_runs_at_once_share_the_cache_safely() {
+    let g = Goiardi::start();
+    let s = g.server();
+    let big = format!("default:\n  pad: '{}'\n", "x".repeat(200_000));
+    upload(
+        &g,
+        "net",
+        "1.0.0",
+        json!({}),
+        &[
+            ("attributes/default.yml", &attrs("web")),
+            ("attributes/pad.yml", &big),
+        ],
+    );
+    let names: Vec<String> = (0..10).map(|i| format!("sw{i}")).collect();
+    for n in &names {
+        node(&s, n, "_default", &["recipe[net]"]).await;
+    }
+    let state = tempfile::tempdir().unwrap();
+    let (a, b) = (sync(&g, state.path()), sync(&g, state.path()));
+    let (ra, rb) = tokio::join!(
+        futures::future::join_all(names.iter().map(|n| resolve(&g, &a, n))),
+        futures::future::join_all(names.iter().map(|n| resolve(&g, &b, n)))
+    );
+    for v in ra.into_iter().chain(rb) {
+        let v = v.unwrap();
+        assert_eq!(vlan10(&v), "web");
+        assert_eq!(
+            v.attributes.merged()["pad"].as_str().map(str::len),
+            Some(200_000)
+        );
+    }
+    let (da, db) = (a.report().files_downloaded, b.report().files_downloaded);
+    assert!((4..=8).contains(&(da + db)), "{da} + {db}");
+    let leftovers: Vec<PathBuf> = walk(state.path())
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains(".tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// A file whose stored content no longer matches its checksum, and a file the server lost: errors
+/// naming cookbook, version and file, raised before any device is contacted.
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_or_missing_files_are_named_and_never_used() {
+    let g = Goiardi::start();
+    let s = g.server();
+    let body = attrs("web");
+    upload(
+        &g,
+        "net",
+        "1.0.0",
+        json!({}),
+        &[("attributes/default.yml", &body)],
+    );
+    node(
+        &s,
+        "sw1",
+        "_default",
+        &["recipe[net]", "recipe[netdev::vlans]"],
+    )
+    .await;
+    let sum = md5_hex(body.as_bytes());
+    let stored = g.dir.path().join("files").join(&sum);
+    assert!(
+        stored.exists(),
+        "goiardi keeps file contents in its file store dir"
+    );
+
+    std::fs::write(&stored, "default: {}\n").unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let dev = mem::device();
+    let report = converge_sw1(&g, state.path(), &dev).await;
+    let n = &report.nodes[0];
+    let e = n.error.clone().unwrap_or_default();
+    assert!(
+        e.contains("cookbook net 1.0.0, file attributes/default.yml"),
+        "{e}"
+    );
+    assert!(e.contains("checksum mismatch"), "{e}");
+    assert_eq!(n.error_kind, Some(NodeErrorKind::Server));
+    assert_eq!(dev.lock().unwrap().commits, 0);
+    assert!(
+        !state.path().join("cookbooks").exists()
+            || !walk(&state.path().join("cookbooks"))
+                .iter()
+                .any(|p| p.ends_with(&sum)),
+        "a mismatching file is never cached"
+    );
+
+    std::fs::remove_file(&stored).unwrap();
+    let e = resolve(&g, &sync(&g, state.path()), "sw1")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("cookbook net 1.0.0, file attributes/default.yml"),
+        "{e}"
+    );
+    assert!(e.contains("HTTP 404"), "{e}");
+}
+
+fn md5_hex(bytes: &[u8]) -> String {
+    use md5::Digest;
+    md5::Md5::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_owned()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// `netgw node show --server` under `umask 000`: the cookbook cache it creates is 0700/0600 all
+/// through; a cache another user owns or others can write is refused naming it, before anything of
+/// it is read. (Another user injecting attributes into a umask-made cache was the attack.)
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cache_is_private_whatever_the_umask_and_a_writable_one_is_refused() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let g = Goiardi::start();
+    let s = g.server();
+    upload(
+        &g,
+        "net",
+        "1.0.0",
+        json!({}),
+        &[("attributes/default.yml", &attrs("from-server"))],
+    );
+    node(&s, "sw1", "_default", &["recipe[net]"]).await;
+    let d = tempfile::tempdir().unwrap();
+    let state = d.path().join("state");
+    std::fs::create_dir_all(d.path().join("repo/nodes")).unwrap();
+    let show = || {
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg("umask 000; exec \"$@\"")
+            .arg("sh")
+            .arg(env!("CARGO_BIN_EXE_netgw"))
+            .args([
+                "node", "show", "sw1", "--format", "json", "--server", &g.url,
+            ])
+            .args(["--client-name", "admin", "--client-key"])
+            .arg(&g.admin_key)
+            .arg("--state-dir")
+            .arg(&state)
+            .arg("--repo")
+            .arg(d.path().join("repo"))
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (out, err) = show();
+    assert!(out.contains("from-server"), "{out}\n{err}");
+    let mut seen = 0;
+    let mut todo = vec![state.clone()];
+    while let Some(p) = todo.pop() {
+        let m = std::fs::symlink_metadata(&p).unwrap();
+        let want = if m.is_dir() { 0o700 } else { 0o600 };
+        assert_eq!(m.mode() & 0o777, want, "{}", p.display());
+        seen += 1;
+        if m.is_dir() {
+            todo.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+        }
+    }
+    assert!(seen > 8, "{seen}");
+    // The attack's precondition: a cache directory others can write into. Refused, naming it.
+    let cache = std::fs::read_dir(state.join("cookbooks"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::set_permissions(cache.join("sets"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (out, err) = show();
+    assert!(!out.contains("from-server"), "{out}");
+    assert!(
+        err.contains(&format!("{}: mode 0777", cache.join("sets").display())),
+        "{err}"
+    );
+    // Control: made private again, the same cache is used.
+    std::fs::set_permissions(cache.join("sets"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let (out, err) = show();
+    assert!(out.contains("from-server"), "{out}\n{err}");
+}

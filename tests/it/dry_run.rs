@@ -1,0 +1,142 @@
+//! Issue 15: dry runs are pure. `netgw converge --why-run` and `netgw drift`, run as real processes
+//! against netgw-lab devices of every vendor, leave the repo byte-for-byte as it was (a hash of every
+//! path, type, mode and content of the whole tree, before and after), including for inventory hosts
+//! the repo has no node file for, and leave the devices as they were. The run locks they still take
+//! are in the state directory, outside the repo.
+
+use crate::common;
+
+use netgw_labs::lab::{Lab, Sim};
+use sha2::{Digest, Sha256};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// SHA-256 over every entry under `root` (sorted): relative path, kind, mode, bytes or link target.
+fn tree_hash(root: &Path) -> (String, Vec<String>) {
+    let mut entries = Vec::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            let rel = p.strip_prefix(root).unwrap().display().to_string();
+            let mode = meta.permissions().mode();
+            let body = if meta.file_type().is_symlink() {
+                format!("link {}", std::fs::read_link(&p).unwrap().display())
+            } else if meta.is_dir() {
+                stack.push(p.clone());
+                "dir".to_owned()
+            } else {
+                hex(&Sha256::digest(std::fs::read(&p).unwrap()))
+            };
+            entries.push(format!("{rel} {mode:o} {body}"));
+        }
+    }
+    entries.sort();
+    let all = entries.join("\n");
+    (hex(&Sha256::digest(all.as_bytes())), entries)
+}
+
+/// What a device holds, read through the simulator (not netgw).
+fn device_text(lab: &Lab, node: &str) -> String {
+    let n = lab.node(node).unwrap();
+    match &n.sim {
+        Sim::Junos(j) => j.running_xml(),
+        _ => format!("{:?}", n.device.state().clone()),
+    }
+}
+
+const NODES: [(&str, &str); 5] = [
+    ("eos1", "arista_ceos"),
+    ("jx1", "juniper_vjunosswitch"),
+    ("ios1", "cisco_iol, type: L2"),
+    ("nx1", "cisco_n9kv"),
+    ("f51", "f5_bigip-ve"),
+];
+
+#[test]
+fn why_run_and_drift_leave_the_repo_and_devices_unchanged() {
+    let mut topo = String::from("name: dry\ntopology:\n  nodes:\n");
+    for (n, kind) in NODES {
+        topo.push_str(&format!("    {n}: {{kind: {kind}}}\n"));
+    }
+    let (rt, lab, dir) = common::lab_with_inventory(&topo);
+    let inv = dir.path().join("inventory.yml");
+    let repo = dir.path().join("repo");
+    let state = dir.path().join("state");
+    // eos1 and ios1 have desired state that differs from the device; jx1, nx1 and f51 have no node
+    // file at all (a converge would create one).
+    std::fs::create_dir_all(repo.join("nodes")).unwrap();
+    for n in ["eos1", "ios1"] {
+        std::fs::write(
+            repo.join(format!("nodes/{n}.json")),
+            format!(
+                r#"{{"name":"{n}","run_list":["recipe[netdev::vlans]"],
+                    "normal":{{"netdev":{{"vlans":{{"310":{{"name":"dry_run"}}}}}}}}}}"#
+            ),
+        )
+        .unwrap();
+    }
+    let devices_before: Vec<String> = NODES.iter().map(|(n, _)| device_text(&lab, n)).collect();
+    let (hash_before, files_before) = tree_hash(&repo);
+
+    for (args, want_code) in [
+        (&["converge", "--why-run"][..], 0),
+        (&["drift"][..], 1),
+        (&["converge", "--why-run", "--format", "json"][..], 0),
+        (&["drift", "--format", "json"][..], 1),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .arg("--repo")
+            .arg(&repo)
+            .args(args)
+            .arg("--inventory")
+            .arg(&inv)
+            .env("NETGW_STATE_DIR", &state)
+            .env_remove("NETGW_LOCK_DIR")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let text = format!(
+            "{args:?}\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(want_code), "{text}");
+        if args == ["drift"] {
+            // The human report says in words what exit 1 says: eos1 and ios1 differ.
+            assert!(
+                text.contains("Drift: 2 node(s) differ from their desired state (2 resource(s))"),
+                "{text}"
+            );
+        }
+        // Every node was compared, the ones the repo lacks included.
+        for (n, _) in NODES {
+            assert!(text.contains(n), "{n} missing from the report: {text}");
+        }
+        let (hash_after, files_after) = tree_hash(&repo);
+        assert_eq!(
+            files_after, files_before,
+            "{args:?} changed the repo:\n{text}"
+        );
+        assert_eq!(hash_after, hash_before);
+    }
+    let devices_after: Vec<String> = NODES.iter().map(|(n, _)| device_text(&lab, n)).collect();
+    assert_eq!(devices_after, devices_before, "a dry run changed a device");
+    // The runs still took their node locks: in the state directory.
+    let locks = netgw::state::lock_dir(&state, &repo);
+    for (n, _) in NODES {
+        assert!(
+            locks.join(format!("{n}.run.lock")).exists(),
+            "no lock for {n} in {}",
+            locks.display()
+        );
+    }
+    drop(lab);
+    rt.shutdown_timeout(std::time::Duration::from_secs(5));
+}
