@@ -211,12 +211,7 @@ pub async fn resolve_with(
     let (repo, used) = match sync {
         Some(sync) => {
             // A missing role is reported as such, not as whatever the server makes of the rest.
-            expansion
-                .ensure_complete()
-                .map_err(|source| ResolveError::Expand {
-                    node: name.to_string(),
-                    source,
-                })?;
+            complete(&expansion, name)?;
             sync.cookbooks_for(&environment, &expansion).await?
         }
         None => (cookbooks.clone(), Vec::new()),
@@ -229,6 +224,16 @@ pub async fn resolve_with(
     .map_err(join_error)??;
     view.cookbooks = used;
     Ok(view)
+}
+
+/// Every role of the expansion exists: a missing one is reported as such, naming who included it.
+fn complete(expansion: &Expansion, name: &NodeName) -> Result<(), ResolveError> {
+    expansion
+        .ensure_complete()
+        .map_err(|source| ResolveError::Expand {
+            node: name.to_string(),
+            source,
+        })
 }
 
 /// A resolve task that panicked or was cancelled (the blocking file reads run on their own thread).
@@ -253,12 +258,7 @@ fn assemble(
     environment: Environment,
     expansion: Expansion,
 ) -> Result<NodeView, ResolveError> {
-    expansion
-        .ensure_complete()
-        .map_err(|source| ResolveError::Expand {
-            node: name.to_string(),
-            source,
-        })?;
+    complete(&expansion, name)?;
 
     let mut attrs = AttributeSet::new();
     attrs.push(Component::Normal, Source::Node, desired.normal.clone());

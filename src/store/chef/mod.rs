@@ -410,6 +410,26 @@ pub fn check_size(node: &str, body: &Value) -> Result<(), ChefError> {
     })
 }
 
+impl ChefServer {
+    /// A node's RFC 45 `part` (`desired`, `current`), decoded; `None` in fallback mode or where the
+    /// server answers 404.
+    async fn rfc45<T: serde::de::DeserializeOwned>(
+        &self,
+        name: &NodeName,
+        part: &str,
+    ) -> Result<Option<T>, StoreError> {
+        if self.fallback_mode() {
+            return Ok(None);
+        }
+        let Some(v) = self.get_rfc45(name, part).await? else {
+            return Ok(None);
+        };
+        let path = format!("{}/{part}", node_path(name.as_str()));
+        let decoded = serde_json::from_value(v).map_err(|e| self.decode_err(&path, e))?;
+        Ok(Some(decoded))
+    }
+}
+
 #[async_trait]
 impl NodeStore for ChefServer {
     fn describe(&self, name: &NodeName) -> String {
@@ -421,12 +441,7 @@ impl NodeStore for ChefServer {
     }
 
     async fn load_desired(&self, name: &NodeName) -> Result<Option<DesiredState>, StoreError> {
-        if !self.fallback_mode()
-            && let Some(v) = self.get_rfc45(name, "desired").await?
-        {
-            let d: DesiredState = serde_json::from_value(v).map_err(|e| {
-                self.decode_err(&format!("{}/desired", node_path(name.as_str())), e)
-            })?;
+        if let Some(d) = self.rfc45(name, "desired").await? {
             return Ok(Some(d));
         }
         match self.get_node(name.as_str()).await? {
@@ -440,12 +455,7 @@ impl NodeStore for ChefServer {
     }
 
     async fn load_current(&self, name: &NodeName) -> Result<Option<CurrentState>, StoreError> {
-        if !self.fallback_mode()
-            && let Some(v) = self.get_rfc45(name, "current").await?
-        {
-            let c: CurrentState = serde_json::from_value(v).map_err(|e| {
-                self.decode_err(&format!("{}/current", node_path(name.as_str())), e)
-            })?;
+        if let Some(c) = self.rfc45(name, "current").await? {
             return Ok(Some(c));
         }
         let Some(v) = self.get_node(name.as_str()).await? else {
