@@ -19,11 +19,13 @@ pub enum ResolveError {
     #[error(transparent)]
     Store(#[from] StoreError),
 
-    #[error("node {node}: {source}")]
+    #[error("node {node}: {source}{hint}")]
     Expand {
         node: String,
         #[source]
         source: ExpandError,
+        /// The nearest existing role of each missing one, where the store can list its roles.
+        hint: String,
     },
 
     #[error("node {node}: unknown recipe {recipe:?} (not built in, and no file {path})")]
@@ -135,6 +137,7 @@ pub fn resolve(repo: &LocalRepo, name: &NodeName) -> Result<NodeView, ResolveErr
     let desired = repo.load_desired(name)?;
     let current = repo.load_current(name)?;
     let (environment, expansion) = expand_node(repo, &desired)?;
+    complete_in(repo, &expansion, name)?;
     assemble(
         &Cookbooks::of_repo(repo),
         name,
@@ -233,7 +236,37 @@ fn complete(expansion: &Expansion, name: &NodeName) -> Result<(), ResolveError> 
         .map_err(|source| ResolveError::Expand {
             node: name.to_string(),
             source,
+            hint: String::new(),
         })
+}
+
+/// [`complete`] in the local repo: a missing role is most often a typo of one the repo has, named.
+fn complete_in(
+    repo: &LocalRepo,
+    expansion: &Expansion,
+    name: &NodeName,
+) -> Result<(), ResolveError> {
+    let Err(ResolveError::Expand { node, source, .. }) = complete(expansion, name) else {
+        return Ok(());
+    };
+    let known = repo.role_names().unwrap_or_default();
+    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+    let hints: Vec<String> = expansion
+        .missing_roles
+        .iter()
+        .filter_map(|m| {
+            let near = crate::inventory::nearest(&m.name, &known)?;
+            Some(format!(
+                "{} is not roles/{}.json: did you mean role {near}?",
+                m.name, m.name
+            ))
+        })
+        .collect();
+    let hint = match hints.is_empty() {
+        true => String::new(),
+        false => format!("; {}", hints.join("; ")),
+    };
+    Err(ResolveError::Expand { node, source, hint })
 }
 
 /// A resolve task that panicked or was cancelled (the blocking file reads run on their own thread).

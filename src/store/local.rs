@@ -165,6 +165,26 @@ impl LocalRepo {
     }
 
     /// Names of all nodes with a desired-state file, sorted.
+    /// The roles the repo has (`roles/NAME.json`), sorted; none when it has no `roles/`.
+    pub fn role_names(&self) -> Result<Vec<String>, StoreError> {
+        let mut names = Vec::new();
+        let Ok(entries) = self.dir.handle().read_dir("roles") else {
+            return Ok(names);
+        };
+        for entry in entries {
+            let entry = entry.map_err(|source| StoreError::Io {
+                path: self.root.join("roles"),
+                source,
+            })?;
+            let file_name = entry.file_name();
+            if let Some(stem) = file_name.to_str().and_then(|f| f.strip_suffix(".json")) {
+                names.push(stem.to_owned());
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
     pub fn node_names(&self) -> Result<Vec<NodeName>, StoreError> {
         let dir = self.root.join("nodes");
         let mut names = Vec::new();

@@ -342,6 +342,16 @@ fn catalogue() -> Vec<Case> {
             1,
             &["ghost1", "ghost2", "missing role"],
         ),
+        case(
+            "missing role typo names the nearest",
+            &[
+                ("nodes/r9.json", &node("r9", r#"["role[acess]"]"#, "{}")),
+                ("roles/access.json", r#"{"name":"access"}"#),
+            ],
+            &["node", "show", "r9"],
+            1,
+            &["acess", "did you mean role access?"],
+        ),
         // --- cookbook YAML (4)
         case(
             "attribute file YAML syntax",
