@@ -19,13 +19,11 @@ pub enum ResolveError {
     #[error(transparent)]
     Store(#[from] StoreError),
 
-    #[error("node {node}: {source}{hint}")]
+    #[error("node {node}: {source}")]
     Expand {
         node: String,
         #[source]
         source: ExpandError,
-        /// The nearest existing role of each missing one, where the store can list its roles.
-        hint: String,
     },
 
     #[error("node {node}: unknown recipe {recipe:?} (not built in, and no file {path})")]
@@ -236,7 +234,6 @@ fn complete(expansion: &Expansion, name: &NodeName) -> Result<(), ResolveError> 
         .map_err(|source| ResolveError::Expand {
             node: name.to_string(),
             source,
-            hint: String::new(),
         })
 }
 
@@ -246,27 +243,19 @@ fn complete_in(
     expansion: &Expansion,
     name: &NodeName,
 ) -> Result<(), ResolveError> {
-    let Err(ResolveError::Expand { node, source, .. }) = complete(expansion, name) else {
+    if expansion.missing_roles.is_empty() {
         return Ok(());
-    };
+    }
     let known = repo.role_names().unwrap_or_default();
     let known: Vec<&str> = known.iter().map(String::as_str).collect();
-    let hints: Vec<String> = expansion
-        .missing_roles
-        .iter()
-        .filter_map(|m| {
-            let near = crate::inventory::nearest(&m.name, &known)?;
-            Some(format!(
-                "{} is not roles/{}.json: did you mean role {near}?",
-                m.name, m.name
-            ))
-        })
-        .collect();
-    let hint = match hints.is_empty() {
-        true => String::new(),
-        false => format!("; {}", hints.join("; ")),
-    };
-    Err(ResolveError::Expand { node, source, hint })
+    let mut missing = expansion.missing_roles.clone();
+    for m in &mut missing {
+        m.nearest = crate::inventory::nearest(&m.name, &known).map(str::to_owned);
+    }
+    Err(ResolveError::Expand {
+        node: name.to_string(),
+        source: ExpandError::MissingRoles(missing),
+    })
 }
 
 /// A resolve task that panicked or was cancelled (the blocking file reads run on their own thread).

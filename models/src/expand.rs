@@ -26,6 +26,9 @@ pub struct MissingRole {
     pub name: String,
     /// `top level` or the including role's name.
     pub included_by: String,
+    /// The existing role whose name is nearest, where the store could list its roles (a typo).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nearest: Option<String>,
 }
 
 /// Attributes one role contributes, in the order chef-client applies them (a role's attributes are
@@ -75,7 +78,13 @@ pub enum ExpandError {
 fn missing_roles_message(m: &[MissingRole]) -> String {
     let names: Vec<String> = m
         .iter()
-        .map(|r| format!("{} (included by '{}')", r.name, r.included_by))
+        .map(|r| match &r.nearest {
+            Some(n) => format!(
+                "{} (included by '{}'; did you mean role {n}?)",
+                r.name, r.included_by
+            ),
+            None => format!("{} (included by '{}')", r.name, r.included_by),
+        })
         .collect();
     format!(
         "{} missing role(s) in the run-list: {}",
@@ -144,6 +153,7 @@ impl State<'_> {
                         None => self.missing.push(MissingRole {
                             name: entry.name.clone(),
                             included_by: included_by.to_owned(),
+                            nearest: None,
                         }),
                         Some(role) => {
                             self.found.push(entry.name.clone());

@@ -412,11 +412,13 @@ mod tests {
             vec![
                 MissingRole {
                     name: "gone".into(),
-                    included_by: "top level".into()
+                    included_by: "top level".into(),
+                    nearest: None,
                 },
                 MissingRole {
                     name: "also_gone".into(),
-                    included_by: "present".into()
+                    included_by: "present".into(),
+                    nearest: None,
                 },
             ]
         );
