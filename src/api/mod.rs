@@ -242,10 +242,12 @@ pub async fn serve(
     let started_at = crate::clock::now_rfc3339();
     // Bound before the history is opened: the default history is named by the address bound.
     let (listener, local) = bind(settings.listen).await?;
-    let state_root = settings
-        .state_dir
-        .clone()
-        .unwrap_or_else(crate::state::default_root);
+    let coordination = crate::coordination::Settings {
+        state_dir: settings.state_dir.clone(),
+        lock_dir: None,
+        database: settings.database.clone(),
+    };
+    let state_root = coordination.state_root();
     let cache = settings
         .cookbook_server
         .as_ref()
@@ -258,11 +260,6 @@ pub async fn serve(
     let history = open_history(&settings, &db, &started_at).await?;
     let metrics = Arc::new(Metrics::default());
     let store: Arc<dyn NodeStore> = store.unwrap_or_else(|| Arc::new(cookbooks.clone()));
-    let coordination = crate::coordination::Settings {
-        state_dir: Some(state_root.clone()),
-        lock_dir: None,
-        database: settings.database.clone(),
-    };
     let infra = crate::engine::Infra::open(store.clone(), cookbooks, connector, &coordination)
         .with_classifier(settings.classifier.clone());
     let journal_dir = infra.coordination.journal().dir().to_owned();
