@@ -30,6 +30,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 mod clab;
+pub mod select;
 
 #[derive(Debug, Error)]
 pub enum InventoryError {

@@ -42,6 +42,7 @@ mod peer_kill;
 mod pg_link_checks;
 mod pg_serve;
 mod races;
+mod rollout;
 mod secrets;
 mod security;
 mod serve;
