@@ -23,6 +23,7 @@ mod links;
 mod node;
 mod render;
 mod serve;
+mod validate;
 
 use converge::*;
 use facts::*;
@@ -31,6 +32,7 @@ use links::*;
 use node::*;
 use render::*;
 use serve::*;
+use validate::*;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -259,6 +261,21 @@ pub enum Command {
         /// Output: `human` or `json`.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
+    },
+    /// Check the repo and the selected nodes without contacting a device: every role and
+    /// environment file, each node with its roles, environment and cookbooks, every resource
+    /// compiled. Exit 0 when nothing is wrong (warnings allowed), 1 when something is, 2 on usage.
+    Validate {
+        /// Nodes to check (a selection, as for converge); without --inventory or --topology, every
+        /// node file of the repo.
+        #[arg(value_name = "SELECTION")]
+        nodes: Vec<String>,
+        #[command(flatten)]
+        source: DeviceSource,
+        /// Output: `human` (FILE:LINE: error: ...), `json`, or `github` (annotations GitHub Actions
+        /// shows on the pull request).
+        #[arg(long, value_enum, default_value = "human")]
+        format: ValidateFormat,
     },
     /// Compare devices with their desired state; change nothing (exit 1 when something drifted).
     Drift {
@@ -541,6 +558,11 @@ pub fn run(
             format,
         } => inventory_cmd(cli, hosts, source, *format, out),
         cmd @ Command::Serve { .. } => serve_cmd(cli, cmd, serve),
+        Command::Validate {
+            nodes,
+            source,
+            format,
+        } => validate_cmd(cli, nodes, source, *format, out),
     }
 }
 

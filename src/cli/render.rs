@@ -32,7 +32,9 @@ pub(super) fn output_format(c: &Command) -> Format {
         | Command::Inventory { format, .. }
         | Command::Links { format, .. }
         | Command::Drift { format, .. } => *format,
-        Command::Serve { .. } => Format::Human,
+        Command::Validate { format, .. } if *format == ValidateFormat::Json => Format::Json,
+        // GitHub's annotations are text lines: escaped as human output is.
+        Command::Serve { .. } | Command::Validate { .. } => Format::Human,
     }
 }
 

@@ -574,15 +574,27 @@ async fn converge_node(
 
 pub(crate) type StepResult<T> = Result<T, EngineError>;
 
-fn compile_errors(compiled: &Compiled, steps: &mut Steps<'_>) -> StepResult<()> {
+/// A compile's errors as failed resources, each naming the repo file that set its value when the
+/// desired state comes from the local repo (`crate::validate::origin_note`).
+fn compile_errors(
+    ctx: &Ctx,
+    view: &resolve::NodeView,
+    compiled: &Compiled,
+    steps: &mut Steps<'_>,
+) -> StepResult<()> {
     if compiled.errors.is_empty() {
         return Ok(());
     }
     for e in &compiled.errors {
+        let origin = match ctx.store.as_local() {
+            Some(repo) => crate::validate::origin_note(repo, view, e),
+            None => String::new(),
+        };
+        let message = format!("{}{origin}", e.message);
         steps
             .report
             .resources
-            .push(failed_resource(&e.recipe, &e.resource, &e.message));
+            .push(failed_resource(&e.recipe, &e.resource, &message));
     }
     Err(EngineError::Config(format!(
         "{} resource(s) could not be compiled; nothing was changed",
@@ -676,7 +688,7 @@ pub(crate) async fn load_node(
     // Pre-flight: compile with the facts saved by the last run, so bad desired state fails here,
     // before any device is contacted. The real compile after fact gathering follows.
     let preflight = compile(&view.attributes.merged(), &view.recipes);
-    compile_errors(&preflight, steps)?;
+    compile_errors(ctx, &view, &preflight, steps)?;
     Ok((target, name, view))
 }
 
@@ -769,7 +781,7 @@ async fn with_driver(
     opts: &EngineOptions,
     steps: &mut Steps<'_>,
 ) -> StepResult<()> {
-    let p = prepare(name, target, view, driver, opts, steps).await?;
+    let p = prepare(ctx, name, target, view, driver, opts, steps).await?;
     let Prepared {
         compiled,
         vlans,
@@ -862,6 +874,7 @@ pub(crate) struct Prepared {
 /// Steps 4-8 on an open session: facts, recovery of an earlier run's unfinished change, merge,
 /// compile, validate, observe and plan. Nothing is staged.
 pub(crate) async fn prepare(
+    ctx: &Ctx,
     name: &NodeName,
     target: &DeviceTarget,
     mut view: resolve::NodeView,
@@ -910,7 +923,7 @@ pub(crate) async fn prepare(
     // 7. Compile resources.
     let compiled = compile(&merged, &view.recipes);
     steps.mark("compile");
-    compile_errors(&compiled, steps)?;
+    compile_errors(ctx, &view, &compiled, steps)?;
     let vlans = compiled.vlan_list();
     let links = compiled.link_list();
     let invalid = driver.validate(&vlans, &links);

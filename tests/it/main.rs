@@ -51,3 +51,4 @@ mod test_layout;
 mod two_processes;
 mod ui_browser;
 mod ui_http;
+mod validate;
