@@ -890,32 +890,7 @@ fn known_platform_names() -> Vec<&'static str> {
     v
 }
 
-/// The candidate closest to `word` (edit distance at most a third of its length), for "did you mean".
-pub(crate) fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    let w = word.to_ascii_lowercase();
-    candidates
-        .iter()
-        .map(|c| (edit_distance(&w, &c.to_ascii_lowercase()), *c))
-        .filter(|(d, _)| *d <= (w.len() / 3).max(1))
-        .min()
-        .map(|(_, c)| c)
-}
-
-/// Levenshtein distance (characters).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let sub = diag + usize::from(ca != *cb);
-            diag = row[j + 1];
-            row[j + 1] = sub.min(row[j] + 1).min(diag + 1);
-        }
-    }
-    row[b.len()]
-}
+pub(crate) use netgw_models::name::nearest;
 
 /// netgw's own settings, `data.netgw`, key by key from the first layer that sets each (host, groups,
 /// defaults): `known_hosts` in the defaults and `junos_style` on a host both apply. Nornir does not

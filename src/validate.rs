@@ -311,7 +311,6 @@ fn store_file(e: &StoreError) -> Option<PathBuf> {
 fn resolve_file(e: &ResolveError) -> Option<PathBuf> {
     match e {
         ResolveError::Store(s) => store_file(s),
-        ResolveError::UnknownRecipe { path, .. } => Some(PathBuf::from(path)),
         _ => None,
     }
 }

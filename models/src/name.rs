@@ -104,6 +104,33 @@ pub fn validate_cookbook_name(kind: &'static str, name: &str) -> Result<(), Mode
     })
 }
 
+/// The candidate closest to `word` (edit distance at most a third of its length), for "did you mean".
+pub fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let w = word.to_ascii_lowercase();
+    candidates
+        .iter()
+        .map(|c| (edit_distance(&w, &c.to_ascii_lowercase()), *c))
+        .filter(|(d, _)| *d <= (w.len() / 3).max(1))
+        .min()
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance (characters).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let sub = diag + usize::from(ca != *cb);
+            diag = row[j + 1];
+            row[j + 1] = sub.min(row[j] + 1).min(diag + 1);
+        }
+    }
+    row[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

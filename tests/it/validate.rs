@@ -58,11 +58,27 @@ fn a_broken_repo_is_reported_by_file_line_and_path_without_touching_a_device() {
         "nodes/sw3.json",
         r#"{"name":"sw3","run_list":["role[bse]"]}"#,
     );
+    // One interface in two spellings, from a role and from the node: both named, each where written.
+    common::write(
+        &repo,
+        "roles/acc.json",
+        r#"{"name":"acc","default_attributes":{"netdev":{"links":{"Ethernet1":{"description":"x"}}}}}"#,
+    );
+    common::write(
+        &repo,
+        "nodes/sw5.json",
+        r#"{"name":"sw5","run_list":["role[acc]","recipe[netdev::links]"],"normal":{"netdev":{"links":{"Et1":{"acess_vlan":5}}}}}"#,
+    );
+    common::write(
+        &repo,
+        "nodes/sw6.json",
+        r#"{"name":"sw6","run_list":["recipe[netdev::link]"]}"#,
+    );
     // A device that accepts connections and never answers: a validate that dialled it would hang.
     let port = common::stalling_port();
     let inv = dir.path().join("inventory.yml");
     let mut hosts = String::new();
-    for n in ["sw1", "sw2", "sw3", "sw4"] {
+    for n in ["sw1", "sw2", "sw3", "sw4", "sw5", "sw6"] {
         hosts.push_str(&format!(
             "{n}: {{hostname: 127.0.0.1, port: {port}, platform: eos, username: u, password: p}}\n"
         ));
@@ -80,7 +96,11 @@ fn a_broken_repo_is_reported_by_file_line_and_path_without_touching_a_device() {
         "nodes/sw2.json: error: node sw2",
         "missing role(s) in the run-list: bse",
         "did you mean role base?",
-        "3 node(s) checked: 4 error(s)",
+        "nodes/sw5.json:1 (normal.netdev.links.Et1): error: node sw5: netdev::links link[Et1]: the same interface is also declared as Ethernet1",
+        "roles/acc.json:1 (default_attributes.netdev.links.Ethernet1): error: node sw5: netdev::links link[Ethernet1]: the same interface is also declared as Et1",
+        "unknown recipe \"netdev::link\"",
+        "did you mean netdev::links?",
+        "5 node(s) checked: 7 error(s)",
     ];
     for e in expect {
         assert!(text.contains(e), "lacks {e:?}:\n{text}");
