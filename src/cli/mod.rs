@@ -23,6 +23,7 @@ mod links;
 mod node;
 mod render;
 mod serve;
+mod trigger;
 mod validate;
 
 use converge::*;
@@ -32,6 +33,7 @@ use links::*;
 use node::*;
 use render::*;
 use serve::*;
+use trigger::*;
 use validate::*;
 
 #[derive(Debug, Parser)]
@@ -223,6 +225,9 @@ pub enum Command {
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10000))]
         concurrency: Option<u32>,
     },
+    /// Ask a `netgw serve` gateway to converge (the CI client): a selection, why-run or atomic;
+    /// with --wait, follow the run to its end and exit with its outcome as `converge` would.
+    Trigger(TriggerArgs),
     /// Print the resolved inventory hosts (like `ansible-inventory --list`): address, platform, driver
     /// or why not driven, credentials (passwords and every other secret redacted), groups, data,
     /// connection options, trust, and the layer each value came from.
@@ -558,6 +563,7 @@ pub fn run(
             format,
         } => inventory_cmd(cli, hosts, source, *format, out),
         cmd @ Command::Serve { .. } => serve_cmd(cli, cmd, serve),
+        Command::Trigger(args) => trigger_cmd(cli, args, out),
         Command::Validate {
             nodes,
             source,

@@ -32,6 +32,7 @@ pub(super) fn output_format(c: &Command) -> Format {
         | Command::Inventory { format, .. }
         | Command::Links { format, .. }
         | Command::Drift { format, .. } => *format,
+        Command::Trigger(args) => args.format,
         Command::Validate { format, .. } if *format == ValidateFormat::Json => Format::Json,
         // GitHub's annotations are text lines: escaped as human output is.
         Command::Serve { .. } | Command::Validate { .. } => Format::Human,

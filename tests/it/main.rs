@@ -48,6 +48,7 @@ mod security;
 mod serve;
 mod snmp_converge;
 mod test_layout;
+mod trigger;
 mod two_processes;
 mod ui_browser;
 mod ui_http;
