@@ -351,3 +351,35 @@ fn batches_run_one_after_another() {
     // Inside a batch, its nodes do run at once.
     assert!(at(true, "n5") < at(false, "n4"), "{events:?}");
 }
+
+/// The stop after a rejected login relies on every vendor calling a wrong password `auth`.
+#[test]
+fn a_wrong_password_is_an_auth_error_on_every_vendor() {
+    let topo = "name: pw\ntopology:\n  nodes:\n    eos1: {kind: arista_ceos}\n    jx1: {kind: juniper_vjunosswitch}\n    ios1: {kind: cisco_iol, type: L2}\n    nx1: {kind: cisco_n9kv}\n    f51: {kind: f5_bigip-ve}\n";
+    let (_rt, _lab, dir) = common::lab_with_inventory(topo);
+    let dir = dir.path();
+    std::fs::create_dir_all(dir.join("repo/nodes")).unwrap();
+    let nodes = ["eos1", "jx1", "ios1", "nx1", "f51"];
+    let wrong: Vec<(&str, &str)> = nodes.iter().map(|n| (*n, "not-the-password")).collect();
+    with_password(dir, &wrong);
+    let (code, report, text) = common::run_json(
+        Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .arg("--repo")
+            .arg(dir.join("repo"))
+            .args([
+                "converge",
+                "--why-run",
+                "--format",
+                "json",
+                "--continue-on-rejected-login",
+            ])
+            .arg("--inventory")
+            .arg(dir.join("inventory.yml"))
+            .env("NETGW_STATE_DIR", dir.join("state")),
+    );
+    assert_eq!(code, 1, "{text}");
+    for n in report["nodes"].as_array().unwrap() {
+        assert_eq!(n["error_kind"], "auth", "{}: {text}", n["name"]);
+    }
+    assert_eq!(report["nodes"].as_array().unwrap().len(), nodes.len());
+}

@@ -29,10 +29,19 @@ fn trigger_waits_for_the_run_and_exits_with_its_outcome() {
     )]);
     let base = lab.base.clone();
 
-    let (code, text) = trigger(&base, &["--token", OPS, "--wait", "--why-run", "leaf*:!leaf2"]);
+    let (code, text) = trigger(
+        &base,
+        &["--token", OPS, "--wait", "--why-run", "leaf*:!leaf2"],
+    );
     assert_eq!(code, 0, "{text}");
-    assert!(text.contains("leaf1: success (1/1 resources updated)"), "{text}");
-    assert!(!text.contains("spine1") && !text.contains("leaf2:"), "{text}");
+    assert!(
+        text.contains("leaf1: success (1/1 resources updated)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("spine1") && !text.contains("leaf2:"),
+        "{text}"
+    );
     assert!(text.contains("1 node(s), 1 succeeded, 0 failed"), "{text}");
 
     let (code, text) = trigger(&base, &["--token", OPS, "--wait", "leaf*"]);
@@ -40,7 +49,10 @@ fn trigger_waits_for_the_run_and_exits_with_its_outcome() {
     assert!(text.contains("leaf2: failed:"), "{text}");
     assert!(text.contains("leaf1: success"), "{text}");
 
-    let (code, text) = trigger(&base, &["--token", OPS, "--wait", "--format", "json", "spine1"]);
+    let (code, text) = trigger(
+        &base,
+        &["--token", OPS, "--wait", "--format", "json", "spine1"],
+    );
     assert_eq!(code, 0, "{text}");
     let run: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(run["report"]["nodes"][0]["name"], "spine1", "{text}");
