@@ -202,7 +202,10 @@ fn from_doc<T: serde::de::DeserializeOwned>(path: &Path, doc: Value) -> Result<T
         if field == "." || field.is_empty() {
             file_err(path, inner.to_string())
         } else {
-            file_err(path, format!("field `{field}`: {inner}"))
+            file_err(
+                path,
+                netgw_models::name::with_field_hint(format!("field `{field}`: {inner}")),
+            )
         }
     })
 }
@@ -666,20 +669,26 @@ impl Inventory {
                 (None, false) => "default".to_owned(),
             };
         let tr = &self.trust;
-        let trust = match self.target(name) {
-            Ok(t) => serde_json::json!({
-                "known_hosts": t.known_hosts, "accept_new_host_keys": t.accept_new_host_keys,
-                "tls_ca": t.tls.ca_file, "tls_verify": t.tls.verify,
-                "sources": {
-                    "known_hosts": trust_src(&["known_hosts"], tr.known_hosts.is_some()),
-                    "accept_new_host_keys":
-                        trust_src(&["accept_new_host_keys"], tr.accept_new_host_keys),
-                    "tls": trust_src(&["tls_ca", "ca_file", "tls_verify"],
-                        tr.tls_ca.is_some() || tr.no_tls_verify),
-                },
-            }),
-            Err(_) => Value::Null,
+        let (trust, target_error) = match self.target(name) {
+            Ok(t) => (
+                serde_json::json!({
+                    "known_hosts": t.known_hosts, "accept_new_host_keys": t.accept_new_host_keys,
+                    "tls_ca": t.tls.ca_file, "tls_verify": t.tls.verify,
+                    "sources": {
+                        "known_hosts": trust_src(&["known_hosts"], tr.known_hosts.is_some()),
+                        "accept_new_host_keys":
+                            trust_src(&["accept_new_host_keys"], tr.accept_new_host_keys),
+                        "tls": trust_src(&["tls_ca", "ca_file", "tls_verify"],
+                            tr.tls_ca.is_some() || tr.no_tls_verify),
+                    },
+                }),
+                None,
+            ),
+            Err(InventoryError::NotDriven { .. }) => (Value::Null, None),
+            // Why a converge of this host would fail (an unset password variable, ...).
+            Err(e) => (Value::Null, Some(e.to_string())),
         };
+        let error = error.or(target_error);
         // Credentials under data (`data.netgw.enable_secret`, a driver's or another tool's) too, but
         // not netgw's record of where a containerlab host's credentials came from: it holds
         // descriptions ("containerlab default for the kind"), never the values.
@@ -1398,5 +1407,16 @@ defaults:
             .unwrap_err()
             .to_string();
         assert!(e.contains("tls_verify"), "{e}");
+    }
+
+    #[test]
+    fn an_unset_password_variable_is_shown_as_the_hosts_error() {
+        let text = "sw1: {hostname: h, platform: eos, password: '${NETGW_TEST_NEVER_SET_PW}'}\n";
+        let inv = Inventory::from_text(Path::new("hosts.yaml"), text).unwrap();
+        let h = inv.resolved("sw1").unwrap();
+        assert_eq!(h["driver"], "eos");
+        let e = h["error"].as_str().unwrap_or_default();
+        assert!(e.contains("NETGW_TEST_NEVER_SET_PW is not set"), "{h}");
+        assert_eq!(h["password"], "<redacted>");
     }
 }

@@ -276,20 +276,9 @@ fn interface_spellings<'a>(
     out
 }
 
-/// serde's "unknown field `acess_vlan`, expected one of ..." with the nearest field named.
+/// serde's error with the nearest field named when it is an unknown one.
 fn with_hint(e: serde_json::Error) -> String {
-    let msg = e.to_string();
-    let Some(rest) = msg.strip_prefix("unknown field `") else {
-        return msg;
-    };
-    let Some((field, expected)) = rest.split_once('`') else {
-        return msg;
-    };
-    let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
-    match crate::name::nearest(field, &known) {
-        Some(n) => format!("{msg}; did you mean {n}?"),
-        None => msg,
-    }
+    crate::name::with_field_hint(e.to_string())
 }
 
 fn declarative(c: &mut Compiled, recipe: &str, index: usize, item: &Value) {

@@ -131,6 +131,25 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
+/// serde's "unknown field `acess_vlan`, expected one of `a`, `b`" with the nearest field named
+/// (`; did you mean access_vlan?`); any other message unchanged.
+pub fn with_field_hint(message: String) -> String {
+    let Some(rest) = message
+        .find("unknown field `")
+        .map(|i| &message[i + "unknown field `".len()..])
+    else {
+        return message;
+    };
+    let Some((field, expected)) = rest.split_once('`') else {
+        return message;
+    };
+    let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    match nearest(field, &known) {
+        Some(n) => format!("{message}; did you mean {n}?"),
+        None => message,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
