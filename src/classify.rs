@@ -456,6 +456,9 @@ impl NodeStore for Classified {
     async fn load_role(&self, name: &str) -> Result<Option<Role>, crate::store::StoreError> {
         self.inner.load_role(name).await
     }
+    fn roles_repo(&self) -> Option<&crate::store::local::LocalRepo> {
+        self.inner.roles_repo()
+    }
     async fn load_environment(&self, name: &str) -> Result<Environment, crate::store::StoreError> {
         self.inner.load_environment(name).await
     }

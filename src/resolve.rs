@@ -12,6 +12,8 @@ use netgw_models::attributes::{AttributeSet, Component, Source};
 use netgw_models::compile::RecipeSource;
 use netgw_models::expand::{ExpandError, Expansion, expand};
 use netgw_models::{Attrs, CurrentState, DesiredState, Environment, ModelError, NodeName, Role};
+use serde_json::Value;
+use std::path::Path;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -41,6 +43,10 @@ pub enum ResolveError {
         #[source]
         source: Box<CookbookError>,
     },
+
+    /// A role or environment in Chef's Ruby DSL netgw cannot read (names the file and line).
+    #[error(transparent)]
+    RubyFile(Box<CookbookError>),
 
     /// Cookbooks from the Chef server could not be synchronized (`--cookbooks server`).
     #[error(transparent)]
@@ -80,7 +86,7 @@ impl ResolveError {
             ResolveError::Cookbook { source, .. } => {
                 matches!(&**source, CookbookError::Store(e) if e.is_not_found())
             }
-            ResolveError::Model { .. } => false,
+            ResolveError::Model { .. } | ResolveError::RubyFile(_) => false,
             ResolveError::Cookbooks(e) => !matches!(e.kind(), NodeErrorKind::Config),
         }
     }
@@ -113,12 +119,89 @@ pub fn expand_node(
     repo: &LocalRepo,
     desired: &DesiredState,
 ) -> Result<(Environment, Expansion), ResolveError> {
-    let environment = repo.load_environment(&desired.chef_environment)?;
+    let environment = repo_environment(repo, &desired.chef_environment)?;
     let expansion =
         expand::<ResolveError, _>(&desired.chef_environment, &desired.run_list, |role| {
-            Ok(repo.load_role(role)?)
+            repo_role(repo, role)
         })?;
     Ok((environment, expansion))
+}
+
+/// A role of the local repo: `roles/NAME.json`, or `roles/NAME.rb` in Chef's Ruby DSL
+/// (`crate::cookbook::dsl`). Both at once is an error: which one knife would upload is not netgw's
+/// to guess.
+pub fn repo_role(repo: &LocalRepo, name: &str) -> Result<Option<Role>, ResolveError> {
+    let json = repo.load_role(name)?;
+    let Some(doc) = ruby_document(
+        repo,
+        "roles",
+        name,
+        json.is_some(),
+        crate::cookbook::dsl::role,
+    )?
+    else {
+        return Ok(json);
+    };
+    named(repo, "roles", name, doc).map(Some)
+}
+
+/// An environment of the local repo: `environments/NAME.json`, or `.rb` in Chef's Ruby DSL.
+pub fn repo_environment(repo: &LocalRepo, name: &str) -> Result<Environment, ResolveError> {
+    let json = repo.load_environment(name);
+    let has_json = repo
+        .read_repo_file(&Path::new("environments").join(format!("{name}.json")))?
+        .is_some();
+    let dsl = crate::cookbook::dsl::environment;
+    match ruby_document(repo, "environments", name, has_json, dsl)? {
+        Some(doc) => named(repo, "environments", name, doc),
+        None => Ok(json?),
+    }
+}
+
+/// `DIR/NAME.rb` evaluated by `parse`, when the repo has it; an error beside a `.json` of the name.
+fn ruby_document(
+    repo: &LocalRepo,
+    dir: &str,
+    name: &str,
+    has_json: bool,
+    parse: fn(&Path, &str) -> Result<Value, CookbookError>,
+) -> Result<Option<Value>, ResolveError> {
+    let rel = Path::new(dir).join(format!("{name}.rb"));
+    let Some(text) = repo.read_repo_file(&rel)? else {
+        return Ok(None);
+    };
+    let path = repo.root().join(&rel);
+    if has_json {
+        return Err(StoreError::Parse {
+            path,
+            message: format!("{dir}/{name}.json exists too: keep one of the two"),
+        }
+        .into());
+    }
+    parse(&path, &text)
+        .map(Some)
+        .map_err(|e| ResolveError::RubyFile(Box::new(e)))
+}
+
+/// The DSL's document as the `.json` file would be read, its `name` the file's.
+fn named<T: serde::de::DeserializeOwned>(
+    repo: &LocalRepo,
+    dir: &str,
+    name: &str,
+    doc: Value,
+) -> Result<T, ResolveError> {
+    let path = repo.root().join(dir).join(format!("{name}.rb"));
+    if doc["name"].as_str() != Some(name) {
+        let message = format!(
+            "`name` is {} but the file is named for {name:?}",
+            doc["name"]
+        );
+        return Err(StoreError::Parse { path, message }.into());
+    }
+    serde_json::from_value(doc).map_err(|e| {
+        let message = e.to_string();
+        StoreError::Parse { path, message }.into()
+    })
 }
 
 impl From<ModelError> for ResolveError {
@@ -185,7 +268,15 @@ pub async fn resolve_with(
         }));
     };
     let current = store.load_current(name).await?;
-    let environment = store.load_environment(&desired.chef_environment).await?;
+    let environment = match store.roles_repo() {
+        Some(repo) => {
+            let (repo, env) = (repo.clone(), desired.chef_environment.clone());
+            tokio::task::spawn_blocking(move || repo_environment(&repo, &env))
+                .await
+                .map_err(join_error)??
+        }
+        None => store.load_environment(&desired.chef_environment).await?,
+    };
     // Expand with what is fetched so far; fetch the roles it asked for; repeat until nothing new is
     // asked for. Each round fetches at least one role, so this ends.
     let mut cache: std::collections::HashMap<String, Option<Role>> =
@@ -206,7 +297,15 @@ pub async fn resolve_with(
             break exp;
         }
         for r in needed {
-            let role = store.load_role(&r).await?;
+            let role = match store.roles_repo() {
+                Some(repo) => {
+                    let (repo, r) = (repo.clone(), r.clone());
+                    tokio::task::spawn_blocking(move || repo_role(&repo, &r))
+                        .await
+                        .map_err(join_error)??
+                }
+                None => store.load_role(&r).await?,
+            };
             cache.insert(r, role);
         }
     };

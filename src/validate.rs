@@ -95,7 +95,26 @@ pub fn validate(repo: &LocalRepo, inv: Option<&Inventory>, names: &[String]) -> 
         }
         node(repo, name, &mut v);
     }
+    v.problems = unique(std::mem::take(&mut v.problems));
     v
+}
+
+/// Each problem once: a bad role file is found by the repo check and again by every node using it.
+fn unique(problems: Vec<Problem>) -> Vec<Problem> {
+    let mut seen = std::collections::HashSet::new();
+    problems
+        .into_iter()
+        .filter(|p| {
+            let message = match &p.node {
+                Some(n) => p
+                    .message
+                    .strip_prefix(&format!("node {n}: "))
+                    .unwrap_or(&p.message),
+                None => &p.message,
+            };
+            seen.insert((p.file.clone(), message.to_owned()))
+        })
+        .collect()
 }
 
 /// Every role and environment file, used by a selected node or not: a typo there waits for the
@@ -104,8 +123,8 @@ fn repo_files(repo: &LocalRepo, v: &mut Validation) {
     match repo.role_names() {
         Ok(roles) => {
             for r in roles {
-                if let Err(e) = repo.load_role(&r) {
-                    v.push(Severity::Error, None, store_file(&e), e.to_string());
+                if let Err(e) = resolve::repo_role(repo, &r) {
+                    v.push(Severity::Error, None, resolve_file(&e), e.to_string());
                 }
             }
         }
@@ -126,8 +145,8 @@ fn repo_files(repo: &LocalRepo, v: &mut Validation) {
         .collect();
     names.sort();
     for env in names {
-        if let Err(e) = repo.load_environment(&env) {
-            v.push(Severity::Error, None, store_file(&e), e.to_string());
+        if let Err(e) = resolve::repo_environment(repo, &env) {
+            v.push(Severity::Error, None, resolve_file(&e), e.to_string());
         }
     }
 }
@@ -311,15 +330,28 @@ fn store_file(e: &StoreError) -> Option<PathBuf> {
 fn resolve_file(e: &ResolveError) -> Option<PathBuf> {
     match e {
         ResolveError::Store(s) => store_file(s),
+        ResolveError::RubyFile(c) => match &**c {
+            crate::cookbook::CookbookError::Ruby { path, .. }
+            | crate::cookbook::CookbookError::Syntax { path, .. } => Some(path.clone()),
+            _ => None,
+        },
         _ => None,
     }
 }
 
-/// `at line N` in a parser's message about `file`.
+/// The line a message about `file` gives: `FILE:N:` (the Ruby evaluator's) or `at line N` (a
+/// JSON or YAML parser's).
 fn line_in_message(message: &str, file: &Path) -> Option<usize> {
     let text = message
         .split_once(&*file.to_string_lossy())
         .map_or(message, |(_, rest)| rest);
+    if let Some(n) = text
+        .strip_prefix(':')
+        .and_then(|t| t.split(':').next())
+        .and_then(|n| n.parse().ok())
+    {
+        return Some(n);
+    }
     let at = text.find("line ")?;
     text[at + 5..]
         .split(|c: char| !c.is_ascii_digit())

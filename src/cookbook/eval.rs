@@ -117,6 +117,14 @@ pub fn recipe(
     Ok(e.resources)
 }
 
+/// The value of one expression of `program` with no node in scope (the arguments of a Ruby role's or
+/// environment's DSL calls), bounded as every evaluation is.
+pub fn expression(program: &Program, n: &Node) -> Result<Value, CookbookError> {
+    let mut attrs = AttributeSet::new();
+    let mut e = Eval::new(program, &mut attrs, Source::Node, None);
+    e.eval(n)
+}
+
 const PRECEDENCES: [(&str, Component); 5] = [
     ("default", Component::Default),
     ("force_default", Component::ForceDefault),

@@ -3,6 +3,7 @@
 //! server). Ruby files are parsed and evaluated statically ([`ruby`], [`eval`]); YAML files are netgw's
 //! own declarative format. A cookbook may mix both.
 
+pub mod dsl;
 pub mod eval;
 pub mod metadata;
 pub mod netdev;

@@ -177,11 +177,16 @@ impl LocalRepo {
                 source,
             })?;
             let file_name = entry.file_name();
-            if let Some(stem) = file_name.to_str().and_then(|f| f.strip_suffix(".json")) {
+            // `.rb`: a role in Chef's Ruby DSL (`crate::resolve::repo_role` reads it).
+            let stem = file_name
+                .to_str()
+                .and_then(|f| f.strip_suffix(".json").or_else(|| f.strip_suffix(".rb")));
+            if let Some(stem) = stem {
                 names.push(stem.to_owned());
             }
         }
         names.sort();
+        names.dedup();
         Ok(names)
     }
 
@@ -453,6 +458,12 @@ impl LocalRepo {
     /// A role or environment file: read once per run when this repo is [`LocalRepo::for_run`]'s.
     fn read_shared_file(&self, path: &Path) -> Result<Option<Arc<str>>, StoreError> {
         RunReads::text_in(self.reads.as_deref(), &self.dir, self.rel(path))
+    }
+
+    /// A repo file's text (`rel` beneath the repo; `None` when it does not exist), read once per run
+    /// as roles and environments are, never through a symlink.
+    pub fn read_repo_file(&self, rel: &Path) -> Result<Option<Arc<str>>, StoreError> {
+        RunReads::text_in(self.reads.as_deref(), &self.dir, rel)
     }
 }
 

@@ -93,6 +93,12 @@ pub trait NodeStore: Send + Sync + 'static {
     fn as_local(&self) -> Option<&local::LocalRepo> {
         None
     }
+    /// The local repo whose roles and environments this store serves: the store itself, or the
+    /// repo a wrapper reads through (their Ruby DSL files are read above the store, in
+    /// `resolve::repo_role`).
+    fn roles_repo(&self) -> Option<&local::LocalRepo> {
+        self.as_local()
+    }
     /// Names of the nodes a Chef search query (`vendor:juniper`, `role:leaf AND chef_environment:prod`)
     /// finds; `Ok(None)` when the store cannot search (a local repo has no search index).
     async fn search_nodes(&self, query: &str) -> Result<Option<Vec<String>>, StoreError> {

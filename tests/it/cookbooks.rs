@@ -728,3 +728,79 @@ fn attribute_files_and_recipes_see_this_runs_facts_not_the_saved_ones() {
         serde_json::from_str(&std::fs::read_to_string(&saved_path).unwrap()).unwrap();
     assert_eq!(saved["automatic"]["platform_version"], fresh);
 }
+
+/// Roles and environments in Chef's Ruby DSL (`roles/*.rb`, `environments/*.rb`) are read from the
+/// local repo as knife reads them: the node's expansion, attributes and precedence come out as from
+/// the `.json` files knife would upload, and what is not the DSL is refused with file and line.
+#[test]
+fn ruby_roles_and_environments_in_the_local_repo() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    write(
+        repo,
+        "roles/access.rb",
+        "name \"access\"\ndescription \"access switches\"\nrun_list \"recipe[netdev::vlans]\", \"role[base]\"\ndefault_attributes \"netdev\" => { \"vlans\" => { \"100\" => { \"name\" => \"servers\" } } }\n",
+    );
+    write(
+        repo,
+        "roles/base.rb",
+        "name 'base'\noverride_attributes('netdev' => { 'vlans' => { '100' => { 'name' => 'from_base' } } })\n",
+    );
+    write(
+        repo,
+        "environments/prod.rb",
+        "name 'prod'\ncookbook 'netdev', '~> 1.0'\noverride_attributes 'site' => 'prod'\n",
+    );
+    write(
+        repo,
+        "nodes/sw1.json",
+        r#"{"name":"sw1","chef_environment":"prod","run_list":["role[access]"]}"#,
+    );
+    let netgw = |args: &[&str]| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .arg("--repo")
+            .arg(repo)
+            .args(args)
+            .output()
+            .unwrap();
+        let text =
+            String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+        (o.status.code(), text)
+    };
+    let (code, text) = netgw(&["expand", "sw1"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("Roles:       access, base"), "{text}");
+    let (code, text) = netgw(&[
+        "node",
+        "show",
+        "sw1",
+        "--attribute",
+        "netdev.vlans.100.name",
+    ]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("from_base") && text.contains("role base"),
+        "{text}"
+    );
+    let (_, text) = netgw(&["node", "show", "sw1", "--attribute", "site"]);
+    assert!(
+        text.contains("\"prod\"") && text.contains("environment prod"),
+        "{text}"
+    );
+    let (code, text) = netgw(&["validate"]);
+    assert_eq!(code, Some(0), "{text}");
+
+    // Not the DSL, and a role in both forms: refused naming the file (and the line).
+    write(repo, "roles/base.rb", "name 'base'\nrun_lst 'recipe[x]'\n");
+    let (code, text) = netgw(&["validate"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("roles/base.rb:2: error:") && text.contains("`run_lst`"),
+        "{text}"
+    );
+    write(repo, "roles/base.rb", "name 'base'\n");
+    write(repo, "roles/base.json", r#"{"name":"base"}"#);
+    let (code, text) = netgw(&["validate"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("roles/base.json exists too"), "{text}");
+}
