@@ -37,7 +37,7 @@ use axum::{Extension, Json, Router};
 use config::{ConfigError, Settings};
 use metrics::Metrics;
 use netgw_models::NodeName;
-use scheduler::{EngineCtx, RunView, Scheduler, Snapshot, SubmitError};
+use scheduler::{EngineCtx, RunStatus, RunView, Scheduler, Snapshot, SubmitError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
@@ -881,13 +881,13 @@ async fn list_runs(
     if let Some(n) = &q.node {
         NodeName::new(n).map_err(|e| HttpError::bad_request(format!("node: {e}")))?;
     }
-    const STATUSES: [&str; 5] = ["queued", "running", "finished", "interrupted", "cancelled"];
     if let Some(st) = &q.status
-        && !STATUSES.contains(&st.as_str())
+        && !RunStatus::ALL.iter().any(|s| s.as_str() == st)
     {
+        let names: Vec<&str> = RunStatus::ALL.iter().map(|s| s.as_str()).collect();
         return Err(HttpError::bad_request(format!(
             "status must be one of {}",
-            STATUSES.join(", ")
+            names.join(", ")
         )));
     }
     let limit = q.limit.unwrap_or(50);

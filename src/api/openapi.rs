@@ -1,5 +1,6 @@
 //! The OpenAPI 3.0 document of the trigger API (`GET /v1/openapi.json`).
 
+use super::scheduler::RunStatus;
 use serde_json::{Value, json};
 
 fn err_ref() -> Value {
@@ -140,7 +141,7 @@ fn components() -> Value {
                 "coalesced": {"type": "array", "items": {"type": "object", "properties": {"node": {"type": "string"}, "run_id": {"type": "string"}}}},
                 "not_in_inventory": {"type": "array", "items": {"type": "string"}, "description": "found by `search` but not in the inventory (not run); absent when empty"}
             }},
-            "RunStatus": {"type": "string", "enum": ["queued", "running", "finished", "interrupted", "cancelled"]},
+            "RunStatus": {"type": "string", "enum": RunStatus::ALL.map(RunStatus::as_str)},
             "Run": {"type": "object", "properties": {
                 "run_id": {"type": "string"},
                 "status": {"$ref": "#/components/schemas/RunStatus"},

@@ -125,8 +125,31 @@ const ADDED_COLUMNS: [(&str, &str, &str); 3] = [
     ("link_checks", "gateway", "TEXT"),
 ];
 
-/// Bring a database an earlier version wrote up to [`SCHEMA`].
+/// The schema version this netgw writes (`PRAGMA user_version`).
+const VERSION: i64 = 1;
+
+/// A run that ended with failed nodes is `finished_with_failures`, or `failed` when no node
+/// succeeded (`RunStatus::ended` in src/api/scheduler.rs); before version 1 both were `finished`.
+/// Those rows get the status they would have now, from the node counts in their summary.
+const RUN_STATUS: &str = "UPDATE runs SET status = CASE \
+     WHEN COALESCE(json_extract(summary, '$.succeeded'), 0) = 0 THEN 'failed' \
+     ELSE 'finished_with_failures' END \
+     WHERE status = 'finished' \
+     AND COALESCE(CASE WHEN json_valid(summary) THEN json_extract(summary, '$.failed') END, 0) > 0";
+
+/// Bring a database an earlier version wrote up to [`SCHEMA`] and [`VERSION`].
 fn migrate(c: &Connection) -> Result<(), HistoryError> {
+    let version: i64 = c
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(sql_error("reading the schema version"))?;
+    if version < 1 {
+        c.execute_batch(RUN_STATUS)
+            .map_err(sql_error("migrating run statuses"))?;
+    }
+    if version < VERSION {
+        c.pragma_update(None, "user_version", VERSION)
+            .map_err(sql_error("writing the schema version"))?;
+    }
     for (table, col, ty) in ADDED_COLUMNS {
         let has: bool = c
             .query_row(
@@ -342,5 +365,66 @@ fn writer_loop(mut c: Connection, rx: mpsc::Receiver<Op>, retention: usize) {
             error!(error = %e, "writing run history failed; this batch is lost");
         }
         running = sql::settle(batch);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::History;
+
+    /// The schema as the first versions wrote it: no `gateway` columns, no schema version.
+    const FIRST_SCHEMA: &str = "
+        CREATE TABLE runs (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
+            status TEXT NOT NULL, why_run INTEGER NOT NULL, requested_by TEXT NOT NULL,
+            created_at TEXT NOT NULL, started_at TEXT, finished_at TEXT, nodes TEXT NOT NULL,
+            triggers INTEGER NOT NULL DEFAULT 1, duration_secs REAL, summary TEXT, note TEXT);
+        CREATE TABLE gateway_log (id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL,
+            event TEXT NOT NULL, detail TEXT NOT NULL);
+        CREATE TABLE link_checks (id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL,
+            origin TEXT NOT NULL, source TEXT NOT NULL, report TEXT NOT NULL);";
+
+    #[tokio::test]
+    async fn an_older_database_opens_and_its_runs_say_what_happened() {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("h.db");
+        {
+            let c = Connection::open(&db).unwrap();
+            c.execute_batch(FIRST_SCHEMA).unwrap();
+            let run = |id: &str, summary: &str| {
+                c.execute(
+                    "INSERT INTO runs (id, status, why_run, requested_by, created_at, nodes, summary) \
+                     VALUES (?1, 'finished', 0, 'token:t', 't0', '[\"a\",\"b\"]', ?2)",
+                    params![id, summary],
+                )
+                .unwrap();
+            };
+            run("ok", r#"{"nodes":2,"succeeded":2,"failed":0,"skipped":0}"#);
+            run(
+                "some",
+                r#"{"nodes":2,"succeeded":1,"failed":1,"skipped":0}"#,
+            );
+            run("all", r#"{"nodes":2,"succeeded":0,"failed":1,"skipped":1}"#);
+            run("odd", "not json");
+        }
+        let (h, _) = History::open(&db, 10, "t1").unwrap();
+        for (id, status) in [
+            ("ok", "finished"),
+            ("some", "finished_with_failures"),
+            ("all", "failed"),
+            ("odd", "finished"),
+        ] {
+            let r = h.run(id.into()).await.unwrap().unwrap();
+            assert_eq!(r.status, status, "{id}");
+        }
+        let log = h.gateway_log(5).await.unwrap();
+        assert_eq!(log[0]["event"], "started");
+        assert!(log[0].get("gateway").is_none(), "{log:?}");
+        h.close();
+        // Opened again: already migrated, nothing changes.
+        let (h, _) = History::open(&db, 10, "t2").unwrap();
+        let failed = h.list(None, Some("failed".into()), 10).await.unwrap();
+        assert_eq!(failed.len(), 1);
+        h.close();
     }
 }

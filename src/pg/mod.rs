@@ -259,6 +259,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "0005_link_checks.sql",
         include_str!("../../migrations/postgres/0005_link_checks.sql"),
     ),
+    (
+        6,
+        "0006_run_status.sql",
+        include_str!("../../migrations/postgres/0006_run_status.sql"),
+    ),
 ];
 
 /// Apply the migrations not applied yet, all in one transaction; gateways starting together serialize
