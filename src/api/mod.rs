@@ -82,6 +82,8 @@ pub enum ServeError {
     Runtime(String),
     #[error(transparent)]
     UnsafeState(#[from] crate::state::UnsafeState),
+    #[error("serve: {0}")]
+    Tls(#[from] limits::TlsSetupError),
 }
 
 /// An API error: status, a stable code, a message.
@@ -278,10 +280,7 @@ pub async fn serve(
         settings.max_queue,
     );
     let tls = match &settings.tls {
-        Some((cert, key)) => Some(
-            limits::tls_acceptor(cert, key)
-                .map_err(|m| ServeError::Config(ConfigError::Setting(m)))?,
-        ),
+        Some((cert, key)) => Some(limits::tls_acceptor(cert, key)?),
         None => None,
     };
     recover_at_start(&sched, &journal_dir).await;

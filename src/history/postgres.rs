@@ -964,12 +964,23 @@ async fn listener(
     }
 }
 
+/// Why the event listener's connection ended.
+#[derive(Debug, thiserror::Error)]
+enum ListenError {
+    #[error("in {0}: no answer")]
+    NoAnswer(&'static str),
+    #[error("in {0}: {1}")]
+    Sql(&'static str, #[source] tokio_postgres::Error),
+    #[error("the connection was closed by the server")]
+    Closed,
+}
+
 async fn listen_once(
     url: &DatabaseUrl,
     tx: &broadcast::Sender<Arc<str>>,
     up: &AtomicBool,
     stop: &CancellationToken,
-) -> Result<(), String> {
+) -> Result<(), ListenError> {
     use futures::StreamExt;
     let connecting = url.config().connect(tokio_postgres::NoTls);
     let (client, mut conn) = tokio::time::timeout(
@@ -977,8 +988,8 @@ async fn listen_once(
         connecting,
     )
     .await
-    .map_err(|_| "no answer to connecting".to_owned())?
-    .map_err(|e| e.to_string())?;
+    .map_err(|_| ListenError::NoAnswer("connecting"))?
+    .map_err(|e| ListenError::Sql("connecting", e))?;
     // Notifications come only through the connection's own messages: it is polled here, not spawned.
     let mut messages = futures::stream::poll_fn(move |cx| conn.poll_message(cx));
     let statement = format!("LISTEN {EVENTS_CHANNEL}");
@@ -988,13 +999,13 @@ async fn listen_once(
     tokio::pin!(limit);
     loop {
         tokio::select! {
-            r = &mut listen => { r.map_err(|e| e.to_string())?; break; }
+            r = &mut listen => { r.map_err(|e| ListenError::Sql("LISTEN", e))?; break; }
             m = messages.next() => match m {
-                None => return Err("closed by the server".into()),
-                Some(Err(e)) => return Err(e.to_string()),
+                None => return Err(ListenError::Closed),
+                Some(Err(e)) => return Err(ListenError::Sql("LISTEN", e)),
                 Some(Ok(_)) => {}
             },
-            _ = &mut limit => return Err("no answer to LISTEN".into()),
+            _ = &mut limit => return Err(ListenError::NoAnswer("LISTEN")),
         }
     }
     up.store(true, Ordering::Relaxed);
@@ -1008,8 +1019,8 @@ async fn listen_once(
                     let _ = tx.send(Arc::from(run));
                 }
                 Some(Ok(_)) => {}
-                Some(Err(e)) => return Err(e.to_string()),
-                None => return Err("closed by the server".into()),
+                Some(Err(e)) => return Err(ListenError::Sql("waiting for notifications", e)),
+                None => return Err(ListenError::Closed),
             },
         }
     }
