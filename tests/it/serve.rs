@@ -203,15 +203,14 @@ fn names(ev: &[(String, Value)]) -> Vec<&str> {
     ev.iter().map(|(n, _)| n.as_str()).collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn trigger_poll_and_stream_a_real_converge() {
-    let l = lab(10.0, "", "");
+/// fake-switches with one Arista, `eos1`, added to the lab's inventory (its port is only known once
+/// it runs); the peer stops when the returned value is dropped.
+fn with_eos1(l: &Lab) -> common::FakeSwitches {
     let peer = fake_switches(
         json!([{"name": "eos1", "model": "arista_generic", "ssh_port": 0, "http_port": 0}]),
         &l.path().join("fake-switches.log"),
     );
     let eapi = peer.ports["eos1"]["http_port"].as_u64().unwrap();
-    // eos1 is added to the inventory (fake-switches' port is only known now).
     let inv = std::fs::read_to_string(l.path().join("inventory.yml")).unwrap();
     let inv = inv.replacen(
         "hosts:\n",
@@ -219,6 +218,13 @@ async fn trigger_poll_and_stream_a_real_converge() {
         1,
     );
     write(l.path(), "inventory.yml", &inv);
+    peer
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trigger_poll_and_stream_a_real_converge() {
+    let l = lab(10.0, "", "");
+    let _peer = with_eos1(&l);
     write(
         l.path(),
         "repo/nodes/eos1.json",
@@ -841,18 +847,7 @@ async fn a_host_netgw_does_not_drive_is_skipped_in_history() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_with_a_failed_node_says_so() {
     let l = lab(10.0, "", "");
-    let peer = fake_switches(
-        json!([{"name": "eos1", "model": "arista_generic", "ssh_port": 0, "http_port": 0}]),
-        &l.path().join("fake-switches.log"),
-    );
-    let eapi = peer.ports["eos1"]["http_port"].as_u64().unwrap();
-    let inv = std::fs::read_to_string(l.path().join("inventory.yml")).unwrap();
-    let inv = inv.replacen(
-        "hosts:\n",
-        &format!("hosts:\n  eos1:\n    connection_options: {{eapi: {{port: {eapi}}}}}\n"),
-        1,
-    );
-    write(l.path(), "inventory.yml", &inv);
+    let _peer = with_eos1(&l);
     for n in ["eos1", "dead1"] {
         write(
             l.path(),
