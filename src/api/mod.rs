@@ -946,6 +946,17 @@ async fn get_node(State(s): State<S>, Path(name): Path<String>) -> Result<Json<V
     let node = NodeName::new(&name).map_err(|e| HttpError::bad_request(e.to_string()))?;
     let in_inventory = s.sched.inventory().hosts.contains_key(&name);
     let (running, queued) = s.sched.node_state(&name);
+    // A run in memory may hold this node's result before the history has committed it (a run is
+    // forgotten only once its writes are): wait for the queued writes, so the node is never shown
+    // behind the run that already reads as ended.
+    let unwritten = s
+        .sched
+        .live_runs(Some(&name))
+        .iter()
+        .any(|r| !r.pending.contains(&name));
+    if unwritten {
+        s.history.flush().await;
+    }
     let last = s
         .history
         .last_result(name.clone())
