@@ -8,7 +8,7 @@
 use crate::report::{EventSink, RunEvent};
 use crate::report::{NodeStatus, ResourceReport};
 use netgw_models::secret::Secret;
-use netgw_transport::http::{TlsMode, build_client, redirect_reason};
+use netgw_transport::http::{ClientError, TlsMode, build_client, redirect_reason};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,11 +26,35 @@ pub struct CollectorConfig {
     pub timeout: Duration,
 }
 
+/// Why the data collector's poster could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum CollectorError {
+    #[error("in the data collector's HTTP client for {url}: {source}")]
+    Client {
+        url: String,
+        #[source]
+        source: ClientError,
+    },
+}
+
+/// The message as text, for a front-end that reports text (the CLI's `Failure::usage`).
+impl From<CollectorError> for String {
+    fn from(e: CollectorError) -> String {
+        e.to_string()
+    }
+}
+
 /// Start the poster; returns the event sink to give the engine and the task to await at the end.
-pub fn start(cfg: CollectorConfig) -> Result<(EventSink, tokio::task::JoinHandle<()>), String> {
+pub fn start(
+    cfg: CollectorConfig,
+) -> Result<(EventSink, tokio::task::JoinHandle<()>), CollectorError> {
     // The one HTTP client builder: the token is for the URL the user named, so no redirect is followed.
-    let client = build_client(cfg.timeout, cfg.timeout, &TlsMode::Verify)
-        .map_err(|e| format!("data collector client: {e}"))?;
+    let client = build_client(cfg.timeout, cfg.timeout, &TlsMode::Verify).map_err(|source| {
+        CollectorError::Client {
+            url: cfg.url.clone(),
+            source,
+        }
+    })?;
     let (tx, rx) = mpsc::channel::<RunEvent>(4096);
     let handle = tokio::spawn(poster(cfg, client, rx));
     let sink: EventSink = Arc::new(move |e| {

@@ -22,7 +22,9 @@ use netgw_drivers::target::DeviceTarget;
 use netgw_models::facts::DeviceFacts;
 use netgw_models::resource::normalize_interface_name;
 use netgw_transport::credentials;
-use netgw_transport::snmp::{SnmpClient, SnmpConfig, SnmpExtras, WalkLimits, collect_facts};
+use netgw_transport::snmp::{
+    SnmpClient, SnmpConfig, SnmpError, SnmpExtras, WalkLimits, collect_facts,
+};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -30,8 +32,28 @@ use std::time::Duration;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
 const DEFAULT_RETRIES: u32 = 1;
 
+/// What in a target's `connection_options.snmp` cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SnmpSettingError {
+    #[error("in connection_options.snmp.extras.{key}: {source}")]
+    Credential {
+        key: &'static str,
+        #[source]
+        source: credentials::CredentialError,
+    },
+    #[error("in connection_options.snmp.extras.{key}: must be {what}")]
+    Number {
+        key: &'static str,
+        what: &'static str,
+    },
+    #[error("in connection_options.snmp.extras: {0}")]
+    Extras(#[source] serde_json::Error),
+    #[error(transparent)]
+    Security(#[from] SnmpError),
+}
+
 /// The SNMP session settings of `target`; `None` when it has no `connection_options.snmp`.
-pub fn snmp_config(target: &DeviceTarget) -> Option<Result<SnmpConfig, String>> {
+pub fn snmp_config(target: &DeviceTarget) -> Option<Result<SnmpConfig, SnmpSettingError>> {
     let co = target.connection_options.get("snmp")?;
     Some(build_config(target, co))
 }
@@ -39,7 +61,7 @@ pub fn snmp_config(target: &DeviceTarget) -> Option<Result<SnmpConfig, String>> 
 fn build_config(
     target: &DeviceTarget,
     co: &netgw_drivers::target::ConnectionOptions,
-) -> Result<SnmpConfig, String> {
+) -> Result<SnmpConfig, SnmpSettingError> {
     let mut extras = co.extras.clone();
     // Credential references (`${ENV}`, `file:PATH`) as for passwords; errors name the reference only.
     for key in ["community", "auth_key", "priv_key"] {
@@ -50,18 +72,21 @@ fn build_config(
         }
         if let Some(Value::String(r)) = extras.get(key) {
             let s = credentials::resolve(r)
-                .map_err(|e| format!("connection_options.snmp.extras.{key}: {e}"))?;
+                .map_err(|source| SnmpSettingError::Credential { key, source })?;
             extras.insert(key.into(), Value::String(s.expose().to_owned()));
         }
     }
-    let number = |key: &str, min: f64, what: &str| -> Result<Option<f64>, String> {
+    let number = |key: &'static str,
+                  min: f64,
+                  what: &'static str|
+     -> Result<Option<f64>, SnmpSettingError> {
         match extras.get(key) {
             None => Ok(None),
             Some(v) => v
                 .as_f64()
                 .filter(|n| *n >= min && n.is_finite())
                 .map(Some)
-                .ok_or_else(|| format!("connection_options.snmp.extras.{key}: must be {what}")),
+                .ok_or(SnmpSettingError::Number { key, what }),
         }
     };
     let timeout = number("timeout", 0.001, "a number of seconds above zero")?
@@ -74,11 +99,9 @@ fn build_config(
     {
         extras.insert("user".into(), Value::String(u.clone()));
     }
-    let parsed: SnmpExtras = serde_json::from_value(Value::Object(extras))
-        .map_err(|e| format!("connection_options.snmp.extras: {e}"))?;
-    let security = parsed
-        .to_security(&target.name)
-        .map_err(|e| e.to_string())?;
+    let parsed: SnmpExtras =
+        serde_json::from_value(Value::Object(extras)).map_err(SnmpSettingError::Extras)?;
+    let security = parsed.to_security(&target.name)?;
     let host = co.hostname.clone().unwrap_or_else(|| target.host.clone());
     Ok(SnmpConfig::new(target.name.clone(), host, security)
         .with_port(co.port.unwrap_or(161))
@@ -106,7 +129,7 @@ pub async fn gather(target: &DeviceTarget, limit: Duration) -> SnmpOutcome {
     };
     let cfg = match cfg {
         Ok(c) => c,
-        Err(e) => return warn(e),
+        Err(e) => return warn(e.to_string()),
     };
     let limits = WalkLimits {
         max_time: limit,
@@ -243,13 +266,15 @@ mod tests {
         assert!(!format!("{c:?}").contains("c0mm-from-file"));
         let e = snmp_config(&target(serde_json::json!({"version": "3"})))
             .unwrap()
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("user"), "{e}");
         let e = snmp_config(&target(
             serde_json::json!({"community": "${NETGW_SNMP_NOT_SET_X}"}),
         ))
         .unwrap()
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             e.contains("extras.community") && e.contains("NETGW_SNMP_NOT_SET_X"),
             "{e}"
@@ -258,7 +283,8 @@ mod tests {
             serde_json::json!({"community": "c", "timeout": "x"}),
         ))
         .unwrap()
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("timeout"), "{e}");
     }
 

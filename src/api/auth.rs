@@ -42,6 +42,32 @@ impl fmt::Display for Role {
     }
 }
 
+/// A token or Chef client of the configuration that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum CredentialError {
+    #[error("in token {name:?}: sha256 must be 64 hexadecimal digits")]
+    TokenHash { name: String },
+    #[error("in public key {}: {source}", path.display())]
+    KeyRead {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("in public key {}: {reason}", path.display())]
+    KeyParse {
+        path: std::path::PathBuf,
+        reason: &'static str,
+    },
+    #[error(
+        "in public key {}: a {bits}-bit RSA key is too weak to trust; at least {MIN_RSA_BITS} bits are needed (`knife client key regenerate`)",
+        path.display()
+    )]
+    KeyWeak {
+        path: std::path::PathBuf,
+        bits: usize,
+    },
+}
+
 /// A configured bearer token: only its hash is kept.
 pub struct Token {
     name: String,
@@ -59,14 +85,15 @@ impl fmt::Debug for Token {
 }
 
 impl Token {
-    pub fn new(name: String, sha256_hex: &str, roles: Vec<Role>) -> Result<Token, String> {
-        let bytes = HEXLOWER_PERMISSIVE
+    pub fn new(name: String, sha256_hex: &str, roles: Vec<Role>) -> Result<Token, CredentialError> {
+        let hash: Option<[u8; 32]> = HEXLOWER_PERMISSIVE
             .decode(sha256_hex.trim().as_bytes())
-            .map_err(|_| format!("token {name:?}: sha256 must be 64 hexadecimal digits"))?;
-        let hash: [u8; 32] = bytes
-            .try_into()
-            .map_err(|_| format!("token {name:?}: sha256 must be 64 hexadecimal digits"))?;
-        Ok(Token { name, hash, roles })
+            .ok()
+            .and_then(|b| b.try_into().ok());
+        match hash {
+            Some(hash) => Ok(Token { name, hash, roles }),
+            None => Err(CredentialError::TokenHash { name }),
+        }
     }
 }
 
@@ -92,17 +119,25 @@ impl fmt::Debug for ChefClient {
 }
 
 impl ChefClient {
-    pub fn load(name: String, path: &Path, roles: Vec<Role>) -> Result<ChefClient, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("public key {}: {e}", path.display()))?;
-        let key = public_key_from_pem(&text)
-            .map_err(|reason| format!("public key {}: {reason}", path.display()))?;
+    pub fn load(
+        name: String,
+        path: &Path,
+        roles: Vec<Role>,
+    ) -> Result<ChefClient, CredentialError> {
+        let text = std::fs::read_to_string(path).map_err(|source| CredentialError::KeyRead {
+            path: path.to_owned(),
+            source,
+        })?;
+        let key = public_key_from_pem(&text).map_err(|reason| CredentialError::KeyParse {
+            path: path.to_owned(),
+            reason,
+        })?;
         let bits = rsa::traits::PublicKeyParts::size(&key) * 8;
         if bits < MIN_RSA_BITS {
-            return Err(format!(
-                "public key {}: a {bits}-bit RSA key is too weak to trust; at least {MIN_RSA_BITS} bits are needed (`knife client key regenerate`)",
-                path.display()
-            ));
+            return Err(CredentialError::KeyWeak {
+                path: path.to_owned(),
+                bits,
+            });
         }
         Ok(ChefClient { name, key, roles })
     }
@@ -704,7 +739,9 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/tests/fixtures/weak-keys/rsa1024.pub.pem"
         ));
-        let e = ChefClient::load("old".into(), weak, vec![Role::Read]).unwrap_err();
+        let e = ChefClient::load("old".into(), weak, vec![Role::Read])
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("a 1024-bit RSA key is too weak") && e.contains("rsa1024.pub.pem"),
             "{e}"

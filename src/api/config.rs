@@ -248,14 +248,14 @@ impl Settings {
         for (i, t) in file.tokens.into_iter().enumerate() {
             tokens.push(
                 Token::new(t.name, &t.sha256, t.roles)
-                    .map_err(|m| ConfigError::Setting(format!("tokens[{i}]: {m}")))?,
+                    .map_err(|e| ConfigError::Setting(format!("tokens[{i}]: {e}")))?,
             );
         }
         let mut clients = Vec::new();
         for (i, c) in file.chef_clients.into_iter().enumerate() {
             clients.push(
                 ChefClient::load(c.name, &c.public_key, c.roles)
-                    .map_err(|m| ConfigError::Setting(format!("chef_clients[{i}]: {m}")))?,
+                    .map_err(|e| ConfigError::Setting(format!("chef_clients[{i}]: {e}")))?,
             );
         }
         if tokens.is_empty() && clients.is_empty() {

@@ -17,12 +17,14 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
+use tokio_rustls::rustls::pki_types::pem::Error as PemError;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn};
 
@@ -101,26 +103,30 @@ struct ConnSlots {
     _peer: Slot<IpAddr>,
 }
 
+/// Why a connection is refused (the client is told).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+enum Refusal {
+    #[error("too many connections from {peer} (limit {limit} per address)")]
+    PerPeer { peer: IpAddr, limit: usize },
+    #[error("too many connections (limit {limit} in total)")]
+    Total { limit: usize },
+}
+
 /// Why a connection is refused, or its slots.
 fn admit(
     all: &Arc<Counter<()>>,
     peers: &Arc<Counter<IpAddr>>,
     peer: IpAddr,
     limits: &ServerLimits,
-) -> Result<ConnSlots, String> {
+) -> Result<ConnSlots, Refusal> {
     let p = peers
         .take(peer, limits.max_connections_per_peer)
-        .ok_or_else(|| {
-            format!(
-                "too many connections from {peer} (limit {} per address)",
-                limits.max_connections_per_peer
-            )
+        .ok_or(Refusal::PerPeer {
+            peer,
+            limit: limits.max_connections_per_peer,
         })?;
-    let a = all.take((), limits.max_connections).ok_or_else(|| {
-        format!(
-            "too many connections (limit {} in total)",
-            limits.max_connections
-        )
+    let a = all.take((), limits.max_connections).ok_or(Refusal::Total {
+        limit: limits.max_connections,
     })?;
     Ok(ConnSlots { _all: a, _peer: p })
 }
@@ -162,7 +168,7 @@ pub async fn run(
             }
             Err(reason) => {
                 debug!(%peer, %reason, "connection refused");
-                refuse(stream, &reason, tls.is_some());
+                refuse(stream, &reason.to_string(), tls.is_some());
             }
         }
     }
@@ -230,27 +236,56 @@ where
     }
 }
 
+/// Why `serve`'s TLS certificate or key cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsSetupError {
+    #[error("in tls_cert {}: {source}", path.display())]
+    Cert {
+        path: PathBuf,
+        #[source]
+        source: PemError,
+    },
+    #[error("in tls_cert {}: no CERTIFICATE block", path.display())]
+    NoCert { path: PathBuf },
+    #[error("in tls_key {}: no usable private key ({source})", path.display())]
+    Key {
+        path: PathBuf,
+        #[source]
+        source: PemError,
+    },
+    #[error("in tls_cert/tls_key: {0}")]
+    Config(#[source] tokio_rustls::rustls::Error),
+}
+
 /// Load the TLS certificate chain and key (PEM) for `serve`.
-pub fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<TlsAcceptor, String> {
+pub fn tls_acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, TlsSetupError> {
     use tokio_rustls::rustls::pki_types::pem::PemObject;
     use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let bad_cert = |source| TlsSetupError::Cert {
+        path: cert.to_owned(),
+        source,
+    };
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
-        .map_err(|e| format!("tls_cert {}: {e}", cert.display()))?
+        .map_err(bad_cert)?
         .collect::<Result<_, _>>()
-        .map_err(|e| format!("tls_cert {}: {e}", cert.display()))?;
+        .map_err(bad_cert)?;
     if certs.is_empty() {
-        return Err(format!("tls_cert {}: no CERTIFICATE block", cert.display()));
+        return Err(TlsSetupError::NoCert {
+            path: cert.to_owned(),
+        });
     }
-    let key = PrivateKeyDer::from_pem_file(key)
-        .map_err(|e| format!("tls_key {}: no usable private key ({e})", key.display()))?;
+    let key = PrivateKeyDer::from_pem_file(key).map_err(|source| TlsSetupError::Key {
+        path: key.to_owned(),
+        source,
+    })?;
     let config = tokio_rustls::rustls::ServerConfig::builder_with_provider(Arc::new(
         tokio_rustls::rustls::crypto::ring::default_provider(),
     ))
     .with_safe_default_protocol_versions()
-    .map_err(|e| format!("TLS: {e}"))?
+    .map_err(TlsSetupError::Config)?
     .with_no_client_auth()
     .with_single_cert(certs, key)
-    .map_err(|e| format!("tls_cert/tls_key: {e}"))?;
+    .map_err(TlsSetupError::Config)?;
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
@@ -283,7 +318,7 @@ mod tests {
         let _s = admit(&all, &peers, ip, &limits).unwrap();
         let e = admit(&all, &peers, ip, &limits).err().unwrap();
         assert_eq!(
-            e,
+            e.to_string(),
             "too many connections from 127.0.0.2 (limit 1 per address)"
         );
         let _t = admit(&all, &peers, "127.0.0.3".parse().unwrap(), &limits).unwrap();
@@ -291,6 +326,6 @@ mod tests {
         let e = admit(&all, &peers, "127.0.0.5".parse().unwrap(), &limits)
             .err()
             .unwrap();
-        assert_eq!(e, "too many connections (limit 3 in total)");
+        assert_eq!(e.to_string(), "too many connections (limit 3 in total)");
     }
 }

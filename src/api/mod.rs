@@ -37,7 +37,7 @@ use axum::{Extension, Json, Router};
 use config::{ConfigError, Settings};
 use metrics::Metrics;
 use netgw_models::NodeName;
-use scheduler::{EngineCtx, RunView, Scheduler, Snapshot, SubmitError};
+use scheduler::{EngineCtx, RunStatus, RunView, Scheduler, Snapshot, SubmitError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
@@ -82,6 +82,8 @@ pub enum ServeError {
     Runtime(String),
     #[error(transparent)]
     UnsafeState(#[from] crate::state::UnsafeState),
+    #[error("serve: {0}")]
+    Tls(#[from] limits::TlsSetupError),
 }
 
 /// An API error: status, a stable code, a message.
@@ -278,10 +280,7 @@ pub async fn serve(
         settings.max_queue,
     );
     let tls = match &settings.tls {
-        Some((cert, key)) => Some(
-            limits::tls_acceptor(cert, key)
-                .map_err(|m| ServeError::Config(ConfigError::Setting(m)))?,
-        ),
+        Some((cert, key)) => Some(limits::tls_acceptor(cert, key)?),
         None => None,
     };
     recover_at_start(&sched, &journal_dir).await;
@@ -881,13 +880,13 @@ async fn list_runs(
     if let Some(n) = &q.node {
         NodeName::new(n).map_err(|e| HttpError::bad_request(format!("node: {e}")))?;
     }
-    const STATUSES: [&str; 5] = ["queued", "running", "finished", "interrupted", "cancelled"];
     if let Some(st) = &q.status
-        && !STATUSES.contains(&st.as_str())
+        && !RunStatus::ALL.iter().any(|s| s.as_str() == st)
     {
+        let names: Vec<&str> = RunStatus::ALL.iter().map(|s| s.as_str()).collect();
         return Err(HttpError::bad_request(format!(
             "status must be one of {}",
-            STATUSES.join(", ")
+            names.join(", ")
         )));
     }
     let limit = q.limit.unwrap_or(50);
@@ -947,6 +946,17 @@ async fn get_node(State(s): State<S>, Path(name): Path<String>) -> Result<Json<V
     let node = NodeName::new(&name).map_err(|e| HttpError::bad_request(e.to_string()))?;
     let in_inventory = s.sched.inventory().hosts.contains_key(&name);
     let (running, queued) = s.sched.node_state(&name);
+    // A run in memory may hold this node's result before the history has committed it (a run is
+    // forgotten only once its writes are): wait for the queued writes, so the node is never shown
+    // behind the run that already reads as ended.
+    let unwritten = s
+        .sched
+        .live_runs(Some(&name))
+        .iter()
+        .any(|r| !r.pending.contains(&name));
+    if unwritten {
+        s.history.flush().await;
+    }
     let last = s
         .history
         .last_result(name.clone())

@@ -61,23 +61,54 @@ pub struct EngineCtx {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Queued,
     Running,
+    /// Every node that ran succeeded.
     Finished,
+    /// Some nodes failed, some succeeded.
+    FinishedWithFailures,
+    /// Nodes failed and none succeeded (the run could not start, or every node failed).
+    Failed,
     Interrupted,
     Cancelled,
 }
 
 impl RunStatus {
+    /// Every status, as the API names them.
+    pub const ALL: [RunStatus; 7] = [
+        RunStatus::Queued,
+        RunStatus::Running,
+        RunStatus::Finished,
+        RunStatus::FinishedWithFailures,
+        RunStatus::Failed,
+        RunStatus::Interrupted,
+        RunStatus::Cancelled,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Queued => "queued",
             RunStatus::Running => "running",
             RunStatus::Finished => "finished",
+            RunStatus::FinishedWithFailures => "finished_with_failures",
+            RunStatus::Failed => "failed",
             RunStatus::Interrupted => "interrupted",
             RunStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// How a run that was not cancelled ended, from its [`summarize_values`] counts. Skipped nodes
+    /// (hosts netgw does not drive) count neither way. The history's migrations apply the same rule
+    /// to runs an older version recorded `finished` (`crate::history::sqlite`,
+    /// migrations/postgres/0006_run_status.sql).
+    pub fn ended(summary: &Value) -> RunStatus {
+        let count = |k: &str| summary[k].as_u64().unwrap_or(0);
+        match (count("failed"), count("succeeded")) {
+            (0, _) => RunStatus::Finished,
+            (_, 0) => RunStatus::Failed,
+            _ => RunStatus::FinishedWithFailures,
         }
     }
 }
@@ -414,6 +445,7 @@ impl Shared {
             .iter()
             .filter(|n| n["error_kind"] == "cancelled")
             .count();
+        let summary = summarize_values(&nodes);
         run.status = if cancelled > 0 {
             run.note = Some(format!(
                 "gateway shutdown: {cancelled} of {} node(s) cancelled",
@@ -421,10 +453,9 @@ impl Shared {
             ));
             RunStatus::Cancelled
         } else {
-            RunStatus::Finished
+            RunStatus::ended(&summary)
         };
         let secs = run.created.elapsed().as_secs_f64();
-        let summary = summarize_values(&nodes);
         let status = run.status;
         self.push_event(
             run_id,

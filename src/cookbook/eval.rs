@@ -18,6 +18,7 @@ use super::CookbookError;
 use super::ruby::{Program, body_statements, describe};
 use lib_ruby_parser::{Loc, Node};
 use netgw_models::attributes::{AttributeSet, Component, Source, assign_replacing};
+use refusal::Refusal;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -888,7 +889,7 @@ impl Eval<'_> {
         at: &Node,
         mash: bool,
     ) -> Result<Value, CookbookError> {
-        let refuse = |why: String| self.err(at.expression(), path.to_owned(), why);
+        let refuse = |why: Refusal| self.err(at.expression(), path.to_owned(), why.to_string());
         if let Some(m) = value::as_hash(&cur) {
             return lookup(m, k, mash)
                 .map(|v| v.cloned().unwrap_or(Value::Null))
@@ -904,14 +905,8 @@ impl Eval<'_> {
                     .cloned()
                     .unwrap_or(Value::Null))
             }
-            (Value::Array(_), _) => Err(refuse(format!(
-                "an array is indexed by integers, not {}",
-                type_name(k)
-            ))),
-            _ => Err(refuse(format!(
-                "indexes {}, which netgw does not index (on nil Chef raises NoMethodError)",
-                type_name(&cur)
-            ))),
+            (Value::Array(_), _) => Err(refuse(Refusal::ArrayIndex(type_name(k)))),
+            _ => Err(refuse(Refusal::NotIndexable(type_name(&cur)))),
         }
     }
 
@@ -1142,21 +1137,19 @@ fn lookup<'m>(
     m: &'m Map<String, Value>,
     k: &Value,
     mash: bool,
-) -> Result<Option<&'m Value>, String> {
+) -> Result<Option<&'m Value>, Refusal> {
     if let Some(name) = value::as_sym(k) {
         let exact = m.get(&format!("{}{name}", value::SYM_KEY));
         return match (exact, m.get(name)) {
             (Some(v), _) => Ok(Some(v)),
             (None, Some(v)) if mash => Ok(Some(v)),
-            (None, Some(_)) => Err(format!(
-                "a Symbol key on a hash with the String key {name:?}: Chef's attributes read it, a plain Ruby hash does not, and netgw cannot tell which this is; index with the string"
-            )),
+            (None, Some(_)) => Err(Refusal::SymbolOnStringKey(name.to_owned())),
             (None, None) => Ok(None),
         };
     }
     match value::map_key(k) {
         Some(key) => Ok(m.get(&key)),
-        None => Err(format!("a hash key of type {}", type_name(k))),
+        None => Err(Refusal::HashKeyType(type_name(k))),
     }
 }
 
@@ -1260,6 +1253,7 @@ mod calls;
 mod difftest;
 mod methods;
 mod platform;
+mod refusal;
 mod resources;
 mod strings;
 mod value;

@@ -764,7 +764,7 @@ fn parse_version(name: &str, obj: &Value) -> Result<CookbookVersion, CookbookErr
             return Err(bad("a file list is not an array".into()));
         };
         for item in items {
-            let f = parse_file(item).map_err(&bad)?;
+            let f = parse_file(item).map_err(|e| bad(e.to_string()))?;
             if files.iter().any(|g| g.path == f.path) {
                 return Err(bad(format!("file {} is listed twice", f.path)));
             }
@@ -781,24 +781,37 @@ fn parse_version(name: &str, obj: &Value) -> Result<CookbookVersion, CookbookErr
     })
 }
 
-fn parse_file(item: &Value) -> Result<ManifestFile, String> {
-    let field = |k: &str| {
-        item.get(k)
+/// What makes a manifest's file entry unusable (the caller names the cookbook and version).
+#[derive(Debug, thiserror::Error)]
+enum FileEntryError {
+    #[error("a file entry has no {key}: {item}")]
+    Missing { key: &'static str, item: String },
+    #[error("file path {0:?} leaves the cookbook or is not a plain relative path")]
+    UnsafePath(String),
+    #[error("file {path}: checksum {checksum:?} is not an MD5 in hex")]
+    Checksum { path: String, checksum: String },
+}
+
+fn parse_file(item: &Value) -> Result<ManifestFile, FileEntryError> {
+    let field = |key: &'static str| {
+        item.get(key)
             .and_then(Value::as_str)
-            .ok_or_else(|| format!("a file entry has no {k}: {item}"))
+            .ok_or_else(|| FileEntryError::Missing {
+                key,
+                item: item.to_string(),
+            })
     };
     let path = field("path")?;
     let checksum = field("checksum")?.to_ascii_lowercase();
     let url = field("url")?;
     if !safe_path(path) {
-        return Err(format!(
-            "file path {path:?} leaves the cookbook or is not a plain relative path"
-        ));
+        return Err(FileEntryError::UnsafePath(path.to_owned()));
     }
     if checksum.len() != 32 || !checksum.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(format!(
-            "file {path}: checksum {checksum:?} is not an MD5 in hex"
-        ));
+        return Err(FileEntryError::Checksum {
+            path: path.to_owned(),
+            checksum,
+        });
     }
     Ok(ManifestFile {
         path: path.to_owned(),

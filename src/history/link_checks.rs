@@ -6,9 +6,9 @@
 //! A check is written and read directly (not through the writer's `Op` queue): the answer to the
 //! button says whether it was kept, and a check a minute is nothing beside the run writes.
 
-use super::{History, HistoryError, SqliteHistory, sql};
+use super::sql::{Columns, Stmt};
+use super::{History, HistoryError};
 use crate::links::LinkReport;
-use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 /// Checks kept; older ones are deleted as new ones arrive (the page shows the newest).
@@ -75,72 +75,54 @@ pub(crate) fn to_row(c: &StoredLinkCheck) -> (String, &'static str, String, Stri
     )
 }
 
-impl SqliteHistory {
-    async fn save_link_check(&self, c: StoredLinkCheck) -> Result<(), HistoryError> {
-        // The read connection writes this one row: SQLite (WAL) serializes it with the writer
-        // thread's batches (busy_timeout), and the caller learns whether it was kept.
-        self.read(move |conn| {
-            let (at, origin, source, report) = to_row(&c);
-            conn.execute(
-                "INSERT INTO link_checks (at, origin, source, report) VALUES (?1, ?2, ?3, ?4)",
-                params![at, origin, source, report],
-            )
-            .map_err(sql("saving a link check"))?;
-            conn.execute(
-                "DELETE FROM link_checks WHERE id <= (SELECT id FROM link_checks ORDER BY id DESC LIMIT 1 OFFSET ?1)",
-                params![KEPT],
-            )
-            .map_err(sql("saving a link check"))?;
-            Ok(())
-        })
-        .await
-    }
-
-    async fn last_link_check(&self) -> Result<Option<StoredLinkCheck>, HistoryError> {
-        self.read(|conn| {
-            let row = conn
-                .query_row(
-                    "SELECT at, origin, source, report FROM link_checks ORDER BY id DESC LIMIT 1",
-                    [],
-                    |r| {
-                        Ok((
-                            r.get::<_, String>(0)?,
-                            r.get::<_, String>(1)?,
-                            r.get::<_, String>(2)?,
-                            r.get::<_, String>(3)?,
-                        ))
-                    },
-                )
-                .optional()
-                .map_err(sql("reading the last link check"))?;
-            // A row this version cannot read (written by a newer one) counts as no check.
-            Ok(row.and_then(|(at, o, s, r)| from_row(at, &o, s, &r).ok()))
-        })
-        .await
-    }
-}
-
 impl History {
-    /// Keep a link check (the newest [`KEPT`] are kept).
+    /// Keep a link check (the newest [`KEPT`] are kept); the insert and the trim commit together.
     pub async fn save_link_check(&self, c: StoredLinkCheck) -> Result<(), HistoryError> {
-        match self {
-            History::Sqlite(h) => h.save_link_check(c).await,
-            History::Postgres(h) => Ok(h.save_link_check(c).await?),
-        }
+        let (at, origin, source, report) = to_row(&c);
+        let gateway = self.shared().map(|h| h.gateway_id().to_owned());
+        let insert = Stmt::new(
+            "saving a link check",
+            "INSERT INTO link_checks (at, origin, source, report, gateway) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(at)
+        .bind(origin)
+        .bind(source)
+        .bind(report)
+        .bind(gateway);
+        let trim = Stmt::new(
+            "saving a link check",
+            "DELETE FROM link_checks WHERE id <= \
+             (SELECT id FROM link_checks ORDER BY id DESC LIMIT 1 OFFSET $1)",
+        )
+        .bind(KEPT);
+        self.store.write(vec![insert, trim]).await
     }
 
     /// The newest link check, from whichever gateway made it.
     pub async fn last_link_check(&self) -> Result<Option<StoredLinkCheck>, HistoryError> {
-        match self {
-            History::Sqlite(h) => h.last_link_check().await,
-            History::Postgres(h) => Ok(h.last_link_check().await?),
-        }
+        const WHAT: &str = "reading the last link check";
+        let s = Stmt::new(
+            WHAT,
+            "SELECT at, origin, source, report FROM link_checks ORDER BY id DESC LIMIT 1",
+        );
+        let Some(r) = self.store.query(s).await?.into_iter().next() else {
+            return Ok(None);
+        };
+        // A row this version cannot read (written by a newer one) counts as no check.
+        Ok(from_row(
+            r.text(WHAT, 0)?,
+            &r.text(WHAT, 1)?,
+            r.text(WHAT, 2)?,
+            &r.text(WHAT, 3)?,
+        )
+        .ok())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::sql;
     use crate::links::{Declared, End, Missing};
 
     fn check(at: &str, origin: CheckOrigin) -> StoredLinkCheck {
@@ -191,17 +173,12 @@ mod tests {
         h.close();
         let (h, _) = History::open(&db, 100, "2026-01-01T00:00:01Z").unwrap();
         assert_eq!(h.last_link_check().await.unwrap(), Some(atomic));
-        let History::Sqlite(s) = &h else {
-            unreachable!()
-        };
-        let n: i64 = s
-            .read(|c| {
-                c.query_row("SELECT count(*) FROM link_checks", [], |r| r.get(0))
-                    .map_err(sql("count"))
-            })
+        let n = h
+            .store
+            .query(Stmt::new("count", "SELECT count(*) FROM link_checks"))
             .await
             .unwrap();
-        assert_eq!(n, KEPT);
+        assert_eq!(n, [[sql::Cell::Int(KEPT)]]);
         h.close();
     }
 }

@@ -1,27 +1,33 @@
-//! Run history: runs, per-node results and events survive a restart. In SQLite (embedded, the
-//! default), or in PostgreSQL shared by several gateways (`netgw serve --database`, `crate::history::postgres`);
-//! [`History`] is the one interface the API and the scheduler use.
+//! Run history: runs, per-node results and events survive a restart. [`History`] is the one
+//! interface the API and the scheduler use, over a backend chosen once at start-up: an embedded
+//! SQLite file (the default, [`sqlite`]) or a PostgreSQL database several gateways share
+//! (`netgw serve --database`, [`postgres`]).
 //!
-//! SQLite:
-//! ```text
-//!   scheduler / event sinks ──Op──▶ std mpsc ──▶ writer thread (owns the write connection; batches
-//!                                                 every queued op into one transaction; retention)
-//!   HTTP handlers ──spawn_blocking──▶ read connection (WAL: readers never wait for the writer)
-//! ```
-//! Nothing here runs on the async runtime's worker threads. Runs still `queued` or `running` when the
-//! database is opened were in flight when the process died: they are marked `interrupted`.
+//! Each operation is written once, here and in [`sql`] (the statements, in SQL both engines accept);
+//! a backend ([`Store`]) only runs statements and queues writes: the SQLite one on a writer thread,
+//! the PostgreSQL one on a writer task that retries a batch across a lost connection. What only a
+//! shared database can do (the shared queue, the gateway registry, events announced to other
+//! gateways) is [`postgres::PgHistory`]'s, reached through [`History::shared`]-backed methods that
+//! answer "nothing to do" on SQLite.
+//!
+//! A trait object per operation (`dyn History` with each backend implementing every read) would
+//! keep each read written twice; the generic core keeps it once and leaves the backends small.
 
 pub mod link_checks;
 pub mod postgres;
+pub mod sql;
+pub mod sqlite;
 pub use link_checks::{CheckOrigin, StoredLinkCheck};
+pub use sql::{RUN_COLUMNS, run_row};
+pub use sqlite::SqliteHistory;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use async_trait::async_trait;
 use serde_json::Value;
+use sql::{Cells, Columns, Stmt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::atomic::AtomicU64;
+use std::sync::mpsc;
 use thiserror::Error;
-use tracing::error;
 
 #[derive(Debug, Error)]
 pub enum HistoryError {
@@ -43,14 +49,16 @@ pub enum HistoryError {
         #[source]
         source: rusqlite::Error,
     },
+    #[error("history database: {what}: column {index} is not {expected}")]
+    Column {
+        what: &'static str,
+        index: usize,
+        expected: &'static str,
+    },
     #[error("history database: the reader task failed: {0}")]
     Task(String),
     #[error(transparent)]
     Postgres(#[from] crate::pg::PgError),
-}
-
-fn sql(what: &'static str) -> impl FnOnce(rusqlite::Error) -> HistoryError {
-    move |source| HistoryError::Sql { what, source }
 }
 
 /// Called once the op it rides on is committed.
@@ -140,103 +148,8 @@ pub struct RunRow {
 /// Writes that failed (logged once each); exported as a metric.
 pub static WRITE_ERRORS: AtomicU64 = AtomicU64::new(0);
 
-const SCHEMA: &str = r#"
-CREATE TABLE IF NOT EXISTS runs (
-    seq           INTEGER PRIMARY KEY AUTOINCREMENT,
-    id            TEXT NOT NULL UNIQUE,
-    status        TEXT NOT NULL,
-    why_run       INTEGER NOT NULL,
-    requested_by  TEXT NOT NULL,
-    created_at    TEXT NOT NULL,
-    started_at    TEXT,
-    finished_at   TEXT,
-    nodes         TEXT NOT NULL,
-    triggers      INTEGER NOT NULL DEFAULT 1,
-    duration_secs REAL,
-    summary       TEXT,
-    note          TEXT
-);
-CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
-CREATE TABLE IF NOT EXISTS run_nodes (
-    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    node   TEXT NOT NULL,
-    PRIMARY KEY (run_id, node)
-);
-CREATE INDEX IF NOT EXISTS run_nodes_node ON run_nodes(node);
-CREATE TABLE IF NOT EXISTS node_results (
-    run_id      TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    node        TEXT NOT NULL,
-    status      TEXT NOT NULL,
-    finished_at TEXT NOT NULL,
-    report      TEXT NOT NULL,
-    PRIMARY KEY (run_id, node)
-);
-CREATE INDEX IF NOT EXISTS node_results_node ON node_results(node);
-CREATE TABLE IF NOT EXISTS events (
-    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    seq    INTEGER NOT NULL,
-    event  TEXT NOT NULL,
-    PRIMARY KEY (run_id, seq)
-);
-CREATE TABLE IF NOT EXISTS gateway_log (
-    id     INTEGER PRIMARY KEY AUTOINCREMENT,
-    at     TEXT NOT NULL,
-    event  TEXT NOT NULL,
-    detail TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS link_checks (
-    id     INTEGER PRIMARY KEY AUTOINCREMENT,
-    at     TEXT NOT NULL,
-    origin TEXT NOT NULL,
-    source TEXT NOT NULL,
-    report TEXT NOT NULL
-);
-"#;
-
-/// Create the database file 0600 (or make an existing one 0600) before SQLite opens it: runs name
-/// nodes, requesters and device errors, nobody else's business whatever the umask. Never through a
-/// symlink (src/rootdir.rs).
-fn private_db_file(path: &Path) -> std::io::Result<()> {
-    use crate::rootdir::{FILE_MODE, FileOpen, RootDir};
-    use std::os::unix::fs::PermissionsExt;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "names no file"))?;
-    let f = RootDir::open(dir)?.open_file(Path::new(name), &FileOpen::LOCK)?;
-    f.set_permissions(std::fs::Permissions::from_mode(FILE_MODE))
-}
-
-fn connect(path: &Path) -> Result<Connection, HistoryError> {
-    let open = |source| HistoryError::Open {
-        path: path.to_owned(),
-        source,
-    };
-    private_db_file(path).map_err(|source| HistoryError::File {
-        path: path.to_owned(),
-        source,
-    })?;
-    // NOFOLLOW: SQLite refuses a symlink at the database path (its -wal and -shm files take the
-    // database file's mode, 0600).
-    let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
-    let c = Connection::open_with_flags(path, flags).map_err(open)?;
-    c.busy_timeout(std::time::Duration::from_secs(10))
-        .map_err(open)?;
-    c.pragma_update(None, "journal_mode", "WAL").map_err(open)?;
-    c.pragma_update(None, "synchronous", "NORMAL")
-        .map_err(open)?;
-    c.pragma_update(None, "foreign_keys", "ON").map_err(open)?;
-    Ok(c)
-}
-
-pub struct SqliteHistory {
-    tx: Mutex<Option<mpsc::Sender<Op>>>,
-    read: Arc<Mutex<Connection>>,
-    writer: Mutex<Option<std::thread::JoinHandle<()>>>,
-}
+/// Ops a writer takes from its queue into one transaction at most.
+const BATCH: usize = 2000;
 
 /// What opening the database found.
 #[derive(Debug, Default)]
@@ -248,184 +161,28 @@ pub struct Recovered {
 pub const INTERRUPTED_NOTE: &str =
     "the gateway stopped while this run was in flight (process killed or crashed)";
 
-impl SqliteHistory {
-    /// Open (or create) the database, mark runs left in flight `interrupted`, start the writer.
-    pub fn open(
-        path: &Path,
-        retention: usize,
-        now: &str,
-    ) -> Result<(SqliteHistory, Recovered), HistoryError> {
-        let mut w = connect(path)?;
-        w.execute_batch(SCHEMA)
-            .map_err(|source| HistoryError::Open {
-                path: path.to_owned(),
-                source,
-            })?;
-        let recovered = recover(&mut w, now)?;
-        let read = connect(path)?;
-        let (tx, rx) = mpsc::channel();
-        let writer = std::thread::Builder::new()
-            .name("netgw-history".into())
-            .spawn(move || writer_loop(w, rx, retention))
-            .map_err(|e| HistoryError::Task(e.to_string()))?;
-        Ok((
-            SqliteHistory {
-                tx: Mutex::new(Some(tx)),
-                read: Arc::new(Mutex::new(read)),
-                writer: Mutex::new(Some(writer)),
-            },
-            recovered,
-        ))
-    }
-
+/// What a history backend does: run statements of [`sql`] and queue writes to its writer.
+#[async_trait]
+pub trait Store: Send + Sync {
+    /// The rows of a read.
+    async fn query(&self, s: Stmt) -> Result<Vec<Cells>, HistoryError>;
+    /// Statements in one transaction, now rather than through the writer: the caller must know
+    /// whether they were kept.
+    async fn write(&self, stmts: Vec<Stmt>) -> Result<(), HistoryError>;
     /// Queue a write; never blocks.
-    pub fn send(&self, op: Op) {
-        let tx = self.tx.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(tx) = tx.as_ref() {
-            let _ = tx.send(op);
-        }
-    }
-
-    /// Commit what is queued and stop the writer thread.
-    pub fn close(&self) {
-        self.send(Op::Stop);
-        self.tx.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(h) = self.writer.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            let _ = h.join();
-        }
-    }
-
-    async fn read<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&Connection) -> Result<T, HistoryError> + Send + 'static,
-    ) -> Result<T, HistoryError> {
-        let conn = self.read.clone();
-        tokio::task::spawn_blocking(move || {
-            let c = conn.lock().unwrap_or_else(|p| p.into_inner());
-            f(&c)
-        })
-        .await
-        .map_err(|e| HistoryError::Task(e.to_string()))?
-    }
-
-    pub async fn run(&self, id: String) -> Result<Option<RunRow>, HistoryError> {
-        self.read(move |c| {
-            let Some(mut row) = c
-                .query_row(&format!("{RUN_COLUMNS} WHERE id = ?1"), params![id], |r| {
-                    run_row(r)
-                })
-                .optional()
-                .map_err(sql("reading a run"))?
-            else {
-                return Ok(None);
-            };
-            let mut st = c
-                .prepare("SELECT node, report FROM node_results WHERE run_id = ?1")
-                .map_err(sql("reading node results"))?;
-            let stored: Vec<(String, String)> = st
-                .query_map(params![row.id], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-                })
-                .map_err(sql("reading node results"))?
-                .filter_map(Result::ok)
-                .collect();
-            ordered_results(&mut row, stored);
-            Ok(Some(row))
-        })
-        .await
-    }
-
-    /// A run's events after `after` (all when `None`), in order.
-    pub async fn events(
-        &self,
-        id: String,
-        after: Option<u64>,
-    ) -> Result<Vec<(u64, String)>, HistoryError> {
-        self.read(move |c| {
-            let mut st = c
-                .prepare(
-                    "SELECT seq, event FROM events WHERE run_id = ?1 AND seq > ?2 ORDER BY seq",
-                )
-                .map_err(sql("reading events"))?;
-            let after = after.map(|a| a as i64).unwrap_or(-1);
-            let rows = st
-                .query_map(params![id, after], |r| {
-                    Ok((r.get::<_, i64>(0)? as u64, r.get::<_, String>(1)?))
-                })
-                .map_err(sql("reading events"))?
-                .filter_map(Result::ok)
-                .collect();
-            Ok(rows)
-        })
-        .await
-    }
-
-    /// Newest first.
-    pub async fn list(
-        &self,
-        node: Option<String>,
-        status: Option<String>,
-        limit: usize,
-    ) -> Result<Vec<RunRow>, HistoryError> {
-        self.read(move |c| {
-            let q = format!(
-                "{RUN_COLUMNS} WHERE (?1 IS NULL OR id IN (SELECT run_id FROM run_nodes WHERE node = ?1)) \
-                 AND (?2 IS NULL OR status = ?2) ORDER BY seq DESC LIMIT ?3"
-            );
-            let mut st = c.prepare(&q).map_err(sql("listing runs"))?;
-            let rows = st
-                .query_map(params![node, status, limit as i64], |r| run_row(r))
-                .map_err(sql("listing runs"))?
-                .filter_map(Result::ok)
-                .collect();
-            Ok(rows)
-        })
-        .await
-    }
-
-    /// The node's latest result: (run id, finished at, report).
-    pub async fn last_result(
-        &self,
-        node: String,
-    ) -> Result<Option<(String, String, Value)>, HistoryError> {
-        self.read(move |c| {
-            c.query_row(
-                "SELECT nr.run_id, nr.finished_at, nr.report FROM node_results nr JOIN runs r ON r.id = nr.run_id \
-                 WHERE nr.node = ?1 ORDER BY r.seq DESC LIMIT 1",
-                params![node],
-                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)),
-            )
-            .optional()
-            .map_err(sql("reading a node's last result"))
-            .map(|o| o.map(|(a, b, t)| (a, b, serde_json::from_str(&t).unwrap_or(Value::Null))))
-        })
-        .await
-    }
-
-    /// The gateway's own log (starts, recoveries, shutdowns), newest first.
-    pub async fn gateway_log(&self, limit: usize) -> Result<Vec<Value>, HistoryError> {
-        self.read(move |c| {
-            let mut st = c
-                .prepare("SELECT at, event, detail FROM gateway_log ORDER BY id DESC LIMIT ?1")
-                .map_err(sql("reading the gateway log"))?;
-            let rows = st
-                .query_map(params![limit as i64], |r| {
-                    Ok(log_entry(r.get(0)?, r.get(1)?, r.get(2)?, None))
-                })
-                .map_err(sql("reading the gateway log"))?
-                .filter_map(Result::ok)
-                .collect();
-            Ok(rows)
-        })
-        .await
+    fn send(&self, op: Op);
+    /// Commit what is queued and stop the writer. Blocks.
+    fn close(&self);
+    /// The shared database's own operations (`None` for a backend only this gateway writes).
+    fn shared(&self) -> Option<&postgres::PgHistory> {
+        None
     }
 }
 
 /// The run history of a gateway: an embedded SQLite file, or a PostgreSQL database several gateways
 /// share (each sees every gateway's runs).
-pub enum History {
-    Sqlite(SqliteHistory),
-    Postgres(Box<postgres::PgHistory>),
+pub struct History {
+    store: Box<dyn Store>,
 }
 
 impl History {
@@ -435,7 +192,8 @@ impl History {
         retention: usize,
         now: &str,
     ) -> Result<(History, Recovered), HistoryError> {
-        SqliteHistory::open(path, retention, now).map(|(h, r)| (History::Sqlite(h), r))
+        let (h, r) = SqliteHistory::open(path, retention, now)?;
+        Ok((History { store: Box::new(h) }, r))
     }
 
     /// The shared history in PostgreSQL: migrated, this gateway registered, dead gateways' runs swept.
@@ -449,15 +207,16 @@ impl History {
         let gateway = postgres::GatewayInfo::this_process();
         let (h, r) =
             postgres::PgHistory::open(url, retention, now, gateway, listen, events_poll).await?;
-        Ok((History::Postgres(Box::new(h)), r))
+        Ok((History { store: Box::new(h) }, r))
+    }
+
+    fn shared(&self) -> Option<&postgres::PgHistory> {
+        self.store.shared()
     }
 
     /// Queue a write; never blocks.
     pub fn send(&self, op: Op) {
-        match self {
-            History::Sqlite(h) => h.send(op),
-            History::Postgres(h) => h.send(op),
-        }
+        self.store.send(op)
     }
 
     /// Wait until every write queued so far is committed.
@@ -472,23 +231,37 @@ impl History {
 
     /// Commit what is queued and stop the writer. Blocks: call it on a blocking thread.
     pub fn close(&self) {
-        match self {
-            History::Sqlite(h) => h.close(),
-            History::Postgres(h) => h.close(),
-        }
+        self.store.close()
     }
 
     /// Whether other gateways write here too: a run missing from this gateway's memory may still be
     /// in flight elsewhere.
     pub fn is_shared(&self) -> bool {
-        matches!(self, History::Postgres(_))
+        self.shared().is_some()
     }
 
     pub async fn run(&self, id: String) -> Result<Option<RunRow>, HistoryError> {
-        match self {
-            History::Sqlite(h) => h.run(id).await,
-            History::Postgres(h) => Ok(h.run(id).await?),
-        }
+        const WHAT: &str = "reading a run";
+        let s = Stmt::new(WHAT, format!("{RUN_COLUMNS} WHERE id = $1")).bind(&id);
+        let Some(first) = self.store.query(s).await?.into_iter().next() else {
+            return Ok(None);
+        };
+        let mut row = run_row(&first, WHAT)?;
+        const RESULTS: &str = "reading node results";
+        let s = Stmt::new(
+            RESULTS,
+            "SELECT node, report FROM node_results WHERE run_id = $1",
+        )
+        .bind(id);
+        let stored = self
+            .store
+            .query(s)
+            .await?
+            .iter()
+            .map(|r| Ok((r.text(RESULTS, 0)?, r.text(RESULTS, 1)?)))
+            .collect::<Result<_, HistoryError>>()?;
+        ordered_results(&mut row, stored);
+        Ok(Some(row))
     }
 
     /// A run's events after `after` (all when `None`), in order.
@@ -497,10 +270,19 @@ impl History {
         id: String,
         after: Option<u64>,
     ) -> Result<Vec<(u64, String)>, HistoryError> {
-        match self {
-            History::Sqlite(h) => h.events(id, after).await,
-            History::Postgres(h) => Ok(h.events(id, after).await?),
-        }
+        const WHAT: &str = "reading events";
+        let s = Stmt::new(
+            WHAT,
+            "SELECT seq, event FROM events WHERE run_id = $1 AND seq > $2 ORDER BY seq",
+        )
+        .bind(id)
+        .bind(after.map_or(-1, |a| a as i64));
+        self.store
+            .query(s)
+            .await?
+            .iter()
+            .map(|r| Ok((r.int(WHAT, 0)?.max(0) as u64, r.text(WHAT, 1)?)))
+            .collect()
     }
 
     /// Newest first.
@@ -510,10 +292,21 @@ impl History {
         status: Option<String>,
         limit: usize,
     ) -> Result<Vec<RunRow>, HistoryError> {
-        match self {
-            History::Sqlite(h) => h.list(node, status, limit).await,
-            History::Postgres(h) => Ok(h.list(node, status, limit).await?),
-        }
+        const WHAT: &str = "listing runs";
+        let q = format!(
+            "{RUN_COLUMNS} WHERE (CAST($1 AS TEXT) IS NULL OR id IN (SELECT run_id FROM run_nodes WHERE node = $1)) \
+             AND (CAST($2 AS TEXT) IS NULL OR status = $2) ORDER BY seq DESC LIMIT $3"
+        );
+        let s = Stmt::new(WHAT, q)
+            .bind(node)
+            .bind(status)
+            .bind(limit as i64);
+        self.store
+            .query(s)
+            .await?
+            .iter()
+            .map(|r| run_row(r, WHAT))
+            .collect()
     }
 
     /// The node's latest result: (run id, finished at, report).
@@ -521,34 +314,61 @@ impl History {
         &self,
         node: String,
     ) -> Result<Option<(String, String, Value)>, HistoryError> {
-        match self {
-            History::Sqlite(h) => h.last_result(node).await,
-            History::Postgres(h) => Ok(h.last_result(node).await?),
-        }
+        const WHAT: &str = "reading a node's last result";
+        let s = Stmt::new(
+            WHAT,
+            "SELECT nr.run_id, nr.finished_at, nr.report FROM node_results nr \
+             JOIN runs r ON r.id = nr.run_id WHERE nr.node = $1 ORDER BY r.seq DESC LIMIT 1",
+        )
+        .bind(node);
+        let Some(r) = self.store.query(s).await?.into_iter().next() else {
+            return Ok(None);
+        };
+        let report = r.text(WHAT, 2)?;
+        Ok(Some((
+            r.text(WHAT, 0)?,
+            r.text(WHAT, 1)?,
+            serde_json::from_str(&report).unwrap_or(Value::Null),
+        )))
     }
 
     /// The gateways' own log (starts, recoveries, shutdowns), newest first.
     pub async fn gateway_log(&self, limit: usize) -> Result<Vec<Value>, HistoryError> {
-        match self {
-            History::Sqlite(h) => h.gateway_log(limit).await,
-            History::Postgres(h) => Ok(h.gateway_log(limit).await?),
-        }
+        const WHAT: &str = "reading the gateway log";
+        let s = Stmt::new(
+            WHAT,
+            "SELECT at, event, detail, gateway FROM gateway_log ORDER BY id DESC LIMIT $1",
+        )
+        .bind(limit as i64);
+        self.store
+            .query(s)
+            .await?
+            .iter()
+            .map(|r| {
+                Ok(log_entry(
+                    r.text(WHAT, 0)?,
+                    r.text(WHAT, 1)?,
+                    r.text(WHAT, 2)?,
+                    r.maybe_text(WHAT, 3)?,
+                ))
+            })
+            .collect()
     }
 
     /// The gateways sharing this database (`None` for SQLite: just this one).
     pub async fn gateways(&self) -> Result<Option<Vec<Value>>, HistoryError> {
-        match self {
-            History::Sqlite(_) => Ok(None),
-            History::Postgres(h) => Ok(Some(h.gateways().await?)),
+        match self.shared() {
+            None => Ok(None),
+            Some(h) => Ok(Some(h.gateways().await?)),
         }
     }
 
     /// Take up to `limit` node runs of dead or draining gateways from the shared queue (none with
     /// SQLite). The caller runs them, or sends them back with `Op::Requeue`.
     pub async fn claim_orphans(&self, limit: usize) -> Result<Vec<Claimed>, HistoryError> {
-        match self {
-            History::Sqlite(_) => Ok(Vec::new()),
-            History::Postgres(h) => Ok(h.claim_orphans(limit).await?),
+        match self.shared() {
+            None => Ok(Vec::new()),
+            Some(h) => Ok(h.claim_orphans(limit).await?),
         }
     }
 
@@ -560,9 +380,9 @@ impl History {
         limit: usize,
         waited: std::time::Duration,
     ) -> Result<Vec<Claimed>, HistoryError> {
-        match self {
-            History::Sqlite(_) => Ok(Vec::new()),
-            History::Postgres(h) => Ok(h.claim_waiting(limit, waited).await?),
+        match self.shared() {
+            None => Ok(Vec::new()),
+            Some(h) => Ok(h.claim_waiting(limit, waited).await?),
         }
     }
 
@@ -572,117 +392,52 @@ impl History {
         &self,
         t: &postgres::Admit<'_>,
     ) -> Option<Result<postgres::Admission, HistoryError>> {
-        match self {
-            History::Sqlite(_) => None,
-            History::Postgres(h) => Some(h.admit(t).await.map_err(HistoryError::from)),
-        }
+        let h = self.shared()?;
+        Some(h.admit(t).await.map_err(HistoryError::from))
     }
 
     /// Subscribe, before reading a run another gateway writes, to the announcements of its new
     /// events (LISTEN/NOTIFY; `None` with SQLite, where every run is this gateway's).
     pub fn follow(&self) -> Option<postgres::Follow> {
-        match self {
-            History::Sqlite(_) => None,
-            History::Postgres(h) => Some(h.follow()),
-        }
+        self.shared().map(postgres::PgHistory::follow)
     }
 
     /// `/metrics` of a gateway on a shared database (`None` with SQLite).
     pub async fn shared_gauges(&self) -> Option<SharedGauges> {
-        match self {
-            History::Sqlite(_) => None,
-            History::Postgres(h) => Some(h.shared_gauges().await),
-        }
+        Some(self.shared()?.shared_gauges().await)
     }
 
     /// A claimed node run of another gateway was queued here (counted for `/metrics`).
     pub fn took_over(&self) {
-        if let History::Postgres(h) = self {
+        if let Some(h) = self.shared() {
             h.took_over();
         }
     }
 
     /// A new run id: unique across every gateway sharing the database (`PgHistory::new_run_id`).
     pub fn new_run_id(&self) -> String {
-        match self {
-            History::Sqlite(_) => crate::clock::new_run_id(),
-            History::Postgres(h) => h.new_run_id(),
+        match self.shared() {
+            None => crate::clock::new_run_id(),
+            Some(h) => h.new_run_id(),
         }
     }
 
     /// A node of a run starts on this gateway (PostgreSQL: its queue row stops counting as waiting).
     /// `false`: another gateway claimed the node run while it waited here, and runs it.
     pub async fn node_started(&self, run_id: &str, node: &str) -> Result<bool, HistoryError> {
-        match self {
-            History::Sqlite(_) => Ok(true),
-            History::Postgres(h) => Ok(h.node_started(run_id, node).await?),
+        match self.shared() {
+            None => Ok(true),
+            Some(h) => Ok(h.node_started(run_id, node).await?),
         }
     }
 
     /// Record the address this gateway listens on (the registry shows it).
     pub async fn announce(&self, listen: &str) -> Result<(), HistoryError> {
-        match self {
-            History::Sqlite(_) => Ok(()),
-            History::Postgres(h) => Ok(h.announce(listen).await?),
+        match self.shared() {
+            None => Ok(()),
+            Some(h) => Ok(h.announce(listen).await?),
         }
     }
-}
-
-/// The run columns both backends select, in the order [`run_row`] reads them.
-pub const RUN_COLUMNS: &str = "SELECT seq, id, status, why_run, requested_by, created_at, started_at, \
-     finished_at, nodes, triggers, duration_secs, summary, note FROM runs";
-
-/// A result row of either backend, read by column index: what lets one function ([`run_row`]) turn
-/// SQLite's and PostgreSQL's rows into runs.
-pub trait Columns {
-    type Error;
-    fn text(&self, i: usize) -> Result<String, Self::Error>;
-    fn maybe_text(&self, i: usize) -> Result<Option<String>, Self::Error>;
-    fn int(&self, i: usize) -> Result<i64, Self::Error>;
-    fn flag(&self, i: usize) -> Result<bool, Self::Error>;
-    fn maybe_real(&self, i: usize) -> Result<Option<f64>, Self::Error>;
-}
-
-impl Columns for rusqlite::Row<'_> {
-    type Error = rusqlite::Error;
-    fn text(&self, i: usize) -> rusqlite::Result<String> {
-        self.get(i)
-    }
-    fn maybe_text(&self, i: usize) -> rusqlite::Result<Option<String>> {
-        self.get(i)
-    }
-    fn int(&self, i: usize) -> rusqlite::Result<i64> {
-        self.get(i)
-    }
-    /// SQLite has no booleans: stored as 0 or 1.
-    fn flag(&self, i: usize) -> rusqlite::Result<bool> {
-        self.get::<_, i64>(i).map(|v| v != 0)
-    }
-    fn maybe_real(&self, i: usize) -> rusqlite::Result<Option<f64>> {
-        self.get(i)
-    }
-}
-
-/// One run from a row of [`RUN_COLUMNS`], whichever the backend.
-pub fn run_row<C: Columns + ?Sized>(r: &C) -> Result<RunRow, C::Error> {
-    let nodes = r.text(8)?;
-    let summary = r.maybe_text(11)?;
-    Ok(RunRow {
-        seq: r.int(0)?,
-        id: r.text(1)?,
-        status: r.text(2)?,
-        why_run: r.flag(3)?,
-        requested_by: r.text(4)?,
-        created_at: r.text(5)?,
-        started_at: r.maybe_text(6)?,
-        finished_at: r.maybe_text(7)?,
-        nodes: serde_json::from_str(&nodes).unwrap_or_default(),
-        triggers: r.int(9)?.max(0) as u64,
-        duration_secs: r.maybe_real(10)?,
-        summary: summary.and_then(|s| serde_json::from_str(&s).ok()),
-        note: r.maybe_text(12)?,
-        results: Vec::new(),
-    })
 }
 
 /// A run's node reports, (node, report JSON text) as stored, in the run's node order.
@@ -702,188 +457,6 @@ pub fn log_entry(at: String, event: String, detail: String, gateway: Option<Stri
         v["gateway"] = g.into();
     }
     v
-}
-
-fn recover(c: &mut Connection, now: &str) -> Result<Recovered, HistoryError> {
-    let tx = c.transaction().map_err(sql("recovering runs"))?;
-    let ids: Vec<String> = {
-        let mut st = tx
-            .prepare("SELECT id FROM runs WHERE status IN ('queued', 'running') ORDER BY seq")
-            .map_err(sql("recovering runs"))?;
-        st.query_map([], |r| r.get(0))
-            .map_err(sql("recovering runs"))?
-            .filter_map(Result::ok)
-            .collect()
-    };
-    for id in &ids {
-        tx.execute(
-            "UPDATE runs SET status = 'interrupted', finished_at = ?2, note = ?3 WHERE id = ?1",
-            params![id, now, INTERRUPTED_NOTE],
-        )
-        .map_err(sql("marking a run interrupted"))?;
-        let event = serde_json::json!({"event": "run_interrupted", "run_id": id, "at": now,
-                                       "status": "interrupted", "note": INTERRUPTED_NOTE});
-        tx.execute(
-            "INSERT OR REPLACE INTO events (run_id, seq, event) \
-             VALUES (?1, (SELECT COALESCE(MAX(seq), -1) + 1 FROM events WHERE run_id = ?1), ?2)",
-            params![id, event.to_string()],
-        )
-        .map_err(sql("recording an interruption"))?;
-    }
-    let detail = if ids.is_empty() {
-        "no run was in flight".to_owned()
-    } else {
-        format!(
-            "marked {} run(s) interrupted: {}",
-            ids.len(),
-            ids.join(", ")
-        )
-    };
-    tx.execute(
-        "INSERT INTO gateway_log (at, event, detail) VALUES (?1, 'started', ?2)",
-        params![now, detail],
-    )
-    .map_err(sql("writing the gateway log"))?;
-    tx.commit().map_err(sql("recovering runs"))?;
-    Ok(Recovered { interrupted: ids })
-}
-
-fn apply(
-    c: &Connection,
-    op: Op,
-    retention: usize,
-    after: &mut Vec<Then>,
-) -> rusqlite::Result<bool> {
-    match op {
-        Op::Created {
-            id,
-            why_run,
-            requested_by,
-            created_at,
-            nodes,
-        } => {
-            c.execute(
-                "INSERT OR IGNORE INTO runs (id, status, why_run, requested_by, created_at, nodes) \
-                 VALUES (?1, 'queued', ?2, ?3, ?4, ?5)",
-                params![
-                    id,
-                    why_run as i64,
-                    requested_by,
-                    created_at,
-                    serde_json::to_string(&nodes).unwrap_or_default()
-                ],
-            )?;
-            let mut st =
-                c.prepare_cached("INSERT OR IGNORE INTO run_nodes (run_id, node) VALUES (?1, ?2)")?;
-            for n in &nodes {
-                st.execute(params![id, n])?;
-            }
-        }
-        Op::Started { id, at } => {
-            c.execute(
-                "UPDATE runs SET status = 'running', started_at = ?2 WHERE id = ?1 AND status = 'queued'",
-                params![id, at],
-            )?;
-        }
-        Op::Event { run_id, seq, event } => {
-            c.prepare_cached(
-                "INSERT OR REPLACE INTO events (run_id, seq, event) VALUES (?1, ?2, ?3)",
-            )?
-            .execute(params![run_id, seq as i64, event])?;
-        }
-        Op::NodeResult {
-            run_id,
-            node,
-            status,
-            finished_at,
-            report,
-        } => {
-            c.prepare_cached(
-                "INSERT OR REPLACE INTO node_results (run_id, node, status, finished_at, report) \
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute(params![run_id, node, status, finished_at, report])?;
-        }
-        Op::Finished {
-            id,
-            at,
-            status,
-            duration_secs,
-            summary,
-            triggers,
-            note,
-            then,
-        } => {
-            c.execute(
-                "UPDATE runs SET status = ?2, finished_at = ?3, duration_secs = ?4, summary = ?5, \
-                 triggers = ?6, note = ?7, started_at = COALESCE(started_at, ?3) WHERE id = ?1",
-                params![
-                    id,
-                    status,
-                    at,
-                    duration_secs,
-                    summary,
-                    triggers as i64,
-                    note
-                ],
-            )?;
-            // Retention: keep the newest `retention` runs; runs still in flight are never dropped.
-            c.execute(
-                "DELETE FROM runs WHERE status NOT IN ('queued', 'running') AND seq <= \
-                 (SELECT seq FROM runs ORDER BY seq DESC LIMIT 1 OFFSET ?1)",
-                params![retention as i64],
-            )?;
-            if let Some(t) = then {
-                after.push(t);
-            }
-        }
-        Op::Gateway { at, event, detail } => {
-            c.execute(
-                "INSERT INTO gateway_log (at, event, detail) VALUES (?1, ?2, ?3)",
-                params![at, event, detail],
-            )?;
-        }
-        Op::HandBack { .. } | Op::Requeue(_) => {}
-        Op::Flush(done) => {
-            after.push(Box::new(move || {
-                let _ = done.send(());
-            }));
-        }
-        Op::Stop => return Ok(false),
-    }
-    Ok(true)
-}
-
-fn writer_loop(mut c: Connection, rx: mpsc::Receiver<Op>, retention: usize) {
-    let mut running = true;
-    while running {
-        let Ok(first) = rx.recv() else { break };
-        let mut batch = vec![first];
-        while batch.len() < 2000 {
-            match rx.try_recv() {
-                Ok(op) => batch.push(op),
-                Err(_) => break,
-            }
-        }
-        let mut after: Vec<Then> = Vec::new();
-        let result = (|| -> rusqlite::Result<()> {
-            let tx = c.transaction()?;
-            for op in batch {
-                if !apply(&tx, op, retention, &mut after)? {
-                    running = false;
-                }
-            }
-            tx.commit()
-        })();
-        if let Err(e) = result {
-            WRITE_ERRORS.fetch_add(1, Ordering::Relaxed);
-            error!(error = %e, "writing run history failed; this batch is lost");
-        }
-        // Callbacks run even when the batch failed, so nothing waits forever on a write.
-        for t in after {
-            t();
-        }
-    }
 }
 
 /// A gateway on a shared database (`database:`): who it is, the shared queue as the database has it

@@ -13,19 +13,17 @@
 //! ```
 //! Each run row names the gateway that runs it; a gateway never touches another live gateway's runs.
 
-mod link_checks;
-
-use super::{
-    Claimed, Columns, INTERRUPTED_NOTE, Op, RUN_COLUMNS, Recovered, RunRow, WRITE_ERRORS,
-    log_entry, ordered_results, run_row,
-};
+use super::sql::{self, Cell, Cells, Param, Stmt};
+use super::{Claimed, HistoryError, INTERRUPTED_NOTE, Op, Recovered, Store, WRITE_ERRORS};
 use crate::pg::{DatabaseUrl, PgError, STATEMENT_TIMEOUT, connect, migrate, timed};
+use async_trait::async_trait;
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc};
-use tokio_postgres::{Client, Row, Transaction};
+use tokio_postgres::types::{IsNull, ToSql, Type};
+use tokio_postgres::{Client, GenericClient, Row};
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 
@@ -308,120 +306,6 @@ impl PgHistory {
         timed(&self.url, what, STATEMENT_TIMEOUT, c.query(sql, params)).await
     }
 
-    pub async fn run(&self, id: String) -> Result<Option<RunRow>, PgError> {
-        let rows = self
-            .query(
-                "reading a run",
-                &format!("{RUN_COLUMNS} WHERE id = $1"),
-                &[&id],
-            )
-            .await?;
-        let Some(mut row) =
-            rows.first()
-                .map(run_row)
-                .transpose()
-                .map_err(|source| PgError::Sql {
-                    url: self.url.to_string(),
-                    what: "reading a run",
-                    source,
-                })?
-        else {
-            return Ok(None);
-        };
-        let results = self
-            .query(
-                "reading node results",
-                "SELECT node, report FROM node_results WHERE run_id = $1",
-                &[&id],
-            )
-            .await?;
-        ordered_results(
-            &mut row,
-            results.iter().map(|r| (r.get(0), r.get(1))).collect(),
-        );
-        Ok(Some(row))
-    }
-
-    pub async fn events(
-        &self,
-        id: String,
-        after: Option<u64>,
-    ) -> Result<Vec<(u64, String)>, PgError> {
-        let after = after.map_or(-1, |a| a as i64);
-        let rows = self
-            .query(
-                "reading events",
-                "SELECT seq, event FROM events WHERE run_id = $1 AND seq > $2 ORDER BY seq",
-                &[&id, &after],
-            )
-            .await?;
-        Ok(rows
-            .iter()
-            .map(|r| (r.get::<_, i64>(0).max(0) as u64, r.get(1)))
-            .collect())
-    }
-
-    pub async fn list(
-        &self,
-        node: Option<String>,
-        status: Option<String>,
-        limit: usize,
-    ) -> Result<Vec<RunRow>, PgError> {
-        let limit = limit as i64;
-        let q = format!(
-            "{RUN_COLUMNS} WHERE ($1::text IS NULL OR id IN (SELECT run_id FROM run_nodes WHERE node = $1)) \
-             AND ($2::text IS NULL OR status = $2) ORDER BY seq DESC LIMIT $3"
-        );
-        let rows = self
-            .query("listing runs", &q, &[&node, &status, &limit])
-            .await?;
-        rows.iter()
-            .map(run_row)
-            .collect::<Result<_, _>>()
-            .map_err(|source| PgError::Sql {
-                url: self.url.to_string(),
-                what: "listing runs",
-                source,
-            })
-    }
-
-    pub async fn last_result(
-        &self,
-        node: String,
-    ) -> Result<Option<(String, String, Value)>, PgError> {
-        let rows = self
-            .query(
-                "reading a node's last result",
-                "SELECT nr.run_id, nr.finished_at, nr.report FROM node_results nr \
-                 JOIN runs r ON r.id = nr.run_id WHERE nr.node = $1 ORDER BY r.seq DESC LIMIT 1",
-                &[&node],
-            )
-            .await?;
-        Ok(rows.first().map(|r| {
-            let report: String = r.get(2);
-            (
-                r.get(0),
-                r.get(1),
-                serde_json::from_str(&report).unwrap_or(Value::Null),
-            )
-        }))
-    }
-
-    pub async fn gateway_log(&self, limit: usize) -> Result<Vec<Value>, PgError> {
-        let limit = limit as i64;
-        let rows = self
-            .query(
-                "reading the gateway log",
-                "SELECT at, event, detail, gateway FROM gateway_log ORDER BY id DESC LIMIT $1",
-                &[&limit],
-            )
-            .await?;
-        Ok(rows
-            .iter()
-            .map(|r| log_entry(r.get(0), r.get(1), r.get(2), Some(r.get(3))))
-            .collect())
-    }
-
     /// The registry: every gateway that has not stopped, with its heartbeat age and runs in flight.
     pub async fn gateways(&self) -> Result<Vec<Value>, PgError> {
         let rows = self
@@ -601,25 +485,6 @@ impl PgHistory {
     }
 }
 
-impl Columns for Row {
-    type Error = tokio_postgres::Error;
-    fn text(&self, i: usize) -> Result<String, Self::Error> {
-        self.try_get(i)
-    }
-    fn maybe_text(&self, i: usize) -> Result<Option<String>, Self::Error> {
-        self.try_get(i)
-    }
-    fn int(&self, i: usize) -> Result<i64, Self::Error> {
-        self.try_get(i)
-    }
-    fn flag(&self, i: usize) -> Result<bool, Self::Error> {
-        self.try_get(i)
-    }
-    fn maybe_real(&self, i: usize) -> Result<Option<f64>, Self::Error> {
-        self.try_get(i)
-    }
-}
-
 /// Gateways of this host whose process is gone are marked stopped at once: a crash seen from the same
 /// machine need not wait out the lease (other machines' gateways do).
 /// A claimed queue row (`RETURNING run_id, node, why_run, requested_by`).
@@ -704,17 +569,104 @@ async fn log_line(
     event: &str,
     detail: &str,
 ) -> Result<(), PgError> {
+    execute(c, url, &sql::log_line(Some(gateway), at, event, detail)).await
+}
+
+/// One statement of [`sql`] on a connection or in a transaction.
+async fn execute(c: &impl GenericClient, url: &DatabaseUrl, s: &Stmt) -> Result<(), PgError> {
+    let params: Vec<&(dyn ToSql + Sync)> = s.params.iter().map(|p| p as _).collect();
     timed(
         url,
-        "writing the gateway log",
+        s.what,
         STATEMENT_TIMEOUT,
-        c.execute(
-            "INSERT INTO gateway_log (gateway, at, event, detail) VALUES ($1, $2, $3, $4)",
-            &[&gateway, &at, &event, &detail],
-        ),
+        c.execute(s.sql.as_ref(), &params),
     )
     .await
     .map(|_| ())
+}
+
+impl ToSql for Param {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self {
+            Param::Text(v) => v.to_sql_checked(ty, out),
+            Param::MaybeText(v) => v.to_sql_checked(ty, out),
+            Param::Int(v) => v.to_sql_checked(ty, out),
+            Param::Flag(v) => v.to_sql_checked(ty, out),
+            Param::Real(v) => v.to_sql_checked(ty, out),
+            Param::TextList(v) => v.to_sql_checked(ty, out),
+        }
+    }
+
+    /// Each value checks the column's type itself, in `to_sql`.
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    tokio_postgres::types::to_sql_checked!();
+}
+
+/// A result row as [`Cells`], by each column's type.
+fn cells(r: &Row) -> Result<Cells, tokio_postgres::Error> {
+    fn or_null<T>(v: Option<T>, f: impl FnOnce(T) -> Cell) -> Cell {
+        v.map_or(Cell::Null, f)
+    }
+    (0..r.len())
+        .map(|i| {
+            Ok(match *r.columns()[i].type_() {
+                Type::BOOL => or_null(r.try_get(i)?, Cell::Flag),
+                Type::INT2 => or_null(r.try_get::<_, Option<i16>>(i)?, |v| Cell::Int(v.into())),
+                Type::INT4 => or_null(r.try_get::<_, Option<i32>>(i)?, |v| Cell::Int(v.into())),
+                Type::INT8 => or_null(r.try_get(i)?, Cell::Int),
+                Type::FLOAT4 => or_null(r.try_get::<_, Option<f32>>(i)?, |v| Cell::Real(v.into())),
+                Type::FLOAT8 => or_null(r.try_get(i)?, Cell::Real),
+                _ => or_null(r.try_get(i)?, Cell::Text),
+            })
+        })
+        .collect()
+}
+
+#[async_trait]
+impl Store for PgHistory {
+    async fn query(&self, s: Stmt) -> Result<Vec<Cells>, HistoryError> {
+        let params: Vec<&(dyn ToSql + Sync)> = s.params.iter().map(|p| p as _).collect();
+        let rows = self.query(s.what, &s.sql, &params).await?;
+        rows.iter()
+            .map(cells)
+            .collect::<Result<_, _>>()
+            .map_err(|source| {
+                HistoryError::Postgres(PgError::Sql {
+                    url: self.url.to_string(),
+                    what: s.what,
+                    source,
+                })
+            })
+    }
+
+    async fn write(&self, stmts: Vec<Stmt>) -> Result<(), HistoryError> {
+        let mut c = connect(&self.url).await?;
+        let t = STATEMENT_TIMEOUT;
+        let tx = timed(&self.url, "starting a write", t, c.transaction()).await?;
+        for s in &stmts {
+            execute(&tx, &self.url, s).await?;
+        }
+        Ok(timed(&self.url, "committing a write", t, tx.commit()).await?)
+    }
+
+    fn send(&self, op: Op) {
+        PgHistory::send(self, op)
+    }
+
+    fn close(&self) {
+        PgHistory::close(self)
+    }
+
+    fn shared(&self) -> Option<&PgHistory> {
+        Some(self)
+    }
 }
 
 /// Mark interrupted the runs in flight of gateways that stopped or went silent for `LEASE`; rows
@@ -825,7 +777,7 @@ async fn writer(
     while running {
         let Some(first) = rx.recv().await else { break };
         let mut batch = vec![first];
-        while batch.len() < 2000 {
+        while batch.len() < super::BATCH {
             match rx.try_recv() {
                 Ok(op) => batch.push(op),
                 Err(_) => break,
@@ -855,16 +807,7 @@ async fn writer(
             }
         }
         // Callbacks run even when the batch failed, so nothing waits forever on a write.
-        for op in batch {
-            match op {
-                Op::Finished { then: Some(t), .. } => t(),
-                Op::Flush(done) => {
-                    let _ = done.send(());
-                }
-                Op::Stop => running = false,
-                _ => {}
-            }
-        }
+        running = sql::settle(batch);
     }
     let _ = done.send(());
 }
@@ -901,10 +844,13 @@ async fn write_batch(
 ) -> Result<(), PgError> {
     let t = STATEMENT_TIMEOUT;
     let tx = timed(url, "starting a history write", t, client.transaction()).await?;
-    let mut finished = false;
     for op in batch {
-        finished |= matches!(op, Op::Finished { .. });
-        timed(url, "writing run history", t, apply(&tx, op, me)).await?;
+        for s in sql::statements(op, retention, Some(me))
+            .into_iter()
+            .chain(queue_statements(op, me))
+        {
+            execute(&tx, url, &s).await?;
+        }
     }
     let notes = notifications(batch);
     if !notes.is_empty() {
@@ -919,22 +865,63 @@ async fn write_batch(
         )
         .await?;
     }
-    if finished {
-        // Keep the newest `retention` runs; runs still in flight (any gateway's) are never dropped.
-        let keep = retention as i64;
-        timed(
-            url,
-            "applying retention",
-            t,
-            tx.execute(
-                "DELETE FROM runs WHERE status NOT IN ('queued', 'running') AND seq <= \
-                 (SELECT seq FROM runs ORDER BY seq DESC LIMIT 1 OFFSET $1)",
-                &[&keep],
-            ),
-        )
-        .await?;
-    }
     timed(url, "committing run history", t, tx.commit()).await
+}
+
+/// What `op` changes in the shared queue (`queue`, migrations/postgres/0002 and 0003), after its
+/// history rows. Handed back (gateway NULL), a row stays for another gateway to claim.
+fn queue_statements(op: &Op, me: &str) -> Vec<Stmt> {
+    const WHAT: &str = "updating the shared queue";
+    match op {
+        Op::Created {
+            id,
+            why_run,
+            requested_by,
+            nodes,
+            ..
+        } => vec![
+            Stmt::new(
+                WHAT,
+                "INSERT INTO queue (run_id, node, why_run, requested_by, gateway) \
+                 SELECT $1, unnest($2::text[]), $3, $4, $5 ON CONFLICT DO NOTHING",
+            )
+            .bind(id)
+            .bind(Param::TextList(nodes.clone()))
+            .bind(*why_run)
+            .bind(requested_by)
+            .bind(me),
+        ],
+        Op::NodeResult { run_id, node, .. } => vec![
+            Stmt::new(
+                WHAT,
+                "DELETE FROM queue WHERE run_id = $1 AND node = $2 AND gateway = $3",
+            )
+            .bind(run_id)
+            .bind(node)
+            .bind(me),
+        ],
+        Op::HandBack { run_id, node } => vec![
+            Stmt::new(
+                WHAT,
+                "UPDATE queue SET gateway = NULL WHERE run_id = $1 AND node = $2 AND gateway = $3",
+            )
+            .bind(run_id)
+            .bind(node)
+            .bind(me),
+        ],
+        Op::Requeue(c) => vec![
+            Stmt::new(
+                WHAT,
+                "INSERT INTO queue (run_id, node, why_run, requested_by, gateway) \
+                 VALUES ($1, $2, $3, $4, NULL) ON CONFLICT DO NOTHING",
+            )
+            .bind(&c.run_id)
+            .bind(&c.node)
+            .bind(c.why_run)
+            .bind(&c.requested_by),
+        ],
+        _ => Vec::new(),
+    }
 }
 
 /// `RUN_ID SEQ` of each run with new events (or a new status) in the batch, its last sequence
@@ -977,12 +964,23 @@ async fn listener(
     }
 }
 
+/// Why the event listener's connection ended.
+#[derive(Debug, thiserror::Error)]
+enum ListenError {
+    #[error("in {0}: no answer")]
+    NoAnswer(&'static str),
+    #[error("in {0}: {1}")]
+    Sql(&'static str, #[source] tokio_postgres::Error),
+    #[error("the connection was closed by the server")]
+    Closed,
+}
+
 async fn listen_once(
     url: &DatabaseUrl,
     tx: &broadcast::Sender<Arc<str>>,
     up: &AtomicBool,
     stop: &CancellationToken,
-) -> Result<(), String> {
+) -> Result<(), ListenError> {
     use futures::StreamExt;
     let connecting = url.config().connect(tokio_postgres::NoTls);
     let (client, mut conn) = tokio::time::timeout(
@@ -990,8 +988,8 @@ async fn listen_once(
         connecting,
     )
     .await
-    .map_err(|_| "no answer to connecting".to_owned())?
-    .map_err(|e| e.to_string())?;
+    .map_err(|_| ListenError::NoAnswer("connecting"))?
+    .map_err(|e| ListenError::Sql("connecting", e))?;
     // Notifications come only through the connection's own messages: it is polled here, not spawned.
     let mut messages = futures::stream::poll_fn(move |cx| conn.poll_message(cx));
     let statement = format!("LISTEN {EVENTS_CHANNEL}");
@@ -1001,13 +999,13 @@ async fn listen_once(
     tokio::pin!(limit);
     loop {
         tokio::select! {
-            r = &mut listen => { r.map_err(|e| e.to_string())?; break; }
+            r = &mut listen => { r.map_err(|e| ListenError::Sql("LISTEN", e))?; break; }
             m = messages.next() => match m {
-                None => return Err("closed by the server".into()),
-                Some(Err(e)) => return Err(e.to_string()),
+                None => return Err(ListenError::Closed),
+                Some(Err(e)) => return Err(ListenError::Sql("LISTEN", e)),
                 Some(Ok(_)) => {}
             },
-            _ = &mut limit => return Err("no answer to LISTEN".into()),
+            _ = &mut limit => return Err(ListenError::NoAnswer("LISTEN")),
         }
     }
     up.store(true, Ordering::Relaxed);
@@ -1021,129 +1019,9 @@ async fn listen_once(
                     let _ = tx.send(Arc::from(run));
                 }
                 Some(Ok(_)) => {}
-                Some(Err(e)) => return Err(e.to_string()),
-                None => return Err("closed by the server".into()),
+                Some(Err(e)) => return Err(ListenError::Sql("waiting for notifications", e)),
+                None => return Err(ListenError::Closed),
             },
         }
     }
-}
-
-/// One op; every statement may run twice (a batch retried after a lost commit answer) to the same end.
-async fn apply(tx: &Transaction<'_>, op: &Op, me: &str) -> Result<(), tokio_postgres::Error> {
-    match op {
-        Op::Created {
-            id,
-            why_run,
-            requested_by,
-            created_at,
-            nodes,
-        } => {
-            let list = serde_json::to_string(nodes).unwrap_or_default();
-            tx.execute(
-                "INSERT INTO runs (id, gateway, status, why_run, requested_by, created_at, nodes) \
-                 VALUES ($1, $2, 'queued', $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
-                &[id, &me, why_run, requested_by, created_at, &list],
-            )
-            .await?;
-            tx.execute(
-                "INSERT INTO run_nodes (run_id, node) SELECT $1, unnest($2::text[]) \
-                 ON CONFLICT DO NOTHING",
-                &[id, nodes],
-            )
-            .await?;
-            tx.execute(
-                "INSERT INTO queue (run_id, node, why_run, requested_by, gateway) \
-                 SELECT $1, unnest($2::text[]), $3, $4, $5 ON CONFLICT DO NOTHING",
-                &[id, nodes, why_run, requested_by, &me],
-            )
-            .await?;
-        }
-        Op::Started { id, at } => {
-            tx.execute(
-                "UPDATE runs SET status = 'running', started_at = $2 WHERE id = $1 AND status = 'queued'",
-                &[id, at],
-            )
-            .await?;
-        }
-        Op::Event { run_id, seq, event } => {
-            tx.execute(
-                "INSERT INTO events (run_id, seq, event) VALUES ($1, $2, $3) \
-                 ON CONFLICT (run_id, seq) DO UPDATE SET event = EXCLUDED.event",
-                &[run_id, &(*seq as i64), event],
-            )
-            .await?;
-        }
-        Op::NodeResult {
-            run_id,
-            node,
-            status,
-            finished_at,
-            report,
-        } => {
-            tx.execute(
-                "INSERT INTO node_results (run_id, node, status, finished_at, report) \
-                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id, node) DO UPDATE SET \
-                 status = EXCLUDED.status, finished_at = EXCLUDED.finished_at, report = EXCLUDED.report",
-                &[run_id, node, status, finished_at, report],
-            )
-            .await?;
-            // Handed back (gateway NULL): the row stays for another gateway to claim.
-            tx.execute(
-                "DELETE FROM queue WHERE run_id = $1 AND node = $2 AND gateway = $3",
-                &[run_id, node, &me],
-            )
-            .await?;
-        }
-        Op::HandBack { run_id, node } => {
-            tx.execute(
-                "UPDATE queue SET gateway = NULL WHERE run_id = $1 AND node = $2 AND gateway = $3",
-                &[run_id, node, &me],
-            )
-            .await?;
-        }
-        Op::Requeue(c) => {
-            tx.execute(
-                "INSERT INTO queue (run_id, node, why_run, requested_by, gateway) \
-                 VALUES ($1, $2, $3, $4, NULL) ON CONFLICT DO NOTHING",
-                &[&c.run_id, &c.node, &c.why_run, &c.requested_by],
-            )
-            .await?;
-        }
-        Op::Finished {
-            id,
-            at,
-            status,
-            duration_secs,
-            summary,
-            triggers,
-            note,
-            then: _,
-        } => {
-            // Triggers other gateways coalesced into the run were counted in its row, not here.
-            tx.execute(
-                "UPDATE runs SET status = $2, finished_at = $3, duration_secs = $4, summary = $5, \
-                 triggers = GREATEST(triggers, $6), note = $7, started_at = COALESCE(started_at, $3) \
-                 WHERE id = $1",
-                &[
-                    id,
-                    status,
-                    at,
-                    duration_secs,
-                    summary,
-                    &(*triggers as i64),
-                    note,
-                ],
-            )
-            .await?;
-        }
-        Op::Gateway { at, event, detail } => {
-            tx.execute(
-                "INSERT INTO gateway_log (gateway, at, event, detail) VALUES ($1, $2, $3, $4)",
-                &[&me, at, event, detail],
-            )
-            .await?;
-        }
-        Op::Flush(_) | Op::Stop => {}
-    }
-    Ok(())
 }

@@ -41,6 +41,12 @@ const MIGRATION_LOCK: i32 = 0;
 pub enum PgError {
     #[error("database URL {shown}: {message}")]
     Url { shown: String, message: String },
+    #[error("in the TLS settings of database URL {shown}: {source}")]
+    Tls {
+        shown: String,
+        #[source]
+        source: Box<tls::TlsError>,
+    },
     #[error("database {url}: {what}: {}", causes(source))]
     Sql {
         url: String,
@@ -97,7 +103,11 @@ impl DatabaseUrl {
                 "must start with postgres:// or postgresql://".to_owned()
             ));
         }
-        let (rest, params) = tls::split(text).map_err(&bad)?;
+        let bad_tls = |source| PgError::Tls {
+            shown: redact(text),
+            source: Box::new(source),
+        };
+        let (rest, params) = tls::split(text).map_err(bad_tls)?;
         // tokio-postgres's parse errors name the option, never its value.
         let mut config = Config::from_str(&rest).map_err(|e| bad(e.to_string()))?;
         if config.get_hosts().is_empty() {
@@ -112,7 +122,7 @@ impl DatabaseUrl {
             .keepalives_idle(Duration::from_secs(30))
             .application_name("netgw")
             .ssl_mode(params.mode.for_client());
-        let tls = tls::client_config(&params).map_err(bad)?;
+        let tls = tls::client_config(&params).map_err(bad_tls)?;
         let shown = match params.mode {
             tls::SslMode::Prefer => shown(&config),
             m => format!("{}?sslmode={}", shown(&config), m.as_str()),
@@ -258,6 +268,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         5,
         "0005_link_checks.sql",
         include_str!("../../migrations/postgres/0005_link_checks.sql"),
+    ),
+    (
+        6,
+        "0006_run_status.sql",
+        include_str!("../../migrations/postgres/0006_run_status.sql"),
     ),
 ];
 

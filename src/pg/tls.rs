@@ -29,6 +29,53 @@ use tokio_rustls::rustls::{
     CertificateError, ClientConfig, DigitallySignedStruct, Error, RootCertStore, SignatureScheme,
 };
 
+/// What in a database URL's TLS parameters cannot be honoured, or which CA file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    #[error("sslmode=allow is not supported: use prefer or require")]
+    Allow,
+    #[error("sslmode {0:?} is not one of disable, prefer, require, verify-ca, verify-full")]
+    UnknownMode(String),
+    #[error("sslrootcert=system is not supported: give the CA certificate file")]
+    SystemRoots,
+    #[error("{0}: client certificates are not supported; authenticate with a password")]
+    ClientCertificate(String),
+    #[error("sslmode=verify-ca and verify-full need sslrootcert=FILE (the CA certificate, PEM)")]
+    NoRoot,
+    #[error(
+        "sslrootcert is given but sslmode does not check certificates: use require, verify-ca or verify-full"
+    )]
+    RootUnused,
+    #[error("in sslrootcert {}: {source}", path.display())]
+    RootRead {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("in sslrootcert {}: not PEM certificates: {source}", path.display())]
+    RootPem {
+        path: PathBuf,
+        #[source]
+        source: tokio_rustls::rustls::pki_types::pem::Error,
+    },
+    #[error("in sslrootcert {}: {source}", path.display())]
+    RootCertificate {
+        path: PathBuf,
+        #[source]
+        source: Error,
+    },
+    #[error("in sslrootcert {}: it holds no certificate", path.display())]
+    RootEmpty { path: PathBuf },
+    #[error("in sslrootcert {}: {source}", path.display())]
+    Verifier {
+        path: PathBuf,
+        #[source]
+        source: tokio_rustls::rustls::client::VerifierBuilderError,
+    },
+    #[error("in the TLS client's protocol versions: {0}")]
+    Protocols(#[source] Error),
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SslMode {
     Disable,
@@ -39,19 +86,15 @@ pub enum SslMode {
 }
 
 impl SslMode {
-    fn parse(v: &str) -> Result<SslMode, String> {
+    fn parse(v: &str) -> Result<SslMode, TlsError> {
         Ok(match v {
             "disable" => SslMode::Disable,
             "prefer" => SslMode::Prefer,
             "require" => SslMode::Require,
             "verify-ca" => SslMode::VerifyCa,
             "verify-full" => SslMode::VerifyFull,
-            "allow" => return Err("sslmode=allow is not supported: use prefer or require".into()),
-            other => {
-                return Err(format!(
-                    "sslmode {other:?} is not one of disable, prefer, require, verify-ca, verify-full"
-                ));
-            }
+            "allow" => return Err(TlsError::Allow),
+            other => return Err(TlsError::UnknownMode(other.to_owned())),
         })
     }
 
@@ -84,7 +127,7 @@ pub struct TlsParams {
 
 /// Splits `sslmode` and `sslrootcert` off a `postgres://` URL: the URL tokio-postgres can parse, and
 /// the parameters. Other query parameters are kept as written.
-pub fn split(text: &str) -> Result<(String, TlsParams), String> {
+pub fn split(text: &str) -> Result<(String, TlsParams), TlsError> {
     let mut params = TlsParams {
         mode: SslMode::Prefer,
         root: None,
@@ -99,16 +142,10 @@ pub fn split(text: &str) -> Result<(String, TlsParams), String> {
             .unwrap_or_default();
         match &*key {
             "sslmode" => params.mode = SslMode::parse(&value)?,
-            "sslrootcert" if value == "system" => {
-                return Err(
-                    "sslrootcert=system is not supported: give the CA certificate file".into(),
-                );
-            }
+            "sslrootcert" if value == "system" => return Err(TlsError::SystemRoots),
             "sslrootcert" => params.root = Some(PathBuf::from(&*value)),
             "sslcert" | "sslkey" | "sslpassword" => {
-                return Err(format!(
-                    "{key}: client certificates are not supported; authenticate with a password"
-                ));
+                return Err(TlsError::ClientCertificate(key.into_owned()));
             }
             _ => kept.push(part),
         }
@@ -118,16 +155,10 @@ pub fn split(text: &str) -> Result<(String, TlsParams), String> {
         params.root.is_some(),
     );
     if needs_root && !has_root {
-        return Err(
-            "sslmode=verify-ca and verify-full need sslrootcert=FILE (the CA certificate, PEM)"
-                .into(),
-        );
+        return Err(TlsError::NoRoot);
     }
     if has_root && matches!(params.mode, SslMode::Disable | SslMode::Prefer) {
-        return Err(
-            "sslrootcert is given but sslmode does not check certificates: use require, verify-ca or verify-full"
-                .into(),
-        );
+        return Err(TlsError::RootUnused);
     }
     let url = if kept.is_empty() {
         base.to_owned()
@@ -138,14 +169,17 @@ pub fn split(text: &str) -> Result<(String, TlsParams), String> {
 }
 
 /// The rustls client of `params` (reads the CA file).
-pub fn client_config(params: &TlsParams) -> Result<ClientConfig, String> {
+pub fn client_config(params: &TlsParams) -> Result<ClientConfig, TlsError> {
     let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
     let inner = match &params.root {
         Some(root) => {
             let roots = Arc::new(read_roots(root)?);
             let v = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
                 .build()
-                .map_err(|e| format!("sslrootcert {}: {e}", root.display()))?;
+                .map_err(|source| TlsError::Verifier {
+                    path: root.clone(),
+                    source,
+                })?;
             Some(v)
         }
         None => None,
@@ -157,22 +191,33 @@ pub fn client_config(params: &TlsParams) -> Result<ClientConfig, String> {
     };
     Ok(ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
+        .map_err(TlsError::Protocols)?
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(verifier))
         .with_no_client_auth())
 }
 
-fn read_roots(path: &Path) -> Result<RootCertStore, String> {
-    let bad = |m: String| format!("sslrootcert {}: {m}", path.display());
-    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+fn read_roots(path: &Path) -> Result<RootCertStore, TlsError> {
+    let path_buf = || path.to_owned();
+    let bytes = std::fs::read(path).map_err(|source| TlsError::RootRead {
+        path: path_buf(),
+        source,
+    })?;
     let mut roots = RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(&bytes) {
-        let cert = cert.map_err(|e| bad(format!("not PEM certificates: {e}")))?;
-        roots.add(cert).map_err(|e| bad(e.to_string()))?;
+        let cert = cert.map_err(|source| TlsError::RootPem {
+            path: path_buf(),
+            source,
+        })?;
+        roots
+            .add(cert)
+            .map_err(|source| TlsError::RootCertificate {
+                path: path_buf(),
+                source,
+            })?;
     }
     if roots.is_empty() {
-        return Err(bad("holds no certificate".into()));
+        return Err(TlsError::RootEmpty { path: path_buf() });
     }
     Ok(roots)
 }
@@ -284,15 +329,18 @@ mod tests {
                 "sslrootcert=system",
             ),
         ] {
-            let e = split(&format!("postgres://u@h/db?{q}")).unwrap_err();
+            let e = split(&format!("postgres://u@h/db?{q}"))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(says), "{q}: {e}");
         }
         let e = client_config(&TlsParams {
             mode: SslMode::VerifyFull,
             root: Some("/nonexistent/ca.pem".into()),
         })
-        .unwrap_err();
-        assert!(e.starts_with("sslrootcert /nonexistent/ca.pem: "), "{e}");
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("in sslrootcert /nonexistent/ca.pem: "), "{e}");
         let d = tempfile::tempdir().unwrap();
         let f = d.path().join("ca.pem");
         std::fs::write(&f, "not a certificate\n").unwrap();
@@ -300,7 +348,8 @@ mod tests {
             mode: SslMode::VerifyCa,
             root: Some(f),
         })
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("holds no certificate"), "{e}");
     }
 }

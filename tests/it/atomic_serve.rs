@@ -92,12 +92,16 @@ async fn an_atomic_trigger_rolls_back_every_device_and_keeps_the_transaction() {
     let t = Instant::now();
     let run = loop {
         let (_, r) = call(reqwest::Method::GET, &format!("{base}/v1/runs/{id}"), None).await;
-        if r["status"] == "finished" {
+        if r["status"] != "queued" && r["status"] != "running" {
             break r;
         }
         assert!(t.elapsed() < Duration::from_secs(120), "{r:#}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
+    assert_eq!(
+        run["status"], "failed",
+        "rolled back: no node succeeded: {run:#}"
+    );
     let events = reqwest::Client::new()
         .get(format!("{base}/v1/runs/{id}/events"))
         .bearer_auth(TOKEN)
@@ -177,12 +181,16 @@ async fn an_atomic_trigger_with_check_links_rolls_back_a_change_that_cuts_a_link
     let t = Instant::now();
     let run = loop {
         let (_, r) = call(reqwest::Method::GET, &format!("{base}/v1/runs/{id}"), None).await;
-        if r["status"] == "finished" {
+        if r["status"] != "queued" && r["status"] != "running" {
             break r;
         }
         assert!(t.elapsed() < Duration::from_secs(120), "{r:#}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
+    assert_eq!(
+        run["status"], "failed",
+        "rolled back: no node succeeded: {run:#}"
+    );
     let _ = child.kill();
     let _ = child.wait();
     let note = run["note"].as_str().unwrap_or_default();

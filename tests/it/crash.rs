@@ -1019,7 +1019,13 @@ fn api(rt: &tokio::runtime::Runtime, base: &str, path: &str, body: Option<Value>
     })
 }
 
-const FINAL: [&str; 3] = ["finished", "interrupted", "cancelled"];
+const FINAL: [&str; 5] = [
+    "finished",
+    "finished_with_failures",
+    "failed",
+    "interrupted",
+    "cancelled",
+];
 
 /// The history once every run in it is in a final state twice in a row (the recovery runs a
 /// restarted serve queues for itself included), bounded.

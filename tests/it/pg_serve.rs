@@ -20,6 +20,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const TOKEN: &str = "pg-trigger-token-0123456789";
+/// A run that ended by itself, however its nodes did (the slow devices never answer: their nodes
+/// fail by timeout).
+const ENDED: [&str; 3] = ["finished", "finished_with_failures", "failed"];
 
 type Sessions = Arc<Mutex<Vec<(Instant, Option<Instant>)>>>;
 
@@ -274,7 +277,7 @@ impl Gateway {
             let runs = self.get(&format!("/v1/runs?node={node}&limit=100")).await;
             let done = runs["runs"].as_array().unwrap().iter().any(|r| {
                 r["run_id"] != from
-                    && r["status"] == "finished"
+                    && ENDED.contains(&r["status"].as_str().unwrap_or_default())
                     && r["created_at"].as_str().unwrap_or_default() >= created.as_str()
             });
             if done {
@@ -312,9 +315,7 @@ async fn gateways_share_one_view_and_a_dead_gateways_runs_end_interrupted() {
     // A run triggered on A is read, listed and streamed on B.
     let r1 = a.trigger(&["dead1"]).await;
     let id1 = r1["run_id"].as_str().unwrap().to_owned();
-    let run = b
-        .wait_status(&id1, &["finished"], Duration::from_secs(60))
-        .await;
+    let run = b.wait_status(&id1, &ENDED, Duration::from_secs(60)).await;
     assert_eq!(run["nodes"], json!(["dead1"]));
     assert_eq!(run["report"]["nodes"][0]["status"], "failed", "{run:#}");
     let listed = b.get("/v1/runs?node=dead1").await;
@@ -374,8 +375,7 @@ async fn gateways_share_one_view_and_a_dead_gateways_runs_end_interrupted() {
     assert_eq!(gw["gateways"].as_array().unwrap().len(), 1, "{gw:#}");
     // ...and B took the dead gateway's node over: slow2 is converged again, by B.
     let taken = b.taken_over(&id3, "slow2", Duration::from_secs(60)).await;
-    b.wait_status(&taken, &["finished"], Duration::from_secs(60))
-        .await;
+    b.wait_status(&taken, &ENDED, Duration::from_secs(60)).await;
 
     // The database password is in no log line and no answer.
     let text = format!("{}{}{gw}", a.log_text(), b.log_text());
@@ -439,8 +439,7 @@ async fn sigterm_hands_queued_work_to_the_other_gateways() {
     // ...and B runs exactly those to the end.
     for node in handed {
         let taken = b.taken_over(&id, node, Duration::from_secs(60)).await;
-        b.wait_status(&taken, &["finished"], Duration::from_secs(60))
-            .await;
+        b.wait_status(&taken, &ENDED, Duration::from_secs(60)).await;
     }
     let m = b.metrics().await;
     for want in [
@@ -490,7 +489,7 @@ async fn one_session_per_node_across_gateways_and_a_cli_run() {
     let (mut runs1, mut runs2) = (0, 0);
     for id in &ids {
         let run = gws[0]
-            .wait_status(id, &["finished"], Duration::from_secs(120))
+            .wait_status(id, &ENDED, Duration::from_secs(120))
             .await;
         let nodes = run["nodes"].as_array().unwrap();
         runs1 += nodes.iter().filter(|n| *n == "slow1").count();
@@ -596,11 +595,11 @@ async fn a_postgres_restart_mid_run_loses_nothing() {
     // Both reach their final state in the database (the writer reconnected and retried).
     let b = gateway(&lab, "b");
     for id in [&id, &id2] {
-        let run = b
-            .wait_status(id, &["finished"], Duration::from_secs(120))
-            .await;
+        let run = b.wait_status(id, &ENDED, Duration::from_secs(120)).await;
         assert!(run["pending"].as_array().unwrap().is_empty(), "{run:#}");
     }
+    // dead2 refused the connection: the run's only node failed.
+    assert_eq!(b.get(&format!("/v1/runs/{id2}")).await["status"], "failed");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -621,7 +620,7 @@ async fn migrations_apply_once_when_gateways_start_together() {
     }
     assert_eq!(
         applied,
-        [1, 2, 3, 4, 5],
+        [1, 2, 3, 4, 5, 6],
         "each version applied exactly once"
     );
     let c = netgw::pg::connect(&url).await.unwrap();
@@ -630,7 +629,7 @@ async fn migrations_apply_once_when_gateways_start_together() {
         .await
         .unwrap()
         .get(0);
-    assert_eq!(n, 5);
+    assert_eq!(n, 6);
 }
 
 /// Waits until `n` node runs are running (their queue rows started) on the database.
@@ -712,9 +711,7 @@ async fn coalescing_and_max_queue_hold_across_gateways() {
     }
 
     // Both triggers of slow3 were answered by one run and one device session.
-    let run = b
-        .wait_status(&id3, &["finished"], Duration::from_secs(60))
-        .await;
+    let run = b.wait_status(&id3, &ENDED, Duration::from_secs(60)).await;
     assert_eq!(run["triggers"], 2, "{run:#}");
     let runs = b.get("/v1/runs?node=slow3").await;
     assert_eq!(runs["runs"].as_array().unwrap().len(), 1, "{runs:#}");
@@ -984,7 +981,13 @@ async fn wait_final(
         let run = gw
             .wait_status(
                 id,
-                &["finished", "interrupted", "cancelled"],
+                &[
+                    "finished",
+                    "finished_with_failures",
+                    "failed",
+                    "interrupted",
+                    "cancelled",
+                ],
                 Duration::from_secs(300),
             )
             .await;
@@ -1030,7 +1033,7 @@ async fn an_idle_gateway_takes_node_runs_waiting_at_a_busy_one() {
     let r = busy.trigger(&["slow1", "slow2", "slow3", "slow4"]).await;
     let id = r["run_id"].as_str().unwrap().to_owned();
     let run = busy
-        .wait_status(&id, &["finished"], Duration::from_secs(120))
+        .wait_status(&id, &ENDED, Duration::from_secs(120))
         .await;
     let moved = moved_nodes(&run);
     assert!(!moved.is_empty(), "no node run moved: {run:#}");
@@ -1053,7 +1056,7 @@ async fn an_idle_gateway_takes_node_runs_waiting_at_a_busy_one() {
             .clone();
         idle.wait_status(
             mine["run_id"].as_str().unwrap(),
-            &["finished"],
+            &ENDED,
             Duration::from_secs(60),
         )
         .await;

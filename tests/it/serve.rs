@@ -203,15 +203,14 @@ fn names(ev: &[(String, Value)]) -> Vec<&str> {
     ev.iter().map(|(n, _)| n.as_str()).collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn trigger_poll_and_stream_a_real_converge() {
-    let l = lab(10.0, "", "");
+/// fake-switches with one Arista, `eos1`, added to the lab's inventory (its port is only known once
+/// it runs); the peer stops when the returned value is dropped.
+fn with_eos1(l: &Lab) -> common::FakeSwitches {
     let peer = fake_switches(
         json!([{"name": "eos1", "model": "arista_generic", "ssh_port": 0, "http_port": 0}]),
         &l.path().join("fake-switches.log"),
     );
     let eapi = peer.ports["eos1"]["http_port"].as_u64().unwrap();
-    // eos1 is added to the inventory (fake-switches' port is only known now).
     let inv = std::fs::read_to_string(l.path().join("inventory.yml")).unwrap();
     let inv = inv.replacen(
         "hosts:\n",
@@ -219,6 +218,13 @@ async fn trigger_poll_and_stream_a_real_converge() {
         1,
     );
     write(l.path(), "inventory.yml", &inv);
+    peer
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trigger_poll_and_stream_a_real_converge() {
+    let l = lab(10.0, "", "");
+    let _peer = with_eos1(&l);
     write(
         l.path(),
         "repo/nodes/eos1.json",
@@ -497,7 +503,7 @@ async fn authentication_and_validation() {
     assert_eq!(v["nodes"], json!(["dead1", "dead2", "dead3"]));
     srv.wait_status(
         v["run_id"].as_str().unwrap(),
-        &["finished"],
+        &["failed"],
         Duration::from_secs(30),
     )
     .await;
@@ -509,7 +515,7 @@ async fn authentication_and_validation() {
     let run = srv
         .wait_status(
             v["run_id"].as_str().unwrap(),
-            &["finished"],
+            &["failed"],
             Duration::from_secs(30),
         )
         .await;
@@ -607,7 +613,7 @@ async fn a_hundred_triggers_for_one_node_make_at_most_two_runs() {
     let mut triggers = 0;
     for id in &ids {
         let run = srv
-            .wait_status(id, &["finished"], Duration::from_secs(60))
+            .wait_status(id, &["failed"], Duration::from_secs(60))
             .await;
         triggers += run["triggers"].as_u64().unwrap();
         assert_eq!(
@@ -678,7 +684,7 @@ async fn history_survives_a_kill_and_in_flight_runs_are_interrupted() {
     let (_, done) = srv.trigger(json!({"nodes": ["dead1"]})).await;
     let done_id = done["run_id"].as_str().unwrap().to_owned();
     let before = srv
-        .wait_status(&done_id, &["finished"], Duration::from_secs(30))
+        .wait_status(&done_id, &["failed"], Duration::from_secs(30))
         .await;
     let (_, flying) = srv.trigger(json!({"nodes": ["stall1", "stall2"]})).await;
     let flying_id = flying["run_id"].as_str().unwrap().to_owned();
@@ -691,7 +697,7 @@ async fn history_survives_a_kill_and_in_flight_runs_are_interrupted() {
 
     let srv = start(&l, &[]);
     let after = srv.run(&done_id).await;
-    assert_eq!(after["status"], "finished");
+    assert_eq!(after["status"], "failed", "dead1 refused the connection");
     assert_eq!(
         after["report"]["nodes"], before["report"]["nodes"],
         "results intact"
@@ -833,6 +839,83 @@ async fn a_host_netgw_does_not_drive_is_skipped_in_history() {
         nodev["last_result"]["report"]["status"], "skipped",
         "{nodev:#}"
     );
+}
+
+/// A run says what happened: a failed node beside a converged one is `finished_with_failures`, a run
+/// whose every node failed is `failed`, in the API, the SSE stream, the listing's filter and on the
+/// status page (not in the "finished" colour).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_with_a_failed_node_says_so() {
+    let l = lab(10.0, "", "");
+    let _peer = with_eos1(&l);
+    for n in ["eos1", "dead1"] {
+        write(
+            l.path(),
+            &format!("repo/nodes/{n}.json"),
+            &format!(
+                r#"{{"name":"{n}","run_list":["recipe[netdev::vlans]"],
+                    "normal":{{"netdev":{{"vlans":{{"10":{{"name":"web"}}}}}}}}}}"#
+            ),
+        );
+    }
+    let srv = start(&l, &[]);
+    let final_states = ["finished", "finished_with_failures", "failed", "cancelled"];
+
+    let (s, v) = srv.trigger(json!({"nodes": ["eos1", "dead1"]})).await;
+    assert_eq!(s, 202, "{v}");
+    let mixed = v["run_id"].as_str().unwrap().to_owned();
+    let events = srv.events(&mixed).await;
+    let run = srv
+        .wait_status(&mixed, &final_states, Duration::from_secs(60))
+        .await;
+    assert_eq!(run["status"], "finished_with_failures", "{run:#}");
+    assert_eq!(run["report"]["summary"]["failed"], 1, "{run:#}");
+    assert_eq!(run["report"]["summary"]["succeeded"], 1, "{run:#}");
+    let (name, end) = events.last().unwrap();
+    assert_eq!(name, "run_finished");
+    assert_eq!(end["status"], "finished_with_failures", "{end:#}");
+
+    let (s, v) = srv.trigger(json!({"nodes": ["dead1"]})).await;
+    assert_eq!(s, 202, "{v}");
+    let dead = v["run_id"].as_str().unwrap().to_owned();
+    let run = srv
+        .wait_status(&dead, &final_states, Duration::from_secs(60))
+        .await;
+    assert_eq!(run["status"], "failed", "{run:#}");
+
+    let (s, list) = srv
+        .get("/v1/runs?status=finished_with_failures", READ)
+        .await;
+    assert_eq!(s, 200, "{list}");
+    let ids: Vec<&str> = list["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [mixed.as_str()], "{list:#}");
+
+    let (cookie, _) = crate::ui_http::sign_in(&srv.base, READ).await;
+    let (s, page) = crate::ui_http::get(&srv.base, &cookie, &format!("/ui/runs/{mixed}")).await;
+    assert_eq!(s, 200, "{page}");
+    let at = page
+        .find(r#"id="run-status""#)
+        .expect("the run's status on its page");
+    let start = page[..at].rfind("<span").expect("the status's element");
+    let status = &page[start
+        ..page[at..]
+            .find("</span>")
+            .map_or(page.len(), |e| at + e + 7)];
+    assert!(
+        status.contains("st-finished_with_failures") && status.contains(">finished_with_failures<"),
+        "{status}"
+    );
+    let (_, css) = crate::ui_http::get(&srv.base, &cookie, "/ui/assets/app.css").await;
+    let rule = css
+        .lines()
+        .find(|l| l.contains(".st-finished_with_failures"))
+        .expect("a style for the status");
+    assert!(rule.contains("var(--failed)"), "{rule}");
 }
 
 /// Without `--db` (nor `db:`), the run history is in the state directory, named by the repo and the

@@ -54,7 +54,7 @@ async fn post_login(base: &str, token: &str) -> reqwest::Response {
 }
 
 /// Sign in with `token`: the session cookie (`name=value`) and its Set-Cookie header whole.
-async fn sign_in(base: &str, token: &str) -> (String, String) {
+pub(crate) async fn sign_in(base: &str, token: &str) -> (String, String) {
     let r = post_login(base, token).await;
     assert_eq!(r.status(), StatusCode::SEE_OTHER);
     assert_eq!(r.headers()[LOCATION], "/ui/runs");
@@ -69,7 +69,7 @@ async fn sign_in(base: &str, token: &str) -> (String, String) {
     (pair, set)
 }
 
-async fn get(base: &str, cookie: &str, path: &str) -> (StatusCode, String) {
+pub(crate) async fn get(base: &str, cookie: &str, path: &str) -> (StatusCode, String) {
     let r = client()
         .get(format!("{base}{path}"))
         .header(COOKIE, cookie)
@@ -98,12 +98,16 @@ fn csrf(page: &str) -> String {
     rest[..rest.find('"').unwrap()].to_owned()
 }
 
-async fn wait_finished(base: &str, cookie: &str, run: &str) -> String {
+/// The run's page once the run ended by itself, however its nodes did.
+async fn wait_ended(base: &str, cookie: &str, run: &str) -> String {
     let t = Instant::now();
     loop {
         let (s, page) = get(base, cookie, run).await;
         assert_eq!(s, StatusCode::OK, "{page}");
-        if page.contains(r#"class="status st-finished" id="run-status""#) {
+        let ended = ["finished", "finished_with_failures", "failed"]
+            .iter()
+            .any(|st| page.contains(&format!(r#"class="status st-{st}" id="run-status""#)));
+        if ended {
             return page;
         }
         assert!(t.elapsed() < Duration::from_secs(120), "{page}");
@@ -246,8 +250,12 @@ fn login_roles_csrf_and_escaping_of_device_text() {
         assert!(run.starts_with("/ui/runs/"), "{run}");
 
         // leaf2 refuses the commit with hostile text: shown as text on the run's and node's pages.
-        let page = wait_finished(&base, &ops, &run).await;
+        let page = wait_ended(&base, &ops, &run).await;
         assert!(page.contains("netgw run FAILED for leaf2"), "{page}");
+        assert!(
+            page.contains(r#"class="status st-failed" id="run-status">failed<"#),
+            "its only node failed: {page}"
+        );
         for page in [page, get(&base, &ops, "/ui/nodes/leaf2").await.1] {
             assert!(
                 page.contains(

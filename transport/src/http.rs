@@ -258,6 +258,28 @@ pub fn send_error(
     }
 }
 
+/// Why the HTTP client could not be built ([`build_client`]); the caller names the device or service.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("in CA file {}: {source}", path.display())]
+    CaRead {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("in CA file {}: {source}", path.display())]
+    CaPem {
+        path: PathBuf,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("in CA file {}: it holds no PEM certificate", path.display())]
+    CaEmpty { path: PathBuf },
+    /// The causes' text ([`chain`]): reqwest's own says only "builder error".
+    #[error("in building the HTTP client: {0}")]
+    Build(String),
+}
+
 /// The one HTTP client of netgw, for eAPI ([`HttpClient`]), iControl REST (`drivers/src/f5/rest.rs`) and
 /// the Chef server (`src/store/chef/api.rs`): rustls, `tls` checking the server, both timeouts, and
 /// redirects never followed. A request carries credentials or a signature made for the URL the user
@@ -267,7 +289,7 @@ pub fn build_client(
     connect: Duration,
     request: Duration,
     tls: &TlsMode,
-) -> Result<reqwest::Client, String> {
+) -> Result<reqwest::Client, ClientError> {
     let mut builder = reqwest::Client::builder()
         .connect_timeout(connect)
         .timeout(request)
@@ -277,15 +299,18 @@ pub fn build_client(
         TlsMode::Verify => {}
         TlsMode::CaFile(path) => {
             // A small file read once, when the client is built, before any request.
-            let pem =
-                std::fs::read(path).map_err(|e| format!("CA file {}: {e}", path.display()))?;
-            let certs = reqwest::Certificate::from_pem_bundle(&pem)
-                .map_err(|e| format!("CA file {}: {e}", path.display()))?;
+            let pem = std::fs::read(path).map_err(|source| ClientError::CaRead {
+                path: path.clone(),
+                source,
+            })?;
+            let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|source| {
+                ClientError::CaPem {
+                    path: path.clone(),
+                    source,
+                }
+            })?;
             if certs.is_empty() {
-                return Err(format!(
-                    "CA file {} holds no PEM certificate",
-                    path.display()
-                ));
+                return Err(ClientError::CaEmpty { path: path.clone() });
             }
             builder = builder.tls_built_in_root_certs(false);
             for cert in certs {
@@ -294,9 +319,7 @@ pub fn build_client(
         }
         TlsMode::Insecure => builder = builder.danger_accept_invalid_certs(true),
     }
-    builder
-        .build()
-        .map_err(|e| format!("cannot build the HTTP client: {}", chain(&e)))
+    builder.build().map_err(|e| ClientError::Build(chain(&e)))
 }
 
 /// Why a response body could not be read whole.
@@ -370,7 +393,7 @@ impl HttpClient {
             return Err(cfg_err("timeouts must be above zero".into()));
         }
         let client = build_client(config.connect_timeout, config.request_timeout, &config.tls)
-            .map_err(cfg_err)?;
+            .map_err(|e| cfg_err(e.to_string()))?;
         Ok(HttpClient {
             config,
             base,

@@ -244,7 +244,8 @@ impl ReqwestTransport {
         if s.connect_timeout.is_zero() || s.request_timeout.is_zero() {
             return Err(cfg_err("timeouts must be above zero".into()));
         }
-        let client = build_client(s.connect_timeout, s.request_timeout, &s.tls).map_err(cfg_err)?;
+        let client = build_client(s.connect_timeout, s.request_timeout, &s.tls)
+            .map_err(|e| cfg_err(e.to_string()))?;
         Ok(ReqwestTransport {
             device: s.device.clone(),
             base,

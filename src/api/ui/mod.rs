@@ -43,7 +43,7 @@ const LINK_CHECK_CONCURRENCY: usize = 8;
 /// What the status page keeps beside the API's state.
 pub(super) struct Ui {
     secure_cookie: bool,
-    topology: tokio::sync::OnceCell<Result<Arc<Topology>, String>>,
+    topology: tokio::sync::OnceCell<Result<Arc<Topology>, TopologyError>>,
     /// Signed-in sessions by their random id (the cookie's value): the token never leaves the
     /// process; signing out, the idle limit or the age limit ends a session for good.
     sessions: std::sync::Mutex<HashMap<String, SessionEntry>>,
@@ -605,9 +605,23 @@ async fn runs_events(State(s): State<S>, Extension(sess): Extension<Session>) ->
         .into_response()
 }
 
+/// Why the page has no topology to draw (kept with the page's state: cloned to every request).
+#[derive(Debug, Clone, thiserror::Error)]
+pub(super) enum TopologyError {
+    #[error(
+        "no containerlab topology to draw: the inventory {} is neither a .clab.yml nor containerlab's topology-data.json, and the configuration sets no links_topology",
+        .0.display()
+    )]
+    NotContainerlab(std::path::PathBuf),
+    #[error(transparent)]
+    Inventory(Arc<crate::inventory::InventoryError>),
+    #[error("in reading the topology: the reader task failed: {0}")]
+    Task(String),
+}
+
 /// The topology the page draws: `links_topology:` of the configuration, else the inventory when it
 /// is a containerlab file (a `.clab.yml`, or the `topology-data.json` a deployed lab leaves).
-async fn topology_of(s: &S, ui: &Ui) -> Result<Arc<Topology>, String> {
+async fn topology_of(s: &S, ui: &Ui) -> Result<Arc<Topology>, TopologyError> {
     ui.topology
         .get_or_init(|| async {
             if let Some(t) = s.sched.links_topology() {
@@ -616,16 +630,19 @@ async fn topology_of(s: &S, ui: &Ui) -> Result<Arc<Topology>, String> {
             let source = s.sched.inventory().source.clone();
             let name = source.to_string_lossy().to_ascii_lowercase();
             // A JSON inventory is containerlab's topology-data.json (the inventory refuses others).
-            if ![".clab.yml", ".clab.yaml", ".json"].iter().any(|x| name.ends_with(x)) {
-                return Err(format!(
-                    "no containerlab topology to draw: the inventory {} is neither a .clab.yml nor containerlab's topology-data.json, and the configuration sets no links_topology",
-                    source.display()
-                ));
+            if ![".clab.yml", ".clab.yaml", ".json"]
+                .iter()
+                .any(|x| name.ends_with(x))
+            {
+                return Err(TopologyError::NotContainerlab(source));
             }
             tokio::task::spawn_blocking(move || crate::inventory::Inventory::topology(&source))
                 .await
-                .map_err(|e| e.to_string())
-                .and_then(|r| r.map(Arc::new).map_err(|e| e.to_string()))
+                .map_err(|e| TopologyError::Task(e.to_string()))
+                .and_then(|r| {
+                    r.map(Arc::new)
+                        .map_err(|e| TopologyError::Inventory(Arc::new(e)))
+                })
         })
         .await
         .clone()
@@ -644,7 +661,7 @@ async fn check_links(
     }
     let topo = match topology_of(&s, &ui).await {
         Ok(t) => t,
-        Err(e) => return pages::problem(StatusCode::BAD_REQUEST, "No topology", &e),
+        Err(e) => return pages::problem(StatusCode::BAD_REQUEST, "No topology", &e.to_string()),
     };
     let check = crate::links::LinkCheck::new(
         &topo,

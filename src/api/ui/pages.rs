@@ -633,7 +633,7 @@ pub(super) async fn topology(
     let topo = match super::topology_of(&s, &ui).await {
         Ok(t) => t,
         Err(e) => {
-            let main = html! { h1 { "Topology" } p.help #no-topology { (e) } };
+            let main = html! { h1 { "Topology" } p.help #no-topology { (e.to_string()) } };
             return html_response(
                 StatusCode::OK,
                 page("Topology", Nav::Topology, Some(&sess), main),

@@ -246,7 +246,9 @@ impl Eval<'_> {
         }
         let args = self.args(s)?;
         let merged = self.merged().clone();
-        let refuse = |why: String| self.err(n.expression(), format!("`node.{name}`"), why);
+        let refuse = |why: super::Refusal| {
+            self.err(n.expression(), format!("`node.{name}`"), why.to_string())
+        };
         match (name, args.as_slice()) {
             ("attribute?" | "key?" | "has_key?" | "include?", [k]) => {
                 let m = super::value::as_hash(&merged).cloned().unwrap_or_default();

@@ -1,6 +1,7 @@
 //! Methods on values and block iterators, each as Ruby 3.1 defines it, or refused with file, line
 //! and construct. `src/cookbook/eval/difftest.rs` checks them against `ruby` itself.
 
+use super::refusal::Refusal;
 use super::strings::{string_method, symbol_method};
 use super::value::{as_hash, as_range, as_sym, key_value, map_key};
 use super::{Eval, inspect, lookup, ruby_eq, to_s, truthy, type_name};
@@ -225,7 +226,7 @@ impl Eval<'_> {
                 .ok_or_else(|| unsupported("not a method netgw evaluates"));
         }
         self.collection_method(m, &recv, &args, mash)
-            .map_err(|why| unsupported(&why))
+            .map_err(|why| unsupported(&why.to_string()))
     }
 
     fn collection_method(
@@ -234,11 +235,11 @@ impl Eval<'_> {
         recv: &Value,
         args: &[Value],
         mash: bool,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, Refusal> {
         if let Some(v) = common(m, recv, args) {
             return Ok(v);
         }
-        let none = || "not a method netgw evaluates".to_owned();
+        let none = || Refusal::NotEvaluated;
         match recv {
             Value::Array(a) => array_method(m, a, args).ok_or_else(none),
             Value::Number(x) => number_method(m, x, args).ok_or_else(none),
@@ -347,8 +348,8 @@ fn hash_method(
     h: &Map<String, Value>,
     args: &[Value],
     mash: bool,
-) -> Result<Value, String> {
-    let none = || "not a method netgw evaluates".to_owned();
+) -> Result<Value, Refusal> {
+    let none = || Refusal::NotEvaluated;
     Ok(match (m, args) {
         ("include?" | "member?" | "key?" | "has_key?", [k]) => {
             Value::Bool(lookup(h, k, mash)?.is_some())
@@ -356,7 +357,7 @@ fn hash_method(
         ("fetch", [k, rest @ ..]) if rest.len() <= 1 => match (lookup(h, k, mash)?, rest) {
             (Some(v), _) => v.clone(),
             (None, [d]) => d.clone(),
-            _ => return Err("key not found (Ruby raises KeyError)".into()),
+            _ => return Err(Refusal::KeyNotFound),
         },
         ("dig", keys) if !keys.is_empty() => dig(&Value::Object(h.clone()), keys, mash)?,
         ("merge", [other]) => {
@@ -381,7 +382,7 @@ fn pairs(h: &Map<String, Value>) -> Vec<Value> {
 }
 
 /// `dig` through hashes and arrays; a step into anything else raises in Ruby (refused).
-pub(super) fn dig(v: &Value, keys: &[Value], mash: bool) -> Result<Value, String> {
+pub(super) fn dig(v: &Value, keys: &[Value], mash: bool) -> Result<Value, Refusal> {
     let mut cur = v.clone();
     for k in keys {
         cur = match (&cur, k) {
@@ -397,7 +398,7 @@ pub(super) fn dig(v: &Value, keys: &[Value], mash: bool) -> Result<Value, String
             }
             (c, k) => match as_hash(c) {
                 Some(m) => lookup(m, k, mash)?.cloned().unwrap_or(Value::Null),
-                None => return Err(format!("dig into {} (Ruby raises TypeError)", type_name(c))),
+                None => return Err(Refusal::DigInto(type_name(c))),
             },
         };
     }

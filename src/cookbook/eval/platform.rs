@@ -4,6 +4,7 @@
 //! `Chef::Version::Platform` for version keys), and the `*?` helpers of chef-utils
 //! (`chef-utils/lib/chef-utils/dsl/platform.rb`, `platform_family.rb`).
 
+use super::refusal::Refusal;
 use super::value::{as_hash, key_value};
 use super::{Eval, type_name};
 use crate::cookbook::CookbookError;
@@ -295,7 +296,7 @@ impl Eval<'_> {
         let table = values.iter().find(|(p, _)| *p == platform).map(|(_, t)| t);
         let matched = match table {
             Some(t) => match_versions(t, &version)
-                .map_err(|why| self.err(n.expression(), "`value_for_platform`", why))?,
+                .map_err(|why| self.err(n.expression(), "`value_for_platform`", why.to_string()))?,
             None => None,
         };
         Ok(pick(table, &version, matched, default))
@@ -376,7 +377,7 @@ fn pick(
 /// `PlatformDependentValue#match_versions`: the value of the one key whose constraint includes
 /// the node's version. `Ok(None)` where Chef gives nil (the node's version or a version in a key
 /// is not `x`, `x.y` or `x.y.z`); `Err` where Chef raises (several keys match).
-fn match_versions(table: &VersionTable, version: &str) -> Result<Option<Value>, String> {
+fn match_versions(table: &VersionTable, version: &str) -> Result<Option<Value>, Refusal> {
     let Some(node_version) = platform_version(version) else {
         return Ok(None);
     };
@@ -398,9 +399,10 @@ fn match_versions(table: &VersionTable, version: &str) -> Result<Option<Value>, 
     match matches.as_slice() {
         [] => Ok(None),
         [one] => Ok(get_key(table, one).cloned()),
-        many => Err(format!(
-            "several version keys match the node's platform_version {version:?}: {many:?} (Chef raises \"Multiple matches detected\")"
-        )),
+        many => Err(Refusal::SeveralVersions {
+            version: version.to_owned(),
+            keys: many.iter().map(|k| k.to_string()).collect(),
+        }),
     }
 }
 

@@ -6,6 +6,7 @@
 //! in Ruby. Values stored into node attributes are converted to Chef's form by [`chef_value`]: Chef's
 //! `VividMash` turns Symbol keys into Strings, and a Symbol value is saved as its String.
 
+use super::refusal::Refusal;
 use serde_json::{Map, Value};
 
 /// The key of a Symbol value's one-key object.
@@ -90,14 +91,12 @@ pub(crate) fn key_value(k: &str) -> Value {
 
 /// A value as Chef stores it in a node attribute: Symbol keys and values become Strings. An Integer
 /// key or a Range is refused (`Err` names it): Chef keeps them as Ruby objects, JSON cannot.
-pub(crate) fn chef_value(v: &Value) -> Result<Value, String> {
+pub(crate) fn chef_value(v: &Value) -> Result<Value, Refusal> {
     if let Some(s) = as_sym(v) {
         return Ok(Value::String(s.to_owned()));
     }
     if as_range(v).is_some() {
-        return Err(
-            "a Range (Chef stores the Range object; write (a..b).to_a for its elements)".into(),
-        );
+        return Err(Refusal::Range);
     }
     match v {
         Value::Array(a) => a
@@ -116,14 +115,12 @@ pub(crate) fn chef_value(v: &Value) -> Result<Value, String> {
     }
 }
 
-fn chef_key(k: &str) -> Result<String, String> {
+fn chef_key(k: &str) -> Result<String, Refusal> {
     if let Some(s) = k.strip_prefix(SYM_KEY) {
         return Ok(s.to_owned());
     }
     match k.strip_prefix(INT_KEY) {
-        Some(n) => Err(format!(
-            "the Integer hash key {n} (Chef keeps it apart from the String {n:?} and netgw's attributes are JSON: use a string key)"
-        )),
+        Some(n) => Err(Refusal::IntegerKey(n.to_owned())),
         None => Ok(k.to_owned()),
     }
 }

@@ -149,7 +149,7 @@ impl Api {
             timeout,
             &TlsMode::Verify,
         )
-        .map_err(|e| bad(&e))?;
+        .map_err(|e| bad(&e.to_string()))?;
         Ok(Api {
             base,
             http,

@@ -6,7 +6,7 @@
 
   function setNodeStatus(scope, node, cls, label) {
     scope.querySelectorAll('[data-node="' + CSS.escape(node) + '"] [data-node-status], [data-node="' + CSS.escape(node) + '"][data-node-status]').forEach(function (el) {
-      el.className = el.className.replace(/\bst-[a-z-]+/g, "").trim() + " st-" + cls;
+      el.className = el.className.replace(/\bst-[a-z_-]+/g, "").trim() + " st-" + cls;
       el.setAttribute("data-node-status", cls);
       if (el.tagName === "SPAN") { el.textContent = label; }
     });
@@ -23,7 +23,7 @@
 
   function setRunStatus(scope, status) {
     scope.querySelectorAll("#run-status, [data-run-status]").forEach(function (el) {
-      el.className = el.className.replace(/\bst-[a-z-]+/g, "").trim() + " st-" + status;
+      el.className = el.className.replace(/\bst-[a-z_-]+/g, "").trim() + " st-" + status;
       el.textContent = status;
     });
   }
