@@ -38,12 +38,6 @@ pub enum CollectorError {
 }
 
 /// The message as text, for a front-end that reports text (the CLI's `Failure::usage`).
-impl From<CollectorError> for String {
-    fn from(e: CollectorError) -> String {
-        e.to_string()
-    }
-}
-
 /// Start the poster; returns the event sink to give the engine and the task to await at the end.
 pub fn start(
     cfg: CollectorConfig,

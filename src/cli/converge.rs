@@ -242,7 +242,7 @@ pub(super) fn start_collector(
         timeout: std::time::Duration::from_secs(10),
     };
     let _guard = rt.enter();
-    let (sink, task) = crate::collector::start(cfg).map_err(Failure::usage)?;
+    let (sink, task) = crate::collector::start(cfg).map_err(|e| Failure::usage(e.to_string()))?;
     sinks.push(sink);
     Ok(Some(task))
 }

@@ -81,6 +81,17 @@ pub trait Host {
         attrs: &mut AttributeSet,
         at: CookbookError,
     ) -> Result<(), CookbookError>;
+
+    /// `data_bag(BAG)`: the names of the bag's items; `data_bag_item(BAG, ITEM)`: the item's hash
+    /// (`crate::cookbook::Cookbooks::data_bag`). `at` names the call for errors.
+    fn data_bag(
+        &mut self,
+        _bag: &str,
+        _item: Option<&str>,
+        at: &CookbookError,
+    ) -> Result<Value, CookbookError> {
+        Err(at.because("this evaluation has no data bags".into()))
+    }
 }
 
 /// The resource names a recipe may declare: Chef's netdev cookbook's and netgw's own.

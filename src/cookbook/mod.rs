@@ -74,6 +74,32 @@ pub enum CookbookError {
     },
 }
 
+impl CookbookError {
+    /// This error about a construct, with `why` as its reason (a call's error made before the
+    /// reason was known).
+    pub fn because(&self, why: String) -> CookbookError {
+        match self {
+            CookbookError::Ruby {
+                path,
+                line,
+                construct,
+                ..
+            } => CookbookError::Ruby {
+                path: path.clone(),
+                line: *line,
+                construct: construct.clone(),
+                why,
+            },
+            other => CookbookError::Ruby {
+                path: PathBuf::new(),
+                line: 0,
+                construct: other.to_string(),
+                why,
+            },
+        }
+    }
+}
+
 /// A file's contents: netgw's YAML (parsed) or Ruby (parsed when evaluated, with the attributes of
 /// that moment).
 #[derive(Debug, Clone, PartialEq)]
@@ -158,7 +184,8 @@ impl Cookbooks {
         RunReads::text_in(self.reads.as_deref(), &self.dir, rel)
     }
 
-    /// The recipe and attribute file names in directory `rel`, `None` when there is no such directory.
+    /// The recipe, attribute and data bag file names (YAML, Ruby, JSON) in directory `rel`, `None`
+    /// when there is no such directory.
     fn listing(&self, rel: &Path) -> Result<Option<Arc<[String]>>, StoreError> {
         let list = || {
             let dir = self.root().join(rel);
@@ -174,7 +201,7 @@ impl Cookbooks {
                     source,
                 })?;
                 if let Some(f) = entry.file_name().to_str()
-                    && (is_yaml(f) || is_ruby(f))
+                    && (is_yaml(f) || is_ruby(f) || f.ends_with(".json"))
                     && !f.starts_with('.')
                 {
                     files.push(f.to_owned());
@@ -210,7 +237,11 @@ impl Cookbooks {
         let Some(listed) = self.listing(&rel)? else {
             return Ok(Vec::new());
         };
-        let mut files: Vec<String> = listed.to_vec();
+        let mut files: Vec<String> = listed
+            .iter()
+            .filter(|f| is_yaml(f) || is_ruby(f))
+            .cloned()
+            .collect();
         attribute_order(&mut files);
         let mut out = Vec::new();
         for f in files {
@@ -273,6 +304,75 @@ impl Cookbooks {
             });
         }
         Ok(found)
+    }
+
+    /// A data bag of the repo (`data_bags/BAG/`): its item names, sorted (`data_bag`), or one item's
+    /// hash (`data_bag_item`), as Chef gives them. Plain items only: an encrypted one (values with
+    /// `encrypted_data`, as `knife data bag create --secret-file` writes them) is refused, never
+    /// handed on as ciphertext. `at` is the call's error, given the reason.
+    pub fn data_bag(
+        &self,
+        bag: &str,
+        item: Option<&str>,
+        at: &CookbookError,
+    ) -> Result<Value, CookbookError> {
+        let fail = |why: String| at.because(why);
+        // Chef's `Chef::DataBag::VALID_NAME` and `DataBagItem::VALID_ID`: never a path.
+        let valid = |s: &str| {
+            !s.is_empty()
+                && s != "."
+                && s != ".."
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+        };
+        for name in std::iter::once(bag).chain(item) {
+            if !valid(name) {
+                return Err(fail(format!(
+                    "{name:?} is not a data bag or item name (letters, digits, - _ .)"
+                )));
+            }
+        }
+        let dir = Path::new("data_bags").join(bag);
+        let Some(item) = item else {
+            let Some(listed) = self.listing(&dir)? else {
+                return Err(fail(format!(
+                    "no data bag {bag:?} (no directory {})",
+                    self.root().join(&dir).display()
+                )));
+            };
+            let mut names: Vec<Value> = listed
+                .iter()
+                .filter_map(|f| f.strip_suffix(".json"))
+                .map(Value::from)
+                .collect();
+            names.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+            return Ok(Value::Array(names));
+        };
+        let rel = dir.join(format!("{item}.json"));
+        let path = self.root().join(&rel);
+        let Some(text) = self.read(&rel)? else {
+            return Err(fail(format!(
+                "no data bag item {bag}/{item} (no file {})",
+                path.display()
+            )));
+        };
+        let v: Value = crate::store::local::parse_json(&path, &text)?;
+        if v.get("id").and_then(Value::as_str) != Some(item) {
+            return Err(fail(format!(
+                "{}: `id` must be {item:?}, the file's name",
+                path.display()
+            )));
+        }
+        let encrypted = v
+            .as_object()
+            .is_some_and(|m| m.values().any(|x| x.get("encrypted_data").is_some()));
+        if encrypted {
+            return Err(fail(format!(
+                "{} is an encrypted data bag item: netgw does not decrypt data bags",
+                path.display()
+            )));
+        }
+        Ok(v)
     }
 
     /// The recipes a cookbook's `recipes/` holds (`cb::name`), for "did you mean".

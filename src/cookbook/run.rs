@@ -231,4 +231,13 @@ impl Host for Runner<'_> {
         }
         self.load(name, attrs)
     }
+
+    fn data_bag(
+        &mut self,
+        bag: &str,
+        item: Option<&str>,
+        at: &CookbookError,
+    ) -> Result<Value, CookbookError> {
+        self.cookbooks.data_bag(bag, item, at)
+    }
 }

@@ -153,30 +153,112 @@ fn netdev_examples_netgw_cannot_honour_are_refused_naming_file_line_and_why() {
 // (a) public network cookbooks built on netdev: their recipes read data bags, which netgw refuses
 // with the file and line; their attribute files and metadata load.
 
+/// A copy of a corpus repo with `data_bags/netdev_config/sw1.json`, the item both public netdev
+/// cookbooks read for a device whose hostname is sw1.
+fn with_data_bag(source: &str, item: &Value) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = Command::new("cp")
+        .arg("-r")
+        .arg(corpus(source).join("cookbooks"))
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    write(
+        dir.path(),
+        "data_bags/netdev_config/sw1.json",
+        &item.to_string(),
+    );
+    dir
+}
+
+/// A recipe run with the device's hostname as a fact (the public netdev cookbooks key their data
+/// bag items by it).
+fn run_on_sw1(root: &Path, recipe: &str) -> Result<Compiled, CookbookError> {
+    let cookbooks = Cookbooks::open(root)?;
+    let mut attrs = AttributeSet::new();
+    let facts = json!({"hostname": "sw1"}).as_object().unwrap().clone();
+    attrs.push(Component::Automatic, Source::Automatic, facts);
+    let recipes = load_run(&cookbooks, &[recipe.to_owned()], &mut attrs)?;
+    Ok(compile(&attrs.merged(), &recipes))
+}
+
 #[test]
-fn public_netdev_cookbooks_recipes_stop_at_data_bags_with_file_and_line() {
-    for (source, cb, recipes) in [
-        (
-            "netdev_cumulus",
-            "netdev_cumulus",
-            &["interface", "vlan", "l2_interface", "l3_interface", "lag"][..],
-        ),
-        (
-            "netdev_eos",
-            "netdev_eos",
-            &["interface", "vlan", "l2_interface", "lag"][..],
-        ),
+fn public_netdev_cookbooks_read_their_vlans_from_a_data_bag() {
+    let item = json!({"id": "sw1", "netdev_vlan": {
+        "web": {"vlan_id": "110"},
+        "old": {"vlan_id": "120", "state": "absent"}
+    }});
+    for (source, cb) in [
+        ("netdev_cumulus", "netdev_cumulus"),
+        ("netdev_eos", "netdev_eos"),
     ] {
-        for r in recipes {
-            let e = run_err(&corpus(source), &[&format!("{cb}::{r}")]);
-            let file = corpus(source).join(format!("cookbooks/{cb}/recipes/{r}.rb"));
-            assert!(
-                e.starts_with(&format!("{}:", file.display()))
-                    && e.contains("call to `data_bag_item`: netgw reads no data bags"),
-                "{source} {r}: {e}"
-            );
-        }
+        let dir = with_data_bag(source, &item);
+        let c = run_on_sw1(dir.path(), &format!("{cb}::vlan"))
+            .unwrap_or_else(|e| panic!("{source}: {e}"));
+        assert!(c.errors.is_empty(), "{source}: {:?}", c.errors);
+        let vlans: Vec<(u16, Option<String>)> = c
+            .vlans
+            .iter()
+            .map(|d| (d.resource.id.get(), d.resource.name.clone()))
+            .collect();
+        assert!(
+            vlans.contains(&(110, Some("web".into()))),
+            "{source}: {vlans:?}"
+        );
+        // Without the item: refused naming the recipe's line and the file it looked for.
+        std::fs::remove_file(dir.path().join("data_bags/netdev_config/sw1.json")).unwrap();
+        let e = run_on_sw1(dir.path(), &format!("{cb}::vlan"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("recipes/vlan.rb:26: `data_bag_item`: no data bag item netdev_config/sw1"),
+            "{source}: {e}"
+        );
     }
+}
+
+#[test]
+fn data_bag_names_never_leave_the_data_bags_directory_and_encrypted_items_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "cookbooks/t/recipes/a.rb",
+        "x = data_bag_item('../cookbooks', 'secret')\n",
+    );
+    write(
+        root,
+        "cookbooks/t/recipes/b.rb",
+        "x = data_bag_item('creds', 'sw1')\n",
+    );
+    write(
+        root,
+        "cookbooks/t/recipes/c.rb",
+        "names = data_bag('creds')\nnetdev_vlan 'v' do\n  vlan_id names.length + 100\nend\n",
+    );
+    write(
+        root,
+        "data_bags/creds/sw1.json",
+        r#"{"id":"sw1","password":{"encrypted_data":"abc","iv":"x","version":1,"cipher":"aes-256-cbc"}}"#,
+    );
+    write(root, "data_bags/creds/sw2.json", r#"{"id":"sw2"}"#);
+    let e = run_err(root, &["t::a"]);
+    assert!(
+        e.contains("a.rb:1") && e.contains("is not a data bag or item name"),
+        "{e}"
+    );
+    let e = run_err(root, &["t::b"]);
+    assert!(
+        e.contains("b.rb:1") && e.contains("encrypted data bag item"),
+        "{e}"
+    );
+    let (_, c) = run(root, &["t::c"]).unwrap();
+    assert_eq!(
+        c.vlans[0].resource.id.get(),
+        102,
+        "data_bag lists both items"
+    );
 }
 
 #[test]

@@ -97,6 +97,9 @@ impl Eval<'_> {
         if super::resources::is_host_resource(name) {
             return Err(self.host_resource(n, name));
         }
+        if matches!(name, "data_bag_item" | "data_bag") && self.host.is_some() {
+            return self.data_bag(n, s);
+        }
         if matches!(
             name,
             "data_bag_item" | "data_bag" | "search" | "encrypted_data_bag_item"
@@ -104,7 +107,7 @@ impl Eval<'_> {
             return Err(self.err(
                 n.expression(),
                 format!("call to `{name}`"),
-                "netgw reads no data bags and runs no searches; put the values in attributes, roles or environments",
+                "netgw reads plain data bag items in recipes only (data_bags/BAG/ITEM.json of the repo), decrypts none and runs no searches; put the values in attributes, roles or environments",
             ));
         }
         Err(self.unsupported(n))
@@ -154,6 +157,34 @@ impl Eval<'_> {
             d.properties.push((name, value));
         }
         Ok(Value::Null)
+    }
+
+    /// `data_bag('bag')` or `data_bag_item('bag', 'item')`, from the repo's `data_bags/`.
+    fn data_bag(&mut self, n: &Node, s: &Send) -> Result<Value, CookbookError> {
+        let args = self.args(s)?;
+        let name = s.method_name.as_str();
+        let texts: Vec<&str> = args.iter().filter_map(Value::as_str).collect();
+        let (bag, item) = match (name, texts.as_slice()) {
+            ("data_bag", [bag]) if args.len() == 1 => (*bag, None),
+            ("data_bag_item", [bag, item]) if args.len() == 2 => (*bag, Some(*item)),
+            _ => {
+                let want = if name == "data_bag" {
+                    "a bag name"
+                } else {
+                    "a bag name and an item name"
+                };
+                return Err(self.err(
+                    n.expression(),
+                    format!("`{name}`"),
+                    format!("takes {want} (strings)"),
+                ));
+            }
+        };
+        let at = self.err(n.expression(), format!("`{name}`"), "");
+        match self.host.as_deref_mut() {
+            Some(host) => host.data_bag(bag, item, &at),
+            None => Err(at),
+        }
     }
 
     fn include(&mut self, n: &Node, s: &Send) -> Result<Value, CookbookError> {
