@@ -542,7 +542,21 @@ async fn converge_node(
 pub(crate) type StepResult<T> = Result<T, EngineError>;
 
 fn compile_errors(compiled: &Compiled, steps: &mut Steps<'_>) -> StepResult<()> {
-    if compiled.errors.is_empty() {
+    // Aggregates and routed interfaces compile and plan in the models, but no driver observes or
+    // applies them yet: one declared fails the node, never leaves the run quietly without it.
+    const UNAPPLIED: &str = "is compiled and planned, but no netgw driver applies this resource kind yet; nothing was changed";
+    let unapplied = compiled
+        .lags
+        .iter()
+        .map(|d| (&d.recipe, format!("lag[{}]", d.resource.name)))
+        .chain(
+            compiled
+                .l3
+                .iter()
+                .map(|d| (&d.recipe, format!("l3_interface[{}]", d.resource.name))),
+        );
+    let unapplied: Vec<_> = unapplied.collect();
+    if compiled.errors.is_empty() && unapplied.is_empty() {
         return Ok(());
     }
     for e in &compiled.errors {
@@ -551,9 +565,16 @@ fn compile_errors(compiled: &Compiled, steps: &mut Steps<'_>) -> StepResult<()> 
             .resources
             .push(failed_resource(&e.recipe, &e.resource, &e.message));
     }
+    for (recipe, resource) in &unapplied {
+        let msg = format!("{resource} {UNAPPLIED}");
+        steps
+            .report
+            .resources
+            .push(failed_resource(recipe, resource, &msg));
+    }
     Err(EngineError::Config(format!(
         "{} resource(s) could not be compiled; nothing was changed",
-        compiled.errors.len()
+        compiled.errors.len() + unapplied.len()
     )))
 }
 
@@ -1365,15 +1386,27 @@ fn recipe_of(compiled: &Compiled, r: &ResourceRef) -> String {
             .find(|d| &d.resource.name == name)
             .map(|d| d.recipe.clone())
             .unwrap_or_default(),
+        ResourceRef::Lag { name } => compiled
+            .lags
+            .iter()
+            .find(|d| &d.resource.name == name)
+            .map(|d| d.recipe.clone())
+            .unwrap_or_else(|| "netdev::lags (purge)".into()),
+        ResourceRef::L3 { name } => compiled
+            .l3
+            .iter()
+            .find(|d| &d.resource.name == name)
+            .map(|d| d.recipe.clone())
+            .unwrap_or_else(|| "netdev::l3_interfaces (purge)".into()),
     }
 }
 
 fn failed_resource(recipe: &str, resource: &str, message: &str) -> ResourceReport {
+    let known = |k: &str| ResourceRef::KINDS.into_iter().find(|x| *x == k);
     let (kind, name) = match resource.split_once('[') {
-        Some((k, rest)) if k == "vlan" || k == "link" => (
-            if k == "vlan" { "vlan" } else { "link" },
-            rest.trim_end_matches(']').to_owned(),
-        ),
+        Some((k, rest)) if let Some(kind) = known(k) => {
+            (kind, rest.trim_end_matches(']').to_owned())
+        }
         _ => ("attribute", resource.to_owned()),
     };
     ResourceReport {
@@ -1597,6 +1630,45 @@ pub(crate) mod engine_tests_support {
             commits,
             "nothing sent the second time"
         );
+    }
+
+    #[tokio::test]
+    async fn a_declared_lag_or_l3_interface_fails_the_node_until_drivers_apply_them() {
+        let node = r#"{"name":"sw1","run_list":["recipe[site]"]}"#;
+        let (d, _) = repo_with(&[("sw1", node)]);
+        let recipes = d.path().join("cookbooks/site/recipes");
+        std::fs::create_dir_all(&recipes).unwrap();
+        std::fs::write(
+            recipes.join("default.yml"),
+            "resources:\n  - {type: lag, name: Po10, links: [Et1]}\n  - {type: l3_interface, name: Vlan1, ipv4: [10.0.1.1/24]}\n",
+        )
+        .unwrap();
+        let repo = LocalRepo::open(d.path()).unwrap();
+        let dev = device();
+        let r = run(
+            &repo,
+            &[("sw1", dev.clone())],
+            &["sw1"],
+            EngineOptions::default(),
+        )
+        .await;
+        let n = &r.nodes[0];
+        assert_eq!(n.status, NodeStatus::Failed);
+        let failed: Vec<(String, &str)> = n
+            .resources
+            .iter()
+            .map(|r| (r.display_name(), r.error.as_deref().unwrap_or("")))
+            .collect();
+        assert_eq!(failed.len(), 2, "{failed:?}");
+        assert_eq!(failed[0].0, "lag[Port-channel10]");
+        assert_eq!(failed[1].0, "l3_interface[Vlan1]");
+        assert!(
+            failed
+                .iter()
+                .all(|(_, e)| e.contains("no netgw driver applies")),
+            "{failed:?}"
+        );
+        assert_eq!(dev.lock().unwrap().commits, 0, "nothing sent");
     }
 
     #[tokio::test]
