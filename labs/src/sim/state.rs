@@ -214,6 +214,13 @@ pub struct Iface {
     /// Link up (a connected topology link, or the management port).
     pub oper_up: bool,
     pub speed_mbps: u64,
+    /// `channel-group N mode M`: the aggregate number and the LACP mode (`active`, `passive`, `on`).
+    pub channel_group: Option<(u32, String)>,
+    /// An aggregate's `port-channel min-links N` (NX-OS `lacp min-links N`); 0 when not set.
+    pub min_links: u16,
+    /// `ADDRESS/LENGTH`, the primary first.
+    pub ipv4: Vec<String>,
+    pub ipv6: Vec<String>,
 }
 
 impl Iface {
@@ -231,6 +238,10 @@ impl Iface {
             ifindex,
             oper_up,
             speed_mbps: 1000,
+            channel_group: None,
+            min_links: 0,
+            ipv4: Vec::new(),
+            ipv6: Vec::new(),
         }
     }
 
@@ -305,6 +316,57 @@ pub struct DeviceState {
     /// A router, not a switch (containerlab's `juniper_crpd`, a `cisco_iol` without `type: l2`): VLAN and
     /// switchport configuration is refused with the device's words.
     pub routed_only: bool,
+}
+
+/// An interface's aggregate and address lines, as each dialect prints them (IOS: a dotted mask).
+fn render_l3_lag(s: &mut String, dialect: Dialect, ind: &str, f: &Iface) {
+    if let Some((n, mode)) = &f.channel_group {
+        s.push_str(&format!("{ind}channel-group {n} mode {mode}\n"));
+    }
+    if f.min_links > 0 {
+        let cmd = if dialect == Dialect::Nxos {
+            "lacp"
+        } else {
+            "port-channel"
+        };
+        s.push_str(&format!("{ind}{cmd} min-links {}\n", f.min_links));
+    }
+    for (i, a) in f.ipv4.iter().enumerate() {
+        let shown = match (dialect, a.split_once('/')) {
+            (Dialect::Ios, Some((addr, len))) => format!("{addr} {}", mask_of(len)),
+            _ => a.clone(),
+        };
+        let secondary = if i > 0 { " secondary" } else { "" };
+        s.push_str(&format!("{ind}ip address {shown}{secondary}\n"));
+    }
+    for a in &f.ipv6 {
+        s.push_str(&format!("{ind}ipv6 address {a}\n"));
+    }
+}
+
+/// `24` as `255.255.255.0`.
+fn mask_of(len: &str) -> String {
+    let n: u32 = len.parse().unwrap_or(32).min(32);
+    let m = if n == 0 { 0 } else { u32::MAX << (32 - n) };
+    std::net::Ipv4Addr::from(m).to_string()
+}
+
+/// `A MASK` or `A/L` as `A/L`; `None` when neither.
+fn address_of(words: &[&str]) -> Option<String> {
+    match words {
+        [a] if a.contains('/') => {
+            let (addr, len) = a.split_once('/')?;
+            let len: u8 = len.parse().ok()?;
+            addr.parse::<std::net::IpAddr>().ok()?;
+            Some(format!("{addr}/{len}"))
+        }
+        [a, mask] => {
+            a.parse::<std::net::Ipv4Addr>().ok()?;
+            let m = u32::from(mask.parse::<std::net::Ipv4Addr>().ok()?);
+            (m.leading_ones() == m.count_ones()).then(|| format!("{a}/{}", m.count_ones()))
+        }
+        _ => None,
+    }
 }
 
 /// A MAC derived from the device index and port, locally administered.
@@ -482,6 +544,7 @@ impl DeviceState {
                 s.push_str(&format!("{ind}switchport mode trunk\n"));
             }
         }
+        render_l3_lag(&mut s, dialect, ind, f);
         if !f.enabled {
             s.push_str(&format!("{ind}shutdown\n"));
         } else if dialect == Dialect::Nxos && f.mode != Mode::Routed {
@@ -617,6 +680,76 @@ fn snmp_text<'a>(st: &'a mut DeviceState, key: &str) -> &'a mut String {
     }
 }
 
+/// The number of `Port-Channel10`, `port-channel 10`, `po10`.
+fn port_channel_number(lower: &str) -> Option<u32> {
+    let rest = lower
+        .strip_prefix("port-channel")
+        .or_else(|| lower.strip_prefix("po"))?;
+    rest.trim().parse().ok()
+}
+
+impl DeviceState {
+    /// The aggregate `n`, created (a switchport, up while a member is) on first mention, as the
+    /// devices do for `interface Port-Channel N` and `channel-group N`.
+    pub fn ensure_port_channel(&mut self, dialect: Dialect, n: u32) -> String {
+        let name = match dialect {
+            Dialect::Eos => format!("Port-Channel{n}"),
+            Dialect::Nxos => format!("port-channel{n}"),
+            _ => format!("Port-channel{n}"),
+        };
+        if self.iface(&name).is_none() {
+            let idx = 100_000 + n;
+            let mtu = match dialect {
+                Dialect::Eos => 9214,
+                _ => 1500,
+            };
+            self.interfaces
+                .push((name.clone(), Iface::new(idx, mac_for(0, idx), mtu, false)));
+        }
+        self.refresh_port_channels();
+        name
+    }
+
+    /// An aggregate is up while one of its members is up.
+    pub fn refresh_port_channels(&mut self) {
+        let up: Vec<u32> = self
+            .interfaces
+            .iter()
+            .filter(|(_, f)| f.status_up())
+            .filter_map(|(_, f)| f.channel_group.as_ref().map(|(n, _)| *n))
+            .collect();
+        for (name, f) in &mut self.interfaces {
+            if let Some(n) = port_channel_number(&name.to_ascii_lowercase()) {
+                f.oper_up = up.contains(&n);
+            }
+        }
+    }
+
+    /// `no interface X` for an aggregate, SVI or loopback: gone, and an aggregate's members leave it.
+    fn remove_logical(
+        &mut self,
+        dialect: Dialect,
+        typed: &str,
+        line: &str,
+    ) -> Result<(), LineError> {
+        let lower = typed.to_ascii_lowercase();
+        let Some(name) = self.resolve_iface(typed) else {
+            return Err(invalid(dialect, line, 2));
+        };
+        if let Some(n) = port_channel_number(&lower) {
+            for (_, f) in &mut self.interfaces {
+                if f.channel_group.as_ref().is_some_and(|(g, _)| *g == n) {
+                    f.channel_group = None;
+                }
+            }
+        } else if !(lower.starts_with("vlan") || lower.starts_with("loopback")) {
+            return Err(invalid(dialect, line, 2));
+        }
+        self.interfaces.retain(|(n, _)| *n != name);
+        Ok(())
+    }
+}
+
 impl ConfigSession {
     pub fn new(dialect: Dialect) -> Self {
         ConfigSession {
@@ -731,6 +864,11 @@ impl ConfigSession {
                 self.context = Context::Top;
                 return Ok(false);
             }
+            ["no", "interface", rest @ ..] if !rest.is_empty() => {
+                st.remove_logical(self.dialect, &rest.join(""), line)?;
+                self.context = Context::Top;
+                return Ok(false);
+            }
             ["interface", rest @ ..] if !rest.is_empty() => {
                 let names = self.interface_names(st, rest, line)?;
                 self.context = Context::Interface(names);
@@ -768,6 +906,8 @@ impl ConfigSession {
                         };
                         st.interfaces.push((canon.clone(), f));
                         names.push(canon);
+                    } else if let Some(n) = port_channel_number(&lower) {
+                        names.push(st.ensure_port_channel(self.dialect, n));
                     } else {
                         return Err(invalid(self.dialect, line, 1));
                     }
@@ -803,6 +943,20 @@ impl ConfigSession {
                 _ => Err(invalid(self.dialect, line, 0)),
             },
             Context::Interface(names) => {
+                if let ["channel-group", n, "mode", m] = words {
+                    let n: u32 = n.parse().map_err(|_| invalid(self.dialect, line, 1))?;
+                    if !matches!(*m, "active" | "passive" | "on") {
+                        return Err(invalid(self.dialect, line, 3));
+                    }
+                    st.ensure_port_channel(self.dialect, n);
+                    for name in &names {
+                        if let Some(f) = st.iface_mut(name) {
+                            f.channel_group = Some((n, (*m).to_owned()));
+                        }
+                    }
+                    st.refresh_port_channels();
+                    return Ok(false);
+                }
                 for n in &names {
                     let vlans = st.vlans.clone();
                     let Some(f) = st.iface_mut(n) else {
@@ -884,11 +1038,77 @@ impl ConfigSession {
             ["switchport", ..] | ["no", "switchport", ..] => {
                 self.apply_switchport(f, words, line)?
             }
+            ["no", "channel-group", ..] => f.channel_group = None,
+            ["port-channel" | "lacp", "min-links", n] => {
+                f.min_links = n.parse().map_err(|_| bad(2))?;
+            }
+            ["no", "port-channel" | "lacp", "min-links", ..] => f.min_links = 0,
+            ["ip" | "ipv6", "address", ..] | ["no", "ip" | "ipv6", "address", ..] => {
+                self.apply_address(f, words, line)?
+            }
             ["speed", ..]
             | ["negotiation", ..]
             | ["spanning-tree", ..]
             | ["no", "spanning-tree", ..] => {}
             _ => return Err(bad(0)),
+        }
+        Ok(())
+    }
+
+    /// `[no] ip address A/L|A MASK [secondary]`, `[no] ipv6 address A/L`: on a routed interface only.
+    fn apply_address(&self, f: &mut Iface, words: &[&str], line: &str) -> Result<(), LineError> {
+        let bad = |token: usize| invalid(self.dialect, line, token);
+        let (no, rest) = match words {
+            ["no", rest @ ..] => (true, rest),
+            rest => (false, rest),
+        };
+        let at = usize::from(no) + 2;
+        if f.mode != Mode::Routed && !no {
+            return Err(LineError {
+                message: match self.dialect {
+                    Dialect::Eos => "! IP address cannot be configured on a switchport".into(),
+                    _ => "% IP addresses may not be configured on L2 links.".into(),
+                },
+            });
+        }
+        let (v6, args) = (rest[0] == "ipv6", &rest[2..]);
+        let (secondary, args) = match args {
+            [a @ .., "secondary"] if !v6 => (true, a),
+            a => (false, a),
+        };
+        let list = if v6 { &mut f.ipv6 } else { &mut f.ipv4 };
+        if args.is_empty() {
+            return if no { Ok(list.clear()) } else { Err(bad(at)) };
+        }
+        let a = address_of(args).ok_or_else(|| bad(at))?;
+        match (no, v6, secondary) {
+            (false, true, _) => {
+                if !list.contains(&a) {
+                    list.push(a);
+                }
+            }
+            (true, _, _) => {
+                if !v6 && !secondary && list.first() == Some(&a) && list.len() > 1 {
+                    return Err(LineError {
+                        message: "% Must delete secondary before deleting primary".into(),
+                    });
+                }
+                list.retain(|x| *x != a);
+            }
+            (false, false, false) => match list.first_mut() {
+                Some(p) => *p = a,
+                None => list.push(a),
+            },
+            (false, false, true) if list.is_empty() => {
+                return Err(LineError {
+                    message: "% A primary address must be configured first".into(),
+                });
+            }
+            (false, false, true) => {
+                if !list.contains(&a) {
+                    list.push(a);
+                }
+            }
         }
         Ok(())
     }
@@ -924,6 +1144,8 @@ impl ConfigSession {
             ["switchport"] => {
                 if f.mode == Mode::Routed {
                     f.mode = Mode::Access;
+                    f.ipv4.clear();
+                    f.ipv6.clear();
                 }
             }
             ["no", "switchport"] => f.mode = Mode::Routed,
@@ -993,6 +1215,59 @@ impl ConfigSession {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aggregates_and_addresses_follow_the_devices_rules() {
+        for d in [Dialect::Eos, Dialect::Ios, Dialect::Nxos] {
+            let mut st = DeviceState::new(d, "sw1", 1, 4);
+            st.interfaces[0].1.oper_up = true;
+            let mut c = ConfigSession::new(d);
+            let p1 = d.port_name(0);
+            let p2 = d.port_name(1);
+            let lines = [
+                format!("interface {p1}, {p2}"),
+                "channel-group 10 mode active".into(),
+                "interface Po10".into(),
+                "port-channel min-links 1".into(),
+                "interface Vlan10".into(),
+                "ip address 10.0.10.1/24".into(),
+                "ip address 10.9.0.1 255.255.255.0 secondary".into(),
+                "ipv6 address 2001:db8::1/64".into(),
+                "end".into(),
+            ];
+            for l in &lines {
+                c.apply(&mut st, l)
+                    .unwrap_or_else(|e| panic!("{d:?} {l}: {}", e.message));
+            }
+            let pc = st.ensure_port_channel(d, 10);
+            assert!(st.iface(&pc).unwrap().oper_up, "{d:?}: up with a member up");
+            let v = st.iface("Vlan10").unwrap();
+            assert_eq!(v.ipv4, ["10.0.10.1/24", "10.9.0.1/24"]);
+            let text = st.running_config(d);
+            assert!(text.contains("channel-group 10 mode active"), "{text}");
+            let primary = if d == Dialect::Ios {
+                "ip address 10.0.10.1 255.255.255.0\n"
+            } else {
+                "ip address 10.0.10.1/24\n"
+            };
+            assert!(
+                text.contains(primary) && text.contains("secondary"),
+                "{text}"
+            );
+            let e = c
+                .apply(&mut st, &format!("interface {p1}"))
+                .and_then(|_| c.apply(&mut st, "ip address 10.1.0.1/31"));
+            assert!(e.is_err(), "{d:?}: no address on a switchport");
+            c.apply(&mut st, "interface Vlan10").unwrap();
+            assert!(
+                c.apply(&mut st, "no ip address 10.0.10.1/24").is_err(),
+                "secondaries first"
+            );
+            c.apply(&mut st, "exit").unwrap();
+            c.apply(&mut st, "no interface Po10").unwrap();
+            assert!(st.iface(&pc).is_none() && st.iface(&p1).unwrap().channel_group.is_none());
+        }
+    }
 
     #[test]
     fn lines_change_state() {
