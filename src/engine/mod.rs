@@ -33,6 +33,8 @@ use netgw_drivers::target::DeviceTarget;
 use netgw_models::allowlist::{Allowlists, filter_owned};
 use netgw_models::attributes::{Component, Source};
 use netgw_models::compile::{Compiled, compile};
+use netgw_models::plan::l3::{L3Context, plan_l3};
+use netgw_models::plan::lag::plan_lags;
 use netgw_models::plan::{Plan, ResourceRef, plan};
 use netgw_models::{Attrs, CurrentState, DesiredState, NodeName};
 use serde_json::Value;
@@ -542,21 +544,7 @@ async fn converge_node(
 pub(crate) type StepResult<T> = Result<T, EngineError>;
 
 fn compile_errors(compiled: &Compiled, steps: &mut Steps<'_>) -> StepResult<()> {
-    // Aggregates and routed interfaces compile and plan in the models, but no driver observes or
-    // applies them yet: one declared fails the node, never leaves the run quietly without it.
-    const UNAPPLIED: &str = "is compiled and planned, but no netgw driver applies this resource kind yet; nothing was changed";
-    let unapplied = compiled
-        .lags
-        .iter()
-        .map(|d| (&d.recipe, format!("lag[{}]", d.resource.name)))
-        .chain(
-            compiled
-                .l3
-                .iter()
-                .map(|d| (&d.recipe, format!("l3_interface[{}]", d.resource.name))),
-        );
-    let unapplied: Vec<_> = unapplied.collect();
-    if compiled.errors.is_empty() && unapplied.is_empty() {
+    if compiled.errors.is_empty() {
         return Ok(());
     }
     for e in &compiled.errors {
@@ -565,17 +553,93 @@ fn compile_errors(compiled: &Compiled, steps: &mut Steps<'_>) -> StepResult<()> 
             .resources
             .push(failed_resource(&e.recipe, &e.resource, &e.message));
     }
+    Err(EngineError::Config(format!(
+        "{} resource(s) could not be compiled; nothing was changed",
+        compiled.errors.len()
+    )))
+}
+
+/// Aggregates and routed interfaces on a driver that does not apply them fail the node before
+/// anything is sent, never leave the run quietly without them.
+fn unapplied_kinds(
+    compiled: &Compiled,
+    driver: &dyn Driver,
+    steps: &mut Steps<'_>,
+) -> StepResult<()> {
+    if driver.applies_lag_l3() {
+        return Ok(());
+    }
+    let lags = compiled
+        .lags
+        .iter()
+        .map(|d| (&d.recipe, format!("lag[{}]", d.resource.name)));
+    let l3 = compiled
+        .l3
+        .iter()
+        .map(|d| (&d.recipe, format!("l3_interface[{}]", d.resource.name)));
+    let unapplied: Vec<_> = lags.chain(l3).collect();
+    if unapplied.is_empty() {
+        return Ok(());
+    }
+    let platform = driver.platform();
     for (recipe, resource) in &unapplied {
-        let msg = format!("{resource} {UNAPPLIED}");
+        let msg = format!(
+            "the {platform} driver does not apply aggregates or routed interfaces yet; nothing was changed"
+        );
         steps
             .report
             .resources
             .push(failed_resource(recipe, resource, &msg));
     }
     Err(EngineError::Config(format!(
-        "{} resource(s) could not be compiled; nothing was changed",
-        compiled.errors.len() + unapplied.len()
+        "{} resource(s) cannot be applied on {platform}; nothing was changed",
+        unapplied.len()
     )))
+}
+
+/// The node's whole plan against what the device has now: VLANs and links, then aggregates and
+/// routed interfaces where the node declares some.
+pub(crate) async fn plan_node(
+    driver: &mut dyn Driver,
+    compiled: &Compiled,
+) -> Result<Plan, DriverError> {
+    let observed = driver.observe().await?;
+    let rules = driver.plan_rules();
+    let vlans = compiled.vlan_list();
+    let mut the_plan = plan(
+        &vlans,
+        &observed.vlans,
+        compiled.vlan_policy,
+        &compiled.link_list(),
+        &observed.links,
+        compiled.link_policy,
+        &rules,
+    );
+    if compiled.lags.is_empty() && compiled.l3.is_empty() {
+        return Ok(the_plan);
+    }
+    let more = driver.observe_lag_l3().await?;
+    let lags = compiled.lag_list();
+    plan_lags(
+        &mut the_plan,
+        &lags,
+        &more.lags,
+        compiled.lag_policy,
+        &rules,
+    );
+    let cx = L3Context {
+        desired_vlans: &vlans,
+        observed_vlans: &observed.vlans,
+        observed_links: &observed.links,
+    };
+    plan_l3(
+        &mut the_plan,
+        &compiled.l3_list(),
+        &more.l3,
+        compiled.l3_policy,
+        &cx,
+    );
+    Ok(the_plan)
 }
 
 pub(crate) fn check_cancel(opts: &EngineOptions) -> StepResult<()> {
@@ -760,8 +824,6 @@ async fn with_driver(
     let p = prepare(name, target, view, driver, opts, steps).await?;
     let Prepared {
         compiled,
-        vlans,
-        links,
         plan: the_plan,
         ..
     } = &p;
@@ -801,26 +863,17 @@ async fn with_driver(
         steps.mark("stage");
     } else {
         let t_apply = Instant::now();
-        apply(
-            driver,
-            the_plan,
-            vlans,
-            links,
-            compiled.vlan_policy,
-            compiled.link_policy,
-            opts,
-            steps,
-        )
-        .await
-        .inspect_err(|_| {
-            record_plan(
-                steps.report,
-                compiled,
-                the_plan,
-                ResourceStatus::Failed,
-                0.0,
-            );
-        })?;
+        apply(driver, the_plan, compiled, opts, steps)
+            .await
+            .inspect_err(|_| {
+                record_plan(
+                    steps.report,
+                    compiled,
+                    the_plan,
+                    ResourceStatus::Failed,
+                    0.0,
+                );
+            })?;
         record_plan(
             steps.report,
             compiled,
@@ -842,8 +895,6 @@ pub(crate) struct Prepared {
     pub(crate) view: resolve::NodeView,
     pub(crate) automatic: Attrs,
     pub(crate) compiled: Compiled,
-    pub(crate) vlans: Vec<netgw_models::resource::Vlan>,
-    pub(crate) links: Vec<netgw_models::resource::Link>,
     pub(crate) plan: Plan,
 }
 
@@ -899,6 +950,7 @@ pub(crate) async fn prepare(
     let compiled = compile(&merged, &view.recipes);
     steps.mark("compile");
     compile_errors(&compiled, steps)?;
+    unapplied_kinds(&compiled, driver, steps)?;
     let vlans = compiled.vlan_list();
     let links = compiled.link_list();
     let invalid = driver.validate(&vlans, &links);
@@ -918,17 +970,7 @@ pub(crate) async fn prepare(
     }
 
     // 8. Observe and plan.
-    let observed = driver.observe().await.map_err(drv)?;
-    let rules = driver.plan_rules();
-    let the_plan = plan(
-        &vlans,
-        &observed.vlans,
-        compiled.vlan_policy,
-        &links,
-        &observed.links,
-        compiled.link_policy,
-        &rules,
-    );
+    let the_plan = plan_node(driver, &compiled).await.map_err(drv)?;
     steps.mark("plan");
     let failures: Vec<String> = the_plan
         .failures()
@@ -952,8 +994,6 @@ pub(crate) async fn prepare(
         view,
         automatic,
         compiled,
-        vlans,
-        links,
         plan: the_plan,
     })
 }
@@ -989,14 +1029,10 @@ pub(crate) async fn save_node(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn apply(
     driver: &mut dyn Driver,
     the_plan: &Plan,
-    vlans: &[netgw_models::resource::Vlan],
-    links: &[netgw_models::resource::Link],
-    vlan_policy: netgw_models::plan::Policy,
-    link_policy: netgw_models::plan::Policy,
+    compiled: &Compiled,
     opts: &EngineOptions,
     steps: &mut Steps<'_>,
 ) -> StepResult<()> {
@@ -1049,15 +1085,7 @@ async fn apply(
         return Err(drv(e));
     }
     steps.mark("commit");
-    if let Err(e) = verify_applied(
-        driver,
-        vlans,
-        links,
-        (vlan_policy, link_policy),
-        &steps.report.name,
-    )
-    .await
-    {
+    if let Err(e) = verify_applied(driver, compiled, &steps.report.name).await {
         roll_back(driver, &intent, opts, steps, "a failed verification").await;
         return Err(drv(e));
     }
@@ -1081,22 +1109,10 @@ async fn ready_to_commit(opts: &EngineOptions, steps: &Steps<'_>) -> StepResult<
 /// Re-observe and re-plan after a commit: anything left means the device did not take the change.
 pub(crate) async fn verify_applied(
     driver: &mut dyn Driver,
-    vlans: &[netgw_models::resource::Vlan],
-    links: &[netgw_models::resource::Link],
-    (vlan_policy, link_policy): (netgw_models::plan::Policy, netgw_models::plan::Policy),
+    compiled: &Compiled,
     device: &str,
 ) -> Result<(), DriverError> {
-    let observed = driver.observe().await?;
-    let rules = driver.plan_rules();
-    let again = plan(
-        vlans,
-        &observed.vlans,
-        vlan_policy,
-        links,
-        &observed.links,
-        link_policy,
-        &rules,
-    );
+    let again = plan_node(driver, compiled).await?;
     if again.is_empty() {
         return Ok(());
     }
@@ -1633,7 +1649,7 @@ pub(crate) mod engine_tests_support {
     }
 
     #[tokio::test]
-    async fn a_declared_lag_or_l3_interface_fails_the_node_until_drivers_apply_them() {
+    async fn a_declared_lag_or_l3_interface_fails_on_a_driver_that_does_not_apply_them() {
         let node = r#"{"name":"sw1","run_list":["recipe[site]"]}"#;
         let (d, _) = repo_with(&[("sw1", node)]);
         let recipes = d.path().join("cookbooks/site/recipes");

@@ -405,6 +405,115 @@ async fn eos_driver_converges_statefully() {
     assert!(!sim.pending_timer(), "confirmed");
 }
 
+const TWO_EOS: &str = r#"
+name: lag
+topology:
+  nodes:
+    dist1: {kind: arista_ceos}
+    acc1: {kind: arista_ceos}
+  links:
+    - endpoints: ["dist1:eth1", "acc1:eth1"]
+    - endpoints: ["dist1:eth2", "acc1:eth2"]
+"#;
+
+/// The whole plan of VLANs 10 and 20, a two-member LACP aggregate trunking them and an SVI with IPv4
+/// and IPv6, against what `d` has now (the engine's `plan_node`, on the driver alone).
+async fn lag_svi_plan(d: &mut dyn Driver, address: &str) -> netgw_models::plan::Plan {
+    use netgw_models::plan::l3::{L3Context, L3Interface, plan_l3};
+    use netgw_models::plan::lag::{Lag, plan_lags};
+    let vlans: Vec<Vlan> =
+        serde_json::from_value(json!([{"id": 10, "name": "users"}, {"id": 20, "name": "voice"}]))
+            .unwrap();
+    let lags: Vec<Lag> = serde_json::from_value(
+        json!([{"name": "Port-Channel10", "links": ["Ethernet1", "Ethernet2"],
+        "lacp": "active", "mode": "trunk", "trunk_vlans": "10,20", "description": "uplink"}]),
+    )
+    .unwrap();
+    let l3: Vec<L3Interface> = serde_json::from_value(json!([{"name": "Vlan10",
+        "ipv4": [format!("10.0.10.{address}/24")], "ipv6": [format!("2001:db8:10::{address}/64")]}])).unwrap();
+    let observed = d.observe().await.unwrap();
+    let rules = d.plan_rules();
+    let mut p = plan(
+        &vlans,
+        &observed.vlans,
+        Policy::Merge,
+        &[],
+        &observed.links,
+        Policy::Merge,
+        &rules,
+    );
+    let more = d.observe_lag_l3().await.unwrap();
+    plan_lags(&mut p, &lags, &more.lags, Policy::Merge, &rules);
+    let cx = L3Context {
+        desired_vlans: &vlans,
+        observed_vlans: &observed.vlans,
+        observed_links: &observed.links,
+    };
+    plan_l3(&mut p, &l3, &more.l3, Policy::Merge, &cx);
+    p
+}
+
+/// Both ends of a two-link EOS pair bundle their links into Port-Channel10 with LACP and route VLAN 10:
+/// applied through sessions, read back equal, nothing left to do on the second plan, and the aggregate
+/// up on both ends.
+#[tokio::test]
+async fn eos_converges_an_lacp_aggregate_and_an_svi() {
+    let env = start(TWO_EOS, &[]).await;
+    for (node, address) in [("dist1", "1"), ("acc1", "2")] {
+        let mut d = EosDriver::connect(&env.target(node)).await.unwrap();
+        assert!(d.applies_lag_l3());
+        let p = lag_svi_plan(&mut d, address).await;
+        assert!(p.failures().next().is_none(), "{:?}", p.resources);
+        let staged = d.stage(&p).await.unwrap();
+        assert!(
+            staged.diff.contains("channel-group 10 mode active"),
+            "{}",
+            staged.diff
+        );
+        d.commit(&CommitOptions {
+            comment: "lag".into(),
+            confirm_timeout: Duration::from_secs(60),
+        })
+        .await
+        .unwrap();
+        d.confirm().await.unwrap();
+        let again = lag_svi_plan(&mut d, address).await;
+        let left: Vec<_> = again
+            .resources
+            .iter()
+            .filter(|r| r.action.is_some())
+            .collect();
+        assert!(again.is_empty(), "{node}: second run up to date: {left:?}");
+        let more = d.observe_lag_l3().await.unwrap();
+        let po = &more.lags[0];
+        assert_eq!(
+            (
+                po.name.as_str(),
+                po.members().len(),
+                po.trunk_vlans.as_ref().map(|t| t.to_range_string())
+            ),
+            ("Port-Channel10", 2, Some("10,20".to_owned()))
+        );
+        let svi = more.l3.iter().find(|i| i.name == "Vlan10").unwrap();
+        assert_eq!(json!(svi.ipv4), json!([format!("10.0.10.{address}/24")]));
+        assert_eq!(
+            json!(svi.ipv6),
+            json!([format!("2001:db8:10::{address}/64")])
+        );
+        let po_link = d
+            .observe()
+            .await
+            .unwrap()
+            .links
+            .into_iter()
+            .find(|l| l.name == "Port-Channel10");
+        assert!(po_link.is_some_and(|l| l.description.as_deref() == Some("uplink")));
+        let f = d.facts().await.unwrap();
+        let po_up = f.interfaces.get("Port-Channel10").and_then(|i| i.oper_status);
+        assert_eq!(po_up, Some(netgw_models::facts::OperStatus::Up), "{node}");
+    }
+}
+
 /// A confirmed EOS change aborts the `netgw-` configuration sessions a killed gateway left pending
 /// (stamped over an hour ago); an operator's session and a recent netgw one stay.
 #[tokio::test]
