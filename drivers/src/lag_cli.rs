@@ -28,6 +28,39 @@ pub const EOS: Syntax = Syntax {
     min_links: "port-channel",
 };
 
+pub const IOS: Syntax = Syntax {
+    lag_prefix: "Port-channel",
+    dotted_mask: true,
+    min_links: "port-channel",
+};
+
+pub const NXOS: Syntax = Syntax {
+    lag_prefix: "port-channel",
+    dotted_mask: false,
+    min_links: "lacp",
+};
+
+/// NX-OS features a plan needs before its lines (`feature lacp` for LACP aggregates, `feature
+/// interface-vlan` for SVIs); enabling one already on changes nothing.
+pub fn nxos_features(p: &netgw_models::plan::Plan) -> Vec<String> {
+    let mut out = Vec::new();
+    let lacp = p.lags.iter().any(|c| {
+        c.after
+            .as_ref()
+            .is_some_and(|a| matches!(a.lacp, Some(LacpMode::Active | LacpMode::Passive)))
+    });
+    if lacp {
+        out.push("feature lacp".to_owned());
+    }
+    let svi =
+        p.l3.iter()
+            .any(|c| c.after.is_some() && c.after.as_ref().and_then(L3Interface::vlan).is_some());
+    if svi {
+        out.push("feature interface-vlan".to_owned());
+    }
+    out
+}
+
 #[derive(Default)]
 struct Stanza {
     channel_group: Option<(u32, LacpMode)>,
@@ -343,12 +376,6 @@ mod tests {
     use netgw_models::plan::{PlanRules, Policy, plan};
     use netgw_models::resource::{Vlan, VlanId};
     use serde_json::{Value, json};
-
-    const IOS: Syntax = Syntax {
-        lag_prefix: "Port-channel",
-        dotted_mask: true,
-        min_links: "port-channel",
-    };
 
     fn lines(syn: &Syntax, p: &netgw_models::plan::Plan) -> Vec<String> {
         let link = |c: &LinkChange| Ok(vec![format!("interface {}", c.after.name), "LINK".into()]);

@@ -451,8 +451,10 @@ impl Driver for EosDriver {
         self.read().await
     }
 
+    /// Configuration sessions abort a failed change whole; without them the restore covers VLANs
+    /// and links only, so aggregates and addresses wait for it.
     fn applies_lag_l3(&self) -> bool {
-        true
+        self.capabilities().sessions
     }
 
     /// The running configuration's aggregates and addresses; their own settings from the links.

@@ -819,6 +819,11 @@ impl ConfigSession {
                 self.context = Context::Top;
                 return Ok(false);
             }
+            // NX-OS features: what the simulator models is always on.
+            ["feature", "lacp" | "interface-vlan"] if self.dialect == Dialect::Nxos => {
+                self.context = Context::Top;
+                return Ok(false);
+            }
             ["hostname", h] => {
                 st.hostname = (*h).to_owned();
                 self.context = Context::Top;

@@ -405,29 +405,29 @@ async fn eos_driver_converges_statefully() {
     assert!(!sim.pending_timer(), "confirmed");
 }
 
-const TWO_EOS: &str = r#"
-name: lag
-topology:
-  nodes:
-    dist1: {kind: arista_ceos}
-    acc1: {kind: arista_ceos}
-  links:
-    - endpoints: ["dist1:eth1", "acc1:eth1"]
-    - endpoints: ["dist1:eth2", "acc1:eth2"]
-"#;
+/// Two nodes of one kind joined by two links (`ports`: containerlab names on both ends).
+fn pair(kind: &str, ports: [&str; 2]) -> String {
+    format!(
+        "name: lag\ntopology:\n  nodes:\n    dist1: {{kind: {kind}, type: l2}}\n    acc1: {{kind: {kind}, type: l2}}\n  links:\n    - endpoints: [\"dist1:{0}\", \"acc1:{0}\"]\n    - endpoints: [\"dist1:{1}\", \"acc1:{1}\"]\n",
+        ports[0], ports[1]
+    )
+}
 
 /// The whole plan of VLANs 10 and 20, a two-member LACP aggregate trunking them and an SVI with IPv4
 /// and IPv6, against what `d` has now (the engine's `plan_node`, on the driver alone).
-async fn lag_svi_plan(d: &mut dyn Driver, address: &str) -> netgw_models::plan::Plan {
+async fn lag_svi_plan(
+    d: &mut dyn Driver,
+    lag: &str,
+    members: [&str; 2],
+    address: &str,
+) -> netgw_models::plan::Plan {
     use netgw_models::plan::l3::{L3Context, L3Interface, plan_l3};
     use netgw_models::plan::lag::{Lag, plan_lags};
     let vlans: Vec<Vlan> =
         serde_json::from_value(json!([{"id": 10, "name": "users"}, {"id": 20, "name": "voice"}]))
             .unwrap();
-    let lags: Vec<Lag> = serde_json::from_value(
-        json!([{"name": "Port-Channel10", "links": ["Ethernet1", "Ethernet2"],
-        "lacp": "active", "mode": "trunk", "trunk_vlans": "10,20", "description": "uplink"}]),
-    )
+    let lags: Vec<Lag> = serde_json::from_value(json!([{"name": lag, "links": members,
+        "lacp": "active", "mode": "trunk", "trunk_vlans": "10,20", "description": "uplink"}]))
     .unwrap();
     let l3: Vec<L3Interface> = serde_json::from_value(json!([{"name": "Vlan10",
         "ipv4": [format!("10.0.10.{address}/24")], "ipv6": [format!("2001:db8:10::{address}/64")]}])).unwrap();
@@ -453,64 +453,119 @@ async fn lag_svi_plan(d: &mut dyn Driver, address: &str) -> netgw_models::plan::
     p
 }
 
-/// Both ends of a two-link EOS pair bundle their links into Port-Channel10 with LACP and route VLAN 10:
-/// applied through sessions, read back equal, nothing left to do on the second plan, and the aggregate
-/// up on both ends.
+/// Converge [`lag_svi_plan`] on `d` and check it reads back equal, the second plan is empty and the
+/// aggregate is up.
+async fn converge_lag_svi(
+    d: &mut dyn Driver,
+    node: &str,
+    lag: &str,
+    members: [&str; 2],
+    address: &str,
+) {
+    assert!(d.applies_lag_l3(), "{node}");
+    let p = lag_svi_plan(d, lag, members, address).await;
+    assert!(p.failures().next().is_none(), "{node}: {:?}", p.resources);
+    let staged = d.stage(&p).await.unwrap();
+    assert!(
+        staged.diff.contains("channel-group 10 mode active"),
+        "{}",
+        staged.diff
+    );
+    d.commit(&CommitOptions {
+        comment: "lag".into(),
+        confirm_timeout: Duration::from_secs(60),
+    })
+    .await
+    .unwrap();
+    d.confirm().await.unwrap();
+    let again = lag_svi_plan(d, lag, members, address).await;
+    let left: Vec<_> = again
+        .resources
+        .iter()
+        .filter(|r| r.action.is_some())
+        .collect();
+    assert!(again.is_empty(), "{node}: second run up to date: {left:?}");
+    let more = d.observe_lag_l3().await.unwrap();
+    let po = &more.lags[0];
+    assert_eq!(
+        (
+            po.name.as_str(),
+            po.members().len(),
+            po.trunk_vlans.as_ref().map(|t| t.to_range_string())
+        ),
+        (lag, 2, Some("10,20".to_owned())),
+        "{node}"
+    );
+    let svi = more.l3.iter().find(|i| i.name == "Vlan10").unwrap();
+    assert_eq!(json!(svi.ipv4), json!([format!("10.0.10.{address}/24")]));
+    assert_eq!(
+        json!(svi.ipv6),
+        json!([format!("2001:db8:10::{address}/64")])
+    );
+    let po_link = d
+        .observe()
+        .await
+        .unwrap()
+        .links
+        .into_iter()
+        .find(|l| l.name == lag);
+    assert!(
+        po_link.is_some_and(|l| l.description.as_deref() == Some("uplink")),
+        "{node}"
+    );
+    let f = d.facts().await.unwrap();
+    let po_up = f.interfaces.get(lag).and_then(|i| i.oper_status);
+    assert_eq!(
+        po_up,
+        Some(netgw_models::facts::OperStatus::Up),
+        "{node}: {:?}",
+        f.interfaces.keys()
+    );
+}
+
+/// Both ends of a two-link pair bundle their links into aggregate 10 with LACP and route VLAN 10, on
+/// EOS (sessions), IOS (archive revert timer) and NX-OS (checkpoints).
 #[tokio::test]
-async fn eos_converges_an_lacp_aggregate_and_an_svi() {
-    let env = start(TWO_EOS, &[]).await;
+async fn eos_ios_nxos_converge_an_lacp_aggregate_and_an_svi() {
+    let env = start(&pair("arista_ceos", ["eth1", "eth2"]), &[]).await;
     for (node, address) in [("dist1", "1"), ("acc1", "2")] {
         let mut d = EosDriver::connect(&env.target(node)).await.unwrap();
-        assert!(d.applies_lag_l3());
-        let p = lag_svi_plan(&mut d, address).await;
-        assert!(p.failures().next().is_none(), "{:?}", p.resources);
-        let staged = d.stage(&p).await.unwrap();
-        assert!(
-            staged.diff.contains("channel-group 10 mode active"),
-            "{}",
-            staged.diff
-        );
-        d.commit(&CommitOptions {
-            comment: "lag".into(),
-            confirm_timeout: Duration::from_secs(60),
-        })
-        .await
-        .unwrap();
-        d.confirm().await.unwrap();
-        let again = lag_svi_plan(&mut d, address).await;
-        let left: Vec<_> = again
-            .resources
-            .iter()
-            .filter(|r| r.action.is_some())
-            .collect();
-        assert!(again.is_empty(), "{node}: second run up to date: {left:?}");
-        let more = d.observe_lag_l3().await.unwrap();
-        let po = &more.lags[0];
-        assert_eq!(
-            (
-                po.name.as_str(),
-                po.members().len(),
-                po.trunk_vlans.as_ref().map(|t| t.to_range_string())
-            ),
-            ("Port-Channel10", 2, Some("10,20".to_owned()))
-        );
-        let svi = more.l3.iter().find(|i| i.name == "Vlan10").unwrap();
-        assert_eq!(json!(svi.ipv4), json!([format!("10.0.10.{address}/24")]));
-        assert_eq!(
-            json!(svi.ipv6),
-            json!([format!("2001:db8:10::{address}/64")])
-        );
-        let po_link = d
-            .observe()
-            .await
-            .unwrap()
-            .links
-            .into_iter()
-            .find(|l| l.name == "Port-Channel10");
-        assert!(po_link.is_some_and(|l| l.description.as_deref() == Some("uplink")));
-        let f = d.facts().await.unwrap();
-        let po_up = f.interfaces.get("Port-Channel10").and_then(|i| i.oper_status);
-        assert_eq!(po_up, Some(netgw_models::facts::OperStatus::Up), "{node}");
+        converge_lag_svi(
+            &mut d,
+            node,
+            "Port-Channel10",
+            ["Ethernet1", "Ethernet2"],
+            address,
+        )
+        .await;
+    }
+    let faults = [
+        ("dist1", "archive-path", "flash:netgw"),
+        ("acc1", "archive-path", "flash:netgw"),
+    ];
+    let env = start(&pair("cisco_iol", ["Ethernet0/1", "Ethernet0/2"]), &faults).await;
+    for (node, address) in [("dist1", "1"), ("acc1", "2")] {
+        let mut d = IosDriver::connect(&env.target(node)).await.unwrap();
+        converge_lag_svi(
+            &mut d,
+            node,
+            "Port-channel10",
+            ["Ethernet0/1", "Ethernet0/2"],
+            address,
+        )
+        .await;
+    }
+    let env = start(&pair("cisco_n9kv", ["eth1", "eth2"]), &[]).await;
+    for (node, address) in [("dist1", "1"), ("acc1", "2")] {
+        let mut d = NxosDriver::connect(&env.target(node)).await.unwrap();
+        converge_lag_svi(
+            &mut d,
+            node,
+            "port-channel10",
+            ["Ethernet1/1", "Ethernet1/2"],
+            address,
+        )
+        .await;
     }
 }
 
