@@ -765,7 +765,8 @@ impl ConfigSession {
             return Ok(false);
         }
         let words: Vec<&str> = line.split_whitespace().collect();
-        let bad = |token: usize| invalid(self.dialect, line, token);
+        let dialect = self.dialect;
+        let bad = |token: usize| invalid(dialect, line, token);
         // Leaving the VLAN sub-mode (by `exit`, `end` or any top-level command) commits the VLANs, which
         // an IOS VTP server refuses for extended ids, with the device's words.
         if let Context::Vlan(ids) = &self.context
@@ -790,6 +791,9 @@ impl ConfigSession {
             )
         {
             return Err(bad(usize::from(words[0] == "no")));
+        }
+        if let Some(done) = self.apply_logical(st, &words, line) {
+            return done;
         }
         match words.as_slice() {
             ["exit"] => {
@@ -816,11 +820,6 @@ impl ConfigSession {
                     }
                     _ => return Err(bad(2)),
                 }
-                self.context = Context::Top;
-                return Ok(false);
-            }
-            // NX-OS features: what the simulator models is always on.
-            ["feature", "lacp" | "interface-vlan"] if self.dialect == Dialect::Nxos => {
                 self.context = Context::Top;
                 return Ok(false);
             }
@@ -869,11 +868,6 @@ impl ConfigSession {
                 self.context = Context::Top;
                 return Ok(false);
             }
-            ["no", "interface", rest @ ..] if !rest.is_empty() => {
-                st.remove_logical(self.dialect, &rest.join(""), line)?;
-                self.context = Context::Top;
-                return Ok(false);
-            }
             ["interface", rest @ ..] if !rest.is_empty() => {
                 let names = self.interface_names(st, rest, line)?;
                 self.context = Context::Interface(names);
@@ -882,6 +876,27 @@ impl ConfigSession {
             _ => {}
         }
         self.apply_in_context(st, &words, line)
+    }
+
+    /// Top-level lines about logical interfaces and the features they need: `no interface` of an
+    /// aggregate, SVI or loopback, and NX-OS `feature` (what the simulator models is always on).
+    fn apply_logical(
+        &mut self,
+        st: &mut DeviceState,
+        words: &[&str],
+        line: &str,
+    ) -> Option<Result<bool, LineError>> {
+        match words {
+            ["feature", "lacp" | "interface-vlan"] if self.dialect == Dialect::Nxos => {}
+            ["no", "interface", rest @ ..] if !rest.is_empty() => {
+                if let Err(e) = st.remove_logical(self.dialect, &rest.join(""), line) {
+                    return Some(Err(e));
+                }
+            }
+            _ => return None,
+        }
+        self.context = Context::Top;
+        Some(Ok(false))
     }
 
     /// The interfaces an `interface` line names (a comma-separated list).
