@@ -1098,7 +1098,11 @@ impl ConfigSession {
         };
         let list = if v6 { &mut f.ipv6 } else { &mut f.ipv4 };
         if args.is_empty() {
-            return if no { Ok(list.clear()) } else { Err(bad(at)) };
+            if !no {
+                return Err(bad(at));
+            }
+            list.clear();
+            return Ok(());
         }
         let a = address_of(args).ok_or_else(|| bad(at))?;
         match (no, v6, secondary) {
