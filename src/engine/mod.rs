@@ -1170,12 +1170,11 @@ pub(crate) async fn ensure_old(
     steps: &mut Steps<'_>,
 ) -> Result<(), String> {
     let budget = opts.restore_timeout;
-    let o = match tokio::time::timeout(budget, driver.observe()).await {
-        Ok(Ok(o)) => o,
+    let back = match tokio::time::timeout(budget, intent_plan(driver, intent, true)).await {
+        Ok(Ok(p)) => p,
         Ok(Err(e)) => return Err(format!("reading the device after its rollback: {e}")),
         Err(_) => return Err("reading the device after its rollback timed out".into()),
     };
-    let back = intent.plan_to(true, &o.vlans, &o.links, &driver.plan_rules());
     if back.is_empty() {
         return Ok(());
     }
@@ -1220,8 +1219,6 @@ async fn recover(
         }
         return Ok(None);
     };
-    let observed = driver.observe().await.map_err(drv)?;
-    let rules = driver.plan_rules();
     let mut recovery = Recovery {
         run_id: intent.run_id.clone(),
         found: "partial",
@@ -1237,8 +1234,9 @@ async fn recover(
         .transaction
         .as_ref()
         .is_none_or(|t| t.direction == "forward");
-    let whole = intent
-        .plan_to(false, &observed.vlans, &observed.links, &rules)
+    let whole = intent_plan(driver, &intent, false)
+        .await
+        .map_err(drv)?
         .is_empty();
     if whole {
         recovery.found = "new";
@@ -1251,7 +1249,7 @@ async fn recover(
     } else if forward && recovery.transaction.is_some() {
         recovery::reapply(driver, &intent, &mut recovery, opts, steps).await?;
     } else {
-        restore_recovered(driver, &intent, &observed, &mut recovery, opts, steps).await?;
+        restore_recovered(driver, &intent, &mut recovery, opts, steps).await?;
     }
     steps.journal.clear(name).await?;
     if let Some(t) = &recovery.transaction {
@@ -1268,14 +1266,12 @@ async fn recover(
 async fn restore_recovered(
     driver: &mut dyn Driver,
     intent: &Intent,
-    observed: &netgw_drivers::driver::Observed,
     recovery: &mut Recovery,
     opts: &EngineOptions,
     steps: &mut Steps<'_>,
 ) -> StepResult<()> {
-    let rules = driver.plan_rules();
-    let mut back = intent.plan_to(true, &observed.vlans, &observed.links, &rules);
-    let touched = back.vlans.len() + back.links.len();
+    let mut back = intent_plan(driver, intent, true).await.map_err(drv)?;
+    let touched = back.vlans.len() + back.links.len() + back.lags.len() + back.l3.len();
     if back.is_empty() {
         recovery.found = "old";
     }
@@ -1283,8 +1279,7 @@ async fn restore_recovered(
         recovery.action = "reverted";
         recovery.via = Some(cmd);
         recovery.restored = touched;
-        let o = driver.observe().await.map_err(drv)?;
-        back = intent.plan_to(true, &o.vlans, &o.links, &rules);
+        back = intent_plan(driver, intent, true).await.map_err(drv)?;
     }
     if !back.is_empty() {
         restore_old(driver, intent, &back, opts, steps).await?;
@@ -1310,6 +1305,23 @@ pub(crate) async fn restore_old(
 
 /// Apply `back` (a plan towards the old state, or with `old = false` the new one), then read the
 /// device: anything of the touched resources left short of that state fails it.
+/// The plan from what the device has now to the old (`old`) or new state of what `intent` touched,
+/// its aggregates and routed interfaces included.
+pub(crate) async fn intent_plan(
+    driver: &mut dyn Driver,
+    intent: &Intent,
+    old: bool,
+) -> Result<Plan, DriverError> {
+    let o = driver.observe().await?;
+    let more = if intent.touches_lag_l3() {
+        driver.observe_lag_l3().await?
+    } else {
+        Default::default()
+    };
+    let rules = driver.plan_rules();
+    Ok(intent.plan_to_all(old, (&o.vlans, &o.links), (&more.lags, &more.l3), &rules))
+}
+
 pub(crate) async fn restore_to(
     driver: &mut dyn Driver,
     intent: &Intent,
@@ -1342,8 +1354,7 @@ pub(crate) async fn restore_to(
     };
     let done = async {
         driver.commit(&commit_opts).await?;
-        let o = driver.observe().await?;
-        let left = intent.plan_to(old, &o.vlans, &o.links, &driver.plan_rules());
+        let left = intent_plan(driver, intent, old).await?;
         if !left.is_empty() {
             return Err(DriverError::Verify {
                 device: intent.node.clone(),
@@ -1681,7 +1692,7 @@ pub(crate) mod engine_tests_support {
         assert!(
             failed
                 .iter()
-                .all(|(_, e)| e.contains("no netgw driver applies")),
+                .all(|(_, e)| e.contains("driver does not apply aggregates or routed interfaces")),
             "{failed:?}"
         );
         assert_eq!(dev.lock().unwrap().commits, 0, "nothing sent");
