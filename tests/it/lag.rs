@@ -1,6 +1,6 @@
 //! Aggregates and routed interfaces end to end: the real `netgw converge` binary against netgw-lab. Two
-//! EOS switches joined by two links, one converged from attributes (`netdev::lags`,
-//! `netdev::l3_interfaces`), the other from a Ruby recipe (`netdev_lag`, `netdev_l2_interface` on the
+//! EOS switches joined by two links, one converged from attributes (the example repo's `distribution`
+//! role: `netdev::lags`, `netdev::l3_interfaces`), the other from a Ruby recipe (`netdev_lag`, `netdev_l2_interface` on the
 //! aggregate, `netdev_l3_interface`): a two-member LACP aggregate trunking VLANs 10 and 20 and an SVI
 //! with IPv4 and IPv6 converge, the devices hold them, the aggregate is up, and the second run is up to
 //! date. A Junos node declaring an aggregate fails before anything is sent, naming the platform.
@@ -24,12 +24,12 @@ topology:
 "#;
 
 const RECIPE: &str = r#"
-netdev_vlan 'users' do
-  vlan_id 10
+netdev_vlan 'servers' do
+  vlan_id 100
 end
 
-netdev_vlan 'voice' do
-  vlan_id 20
+netdev_vlan 'storage' do
+  vlan_id 110
 end
 
 netdev_lag 'Port-Channel10' do
@@ -41,24 +41,24 @@ end
 netdev_l2_interface 'Port-Channel10' do
   description 'to dist1'
   vlan_tagging true
-  tagged_vlans ['users', 'voice']
+  tagged_vlans ['servers', 'storage']
 end
 
-netdev_l3_interface 'Vlan10' do
-  ipv4 '10.0.10.2/24'
-  ipv6 ['2001:db8:10::2/64']
+netdev_l3_interface 'Vlan100' do
+  ipv4 '10.1.100.2/24'
+  ipv6 ['2001:db8:100::2/64']
 end
 "#;
 
 fn repo(d: &Path) {
-    let dist1 = json!({"name": "dist1",
-    "run_list": ["recipe[netdev::vlans]", "recipe[netdev::lags]", "recipe[netdev::l3_interfaces]"],
-    "normal": {"netdev": {
-        "vlans": {"10": "users", "20": "voice"},
-        "lags": {"Port-Channel10": {"links": ["Ethernet1", "Ethernet2"], "lacp": "active",
-            "mode": "trunk", "trunk_vlans": "10,20", "description": "to acc1"}},
-        "l3_interfaces": {"Vlan10": {"ipv4": ["10.0.10.1/24"], "ipv6": ["2001:db8:10::1/64"]}}
-    }}});
+    for role in ["base", "distribution"] {
+        let body = std::fs::read_to_string(
+            common::root().join(format!("examples/repo/roles/{role}.json")),
+        )
+        .unwrap();
+        common::write(d, &format!("repo/roles/{role}.json"), &body);
+    }
+    let dist1 = json!({"name": "dist1", "run_list": ["role[distribution]"]});
     common::write(d, "repo/nodes/dist1.json", &dist1.to_string());
     let acc1 = json!({"name": "acc1", "run_list": ["recipe[access]"]});
     common::write(d, "repo/nodes/acc1.json", &acc1.to_string());
@@ -96,7 +96,7 @@ fn an_lacp_aggregate_and_an_svi_converge_from_attributes_and_ruby() {
     let d = dir.path();
     repo(d);
     let first = converge(d);
-    for (n, address) in [("dist1", "10.0.10.1/24"), ("acc1", "10.0.10.2/24")] {
+    for (n, address) in [("dist1", "10.1.100.1/24"), ("acc1", "10.1.100.2/24")] {
         let r = node(&first, n);
         assert_eq!(r["status"], "success", "{r}");
         let kinds: Vec<String> = r["resources"]
@@ -121,7 +121,7 @@ fn an_lacp_aggregate_and_an_svi_converge_from_attributes_and_ruby() {
         assert!(
             kinds
                 .iter()
-                .any(|k| k.starts_with("l3_interface[Vlan10]") && k.ends_with("updated")),
+                .any(|k| k.starts_with("l3_interface[Vlan100]") && k.ends_with("updated")),
             "{n}: {kinds:?}"
         );
         let st = lab.node(n).unwrap().device.state().clone();
@@ -140,8 +140,8 @@ fn an_lacp_aggregate_and_an_svi_converge_from_attributes_and_ruby() {
             .map(|(name, _)| name.as_str())
             .collect();
         assert_eq!(members, ["Ethernet1", "Ethernet2"], "{n}");
-        assert_eq!(po.trunk_allowed.to_range_string(), "10,20", "{n}");
-        let svi = st.iface("Vlan10").unwrap();
+        assert_eq!(po.trunk_allowed.to_range_string(), "100,110", "{n}");
+        let svi = st.iface("Vlan100").unwrap();
         assert_eq!(svi.ipv4, [address], "{n}");
         assert_eq!(svi.ipv6.len(), 1, "{n}");
     }
