@@ -12,7 +12,7 @@
 use netgw_models::resource::{VlanId, VlanSet};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// Which vendor's syntax and naming a device uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -254,11 +254,11 @@ impl Iface {
 /// on either end takes the neighbour away on both ends, as LLDP does once the hold time runs out (the
 /// lab skips the wait).
 #[derive(Debug, Clone)]
-pub struct PortFlag(Arc<AtomicBool>);
+pub struct PortFlag(Arc<AtomicBool>, Arc<AtomicU8>);
 
 impl Default for PortFlag {
     fn default() -> PortFlag {
-        PortFlag(Arc::new(AtomicBool::new(true)))
+        PortFlag(Arc::new(AtomicBool::new(true)), Arc::default())
     }
 }
 
@@ -277,6 +277,35 @@ impl PortFlag {
     pub fn set(&self, up: bool) {
         self.0.store(up, Ordering::Relaxed);
     }
+
+    /// How this end bundles its port: the `channel-group` mode, if any.
+    pub fn bundle(&self) -> Option<&'static str> {
+        match self.1.load(Ordering::Relaxed) {
+            1 => Some("active"),
+            2 => Some("passive"),
+            3 => Some("on"),
+            _ => None,
+        }
+    }
+
+    pub fn set_bundle(&self, mode: Option<&str>) {
+        let v = match mode {
+            Some("active") => 1,
+            Some("passive") => 2,
+            Some("on") => 3,
+            _ => 0,
+        };
+        self.1.store(v, Ordering::Relaxed);
+    }
+}
+
+/// Whether two ends' `channel-group` modes bundle: LACP with one active end at least, or static on
+/// both ends.
+fn modes_bundle(a: &str, b: &str) -> bool {
+    matches!(
+        (a, b),
+        ("active", "active" | "passive") | ("passive", "active") | ("on", "on")
+    )
 }
 
 /// One LLDP neighbour as the simulated device sees it.
@@ -710,19 +739,36 @@ impl DeviceState {
         name
     }
 
-    /// An aggregate is up while one of its members is up.
+    /// An aggregate is up while one of its members is: up, and bundled by the far end in a mode that
+    /// bundles with its own (LACP with an active end, or static on both ends).
     pub fn refresh_port_channels(&mut self) {
+        let bundled = |name: &str, mode: &str| {
+            self.neighbors.iter().any(|n| {
+                n.local_port == name
+                    && n.seen()
+                    && n.peer_up.bundle().is_some_and(|m| modes_bundle(mode, m))
+            })
+        };
         let up: Vec<u32> = self
             .interfaces
             .iter()
             .filter(|(_, f)| f.status_up())
-            .filter_map(|(_, f)| f.channel_group.as_ref().map(|(n, _)| *n))
+            .filter_map(|(name, f)| f.channel_group.as_ref().map(|(n, m)| (name, *n, m)))
+            .filter(|(name, _, m)| bundled(name, m))
+            .map(|(_, n, _)| n)
             .collect();
         for (name, f) in &mut self.interfaces {
             if let Some(n) = port_channel_number(&name.to_ascii_lowercase()) {
                 f.oper_up = up.contains(&n);
             }
         }
+    }
+
+    /// Whether the device has an aggregate or a port in one (its status then follows the far ends).
+    pub fn has_aggregates(&self) -> bool {
+        self.interfaces.iter().any(|(n, f)| {
+            f.channel_group.is_some() || port_channel_number(&n.to_ascii_lowercase()).is_some()
+        })
     }
 
     /// `no interface X` for an aggregate, SVI or loopback: gone, and an aggregate's members leave it.
@@ -1264,7 +1310,7 @@ mod tests {
                     .unwrap_or_else(|e| panic!("{d:?} {l}: {}", e.message));
             }
             let pc = st.ensure_port_channel(d, 10);
-            assert!(st.iface(&pc).unwrap().oper_up, "{d:?}: up with a member up");
+            assert!(!st.iface(&pc).unwrap().oper_up, "{d:?}: no far end bundles");
             let v = st.iface("Vlan10").unwrap();
             assert_eq!(v.ipv4, ["10.0.10.1/24", "10.9.0.1/24"]);
             let text = st.running_config(d);
@@ -1290,6 +1336,50 @@ mod tests {
             c.apply(&mut st, "exit").unwrap();
             c.apply(&mut st, "no interface Po10").unwrap();
             assert!(st.iface(&pc).is_none() && st.iface(&p1).unwrap().channel_group.is_none());
+        }
+    }
+
+    /// Two switches joined on their first port: the aggregate comes up on LACP active with active or
+    /// passive, and on static with static; never passive with passive, nor static with LACP.
+    #[test]
+    fn an_aggregate_is_up_when_the_far_end_bundles_compatibly() {
+        let modes = ["active", "passive", "on"];
+        for a in modes {
+            for b in modes {
+                let (ea, eb) = (PortFlag::default(), PortFlag::default());
+                let mut st = DeviceState::new(Dialect::Eos, "a", 1, 2);
+                st.interfaces[0].1.oper_up = true;
+                st.neighbors.push(Neighbor {
+                    local_port: "Ethernet1".into(),
+                    system_name: "b".into(),
+                    port: "Ethernet1".into(),
+                    chassis_id: String::new(),
+                    local_up: ea.clone(),
+                    peer_up: eb.clone(),
+                });
+                let mut c = ConfigSession::new(Dialect::Eos);
+                for l in [
+                    "interface Ethernet1".to_owned(),
+                    format!("channel-group 1 mode {a}"),
+                ] {
+                    c.apply(&mut st, &l).unwrap();
+                }
+                ea.set_bundle(Some(a));
+                eb.set_bundle(Some(b));
+                st.refresh_port_channels();
+                let up = st.iface("Port-Channel1").unwrap().oper_up;
+                let want = matches!(
+                    (a, b),
+                    ("active", "active" | "passive") | ("passive", "active") | ("on", "on")
+                );
+                assert_eq!(up, want, "{a} with {b}");
+                eb.set(false);
+                st.refresh_port_channels();
+                assert!(
+                    !st.iface("Port-Channel1").unwrap().oper_up,
+                    "{a} with {b}: far end shut"
+                );
+            }
         }
     }
 

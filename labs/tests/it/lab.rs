@@ -513,60 +513,81 @@ async fn converge_lag_svi(
         po_link.is_some_and(|l| l.description.as_deref() == Some("uplink")),
         "{node}"
     );
+}
+
+/// The aggregate's status as `d`'s facts give it.
+async fn lag_status(d: &mut dyn Driver, lag: &str) -> Option<netgw_models::facts::OperStatus> {
     let f = d.facts().await.unwrap();
-    let po_up = f.interfaces.get(lag).and_then(|i| i.oper_status);
+    f.interfaces.get(lag).and_then(|i| i.oper_status)
+}
+
+/// [`converge_lag_svi`] on both ends of a pair: the first end's aggregate stays down until the second
+/// bundles too. (Read back over fresh sessions in [`both_up`]: the CLI drivers cache their reads.)
+async fn converge_pair(drivers: [&mut dyn Driver; 2], lag: &str, members: [&str; 2]) {
+    use netgw_models::facts::OperStatus;
+    let [a, b] = drivers;
+    converge_lag_svi(a, "dist1", lag, members, "1").await;
     assert_eq!(
-        po_up,
-        Some(netgw_models::facts::OperStatus::Up),
-        "{node}: {:?}",
-        f.interfaces.keys()
+        lag_status(a, lag).await,
+        Some(OperStatus::Down),
+        "the far end bundles nothing yet"
     );
+    converge_lag_svi(b, "acc1", lag, members, "2").await;
+}
+
+/// Both ends' aggregates are up.
+async fn both_up(drivers: [&mut dyn Driver; 2], lag: &str) {
+    for (n, d) in ["dist1", "acc1"].into_iter().zip(drivers) {
+        let status = lag_status(d, lag).await;
+        assert_eq!(status, Some(netgw_models::facts::OperStatus::Up), "{n}");
+    }
 }
 
 /// Both ends of a two-link pair bundle their links into aggregate 10 with LACP and route VLAN 10, on
-/// EOS (sessions), IOS (archive revert timer) and NX-OS (checkpoints).
+/// EOS (sessions), IOS (archive revert timer) and NX-OS (checkpoints); the aggregate comes up once both
+/// ends bundle.
 #[tokio::test]
 async fn eos_ios_nxos_converge_an_lacp_aggregate_and_an_svi() {
     let env = start(&pair("arista_ceos", ["eth1", "eth2"]), &[]).await;
-    for (node, address) in [("dist1", "1"), ("acc1", "2")] {
-        let mut d = EosDriver::connect(&env.target(node)).await.unwrap();
-        converge_lag_svi(
-            &mut d,
-            node,
-            "Port-Channel10",
-            ["Ethernet1", "Ethernet2"],
-            address,
-        )
-        .await;
-    }
+    let mut a = EosDriver::connect(&env.target("dist1")).await.unwrap();
+    let mut b = EosDriver::connect(&env.target("acc1")).await.unwrap();
+    converge_pair(
+        [&mut a, &mut b],
+        "Port-Channel10",
+        ["Ethernet1", "Ethernet2"],
+    )
+    .await;
+    let mut a = EosDriver::connect(&env.target("dist1")).await.unwrap();
+    let mut b = EosDriver::connect(&env.target("acc1")).await.unwrap();
+    both_up([&mut a, &mut b], "Port-Channel10").await;
     let faults = [
         ("dist1", "archive-path", "flash:netgw"),
         ("acc1", "archive-path", "flash:netgw"),
     ];
     let env = start(&pair("cisco_iol", ["Ethernet0/1", "Ethernet0/2"]), &faults).await;
-    for (node, address) in [("dist1", "1"), ("acc1", "2")] {
-        let mut d = IosDriver::connect(&env.target(node)).await.unwrap();
-        converge_lag_svi(
-            &mut d,
-            node,
-            "Port-channel10",
-            ["Ethernet0/1", "Ethernet0/2"],
-            address,
-        )
-        .await;
-    }
+    let mut a = IosDriver::connect(&env.target("dist1")).await.unwrap();
+    let mut b = IosDriver::connect(&env.target("acc1")).await.unwrap();
+    converge_pair(
+        [&mut a, &mut b],
+        "Port-channel10",
+        ["Ethernet0/1", "Ethernet0/2"],
+    )
+    .await;
+    let mut a = IosDriver::connect(&env.target("dist1")).await.unwrap();
+    let mut b = IosDriver::connect(&env.target("acc1")).await.unwrap();
+    both_up([&mut a, &mut b], "Port-channel10").await;
     let env = start(&pair("cisco_n9kv", ["eth1", "eth2"]), &[]).await;
-    for (node, address) in [("dist1", "1"), ("acc1", "2")] {
-        let mut d = NxosDriver::connect(&env.target(node)).await.unwrap();
-        converge_lag_svi(
-            &mut d,
-            node,
-            "port-channel10",
-            ["Ethernet1/1", "Ethernet1/2"],
-            address,
-        )
-        .await;
-    }
+    let mut a = NxosDriver::connect(&env.target("dist1")).await.unwrap();
+    let mut b = NxosDriver::connect(&env.target("acc1")).await.unwrap();
+    converge_pair(
+        [&mut a, &mut b],
+        "port-channel10",
+        ["Ethernet1/1", "Ethernet1/2"],
+    )
+    .await;
+    let mut a = NxosDriver::connect(&env.target("dist1")).await.unwrap();
+    let mut b = NxosDriver::connect(&env.target("acc1")).await.unwrap();
+    both_up([&mut a, &mut b], "port-channel10").await;
 }
 
 /// A confirmed EOS change aborts the `netgw-` configuration sessions a killed gateway left pending
