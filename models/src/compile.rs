@@ -251,8 +251,21 @@ fn check_members(c: &mut Compiled) {
             });
         }
     }
+    let lags = &c.lags;
     c.links.retain(|d| {
         let l = &d.resource;
+        // The aggregate's own settings belong to its lag declaration alone.
+        if let Some(lag) = lags.iter().find(|g| same_interface(&g.resource.name, &l.name)) {
+            errors.push(CompileError {
+                recipe: d.recipe.clone(),
+                resource: format!("link[{}]", l.name),
+                message: format!(
+                    "is lag[{}] (in {}); declare the aggregate's settings on the lag",
+                    lag.resource.name, lag.recipe
+                ),
+            });
+            return false;
+        }
         let switched = l.mode.is_some() || l.access_vlan.is_some() || l.trunk_vlans.is_some() || l.native_vlan.is_some();
         match owner(&l.name) {
             Some((_, lag, lag_recipe)) if switched => {
@@ -594,6 +607,7 @@ mod tests {
                         json!({"type": "link", "name": "Et1", "description": "ok"}),
                         json!({"type": "link", "name": "Et7", "mode": "access"}),
                         json!({"type": "lag", "name": "Port-channel10"}),
+                        json!({"type": "link", "name": "Po11", "description": "x"}),
                         json!({"type": "router"}),
                     ]),
                 ),
@@ -655,7 +669,14 @@ mod tests {
             ["Ethernet1", "Ethernet7"],
             "a member's description alone is fine"
         );
-        assert_eq!(errs.len(), 7, "{errs:#?}");
+        assert!(
+            has(&[
+                "site::access link[Port-channel11]",
+                "is lag[Port-channel11] (in netdev::lags)"
+            ]),
+            "{errs:#?}"
+        );
+        assert_eq!(errs.len(), 8, "{errs:#?}");
     }
 
     #[test]
