@@ -534,8 +534,7 @@ async fn verify_member(m: &mut Member) -> StepResult<()> {
     let (Some(d), Some(p)) = (m.driver.as_mut(), m.prepared.as_ref()) else {
         return Err(EngineError::Internal("no session in phase 2".into()));
     };
-    let policies = (p.compiled.vlan_policy, p.compiled.link_policy);
-    engine::verify_applied(d.as_mut(), &p.vlans, &p.links, policies, &m.name)
+    engine::verify_applied(d.as_mut(), &p.compiled, &m.name)
         .await
         .map_err(drv)
 }

@@ -25,8 +25,10 @@ use crate::rootdir::{FileOpen, RootDir};
 use crate::store::durable;
 use crate::store::local::{sync_dir, write_json_atomic};
 use netgw_models::NodeName;
+use netgw_models::plan::l3::{L3Context, L3Interface, plan_l3};
+use netgw_models::plan::lag::{Lag, plan_lags};
 use netgw_models::plan::{Plan, PlanRules, Policy, clear_access_vlan, plan};
-use netgw_models::resource::{Link, Vlan, VlanId};
+use netgw_models::resource::{Link, Presence, Vlan, VlanId};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -51,6 +53,11 @@ pub struct Intent {
     pub vlans: Vec<(VlanId, Option<Vlan>, Option<Vlan>)>,
     /// Touched links: (before, after).
     pub links: Vec<(Link, Link)>,
+    /// Touched aggregates and routed interfaces: (before, after); `None` = absent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lags: Vec<(Option<Lag>, Option<Lag>)>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub l3: Vec<(Option<L3Interface>, Option<L3Interface>)>,
     /// What the dead run sent or was about to send (configuration lines, XML, REST calls).
     pub rendered: Vec<String>,
     /// The atomic transaction (`crate::atomic`) this change belongs to: its record
@@ -76,9 +83,69 @@ impl Intent {
                 .iter()
                 .map(|c| (c.before.clone(), c.after.clone()))
                 .collect(),
+            lags: p
+                .lags
+                .iter()
+                .map(|c| (c.before.clone(), c.after.clone()))
+                .collect(),
+            l3: p
+                .l3
+                .iter()
+                .map(|c| (c.before.clone(), c.after.clone()))
+                .collect(),
             rendered,
             tx: None,
         }
+    }
+
+    /// Whether the change touched aggregates or routed interfaces (reading it back needs them).
+    pub fn touches_lag_l3(&self) -> bool {
+        !self.lags.is_empty() || !self.l3.is_empty()
+    }
+
+    /// [`Intent::plan_to`] with the aggregates and routed interfaces the device has now: each touched
+    /// one is put back exactly as recorded (members, LACP, settings, addresses), or removed where the
+    /// target state had none.
+    pub fn plan_to_all(
+        &self,
+        old: bool,
+        observed: (&[Vlan], &[Link]),
+        more: (&[Lag], &[L3Interface]),
+        rules: &PlanRules,
+    ) -> Plan {
+        let mut p = self.plan_to(old, observed.0, observed.1, rules);
+        let lags: Vec<Lag> = self
+            .lags
+            .iter()
+            .filter_map(|(b, a)| {
+                let name = a.as_ref().or(b.as_ref())?.name.clone();
+                let want = if old { b } else { a };
+                Some(want.clone().unwrap_or(Lag {
+                    state: Presence::Absent,
+                    ..Lag::new(name)
+                }))
+            })
+            .collect();
+        plan_lags(&mut p, &lags, more.0, Policy::Replace, rules);
+        let l3: Vec<L3Interface> = self
+            .l3
+            .iter()
+            .filter_map(|(b, a)| {
+                let name = a.as_ref().or(b.as_ref())?.name.clone();
+                let want = if old { b } else { a };
+                Some(want.clone().unwrap_or(L3Interface {
+                    state: Presence::Absent,
+                    ..L3Interface::new(name)
+                }))
+            })
+            .collect();
+        let cx = L3Context {
+            desired_vlans: &[],
+            observed_vlans: observed.0,
+            observed_links: observed.1,
+        };
+        plan_l3(&mut p, &l3, more.1, Policy::Replace, &cx);
+        p
     }
 
     /// A plan from `observed` to the old (`old = true`) or new state of the touched resources;
@@ -538,9 +605,57 @@ mod tests {
             written_at: String::new(),
             vlans: vec![(v10.id, None, Some(v10.clone()))],
             links: vec![(before.clone(), after.clone())],
+            lags: vec![],
+            l3: vec![],
             rendered: vec![],
             tx: None,
         }
+    }
+
+    /// A change that made an aggregate and an SVI: found half-applied (the aggregate only), going back
+    /// takes the members out and removes it, going forward adds the SVI; each end state is whole.
+    #[test]
+    fn aggregates_and_routed_interfaces_go_back_and_forward_exactly() {
+        let lag: Lag = serde_json::from_value(serde_json::json!({"name": "Port-Channel10",
+            "links": ["Ethernet1", "Ethernet2"], "lacp": "active", "enabled": true}))
+        .unwrap();
+        let svi: L3Interface = serde_json::from_value(serde_json::json!({"name": "Vlan10",
+            "ipv4": ["10.0.10.1/24"], "enabled": true}))
+        .unwrap();
+        let i = Intent {
+            lags: vec![(None, Some(lag.clone()))],
+            l3: vec![(None, Some(svi.clone()))],
+            links: vec![],
+            ..port_intent(
+                "eos",
+                &vlan(10, "ten"),
+                &Link::new("Ethernet9"),
+                &Link::new("Ethernet9"),
+            )
+        };
+        assert!(i.touches_lag_l3());
+        let v = [vlan(10, "ten")];
+        let links = [Link::new("Ethernet9")];
+        let r = rules();
+        let back = i.plan_to_all(true, (&v, &links), (std::slice::from_ref(&lag), &[]), &r);
+        let steps: Vec<String> = back.steps().iter().map(ToString::to_string).collect();
+        assert_eq!(
+            steps,
+            [
+                "members leave lag[Port-Channel10]",
+                "delete lag[Port-Channel10]",
+                "delete vlan[10]"
+            ]
+        );
+        let forward = i.plan_to_all(false, (&v, &links), (std::slice::from_ref(&lag), &[]), &r);
+        let steps: Vec<String> = forward.steps().iter().map(ToString::to_string).collect();
+        assert_eq!(steps, ["l3_interface[Vlan10]"]);
+        let new = (std::slice::from_ref(&lag), std::slice::from_ref(&svi));
+        assert!(i.plan_to_all(false, (&v, &links), new, &r).is_empty());
+        assert!(
+            i.plan_to_all(true, (&[], &links), (&[], &[]), &r)
+                .is_empty()
+        );
     }
 
     #[test]
@@ -558,6 +673,8 @@ mod tests {
                 (v20_old.id, Some(v20_old.clone()), Some(v20_new.clone())),
             ],
             links: vec![],
+            lags: vec![],
+            l3: vec![],
             rendered: vec![],
             tx: None,
         };
@@ -662,6 +779,8 @@ mod tests {
             written_at: "t".into(),
             vlans: vec![(v.id, None, Some(v))],
             links: vec![],
+            lags: vec![],
+            l3: vec![],
             rendered: vec!["vlan 10".into()],
             tx: Some("t1".into()),
         };
@@ -729,6 +848,8 @@ mod tests {
             written_at: String::new(),
             vlans: vec![],
             links: vec![],
+            lags: vec![],
+            l3: vec![],
             rendered: vec![],
             tx: tx.map(str::to_owned),
         };

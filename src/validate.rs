@@ -74,7 +74,16 @@ impl Validation {
 }
 
 /// The `netdev` keys the built-in recipes read; another key under `netdev` is likely a typo.
-pub const NETDEV_KEYS: [&str; 4] = ["vlans", "links", "vlan_policy", "link_policy"];
+pub const NETDEV_KEYS: [&str; 8] = [
+    "vlans",
+    "links",
+    "lags",
+    "l3_interfaces",
+    "vlan_policy",
+    "link_policy",
+    "lag_policy",
+    "l3_interface_policy",
+];
 
 /// Check the repo's roles and environments, then each of `names` (with `inv`, how it is reached).
 pub fn validate(repo: &LocalRepo, inv: Option<&Inventory>, names: &[String]) -> Validation {
@@ -224,6 +233,8 @@ fn resource_attribute(resource: &str) -> Option<Vec<String>> {
     let map = match kind {
         "vlan" => "vlans",
         "link" => "links",
+        "lag" => "lags",
+        "l3_interface" => "l3_interfaces",
         _ => return None,
     };
     Some(vec!["netdev".into(), map.into(), key.into()])

@@ -234,6 +234,13 @@ pub struct Observed {
     pub links: Vec<Link>,
 }
 
+/// A device's aggregates and routed interfaces, as [`Driver::observe_lag_l3`] reads them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LagL3 {
+    pub lags: Vec<netgw_models::plan::lag::Lag>,
+    pub l3: Vec<netgw_models::plan::l3::L3Interface>,
+}
+
 /// The planner's read taken during the facts step, handed to the next `observe()` so the run reads the
 /// device's layer-2 state once (facts and plan see the same answer). `stage` forgets it: anything
 /// after a change reads afresh.
@@ -447,6 +454,17 @@ pub trait Driver: Send {
     async fn facts(&mut self) -> Result<DeviceFacts, DriverError>;
     /// Read the VLANs and links the device has now.
     async fn observe(&mut self) -> Result<Observed, DriverError>;
+    /// Whether this driver observes and applies aggregates and routed interfaces (`observe_lag_l3`,
+    /// and their steps in `stage`). A node declaring them on a driver that does not fails before
+    /// anything is sent.
+    fn applies_lag_l3(&self) -> bool {
+        false
+    }
+    /// Read the aggregates and routed interfaces the device has now (asked only when the node
+    /// declares some).
+    async fn observe_lag_l3(&mut self) -> Result<LagL3, DriverError> {
+        Ok(LagL3::default())
+    }
     /// Stage a plan on the device and return its diff. Nothing is active yet.
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError>;
     /// Throw away what `stage` prepared.

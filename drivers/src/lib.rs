@@ -15,6 +15,7 @@ pub mod eos;
 pub mod f5;
 pub mod ios;
 pub mod junos;
+pub mod lag_cli;
 pub mod netconf_txn;
 pub mod nxos;
 pub mod registry;

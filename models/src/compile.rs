@@ -5,8 +5,16 @@
 //!   (`{"100": {"name": "web"}}`; `{"100": "web"}` is short for a name; `{"100": {"state": "absent"}}`).
 //! * `netdev::links` declares one `link` per entry of `node['netdev']['links']`, keyed by interface name.
 //!
-//! Collection policies are attributes too: `node['netdev']['vlan_policy']` and
-//! `node['netdev']['link_policy']` (`merge`, `replace`, `purge`; default `merge`).
+//! * `netdev::lags` declares one `lag` per entry of `node['netdev']['lags']`, keyed by aggregate name.
+//! * `netdev::l3_interfaces` declares one `l3_interface` per entry of `node['netdev']['l3_interfaces']`,
+//!   keyed by interface name.
+//!
+//! Collection policies are attributes too: `node['netdev']['vlan_policy']`, `link_policy`, `lag_policy`
+//! and `l3_interface_policy` (`merge`, `replace`, `purge`; default `merge`).
+//!
+//! A member of a declared aggregate takes its switchport settings from the aggregate: a link declaring
+//! its own beside them, a port in two aggregates, or addresses on a member are errors naming both
+//! declarations.
 //!
 //! Repo recipes list resources declaratively (`resources: [{type: vlan, id: 10, name: web}, {type: link,
 //! name: Ethernet1, mode: access, access_vlan: 10}]`). A resource declared twice is an error naming both
@@ -14,7 +22,9 @@
 
 use crate::node::Attrs;
 use crate::plan::Policy;
-use crate::resource::{Link, Vlan, VlanId, normalize_interface_name};
+use crate::plan::l3::L3Interface;
+use crate::plan::lag::Lag;
+use crate::resource::{Link, Presence, Vlan, VlanId, normalize_interface_name, same_interface};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -30,8 +40,12 @@ pub struct Declared<T> {
 pub struct Compiled {
     pub vlans: Vec<Declared<Vlan>>,
     pub links: Vec<Declared<Link>>,
+    pub lags: Vec<Declared<Lag>>,
+    pub l3: Vec<Declared<L3Interface>>,
     pub vlan_policy: Policy,
     pub link_policy: Policy,
+    pub lag_policy: Policy,
+    pub l3_policy: Policy,
     /// Resources that could not be compiled: (recipe, resource name, reason).
     pub errors: Vec<CompileError>,
 }
@@ -52,8 +66,16 @@ impl Compiled {
         self.links.iter().map(|d| d.resource.clone()).collect()
     }
 
+    pub fn lag_list(&self) -> Vec<Lag> {
+        self.lags.iter().map(|d| d.resource.clone()).collect()
+    }
+
+    pub fn l3_list(&self) -> Vec<L3Interface> {
+        self.l3.iter().map(|d| d.resource.clone()).collect()
+    }
+
     pub fn resource_count(&self) -> usize {
-        self.vlans.len() + self.links.len()
+        self.vlans.len() + self.links.len() + self.lags.len() + self.l3.len()
     }
 }
 
@@ -62,6 +84,8 @@ impl Compiled {
 pub enum RecipeSource {
     BuiltinVlans,
     BuiltinLinks,
+    BuiltinLags,
+    BuiltinL3,
     Declarative(Vec<Value>),
 }
 
@@ -71,6 +95,8 @@ pub fn compile(merged: &Attrs, recipes: &[(String, RecipeSource)]) -> Compiled {
     let netdev = merged.get("netdev").and_then(Value::as_object);
     c.vlan_policy = policy(netdev, "vlan_policy", &mut c.errors);
     c.link_policy = policy(netdev, "link_policy", &mut c.errors);
+    c.lag_policy = policy(netdev, "lag_policy", &mut c.errors);
+    c.l3_policy = policy(netdev, "l3_interface_policy", &mut c.errors);
     for (recipe, source) in recipes {
         match source {
             RecipeSource::BuiltinVlans => {
@@ -83,6 +109,16 @@ pub fn compile(merged: &Attrs, recipes: &[(String, RecipeSource)]) -> Compiled {
                     builtin_links(&mut c, recipe, v);
                 }
             }
+            RecipeSource::BuiltinLags => {
+                if let Some(v) = netdev.and_then(|n| n.get("lags")) {
+                    builtin_keyed(&mut c, recipe, v, "lags", add_lag);
+                }
+            }
+            RecipeSource::BuiltinL3 => {
+                if let Some(v) = netdev.and_then(|n| n.get("l3_interfaces")) {
+                    builtin_keyed(&mut c, recipe, v, "l3_interfaces", add_l3);
+                }
+            }
             RecipeSource::Declarative(items) => {
                 for (i, item) in items.iter().enumerate() {
                     declarative(&mut c, recipe, i, item);
@@ -90,7 +126,180 @@ pub fn compile(merged: &Attrs, recipes: &[(String, RecipeSource)]) -> Compiled {
             }
         }
     }
+    check_members(&mut c);
     c
+}
+
+/// A resource kind keyed by name in `netdev.<attr>`: each entry's properties, with the key as `name`.
+trait Keyed: serde::de::DeserializeOwned {
+    const KIND: &'static str;
+}
+
+impl Keyed for Lag {
+    const KIND: &'static str = "lag";
+}
+
+impl Keyed for L3Interface {
+    const KIND: &'static str = "l3_interface";
+}
+
+fn builtin_keyed<T: Keyed>(
+    c: &mut Compiled,
+    recipe: &str,
+    v: &Value,
+    attr: &str,
+    add: fn(&mut Compiled, &str, T),
+) {
+    let Some(map) = v.as_object() else {
+        return err(
+            c,
+            recipe,
+            format!("netdev.{attr}"),
+            format!("must be a map of interface name to properties, found {v}"),
+        );
+    };
+    for (key, props) in map {
+        let name = format!("{}[{key}]", T::KIND);
+        let mut obj = match props {
+            Value::Object(m) => m.clone(),
+            Value::Null => serde_json::Map::new(),
+            other => {
+                err(
+                    c,
+                    recipe,
+                    name,
+                    format!("properties must be a map, found {other}"),
+                );
+                continue;
+            }
+        };
+        obj.insert("name".into(), Value::String(key.clone()));
+        match serde_json::from_value::<T>(Value::Object(obj)) {
+            Ok(r) => add(c, recipe, r),
+            Err(e) => err(c, recipe, name, with_hint(e)),
+        }
+    }
+}
+
+fn add_lag(c: &mut Compiled, recipe: &str, mut lag: Lag) {
+    if let Err(e) = lag.validate() {
+        return err(c, recipe, format!("lag[{}]", lag.name), e.to_string());
+    }
+    lag.normalize();
+    let name = format!("lag[{}]", lag.name);
+    if let Some(prev) = c
+        .lags
+        .iter()
+        .find(|d| same_interface(&d.resource.name, &lag.name))
+    {
+        let msg = format!("declared twice, in {} and {recipe}", prev.recipe);
+        return err(c, recipe, name, msg);
+    }
+    c.lags.push(Declared {
+        recipe: recipe.into(),
+        resource: lag,
+    });
+}
+
+fn add_l3(c: &mut Compiled, recipe: &str, mut l3: L3Interface) {
+    if let Err(e) = l3.validate() {
+        return err(
+            c,
+            recipe,
+            format!("l3_interface[{}]", l3.name),
+            e.to_string(),
+        );
+    }
+    crate::plan::l3::normalize(&mut l3);
+    let name = format!("l3_interface[{}]", l3.name);
+    if let Some(prev) = c.l3.iter().find(|d| d.resource.name == l3.name) {
+        let msg = format!("declared twice, in {} and {recipe}", prev.recipe);
+        return err(c, recipe, name, msg);
+    }
+    c.l3.push(Declared {
+        recipe: recipe.into(),
+        resource: l3,
+    });
+}
+
+/// Members follow their aggregate: a member's own switchport settings, a port bundled twice, or
+/// addresses on a member (or on a port declared switched) are errors naming both declarations, and
+/// the later declaration is left out.
+fn check_members(c: &mut Compiled) {
+    let present: Vec<(String, String, String)> = c
+        .lags
+        .iter()
+        .filter(|d| d.resource.state == Presence::Present)
+        .flat_map(|d| {
+            d.resource
+                .members()
+                .iter()
+                .map(|m| (m.clone(), d.resource.name.clone(), d.recipe.clone()))
+        })
+        .collect();
+    let owner = |port: &str| present.iter().find(|(m, _, _)| same_interface(m, port));
+    let mut errors = Vec::new();
+    for (i, (m, lag, recipe)) in present.iter().enumerate() {
+        if let Some((_, other, other_recipe)) = present[..i]
+            .iter()
+            .find(|(o, l, _)| same_interface(o, m) && l != lag)
+        {
+            errors.push(CompileError {
+                recipe: recipe.clone(),
+                resource: format!("lag[{lag}]"),
+                message: format!("bundles {m}, which lag[{other}] (in {other_recipe}) bundles already; a port is in one aggregate"),
+            });
+        }
+    }
+    let lags = &c.lags;
+    c.links.retain(|d| {
+        let l = &d.resource;
+        // The aggregate's own settings belong to its lag declaration alone.
+        if let Some(lag) = lags.iter().find(|g| same_interface(&g.resource.name, &l.name)) {
+            errors.push(CompileError {
+                recipe: d.recipe.clone(),
+                resource: format!("link[{}]", l.name),
+                message: format!(
+                    "is lag[{}] (in {}); declare the aggregate's settings on the lag",
+                    lag.resource.name, lag.recipe
+                ),
+            });
+            return false;
+        }
+        let switched = l.mode.is_some() || l.access_vlan.is_some() || l.trunk_vlans.is_some() || l.native_vlan.is_some();
+        match owner(&l.name) {
+            Some((_, lag, lag_recipe)) if switched => {
+                errors.push(CompileError {
+                    recipe: d.recipe.clone(),
+                    resource: format!("link[{}]", l.name),
+                    message: format!("sets switchport settings (mode/access_vlan/trunk_vlans/native_vlan) on a member of lag[{lag}] (in {lag_recipe}); a member follows its aggregate: declare them on the lag"),
+                });
+                false
+            }
+            _ => true,
+        }
+    });
+    let links = &c.links;
+    c.l3.retain(|d| {
+        let name = &d.resource.name;
+        let why = if let Some((_, lag, lag_recipe)) = owner(name) {
+            Some(format!("is a member of lag[{lag}] (in {lag_recipe}); put the addresses on the aggregate"))
+        } else {
+            links.iter().find(|l| same_interface(&l.resource.name, name) && matches!(l.resource.mode, Some(crate::resource::LinkMode::Access | crate::resource::LinkMode::Trunk))).map(|l| format!("is declared a switched port by link[{}] (in {}); a port with addresses is routed", l.resource.name, l.recipe))
+        };
+        match why {
+            Some(message) if d.resource.state == Presence::Present => {
+                errors.push(CompileError {
+                    recipe: d.recipe.clone(),
+                    resource: format!("l3_interface[{name}]"),
+                    message,
+                });
+                false
+            }
+            _ => true,
+        }
+    });
+    c.errors.extend(errors);
 }
 
 fn policy(netdev: Option<&Attrs>, key: &str, errors: &mut Vec<CompileError>) -> Policy {
@@ -281,6 +490,8 @@ fn with_hint(e: serde_json::Error) -> String {
     crate::name::with_field_hint(e.to_string())
 }
 
+const KINDS: &str = "vlan, link, lag or l3_interface";
+
 fn declarative(c: &mut Compiled, recipe: &str, index: usize, item: &Value) {
     let Some(obj) = item.as_object() else {
         return err(
@@ -311,17 +522,30 @@ fn declarative(c: &mut Compiled, recipe: &str, index: usize, item: &Value) {
                 with_hint(e),
             ),
         },
+        Some("lag") => match serde_json::from_value::<Lag>(Value::Object(obj)) {
+            Ok(l) => add_lag(c, recipe, l),
+            Err(e) => err(c, recipe, format!("resources[{index}] (lag)"), with_hint(e)),
+        },
+        Some("l3_interface") => match serde_json::from_value::<L3Interface>(Value::Object(obj)) {
+            Ok(l) => add_l3(c, recipe, l),
+            Err(e) => err(
+                c,
+                recipe,
+                format!("resources[{index}] (l3_interface)"),
+                with_hint(e),
+            ),
+        },
         Some(other) => err(
             c,
             recipe,
             format!("resources[{index}]"),
-            format!("unknown resource type {other:?} (vlan or link)"),
+            format!("unknown resource type {other:?} ({KINDS})"),
         ),
         None => err(
             c,
             recipe,
             format!("resources[{index}]"),
-            "has no `type` (vlan or link)".into(),
+            format!("has no `type` ({KINDS})"),
         ),
     }
 }
@@ -390,6 +614,101 @@ mod tests {
             ]
         );
         assert!(c.errors[3].message.contains("nmae"), "{:?}", c.errors[3]);
+    }
+
+    #[test]
+    fn lags_and_l3_interfaces_from_attributes_and_member_conflicts_name_both() {
+        let m = attrs(json!({"netdev": {
+            "lag_policy": "replace",
+            "lags": {"Po10": {"links": ["Et1", "Et2"], "lacp": "active", "mode": "trunk", "trunk_vlans": "10,20"},
+                     "Po11": {"links": ["Et2"]},
+                     "Po12": {"linkz": ["Et5"]}},
+            "l3_interfaces": {"vl10": {"ipv4": ["10.0.10.1/24"], "ipv6": ["2001:db8:10::1/64"]},
+                              "Et1": {"ipv4": ["10.1.0.1/31"]},
+                              "Et7": {"ipv4": ["10.2.0.1/31"]}}
+        }}));
+        let c = compile(
+            &m,
+            &[
+                ("netdev::lags".into(), RecipeSource::BuiltinLags),
+                ("netdev::l3_interfaces".into(), RecipeSource::BuiltinL3),
+                (
+                    "site::access".into(),
+                    RecipeSource::Declarative(vec![
+                        json!({"type": "link", "name": "Ethernet2", "mode": "access", "access_vlan": 10}),
+                        json!({"type": "link", "name": "Et1", "description": "ok"}),
+                        json!({"type": "link", "name": "Et7", "mode": "access"}),
+                        json!({"type": "lag", "name": "Port-channel10"}),
+                        json!({"type": "link", "name": "Po11", "description": "x"}),
+                        json!({"type": "router"}),
+                    ]),
+                ),
+            ],
+        );
+        assert_eq!(c.lag_policy, Policy::Replace);
+        let lags: Vec<&str> = c.lags.iter().map(|d| d.resource.name.as_str()).collect();
+        assert_eq!(lags, ["Port-channel10", "Port-channel11"]);
+        assert_eq!(c.lags[0].resource.members(), ["Ethernet1", "Ethernet2"]);
+        let l3: Vec<&str> = c.l3.iter().map(|d| d.resource.name.as_str()).collect();
+        assert_eq!(l3, ["Vlan10"], "Et1 is a member, Et7 a switched port");
+        let errs: Vec<String> = c
+            .errors
+            .iter()
+            .map(|e| format!("{} {}: {}", e.recipe, e.resource, e.message))
+            .collect();
+        let has = |needle: &[&str]| errs.iter().any(|e| needle.iter().all(|n| e.contains(n)));
+        assert!(has(&["lag[Po12]", "linkz"]), "{errs:#?}");
+        assert!(
+            has(&[
+                "site::access lag[Port-channel10]",
+                "declared twice, in netdev::lags"
+            ]),
+            "{errs:#?}"
+        );
+        assert!(
+            has(&["unknown resource type \"router\" (vlan, link, lag or l3_interface)"]),
+            "{errs:#?}"
+        );
+        assert!(
+            has(&[
+                "netdev::lags lag[Port-channel11]",
+                "bundles Ethernet2",
+                "lag[Port-channel10] (in netdev::lags)"
+            ]),
+            "{errs:#?}"
+        );
+        assert!(
+            has(&[
+                "site::access link[Ethernet2]",
+                "member of lag[Port-channel10] (in netdev::lags)"
+            ]),
+            "{errs:#?}"
+        );
+        assert!(
+            has(&["l3_interface[Ethernet1]", "member of lag[Port-channel10]"]),
+            "{errs:#?}"
+        );
+        assert!(
+            has(&[
+                "l3_interface[Ethernet7]",
+                "switched port by link[Ethernet7] (in site::access)"
+            ]),
+            "{errs:#?}"
+        );
+        let links: Vec<&str> = c.links.iter().map(|d| d.resource.name.as_str()).collect();
+        assert_eq!(
+            links,
+            ["Ethernet1", "Ethernet7"],
+            "a member's description alone is fine"
+        );
+        assert!(
+            has(&[
+                "site::access link[Port-channel11]",
+                "is lag[Port-channel11] (in netdev::lags)"
+            ]),
+            "{errs:#?}"
+        );
+        assert_eq!(errs.len(), 8, "{errs:#?}");
     }
 
     #[test]

@@ -8,7 +8,12 @@
 //! * `purge`: as `merge` for declared VLANs, and VLANs on the device that are not declared are removed,
 //!   except the reserved ones the driver names (1, and 1002-1005 on Cisco), which are never touched.
 
+pub mod l3;
+pub mod lag;
+
 use crate::resource::{Link, LinkMode, Presence, Vlan, VlanId, VlanSet};
+use l3::L3Change;
+use lag::LagChange;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -41,16 +46,40 @@ impl std::str::FromStr for Policy {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum ResourceRef {
-    Vlan { id: VlanId },
-    Link { name: String },
+    Vlan {
+        id: VlanId,
+    },
+    Link {
+        name: String,
+    },
+    Lag {
+        name: String,
+    },
+    #[serde(rename = "l3_interface")]
+    L3 {
+        name: String,
+    },
+}
+
+impl ResourceRef {
+    /// Every kind's name, as [`ResourceRef::ident`] gives it.
+    pub const KINDS: [&'static str; 4] = ["vlan", "link", "lag", "l3_interface"];
+
+    /// The kind as reports name it, and the resource's name within its kind.
+    pub fn ident(&self) -> (&'static str, String) {
+        match self {
+            ResourceRef::Vlan { id } => ("vlan", id.to_string()),
+            ResourceRef::Link { name } => ("link", name.clone()),
+            ResourceRef::Lag { name } => ("lag", name.clone()),
+            ResourceRef::L3 { name } => ("l3_interface", name.clone()),
+        }
+    }
 }
 
 impl fmt::Display for ResourceRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ResourceRef::Vlan { id } => write!(f, "vlan[{id}]"),
-            ResourceRef::Link { name } => write!(f, "link[{name}]"),
-        }
+        let (kind, name) = self.ident();
+        write!(f, "{kind}[{name}]")
     }
 }
 
@@ -126,13 +155,89 @@ pub struct ResourcePlan {
 pub struct Plan {
     pub vlans: Vec<VlanChange>,
     pub links: Vec<LinkChange>,
-    /// One entry per declared resource (and per purged VLAN), in order, for reporting.
+    pub lags: Vec<LagChange>,
+    pub l3: Vec<L3Change>,
+    /// One entry per declared resource (and per purged one), in order, for reporting.
     pub resources: Vec<ResourcePlan>,
+}
+
+/// One step of applying a plan, in the order devices need ([`Plan::steps`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Step<'a> {
+    VlanUpsert(&'a VlanChange),
+    /// Members leaving an aggregate (all of them when it goes).
+    MembersLeave(&'a LagChange),
+    LagDelete(&'a LagChange),
+    L3Delete(&'a L3Change),
+    /// The aggregate created or its own settings changed.
+    LagUpsert(&'a LagChange),
+    /// Members joining an aggregate, or taking its changed LACP mode.
+    MembersJoin(&'a LagChange),
+    Link(&'a LinkChange),
+    L3Upsert(&'a L3Change),
+    VlanDelete(&'a VlanChange),
+}
+
+impl fmt::Display for Step<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Step::VlanUpsert(c) => write!(f, "vlan[{}]", c.id),
+            Step::MembersLeave(c) => write!(f, "members leave lag[{}]", c.name),
+            Step::LagDelete(c) => write!(f, "delete lag[{}]", c.name),
+            Step::L3Delete(c) => write!(f, "delete l3_interface[{}]", c.name),
+            Step::LagUpsert(c) => write!(f, "lag[{}]", c.name),
+            Step::MembersJoin(c) => write!(f, "members join lag[{}]", c.name),
+            Step::Link(c) => write!(f, "link[{}]", c.after.name),
+            Step::L3Upsert(c) => write!(f, "l3_interface[{}]", c.name),
+            Step::VlanDelete(c) => write!(f, "delete vlan[{}]", c.id),
+        }
+    }
 }
 
 impl Plan {
     pub fn is_empty(&self) -> bool {
-        self.vlans.is_empty() && self.links.is_empty()
+        self.vlans.is_empty() && self.links.is_empty() && self.lags.is_empty() && self.l3.is_empty()
+    }
+
+    /// A resource that cannot be planned: it fails, and the rest goes on.
+    pub fn push_failed(&mut self, resource: ResourceRef, error: String) {
+        self.resources.push(ResourcePlan {
+            resource,
+            action: None,
+            changes: vec![],
+            error: Some(error),
+        });
+    }
+
+    /// Every change in the order devices accept it: a VLAN before its SVI and before the ports and
+    /// aggregates that carry it; members out of an aggregate before it goes (and before they join
+    /// another); an aggregate before its members join; addresses off an interface before a port
+    /// changes mode; an SVI removed before its VLAN.
+    pub fn steps(&self) -> Vec<Step<'_>> {
+        let mut out: Vec<Step<'_>> = self.vlan_upserts().map(Step::VlanUpsert).collect();
+        let leaving = |c: &&LagChange| !c.links_remove.is_empty();
+        out.extend(self.lags.iter().filter(leaving).map(Step::MembersLeave));
+        let deleted = |c: &&LagChange| c.action == Action::Delete;
+        out.extend(self.lags.iter().filter(deleted).map(Step::LagDelete));
+        let l3_deleted = |c: &&L3Change| c.action == Action::Delete;
+        out.extend(self.l3.iter().filter(l3_deleted).map(Step::L3Delete));
+        for c in self.lags.iter().filter(|c| c.action != Action::Delete) {
+            if c.action == Action::Create || c.settings.is_some() || c.changed("minimum_links") {
+                out.push(Step::LagUpsert(c));
+            }
+            if !c.links_add.is_empty() || c.changed("lacp") {
+                out.push(Step::MembersJoin(c));
+            }
+        }
+        out.extend(self.links.iter().map(Step::Link));
+        out.extend(
+            self.l3
+                .iter()
+                .filter(|c| !l3_deleted(c))
+                .map(Step::L3Upsert),
+        );
+        out.extend(self.vlan_deletes().map(Step::VlanDelete));
+        out
     }
 
     pub fn failures(&self) -> impl Iterator<Item = &ResourcePlan> {
@@ -295,7 +400,7 @@ fn plan_links(
 
 /// What bringing the observed link `b` to the declared `d` changes (`replace`: undeclared
 /// properties go back to their defaults).
-fn link_change(d: &Link, b: &Link, replace: bool, rules: &PlanRules) -> LinkChange {
+pub(crate) fn link_change(d: &Link, b: &Link, replace: bool, rules: &PlanRules) -> LinkChange {
     let mut after = b.clone();
     let mut changes = Vec::new();
     let mut set = |property: &'static str, before: Value, after_v: Value| {

@@ -528,6 +528,11 @@ pub fn normalize_interface_name(name: &str) -> String {
     name.to_owned()
 }
 
+/// Whether two interface names are one interface (`Po10`, `Port-Channel10` and `port-channel10` are).
+pub fn same_interface(a: &str, b: &str) -> bool {
+    normalize_interface_name(a).eq_ignore_ascii_case(&normalize_interface_name(b))
+}
+
 /// A VLAN resource.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

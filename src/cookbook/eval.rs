@@ -95,10 +95,11 @@ pub trait Host {
 }
 
 /// The resource names a recipe may declare: Chef's netdev cookbook's and netgw's own.
-pub const RESOURCE_KINDS: [&str; 8] = [
+pub const RESOURCE_KINDS: [&str; 9] = [
     "netdev_vlan",
     "netdev_interface",
     "netdev_l2_interface",
+    "netdev_l3_interface",
     "netdev_lag",
     "netdev_lag_interface",
     "netdev_group",

@@ -11,8 +11,13 @@
 //! * `netdev_l2_interface NAME`: `vlan_tagging true` is a trunk carrying `tagged_vlans` with
 //!   `untagged_vlan` native; false is an access port in `untagged_vlan`. VLANs are named as the
 //!   cookbook names them (a `netdev_vlan`'s `vlan_name` in the same run) or given by id.
-//! * `netdev_lag`, `netdev_lag_interface`, `netdev_group`: refused (netgw has no LAG or Junos-group
-//!   resource).
+//! * `netdev_lag NAME`: `links` (the members), `minimum_links`, `lacp` (`active`, `passive`, or
+//!   `disable` for a static bundle); `:delete` is absent. The aggregate's own settings come from a
+//!   `netdev_interface` / `netdev_l2_interface` of the same name, as netdev configures them.
+//! * `netdev_l3_interface NAME` (netgw's: netdev has no layer-3 resource; named as its
+//!   `netdev_l2_interface` twin): `ipv4` and `ipv6` (an address or a list; the first IPv4 is the
+//!   primary), `description`, `enabled`, `mtu`; `:delete` removes the addresses.
+//! * `netdev_lag_interface`, `netdev_group`: refused (no such netgw resource).
 //!
 //! One interface declared by both `netdev_interface` and `netdev_l2_interface` (the cookbook's usual
 //! pattern) is one netgw link: an explicitly set property wins over the other resource's default, and
@@ -55,6 +60,7 @@ pub fn to_declarative(
             }
         }
     }
+    fold_lag_settings(&mut out);
     Ok(out)
 }
 
@@ -114,6 +120,8 @@ const L2_PROPS: [&str; 5] = [
     "tagged_vlans",
     "vlan_tagging",
 ];
+const LAG_PROPS: [&str; 3] = ["links", "minimum_links", "lacp"];
+const L3_PROPS: [&str; 5] = ["ipv4", "ipv6", "description", "enabled", "mtu"];
 const NETGW_VLAN_PROPS: [&str; 2] = ["name", "description"];
 const NETGW_LINK_PROPS: [&str; 7] = [
     "description",
@@ -135,10 +143,12 @@ fn map_one(
         "netdev_l2_interface" => (&L2_PROPS, &["create"]),
         "vlan" => (&NETGW_VLAN_PROPS, &["create", "delete"]),
         "link" => (&NETGW_LINK_PROPS, &["create"]),
-        "netdev_lag" | "netdev_lag_interface" => {
+        "netdev_lag" => (&LAG_PROPS, &["create", "delete"]),
+        "netdev_l3_interface" => (&L3_PROPS, &["create", "delete"]),
+        "netdev_lag_interface" => {
             return Err(d.error(
-                format!("resource `{}`", d.kind),
-                "netgw has no link-aggregation resource (docs/cookbooks.md)",
+                "resource `netdev_lag_interface`",
+                "not a netdev resource netgw knows; declare members in netdev_lag `links`",
             ));
         }
         "netdev_group" => {
@@ -176,6 +186,8 @@ fn map_one(
         "vlan" => Mapped::Vlan(netgw_vlan(d, action)?),
         "netdev_interface" => netdev_interface(d)?,
         "netdev_l2_interface" => netdev_l2(d, &resolver)?,
+        "netdev_lag" => Mapped::Vlan(netdev_lag(d, action)?),
+        "netdev_l3_interface" => Mapped::Vlan(netdev_l3(d, action)?),
         _ => netgw_link(d, &resolver)?,
     }))
 }
@@ -231,6 +243,93 @@ fn netdev_vlan(d: &ResourceDecl, action: &str) -> Result<Value, CookbookError> {
         v["description"] = json!(desc);
     }
     Ok(v)
+}
+
+fn netdev_lag(d: &ResourceDecl, action: &str) -> Result<Value, CookbookError> {
+    if action == "delete" {
+        return Ok(json!({"type": "lag", "name": d.name, "state": "absent"}));
+    }
+    let mut m = Map::new();
+    m.insert("type".into(), json!("lag"));
+    m.insert("name".into(), json!(d.name));
+    if let Some(v) = d.property("links") {
+        m.insert("links".into(), v.clone());
+    }
+    if let Some(n) = integer(d, "minimum_links")? {
+        m.insert("minimum_links".into(), json!(n));
+    }
+    if let Some(l) = string(d, "lacp")? {
+        m.insert("lacp".into(), json!(l));
+    }
+    Ok(Value::Object(m))
+}
+
+fn netdev_l3(d: &ResourceDecl, action: &str) -> Result<Value, CookbookError> {
+    if action == "delete" {
+        return Ok(json!({"type": "l3_interface", "name": d.name, "state": "absent"}));
+    }
+    let mut m = Map::new();
+    m.insert("type".into(), json!("l3_interface"));
+    m.insert("name".into(), json!(d.name));
+    for family in ["ipv4", "ipv6"] {
+        match d.property(family) {
+            None => {}
+            Some(Value::String(a)) => {
+                m.insert(family.into(), json!([a]));
+            }
+            Some(v) => {
+                m.insert(family.into(), v.clone());
+            }
+        }
+    }
+    if let Some(s) = string(d, "description")? {
+        m.insert("description".into(), json!(s));
+    }
+    if let Some(b) = boolean(d, "enabled")? {
+        m.insert("enabled".into(), json!(b));
+    }
+    if let Some(n) = integer(d, "mtu")? {
+        m.insert("mtu".into(), json!(n));
+    }
+    Ok(Value::Object(m))
+}
+
+/// A link declared under an aggregate's name (netdev configures a LAG's switchport with
+/// `netdev_l2_interface` on it) is the aggregate's own settings.
+fn fold_lag_settings(out: &mut [(String, Vec<Value>)]) {
+    let lags: Vec<String> = out
+        .iter()
+        .flat_map(|(_, items)| items.iter())
+        .filter(|v| v["type"] == "lag")
+        .filter_map(|v| v["name"].as_str().map(str::to_owned))
+        .collect();
+    let same = |a: &str, b: &str| netgw_models::resource::same_interface(a, b);
+    let mut settings: Vec<(String, Map<String, Value>)> = Vec::new();
+    for (_, items) in out.iter_mut() {
+        items.retain(|v| {
+            let name = v["name"].as_str().unwrap_or_default();
+            match lags.iter().find(|l| v["type"] == "link" && same(l, name)) {
+                Some(l) => {
+                    let mut m = v.as_object().cloned().unwrap_or_default();
+                    m.remove("type");
+                    m.remove("name");
+                    settings.push((l.clone(), m));
+                    false
+                }
+                None => true,
+            }
+        });
+    }
+    for (_, items) in out.iter_mut() {
+        for v in items.iter_mut().filter(|v| v["type"] == "lag") {
+            let name = v["name"].as_str().unwrap_or_default().to_owned();
+            for (_, m) in settings.iter().filter(|(l, _)| same(l, &name)) {
+                if let Some(obj) = v.as_object_mut() {
+                    obj.extend(m.clone());
+                }
+            }
+        }
+    }
 }
 
 fn netgw_vlan(d: &ResourceDecl, action: &str) -> Result<Value, CookbookError> {
@@ -481,6 +580,61 @@ mod tests {
                 json!({"type": "vlan", "id": 20, "name": "db", "state": "absent"}),
                 json!({"type": "link", "name": "Ethernet2", "mode": "trunk", "trunk_vlans": [10, 20], "native_vlan": 20}),
             ]
+        );
+    }
+
+    #[test]
+    fn netdev_lag_takes_its_l2_interface_and_l3_interfaces_map() {
+        let r = vec![(
+            "dist::default".to_string(),
+            vec![
+                decl("netdev_vlan", "users", json!({"vlan_id": 10}), &[]),
+                decl(
+                    "netdev_lag",
+                    "Port-Channel10",
+                    json!({"links": ["Ethernet1", "Ethernet2"], "minimum_links": 1, "lacp": "active"}),
+                    &[],
+                ),
+                decl(
+                    "netdev_l2_interface",
+                    "Port-Channel10",
+                    json!({"vlan_tagging": true, "tagged_vlans": ["users"], "description": "to acc1"}),
+                    &[],
+                ),
+                decl(
+                    "netdev_l3_interface",
+                    "Vlan10",
+                    json!({"ipv4": "10.0.10.1/24", "ipv6": ["2001:db8:10::1/64"]}),
+                    &[],
+                ),
+                decl("netdev_lag", "Port-Channel20", json!({}), &["delete"]),
+            ],
+        )];
+        let out = to_declarative(&r).unwrap();
+        assert_eq!(
+            out[0].1,
+            vec![
+                json!({"type": "vlan", "id": 10, "name": "users"}),
+                json!({"type": "lag", "name": "Port-Channel10", "links": ["Ethernet1", "Ethernet2"],
+                    "minimum_links": 1, "lacp": "active", "description": "to acc1", "mode": "trunk", "trunk_vlans": [10]}),
+                json!({"type": "l3_interface", "name": "Vlan10", "ipv4": ["10.0.10.1/24"], "ipv6": ["2001:db8:10::1/64"]}),
+                json!({"type": "lag", "name": "Port-Channel20", "state": "absent"}),
+            ]
+        );
+        let bad = vec![(
+            "r".to_string(),
+            vec![decl(
+                "netdev_lag",
+                "Po1",
+                json!({"lacp_mode": "active"}),
+                &[],
+            )],
+        )];
+        let e = to_declarative(&bad).unwrap_err().to_string();
+        assert!(
+            e.contains("netdev_lag property `lacp_mode`")
+                && e.contains("links, minimum_links, lacp"),
+            "{e}"
         );
     }
 

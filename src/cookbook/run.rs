@@ -13,7 +13,12 @@ use serde_json::Value;
 pub const PROVIDED: [&str; 1] = ["netdev"];
 
 /// Recipes netgw has built in, used when no cookbook provides a file for them.
-pub const BUILTIN_RECIPES: [&str; 2] = ["netdev::vlans", "netdev::links"];
+pub const BUILTIN_RECIPES: [&str; 4] = [
+    "netdev::vlans",
+    "netdev::links",
+    "netdev::lags",
+    "netdev::l3_interfaces",
+];
 
 /// Chef's `cookbook_order`: for each run-list cookbook, its dependencies (depth first, sorted by
 /// name as `CookbookCompiler#each_cookbook_dep` does: `metadata.dependencies.keys.sort`) then itself,
@@ -169,6 +174,8 @@ impl Runner<'_> {
             },
             None if full == BUILTIN_RECIPES[0] => Item::Compiled(RecipeSource::BuiltinVlans),
             None if full == BUILTIN_RECIPES[1] => Item::Compiled(RecipeSource::BuiltinLinks),
+            None if full == BUILTIN_RECIPES[2] => Item::Compiled(RecipeSource::BuiltinLags),
+            None if full == BUILTIN_RECIPES[3] => Item::Compiled(RecipeSource::BuiltinL3),
             None => {
                 let mut known = self.cookbooks.recipe_names(cb);
                 known.extend(BUILTIN_RECIPES.iter().map(|r| r.to_string()));

@@ -34,6 +34,8 @@ use netgw_drivers::target::DeviceTarget;
 use netgw_models::allowlist::{Allowlists, filter_owned};
 use netgw_models::attributes::{Component, Source};
 use netgw_models::compile::{Compiled, compile};
+use netgw_models::plan::l3::{L3Context, plan_l3};
+use netgw_models::plan::lag::plan_lags;
 use netgw_models::plan::{Plan, ResourceRef, plan};
 use netgw_models::{Attrs, CurrentState, DesiredState, NodeName};
 use serde_json::Value;
@@ -602,6 +604,89 @@ fn compile_errors(
     )))
 }
 
+/// Aggregates and routed interfaces on a driver that does not apply them fail the node before
+/// anything is sent, never leave the run quietly without them.
+fn unapplied_kinds(
+    compiled: &Compiled,
+    driver: &dyn Driver,
+    steps: &mut Steps<'_>,
+) -> StepResult<()> {
+    if driver.applies_lag_l3() {
+        return Ok(());
+    }
+    let lags = compiled
+        .lags
+        .iter()
+        .map(|d| (&d.recipe, format!("lag[{}]", d.resource.name)));
+    let l3 = compiled
+        .l3
+        .iter()
+        .map(|d| (&d.recipe, format!("l3_interface[{}]", d.resource.name)));
+    let unapplied: Vec<_> = lags.chain(l3).collect();
+    if unapplied.is_empty() {
+        return Ok(());
+    }
+    let platform = driver.platform();
+    for (recipe, resource) in &unapplied {
+        let msg = format!(
+            "the {platform} driver does not apply aggregates or routed interfaces yet; nothing was changed"
+        );
+        steps
+            .report
+            .resources
+            .push(failed_resource(recipe, resource, &msg));
+    }
+    Err(EngineError::Config(format!(
+        "{} resource(s) cannot be applied on {platform}; nothing was changed",
+        unapplied.len()
+    )))
+}
+
+/// The node's whole plan against what the device has now: VLANs and links, then aggregates and
+/// routed interfaces where the node declares some.
+pub(crate) async fn plan_node(
+    driver: &mut dyn Driver,
+    compiled: &Compiled,
+) -> Result<Plan, DriverError> {
+    let observed = driver.observe().await?;
+    let rules = driver.plan_rules();
+    let vlans = compiled.vlan_list();
+    let mut the_plan = plan(
+        &vlans,
+        &observed.vlans,
+        compiled.vlan_policy,
+        &compiled.link_list(),
+        &observed.links,
+        compiled.link_policy,
+        &rules,
+    );
+    if compiled.lags.is_empty() && compiled.l3.is_empty() {
+        return Ok(the_plan);
+    }
+    let more = driver.observe_lag_l3().await?;
+    let lags = compiled.lag_list();
+    plan_lags(
+        &mut the_plan,
+        &lags,
+        &more.lags,
+        compiled.lag_policy,
+        &rules,
+    );
+    let cx = L3Context {
+        desired_vlans: &vlans,
+        observed_vlans: &observed.vlans,
+        observed_links: &observed.links,
+    };
+    plan_l3(
+        &mut the_plan,
+        &compiled.l3_list(),
+        &more.l3,
+        compiled.l3_policy,
+        &cx,
+    );
+    Ok(the_plan)
+}
+
 pub(crate) fn check_cancel(opts: &EngineOptions) -> StepResult<()> {
     match &opts.cancel {
         Some(c) if c.is_cancelled() => Err(EngineError::Cancelled(
@@ -784,8 +869,6 @@ async fn with_driver(
     let p = prepare(ctx, name, target, view, driver, opts, steps).await?;
     let Prepared {
         compiled,
-        vlans,
-        links,
         plan: the_plan,
         ..
     } = &p;
@@ -825,26 +908,17 @@ async fn with_driver(
         steps.mark("stage");
     } else {
         let t_apply = Instant::now();
-        apply(
-            driver,
-            the_plan,
-            vlans,
-            links,
-            compiled.vlan_policy,
-            compiled.link_policy,
-            opts,
-            steps,
-        )
-        .await
-        .inspect_err(|_| {
-            record_plan(
-                steps.report,
-                compiled,
-                the_plan,
-                ResourceStatus::Failed,
-                0.0,
-            );
-        })?;
+        apply(driver, the_plan, compiled, opts, steps)
+            .await
+            .inspect_err(|_| {
+                record_plan(
+                    steps.report,
+                    compiled,
+                    the_plan,
+                    ResourceStatus::Failed,
+                    0.0,
+                );
+            })?;
         record_plan(
             steps.report,
             compiled,
@@ -866,8 +940,6 @@ pub(crate) struct Prepared {
     pub(crate) view: resolve::NodeView,
     pub(crate) automatic: Attrs,
     pub(crate) compiled: Compiled,
-    pub(crate) vlans: Vec<netgw_models::resource::Vlan>,
-    pub(crate) links: Vec<netgw_models::resource::Link>,
     pub(crate) plan: Plan,
 }
 
@@ -924,6 +996,7 @@ pub(crate) async fn prepare(
     let compiled = compile(&merged, &view.recipes);
     steps.mark("compile");
     compile_errors(ctx, &view, &compiled, steps)?;
+    unapplied_kinds(&compiled, driver, steps)?;
     let vlans = compiled.vlan_list();
     let links = compiled.link_list();
     let invalid = driver.validate(&vlans, &links);
@@ -943,17 +1016,7 @@ pub(crate) async fn prepare(
     }
 
     // 8. Observe and plan.
-    let observed = driver.observe().await.map_err(drv)?;
-    let rules = driver.plan_rules();
-    let the_plan = plan(
-        &vlans,
-        &observed.vlans,
-        compiled.vlan_policy,
-        &links,
-        &observed.links,
-        compiled.link_policy,
-        &rules,
-    );
+    let the_plan = plan_node(driver, &compiled).await.map_err(drv)?;
     steps.mark("plan");
     let failures: Vec<String> = the_plan
         .failures()
@@ -977,8 +1040,6 @@ pub(crate) async fn prepare(
         view,
         automatic,
         compiled,
-        vlans,
-        links,
         plan: the_plan,
     })
 }
@@ -1014,14 +1075,10 @@ pub(crate) async fn save_node(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn apply(
     driver: &mut dyn Driver,
     the_plan: &Plan,
-    vlans: &[netgw_models::resource::Vlan],
-    links: &[netgw_models::resource::Link],
-    vlan_policy: netgw_models::plan::Policy,
-    link_policy: netgw_models::plan::Policy,
+    compiled: &Compiled,
     opts: &EngineOptions,
     steps: &mut Steps<'_>,
 ) -> StepResult<()> {
@@ -1074,15 +1131,7 @@ async fn apply(
         return Err(drv(e));
     }
     steps.mark("commit");
-    if let Err(e) = verify_applied(
-        driver,
-        vlans,
-        links,
-        (vlan_policy, link_policy),
-        &steps.report.name,
-    )
-    .await
-    {
+    if let Err(e) = verify_applied(driver, compiled, &steps.report.name).await {
         roll_back(driver, &intent, opts, steps, "a failed verification").await;
         return Err(drv(e));
     }
@@ -1106,22 +1155,10 @@ async fn ready_to_commit(opts: &EngineOptions, steps: &Steps<'_>) -> StepResult<
 /// Re-observe and re-plan after a commit: anything left means the device did not take the change.
 pub(crate) async fn verify_applied(
     driver: &mut dyn Driver,
-    vlans: &[netgw_models::resource::Vlan],
-    links: &[netgw_models::resource::Link],
-    (vlan_policy, link_policy): (netgw_models::plan::Policy, netgw_models::plan::Policy),
+    compiled: &Compiled,
     device: &str,
 ) -> Result<(), DriverError> {
-    let observed = driver.observe().await?;
-    let rules = driver.plan_rules();
-    let again = plan(
-        vlans,
-        &observed.vlans,
-        vlan_policy,
-        links,
-        &observed.links,
-        link_policy,
-        &rules,
-    );
+    let again = plan_node(driver, compiled).await?;
     if again.is_empty() {
         return Ok(());
     }
@@ -1179,12 +1216,11 @@ pub(crate) async fn ensure_old(
     steps: &mut Steps<'_>,
 ) -> Result<(), String> {
     let budget = opts.restore_timeout;
-    let o = match tokio::time::timeout(budget, driver.observe()).await {
-        Ok(Ok(o)) => o,
+    let back = match tokio::time::timeout(budget, intent_plan(driver, intent, true)).await {
+        Ok(Ok(p)) => p,
         Ok(Err(e)) => return Err(format!("reading the device after its rollback: {e}")),
         Err(_) => return Err("reading the device after its rollback timed out".into()),
     };
-    let back = intent.plan_to(true, &o.vlans, &o.links, &driver.plan_rules());
     if back.is_empty() {
         return Ok(());
     }
@@ -1229,8 +1265,6 @@ async fn recover(
         }
         return Ok(None);
     };
-    let observed = driver.observe().await.map_err(drv)?;
-    let rules = driver.plan_rules();
     let mut recovery = Recovery {
         run_id: intent.run_id.clone(),
         found: "partial",
@@ -1246,8 +1280,9 @@ async fn recover(
         .transaction
         .as_ref()
         .is_none_or(|t| t.direction == "forward");
-    let whole = intent
-        .plan_to(false, &observed.vlans, &observed.links, &rules)
+    let whole = intent_plan(driver, &intent, false)
+        .await
+        .map_err(drv)?
         .is_empty();
     if whole {
         recovery.found = "new";
@@ -1260,7 +1295,7 @@ async fn recover(
     } else if forward && recovery.transaction.is_some() {
         recovery::reapply(driver, &intent, &mut recovery, opts, steps).await?;
     } else {
-        restore_recovered(driver, &intent, &observed, &mut recovery, opts, steps).await?;
+        restore_recovered(driver, &intent, &mut recovery, opts, steps).await?;
     }
     steps.journal.clear(name).await?;
     if let Some(t) = &recovery.transaction {
@@ -1277,14 +1312,12 @@ async fn recover(
 async fn restore_recovered(
     driver: &mut dyn Driver,
     intent: &Intent,
-    observed: &netgw_drivers::driver::Observed,
     recovery: &mut Recovery,
     opts: &EngineOptions,
     steps: &mut Steps<'_>,
 ) -> StepResult<()> {
-    let rules = driver.plan_rules();
-    let mut back = intent.plan_to(true, &observed.vlans, &observed.links, &rules);
-    let touched = back.vlans.len() + back.links.len();
+    let mut back = intent_plan(driver, intent, true).await.map_err(drv)?;
+    let touched = back.vlans.len() + back.links.len() + back.lags.len() + back.l3.len();
     if back.is_empty() {
         recovery.found = "old";
     }
@@ -1292,8 +1325,7 @@ async fn restore_recovered(
         recovery.action = "reverted";
         recovery.via = Some(cmd);
         recovery.restored = touched;
-        let o = driver.observe().await.map_err(drv)?;
-        back = intent.plan_to(true, &o.vlans, &o.links, &rules);
+        back = intent_plan(driver, intent, true).await.map_err(drv)?;
     }
     if !back.is_empty() {
         restore_old(driver, intent, &back, opts, steps).await?;
@@ -1319,6 +1351,23 @@ pub(crate) async fn restore_old(
 
 /// Apply `back` (a plan towards the old state, or with `old = false` the new one), then read the
 /// device: anything of the touched resources left short of that state fails it.
+/// The plan from what the device has now to the old (`old`) or new state of what `intent` touched,
+/// its aggregates and routed interfaces included.
+pub(crate) async fn intent_plan(
+    driver: &mut dyn Driver,
+    intent: &Intent,
+    old: bool,
+) -> Result<Plan, DriverError> {
+    let o = driver.observe().await?;
+    let more = if intent.touches_lag_l3() {
+        driver.observe_lag_l3().await?
+    } else {
+        Default::default()
+    };
+    let rules = driver.plan_rules();
+    Ok(intent.plan_to_all(old, (&o.vlans, &o.links), (&more.lags, &more.l3), &rules))
+}
+
 pub(crate) async fn restore_to(
     driver: &mut dyn Driver,
     intent: &Intent,
@@ -1351,8 +1400,7 @@ pub(crate) async fn restore_to(
     };
     let done = async {
         driver.commit(&commit_opts).await?;
-        let o = driver.observe().await?;
-        let left = intent.plan_to(old, &o.vlans, &o.links, &driver.plan_rules());
+        let left = intent_plan(driver, intent, old).await?;
         if !left.is_empty() {
             return Err(DriverError::Verify {
                 device: intent.node.clone(),
@@ -1411,15 +1459,27 @@ fn recipe_of(compiled: &Compiled, r: &ResourceRef) -> String {
             .find(|d| &d.resource.name == name)
             .map(|d| d.recipe.clone())
             .unwrap_or_default(),
+        ResourceRef::Lag { name } => compiled
+            .lags
+            .iter()
+            .find(|d| &d.resource.name == name)
+            .map(|d| d.recipe.clone())
+            .unwrap_or_else(|| "netdev::lags (purge)".into()),
+        ResourceRef::L3 { name } => compiled
+            .l3
+            .iter()
+            .find(|d| &d.resource.name == name)
+            .map(|d| d.recipe.clone())
+            .unwrap_or_else(|| "netdev::l3_interfaces (purge)".into()),
     }
 }
 
 fn failed_resource(recipe: &str, resource: &str, message: &str) -> ResourceReport {
+    let known = |k: &str| ResourceRef::KINDS.into_iter().find(|x| *x == k);
     let (kind, name) = match resource.split_once('[') {
-        Some((k, rest)) if k == "vlan" || k == "link" => (
-            if k == "vlan" { "vlan" } else { "link" },
-            rest.trim_end_matches(']').to_owned(),
-        ),
+        Some((k, rest)) if let Some(kind) = known(k) => {
+            (kind, rest.trim_end_matches(']').to_owned())
+        }
         _ => ("attribute", resource.to_owned()),
     };
     ResourceReport {
@@ -1643,6 +1703,45 @@ pub(crate) mod engine_tests_support {
             commits,
             "nothing sent the second time"
         );
+    }
+
+    #[tokio::test]
+    async fn a_declared_lag_or_l3_interface_fails_on_a_driver_that_does_not_apply_them() {
+        let node = r#"{"name":"sw1","run_list":["recipe[site]"]}"#;
+        let (d, _) = repo_with(&[("sw1", node)]);
+        let recipes = d.path().join("cookbooks/site/recipes");
+        std::fs::create_dir_all(&recipes).unwrap();
+        std::fs::write(
+            recipes.join("default.yml"),
+            "resources:\n  - {type: lag, name: Po10, links: [Et1]}\n  - {type: l3_interface, name: Vlan1, ipv4: [10.0.1.1/24]}\n",
+        )
+        .unwrap();
+        let repo = LocalRepo::open(d.path()).unwrap();
+        let dev = device();
+        let r = run(
+            &repo,
+            &[("sw1", dev.clone())],
+            &["sw1"],
+            EngineOptions::default(),
+        )
+        .await;
+        let n = &r.nodes[0];
+        assert_eq!(n.status, NodeStatus::Failed);
+        let failed: Vec<(String, &str)> = n
+            .resources
+            .iter()
+            .map(|r| (r.display_name(), r.error.as_deref().unwrap_or("")))
+            .collect();
+        assert_eq!(failed.len(), 2, "{failed:?}");
+        assert_eq!(failed[0].0, "lag[Port-channel10]");
+        assert_eq!(failed[1].0, "l3_interface[Vlan1]");
+        assert!(
+            failed
+                .iter()
+                .all(|(_, e)| e.contains("driver does not apply aggregates or routed interfaces")),
+            "{failed:?}"
+        );
+        assert_eq!(dev.lock().unwrap().commits, 0, "nothing sent");
     }
 
     #[tokio::test]

@@ -40,13 +40,17 @@ pub(crate) async fn reapply(
     opts: &EngineOptions,
     steps: &mut Steps<'_>,
 ) -> StepResult<()> {
-    let rules = driver.plan_rules();
     if let Settled::Reverted(cmd) = driver.settle_pending(false).await.map_err(drv)? {
         recovery.via = Some(cmd);
     }
-    let o = driver.observe().await.map_err(drv)?;
-    let forward = intent.plan_to(false, &o.vlans, &o.links, &rules);
-    if intent.plan_to(true, &o.vlans, &o.links, &rules).is_empty() {
+    let forward = super::intent_plan(driver, intent, false)
+        .await
+        .map_err(drv)?;
+    if super::intent_plan(driver, intent, true)
+        .await
+        .map_err(drv)?
+        .is_empty()
+    {
         recovery.found = "old";
     }
     if forward.is_empty() {
@@ -54,7 +58,8 @@ pub(crate) async fn reapply(
     }
     super::restore_to(driver, intent, false, &forward, opts, steps).await?;
     recovery.action = "reapplied";
-    recovery.restored = forward.vlans.len() + forward.links.len();
+    recovery.restored =
+        forward.vlans.len() + forward.links.len() + forward.lags.len() + forward.l3.len();
     recovery.via = Some(match recovery.via.take() {
         Some(c) => format!("{c}, then the change again"),
         None => "the change again".into(),

@@ -52,10 +52,7 @@ impl ResourceReport {
 }
 
 pub fn resource_ident(r: &ResourceRef) -> (&'static str, String) {
-    match r {
-        ResourceRef::Vlan { id } => ("vlan", id.to_string()),
-        ResourceRef::Link { name } => ("link", name.clone()),
-    }
+    r.ident()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

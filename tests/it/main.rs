@@ -35,6 +35,7 @@ mod e2e_converge;
 mod faults;
 mod fn_length;
 mod kill_confirm;
+mod lag;
 mod layers;
 mod links_cli;
 mod nornir_parity;

@@ -15,24 +15,32 @@
 
 use std::time::Duration;
 
-use netgw_models::plan::{Plan, PlanRules, Policy, plan};
+use netgw_models::plan::{Plan, PlanRules, Policy, Step, plan};
 use netgw_models::resource::{Presence, Vlan};
 
 use super::RenderError;
 use crate::driver::Observed;
 
-/// Every configuration line of a plan, in a safe order: VLANs created or renamed first (links may
-/// refer to them), then links, then VLANs deleted.
+/// Every configuration line of a plan, in the order of [`Plan::steps`]: VLANs created or renamed
+/// first (links may refer to them), aggregates before their members join, links, addresses, then
+/// VLANs deleted.
 pub fn render_plan(p: &Plan) -> Result<Vec<String>, RenderError> {
     let mut out = Vec::new();
-    for c in p.vlan_upserts() {
-        out.extend(super::vlan::render_vlan_change(c)?);
-    }
-    for c in &p.links {
-        out.extend(super::link::render_link_change(c)?);
-    }
-    for c in p.vlan_deletes() {
-        out.extend(super::vlan::render_vlan_change(c)?);
+    for step in p.steps() {
+        match step {
+            Step::VlanUpsert(c) | Step::VlanDelete(c) => {
+                out.extend(super::vlan::render_vlan_change(c)?)
+            }
+            Step::Link(c) => out.extend(super::link::render_link_change(c)?),
+            other => {
+                let link = super::link::render_link_change;
+                if let Some(lines) =
+                    crate::lag_cli::render_step(&crate::lag_cli::EOS, &other, &link)
+                {
+                    out.extend(lines?);
+                }
+            }
+        }
     }
     Ok(out)
 }

@@ -34,8 +34,8 @@ use netgw_models::resource::{Link, Vlan, VlanId, VlanSet};
 use serde_json::Value;
 
 use crate::driver::{
-    Capabilities, Change, CommitOptions, Driver, DriverError, Observed, ObservedOnce, Platform,
-    Settled, Staged, restore_note, validate_with,
+    Capabilities, Change, CommitOptions, Driver, DriverError, LagL3, Observed, ObservedOnce,
+    Platform, Settled, Staged, restore_note, validate_with,
 };
 use crate::target::{DeviceTarget, str_option};
 use crate::transport::http::{HttpAuth, HttpClient, HttpConfig};
@@ -449,6 +449,30 @@ impl Driver for EosDriver {
             return Ok(o);
         }
         self.read().await
+    }
+
+    /// Configuration sessions abort a failed change whole; without them the restore covers VLANs
+    /// and links only, so aggregates and addresses wait for it.
+    fn applies_lag_l3(&self) -> bool {
+        self.capabilities().sessions
+    }
+
+    /// The running configuration's aggregates and addresses; their own settings from the links.
+    async fn observe_lag_l3(&mut self) -> Result<LagL3, DriverError> {
+        let links = self.read().await?.links;
+        let text = self
+            .eapi
+            .run_text(&["show running-config".to_owned()])
+            .await
+            .map_err(self.err("observe"))?;
+        let text = text.concat();
+        let (lags, l3) = crate::lag_cli::parse_running_config(
+            &text,
+            &links,
+            &crate::lag_cli::EOS,
+            &["Management0", "Management1"],
+        );
+        Ok(LagL3 { lags, l3 })
     }
 
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use netgw_models::plan::Plan;
+use netgw_models::plan::{LinkChange, Plan, Step};
 use netgw_models::resource::{Link, Vlan, VlanId};
 
 use super::RenderError;
@@ -58,15 +58,27 @@ impl DeviceState {
 /// links, then VLANs deleted. `dot1q`: ports that need `switchport trunk encapsulation dot1q` before
 /// becoming trunks (IOS on ISL-capable platforms; empty elsewhere).
 pub fn render_plan(p: &Plan, dot1q: &BTreeSet<String>) -> Result<Vec<String>, RenderError> {
+    render_plan_with(p, dot1q, &crate::lag_cli::IOS)
+}
+
+/// [`render_plan`] in the given aggregate and address syntax (NX-OS shares the rest of IOS').
+pub fn render_plan_with(
+    p: &Plan,
+    dot1q: &BTreeSet<String>,
+    syn: &crate::lag_cli::Syntax,
+) -> Result<Vec<String>, RenderError> {
+    let link = |c: &LinkChange| render_link_change(c, dot1q.contains(&c.after.name));
     let mut out = Vec::new();
-    for c in p.vlan_upserts() {
-        out.extend(render_vlan_change(c)?);
-    }
-    for c in &p.links {
-        out.extend(render_link_change(c, dot1q.contains(&c.after.name))?);
-    }
-    for c in p.vlan_deletes() {
-        out.extend(render_vlan_change(c)?);
+    for step in p.steps() {
+        match step {
+            Step::VlanUpsert(c) | Step::VlanDelete(c) => out.extend(render_vlan_change(c)?),
+            Step::Link(c) => out.extend(link(c)?),
+            other => {
+                if let Some(lines) = crate::lag_cli::render_step(syn, &other, &link) {
+                    out.extend(lines?);
+                }
+            }
+        }
     }
     check_lines(&out)?;
     Ok(out)

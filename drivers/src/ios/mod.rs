@@ -41,8 +41,8 @@ use netgw_models::resource::{Link, LinkMode, Vlan, VlanId};
 
 use crate::cli_conn::CliConn;
 use crate::driver::{
-    Capabilities, Change, CommitOptions, Driver, DriverError, ErrorKind, Observed, ObservedOnce,
-    Platform, Settled, Staged, restore_note, validate_with,
+    Capabilities, Change, CommitOptions, Driver, DriverError, ErrorKind, LagL3, Observed,
+    ObservedOnce, Platform, Settled, Staged, restore_note, validate_with,
 };
 use crate::target::DeviceTarget;
 use crate::transport::ssh::PlatformKind;
@@ -297,6 +297,21 @@ impl Driver for IosDriver {
         Ok(f)
     }
 
+    /// With the archive's revert timer the device takes a failed change back whole; without it the
+    /// exact inverse covers VLANs and links only, so aggregates and addresses wait for it.
+    fn applies_lag_l3(&self) -> bool {
+        self.archive
+    }
+
+    /// The running configuration's aggregates and addresses; their own settings from the links.
+    async fn observe_lag_l3(&mut self) -> Result<LagL3, DriverError> {
+        let links = self.read().await?.1.links;
+        let text = self.conn.run("observe", "show running-config").await?;
+        let syn = &crate::lag_cli::IOS;
+        let (lags, l3) = crate::lag_cli::parse_running_config(&text, &links, syn, &[]);
+        Ok(LagL3 { lags, l3 })
+    }
+
     async fn observe(&mut self) -> Result<Observed, DriverError> {
         if let Some(o) = self.observed.take() {
             return Ok(o);
@@ -318,9 +333,11 @@ impl Driver for IosDriver {
         let mut lines =
             config::render_plan(plan, &BTreeSet::new()).map_err(|e| self.render_err(e))?;
         let (pre, _) = self.read().await?;
+        let aggregates = plan.lags.iter().filter_map(|c| c.settings.as_ref());
         let to_trunk: Vec<&str> = plan
             .links
             .iter()
+            .chain(aggregates)
             .filter(|c| {
                 c.changed("mode")
                     && c.after.mode == Some(LinkMode::Trunk)

@@ -28,8 +28,8 @@ use serde_json::Value;
 
 use crate::cli_conn::CliConn;
 use crate::driver::{
-    Capabilities, CommitOptions, Driver, DriverError, ErrorKind, Observed, ObservedOnce, Platform,
-    Staged, validate_with,
+    Capabilities, CommitOptions, Driver, DriverError, ErrorKind, LagL3, Observed, ObservedOnce,
+    Platform, Staged, validate_with,
 };
 use crate::target::DeviceTarget;
 use crate::transport::ssh::PlatformKind;
@@ -334,6 +334,19 @@ impl Driver for NxosDriver {
         Ok(f)
     }
 
+    fn applies_lag_l3(&self) -> bool {
+        true
+    }
+
+    /// The running configuration's aggregates and addresses; their own settings from the links.
+    async fn observe_lag_l3(&mut self) -> Result<LagL3, DriverError> {
+        let links = self.observe_inner().await?.links;
+        let text = self.conn.run("observe", "show running-config").await?;
+        let syn = &crate::lag_cli::NXOS;
+        let (lags, l3) = crate::lag_cli::parse_running_config(&text, &links, syn, &["mgmt0"]);
+        Ok(LagL3 { lags, l3 })
+    }
+
     async fn observe(&mut self) -> Result<Observed, DriverError> {
         if let Some(o) = self.observed.take() {
             return Ok(o);
@@ -352,12 +365,13 @@ impl Driver for NxosDriver {
         if plan.is_empty() {
             return Ok(Staged::default());
         }
-        let lines = crate::ios::config::render_plan(plan, &Default::default()).map_err(|e| {
-            DriverError::Config {
-                device: self.device.clone(),
-                message: e.to_string(),
-            }
-        })?;
+        let syn = &crate::lag_cli::NXOS;
+        let rendered = crate::ios::config::render_plan_with(plan, &Default::default(), syn);
+        let mut lines = crate::lag_cli::nxos_features(plan);
+        lines.extend(rendered.map_err(|e| DriverError::Config {
+            device: self.device.clone(),
+            message: e.to_string(),
+        })?);
         self.staged = Some((plan.clone(), lines.clone()));
         Ok(Staged {
             diff: lines.join("\n"),

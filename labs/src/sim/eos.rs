@@ -584,6 +584,24 @@ impl EosSim {
     }
 }
 
+/// `interfaceAddress` as EOS gives it: the primary and the secondaries in order (empty when none).
+fn interface_address(f: &super::state::Iface) -> Value {
+    let split = |a: &str| {
+        let (ip, len) = a.split_once('/').unwrap_or((a, "32"));
+        json!({"address": ip, "maskLen": len.parse::<u8>().unwrap_or(32)})
+    };
+    let Some(primary) = f.ipv4.first() else {
+        return json!([]);
+    };
+    let secondaries: Vec<Value> = f.ipv4[1..].iter().map(|a| split(a)).collect();
+    let keyed: Map<String, Value> = f.ipv4[1..]
+        .iter()
+        .map(|a| (a.split('/').next().unwrap_or(a).to_owned(), split(a)))
+        .collect();
+    json!([{"primaryIp": split(primary), "secondaryIps": keyed, "secondaryIpsOrderedList": secondaries,
+        "virtualIp": {"address": "0.0.0.0", "maskLen": 0}, "broadcastAddress": "255.255.255.255"}])
+}
+
 fn show_interfaces(st: &DeviceState, only: Option<&str>) -> Value {
     let mut m = Map::new();
     for (name, f) in &st.interfaces {
@@ -601,7 +619,7 @@ fn show_interfaces(st: &DeviceState, only: Option<&str>) -> Value {
             json!([{"secondaryIpsOrderedList": [], "broadcastAddress": "255.255.255.255", "secondaryIps": {},
                 "primaryIp": {"maskLen": 24, "address": "172.20.20.2"}, "virtualIp": {"maskLen": 0, "address": "0.0.0.0"}}])
         } else {
-            json!([])
+            interface_address(f)
         };
         m.insert(
             name.clone(),
@@ -649,7 +667,9 @@ fn show_switchport(st: &DeviceState, only: Option<&str>) -> Value {
             .unwrap_or_else(|| format!("VLAN{id:04}"))
     };
     for (name, f) in &st.interfaces {
-        if only.is_some_and(|o| o != name) || !name.starts_with("Ethernet") {
+        // Aggregates are switchports as their members are.
+        let switchable = name.starts_with("Ethernet") || name.starts_with("Port-Channel");
+        if only.is_some_and(|o| o != name) || !switchable {
             continue;
         }
         m.insert(

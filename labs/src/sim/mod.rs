@@ -75,7 +75,12 @@ impl Drop for StateGuard<'_> {
             return;
         }
         for (port, flag) in &self.dev.link_ends {
-            flag.set(self.guard.iface(port).is_none_or(|f| f.enabled));
+            let f = self.guard.iface(port);
+            flag.set(f.is_none_or(|f| f.enabled));
+            flag.set_bundle(
+                f.and_then(|f| f.channel_group.as_ref())
+                    .map(|(_, m)| m.as_str()),
+            );
         }
     }
 }
@@ -104,14 +109,16 @@ impl Device {
         }
     }
 
-    /// The state, for a short critical section (never held across an await).
+    /// The state, for a short critical section (never held across an await). Aggregates' status is
+    /// brought up to date first: it follows the far ends, which change on other devices.
     pub fn state(&self) -> StateGuard<'_> {
         // A panic while holding the lock cannot leave the state half-written in a way that matters for
         // a simulator: keep serving.
-        StateGuard {
-            dev: self,
-            guard: self.state.lock().unwrap_or_else(|p| p.into_inner()),
+        let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.has_aggregates() {
+            guard.refresh_port_channels();
         }
+        StateGuard { dev: self, guard }
     }
 
     /// This device's end of the link on `port` (Junos: from its committed configuration).

@@ -12,7 +12,7 @@
 use netgw_models::resource::{VlanId, VlanSet};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// Which vendor's syntax and naming a device uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -214,6 +214,13 @@ pub struct Iface {
     /// Link up (a connected topology link, or the management port).
     pub oper_up: bool,
     pub speed_mbps: u64,
+    /// `channel-group N mode M`: the aggregate number and the LACP mode (`active`, `passive`, `on`).
+    pub channel_group: Option<(u32, String)>,
+    /// An aggregate's `port-channel min-links N` (NX-OS `lacp min-links N`); 0 when not set.
+    pub min_links: u16,
+    /// `ADDRESS/LENGTH`, the primary first.
+    pub ipv4: Vec<String>,
+    pub ipv6: Vec<String>,
 }
 
 impl Iface {
@@ -231,6 +238,10 @@ impl Iface {
             ifindex,
             oper_up,
             speed_mbps: 1000,
+            channel_group: None,
+            min_links: 0,
+            ipv4: Vec::new(),
+            ipv6: Vec::new(),
         }
     }
 
@@ -243,11 +254,11 @@ impl Iface {
 /// on either end takes the neighbour away on both ends, as LLDP does once the hold time runs out (the
 /// lab skips the wait).
 #[derive(Debug, Clone)]
-pub struct PortFlag(Arc<AtomicBool>);
+pub struct PortFlag(Arc<AtomicBool>, Arc<AtomicU8>);
 
 impl Default for PortFlag {
     fn default() -> PortFlag {
-        PortFlag(Arc::new(AtomicBool::new(true)))
+        PortFlag(Arc::new(AtomicBool::new(true)), Arc::default())
     }
 }
 
@@ -266,6 +277,35 @@ impl PortFlag {
     pub fn set(&self, up: bool) {
         self.0.store(up, Ordering::Relaxed);
     }
+
+    /// How this end bundles its port: the `channel-group` mode, if any.
+    pub fn bundle(&self) -> Option<&'static str> {
+        match self.1.load(Ordering::Relaxed) {
+            1 => Some("active"),
+            2 => Some("passive"),
+            3 => Some("on"),
+            _ => None,
+        }
+    }
+
+    pub fn set_bundle(&self, mode: Option<&str>) {
+        let v = match mode {
+            Some("active") => 1,
+            Some("passive") => 2,
+            Some("on") => 3,
+            _ => 0,
+        };
+        self.1.store(v, Ordering::Relaxed);
+    }
+}
+
+/// Whether two ends' `channel-group` modes bundle: LACP with one active end at least, or static on
+/// both ends.
+fn modes_bundle(a: &str, b: &str) -> bool {
+    matches!(
+        (a, b),
+        ("active", "active" | "passive") | ("passive", "active") | ("on", "on")
+    )
 }
 
 /// One LLDP neighbour as the simulated device sees it.
@@ -305,6 +345,57 @@ pub struct DeviceState {
     /// A router, not a switch (containerlab's `juniper_crpd`, a `cisco_iol` without `type: l2`): VLAN and
     /// switchport configuration is refused with the device's words.
     pub routed_only: bool,
+}
+
+/// An interface's aggregate and address lines, as each dialect prints them (IOS: a dotted mask).
+fn render_l3_lag(s: &mut String, dialect: Dialect, ind: &str, f: &Iface) {
+    if let Some((n, mode)) = &f.channel_group {
+        s.push_str(&format!("{ind}channel-group {n} mode {mode}\n"));
+    }
+    if f.min_links > 0 {
+        let cmd = if dialect == Dialect::Nxos {
+            "lacp"
+        } else {
+            "port-channel"
+        };
+        s.push_str(&format!("{ind}{cmd} min-links {}\n", f.min_links));
+    }
+    for (i, a) in f.ipv4.iter().enumerate() {
+        let shown = match (dialect, a.split_once('/')) {
+            (Dialect::Ios, Some((addr, len))) => format!("{addr} {}", mask_of(len)),
+            _ => a.clone(),
+        };
+        let secondary = if i > 0 { " secondary" } else { "" };
+        s.push_str(&format!("{ind}ip address {shown}{secondary}\n"));
+    }
+    for a in &f.ipv6 {
+        s.push_str(&format!("{ind}ipv6 address {a}\n"));
+    }
+}
+
+/// `24` as `255.255.255.0`.
+fn mask_of(len: &str) -> String {
+    let n: u32 = len.parse().unwrap_or(32).min(32);
+    let m = if n == 0 { 0 } else { u32::MAX << (32 - n) };
+    std::net::Ipv4Addr::from(m).to_string()
+}
+
+/// `A MASK` or `A/L` as `A/L`; `None` when neither.
+fn address_of(words: &[&str]) -> Option<String> {
+    match words {
+        [a] if a.contains('/') => {
+            let (addr, len) = a.split_once('/')?;
+            let len: u8 = len.parse().ok()?;
+            addr.parse::<std::net::IpAddr>().ok()?;
+            Some(format!("{addr}/{len}"))
+        }
+        [a, mask] => {
+            a.parse::<std::net::Ipv4Addr>().ok()?;
+            let m = u32::from(mask.parse::<std::net::Ipv4Addr>().ok()?);
+            (m.leading_ones() == m.count_ones()).then(|| format!("{a}/{}", m.count_ones()))
+        }
+        _ => None,
+    }
 }
 
 /// A MAC derived from the device index and port, locally administered.
@@ -482,6 +573,7 @@ impl DeviceState {
                 s.push_str(&format!("{ind}switchport mode trunk\n"));
             }
         }
+        render_l3_lag(&mut s, dialect, ind, f);
         if !f.enabled {
             s.push_str(&format!("{ind}shutdown\n"));
         } else if dialect == Dialect::Nxos && f.mode != Mode::Routed {
@@ -617,6 +709,93 @@ fn snmp_text<'a>(st: &'a mut DeviceState, key: &str) -> &'a mut String {
     }
 }
 
+/// The number of `Port-Channel10`, `port-channel 10`, `po10`.
+fn port_channel_number(lower: &str) -> Option<u32> {
+    let rest = lower
+        .strip_prefix("port-channel")
+        .or_else(|| lower.strip_prefix("po"))?;
+    rest.trim().parse().ok()
+}
+
+impl DeviceState {
+    /// The aggregate `n`, created (a switchport, up while a member is) on first mention, as the
+    /// devices do for `interface Port-Channel N` and `channel-group N`.
+    pub fn ensure_port_channel(&mut self, dialect: Dialect, n: u32) -> String {
+        let name = match dialect {
+            Dialect::Eos => format!("Port-Channel{n}"),
+            Dialect::Nxos => format!("port-channel{n}"),
+            _ => format!("Port-channel{n}"),
+        };
+        if self.iface(&name).is_none() {
+            let idx = 100_000 + n;
+            let mtu = match dialect {
+                Dialect::Eos => 9214,
+                _ => 1500,
+            };
+            self.interfaces
+                .push((name.clone(), Iface::new(idx, mac_for(0, idx), mtu, false)));
+        }
+        self.refresh_port_channels();
+        name
+    }
+
+    /// An aggregate is up while one of its members is: up, and bundled by the far end in a mode that
+    /// bundles with its own (LACP with an active end, or static on both ends).
+    pub fn refresh_port_channels(&mut self) {
+        let bundled = |name: &str, mode: &str| {
+            self.neighbors.iter().any(|n| {
+                n.local_port == name
+                    && n.seen()
+                    && n.peer_up.bundle().is_some_and(|m| modes_bundle(mode, m))
+            })
+        };
+        let up: Vec<u32> = self
+            .interfaces
+            .iter()
+            .filter(|(_, f)| f.status_up())
+            .filter_map(|(name, f)| f.channel_group.as_ref().map(|(n, m)| (name, *n, m)))
+            .filter(|(name, _, m)| bundled(name, m))
+            .map(|(_, n, _)| n)
+            .collect();
+        for (name, f) in &mut self.interfaces {
+            if let Some(n) = port_channel_number(&name.to_ascii_lowercase()) {
+                f.oper_up = up.contains(&n);
+            }
+        }
+    }
+
+    /// Whether the device has an aggregate or a port in one (its status then follows the far ends).
+    pub fn has_aggregates(&self) -> bool {
+        self.interfaces.iter().any(|(n, f)| {
+            f.channel_group.is_some() || port_channel_number(&n.to_ascii_lowercase()).is_some()
+        })
+    }
+
+    /// `no interface X` for an aggregate, SVI or loopback: gone, and an aggregate's members leave it.
+    fn remove_logical(
+        &mut self,
+        dialect: Dialect,
+        typed: &str,
+        line: &str,
+    ) -> Result<(), LineError> {
+        let lower = typed.to_ascii_lowercase();
+        let Some(name) = self.resolve_iface(typed) else {
+            return Err(invalid(dialect, line, 2));
+        };
+        if let Some(n) = port_channel_number(&lower) {
+            for (_, f) in &mut self.interfaces {
+                if f.channel_group.as_ref().is_some_and(|(g, _)| *g == n) {
+                    f.channel_group = None;
+                }
+            }
+        } else if !(lower.starts_with("vlan") || lower.starts_with("loopback")) {
+            return Err(invalid(dialect, line, 2));
+        }
+        self.interfaces.retain(|(n, _)| *n != name);
+        Ok(())
+    }
+}
+
 impl ConfigSession {
     pub fn new(dialect: Dialect) -> Self {
         ConfigSession {
@@ -632,7 +811,8 @@ impl ConfigSession {
             return Ok(false);
         }
         let words: Vec<&str> = line.split_whitespace().collect();
-        let bad = |token: usize| invalid(self.dialect, line, token);
+        let dialect = self.dialect;
+        let bad = |token: usize| invalid(dialect, line, token);
         // Leaving the VLAN sub-mode (by `exit`, `end` or any top-level command) commits the VLANs, which
         // an IOS VTP server refuses for extended ids, with the device's words.
         if let Context::Vlan(ids) = &self.context
@@ -657,6 +837,9 @@ impl ConfigSession {
             )
         {
             return Err(bad(usize::from(words[0] == "no")));
+        }
+        if let Some(done) = self.apply_logical(st, &words, line) {
+            return done;
         }
         match words.as_slice() {
             ["exit"] => {
@@ -741,6 +924,27 @@ impl ConfigSession {
         self.apply_in_context(st, &words, line)
     }
 
+    /// Top-level lines about logical interfaces and the features they need: `no interface` of an
+    /// aggregate, SVI or loopback, and NX-OS `feature` (what the simulator models is always on).
+    fn apply_logical(
+        &mut self,
+        st: &mut DeviceState,
+        words: &[&str],
+        line: &str,
+    ) -> Option<Result<bool, LineError>> {
+        match words {
+            ["feature", "lacp" | "interface-vlan"] if self.dialect == Dialect::Nxos => {}
+            ["no", "interface", rest @ ..] if !rest.is_empty() => {
+                if let Err(e) = st.remove_logical(self.dialect, &rest.join(""), line) {
+                    return Some(Err(e));
+                }
+            }
+            _ => return None,
+        }
+        self.context = Context::Top;
+        Some(Ok(false))
+    }
+
     /// The interfaces an `interface` line names (a comma-separated list).
     fn interface_names(
         &self,
@@ -768,6 +972,8 @@ impl ConfigSession {
                         };
                         st.interfaces.push((canon.clone(), f));
                         names.push(canon);
+                    } else if let Some(n) = port_channel_number(&lower) {
+                        names.push(st.ensure_port_channel(self.dialect, n));
                     } else {
                         return Err(invalid(self.dialect, line, 1));
                     }
@@ -803,6 +1009,20 @@ impl ConfigSession {
                 _ => Err(invalid(self.dialect, line, 0)),
             },
             Context::Interface(names) => {
+                if let ["channel-group", n, "mode", m] = words {
+                    let n: u32 = n.parse().map_err(|_| invalid(self.dialect, line, 1))?;
+                    if !matches!(*m, "active" | "passive" | "on") {
+                        return Err(invalid(self.dialect, line, 3));
+                    }
+                    st.ensure_port_channel(self.dialect, n);
+                    for name in &names {
+                        if let Some(f) = st.iface_mut(name) {
+                            f.channel_group = Some((n, (*m).to_owned()));
+                        }
+                    }
+                    st.refresh_port_channels();
+                    return Ok(false);
+                }
                 for n in &names {
                     let vlans = st.vlans.clone();
                     let Some(f) = st.iface_mut(n) else {
@@ -884,11 +1104,81 @@ impl ConfigSession {
             ["switchport", ..] | ["no", "switchport", ..] => {
                 self.apply_switchport(f, words, line)?
             }
+            ["no", "channel-group", ..] => f.channel_group = None,
+            ["port-channel" | "lacp", "min-links", n] => {
+                f.min_links = n.parse().map_err(|_| bad(2))?;
+            }
+            ["no", "port-channel" | "lacp", "min-links", ..] => f.min_links = 0,
+            ["ip" | "ipv6", "address", ..] | ["no", "ip" | "ipv6", "address", ..] => {
+                self.apply_address(f, words, line)?
+            }
             ["speed", ..]
             | ["negotiation", ..]
             | ["spanning-tree", ..]
             | ["no", "spanning-tree", ..] => {}
             _ => return Err(bad(0)),
+        }
+        Ok(())
+    }
+
+    /// `[no] ip address A/L|A MASK [secondary]`, `[no] ipv6 address A/L`: on a routed interface only.
+    fn apply_address(&self, f: &mut Iface, words: &[&str], line: &str) -> Result<(), LineError> {
+        let bad = |token: usize| invalid(self.dialect, line, token);
+        let (no, rest) = match words {
+            ["no", rest @ ..] => (true, rest),
+            rest => (false, rest),
+        };
+        let at = usize::from(no) + 2;
+        if f.mode != Mode::Routed && !no {
+            return Err(LineError {
+                message: match self.dialect {
+                    Dialect::Eos => "! IP address cannot be configured on a switchport".into(),
+                    _ => "% IP addresses may not be configured on L2 links.".into(),
+                },
+            });
+        }
+        let (v6, args) = (rest[0] == "ipv6", &rest[2..]);
+        let (secondary, args) = match args {
+            [a @ .., "secondary"] if !v6 => (true, a),
+            a => (false, a),
+        };
+        let list = if v6 { &mut f.ipv6 } else { &mut f.ipv4 };
+        if args.is_empty() {
+            if !no {
+                return Err(bad(at));
+            }
+            list.clear();
+            return Ok(());
+        }
+        let a = address_of(args).ok_or_else(|| bad(at))?;
+        match (no, v6, secondary) {
+            (false, true, _) => {
+                if !list.contains(&a) {
+                    list.push(a);
+                }
+            }
+            (true, _, _) => {
+                if !v6 && !secondary && list.first() == Some(&a) && list.len() > 1 {
+                    return Err(LineError {
+                        message: "% Must delete secondary before deleting primary".into(),
+                    });
+                }
+                list.retain(|x| *x != a);
+            }
+            (false, false, false) => match list.first_mut() {
+                Some(p) => *p = a,
+                None => list.push(a),
+            },
+            (false, false, true) if list.is_empty() => {
+                return Err(LineError {
+                    message: "% A primary address must be configured first".into(),
+                });
+            }
+            (false, false, true) => {
+                if !list.contains(&a) {
+                    list.push(a);
+                }
+            }
         }
         Ok(())
     }
@@ -924,6 +1214,8 @@ impl ConfigSession {
             ["switchport"] => {
                 if f.mode == Mode::Routed {
                     f.mode = Mode::Access;
+                    f.ipv4.clear();
+                    f.ipv6.clear();
                 }
             }
             ["no", "switchport"] => f.mode = Mode::Routed,
@@ -993,6 +1285,103 @@ impl ConfigSession {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aggregates_and_addresses_follow_the_devices_rules() {
+        for d in [Dialect::Eos, Dialect::Ios, Dialect::Nxos] {
+            let mut st = DeviceState::new(d, "sw1", 1, 4);
+            st.interfaces[0].1.oper_up = true;
+            let mut c = ConfigSession::new(d);
+            let p1 = d.port_name(0);
+            let p2 = d.port_name(1);
+            let lines = [
+                format!("interface {p1}, {p2}"),
+                "channel-group 10 mode active".into(),
+                "interface Po10".into(),
+                "port-channel min-links 1".into(),
+                "interface Vlan10".into(),
+                "ip address 10.0.10.1/24".into(),
+                "ip address 10.9.0.1 255.255.255.0 secondary".into(),
+                "ipv6 address 2001:db8::1/64".into(),
+                "end".into(),
+            ];
+            for l in &lines {
+                c.apply(&mut st, l)
+                    .unwrap_or_else(|e| panic!("{d:?} {l}: {}", e.message));
+            }
+            let pc = st.ensure_port_channel(d, 10);
+            assert!(!st.iface(&pc).unwrap().oper_up, "{d:?}: no far end bundles");
+            let v = st.iface("Vlan10").unwrap();
+            assert_eq!(v.ipv4, ["10.0.10.1/24", "10.9.0.1/24"]);
+            let text = st.running_config(d);
+            assert!(text.contains("channel-group 10 mode active"), "{text}");
+            let primary = if d == Dialect::Ios {
+                "ip address 10.0.10.1 255.255.255.0\n"
+            } else {
+                "ip address 10.0.10.1/24\n"
+            };
+            assert!(
+                text.contains(primary) && text.contains("secondary"),
+                "{text}"
+            );
+            let e = c
+                .apply(&mut st, &format!("interface {p1}"))
+                .and_then(|_| c.apply(&mut st, "ip address 10.1.0.1/31"));
+            assert!(e.is_err(), "{d:?}: no address on a switchport");
+            c.apply(&mut st, "interface Vlan10").unwrap();
+            assert!(
+                c.apply(&mut st, "no ip address 10.0.10.1/24").is_err(),
+                "secondaries first"
+            );
+            c.apply(&mut st, "exit").unwrap();
+            c.apply(&mut st, "no interface Po10").unwrap();
+            assert!(st.iface(&pc).is_none() && st.iface(&p1).unwrap().channel_group.is_none());
+        }
+    }
+
+    /// Two switches joined on their first port: the aggregate comes up on LACP active with active or
+    /// passive, and on static with static; never passive with passive, nor static with LACP.
+    #[test]
+    fn an_aggregate_is_up_when_the_far_end_bundles_compatibly() {
+        let modes = ["active", "passive", "on"];
+        for a in modes {
+            for b in modes {
+                let (ea, eb) = (PortFlag::default(), PortFlag::default());
+                let mut st = DeviceState::new(Dialect::Eos, "a", 1, 2);
+                st.interfaces[0].1.oper_up = true;
+                st.neighbors.push(Neighbor {
+                    local_port: "Ethernet1".into(),
+                    system_name: "b".into(),
+                    port: "Ethernet1".into(),
+                    chassis_id: String::new(),
+                    local_up: ea.clone(),
+                    peer_up: eb.clone(),
+                });
+                let mut c = ConfigSession::new(Dialect::Eos);
+                for l in [
+                    "interface Ethernet1".to_owned(),
+                    format!("channel-group 1 mode {a}"),
+                ] {
+                    c.apply(&mut st, &l).unwrap();
+                }
+                ea.set_bundle(Some(a));
+                eb.set_bundle(Some(b));
+                st.refresh_port_channels();
+                let up = st.iface("Port-Channel1").unwrap().oper_up;
+                let want = matches!(
+                    (a, b),
+                    ("active", "active" | "passive") | ("passive", "active") | ("on", "on")
+                );
+                assert_eq!(up, want, "{a} with {b}");
+                eb.set(false);
+                st.refresh_port_channels();
+                assert!(
+                    !st.iface("Port-Channel1").unwrap().oper_up,
+                    "{a} with {b}: far end shut"
+                );
+            }
+        }
+    }
 
     #[test]
     fn lines_change_state() {

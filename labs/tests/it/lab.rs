@@ -405,6 +405,191 @@ async fn eos_driver_converges_statefully() {
     assert!(!sim.pending_timer(), "confirmed");
 }
 
+/// Two nodes of one kind joined by two links (`ports`: containerlab names on both ends).
+fn pair(kind: &str, ports: [&str; 2]) -> String {
+    format!(
+        "name: lag\ntopology:\n  nodes:\n    dist1: {{kind: {kind}, type: l2}}\n    acc1: {{kind: {kind}, type: l2}}\n  links:\n    - endpoints: [\"dist1:{0}\", \"acc1:{0}\"]\n    - endpoints: [\"dist1:{1}\", \"acc1:{1}\"]\n",
+        ports[0], ports[1]
+    )
+}
+
+/// The whole plan of VLANs 10 and 20, a two-member LACP aggregate trunking them and an SVI with IPv4
+/// and IPv6, against what `d` has now (the engine's `plan_node`, on the driver alone).
+async fn lag_svi_plan(
+    d: &mut dyn Driver,
+    lag: &str,
+    members: [&str; 2],
+    address: &str,
+) -> netgw_models::plan::Plan {
+    use netgw_models::plan::l3::{L3Context, L3Interface, plan_l3};
+    use netgw_models::plan::lag::{Lag, plan_lags};
+    let vlans: Vec<Vlan> =
+        serde_json::from_value(json!([{"id": 10, "name": "users"}, {"id": 20, "name": "voice"}]))
+            .unwrap();
+    let lags: Vec<Lag> = serde_json::from_value(json!([{"name": lag, "links": members,
+        "lacp": "active", "mode": "trunk", "trunk_vlans": "10,20", "description": "uplink"}]))
+    .unwrap();
+    let l3: Vec<L3Interface> = serde_json::from_value(json!([{"name": "Vlan10",
+        "ipv4": [format!("10.0.10.{address}/24")], "ipv6": [format!("2001:db8:10::{address}/64")]}])).unwrap();
+    let observed = d.observe().await.unwrap();
+    let rules = d.plan_rules();
+    let mut p = plan(
+        &vlans,
+        &observed.vlans,
+        Policy::Merge,
+        &[],
+        &observed.links,
+        Policy::Merge,
+        &rules,
+    );
+    let more = d.observe_lag_l3().await.unwrap();
+    plan_lags(&mut p, &lags, &more.lags, Policy::Merge, &rules);
+    let cx = L3Context {
+        desired_vlans: &vlans,
+        observed_vlans: &observed.vlans,
+        observed_links: &observed.links,
+    };
+    plan_l3(&mut p, &l3, &more.l3, Policy::Merge, &cx);
+    p
+}
+
+/// Converge [`lag_svi_plan`] on `d` and check it reads back equal, the second plan is empty and the
+/// aggregate is up.
+async fn converge_lag_svi(
+    d: &mut dyn Driver,
+    node: &str,
+    lag: &str,
+    members: [&str; 2],
+    address: &str,
+) {
+    assert!(d.applies_lag_l3(), "{node}");
+    let p = lag_svi_plan(d, lag, members, address).await;
+    assert!(p.failures().next().is_none(), "{node}: {:?}", p.resources);
+    let staged = d.stage(&p).await.unwrap();
+    assert!(
+        staged.diff.contains("channel-group 10 mode active"),
+        "{}",
+        staged.diff
+    );
+    d.commit(&CommitOptions {
+        comment: "lag".into(),
+        confirm_timeout: Duration::from_secs(60),
+    })
+    .await
+    .unwrap();
+    d.confirm().await.unwrap();
+    let again = lag_svi_plan(d, lag, members, address).await;
+    let left: Vec<_> = again
+        .resources
+        .iter()
+        .filter(|r| r.action.is_some())
+        .collect();
+    assert!(again.is_empty(), "{node}: second run up to date: {left:?}");
+    let more = d.observe_lag_l3().await.unwrap();
+    let po = &more.lags[0];
+    assert_eq!(
+        (
+            po.name.as_str(),
+            po.members().len(),
+            po.trunk_vlans.as_ref().map(|t| t.to_range_string())
+        ),
+        (lag, 2, Some("10,20".to_owned())),
+        "{node}"
+    );
+    let svi = more.l3.iter().find(|i| i.name == "Vlan10").unwrap();
+    assert_eq!(json!(svi.ipv4), json!([format!("10.0.10.{address}/24")]));
+    assert_eq!(
+        json!(svi.ipv6),
+        json!([format!("2001:db8:10::{address}/64")])
+    );
+    let po_link = d
+        .observe()
+        .await
+        .unwrap()
+        .links
+        .into_iter()
+        .find(|l| l.name == lag);
+    assert!(
+        po_link.is_some_and(|l| l.description.as_deref() == Some("uplink")),
+        "{node}"
+    );
+}
+
+/// The aggregate's status as `d`'s facts give it.
+async fn lag_status(d: &mut dyn Driver, lag: &str) -> Option<netgw_models::facts::OperStatus> {
+    let f = d.facts().await.unwrap();
+    f.interfaces.get(lag).and_then(|i| i.oper_status)
+}
+
+/// [`converge_lag_svi`] on both ends of a pair: the first end's aggregate stays down until the second
+/// bundles too. (Read back over fresh sessions in [`both_up`]: the CLI drivers cache their reads.)
+async fn converge_pair(drivers: [&mut dyn Driver; 2], lag: &str, members: [&str; 2]) {
+    use netgw_models::facts::OperStatus;
+    let [a, b] = drivers;
+    converge_lag_svi(a, "dist1", lag, members, "1").await;
+    assert_eq!(
+        lag_status(a, lag).await,
+        Some(OperStatus::Down),
+        "the far end bundles nothing yet"
+    );
+    converge_lag_svi(b, "acc1", lag, members, "2").await;
+}
+
+/// Both ends' aggregates are up.
+async fn both_up(drivers: [&mut dyn Driver; 2], lag: &str) {
+    for (n, d) in ["dist1", "acc1"].into_iter().zip(drivers) {
+        let status = lag_status(d, lag).await;
+        assert_eq!(status, Some(netgw_models::facts::OperStatus::Up), "{n}");
+    }
+}
+
+/// Both ends of a two-link pair bundle their links into aggregate 10 with LACP and route VLAN 10, on
+/// EOS (sessions), IOS (archive revert timer) and NX-OS (checkpoints); the aggregate comes up once both
+/// ends bundle.
+#[tokio::test]
+async fn eos_ios_nxos_converge_an_lacp_aggregate_and_an_svi() {
+    let env = start(&pair("arista_ceos", ["eth1", "eth2"]), &[]).await;
+    let mut a = EosDriver::connect(&env.target("dist1")).await.unwrap();
+    let mut b = EosDriver::connect(&env.target("acc1")).await.unwrap();
+    converge_pair(
+        [&mut a, &mut b],
+        "Port-Channel10",
+        ["Ethernet1", "Ethernet2"],
+    )
+    .await;
+    let mut a = EosDriver::connect(&env.target("dist1")).await.unwrap();
+    let mut b = EosDriver::connect(&env.target("acc1")).await.unwrap();
+    both_up([&mut a, &mut b], "Port-Channel10").await;
+    let faults = [
+        ("dist1", "archive-path", "flash:netgw"),
+        ("acc1", "archive-path", "flash:netgw"),
+    ];
+    let env = start(&pair("cisco_iol", ["Ethernet0/1", "Ethernet0/2"]), &faults).await;
+    let mut a = IosDriver::connect(&env.target("dist1")).await.unwrap();
+    let mut b = IosDriver::connect(&env.target("acc1")).await.unwrap();
+    converge_pair(
+        [&mut a, &mut b],
+        "Port-channel10",
+        ["Ethernet0/1", "Ethernet0/2"],
+    )
+    .await;
+    let mut a = IosDriver::connect(&env.target("dist1")).await.unwrap();
+    let mut b = IosDriver::connect(&env.target("acc1")).await.unwrap();
+    both_up([&mut a, &mut b], "Port-channel10").await;
+    let env = start(&pair("cisco_n9kv", ["eth1", "eth2"]), &[]).await;
+    let mut a = NxosDriver::connect(&env.target("dist1")).await.unwrap();
+    let mut b = NxosDriver::connect(&env.target("acc1")).await.unwrap();
+    converge_pair(
+        [&mut a, &mut b],
+        "port-channel10",
+        ["Ethernet1/1", "Ethernet1/2"],
+    )
+    .await;
+    let mut a = NxosDriver::connect(&env.target("dist1")).await.unwrap();
+    let mut b = NxosDriver::connect(&env.target("acc1")).await.unwrap();
+    both_up([&mut a, &mut b], "port-channel10").await;
+}
+
 /// A confirmed EOS change aborts the `netgw-` configuration sessions a killed gateway left pending
 /// (stamped over an hour ago); an operator's session and a recent netgw one stay.
 #[tokio::test]
