@@ -112,16 +112,13 @@ pub fn tx_dir(journal_dir: &Path) -> PathBuf {
 /// evaluates: whoever can write them can change the network.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "{path}: {problem}; netgw refuses state that another user could have written. \
-     If it is yours: chown {uid} {path} && chmod {mode:o} {path}; if you did not create it, remove it"
+    "{path}: {problem}; netgw refuses state that another user could have written or swapped. {fix}"
 )]
 pub struct UnsafeState {
     pub path: PathBuf,
     pub problem: String,
-    /// The user netgw runs as (the owner to give it).
-    pub uid: u32,
-    /// The mode netgw gives what it creates (0700 or 0600).
-    pub mode: u32,
+    /// What to do about it.
+    pub fix: String,
 }
 
 /// Whether `meta` (of `path`) is state only this user (or root) could have written: owned by the
@@ -138,8 +135,10 @@ pub fn check_private(path: &Path, meta: &std::fs::Metadata) -> Result<(), Unsafe
     let fail = |problem: String| UnsafeState {
         path: path.to_owned(),
         problem,
-        uid,
-        mode,
+        fix: format!(
+            "If it is yours: chown {uid} {p} && chmod {mode:o} {p}; if you did not create it, remove it",
+            p = path.display()
+        ),
     };
     if meta.uid() != uid && meta.uid() != 0 {
         return Err(fail(format!(
@@ -165,6 +164,60 @@ pub fn check_private_dir(path: &Path) -> Result<(), UnsafeState> {
     }
 }
 
+/// Every directory above the state root: owned by root or by the user netgw runs as, and writable by
+/// no one else unless sticky (`/tmp`), as OpenSSH's `StrictModes` asks of a home directory. Whoever
+/// may rename an ancestor can swap the whole state directory for one of their own, however private
+/// the directory itself is. A root that does not exist yet is checked from its nearest existing
+/// ancestor.
+pub fn check_ancestors(root: &Path) -> Result<(), UnsafeState> {
+    use std::os::unix::fs::MetadataExt;
+    let mut existing = root.to_path_buf();
+    while !existing.exists() {
+        if !existing.pop() {
+            return Ok(());
+        }
+    }
+    let Ok(real) = std::fs::canonicalize(&existing) else {
+        return Ok(());
+    };
+    let uid = rustix::process::geteuid().as_raw();
+    // An existing root is checked by `check_private`: here only what is above it.
+    let skip = usize::from(existing.as_path() == root);
+    let above: Vec<&Path> = real.ancestors().skip(skip).collect();
+    for dir in above {
+        let Ok(meta) = std::fs::metadata(dir) else {
+            continue;
+        };
+        let owner_ok = meta.uid() == 0 || meta.uid() == uid;
+        let sticky = meta.mode() & 0o1000 != 0;
+        let writable = meta.mode() & 0o022 != 0;
+        if !owner_ok || (writable && !sticky) {
+            let problem = if owner_ok {
+                format!(
+                    "its parent directory {} (mode {:04o}) lets group or others rename it",
+                    dir.display(),
+                    meta.mode() & 0o7777
+                )
+            } else {
+                format!(
+                    "its parent directory {} is owned by uid {}, neither root nor uid {uid} (the user netgw runs as)",
+                    dir.display(),
+                    meta.uid()
+                )
+            };
+            return Err(UnsafeState {
+                path: root.to_owned(),
+                problem,
+                fix: format!(
+                    "Give --state-dir (NETGW_STATE_DIR) a directory whose parents only root and uid {uid} can write, or chmod go-w {}",
+                    dir.display()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The state root and every directory netgw keeps beneath it for `repo` (the repo's directory, its
 /// journal and transaction records) and, when a Chef server serves the cookbooks, that server's
 /// cookbook cache (`cache`, from [`cookbook_cache_dir`]): each that exists must be private
@@ -184,12 +237,37 @@ pub fn check_state(root: &Path, repo: &Path, cache: Option<&Path>) -> Result<(),
     if let Some(cache) = cache {
         dirs.extend([root.join("cookbooks"), cache.to_owned()]);
     }
+    check_ancestors(root)?;
     dirs.iter().try_for_each(|d| check_private_dir(d))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_state_dir_under_a_directory_others_can_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let shared = d.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        let root = shared.join("netgw");
+        assert!(check_ancestors(&root).is_ok(), "under a private parent");
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = check_ancestors(&root).unwrap_err().to_string();
+        assert!(
+            e.contains("lets group or others rename it") && e.contains("chmod go-w"),
+            "{e}"
+        );
+        std::fs::create_dir(&root).unwrap();
+        assert!(
+            check_ancestors(&root.join("x")).is_err(),
+            "a root below it too"
+        );
+        // Sticky, as /tmp: others cannot rename what is not theirs.
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        assert!(check_ancestors(&root).is_ok());
+    }
 
     #[test]
     fn repos_get_distinct_stable_directories_outside_themselves() {
