@@ -327,6 +327,12 @@ async fn run_round(
         confirm_timeout: Duration::from_secs(30),
         node_timeout: Duration::from_secs(90),
         lock_timeout: Duration::from_secs(5),
+        // Every device is judged on its own fault: one device's rejected login (the lab's
+        // `auth-fail`) must not keep the others, which share its credentials, from starting.
+        rollout: netgw::engine::rollout::Rollout {
+            stop_on_rejected_login: false,
+            ..Default::default()
+        },
         ..EngineOptions::default()
     };
     // Control devices first, fault-free, each converged once: what "fully converged" looks like.
