@@ -87,6 +87,8 @@ fn netgw(lab: &Lab, args: &[&str]) -> (i32, Value, String) {
         Command::new(env!("CARGO_BIN_EXE_netgw"))
             .arg("--repo")
             .arg(d.join("repo"))
+            .arg("--state-dir")
+            .arg(d.join("state"))
             .args(args)
             .arg("--inventory")
             .arg(d.join("inventory.yml"))
@@ -122,10 +124,9 @@ fn why_run_then_converge_then_nothing_left() {
         before,
         "why-run changed the device"
     );
-    assert!(
-        !lab.dir.path().join("repo/nodes/current").exists(),
-        "why-run saved state"
-    );
+    let d = lab.dir.path();
+    let saved = common::current_file(&d.join("state"), &d.join("repo"), "eos1");
+    assert!(!saved.exists(), "why-run saved state");
     let desired_before = std::fs::read(lab.dir.path().join("repo/nodes/eos1.json")).unwrap();
 
     // converge.
@@ -144,10 +145,7 @@ fn why_run_then_converge_then_nothing_left() {
         after.contains(&"10:web".to_string()) && after.contains(&"20:db_prod".to_string()),
         "{after:?}"
     );
-    let current: Value = serde_json::from_str(
-        &std::fs::read_to_string(lab.dir.path().join("repo/nodes/current/eos1.json")).unwrap(),
-    )
-    .unwrap();
+    let current: Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
     assert_eq!(current["automatic"]["vendor"], "arista");
     assert_eq!(current["default"]["netdev"]["vlans"]["10"]["name"], "web");
     assert_eq!(
