@@ -335,6 +335,12 @@ impl CliSim {
                     Err(out) => (Some(out), Action::None),
                 };
             }
+            // The device restarts from its startup configuration and the session ends with it (no
+            // `[confirm]` prompt: a lab control, not a dialogue).
+            (CliMode::Enable, ["reload"]) => {
+                self.dev.reload();
+                return (None, Action::Reset);
+            }
             (CliMode::Enable, ["configure", "confirm"]) if self.dev.dialect == Dialect::Ios => {
                 return (Some(self.archive.confirm()), Action::None);
             }
@@ -360,6 +366,7 @@ impl CliSim {
                 if self.dev.faults.on_read() {
                     return (None, Action::Reset);
                 }
+                self.dev.save_startup();
                 return (
                     Some("Building configuration...\n[OK]\n".into()),
                     Action::None,
@@ -475,6 +482,10 @@ impl CliSim {
             (["interfaces" | "interface", name], false) => {
                 let n = st.resolve_iface(name)?;
                 return Some(show_interfaces(st, d, Some(&n)));
+            }
+            (["startup-config"], false) => {
+                let c = self.dev.startup().running_config(d);
+                return Some(format!("Using {} out of 2097152 bytes\n!\n{c}", c.len()));
             }
             (["running-config"], false) => {
                 let mut c = st.running_config(d);
