@@ -1322,8 +1322,11 @@ pub(crate) async fn restore_to(
         driver.confirm().await
     };
     let r = done.await;
-    if r.is_err() {
-        let _ = driver.rollback().await;
+    match &r {
+        Ok(()) => steps.report.set_persistence(&driver.persistence()),
+        Err(_) => {
+            let _ = driver.rollback().await;
+        }
     }
     steps.session.set(Phase::Done);
     r.map_err(drv)
