@@ -252,7 +252,7 @@ async fn prepare_member(
     };
     steps.mark("connect");
     m.step = "facts/plan";
-    let p = engine::prepare(&name, &target, view, driver.as_mut(), opts, &mut steps).await;
+    let p = engine::prepare(ctx, &name, &target, view, driver.as_mut(), opts, &mut steps).await;
     let p = p.inspect_err(|_| m.step = step_after(&m.report))?;
     let status = if p.plan.is_empty() {
         ResourceStatus::UpToDate

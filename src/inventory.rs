@@ -30,6 +30,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 mod clab;
+pub mod select;
 
 #[derive(Debug, Error)]
 pub enum InventoryError {
@@ -201,7 +202,10 @@ fn from_doc<T: serde::de::DeserializeOwned>(path: &Path, doc: Value) -> Result<T
         if field == "." || field.is_empty() {
             file_err(path, inner.to_string())
         } else {
-            file_err(path, format!("field `{field}`: {inner}"))
+            file_err(
+                path,
+                netgw_models::name::with_field_hint(format!("field `{field}`: {inner}")),
+            )
         }
     })
 }
@@ -665,20 +669,26 @@ impl Inventory {
                 (None, false) => "default".to_owned(),
             };
         let tr = &self.trust;
-        let trust = match self.target(name) {
-            Ok(t) => serde_json::json!({
-                "known_hosts": t.known_hosts, "accept_new_host_keys": t.accept_new_host_keys,
-                "tls_ca": t.tls.ca_file, "tls_verify": t.tls.verify,
-                "sources": {
-                    "known_hosts": trust_src(&["known_hosts"], tr.known_hosts.is_some()),
-                    "accept_new_host_keys":
-                        trust_src(&["accept_new_host_keys"], tr.accept_new_host_keys),
-                    "tls": trust_src(&["tls_ca", "ca_file", "tls_verify"],
-                        tr.tls_ca.is_some() || tr.no_tls_verify),
-                },
-            }),
-            Err(_) => Value::Null,
+        let (trust, target_error) = match self.target(name) {
+            Ok(t) => (
+                serde_json::json!({
+                    "known_hosts": t.known_hosts, "accept_new_host_keys": t.accept_new_host_keys,
+                    "tls_ca": t.tls.ca_file, "tls_verify": t.tls.verify,
+                    "sources": {
+                        "known_hosts": trust_src(&["known_hosts"], tr.known_hosts.is_some()),
+                        "accept_new_host_keys":
+                            trust_src(&["accept_new_host_keys"], tr.accept_new_host_keys),
+                        "tls": trust_src(&["tls_ca", "ca_file", "tls_verify"],
+                            tr.tls_ca.is_some() || tr.no_tls_verify),
+                    },
+                }),
+                None,
+            ),
+            Err(InventoryError::NotDriven { .. }) => (Value::Null, None),
+            // Why a converge of this host would fail (an unset password variable, ...).
+            Err(e) => (Value::Null, Some(e.to_string())),
         };
+        let error = error.or(target_error);
         // Credentials under data (`data.netgw.enable_secret`, a driver's or another tool's) too, but
         // not netgw's record of where a containerlab host's credentials came from: it holds
         // descriptions ("containerlab default for the kind"), never the values.
@@ -889,32 +899,7 @@ fn known_platform_names() -> Vec<&'static str> {
     v
 }
 
-/// The candidate closest to `word` (edit distance at most a third of its length), for "did you mean".
-pub(crate) fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    let w = word.to_ascii_lowercase();
-    candidates
-        .iter()
-        .map(|c| (edit_distance(&w, &c.to_ascii_lowercase()), *c))
-        .filter(|(d, _)| *d <= (w.len() / 3).max(1))
-        .min()
-        .map(|(_, c)| c)
-}
-
-/// Levenshtein distance (characters).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let sub = diag + usize::from(ca != *cb);
-            diag = row[j + 1];
-            row[j + 1] = sub.min(row[j] + 1).min(diag + 1);
-        }
-    }
-    row[b.len()]
-}
+pub(crate) use netgw_models::name::nearest;
 
 /// netgw's own settings, `data.netgw`, key by key from the first layer that sets each (host, groups,
 /// defaults): `known_hosts` in the defaults and `junos_style` on a host both apply. Nornir does not
@@ -1422,5 +1407,16 @@ defaults:
             .unwrap_err()
             .to_string();
         assert!(e.contains("tls_verify"), "{e}");
+    }
+
+    #[test]
+    fn an_unset_password_variable_is_shown_as_the_hosts_error() {
+        let text = "sw1: {hostname: h, platform: eos, password: '${NETGW_TEST_NEVER_SET_PW}'}\n";
+        let inv = Inventory::from_text(Path::new("hosts.yaml"), text).unwrap();
+        let h = inv.resolved("sw1").unwrap();
+        assert_eq!(h["driver"], "eos");
+        let e = h["error"].as_str().unwrap_or_default();
+        assert!(e.contains("NETGW_TEST_NEVER_SET_PW is not set"), "{h}");
+        assert_eq!(h["password"], "<redacted>");
     }
 }

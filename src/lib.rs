@@ -27,6 +27,7 @@ pub mod session;
 pub mod state;
 pub mod store;
 pub mod terminal;
+pub mod validate;
 
 /// Test doubles shared by the unit tests and the integration tests (`testing` feature); never in a
 /// product build.

@@ -26,11 +26,12 @@ pub enum ResolveError {
         source: ExpandError,
     },
 
-    #[error("node {node}: unknown recipe {recipe:?} (not built in, and no file {path})")]
+    #[error("node {node}: unknown recipe {recipe:?} (not built in, and no file {path}){hint}")]
     UnknownRecipe {
         node: String,
         recipe: String,
         path: String,
+        hint: String,
     },
 
     /// A cookbook file netgw cannot read or evaluate (names the file and line).
@@ -331,10 +332,11 @@ fn load_cookbooks(
 ) -> Result<Vec<(String, RecipeSource)>, ResolveError> {
     let run_list: Vec<String> = expansion.recipes.iter().map(|r| r.name.clone()).collect();
     load_run(cookbooks, &run_list, attrs).map_err(|e| match e {
-        CookbookError::UnknownRecipe { recipe, path } => ResolveError::UnknownRecipe {
+        CookbookError::UnknownRecipe { recipe, path, hint } => ResolveError::UnknownRecipe {
             node: name.to_string(),
             recipe,
             path,
+            hint,
         },
         other => ResolveError::Cookbook {
             node: name.to_string(),

@@ -48,18 +48,7 @@ pub(crate) fn ssh_err(device: &str, step: &'static str, e: SshError) -> DriverEr
             message: format!("`{command}`: {output}"),
         },
         other => {
-            let kind = match &other {
-                SshError::Timeout { .. } => ErrorKind::Timeout,
-                SshError::AuthRejected { .. }
-                | SshError::Enable { .. }
-                | SshError::PrivateKey { .. } => ErrorKind::Auth,
-                SshError::Connect { .. }
-                | SshError::HostKeyUnknown { .. }
-                | SshError::HostKeyChanged(_)
-                | SshError::HostKeyRevoked { .. }
-                | SshError::HostCertificate { .. } => ErrorKind::Connect,
-                _ => ErrorKind::Transport,
-            };
+            let kind = crate::target::ssh_error_kind(&other);
             DriverError::Transport {
                 device: device.to_owned(),
                 step,

@@ -1,9 +1,9 @@
 //! Where a device is and how to reach it: what the inventory resolves a host into (docs/design.md §6).
 
-use crate::driver::{DriverError, Platform};
+use crate::driver::{DriverError, ErrorKind, Platform};
 use crate::transport::Timeouts;
 use crate::transport::http::TlsMode;
-use crate::transport::ssh::{HostKeyPolicy, SshAuth, SshTarget};
+use crate::transport::ssh::{HostKeyPolicy, SshAuth, SshError, SshTarget};
 use netgw_models::secret::Secret;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -265,6 +265,23 @@ pub struct Endpoint {
     pub port: u16,
     pub username: String,
     pub password: Option<Secret>,
+}
+
+/// What an SSH failure means for the operator, the same for every vendor over SSH (CLI or NETCONF):
+/// a refused login or key is `auth`, a host key or an unreachable port `connect`.
+pub(crate) fn ssh_error_kind(e: &SshError) -> ErrorKind {
+    match e {
+        SshError::Timeout { .. } => ErrorKind::Timeout,
+        SshError::AuthRejected { .. } | SshError::Enable { .. } | SshError::PrivateKey { .. } => {
+            ErrorKind::Auth
+        }
+        SshError::Connect { .. }
+        | SshError::HostKeyUnknown { .. }
+        | SshError::HostKeyChanged(_)
+        | SshError::HostKeyRevoked { .. }
+        | SshError::HostCertificate { .. } => ErrorKind::Connect,
+        _ => ErrorKind::Transport,
+    }
 }
 
 #[cfg(test)]

@@ -208,7 +208,7 @@ fn builtin_vlans(c: &mut Compiled, recipe: &str, v: &Value) {
         obj.insert("id".into(), Value::from(id.get()));
         match serde_json::from_value::<Vlan>(Value::Object(obj)) {
             Ok(vlan) => add_vlan(c, recipe, vlan),
-            Err(e) => err(c, recipe, format!("vlan[{key}]"), e.to_string()),
+            Err(e) => err(c, recipe, format!("vlan[{key}]"), with_hint(e)),
         }
     }
 }
@@ -222,7 +222,16 @@ fn builtin_links(c: &mut Compiled, recipe: &str, v: &Value) {
             format!("must be a map of interface name to properties, found {v}"),
         );
     };
+    let spellings = interface_spellings(map.keys());
     for (key, props) in map {
+        if let Some(others) = spellings.get(key) {
+            let msg = format!(
+                "the same interface is also declared as {}: keep one spelling",
+                others.join(", ")
+            );
+            err(c, recipe, format!("link[{key}]"), msg);
+            continue;
+        }
         let mut obj = match props {
             Value::Object(m) => m.clone(),
             Value::Null => serde_json::Map::new(),
@@ -239,9 +248,37 @@ fn builtin_links(c: &mut Compiled, recipe: &str, v: &Value) {
         obj.insert("name".into(), Value::String(key.clone()));
         match serde_json::from_value::<Link>(Value::Object(obj)) {
             Ok(link) => add_link(c, recipe, link),
-            Err(e) => err(c, recipe, format!("link[{key}]"), e.to_string()),
+            Err(e) => err(c, recipe, format!("link[{key}]"), with_hint(e)),
         }
     }
+}
+
+/// Keys of `netdev.links` that name one interface in two spellings (`Et1`, `Ethernet1`): for each,
+/// the other spellings. Both come from different layers (a role's and a node's), so each is reported
+/// where it was written.
+fn interface_spellings<'a>(
+    keys: impl Iterator<Item = &'a String>,
+) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut by_name: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for k in keys {
+        by_name
+            .entry(normalize_interface_name(k))
+            .or_default()
+            .push(k.clone());
+    }
+    let mut out = std::collections::BTreeMap::new();
+    for group in by_name.into_values().filter(|g| g.len() > 1) {
+        for k in &group {
+            let others = group.iter().filter(|o| *o != k).cloned().collect();
+            out.insert(k.clone(), others);
+        }
+    }
+    out
+}
+
+/// serde's error with the nearest field named when it is an unknown one.
+fn with_hint(e: serde_json::Error) -> String {
+    crate::name::with_field_hint(e.to_string())
 }
 
 fn declarative(c: &mut Compiled, recipe: &str, index: usize, item: &Value) {
@@ -262,7 +299,7 @@ fn declarative(c: &mut Compiled, recipe: &str, index: usize, item: &Value) {
                 c,
                 recipe,
                 format!("resources[{index}] (vlan)"),
-                e.to_string(),
+                with_hint(e),
             ),
         },
         Some("link") => match serde_json::from_value::<Link>(Value::Object(obj)) {
@@ -271,7 +308,7 @@ fn declarative(c: &mut Compiled, recipe: &str, index: usize, item: &Value) {
                 c,
                 recipe,
                 format!("resources[{index}] (link)"),
-                e.to_string(),
+                with_hint(e),
             ),
         },
         Some(other) => err(
@@ -381,5 +418,44 @@ mod tests {
                 .message
                 .contains("declared twice, in netdev::vlans and site::default")
         );
+    }
+
+    #[test]
+    fn a_misspelt_property_and_two_spellings_of_one_interface_are_named() {
+        let merged: Attrs = serde_json::from_value(serde_json::json!({"netdev": {"links": {
+            "Et1": {"description": "a"},
+            "Ethernet1": {"description": "b"},
+            "Ethernet2": {"acess_vlan": 10},
+        }}}))
+        .unwrap();
+        let c = compile(
+            &merged,
+            &[("netdev::links".into(), RecipeSource::BuiltinLinks)],
+        );
+        let msgs: Vec<String> = c
+            .errors
+            .iter()
+            .map(|e| format!("{}: {}", e.resource, e.message))
+            .collect();
+        assert!(
+            msgs.iter()
+                .any(|m| m
+                    .starts_with("link[Et1]: the same interface is also declared as Ethernet1")),
+            "{msgs:?}"
+        );
+        assert!(
+            msgs.iter()
+                .any(|m| m
+                    .starts_with("link[Ethernet1]: the same interface is also declared as Et1")),
+            "{msgs:?}"
+        );
+        assert!(
+            msgs.iter().any(
+                |m| m.starts_with("link[Ethernet2]: unknown field `acess_vlan`")
+                    && m.ends_with("did you mean access_vlan?")
+            ),
+            "{msgs:?}"
+        );
+        assert!(c.links.is_empty());
     }
 }

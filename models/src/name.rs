@@ -104,6 +104,52 @@ pub fn validate_cookbook_name(kind: &'static str, name: &str) -> Result<(), Mode
     })
 }
 
+/// The candidate closest to `word` (edit distance at most a third of its length), for "did you mean".
+pub fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let w = word.to_ascii_lowercase();
+    candidates
+        .iter()
+        .map(|c| (edit_distance(&w, &c.to_ascii_lowercase()), *c))
+        .filter(|(d, _)| *d <= (w.len() / 3).max(1))
+        .min()
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance (characters).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let sub = diag + usize::from(ca != *cb);
+            diag = row[j + 1];
+            row[j + 1] = sub.min(row[j] + 1).min(diag + 1);
+        }
+    }
+    row[b.len()]
+}
+
+/// serde's "unknown field `acess_vlan`, expected one of `a`, `b`" with the nearest field named
+/// (`; did you mean access_vlan?`); any other message unchanged.
+pub fn with_field_hint(message: String) -> String {
+    let Some(rest) = message
+        .find("unknown field `")
+        .map(|i| &message[i + "unknown field `".len()..])
+    else {
+        return message;
+    };
+    let Some((field, expected)) = rest.split_once('`') else {
+        return message;
+    };
+    let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    match nearest(field, &known) {
+        Some(n) => format!("{message}; did you mean {n}?"),
+        None => message,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

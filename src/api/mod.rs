@@ -567,6 +567,8 @@ async fn healthz(State(s): State<S>) -> Json<Value> {
 struct ConvergeRequest {
     nodes: Option<Vec<String>>,
     group: Option<String>,
+    /// A selection in Ansible's --limit language (`crate::inventory::select`), as AWX's `limit`.
+    limit: Option<String>,
     topology: Option<String>,
     search: Option<String>,
     #[serde(default)]
@@ -608,6 +610,7 @@ async fn select_nodes(
     let given = [
         req.nodes.is_some(),
         req.group.is_some(),
+        req.limit.is_some(),
         req.topology.is_some(),
         req.search.is_some(),
     ]
@@ -616,7 +619,7 @@ async fn select_nodes(
     .count();
     if given != 1 {
         return Err(HttpError::bad_request(format!(
-            "give exactly one selection of `nodes`, `group`, `topology`, `search` (found {given})"
+            "give exactly one selection of `nodes`, `group`, `limit`, `topology`, `search` (found {given})"
         )));
     }
     let mut out: Vec<String> = Vec::new();
@@ -646,6 +649,10 @@ async fn select_nodes(
                 format!("group {g:?} is not defined in the inventory")
             }));
         }
+    }
+    if let Some(limit) = &req.limit {
+        out = crate::inventory::select::select(inv, std::slice::from_ref(limit))
+            .map_err(|e| HttpError::bad_request(format!("limit: {e}")))?;
     }
     if let Some(t) = &req.topology {
         out = inv.in_topology(t);

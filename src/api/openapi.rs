@@ -46,7 +46,7 @@ fn paths() -> Value {
         }},
         "/v1/converge": {"post": {
             "summary": "Trigger a converge (role: trigger)",
-            "description": "Exactly one selection: `nodes`, `group` (inventory group), `topology` (every inventory node of that containerlab lab: `data.containerlab.topology`, set for .clab.yml, topology-data.json and netgw-lab inventories) or `search` (a Chef search query; needs a Chef server store; nodes found outside the inventory are listed in `not_in_inventory`, not run). A node already queued coalesces into its pending run; a running node gets at most one pending follow-up run. Nodes must be in the inventory. Body at most max_body_bytes (64 KiB).",
+            "description": "Exactly one selection: `nodes`, `group` (inventory group), `limit` (a selection in Ansible's --limit language, as `netgw converge` takes it: `access,core`, `acc*`, `all:!core`, `access:&site_a`; a term matching nothing is refused), `topology` (every inventory node of that containerlab lab: `data.containerlab.topology`, set for .clab.yml, topology-data.json and netgw-lab inventories) or `search` (a Chef search query; needs a Chef server store; nodes found outside the inventory are listed in `not_in_inventory`, not run). A node already queued coalesces into its pending run; a running node gets at most one pending follow-up run. Nodes must be in the inventory. Body at most max_body_bytes (64 KiB).",
             "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ConvergeRequest"}}}},
             "responses": std_errors(json!({
                 "202": {"description": "queued or coalesced", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Accepted"}}}},
@@ -127,6 +127,7 @@ fn components() -> Value {
             "ConvergeRequest": {"type": "object", "additionalProperties": false, "properties": {
                 "nodes": {"type": "array", "minItems": 1, "items": {"type": "string", "pattern": "^[-[:alnum:]_:.]+$", "maxLength": 250}},
                 "group": {"type": "string"},
+                "limit": {"type": "string", "minLength": 1},
                 "topology": {"type": "string"},
                 "search": {"type": "string"},
                 "why_run": {"type": "boolean", "default": false},

@@ -107,21 +107,25 @@ pub struct RunView {
 /// Totals over node reports, as `crate::report::summarize` computes them.
 pub fn summarize_values(nodes: &[Value]) -> Value {
     let count = |s: &str| nodes.iter().filter(|n| n["status"] == s).count();
-    let (failed, skipped) = (count("failed"), count("skipped"));
+    let (failed, skipped, not_started) = (count("failed"), count("skipped"), count("not_started"));
     let sum = |k: &str| {
         nodes
             .iter()
             .map(|n| n[k].as_u64().unwrap_or(0))
             .sum::<u64>()
     };
-    json!({
+    let mut summary = json!({
         "nodes": nodes.len(),
-        "succeeded": nodes.len() - failed - skipped,
+        "succeeded": nodes.len() - failed - skipped - not_started,
         "failed": failed,
         "skipped": skipped,
         "resources": sum("total"),
         "updated": sum("updated"),
-    })
+    });
+    if not_started > 0 {
+        summary["not_started"] = json!(not_started);
+    }
+    summary
 }
 
 /// The engine's `RunReport` shape from its parts.

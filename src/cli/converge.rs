@@ -33,6 +33,63 @@ pub(super) fn link_check(
     ))))
 }
 
+/// `netgw converge`: its options into the run's options and coordination settings, then the run.
+pub(super) fn converge_args(
+    cli: &Cli,
+    cmd: &Command,
+    out: &mut dyn Write,
+) -> Result<Status, Failure> {
+    let Command::Converge {
+        nodes,
+        source,
+        why_run,
+        concurrency,
+        confirm_timeout,
+        lock_timeout,
+        lock_dir,
+        database,
+        reporting,
+        format,
+        atomic,
+        phase_timeout,
+        check_links,
+        links_topology,
+        rollout,
+    } = cmd
+    else {
+        return Err(Failure::usage("converge: not a converge command"));
+    };
+    let check_links = link_check(
+        cli,
+        source,
+        *check_links,
+        links_topology,
+        *concurrency,
+        *phase_timeout,
+    )?;
+    let opts = EngineOptions {
+        check_links,
+        atomic: atomic.then(|| std::time::Duration::from_secs(*phase_timeout)),
+        why_run: *why_run,
+        concurrency: *concurrency as usize,
+        confirm_timeout: std::time::Duration::from_secs(*confirm_timeout),
+        lock_timeout: std::time::Duration::from_secs(*lock_timeout),
+        rollout: rollout.rollout(),
+        ..Default::default()
+    };
+    let coordination = crate::coordination::Settings {
+        state_dir: cli.state_dir.clone(),
+        lock_dir: lock_dir.clone(),
+        database: database_url(database)?,
+    };
+    let run = Run {
+        opts,
+        coordination,
+        reporting,
+    };
+    converge_cmd(cli, nodes, source, run, *format, out)
+}
+
 /// One converge or drift run of the command line: what it does, where it coordinates, what it
 /// reports besides its output.
 pub(super) struct Run<'a> {

@@ -15,6 +15,7 @@ pub(super) fn inventory_cmd(
     for n in &names {
         resolved.push(inv.resolved(n).map_err(|e| Failure::usage(e.to_string()))?);
     }
+    let unusable = resolved.iter().any(|h| h["error"].is_string());
     match format {
         Format::Json => writeln!(out, "{}", pretty(&Value::Array(resolved)))?,
         Format::Human => {
@@ -23,5 +24,11 @@ pub(super) fn inventory_cmd(
             }
         }
     }
-    Ok(Status::Ok)
+    // A host a converge could not reach as written (an unset password variable, ...) fails the
+    // command, so a CI check of the inventory sees it.
+    Ok(if unusable {
+        Status::NodeFailed
+    } else {
+        Status::Ok
+    })
 }

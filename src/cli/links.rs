@@ -5,6 +5,7 @@ use super::*;
 pub(super) fn links_cmd(
     cli: &Cli,
     source: &DeviceSource,
+    selection: &[String],
     concurrency: usize,
     timeout: std::time::Duration,
     format: Format,
@@ -16,10 +17,11 @@ pub(super) fn links_cmd(
     let topo =
         crate::inventory::Inventory::topology(path).map_err(|e| Failure::usage(e.to_string()))?;
     let inv = load_inventory(cli, source)?;
+    let selected = select(&inv, selection)?;
     let driven: std::collections::BTreeSet<String> = topo
         .managed_nodes()
         .map(|n| n.name.clone())
-        .filter(|n| inv.hosts.contains_key(n))
+        .filter(|n| selected.contains(n))
         .collect();
     let declared = crate::links::declared(&topo, &driven);
     let nodes: Vec<String> = driven.into_iter().collect();

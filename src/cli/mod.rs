@@ -23,6 +23,8 @@ mod links;
 mod node;
 mod render;
 mod serve;
+mod trigger;
+mod validate;
 
 use converge::*;
 use facts::*;
@@ -31,6 +33,8 @@ use links::*;
 use node::*;
 use render::*;
 use serve::*;
+use trigger::*;
+use validate::*;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -147,7 +151,9 @@ pub enum Command {
     },
     /// Converge devices to their desired state (all inventory hosts when no NODE is given).
     Converge {
-        /// Inventory hosts to converge (all when none is given).
+        /// Hosts to converge: names, groups, globs, `!` exclusions and `&` intersections, as
+        /// Ansible's --limit (`access,core`, 'acc*', 'all:!core'); all when none is given.
+        #[arg(value_name = "SELECTION")]
         nodes: Vec<String>,
         #[command(flatten)]
         source: DeviceSource,
@@ -193,6 +199,8 @@ pub enum Command {
         /// The containerlab topology whose links --check-links compares (default: --topology).
         #[arg(long, requires = "check_links")]
         links_topology: Option<PathBuf>,
+        #[command(flatten)]
+        rollout: RolloutArgs,
     },
     /// Gather and print a device's facts (its automatic attributes).
     Facts {
@@ -235,11 +243,15 @@ pub enum Command {
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10000))]
         concurrency: Option<u32>,
     },
+    /// Ask a `netgw serve` gateway to converge (the CI client): a selection, why-run or atomic;
+    /// with --wait, follow the run to its end and exit with its outcome as `converge` would.
+    Trigger(TriggerArgs),
     /// Print the resolved inventory hosts (like `ansible-inventory --list`): address, platform, driver
     /// or why not driven, credentials (passwords and every other secret redacted), groups, data,
     /// connection options, trust, and the layer each value came from.
     Inventory {
-        /// Hosts to print (all when none is given).
+        /// Hosts to print (a selection, as for converge); all when none is given.
+        #[arg(value_name = "SELECTION")]
         hosts: Vec<String>,
         #[command(flatten)]
         source: DeviceSource,
@@ -252,6 +264,10 @@ pub enum Command {
     /// undeclared adjacencies. Exit 0 when they agree, 1 when they differ (or a device did not
     /// answer), 2 on bad input.
     Links {
+        /// Nodes whose LLDP is read and whose links between them are compared (a selection, as
+        /// for converge); every driven node of the topology when none is given.
+        #[arg(value_name = "SELECTION")]
+        nodes: Vec<String>,
         /// The topology (`*.clab.yml`) whose `links:` are compared; without --inventory its nodes
         /// are reached as for `--topology` elsewhere.
         #[arg(long, env = "NETGW_TOPOLOGY")]
@@ -269,9 +285,25 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
     },
+    /// Check the repo and the selected nodes without contacting a device: every role and
+    /// environment file, each node with its roles, environment and cookbooks, every resource
+    /// compiled. Exit 0 when nothing is wrong (warnings allowed), 1 when something is, 2 on usage.
+    Validate {
+        /// Nodes to check (a selection, as for converge); without --inventory or --topology, every
+        /// node file of the repo.
+        #[arg(value_name = "SELECTION")]
+        nodes: Vec<String>,
+        #[command(flatten)]
+        source: DeviceSource,
+        /// Output: `human` (FILE:LINE: error: ...), `json`, or `github` (annotations GitHub Actions
+        /// shows on the pull request).
+        #[arg(long, value_enum, default_value = "human")]
+        format: ValidateFormat,
+    },
     /// Compare devices with their desired state; change nothing (exit 1 when something drifted).
     Drift {
-        /// Inventory hosts to compare (all when none is given).
+        /// Hosts to compare (a selection, as for converge); all when none is given.
+        #[arg(value_name = "SELECTION")]
         nodes: Vec<String>,
         #[command(flatten)]
         source: DeviceSource,
@@ -285,6 +317,35 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
     },
+}
+
+/// How a converge rolls out (`crate::engine::rollout`; docs/usage.md "Rolling out").
+#[derive(Debug, Default, clap::Args)]
+pub struct RolloutArgs {
+    /// Converge in batches, the next only once the previous finished: a count, a percentage of the
+    /// selected nodes, or a list whose last size repeats (`1,5,25%`: one canary, then 5, then a
+    /// quarter at a time), as Ansible's `serial`. A batch whose every node failed stops the run.
+    #[arg(long, value_name = "N|P%[,...]", conflicts_with = "atomic")]
+    pub serial: Option<crate::engine::rollout::Serial>,
+    /// Start no more nodes once N have failed, or once more than P% of the selected nodes failed
+    /// (Ansible's max_fail_percentage; 0% stops at the first failure). Nodes in flight finish; the
+    /// others are reported `not started`.
+    #[arg(long, value_name = "N|P%", conflicts_with = "atomic")]
+    pub max_fail: Option<crate::engine::rollout::Amount>,
+    /// Keep trying nodes whose login credentials another device already rejected (by default they
+    /// are not started, to keep clear of an AAA lockout).
+    #[arg(long)]
+    pub continue_on_rejected_login: bool,
+}
+
+impl RolloutArgs {
+    fn rollout(&self) -> crate::engine::rollout::Rollout {
+        crate::engine::rollout::Rollout {
+            serial: self.serial.clone().unwrap_or_default(),
+            max_fail: self.max_fail,
+            stop_on_rejected_login: !self.continue_on_rejected_login,
+        }
+    }
 }
 
 /// Where run reports go besides stdout.
@@ -463,51 +524,7 @@ pub fn run(
             }
             expand_cmd(&repo, name, *format, out)
         }
-        Command::Converge {
-            nodes,
-            source,
-            why_run,
-            concurrency,
-            confirm_timeout,
-            lock_timeout,
-            lock_dir,
-            database,
-            reporting,
-            format,
-            atomic,
-            phase_timeout,
-            check_links,
-            links_topology,
-        } => {
-            let check_links = link_check(
-                cli,
-                source,
-                *check_links,
-                links_topology,
-                *concurrency,
-                *phase_timeout,
-            )?;
-            let opts = EngineOptions {
-                check_links,
-                atomic: atomic.then(|| std::time::Duration::from_secs(*phase_timeout)),
-                why_run: *why_run,
-                concurrency: *concurrency as usize,
-                confirm_timeout: std::time::Duration::from_secs(*confirm_timeout),
-                lock_timeout: std::time::Duration::from_secs(*lock_timeout),
-                ..Default::default()
-            };
-            let coordination = crate::coordination::Settings {
-                state_dir: cli.state_dir.clone(),
-                lock_dir: lock_dir.clone(),
-                database: database_url(database)?,
-            };
-            let run = Run {
-                opts,
-                coordination,
-                reporting,
-            };
-            converge_cmd(cli, nodes, source, run, *format, out)
-        }
+        cmd @ Command::Converge { .. } => converge_args(cli, cmd, out),
         Command::Drift {
             nodes,
             source,
@@ -539,6 +556,7 @@ pub fn run(
             format,
         } => facts_cmd(cli, name, source, *format, out),
         Command::Links {
+            nodes,
             topology,
             inventory,
             concurrency,
@@ -547,7 +565,15 @@ pub fn run(
         } => {
             let source = DeviceSource::of_topology(topology, inventory);
             let wait = std::time::Duration::from_secs(*timeout);
-            links_cmd(cli, &source, *concurrency as usize, wait, *format, out)
+            links_cmd(
+                cli,
+                &source,
+                nodes,
+                *concurrency as usize,
+                wait,
+                *format,
+                out,
+            )
         }
         Command::Inventory {
             hosts,
@@ -555,6 +581,12 @@ pub fn run(
             format,
         } => inventory_cmd(cli, hosts, source, *format, out),
         cmd @ Command::Serve { .. } => serve_cmd(cli, cmd, serve),
+        Command::Trigger(args) => trigger_cmd(cli, args, out),
+        Command::Validate {
+            nodes,
+            source,
+            format,
+        } => validate_cmd(cli, nodes, source, *format, out),
     }
 }
 
@@ -623,20 +655,9 @@ fn load_inventory(cli: &Cli, source: &DeviceSource) -> Result<Inventory, Failure
     Ok(inv)
 }
 
-fn select(inv: &Inventory, nodes: &[String]) -> Result<Vec<String>, Failure> {
-    if nodes.is_empty() {
-        return Ok(inv.names());
-    }
-    for n in nodes {
-        NodeName::new(n).map_err(|e| Failure::usage(e.to_string()))?;
-        if !inv.hosts.contains_key(n) {
-            return Err(Failure::usage(format!(
-                "node {n:?} is not in inventory {}",
-                inv.source.display()
-            )));
-        }
-    }
-    Ok(nodes.to_vec())
+/// The hosts a selection names (`crate::inventory::select`): all when it is empty.
+fn select(inv: &Inventory, selection: &[String]) -> Result<Vec<String>, Failure> {
+    crate::inventory::select::select(inv, selection).map_err(|e| Failure::usage(e.to_string()))
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, Failure> {

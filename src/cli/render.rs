@@ -32,7 +32,10 @@ pub(super) fn output_format(c: &Command) -> Format {
         | Command::Inventory { format, .. }
         | Command::Links { format, .. }
         | Command::Drift { format, .. } => *format,
-        Command::Serve { .. } => Format::Human,
+        Command::Trigger(args) => args.format,
+        Command::Validate { format, .. } if *format == ValidateFormat::Json => Format::Json,
+        // GitHub's annotations are text lines: escaped as human output is.
+        Command::Serve { .. } | Command::Validate { .. } => Format::Human,
     }
 }
 
@@ -147,6 +150,9 @@ pub(super) fn human_host(h: &Value) -> String {
         (_, _, e) => format!("error: {}", e.as_str().unwrap_or("?")),
     };
     s.push_str(&format!("  driver: {driver}\n"));
+    if let (Value::String(_), Value::String(e)) = (&h["driver"], &h["error"]) {
+        s.push_str(&format!("  error: {e}\n"));
+    }
     s.push_str(&format!("  groups: {}\n", compact(&h["groups"])));
     if let Some(data) = h["data"].as_object() {
         for (k, v) in data {

@@ -57,8 +57,13 @@ pub enum CookbookError {
         source: ModelError,
     },
 
-    #[error("unknown recipe {recipe:?} (not built in, and no file {path})")]
-    UnknownRecipe { recipe: String, path: String },
+    #[error("unknown recipe {recipe:?} (not built in, and no file {path}){hint}")]
+    UnknownRecipe {
+        recipe: String,
+        path: String,
+        /// `; did you mean cb::name?` or nothing.
+        hint: String,
+    },
 
     #[error("{path}: depends on cookbook {dependency:?}, which is not in {root}")]
     MissingDependency {
@@ -267,6 +272,23 @@ impl Cookbooks {
             });
         }
         Ok(found)
+    }
+
+    /// The recipes a cookbook's `recipes/` holds (`cb::name`), for "did you mean".
+    pub fn recipe_names(&self, cookbook: &str) -> Vec<String> {
+        let rel = Path::new("cookbooks").join(cookbook).join("recipes");
+        let Ok(Some(listed)) = self.listing(&rel) else {
+            return Vec::new();
+        };
+        listed
+            .iter()
+            .filter_map(|f| {
+                let (stem, ext) = f.rsplit_once('.')?;
+                ["rb", "yml", "yaml"]
+                    .contains(&ext)
+                    .then(|| format!("{cookbook}::{stem}"))
+            })
+            .collect()
     }
 
     /// Whether `cookbooks/NAME` exists.

@@ -170,9 +170,16 @@ impl Runner<'_> {
             None if full == BUILTIN_RECIPES[0] => Item::Compiled(RecipeSource::BuiltinVlans),
             None if full == BUILTIN_RECIPES[1] => Item::Compiled(RecipeSource::BuiltinLinks),
             None => {
+                let mut known = self.cookbooks.recipe_names(cb);
+                known.extend(BUILTIN_RECIPES.iter().map(|r| r.to_string()));
+                let known: Vec<&str> = known.iter().map(String::as_str).collect();
+                let hint = crate::inventory::nearest(&full, &known)
+                    .map(|n| format!("; did you mean {n}?"))
+                    .unwrap_or_default();
                 return Err(CookbookError::UnknownRecipe {
                     recipe: recipe.to_owned(),
                     path: format!("cookbooks/{cb}/recipes/{rec}.yml or .rb"),
+                    hint,
                 });
             }
         };

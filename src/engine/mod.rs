@@ -14,6 +14,7 @@
 //! `node_timeout` on top of the transports' own timeouts.
 
 pub mod recovery;
+pub mod rollout;
 
 use crate::clock::now_rfc3339;
 use crate::coordination::Coordination;
@@ -98,6 +99,8 @@ pub struct EngineOptions {
     /// With `atomic`: between verify and confirm, compare LLDP with the declared links; a difference
     /// rolls the transaction back (`crate::links`).
     pub check_links: Option<Arc<crate::links::LinkCheck>>,
+    /// Batches, the failure budget and the stop after a rejected login (`rollout`).
+    pub rollout: rollout::Rollout,
 }
 
 impl Default for EngineOptions {
@@ -119,6 +122,7 @@ impl Default for EngineOptions {
             cookbook_sync: None,
             atomic: None,
             check_links: None,
+            rollout: rollout::Rollout::default(),
         }
     }
 }
@@ -204,39 +208,23 @@ pub async fn converge(infra: &Infra, jobs: Vec<Job>, opts: EngineOptions) -> Run
         return refused(jobs, &opts, started_at, &e.into());
     }
     let ctx = Arc::new(Ctx::new(infra, &opts, jobs.len()));
-    let connector = infra.connector.clone();
-    let sem = Arc::new(Semaphore::new(opts.concurrency.max(1)));
-    let mut set = JoinSet::new();
     let order: Vec<String> = jobs.iter().map(|j| j.name.clone()).collect();
+    let gate = Arc::new(rollout::Gate::new(&opts.rollout, jobs.len()));
+    let sizes = rollout::batches(&opts.rollout.serial, jobs.len());
     let opts = Arc::new(opts);
-    for job in jobs {
-        // A task is spawned only once it has its permit: a node's future is kilobytes, and 10,000 of
-        // them spawned up front to wait at the semaphore were most of the peak RSS (docs/bench.md).
-        let Ok(permit) = sem.clone().acquire_owned().await else {
-            break;
-        };
-        let ctx = ctx.clone();
-        let connector = connector.clone();
-        let opts = opts.clone();
-        let span = info_span!("node", node = %job.name, run = %opts.run_id);
-        set.spawn(
-            async move {
-                let _permit = permit;
-                node_task(&ctx, job, connector.as_ref(), &opts).await
-            }
-            .instrument(span),
-        );
-    }
+    let mut jobs = jobs.into_iter();
     let mut nodes = Vec::new();
-    while let Some(res) = set.join_next().await {
-        match res {
-            Ok(r) => nodes.push(r),
-            Err(e) => warn!(error = %e, "a node task ended abnormally"),
-        }
+    for (i, size) in sizes.iter().enumerate() {
+        let batch: Vec<Job> = jobs.by_ref().take(*size).collect();
+        let done = run_batch(&ctx, infra.connector.clone(), &opts, &gate, batch).await;
+        gate.end_batch(&done, i + 1 < sizes.len());
+        nodes.extend(done);
     }
     // A task that panicked still gets a report.
+    let reported: std::collections::HashSet<String> =
+        nodes.iter().map(|n| n.name.clone()).collect();
     for name in &order {
-        if !nodes.iter().any(|n| &n.name == name) {
+        if !reported.contains(name) {
             let mut r = NodeReport::new(name, opts.why_run);
             fail(
                 &mut r,
@@ -253,6 +241,51 @@ pub async fn converge(infra: &Infra, jobs: Vec<Job>, opts: EngineOptions) -> Run
     }
     nodes.sort_by_key(|n| rank.get(n.name.as_str()).copied());
     run_report(&opts, started_at, started, nodes, None).await
+}
+
+/// One batch of a run: each node started once it has a permit and the gate admits it; returns when
+/// every started node finished.
+async fn run_batch(
+    ctx: &Arc<Ctx>,
+    connector: Arc<dyn Connector>,
+    opts: &Arc<EngineOptions>,
+    gate: &Arc<rollout::Gate>,
+    jobs: Vec<Job>,
+) -> Vec<NodeReport> {
+    let sem = Arc::new(Semaphore::new(opts.concurrency.max(1)));
+    let mut set = JoinSet::new();
+    let mut nodes = Vec::new();
+    for job in jobs {
+        // A task is spawned only once it has its permit: a node's future is kilobytes, and 10,000 of
+        // them spawned up front to wait at the semaphore were most of the peak RSS (docs/bench.md).
+        let Ok(permit) = sem.clone().acquire_owned().await else {
+            break;
+        };
+        let credentials = job.target.as_ref().ok().map(|t| gate.credentials(t));
+        if let Some(reason) = gate.admit(credentials) {
+            nodes.push(NodeReport::not_started(&job.name, opts.why_run, &reason));
+            continue;
+        }
+        let (ctx, connector, opts, gate) =
+            (ctx.clone(), connector.clone(), opts.clone(), gate.clone());
+        let span = info_span!("node", node = %job.name, run = %opts.run_id);
+        set.spawn(
+            async move {
+                let _permit = permit;
+                let report = node_task(&ctx, job, connector.as_ref(), &opts).await;
+                gate.record(credentials, &report);
+                report
+            }
+            .instrument(span),
+        );
+    }
+    while let Some(res) = set.join_next().await {
+        match res {
+            Ok(r) => nodes.push(r),
+            Err(e) => warn!(error = %e, "a node task ended abnormally"),
+        }
+    }
+    nodes
 }
 
 /// The run's report: its nodes (in their final order), the summary, the cookbook sync's report.
@@ -541,15 +574,27 @@ async fn converge_node(
 
 pub(crate) type StepResult<T> = Result<T, EngineError>;
 
-fn compile_errors(compiled: &Compiled, steps: &mut Steps<'_>) -> StepResult<()> {
+/// A compile's errors as failed resources, each naming the repo file that set its value when the
+/// desired state comes from the local repo (`crate::validate::origin_note`).
+fn compile_errors(
+    ctx: &Ctx,
+    view: &resolve::NodeView,
+    compiled: &Compiled,
+    steps: &mut Steps<'_>,
+) -> StepResult<()> {
     if compiled.errors.is_empty() {
         return Ok(());
     }
     for e in &compiled.errors {
+        let origin = match ctx.store.as_local() {
+            Some(repo) => crate::validate::origin_note(repo, view, e),
+            None => String::new(),
+        };
+        let message = format!("{}{origin}", e.message);
         steps
             .report
             .resources
-            .push(failed_resource(&e.recipe, &e.resource, &e.message));
+            .push(failed_resource(&e.recipe, &e.resource, &message));
     }
     Err(EngineError::Config(format!(
         "{} resource(s) could not be compiled; nothing was changed",
@@ -643,7 +688,7 @@ pub(crate) async fn load_node(
     // Pre-flight: compile with the facts saved by the last run, so bad desired state fails here,
     // before any device is contacted. The real compile after fact gathering follows.
     let preflight = compile(&view.attributes.merged(), &view.recipes);
-    compile_errors(&preflight, steps)?;
+    compile_errors(ctx, &view, &preflight, steps)?;
     Ok((target, name, view))
 }
 
@@ -736,7 +781,7 @@ async fn with_driver(
     opts: &EngineOptions,
     steps: &mut Steps<'_>,
 ) -> StepResult<()> {
-    let p = prepare(name, target, view, driver, opts, steps).await?;
+    let p = prepare(ctx, name, target, view, driver, opts, steps).await?;
     let Prepared {
         compiled,
         vlans,
@@ -829,6 +874,7 @@ pub(crate) struct Prepared {
 /// Steps 4-8 on an open session: facts, recovery of an earlier run's unfinished change, merge,
 /// compile, validate, observe and plan. Nothing is staged.
 pub(crate) async fn prepare(
+    ctx: &Ctx,
     name: &NodeName,
     target: &DeviceTarget,
     mut view: resolve::NodeView,
@@ -877,7 +923,7 @@ pub(crate) async fn prepare(
     // 7. Compile resources.
     let compiled = compile(&merged, &view.recipes);
     steps.mark("compile");
-    compile_errors(&compiled, steps)?;
+    compile_errors(ctx, &view, &compiled, steps)?;
     let vlans = compiled.vlan_list();
     let links = compiled.link_list();
     let invalid = driver.validate(&vlans, &links);

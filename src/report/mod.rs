@@ -65,6 +65,11 @@ pub enum NodeStatus {
     Failed,
     /// netgw does not drive the host (a Linux host, an IOS-XR router, ...): never a failure.
     Skipped,
+    /// A rollout control stopped the run before this node started (`--max-fail`, a rejected
+    /// login with the same credentials, an earlier batch that failed whole): the device was not
+    /// contacted; the warning says why.
+    #[serde(rename = "not_started")]
+    NotStarted,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -171,6 +176,15 @@ impl NodeReport {
         r.warnings.push(format!("skipped: {reason}"));
         r
     }
+
+    /// The report of a node a rollout control kept from starting: status `not_started`, the reason
+    /// as its warning.
+    pub fn not_started(name: &str, why_run: bool, reason: &str) -> Self {
+        let mut r = NodeReport::new(name, why_run);
+        r.status = NodeStatus::NotStarted;
+        r.warnings.push(format!("not started: {reason}"));
+        r
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -180,6 +194,9 @@ pub struct RunSummary {
     pub failed: usize,
     /// Hosts netgw does not drive.
     pub skipped: usize,
+    /// Nodes a rollout control kept from starting (`--max-fail`, ...).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub not_started: usize,
     /// Nodes the store did not have (each with a warning).
     pub missing_nodes: usize,
     pub resources: usize,
@@ -209,6 +226,10 @@ impl RunReport {
     }
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 pub fn summarize(nodes: &[NodeReport]) -> RunSummary {
     let count = |s: NodeStatus| nodes.iter().filter(|n| n.status == s).count();
     RunSummary {
@@ -216,6 +237,7 @@ pub fn summarize(nodes: &[NodeReport]) -> RunSummary {
         succeeded: count(NodeStatus::Success),
         failed: count(NodeStatus::Failed),
         skipped: count(NodeStatus::Skipped),
+        not_started: count(NodeStatus::NotStarted),
         missing_nodes: nodes.iter().filter(|n| n.created).count(),
         resources: nodes.iter().map(|n| n.total).sum(),
         updated: nodes.iter().map(|n| n.updated).sum(),
@@ -249,7 +271,7 @@ pub fn human_node_json(n: &Value) -> String {
         .as_array()
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    if text(n, "status") == "skipped" {
+    if matches!(text(n, "status"), "skipped" | "not_started") {
         for w in &warnings {
             let _ = writeln!(out, "netgw run for {name} {w}");
         }
@@ -436,6 +458,7 @@ fn summary_text(r: &Value) -> String {
             count("failed"),
             [
                 (count("skipped"), "skipped (not driven by netgw)"),
+                (count("not_started"), "not started (see warnings)"),
                 (count("missing_nodes"), "not in the store (see warnings)")
             ]
             .iter()

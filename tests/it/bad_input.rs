@@ -689,7 +689,7 @@ fn catalogue() -> Vec<Case> {
             &[("inv.yml", INV)],
             &["converge", "nope", "--inventory", "{repo}/inv.yml"],
             2,
-            &["node \"nope\" is not in inventory"],
+            &["term \"nope\" matches no host or group of inventory"],
         ),
         case(
             "inventory unknown platform",

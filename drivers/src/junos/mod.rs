@@ -142,10 +142,11 @@ impl JunosDriver {
         let style_option = style_option(target)?;
         let ssh = target.ssh_target("netconf", DEFAULT_PORT)?;
         let session = connect_ssh(&ssh).await.map_err(|e| {
-            let kind = if e.is_timeout() {
-                ErrorKind::Timeout
-            } else {
-                ErrorKind::Connect
+            // A refused login is `auth` on every vendor; the SSH layer says which failure it was.
+            let kind = match e.ssh() {
+                _ if e.is_timeout() => ErrorKind::Timeout,
+                Some(ssh) => crate::target::ssh_error_kind(ssh),
+                None => ErrorKind::Connect,
             };
             DriverError::Transport {
                 device: device.clone(),

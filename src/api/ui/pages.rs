@@ -153,6 +153,7 @@ fn result_state(report: &Value) -> (&'static str, String) {
     match (report["status"].as_str(), report["why_run"].as_bool()) {
         (Some("failed"), _) => ("failed", "failed".into()),
         (Some("skipped"), _) => ("skipped", "not driven by netgw".into()),
+        (Some("not_started"), _) => ("skipped", "not started".into()),
         (Some(_), Some(true)) if updated > 0 => (
             "drift",
             format!("drift: {updated} resource(s) would change"),

@@ -294,6 +294,14 @@ impl NetconfError {
     pub fn is_timeout(&self) -> bool {
         matches!(self.root(), NetconfError::Timeout { .. })
     }
+
+    /// The SSH error beneath, when the SSH layer failed (login refused, host key, connect).
+    pub fn ssh(&self) -> Option<&crate::ssh::SshError> {
+        match self.root() {
+            NetconfError::Ssh(e) => e.downcast_ref(),
+            _ => None,
+        }
+    }
 }
 
 pub type Result<T, E = NetconfError> = std::result::Result<T, E>;

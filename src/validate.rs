@@ -1,0 +1,422 @@
+//! `netgw validate`: every problem a run would meet before it contacts a device, for the gate a team
+//! puts before merging a change to the repo. It reads what a run reads (the inventory, each selected
+//! node with its roles, environment and cookbooks, every role and environment file of the repo),
+//! compiles every resource with the facts the last run saved, and lists each problem with its file,
+//! the line where it can be found, and the path inside the file. Nothing is written; no device,
+//! server or classifier is contacted.
+
+use crate::inventory::{Inventory, InventoryError};
+use crate::resolve::{self, ResolveError};
+use crate::store::StoreError;
+use crate::store::local::LocalRepo;
+use netgw_models::NodeName;
+use netgw_models::attributes::{AttributeSet, Component, Source, get_path};
+use netgw_models::compile::{CompileError, compile};
+use serde::Serialize;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One problem: where it is and what is wrong.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Problem {
+    pub severity: Severity,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// The path inside the file (`default_attributes.netdev.vlans.5000`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    pub message: String,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Validation {
+    /// The nodes checked.
+    pub nodes: Vec<String>,
+    pub problems: Vec<Problem>,
+}
+
+impl Validation {
+    pub fn errors(&self) -> usize {
+        self.problems
+            .iter()
+            .filter(|p| p.severity == Severity::Error)
+            .count()
+    }
+
+    fn push(
+        &mut self,
+        severity: Severity,
+        node: Option<&str>,
+        file: Option<PathBuf>,
+        message: String,
+    ) {
+        let line = file.as_deref().and_then(|f| line_in_message(&message, f));
+        self.problems.push(Problem {
+            severity,
+            node: node.map(str::to_owned),
+            file,
+            line,
+            path: None,
+            message,
+        });
+    }
+}
+
+/// The `netdev` keys the built-in recipes read; another key under `netdev` is likely a typo.
+pub const NETDEV_KEYS: [&str; 4] = ["vlans", "links", "vlan_policy", "link_policy"];
+
+/// Check the repo's roles and environments, then each of `names` (with `inv`, how it is reached).
+pub fn validate(repo: &LocalRepo, inv: Option<&Inventory>, names: &[String]) -> Validation {
+    let mut v = Validation::default();
+    repo_files(repo, &mut v);
+    for name in names {
+        v.nodes.push(name.clone());
+        if let Some(inv) = inv {
+            match inv.target(name) {
+                Ok(_) | Err(InventoryError::NotDriven { .. }) => {}
+                Err(e) => v.push(
+                    Severity::Error,
+                    Some(name),
+                    Some(inv.source.clone()),
+                    e.to_string(),
+                ),
+            }
+        }
+        node(repo, name, &mut v);
+    }
+    v
+}
+
+/// Every role and environment file, used by a selected node or not: a typo there waits for the
+/// next node that uses it.
+fn repo_files(repo: &LocalRepo, v: &mut Validation) {
+    match repo.role_names() {
+        Ok(roles) => {
+            for r in roles {
+                if let Err(e) = repo.load_role(&r) {
+                    v.push(Severity::Error, None, store_file(&e), e.to_string());
+                }
+            }
+        }
+        Err(e) => v.push(Severity::Error, None, store_file(&e), e.to_string()),
+    }
+    let dir = repo.root().join("environments");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_suffix(".json")
+                .map(str::to_owned)
+        })
+        .collect();
+    names.sort();
+    for env in names {
+        if let Err(e) = repo.load_environment(&env) {
+            v.push(Severity::Error, None, store_file(&e), e.to_string());
+        }
+    }
+}
+
+fn node(repo: &LocalRepo, name: &str, v: &mut Validation) {
+    let node_name = match NodeName::new(name) {
+        Ok(n) => n,
+        Err(e) => return v.push(Severity::Error, Some(name), None, e.to_string()),
+    };
+    let view = match resolve::resolve(repo, &node_name) {
+        Ok(view) => view,
+        Err(e) if e.is_missing_node(&node_name) => {
+            let file = repo.desired_path(&node_name);
+            let msg = format!(
+                "no node file {}: a converge creates it and the device gets no resources",
+                file.display()
+            );
+            return v.push(Severity::Warning, Some(name), Some(file), msg);
+        }
+        Err(e) => {
+            let file = resolve_file(&e).or_else(|| Some(repo.desired_path(&node_name)));
+            return v.push(Severity::Error, Some(name), file, e.to_string());
+        }
+    };
+    if view.desired.run_list.is_empty() {
+        let msg = "the run-list is empty: a converge manages nothing on this device".to_owned();
+        v.push(
+            Severity::Warning,
+            Some(name),
+            Some(repo.desired_path(&node_name)),
+            msg,
+        );
+    }
+    let merged = view.attributes.merged();
+    for e in &compile(&merged, &view.recipes).errors {
+        v.problems.push(compile_problem(repo, &view, e));
+    }
+    unread_netdev_keys(repo, &view, &merged, v);
+}
+
+/// A compile error with the file that set the attribute it is about, and the path inside it.
+fn compile_problem(repo: &LocalRepo, view: &resolve::NodeView, e: &CompileError) -> Problem {
+    let message = format!("{} {}: {}", e.recipe, e.resource, e.message);
+    let mut p = Problem {
+        severity: Severity::Error,
+        node: Some(view.name.to_string()),
+        file: None,
+        line: None,
+        path: None,
+        message,
+    };
+    if let Some(attr) = resource_attribute(&e.resource)
+        && let Some((file, path)) = origin(repo, view, &attr)
+    {
+        p.line = line_of(&file, &path);
+        p.path = Some(path.join("."));
+        p.file = Some(file);
+    }
+    p
+}
+
+/// Where a compile error's value was set, for a run's report: ` (set in FILE at PATH)`, or nothing
+/// when no repo file set it. Reads no file (a run calls it on its async threads).
+pub fn origin_note(repo: &LocalRepo, view: &resolve::NodeView, e: &CompileError) -> String {
+    resource_attribute(&e.resource)
+        .and_then(|attr| origin(repo, view, &attr))
+        .map(|(file, path)| format!(" (set in {} at {})", file.display(), path.join(".")))
+        .unwrap_or_default()
+}
+
+/// The attribute path a built-in recipe's resource was compiled from: `vlan[10]` is
+/// `netdev.vlans.10`, `link[Et1]` `netdev.links.Et1`, `netdev.vlan_policy` itself.
+fn resource_attribute(resource: &str) -> Option<Vec<String>> {
+    let (kind, key) = resource.strip_suffix(']')?.split_once('[')?;
+    let map = match kind {
+        "vlan" => "vlans",
+        "link" => "links",
+        _ => return None,
+    };
+    Some(vec!["netdev".into(), map.into(), key.into()])
+}
+
+/// The file whose value won at `attr` (the highest-precedence layer that sets it), and the path of
+/// that value inside the file.
+fn origin(
+    repo: &LocalRepo,
+    view: &resolve::NodeView,
+    attr: &[String],
+) -> Option<(PathBuf, Vec<String>)> {
+    let layer = top_layer(&view.attributes, attr)?;
+    let root = repo.root();
+    let (file, prefix): (PathBuf, Option<String>) = match &layer.source {
+        Source::Node => (
+            repo.desired_path(&view.name),
+            Some(layer.component.as_str().to_owned()),
+        ),
+        Source::Role { role } => (
+            root.join("roles").join(format!("{role}.json")),
+            Some(role_key(layer.component)),
+        ),
+        Source::Environment { environment } => (
+            root.join("environments")
+                .join(format!("{environment}.json")),
+            Some(role_key(layer.component)),
+        ),
+        Source::AttributeFile { cookbook, file } => (
+            root.join("cookbooks")
+                .join(cookbook)
+                .join("attributes")
+                .join(file),
+            None,
+        ),
+        _ => return None,
+    };
+    let path = prefix.into_iter().chain(attr.iter().cloned()).collect();
+    Some((file, path))
+}
+
+fn role_key(c: Component) -> String {
+    match c {
+        Component::RoleOverride | Component::EnvOverride => "override_attributes".into(),
+        _ => "default_attributes".into(),
+    }
+}
+
+fn top_layer<'a>(
+    attrs: &'a AttributeSet,
+    path: &[String],
+) -> Option<&'a netgw_models::attributes::Layer> {
+    Component::ALL.iter().rev().find_map(|c| {
+        attrs
+            .layers()
+            .iter()
+            .rev()
+            .filter(|l| l.component == *c)
+            .find(|l| get_path(&Value::Object(l.value.clone()), path).is_some_and(|v| !v.is_null()))
+    })
+}
+
+/// Keys under `netdev` no built-in recipe reads: warnings with the nearest known key.
+fn unread_netdev_keys(
+    repo: &LocalRepo,
+    view: &resolve::NodeView,
+    merged: &netgw_models::node::Attrs,
+    v: &mut Validation,
+) {
+    let Some(netdev) = merged.get("netdev").and_then(Value::as_object) else {
+        return;
+    };
+    for key in netdev.keys().filter(|k| !NETDEV_KEYS.contains(&k.as_str())) {
+        let hint = crate::inventory::nearest(key, &NETDEV_KEYS)
+            .map(|n| format!("; did you mean netdev.{n}?"))
+            .unwrap_or_default();
+        let attr = vec!["netdev".to_owned(), key.clone()];
+        let (file, path) = origin(repo, view, &attr).unzip();
+        v.problems.push(Problem {
+            severity: Severity::Warning,
+            node: Some(view.name.to_string()),
+            line: file
+                .as_deref()
+                .zip(path.as_deref())
+                .and_then(|(f, p)| line_of(f, p)),
+            path: path.map(|p| p.join(".")),
+            file,
+            message: format!("attribute netdev.{key} is read by no built-in recipe{hint}"),
+        });
+    }
+}
+
+fn store_file(e: &StoreError) -> Option<PathBuf> {
+    match e {
+        StoreError::Repo { path, .. }
+        | StoreError::Io { path, .. }
+        | StoreError::Parse { path, .. }
+        | StoreError::NotFound { path, .. }
+        | StoreError::Model { path, .. } => Some(path.clone()),
+        StoreError::Unsafe(u) => Some(u.path.clone()),
+        StoreError::Chef(_) => None,
+    }
+}
+
+fn resolve_file(e: &ResolveError) -> Option<PathBuf> {
+    match e {
+        ResolveError::Store(s) => store_file(s),
+        _ => None,
+    }
+}
+
+/// `at line N` in a parser's message about `file`.
+fn line_in_message(message: &str, file: &Path) -> Option<usize> {
+    let text = message
+        .split_once(&*file.to_string_lossy())
+        .map_or(message, |(_, rest)| rest);
+    let at = text.find("line ")?;
+    text[at + 5..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The line of a value in a JSON or YAML file: each key of `path` searched after the one before it
+/// (a key written once per nesting level, as repo files are, is found exactly).
+fn line_of(file: &Path, path: &[String]) -> Option<usize> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let mut at = 0;
+    for key in path {
+        let quoted = format!("\"{key}\"");
+        let found = [quoted.as_str(), &format!("{key}:"), &format!("'{key}'")]
+            .iter()
+            .filter_map(|k| text[at..].find(k))
+            .min()?;
+        at += found + 1;
+    }
+    Some(text[..at].matches('\n').count() + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo(files: &[(&str, &str)]) -> (tempfile::TempDir, LocalRepo) {
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, body) in files {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, body).unwrap();
+        }
+        let repo = LocalRepo::open(dir.path()).unwrap();
+        (dir, repo)
+    }
+
+    #[test]
+    fn a_bad_value_is_traced_to_the_role_that_set_it() {
+        let role = "{\n  \"name\": \"base\",\n  \"default_attributes\": {\n    \"netdev\": {\n      \"vlans\": {\n        \"5000\": {\"name\": \"big\"}\n      }\n    }\n  }\n}\n";
+        let (_d, repo) = repo(&[
+            ("roles/base.json", role),
+            (
+                "nodes/sw1.json",
+                r#"{"name":"sw1","run_list":["role[base]","recipe[netdev::vlans]"]}"#,
+            ),
+        ]);
+        let v = validate(&repo, None, &["sw1".into()]);
+        assert_eq!(v.errors(), 1, "{v:?}");
+        let p = &v.problems[0];
+        assert!(
+            p.file.as_ref().unwrap().ends_with("roles/base.json"),
+            "{p:?}"
+        );
+        assert_eq!(
+            p.path.as_deref(),
+            Some("default_attributes.netdev.vlans.5000")
+        );
+        assert_eq!(p.line, Some(6));
+        assert!(p.message.contains("vlan[5000]"), "{p:?}");
+    }
+
+    #[test]
+    fn typos_in_files_and_netdev_keys_are_reported() {
+        let (_d, repo) = repo(&[
+            (
+                "roles/core.json",
+                r#"{"name":"core","defaults_attributes":{}}"#,
+            ),
+            (
+                "environments/prod.json",
+                r#"{"name":"prod","cookbook_version":{}}"#,
+            ),
+            (
+                "nodes/sw1.json",
+                r#"{"name":"sw1","run_list":["recipe[netdev::vlans]"],"normal":{"netdev":{"vlan":{}}}}"#,
+            ),
+            ("nodes/sw2.json", r#"{"name":"sw2","runlist":[]}"#),
+        ]);
+        let v = validate(&repo, None, &["sw1".into(), "sw2".into(), "sw3".into()]);
+        let text: Vec<String> = v
+            .problems
+            .iter()
+            .map(|p| format!("{:?} {:?} {}", p.severity, p.file, p.message))
+            .collect();
+        let has = |s: &str| text.iter().any(|t| t.contains(s));
+        assert!(has("roles/core.json") && has("did you mean"), "{text:#?}");
+        assert!(has("environments/prod.json"), "{text:#?}");
+        assert!(
+            has("netdev.vlan is read by no built-in recipe; did you mean netdev.vlans?"),
+            "{text:#?}"
+        );
+        assert!(has("nodes/sw2.json"), "{text:#?}");
+        assert!(has("no node file"), "{text:#?}");
+        assert_eq!(v.errors(), 3, "{text:#?}");
+    }
+}

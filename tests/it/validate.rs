@@ -1,0 +1,145 @@
+//! `netgw validate`: a broken repo fails with every problem named by file, line and path (also as
+//! GitHub annotations), the shipped example repo passes, and no device is contacted and no file
+//! written.
+
+use crate::common;
+use std::path::Path;
+use std::process::Command;
+
+fn validate(repo: &Path, args: &[&str]) -> (i32, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_netgw"))
+        .arg("--repo")
+        .arg(repo)
+        .arg("validate")
+        .args(args)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (o.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn the_example_repo_is_valid() {
+    let (code, text) = validate(&common::root().join("examples/repo"), &[]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("6 node(s) checked: 0 error(s), 0 warning(s)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_broken_repo_is_reported_by_file_line_and_path_without_touching_a_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let role = "{\n  \"name\": \"base\",\n  \"default_attributes\": {\n    \"netdev\": {\n      \"vlans\": {\n        \"5000\": {\"name\": \"big\"}\n      }\n    }\n  }\n}\n";
+    common::write(&repo, "roles/base.json", role);
+    common::write(
+        &repo,
+        "roles/core.json",
+        r#"{"name":"core","defaults_attributes":{}}"#,
+    );
+    common::write(
+        &repo,
+        "nodes/sw1.json",
+        r#"{"name":"sw1","run_list":["role[base]","recipe[netdev::vlans]"]}"#,
+    );
+    common::write(
+        &repo,
+        "nodes/sw2.json",
+        r#"{"name":"sw2","runlist":["role[base]"]}"#,
+    );
+    common::write(
+        &repo,
+        "nodes/sw3.json",
+        r#"{"name":"sw3","run_list":["role[bse]"]}"#,
+    );
+    // One interface in two spellings, from a role and from the node: both named, each where written.
+    common::write(
+        &repo,
+        "roles/acc.json",
+        r#"{"name":"acc","default_attributes":{"netdev":{"links":{"Ethernet1":{"description":"x"}}}}}"#,
+    );
+    common::write(
+        &repo,
+        "nodes/sw5.json",
+        r#"{"name":"sw5","run_list":["role[acc]","recipe[netdev::links]"],"normal":{"netdev":{"links":{"Et1":{"acess_vlan":5}}}}}"#,
+    );
+    common::write(
+        &repo,
+        "nodes/sw6.json",
+        r#"{"name":"sw6","run_list":["recipe[netdev::link]"]}"#,
+    );
+    // A device that accepts connections and never answers: a validate that dialled it would hang.
+    let port = common::stalling_port();
+    let inv = dir.path().join("inventory.yml");
+    let mut hosts = String::new();
+    for n in ["sw1", "sw2", "sw3", "sw4", "sw5", "sw6"] {
+        hosts.push_str(&format!(
+            "{n}: {{hostname: 127.0.0.1, port: {port}, platform: eos, username: u, password: p}}\n"
+        ));
+    }
+    std::fs::write(&inv, hosts).unwrap();
+    let before = snapshot(dir.path());
+
+    let (code, text) = validate(&repo, &["--inventory", inv.to_str().unwrap(), "sw*:!sw4"]);
+    assert_eq!(code, 1, "{text}");
+    let expect = [
+        // The role that set the out-of-range VLAN, its line, and the path inside it.
+        "roles/base.json:6 (default_attributes.netdev.vlans.5000): error: node sw1: netdev::vlans vlan[5000]",
+        "roles/core.json: error:",
+        "did you mean",
+        "nodes/sw2.json: error: node sw2",
+        "missing role(s) in the run-list: bse",
+        "did you mean role base?",
+        "nodes/sw5.json:1 (normal.netdev.links.Et1): error: node sw5: netdev::links link[Et1]: the same interface is also declared as Ethernet1",
+        "roles/acc.json:1 (default_attributes.netdev.links.Ethernet1): error: node sw5: netdev::links link[Ethernet1]: the same interface is also declared as Et1",
+        "unknown recipe \"netdev::link\"",
+        "did you mean netdev::links?",
+        "5 node(s) checked: 7 error(s)",
+    ];
+    for e in expect {
+        assert!(text.contains(e), "lacks {e:?}:\n{text}");
+    }
+    assert!(!text.contains("sw4"), "sw4 was excluded: {text}");
+
+    let (code, text) = validate(&repo, &["--format", "github", "sw1"]);
+    assert_eq!(code, 1, "{text}");
+    let annotation = format!(
+        "::error file={},line=6,title=netgw validate%3A node sw1::netdev::vlans vlan[5000]",
+        repo.join("roles/base.json").display()
+    );
+    assert!(text.contains(&annotation), "lacks {annotation}:\n{text}");
+
+    let (code, text) = validate(&repo, &["--format", "json", "sw1"]);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    assert_eq!(code, 1);
+    assert_eq!(
+        v["problems"][1]["path"], "default_attributes.netdev.vlans.5000",
+        "{text}"
+    );
+
+    assert_eq!(snapshot(dir.path()), before, "validate wrote something");
+}
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((p.display().to_string(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
