@@ -668,6 +668,9 @@ async fn confirm_all(
             match r {
                 Ok(()) => {
                     m.tx.confirmed = true;
+                    if let Some(d) = m.driver.as_ref() {
+                        m.report.set_persistence(&d.persistence());
+                    }
                     m.mark_done("confirm");
                     if let Ok(n) = m.node_name() {
                         engine::forget(journal, &n).await;

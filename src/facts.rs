@@ -171,6 +171,10 @@ pub(crate) fn same_interface(a: &str, b: &str) -> bool {
 /// - VLANs and LLDP neighbours come from SNMP only when the driver reported none (LLDP local ports
 ///   renamed to the driver's interface names).
 pub fn merge(driver: &mut DeviceFacts, snmp: &DeviceFacts) {
+    if snmp.lldp_unreadable.is_none() {
+        // SNMP read the LLDP-MIB: what it found (nothing included) is the answer.
+        driver.lldp_unreadable = None;
+    }
     let mut gaps = snmp.clone();
     if !driver.interfaces.is_empty() {
         let rename = |n: &str| {

@@ -104,6 +104,8 @@ pub struct ServeArgs {
     pub classifier: Option<PathBuf>,
     /// The global `--state-dir` (run locks, intent journals; `crate::state`).
     pub state_dir: Option<PathBuf>,
+    /// `--current-state repo`: current state in the repo's `nodes/current/`, not the state directory.
+    pub current_in_repo: bool,
     /// The global trust options (`--known-hosts`, `--tls-ca`, ...), for hosts whose inventory sets none.
     pub trust: crate::inventory::Trust,
 }

@@ -4,8 +4,13 @@
 //!   topology links ──declared()──▶ [Declared {a: (node, port), b: (node, port)}]   ports as each kind
 //!                                                                                   names them (kinds.rs)
 //!   devices ──gather() (bounded, timed)──▶ node -> [Adjacency {local port, peer name, peer port}]
-//!   compare(declared, seen) ──▶ LinkReport { up, missing (which end misses it), undeclared, errors }
+//!   compare(declared, seen) ──▶ LinkReport { up, missing (which end misses it), unreadable (an end
+//!                               whose LLDP could not be read), undeclared, errors }
 //! ```
+//!
+//! "Not there" and "could not read" are different answers: a link is missing only when an end whose
+//! neighbours were read does not see it; an end that could not be read at all (no session, no answer,
+//! or a table the device cannot give, such as BIG-IP's over REST without SNMP) makes it unreadable.
 //!
 //! Only links between two nodes netgw drives are checked: a Linux host or an undriven router may not
 //! speak LLDP, and nothing can be read from it. Interface names are compared as the drivers report
@@ -51,15 +56,26 @@ pub struct Missing {
     pub missing_on: Vec<String>,
 }
 
+/// A declared link that could not be checked from one or both ends: their LLDP could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unreadable {
+    pub link: Declared,
+    /// The nodes whose neighbours could not be read (why: [`LinkReport::errors`]).
+    pub unreadable_on: Vec<String>,
+}
+
 /// The comparison.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LinkReport {
     /// Declared links each end sees.
     pub up: Vec<Declared>,
     pub missing: Vec<Missing>,
+    /// Declared links not seen from an end whose neighbours could not be read (and seen, where read).
+    #[serde(default)]
+    pub unreadable: Vec<Unreadable>,
     /// Neighbours seen that no declared link explains.
     pub undeclared: Vec<Adjacency>,
-    /// Nodes whose neighbours could not be read, with why (their links count as missing there).
+    /// Nodes whose neighbours could not be read, with why (their links are unreadable there).
     pub errors: BTreeMap<String, String>,
     /// Links with an end netgw does not drive (not checked).
     pub unchecked: usize,
@@ -68,7 +84,10 @@ pub struct LinkReport {
 impl LinkReport {
     /// Declared and seen agree, and every node answered.
     pub fn equal(&self) -> bool {
-        self.missing.is_empty() && self.undeclared.is_empty() && self.errors.is_empty()
+        self.missing.is_empty()
+            && self.unreadable.is_empty()
+            && self.undeclared.is_empty()
+            && self.errors.is_empty()
     }
 }
 
@@ -162,18 +181,23 @@ pub fn compare(
         None => false,
     };
     for d in &declared.checked {
-        let missing_on: Vec<String> = [(&d.a, &d.b), (&d.b, &d.a)]
+        let (unreadable_on, missing_on): (Vec<String>, Vec<String>) = [(&d.a, &d.b), (&d.b, &d.a)]
             .into_iter()
             .filter(|(from, to)| !explain(from, to))
             .map(|(from, _)| from.node.clone())
-            .collect();
-        if missing_on.is_empty() {
-            r.up.push(d.clone());
-        } else {
+            .partition(|n| r.errors.contains_key(n));
+        if !missing_on.is_empty() {
             r.missing.push(Missing {
                 link: d.clone(),
                 missing_on,
             });
+        } else if !unreadable_on.is_empty() {
+            r.unreadable.push(Unreadable {
+                link: d.clone(),
+                unreadable_on,
+            });
+        } else {
+            r.up.push(d.clone());
         }
     }
     for d in &declared.unchecked {
@@ -204,7 +228,10 @@ pub async fn gather(
                 let r = match inv.target(&n) {
                     Ok(t) => {
                         match tokio::time::timeout(timeout, crate::facts::device_facts(&t)).await {
-                            Ok(Ok(f)) => Ok(adjacencies(&n, &f.lldp_neighbors)),
+                            Ok(Ok(f)) => match f.lldp_unreadable {
+                                Some(why) => Err(format!("LLDP neighbours unreadable: {why}")),
+                                None => Ok(adjacencies(&n, &f.lldp_neighbors)),
+                            },
                             Ok(Err(e)) => Err(e),
                             Err(_) => Err(format!("no answer within {}s", timeout.as_secs())),
                         }
@@ -288,6 +315,22 @@ impl LinkReport {
                 ),
             ));
         }
+        if let Some(u) = self.unreadable.first() {
+            let node = &u.unreadable_on[0];
+            let why = self
+                .errors
+                .get(node)
+                .map(String::as_str)
+                .unwrap_or_default();
+            return Some((
+                node.clone(),
+                format!(
+                    "declared link {} <-> {} could not be checked: {node} could not be read ({why})",
+                    end(&u.link.a),
+                    end(&u.link.b),
+                ),
+            ));
+        }
         if let Some(u) = self.undeclared.first() {
             return Some((
                 u.node.clone(),
@@ -323,6 +366,14 @@ pub fn human(r: &LinkReport) -> String {
             m.missing_on.join(" and ")
         ));
     }
+    for u in &r.unreadable {
+        out.push_str(&format!(
+            "UNREADABLE  {} <-> {}  (could not read {}'s neighbours)\n",
+            end(&u.link.a),
+            end(&u.link.b),
+            u.unreadable_on.join(" or ")
+        ));
+    }
     for u in &r.undeclared {
         out.push_str(&format!(
             "UNDECLARED  {}:{} sees {}:{}\n",
@@ -333,10 +384,11 @@ pub fn human(r: &LinkReport) -> String {
         out.push_str(&format!("ERROR       {n}: {e}\n"));
     }
     out.push_str(&format!(
-        "{} up, {} missing, {} undeclared, {} unreadable node(s), {} link(s) not checked (an end netgw does not drive)\n",
+        "{} up, {} missing, {} undeclared, {} unreadable ({} node(s) could not be read), {} link(s) not checked (an end netgw does not drive)\n",
         r.up.len(),
         r.missing.len(),
         r.undeclared.len(),
+        r.unreadable.len(),
         r.errors.len(),
         r.unchecked
     ));
@@ -381,6 +433,46 @@ topology:
         assert_eq!(d.checked.len(), 1);
         assert_eq!(d.checked[0].a.port, "Ethernet1");
         assert_eq!(d.checked[0].b.port, "Ethernet0/1");
+    }
+
+    /// An end that could not be read makes a link unreadable, not missing; a readable end that does
+    /// not see it still makes it missing.
+    #[test]
+    fn an_end_that_could_not_be_read_is_unreadable_not_missing() {
+        let t = Topology::parse(TOPO).unwrap();
+        let d = declared(&t, &driven());
+        let errors: BTreeMap<String, String> = [(
+            "a1".to_owned(),
+            "LLDP neighbours unreadable: no table".to_owned(),
+        )]
+        .into();
+        let from_s1 = [adj("s1", "Ethernet1", "a1", "Ethernet0/1")];
+        let r = compare(&d, &from_s1, errors.clone());
+        assert!(r.missing.is_empty(), "{r:?}");
+        assert_eq!(r.unreadable.len(), 1);
+        assert_eq!(r.unreadable[0].unreadable_on, ["a1"]);
+        assert!(!r.equal());
+        let text = human(&r);
+        assert!(
+            text.contains(
+                "UNREADABLE  s1:Ethernet1 <-> a1:Ethernet0/1  (could not read a1's neighbours)"
+            ) && !text.contains("MISSING")
+                && text.contains(
+                    "0 missing, 0 undeclared, 1 unreadable (1 node(s) could not be read)"
+                ),
+            "{text}"
+        );
+        let (node, first) = r.first_difference().unwrap();
+        assert_eq!(node, "a1");
+        assert!(
+            first.contains("could not be checked") && first.contains("no table"),
+            "{first}"
+        );
+        // s1 was read and does not see a1: missing from s1, whatever a1 would have said.
+        let r = compare(&d, &[], errors);
+        assert_eq!(r.missing.len(), 1, "{r:?}");
+        assert_eq!(r.missing[0].missing_on, ["s1"]);
+        assert!(r.unreadable.is_empty());
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The gateway's own state, outside the repo: run locks (`crate::lock`), intent journals
-//! (`crate::journal`) and `netgw serve`'s run history when no `--db` names one.
+//! (`crate::journal`), each node's current state (unless `--current-state repo`) and `netgw serve`'s
+//! run history when no `--db` names one.
 //!
 //! ```text
 //!   STATE_DIR/                       --state-dir, $NETGW_STATE_DIR, $XDG_STATE_HOME/netgw,
@@ -7,6 +8,7 @@
 //!   ├── repos/REPO-HASH/             one directory per repo (its canonical path, hashed)
 //!   │   ├── locks/NAME.run.lock      node run locks (unless --lock-dir)
 //!   │   ├── journal/NAME.json        unfinished device changes
+//!   │   ├── current/NAME.json        what the node's last run observed (`crate::store::local`)
 //!   │   └── history-ADDR-PORT.db     `netgw serve`'s SQLite run history (unless --db or --database)
 //!   └── cookbooks/SERVER-HASH/       cookbooks synchronized from one Chef server (crate::cookbook::sync)
 //!       ├── files/CHECKSUM           verified file contents, by MD5
@@ -98,6 +100,11 @@ pub fn lock_dir(root: &Path, repo: &Path) -> PathBuf {
 /// Where a repo's intent journals are.
 pub fn journal_dir(root: &Path, repo: &Path) -> PathBuf {
     repo_dir(root, repo).join("journal")
+}
+
+/// Where a repo's current state is kept by default (`crate::store::local::CurrentAt::State`).
+pub fn current_dir(root: &Path, repo: &Path) -> PathBuf {
+    repo_dir(root, repo).join("current")
 }
 
 /// Where transaction records live: beside the per-node entries, in a directory `unfinished` skips.
@@ -219,7 +226,7 @@ pub fn check_ancestors(root: &Path) -> Result<(), UnsafeState> {
 }
 
 /// The state root and every directory netgw keeps beneath it for `repo` (the repo's directory, its
-/// journal and transaction records) and, when a Chef server serves the cookbooks, that server's
+/// locks, current state, journal and transaction records) and, when a Chef server serves the cookbooks, that server's
 /// cookbook cache (`cache`, from [`cookbook_cache_dir`]): each that exists must be private
 /// ([`check_private`]). Checked at the start of every run and of `netgw serve`, before any journal
 /// entry is read.
@@ -231,6 +238,7 @@ pub fn check_state(root: &Path, repo: &Path, cache: Option<&Path>) -> Result<(),
         root.join("repos"),
         repo_dir.clone(),
         repo_dir.join("locks"),
+        repo_dir.join("current"),
         tx_dir(&journal),
         journal,
     ];

@@ -334,6 +334,7 @@ fn store_file(e: &StoreError) -> Option<PathBuf> {
         | StoreError::Parse { path, .. }
         | StoreError::NotFound { path, .. }
         | StoreError::Model { path, .. } => Some(path.clone()),
+        StoreError::Unsafe(u) => Some(u.path.clone()),
         StoreError::Chef(_) => None,
     }
 }

@@ -308,6 +308,46 @@ impl Default for CommitOptions {
     }
 }
 
+/// Whether a confirmed change is in the configuration the device boots from: shown in every report
+/// of a change, so an operator knows whether it survives a reload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Persistence {
+    /// The change survives a reload.
+    pub saved: bool,
+    /// How it was saved (`write memory`), or why not (`save_config: false`).
+    pub how: String,
+}
+
+impl Persistence {
+    pub fn saved(how: impl Into<String>) -> Self {
+        Persistence {
+            saved: true,
+            how: how.into(),
+        }
+    }
+
+    pub fn not_saved(why: impl Into<String>) -> Self {
+        Persistence {
+            saved: false,
+            how: why.into(),
+        }
+    }
+}
+
+impl fmt::Display for Persistence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.saved {
+            write!(f, "saved to startup ({})", self.how)
+        } else {
+            write!(
+                f,
+                "NOT saved to startup ({}): a reload of the device loses the change",
+                self.how
+            )
+        }
+    }
+}
+
 /// What [`Driver::settle_pending`] found and did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -471,8 +511,11 @@ pub trait Driver: Send {
     async fn discard(&mut self) -> Result<(), DriverError>;
     /// Apply what `stage` prepared (confirmed where the platform has it).
     async fn commit(&mut self, options: &CommitOptions) -> Result<(), DriverError>;
-    /// Make a commit permanent.
+    /// Make a commit permanent (and, where [`Driver::persistence`] says so, save it to the
+    /// configuration the device boots from).
     async fn confirm(&mut self) -> Result<(), DriverError>;
+    /// Whether `confirm` leaves the change in the configuration the device boots from.
+    fn persistence(&self) -> Persistence;
     /// Undo a commit that was not confirmed; the device ends as it was before `stage`.
     async fn rollback(&mut self) -> Result<(), DriverError>;
     /// End the session cleanly.

@@ -233,6 +233,13 @@ impl DeviceTarget {
         }
     }
 
+    /// `save_config` (default true): whether a confirmed change is also written to the configuration
+    /// the device boots from (`write memory`, `copy running-config startup-config`, `save sys config`),
+    /// so it survives a reload.
+    pub(crate) fn save_config(&self) -> Result<bool, DriverError> {
+        Ok(self.bool_option("save_config")?.unwrap_or(true))
+    }
+
     /// A true/false option of `data.netgw` (`save_config`, `eos_sessions`, ...); `None` when unset.
     pub(crate) fn bool_option(&self, key: &str) -> Result<Option<bool>, DriverError> {
         match self.options.get(key) {

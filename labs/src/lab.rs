@@ -786,6 +786,20 @@ impl Lab {
         })
     }
 
+    /// Reload node `name` as a power cycle or `reload` would: it comes back with its startup
+    /// configuration (Junos: its committed one), so a change that was not saved is lost. `false` when
+    /// the lab has no such node.
+    pub fn reload(&self, name: &str) -> bool {
+        let Some(n) = self.node(name) else {
+            return false;
+        };
+        match &n.sim {
+            Sim::Junos(j) => j.reload(),
+            _ => n.device.reload(),
+        }
+        true
+    }
+
     pub fn node(&self, name: &str) -> Option<&LabNode> {
         self.nodes.iter().find(|n| n.name == name)
     }

@@ -55,6 +55,10 @@ pub struct DeviceFacts {
     /// The SNMP system group (RFC 3418), when the facts came over SNMP.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snmp: Option<SnmpSystem>,
+    /// Why the LLDP neighbour table could not be read at all; `None` when it was read (empty or not).
+    /// Not an attribute: it tells "could not read" from "no neighbour" (`netgw links`).
+    #[serde(skip)]
+    pub lldp_unreadable: Option<String>,
 }
 
 /// IF-MIB ifAdminStatus (RFC 2863): what the operator asked for.

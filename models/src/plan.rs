@@ -5,6 +5,9 @@
 //! * `replace`: declared resources are fully owned: undeclared `description` is cleared, `enabled`
 //!   defaults to true, `native_vlan` to the platform default, and a trunk's allowed list is replaced
 //!   as a whole.
+//!
+//! Under every policy a declared link without `enabled` is read as `enabled: true` (netdev's
+//! `netdev_interface` default) wherever the device reports the link's admin state.
 //! * `purge`: as `merge` for declared VLANs, and VLANs on the device that are not declared are removed,
 //!   except the reserved ones the driver names (1, and 1002-1005 on Cisco), which are never touched.
 
@@ -422,7 +425,12 @@ pub(crate) fn link_change(d: &Link, b: &Link, replace: bool, rules: &PlanRules) 
         set("description", opt(&b.description), opt(&w));
         after.description = w;
     }
-    let want_enabled = d.enabled.or(if replace { Some(true) } else { None });
+    // A declared link is in use: without `enabled` it is read as enabled, as Chef's
+    // `netdev_interface` defaults `enable` to true, so a port shut behind netgw's back is drift
+    // under every policy. A device that reports no admin state for the link (an F5 trunk) is not
+    // compared unless the declaration says or `replace` owns it.
+    let implied = replace || b.enabled.is_some();
+    let want_enabled = d.enabled.or(implied.then_some(true));
     if let Some(w) = want_enabled {
         set("enabled", opt(&b.enabled), json!(w));
         after.enabled = Some(w);
@@ -809,6 +817,64 @@ mod tests {
                 .as_deref()
                 .unwrap()
                 .contains("does not exist")
+        );
+    }
+
+    /// A declared link says nothing of `enabled`: read as enabled (netdev_interface's default), so a
+    /// port shut on the device is a change under merge too; a device that reports no admin state
+    /// for it leaves it uncompared, and `enabled: false` is kept as declared.
+    #[test]
+    fn a_declared_link_is_enabled_unless_it_says_otherwise() {
+        let d = links(json!([{"name": "Et1", "description": "uplink"}]));
+        let changes = |observed: Value, policy: Policy| {
+            let o = links(observed);
+            let p = plan(&[], &[], policy, &d, &o, policy, &PlanRules::default());
+            p.links
+                .iter()
+                .flat_map(|l| l.changes.iter())
+                .map(|c| format!("{} {} -> {}", c.property, c.before, c.after))
+                .collect::<Vec<_>>()
+        };
+        for policy in [Policy::Merge, Policy::Replace, Policy::Purge] {
+            assert_eq!(
+                changes(
+                    json!([{"name": "Et1", "description": "uplink", "enabled": false}]),
+                    policy
+                ),
+                ["enabled false -> true"],
+                "{policy:?}"
+            );
+            assert!(
+                changes(
+                    json!([{"name": "Et1", "description": "uplink", "enabled": true}]),
+                    policy
+                )
+                .is_empty()
+            );
+        }
+        assert!(
+            changes(
+                json!([{"name": "Et1", "description": "uplink"}]),
+                Policy::Merge
+            )
+            .is_empty(),
+            "no admin state reported: nothing to compare"
+        );
+        let down = links(json!([{"name": "Et1", "enabled": false}]));
+        let up = links(json!([{"name": "Et1", "enabled": true}]));
+        let p = plan(
+            &[],
+            &[],
+            Policy::Merge,
+            &down,
+            &up,
+            Policy::Merge,
+            &PlanRules::default(),
+        );
+        assert_eq!(
+            p.links[0].after.enabled,
+            Some(false),
+            "declared down stays down"
         );
     }
 

@@ -124,6 +124,8 @@ pub struct Settings {
     pub tls: Option<(PathBuf, PathBuf)>,
     pub classifier: Option<PathBuf>,
     pub state_dir: Option<PathBuf>,
+    /// `--current-state repo` (see `crate::store::local::CurrentAt`).
+    pub current_in_repo: bool,
     pub auth: Auth,
     pub trust: crate::inventory::Trust,
     /// Cookbooks synchronized from this Chef server for every run (`--cookbooks server`); `None`: from
@@ -331,6 +333,7 @@ impl Settings {
             },
             classifier: args.classifier.clone(),
             state_dir: args.state_dir.clone(),
+            current_in_repo: args.current_in_repo,
             auth: Auth::new(tokens, clients),
             trust: args.trust.clone(),
             cookbook_server: None,

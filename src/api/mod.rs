@@ -250,6 +250,16 @@ pub async fn serve(
         database: settings.database.clone(),
     };
     let state_root = coordination.state_root();
+    let cookbooks = match settings.current_in_repo {
+        true => cookbooks,
+        false => {
+            let dir = crate::state::current_dir(&state_root, cookbooks.root());
+            cookbooks.with_current(crate::store::local::CurrentAt::State(dir))
+        }
+    };
+    if let Some(note) = cookbooks.repo_current_note() {
+        tracing::warn!("{note}");
+    }
     let cache = settings
         .cookbook_server
         .as_ref()

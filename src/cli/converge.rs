@@ -111,7 +111,7 @@ pub(super) fn converge_cmd(
         coordination,
         reporting,
     } = run;
-    let repo = LocalRepo::open(&cli.repo)?;
+    let repo = open_repo(cli)?;
     let inv = load_inventory(cli, source)?;
     let mut names = select(&inv, nodes)?;
     search_filter(cli, source, &inv, &mut names)?;

@@ -79,6 +79,17 @@ pub struct Cli {
     #[arg(long, global = true, env = "NETGW_STATE_DIR")]
     pub state_dir: Option<PathBuf>,
 
+    /// Where runs save each node's current state: `state` (the state directory, so the repo can be a
+    /// read-only or clean git checkout) or `repo` (the repo's nodes/current/).
+    #[arg(
+        long,
+        global = true,
+        env = "NETGW_CURRENT_STATE",
+        value_enum,
+        default_value = "state"
+    )]
+    pub current_state: CurrentStateAt,
+
     /// SSH known_hosts file for hosts whose inventory sets no `data.netgw.known_hosts`
     /// (default: ./known_hosts).
     #[arg(long, global = true, env = "NETGW_KNOWN_HOSTS")]
@@ -101,6 +112,13 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `--current-state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CurrentStateAt {
+    State,
+    Repo,
 }
 
 /// `--cookbooks`.
@@ -496,7 +514,7 @@ pub fn run(
                     format,
                 },
         } => {
-            let repo = LocalRepo::open(&cli.repo)?;
+            let repo = open_repo(cli)?;
             node_show(cli, &repo, name, attribute.as_deref(), *format, out)
         }
         Command::Expand { name, format } => {
@@ -569,6 +587,35 @@ pub fn run(
             source,
             format,
         } => validate_cmd(cli, nodes, source, *format, out),
+    }
+}
+
+/// The repo `--repo` names, its current state kept where `--current-state` says (a warning when
+/// the state directory keeps it but the repo still holds some).
+pub(super) fn open_repo(cli: &Cli) -> Result<LocalRepo, Failure> {
+    let repo = LocalRepo::open(&cli.repo)?;
+    let at = current_at(cli.current_state, cli.state_dir.as_deref(), repo.root());
+    let repo = repo.with_current(at);
+    if let Some(note) = repo.repo_current_note() {
+        tracing::warn!("{note}");
+    }
+    Ok(repo)
+}
+
+/// `--current-state` for the repo at `repo`, the state directory `state_dir` (or its default).
+pub fn current_at(
+    at: CurrentStateAt,
+    state_dir: Option<&std::path::Path>,
+    repo: &std::path::Path,
+) -> crate::store::local::CurrentAt {
+    match at {
+        CurrentStateAt::Repo => crate::store::local::CurrentAt::Repo,
+        CurrentStateAt::State => {
+            let root = state_dir
+                .map(|d| d.to_owned())
+                .unwrap_or_else(crate::state::default_root);
+            crate::store::local::CurrentAt::State(crate::state::current_dir(&root, repo))
+        }
     }
 }
 

@@ -113,7 +113,7 @@ pub(super) fn node_show(
                 Some(_) => writeln!(
                     out,
                     "Current:     saved ({})",
-                    repo.current_path(&name).display()
+                    repo.current_read_path(&name).display()
                 )?,
                 None => writeln!(out, "Current:     none saved yet")?,
             }

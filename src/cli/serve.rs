@@ -34,6 +34,7 @@ pub(super) fn serve_cmd(
         repo: cli.repo.clone(),
         classifier: cli.classifier.clone(),
         state_dir: cli.state_dir.clone(),
+        current_in_repo: cli.current_state == CurrentStateAt::Repo,
         trust: trust(cli),
     };
     let server = chef_store(cli)?;

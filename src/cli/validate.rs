@@ -21,7 +21,7 @@ pub(super) fn validate_cmd(
     format: ValidateFormat,
     out: &mut dyn Write,
 ) -> Result<Status, Failure> {
-    let repo = LocalRepo::open(&cli.repo)?;
+    let repo = open_repo(cli)?;
     let v = if source.inventory.is_none() && source.topology.is_none() {
         let names = repo_selection(&repo, selection)?;
         crate::validate::validate(&repo, None, &names)

@@ -831,7 +831,7 @@ async fn resolve_node(
 
 /// The automatic attributes of a run: the facts, `ohai_time`, netgw's own, and Ohai's
 /// `platform_family` for the network OS for Chef's platform helpers (docs/cookbooks.md).
-fn automatic_attributes(
+pub(crate) fn automatic_attributes(
     facts: &netgw_models::facts::DeviceFacts,
     platform: &str,
     run_id: &str,
@@ -1137,6 +1137,7 @@ async fn apply(
     }
     steps.mark("verify");
     driver.confirm().await.map_err(drv)?;
+    steps.report.set_persistence(&driver.persistence());
     steps.session.set(Phase::Done);
     forget(steps.journal, &name).await;
     steps.mark("confirm");
@@ -1415,8 +1416,11 @@ pub(crate) async fn restore_to(
         driver.confirm().await
     };
     let r = done.await;
-    if r.is_err() {
-        let _ = driver.rollback().await;
+    match &r {
+        Ok(()) => steps.report.set_persistence(&driver.persistence()),
+        Err(_) => {
+            let _ = driver.rollback().await;
+        }
     }
     steps.session.set(Phase::Done);
     r.map_err(drv)

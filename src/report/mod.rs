@@ -97,6 +97,12 @@ pub struct NodeReport {
     pub device_error_kind: Option<ErrorKind>,
     /// Whether this run created the node's desired state (it did not exist).
     pub created: bool,
+    /// Set when the run changed the device: whether the change is in the configuration the device
+    /// boots from, and how (`saved to startup (write memory)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub startup: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub saved_to_startup: Option<bool>,
     pub duration_secs: f64,
     pub steps: Vec<StepTiming>,
     /// An earlier run's unfinished change this run found and finished or undid (`crate::journal`).
@@ -126,11 +132,19 @@ impl NodeReport {
             device_error_kind: None,
             recovered: None,
             created: false,
+            startup: None,
+            saved_to_startup: None,
             duration_secs: 0.0,
             steps: Vec::new(),
             warnings: Vec::new(),
             cookbooks: Vec::new(),
         }
+    }
+
+    /// Record that the device took a change, and whether it survives a reload.
+    pub fn set_persistence(&mut self, p: &netgw_drivers::driver::Persistence) {
+        self.startup = Some(p.to_string());
+        self.saved_to_startup = Some(p.saved);
     }
 
     pub fn failed(&self) -> bool {
@@ -279,6 +293,9 @@ pub fn human_node_json(n: &Value) -> String {
         for line in diff.lines() {
             let _ = writeln!(out, "    {line}");
         }
+    }
+    if let Some(s) = n["startup"].as_str() {
+        let _ = writeln!(out, "Startup configuration: {s}");
     }
     if let Some(r) = recovery_from_json(&n["recovered"]) {
         let _ = writeln!(out, "RECOVERED: {r}");

@@ -2,7 +2,9 @@
 //!
 //! ```text
 //! nodes/NAME.json             desired state (run_list, chef_environment, normal) — the operator's file
-//! nodes/current/NAME.json     current state (default, override, automatic) — written by runs
+//! nodes/current/NAME.json     current state (default, override, automatic), only with
+//!                             `--current-state repo`; by default runs save it in the state directory
+//!                             (`STATE_DIR/repos/REPO-HASH/current/NAME.json`, [`CurrentAt`])
 //! roles/NAME.json             roles
 //! environments/NAME.json      environments (`_default` exists implicitly)
 //! cookbooks/CB/attributes/*.yml   declarative attribute files
@@ -12,7 +14,7 @@
 //! Writes are atomic (temp file in the same directory, fsync, rename, fsync of the directory; concurrent
 //! writers in one directory share the directory fsync, see [`sync_dir`]). Current-state files, rewritten
 //! on every run, are written by the process's writer thread, which syncs whatever is queued as one
-//! group and reuses the replaced file as a hidden spare (`nodes/current/.NAME.json.spare`) instead of
+//! group and reuses the replaced file as a hidden spare (`.NAME.json.spare` beside it) instead of
 //! allocating a new inode (`super::durable`). Every read-modify-write of a
 //! node's desired file (create, update) happens under an exclusive lock on `nodes/.locks/NAME.lock`, so
 //! two processes writing at once never lose each other's changes: a desired-state update re-reads the
@@ -37,9 +39,23 @@ use std::sync::Arc;
 /// Largest repo file netgw reads (a node or role bigger than this is surely a mistake).
 pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
+/// Where a repo's current state (what the last run observed and saved) is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CurrentAt {
+    /// `nodes/current/` inside the repo, as a Chef repo's `chef-client -z` keeps it: the repo must be
+    /// writable, and a git checkout is dirty after every run (`--current-state repo`).
+    Repo,
+    /// A private directory of the gateway's state directory (`crate::state::current_dir`), so the repo
+    /// can be read-only or a clean git checkout. A node with no file there yet is read from the repo's
+    /// `nodes/current/` if it has one (state an older netgw or `--current-state repo` left), never
+    /// written there.
+    State(PathBuf),
+}
+
 #[derive(Debug, Clone)]
 pub struct LocalRepo {
     root: PathBuf,
+    current: CurrentAt,
     /// Every file below `root` is opened through this handle, never through a symlink that leads
     /// out of the repo or sits where a file belongs (src/rootdir.rs).
     dir: Arc<RootDir>,
@@ -124,8 +140,49 @@ impl LocalRepo {
         }
         Ok(LocalRepo {
             root,
+            current: CurrentAt::Repo,
             dir: Arc::new(dir),
             reads: None,
+        })
+    }
+
+    /// This repo with its current state kept `at`.
+    pub fn with_current(self, at: CurrentAt) -> LocalRepo {
+        LocalRepo {
+            current: at,
+            ..self
+        }
+    }
+
+    pub fn current_at(&self) -> &CurrentAt {
+        &self.current
+    }
+
+    /// When current state is kept in the state directory but the repo still has current-state files
+    /// in `nodes/current/`: a sentence saying which are read and how to stop it (`None` otherwise).
+    pub fn repo_current_note(&self) -> Option<String> {
+        let CurrentAt::State(dir) = &self.current else {
+            return None;
+        };
+        let rel = Path::new("nodes").join("current");
+        let any = self.dir.handle().read_dir(&rel).ok()?.any(|e| {
+            e.ok().is_some_and(|e| {
+                let f = e.file_name();
+                let f = f.to_string_lossy();
+                !f.starts_with('.') && f.ends_with(".json")
+            })
+        });
+        any.then(|| {
+            format!(
+                "{} holds current state: netgw now saves current state in {} and reads a node's \
+                 file in {} only until a run saves it there (it never writes the repo's copy); \
+                 remove {} once every node has run, or pass --current-state repo to keep \
+                 current state in the repo",
+                self.root.join(&rel).display(),
+                dir.display(),
+                rel.display(),
+                self.root.join(&rel).display(),
+            )
         })
     }
 
@@ -157,11 +214,32 @@ impl LocalRepo {
         self.root.join("nodes").join(format!("{name}.json"))
     }
 
+    /// Where runs save a node's current state.
     pub fn current_path(&self, name: &NodeName) -> PathBuf {
+        match &self.current {
+            CurrentAt::Repo => self.repo_current_path(name),
+            CurrentAt::State(dir) => dir.join(format!("{name}.json")),
+        }
+    }
+
+    /// `nodes/current/NAME.json` in the repo.
+    fn repo_current_path(&self, name: &NodeName) -> PathBuf {
         self.root
             .join("nodes")
             .join("current")
             .join(format!("{name}.json"))
+    }
+
+    /// The file a node's current state is read from: [`LocalRepo::current_path`], or the repo's copy
+    /// while the state directory has none yet ([`CurrentAt::State`]).
+    pub fn current_read_path(&self, name: &NodeName) -> PathBuf {
+        let path = self.current_path(name);
+        match &self.current {
+            CurrentAt::State(_) if !path.exists() && self.repo_current_path(name).exists() => {
+                self.repo_current_path(name)
+            }
+            _ => path,
+        }
     }
 
     /// Names of all nodes with a desired-state file, sorted.
@@ -257,8 +335,16 @@ impl LocalRepo {
 
     /// The current state last saved for a node, if any.
     pub fn load_current(&self, name: &NodeName) -> Result<Option<CurrentState>, StoreError> {
-        let path = self.current_path(name);
-        let Some(text) = self.read_optional_shared(&path)? else {
+        let mut path = self.current_path(name);
+        let mut text = match &self.current {
+            CurrentAt::Repo => None,
+            CurrentAt::State(dir) => read_private_in(dir, Path::new(&format!("{name}.json")))?,
+        };
+        if text.is_none() {
+            path = self.repo_current_path(name);
+            text = self.read_optional_shared(&path)?;
+        }
+        let Some(text) = text else {
             return Ok(None);
         };
         let c: CurrentState = parse_json(&path, &text)?;
@@ -292,11 +378,19 @@ impl LocalRepo {
     /// Where the writer thread saves a node's current state. No node lock: see the module
     /// documentation.
     pub(super) fn current_target(&self, name: &NodeName) -> (super::durable::Root, PathBuf) {
-        let path = self.current_path(name);
-        (
-            super::durable::Root::Open(self.dir.clone()),
-            self.rel(&path).to_owned(),
-        )
+        match &self.current {
+            CurrentAt::Repo => {
+                let path = self.repo_current_path(name);
+                (
+                    super::durable::Root::Open(self.dir.clone()),
+                    self.rel(&path).to_owned(),
+                )
+            }
+            CurrentAt::State(dir) => (
+                super::durable::Root::Dir(dir.clone()),
+                PathBuf::from(format!("{name}.json")),
+            ),
+        }
     }
 
     /// Create a node's desired-state file if there is none (`POST /nodes` on a server). Returns true when
@@ -474,17 +568,41 @@ pub fn read_text_in(root: &RootDir, rel: &Path) -> Result<Option<String>, StoreE
 }
 
 fn read_file_in(root: &RootDir, rel: &Path, shared: bool) -> Result<Option<String>, StoreError> {
-    use std::io::Read;
     let path = root.path().join(rel);
-    let path = path.as_path();
-    let io = |source| StoreError::Io {
-        path: path.to_owned(),
-        source,
-    };
     let f = match root.open_file(rel, &FileOpen::READ) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(StoreError::Io { path, source }),
+    };
+    read_opened(f, &path, shared).map(Some)
+}
+
+/// A current-state file `rel` of the state directory `dir` (`None` when either is missing), read
+/// only when it and the directory are this user's and private (`crate::state::check_private`), as
+/// journal entries are: what it says is what drift and the next run compare against.
+fn read_private_in(dir: &Path, rel: &Path) -> Result<Option<String>, StoreError> {
+    let path = dir.join(rel);
+    let io = |source| StoreError::Io {
+        path: path.clone(),
+        source,
+    };
+    let opened = RootDir::open(dir).and_then(|root| root.open_file(rel, &FileOpen::READ));
+    let f = match opened {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io(e)),
+    };
+    crate::state::check_private_dir(dir)?;
+    crate::state::check_private(&path, &f.metadata().map_err(io)?)?;
+    read_opened(f, &path, true).map(Some)
+}
+
+/// The text of an opened file (under a shared lock when `shared`), at most [`MAX_FILE_BYTES`].
+fn read_opened(f: std::fs::File, path: &Path, shared: bool) -> Result<String, StoreError> {
+    use std::io::Read;
+    let io = |source| StoreError::Io {
+        path: path.to_owned(),
+        source,
     };
     if shared {
         f.lock_shared().map_err(io)?;
@@ -500,9 +618,7 @@ fn read_file_in(root: &RootDir, rel: &Path, shared: bool) -> Result<Option<Strin
     (&f).take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(io)?;
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|e| parse_err(path, format!("not UTF-8: {e}")))
+    String::from_utf8(bytes).map_err(|e| parse_err(path, format!("not UTF-8: {e}")))
 }
 
 fn parse_err(path: &Path, message: String) -> StoreError {
@@ -947,6 +1063,73 @@ mod tests {
             repo.save_current(&CurrentState::new(name("sw2"))).unwrap();
             assert_eq!(mode("nodes/current/sw2.json"), 0o600);
         }
+    }
+
+    /// With current state in the state directory a save leaves the repo as it was, lands private
+    /// there, and wins over the repo's older copy, which is read until then and never written.
+    #[test]
+    fn current_state_in_the_state_directory_leaves_the_repo_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let (d, repo) = repo();
+        let state = tempfile::tempdir().unwrap();
+        let dir = crate::state::current_dir(state.path(), d.path());
+        let repo = repo.with_current(CurrentAt::State(dir.clone()));
+        let n = name("sw1");
+        assert_eq!(repo.repo_current_note(), None);
+        // An older run's copy in the repo: read (and warned about) until the state directory has one.
+        fs::create_dir_all(d.path().join("nodes/current")).unwrap();
+        let mut old = CurrentState::new(n.clone());
+        old.automatic.insert("run".into(), json!("old"));
+        fs::write(
+            d.path().join("nodes/current/sw1.json"),
+            serde_json::to_vec(&old).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(repo.load_current(&n).unwrap().unwrap(), old);
+        assert_eq!(
+            repo.current_read_path(&n),
+            d.path().join("nodes/current/sw1.json")
+        );
+        let note = repo.repo_current_note().unwrap();
+        assert!(
+            note.contains("nodes/current") && note.contains("--current-state repo"),
+            "{note}"
+        );
+        let mut new = CurrentState::new(n.clone());
+        new.automatic.insert("run".into(), json!("new"));
+        repo.save_current(&new).unwrap();
+        assert_eq!(repo.load_current(&n).unwrap().unwrap(), new);
+        assert_eq!(repo.current_read_path(&n), dir.join("sw1.json"));
+        let repo_copy: CurrentState =
+            serde_json::from_slice(&fs::read(d.path().join("nodes/current/sw1.json")).unwrap())
+                .unwrap();
+        assert_eq!(repo_copy, old, "the repo's copy is never written");
+        assert_eq!(
+            fs::read_dir(d.path().join("nodes/current"))
+                .unwrap()
+                .count(),
+            1,
+            "no spare or temp file in the repo"
+        );
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&dir.join("sw1.json")), 0o600);
+        // A file another user could have written is refused, naming it, not read.
+        fs::set_permissions(dir.join("sw1.json"), fs::Permissions::from_mode(0o666)).unwrap();
+        let e = repo.load_current(&n).unwrap_err().to_string();
+        assert!(
+            e.contains("sw1.json") && e.contains("group or others"),
+            "{e}"
+        );
+        // A symlink where the file belongs is refused too.
+        fs::remove_file(dir.join("sw1.json")).unwrap();
+        std::os::unix::fs::symlink(
+            d.path().join("nodes/current/sw1.json"),
+            dir.join("sw1.json"),
+        )
+        .unwrap();
+        let e = repo.load_current(&n).unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
     }
 
     #[test]

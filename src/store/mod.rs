@@ -44,6 +44,10 @@ pub enum StoreError {
     /// A Chef server's answer or the way to it (boxed: it is large and rare).
     #[error(transparent)]
     Chef(Box<chef::ChefError>),
+
+    /// Current state in the state directory that another user could have written.
+    #[error(transparent)]
+    Unsafe(#[from] crate::state::UnsafeState),
 }
 
 impl StoreError {
@@ -53,7 +57,9 @@ impl StoreError {
             StoreError::Parse { .. } | StoreError::Model { .. } | StoreError::NotFound { .. } => {
                 NodeErrorKind::Config
             }
-            StoreError::Io { .. } | StoreError::Repo { .. } => NodeErrorKind::Store,
+            StoreError::Io { .. } | StoreError::Repo { .. } | StoreError::Unsafe(_) => {
+                NodeErrorKind::Store
+            }
             StoreError::Chef(c) => c.kind(),
         }
     }
@@ -163,7 +169,7 @@ impl NodeStore for local::LocalRepo {
         _loaded: &DesiredState,
         current: &CurrentState,
     ) -> Result<(), StoreError> {
-        // The repo keeps current state in its own file: the desired file is never written here.
+        // Current state has a file of its own: the desired file is never written here.
         // Serialised here, once, so only the bytes move to the writer thread.
         let body = local::current_body(current)?;
         let (root, rel) = self.current_target(&current.name);

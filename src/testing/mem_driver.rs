@@ -190,6 +190,11 @@ impl Driver for MemDriver {
         d.commits += 1;
         Ok(())
     }
+    fn persistence(&self) -> netgw_drivers::driver::Persistence {
+        netgw_drivers::driver::Persistence::not_saved(
+            "the in-memory test device has no startup configuration",
+        )
+    }
     async fn confirm(&mut self) -> Result<(), DriverError> {
         pause(&self.dev, false).await;
         self.pre = None;

@@ -89,7 +89,7 @@ fn a_refused_commit_rolls_back_the_other_device_and_exits_1() {
         "{eos}"
     );
     assert_eq!(eos_vlans(), before, "eos1 is back as it was");
-    assert!(!d.join("repo/nodes/current/eos1.json").exists());
+    assert!(!crate::common::current_file(&d.join("state"), &d.join("repo"), "eos1").exists());
 
     let (code, out) = netgw(d, &[]);
     assert_eq!(code, 1, "{out}");

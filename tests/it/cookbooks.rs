@@ -815,7 +815,7 @@ fn attribute_files_and_recipes_see_this_runs_facts_not_the_saved_ones() {
         (serde_json::from_slice::<Value>(&out.stdout).unwrap(), text)
     };
     let (_, text) = converge();
-    let saved_path = repo.join("nodes/current/sw1.json");
+    let saved_path = crate::common::current_file(&state, &repo, "sw1");
     let mut saved: Value =
         serde_json::from_str(&std::fs::read_to_string(&saved_path).unwrap()).unwrap();
     let fresh = saved["automatic"]["platform_version"].clone();

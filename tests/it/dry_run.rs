@@ -140,3 +140,238 @@ fn why_run_and_drift_leave_the_repo_and_devices_unchanged() {
     drop(lab);
     rt.shutdown_timeout(std::time::Duration::from_secs(5));
 }
+
+/// `git` in `repo`; its output (fails the test when git does).
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["-c", "user.name=netgw", "-c", "user.email=netgw@localhost"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A repo that is a git checkout stays clean across a converge: current state goes to the state
+/// directory (private), `node show` and `drift` find it there, and a current-state file an older
+/// netgw left in the repo is read until the first run saves the node, never rewritten.
+#[test]
+fn a_converge_leaves_a_git_checkout_repo_clean() {
+    let (rt, lab, dir) = common::lab_with_inventory(
+        "name: gitrepo\ntopology:\n  nodes:\n    eos1: {kind: arista_ceos}\n    ios1: {kind: cisco_iol, type: L2}\n",
+    );
+    let inv = dir.path().join("inventory.yml");
+    let repo = dir.path().join("repo");
+    let state = dir.path().join("state");
+    std::fs::create_dir_all(repo.join("nodes/current")).unwrap();
+    for n in ["eos1", "ios1"] {
+        std::fs::write(
+            repo.join(format!("nodes/{n}.json")),
+            format!(
+                r#"{{"name":"{n}","run_list":["recipe[netdev::vlans]"],
+                    "normal":{{"netdev":{{"vlans":{{"311":{{"name":"git_clean"}}}}}}}}}}"#
+            ),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        repo.join("nodes/current/ios1.json"),
+        r#"{"name":"ios1","automatic":{"hostname":"from-the-repo"}}"#,
+    )
+    .unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "site"]);
+    let netgw = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .arg("--repo")
+            .arg(&repo)
+            .args(args)
+            .arg("--inventory")
+            .arg(&inv)
+            .env("NETGW_STATE_DIR", &state)
+            .env_remove("NETGW_LOCK_DIR")
+            .env_remove("NETGW_CURRENT_STATE")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let text = format!(
+            "{args:?}\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), text)
+    };
+    let show = |node: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .arg("--repo")
+            .arg(&repo)
+            .args(["node", "show", node])
+            .env("NETGW_STATE_DIR", &state)
+            .env_remove("NETGW_CURRENT_STATE")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    // Before any run: the repo's copy is what `node show` reads, and it says so.
+    let before = show("ios1");
+    assert!(
+        before.contains("from-the-repo")
+            && before.contains("nodes/current/ios1.json")
+            && before.contains("--current-state repo"),
+        "{before}"
+    );
+
+    let (code, text) = netgw(&["converge"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(
+        git(&repo, &["status", "--porcelain", "--untracked-files=all"]),
+        ""
+    );
+    for n in ["eos1", "ios1"] {
+        let saved = common::current_file(&state, &repo, n);
+        let mode = std::fs::metadata(&saved).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", saved.display());
+        let shown = show(n);
+        assert!(
+            shown.contains(&saved.display().to_string()),
+            "node show names {}:\n{shown}",
+            saved.display()
+        );
+    }
+    assert!(
+        !show("ios1").contains("from-the-repo"),
+        "the saved state wins"
+    );
+    let (code, text) = netgw(&["drift"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(
+        git(&repo, &["status", "--porcelain", "--untracked-files=all"]),
+        ""
+    );
+
+    // `--current-state repo` keeps it in the repo, as asked.
+    let (code, text) = netgw(&["--current-state", "repo", "converge", "eos1"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(
+        git(&repo, &["status", "--porcelain", "--untracked-files=all"]),
+        "?? nodes/current/eos1.json\n"
+    );
+    drop(lab);
+    rt.shutdown_timeout(std::time::Duration::from_secs(5));
+}
+
+/// A declared port shut on the device behind netgw's back is drift, though the declaration does not
+/// say `enabled` (read as enabled, netdev_interface's default); the next converge brings it back up.
+#[test]
+fn a_declared_port_shut_behind_netgws_back_is_drift() {
+    let nodes = [
+        ("eos1", "arista_ceos", "Ethernet1"),
+        ("ios1", "cisco_iol, type: L2", "Ethernet0/1"),
+        ("nx1", "cisco_n9kv", "Ethernet1/1"),
+    ];
+    let mut topo = String::from("name: shut\ntopology:\n  nodes:\n");
+    for (n, kind, _) in nodes {
+        topo.push_str(&format!("    {n}: {{kind: {kind}}}\n"));
+    }
+    let (rt, lab, dir) = common::lab_with_inventory(&topo);
+    let inv = dir.path().join("inventory.yml");
+    let repo = dir.path().join("repo");
+    let state = dir.path().join("state");
+    std::fs::create_dir_all(repo.join("nodes")).unwrap();
+    for (n, _, port) in nodes {
+        std::fs::write(
+            repo.join(format!("nodes/{n}.json")),
+            format!(
+                r#"{{"name":"{n}","run_list":["recipe[netdev::links]"],
+                    "normal":{{"netdev":{{"links":{{"{port}":{{"description":"uplink"}}}}}}}}}}"#
+            ),
+        )
+        .unwrap();
+    }
+    let netgw = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .arg("--repo")
+            .arg(&repo)
+            .args(args)
+            .arg("--inventory")
+            .arg(&inv)
+            .env("NETGW_STATE_DIR", &state)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let text = format!(
+            "{args:?}\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), stdout, text)
+    };
+    let (code, _, text) = netgw(&["converge"]);
+    assert_eq!(code, Some(0), "{text}");
+    let (code, _, text) = netgw(&["drift"]);
+    assert_eq!(code, Some(0), "converged, no drift: {text}");
+
+    for (n, _, port) in nodes {
+        let dev = &lab.node(n).unwrap().device;
+        dev.state().iface_mut(port).unwrap().enabled = false;
+    }
+    let (code, out, text) = netgw(&["drift", "--format", "json"]);
+    assert_eq!(code, Some(1), "a shut declared port is drift: {text}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for (n, _, port) in nodes {
+        let node = report["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == n)
+            .unwrap_or_else(|| panic!("{n}: {text}"));
+        let changes: Vec<_> = node["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r["changes"].as_array().cloned().unwrap_or_default())
+            .map(|c| {
+                (
+                    c["property"].clone(),
+                    c["before"].clone(),
+                    c["after"].clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            changes,
+            [("enabled".into(), false.into(), true.into())],
+            "{n} {port}: {text}"
+        );
+    }
+    let (code, _, text) = netgw(&["drift"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("update enabled from false to true"), "{text}");
+
+    let (code, _, text) = netgw(&["converge"]);
+    assert_eq!(code, Some(0), "{text}");
+    for (n, _, port) in nodes {
+        assert!(
+            lab.node(n)
+                .unwrap()
+                .device
+                .state()
+                .iface(port)
+                .unwrap()
+                .enabled,
+            "{n}"
+        );
+    }
+    let (code, _, text) = netgw(&["drift"]);
+    assert_eq!(code, Some(0), "{text}");
+    drop(lab);
+    rt.shutdown_timeout(std::time::Duration::from_secs(5));
+}

@@ -1,6 +1,8 @@
 //! End to end: the `netgw` binary converges devices simulated by fake-switches (a third-party peer:
 //! Arista eAPI and Junos NETCONF) from a local repo, through the real drivers and transports.
 //! why-run changes nothing; a converge applies; a second converge and `netgw drift` find nothing left.
+//! On netgw-lab's five vendors: a converged device keeps its change across a reload, as its report
+//! says (saved to startup).
 
 use crate::common;
 
@@ -87,6 +89,8 @@ fn netgw(lab: &Lab, args: &[&str]) -> (i32, Value, String) {
         Command::new(env!("CARGO_BIN_EXE_netgw"))
             .arg("--repo")
             .arg(d.join("repo"))
+            .arg("--state-dir")
+            .arg(d.join("state"))
             .args(args)
             .arg("--inventory")
             .arg(d.join("inventory.yml"))
@@ -122,10 +126,9 @@ fn why_run_then_converge_then_nothing_left() {
         before,
         "why-run changed the device"
     );
-    assert!(
-        !lab.dir.path().join("repo/nodes/current").exists(),
-        "why-run saved state"
-    );
+    let d = lab.dir.path();
+    let saved = common::current_file(&d.join("state"), &d.join("repo"), "eos1");
+    assert!(!saved.exists(), "why-run saved state");
     let desired_before = std::fs::read(lab.dir.path().join("repo/nodes/eos1.json")).unwrap();
 
     // converge.
@@ -144,10 +147,7 @@ fn why_run_then_converge_then_nothing_left() {
         after.contains(&"10:web".to_string()) && after.contains(&"20:db_prod".to_string()),
         "{after:?}"
     );
-    let current: Value = serde_json::from_str(
-        &std::fs::read_to_string(lab.dir.path().join("repo/nodes/current/eos1.json")).unwrap(),
-    )
-    .unwrap();
+    let current: Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
     assert_eq!(current["automatic"]["vendor"], "arista");
     assert_eq!(current["default"]["netdev"]["vlans"]["10"]["name"], "web");
     assert_eq!(
@@ -176,4 +176,206 @@ fn why_run_then_converge_then_nothing_left() {
     assert_eq!(code, 0, "{text}");
     let (code, _, text) = netgw(&lab, &["drift"]);
     assert_eq!(code, 0, "{text}");
+}
+
+/// A converged device keeps its change across a reload, and the report says it was saved to the
+/// startup configuration, on every vendor of netgw-lab; a host with `save_config: false` is
+/// reported NOT saved, and a reload loses its change (drift shows it again).
+#[test]
+fn a_converged_device_keeps_its_change_across_a_reload() {
+    let nodes = [
+        ("eos1", "arista_ceos", "saved to startup (write memory)"),
+        ("jx1", "juniper_vjunosswitch", "saved to startup (commit: "),
+        (
+            "ios1",
+            "cisco_iol, type: L2",
+            "NOT saved to startup (save_config: false)",
+        ),
+        (
+            "nx1",
+            "cisco_n9kv",
+            "saved to startup (copy running-config startup-config)",
+        ),
+        ("f51", "f5_bigip-ve", "saved to startup (save sys config)"),
+    ];
+    let mut topo = String::from("name: reload\ntopology:\n  nodes:\n");
+    for (n, kind, _) in nodes {
+        topo.push_str(&format!("    {n}: {{kind: {kind}}}\n"));
+    }
+    let (rt, lab, dir) = common::lab_with_inventory(&topo);
+    let d = dir.path();
+    // ios1 is told not to save.
+    let inv_path = d.join("inventory.yml");
+    let mut inv: Value =
+        serde_norway::from_str(&std::fs::read_to_string(&inv_path).unwrap()).unwrap();
+    let hosts = match inv.get_mut("hosts") {
+        Some(h) => h,
+        None => &mut inv,
+    };
+    hosts["ios1"]["data"]["netgw"]["save_config"] = json!(false);
+    std::fs::write(&inv_path, serde_norway::to_string(&inv).unwrap()).unwrap();
+    for (n, _, _) in nodes {
+        write(
+            &d.join("repo"),
+            &format!("nodes/{n}.json"),
+            &format!(
+                r#"{{"name":"{n}","run_list":["recipe[netdev::vlans]"],
+                    "normal":{{"netdev":{{"vlans":{{"320":{{"name":"kept"}}}}}}}}}}"#
+            ),
+        );
+    }
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .arg("--repo")
+            .arg(d.join("repo"))
+            .arg("--state-dir")
+            .arg(d.join("state"))
+            .args(args)
+            .arg("--inventory")
+            .arg(&inv_path)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let text = format!(
+            "{args:?}\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), stdout, text)
+    };
+    let (code, out, text) = run(&["converge", "--format", "json"]);
+    assert_eq!(code, Some(0), "{text}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    for (n, _, said) in nodes {
+        let node = report["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == n)
+            .unwrap();
+        assert!(
+            node["startup"]
+                .as_str()
+                .is_some_and(|s| s.starts_with(said)),
+            "{n}: {node}"
+        );
+        assert_eq!(node["saved_to_startup"], json!(n != "ios1"), "{n}: {node}");
+    }
+    // The devices' startup configurations hold the change where it was saved.
+    for (n, _, _) in nodes.iter().filter(|(n, _, _)| *n != "jx1") {
+        let startup = lab.node(n).unwrap().device.startup();
+        assert_eq!(
+            startup.vlans.get(&320).map(String::as_str),
+            (*n != "ios1").then_some("kept"),
+            "{n} startup configuration"
+        );
+    }
+    for (n, _, _) in nodes {
+        assert!(lab.reload(n), "{n}");
+    }
+    let (code, out, text) = run(&["drift", "--format", "json"]);
+    assert_eq!(code, Some(1), "ios1 lost its unsaved change: {text}");
+    let drift: Value = serde_json::from_str(&out).unwrap();
+    for (n, _, _) in nodes {
+        let node = drift["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == n)
+            .unwrap();
+        assert_eq!(
+            node["updated"],
+            json!(usize::from(n == "ios1")),
+            "{n}: {node}"
+        );
+    }
+    // The human report says it too, on the run that changes the device again.
+    let (code, _, text) = run(&["converge", "ios1"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("Startup configuration: NOT saved to startup (save_config: false): a reload of the device loses the change"),
+        "{text}"
+    );
+    let (code, _, text) = run(&["converge", "ios1", "--why-run"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        !text.contains("Startup configuration"),
+        "nothing changed: {text}"
+    );
+    drop(lab);
+    rt.shutdown_timeout(std::time::Duration::from_secs(5));
+}
+
+/// `netgw facts` saves what it gathered as the node's automatic attributes (the rest of its current
+/// state kept), where `node show` and the next run read them; without a repo it prints them and
+/// warns that they were not saved.
+#[test]
+fn facts_are_saved_as_the_nodes_automatic_attributes() {
+    let (rt, lab, dir) = common::lab_with_inventory(
+        "name: facts\ntopology:\n  nodes:\n    eos1: {kind: arista_ceos}\n",
+    );
+    let d = dir.path();
+    let repo = d.join("repo");
+    let state = d.join("state");
+    let run = |repo: &std::path::Path, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .arg("--repo")
+            .arg(repo)
+            .arg("--state-dir")
+            .arg(&state)
+            .args(args)
+            .arg("--inventory")
+            .arg(d.join("inventory.yml"))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let text = format!(
+            "{args:?}\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), stdout, text)
+    };
+    // No repo: printed, and a warning says they were not saved.
+    let (code, out, text) = run(&d.join("no-repo"), &["facts", "eos1"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap()["hostname"],
+        "eos1"
+    );
+    assert!(
+        text.contains("facts not saved") && text.contains("no-repo"),
+        "{text}"
+    );
+
+    write(&repo, "nodes/eos1.json", r#"{"name":"eos1","run_list":[]}"#);
+    let saved = common::current_file(&state, &repo, "eos1");
+    // An earlier run's current state: its default attributes stay, its automatic ones are replaced.
+    std::fs::create_dir_all(saved.parent().unwrap()).unwrap();
+    std::fs::write(
+        &saved,
+        r#"{"name":"eos1","default":{"kept":true},"automatic":{"hostname":"stale","gone":1}}"#,
+    )
+    .unwrap();
+    let (code, out, text) = run(&repo, &["facts", "eos1"]);
+    assert_eq!(code, Some(0), "{text}");
+    let printed: Value = serde_json::from_str(&out).unwrap();
+    let current: Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    assert_eq!(
+        current["automatic"], printed,
+        "what is printed is what is saved"
+    );
+    assert_eq!(current["automatic"]["hostname"], "eos1");
+    assert!(current["automatic"]["ohai_time"].is_number(), "{current}");
+    assert!(current["automatic"].get("gone").is_none(), "{current}");
+    assert_eq!(current["default"]["kept"], true, "{current}");
+    let (code, out, text) = run(&repo, &["facts", "eos1", "--format", "human"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        out.contains(&format!(
+            "saved as eos1's automatic attributes: {}",
+            saved.display()
+        )),
+        "{text}"
+    );
+    drop(lab);
+    rt.shutdown_timeout(std::time::Duration::from_secs(5));
 }

@@ -41,6 +41,8 @@ fn sigkill_between_commit_and_confirm_is_rolled_back_by_the_device() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_netgw"))
         .arg("--repo")
         .arg(&repo)
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
         .args([
             "converge",
             "jx1",
@@ -88,7 +90,7 @@ fn sigkill_between_commit_and_confirm_is_rolled_back_by_the_device() {
     );
     assert!(junos.pending_confirm(), "nobody confirmed it");
     assert!(
-        !repo.join("nodes/current/jx1.json").exists(),
+        !crate::common::current_file(&dir.path().join("state"), &repo, "jx1").exists(),
         "no current state saved for a run that never confirmed"
     );
 

@@ -1,7 +1,8 @@
 //! `netgw links` as a user runs it (issue 20): the binary against a five-vendor netgw-lab fabric. The
 //! declared links agree with LLDP (exit 0); a cable the topology file does not declare shows up as an
-//! undeclared adjacency on both ends, a shut port as a missing link on both ends (exit 1); bad input
-//! exits 2 before any device is contacted.
+//! undeclared adjacency on both ends, a shut port as a missing link on both ends (exit 1), and a side
+//! whose LLDP cannot be read as unreadable, not missing; bad input exits 2 before any device is
+//! contacted.
 
 use crate::common;
 
@@ -145,4 +146,47 @@ fn bad_input_exits_2_before_any_device_is_contacted() {
     let (code, _, err) = netgw(d, "name: x\ntopology: [1, 2]\n", false);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("topo.clab.yml"), "{err}");
+}
+
+/// A BIG-IP without SNMP: its REST API gives no LLDP neighbour table, so its link is reported
+/// UNREADABLE (could not read), not MISSING (not there), the reason named; the EOS end, read, still
+/// sees it.
+#[test]
+fn a_side_whose_lldp_cannot_be_read_is_unreadable_not_missing() {
+    const TOPO: &str = r#"
+name: unread
+topology:
+  nodes:
+    leaf1: {kind: arista_ceos}
+    lb1: {kind: f5_bigip-ve}
+  links:
+    - endpoints: ["leaf1:eth1", "lb1:eth1"]
+"#;
+    let (_rt, _lab, dir) = common::lab_with_options(
+        TOPO,
+        netgw_labs::lab::LabOptions {
+            snmp: false,
+            ..Default::default()
+        },
+    );
+    let d = dir.path();
+    let (code, out, err) = netgw(d, TOPO, false);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        out.contains("UNREADABLE  leaf1:Ethernet1 <-> lb1:1.1  (could not read lb1's neighbours)")
+            && !out.contains("MISSING")
+            && out.contains("lb1: LLDP neighbours unreadable")
+            && out.contains("connection_options.snmp"),
+        "{out}"
+    );
+    let (code, out, _) = netgw(d, TOPO, true);
+    assert_eq!(code, 1, "{out}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert!(r["missing"].as_array().unwrap().is_empty(), "{r}");
+    assert_eq!(
+        r["unreadable"][0]["unreadable_on"],
+        serde_json::json!(["lb1"]),
+        "{r}"
+    );
+    assert_eq!(ends(&r["unreadable"][0]["link"]), "leaf1:Ethernet1-lb1:1.1");
 }

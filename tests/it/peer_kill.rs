@@ -198,6 +198,9 @@ impl Driver for TapDriver {
     async fn confirm(&mut self) -> Result<(), DriverError> {
         self.inner.confirm().await
     }
+    fn persistence(&self) -> netgw_drivers::driver::Persistence {
+        self.inner.persistence()
+    }
     async fn rollback(&mut self) -> Result<(), DriverError> {
         self.inner.rollback().await
     }

@@ -182,6 +182,8 @@ fn no_secret_in_any_output() {
         let o = Command::new(env!("CARGO_BIN_EXE_netgw"))
             .args(["--log", "trace", "--repo"])
             .arg(d.join("repo"))
+            .arg("--state-dir")
+            .arg(d.join("state"))
             .args(args)
             .arg("--inventory")
             .arg(d.join(inventory))
@@ -221,7 +223,12 @@ fn no_secret_in_any_output() {
             hits.join("\n")
         );
     }
-    let current = std::fs::read_to_string(d.join("repo/nodes/current/eos1.json")).unwrap();
+    let current = std::fs::read_to_string(crate::common::current_file(
+        &d.join("state"),
+        &d.join("repo"),
+        "eos1",
+    ))
+    .unwrap();
     for s in SECRETS {
         assert!(!current.contains(s), "secret {s} saved in current state");
     }

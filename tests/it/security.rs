@@ -468,7 +468,14 @@ fn converge(repo: &Path, fab: &Fabric, locks: &Path, extra: &[&str]) -> (bool, S
         .arg("umask 000; exec \"$@\"")
         .arg("sh")
         .arg(env!("CARGO_BIN_EXE_netgw"))
-        .args(["--log", "warn", "converge", "--repo"])
+        .args([
+            "--log",
+            "warn",
+            "--current-state",
+            "repo",
+            "converge",
+            "--repo",
+        ])
         .arg(repo)
         .arg("--inventory")
         .arg(&fab.inventory)

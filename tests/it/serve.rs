@@ -272,6 +272,11 @@ async fn trigger_poll_and_stream_a_real_converge() {
     assert_eq!(s, 200, "{nodev}");
     assert_eq!(nodev["last_result"]["run_id"], id.as_str());
     assert!(nodev["facts"].is_object(), "{nodev:#}");
+    // Saved in the state directory (serve's, the default one here), not in the repo.
+    let repo = l.path().join("repo");
+    assert!(!repo.join("nodes/current").exists());
+    let saved = common::current_file(&netgw::state::default_root(), &repo, "eos1");
+    assert!(saved.is_file(), "{}", saved.display());
     let (_, list) = srv.get("/v1/runs?node=eos1", READ).await;
     assert_eq!(list["runs"][0]["run_id"], id.as_str());
 

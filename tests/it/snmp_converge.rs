@@ -61,6 +61,8 @@ fn netgw(dir: &Path, args: &[&str]) -> (i32, String, String) {
     let o = Command::new(env!("CARGO_BIN_EXE_netgw"))
         .arg("--repo")
         .arg(dir.join("repo"))
+        .arg("--state-dir")
+        .arg(dir.join("state"))
         .args(args)
         .output()
         .unwrap();
@@ -72,7 +74,7 @@ fn netgw(dir: &Path, args: &[&str]) -> (i32, String, String) {
 }
 
 fn current(dir: &Path, node: &str) -> Value {
-    let p = dir.join(format!("repo/nodes/current/{node}.json"));
+    let p = crate::common::current_file(&dir.join("state"), &dir.join("repo"), node);
     serde_json::from_str(
         &std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
     )

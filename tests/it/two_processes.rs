@@ -316,7 +316,7 @@ fn a_node_locked_by_another_process_fails_clearly() {
         "the device was not touched"
     );
     assert!(
-        !lab.dir.path().join("repo/nodes/current/eos1.json").exists(),
+        !common::current_file(&d.join("state"), &d.join("repo"), "eos1").exists(),
         "no current state saved"
     );
 

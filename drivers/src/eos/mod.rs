@@ -15,7 +15,7 @@
 //! Connection settings: `connection_options.eapi` (hostname, port, username, password, extras
 //! `transport: http|https`, or NAPALM-style `optional_args.transport`); `data.netgw` options
 //! `eapi_transport` (same values), `eos_sessions` (bool, overrides the version rule) and
-//! `eos_write_memory` (bool, default true: `write memory` on confirm). Default port 443 (80 over http).
+//! `eos_write_memory` (bool, default `save_config`'s, itself default true: `write memory` on confirm). Default port 443 (80 over http).
 
 pub mod config;
 pub mod eapi;
@@ -88,7 +88,10 @@ impl EapiSettings {
             base_url,
             http,
             sessions_override: t.bool_option("eos_sessions")?,
-            write_memory: t.bool_option("eos_write_memory")?.unwrap_or(true),
+            write_memory: match t.bool_option("eos_write_memory")? {
+                Some(w) => w,
+                None => t.save_config()?,
+            },
         })
     }
 }
@@ -602,6 +605,14 @@ impl Driver for EosDriver {
                 }
                 Err(err.with_note(restore_note(&restored, "command(s)")))
             }
+        }
+    }
+
+    fn persistence(&self) -> crate::driver::Persistence {
+        if self.write_memory {
+            crate::driver::Persistence::saved("write memory")
+        } else {
+            crate::driver::Persistence::not_saved("eos_write_memory or save_config: false")
         }
     }
 

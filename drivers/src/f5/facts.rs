@@ -300,6 +300,15 @@ pub fn build_facts(i: &FactsInputs<'_>) -> DeviceFacts {
     if let Some(l) = i.lldp_neighbors {
         f.lldp_neighbors = parse_lldp_neighbors(l);
     }
+    if f.lldp_neighbors.is_empty() {
+        // The only answer BIG-IP's REST API has been seen to give is an empty collection, neighbours
+        // or not (module docs): no neighbour read there is no answer.
+        f.lldp_unreadable = Some(
+            "iControl REST's net/lldp-neighbors gave no neighbour table; BIG-IP's LLDP neighbours \
+             are read over SNMP (LLDP-MIB): give the host connection_options.snmp"
+                .into(),
+        );
+    }
     f
 }
 
@@ -392,6 +401,23 @@ mod tests {
         let n = parse_lldp_neighbors(&items);
         assert_eq!(n.len(), 1);
         assert_eq!(n["1.2"][0].remote_system_name.as_deref(), Some("sw2"));
+        // The empty answer (or none) is no reading of the table; a neighbour read is one.
+        for lldp in [Some(&empty), None] {
+            let f = build_facts(&FactsInputs {
+                lldp_neighbors: lldp,
+                ..Default::default()
+            });
+            assert!(
+                f.lldp_unreadable
+                    .as_deref()
+                    .is_some_and(|w| w.contains("SNMP"))
+            );
+        }
+        let f = build_facts(&FactsInputs {
+            lldp_neighbors: Some(&items),
+            ..Default::default()
+        });
+        assert_eq!(f.lldp_unreadable, None);
     }
 
     #[test]

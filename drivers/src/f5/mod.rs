@@ -12,7 +12,8 @@
 //!              diff = the operations, one `METHOD path body` per line
 //!   commit  ─▶ PATCH /mgmt/tm/transaction/ID {"state":"VALIDATING"} ─▶ COMPLETED, or FAILED and
 //!              nothing changed (the device's message is reported verbatim)
-//!   confirm ─▶ nothing, or POST /mgmt/tm/sys/config {"command":"save"} with option save_config: true
+//!   confirm ─▶ POST /mgmt/tm/sys/config {"command":"save"} (`save sys config`), or nothing with option
+//!              save_config: false
 //!   rollback ─▶ observe ─▶ config::render_restore(pre, now) in a new transaction ─▶ verify
 //!   discard ─▶ DELETE /mgmt/tm/transaction/ID (or rollback after a commit)
 //!   close   ─▶ discard what is staged, DELETE /mgmt/shared/authz/tokens/TOKEN
@@ -402,6 +403,14 @@ impl Driver for F5Driver {
                 self.state = committed;
                 Err(self.config_err("already committed"))
             }
+        }
+    }
+
+    fn persistence(&self) -> crate::driver::Persistence {
+        if self.save_config {
+            crate::driver::Persistence::saved("save sys config")
+        } else {
+            crate::driver::Persistence::not_saved("save_config: false")
         }
     }
 

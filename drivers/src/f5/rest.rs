@@ -166,7 +166,7 @@ pub struct RestSettings {
     pub connect_timeout: Duration,
     pub request_timeout: Duration,
     pub max_response_bytes: usize,
-    /// `save_config: true` in the target's options: `save sys config` on confirm.
+    /// `save_config` in the target's options (default true): `save sys config` on confirm.
     pub save_config: bool,
 }
 
@@ -193,7 +193,7 @@ impl RestSettings {
         if ep.username.is_empty() {
             return Err(cfg_err("iControl REST needs a username".into()));
         }
-        let save_config = t.bool_option("save_config")?.unwrap_or(false);
+        let save_config = t.save_config()?;
         Ok(RestSettings {
             device: t.name.clone(),
             base_url,
@@ -874,7 +874,8 @@ mod tests {
         let s = RestSettings::from_target(&t).unwrap();
         assert_eq!(s.base_url, "https://10.0.0.5:443");
         assert_eq!(s.login_provider, "tmos");
-        assert!(!s.save_config && s.tls == TlsMode::Verify);
+        assert!(s.save_config, "saved to startup unless told otherwise");
+        assert_eq!(s.tls, TlsMode::Verify);
         let mut extras = serde_json::Map::new();
         extras.insert("scheme".into(), json!("http"));
         t.connection_options.insert(
@@ -885,11 +886,11 @@ mod tests {
                 ..Default::default()
             },
         );
-        t.options.insert("save_config".into(), json!(true));
+        t.options.insert("save_config".into(), json!(false));
         t.tls.verify = false;
         let s = RestSettings::from_target(&t).unwrap();
         assert_eq!(s.base_url, "http://10.0.0.5:8080");
-        assert!(s.save_config && s.tls == TlsMode::Insecure);
+        assert!(!s.save_config && s.tls == TlsMode::Insecure);
         assert!(!format!("{s:?}").contains("\"pw\""));
         t.options.insert("save_config".into(), json!("yes"));
         assert!(RestSettings::from_target(&t).is_err());

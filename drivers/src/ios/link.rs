@@ -611,9 +611,11 @@ mod tests {
     fn trunk_merge_adds_replace_sets_whole_list() {
         let pre = parse_running_config_interfaces(RUN);
         let obs: Vec<Link> = pre.iter().map(IfConfig::to_link).collect();
-        let d: Vec<Link> =
-            serde_json::from_value(json!([{"name": "FastEthernet0/1", "trunk_vlans": "10,40"}]))
-                .unwrap();
+        // The port is shut and declared so (undeclared, it would be brought up too).
+        let d: Vec<Link> = serde_json::from_value(
+            json!([{"name": "FastEthernet0/1", "trunk_vlans": "10,40", "enabled": false}]),
+        )
+        .unwrap();
         let p = plan(&[], &[], Policy::Merge, &d, &obs, Policy::Merge, &rules());
         let lines = render_link_change(&p.links[0], false).unwrap();
         assert_eq!(
@@ -624,6 +626,9 @@ mod tests {
                 "exit"
             ]
         );
+        let d: Vec<Link> =
+            serde_json::from_value(json!([{"name": "FastEthernet0/1", "trunk_vlans": "10,40"}]))
+                .unwrap();
         let p = plan(&[], &[], Policy::Merge, &d, &obs, Policy::Replace, &rules());
         let lines = render_link_change(&p.links[0], false).unwrap();
         assert_eq!(

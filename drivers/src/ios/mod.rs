@@ -9,8 +9,8 @@
 //!   commit   = configure terminal, each line checked for `% ` errors, leave config mode
 //!              (`configure terminal revert timer N` when the device has an archive: archive.rs)
 //!              └ any failure: restore (below)
-//!   confirm  = `configure confirm` when the timer was armed; `write memory` only when the target
-//!              option `save_config: true`
+//!   confirm  = `configure confirm` when the timer was armed; `write memory` unless the target
+//!              option `save_config: false`
 //!   rollback = restore: `configure revert now` when armed, then re-read, send
 //!              config::render_revert (the exact inverse) for anything left, verify nothing is
 //!   discard  = nothing was sent: forget the staged change
@@ -79,10 +79,10 @@ pub struct IosDriver {
 }
 
 impl IosDriver {
-    /// Connect, open the CLI, enter privileged mode. Option `save_config: true` makes `confirm` run
-    /// `write memory` (off by default).
+    /// Connect, open the CLI, enter privileged mode. `confirm` runs `write memory` unless option
+    /// `save_config: false`.
     pub async fn connect(target: &DeviceTarget) -> Result<Self, DriverError> {
-        let save_config = target.bool_option("save_config")?.unwrap_or(false);
+        let save_config = target.save_config()?;
         let mut conn = CliConn::connect(target, PlatformKind::Ios).await?;
         let (archive, stale) = find_archive(&mut conn).await?;
         Ok(IosDriver {
@@ -109,7 +109,7 @@ impl IosDriver {
             device: target.name.clone(),
             target: target.clone(),
             conn: CliConn::replay(&target.name, rec),
-            save_config: target.bool_option("save_config")?.unwrap_or(false),
+            save_config: target.save_config()?,
             // No recording holds an archive session (`settle_archive` at connect): the exact-inverse
             // path, as on a device without one.
             archive: false,
@@ -422,6 +422,14 @@ impl Driver for IosDriver {
                 };
                 Err(e.with_note(note))
             }
+        }
+    }
+
+    fn persistence(&self) -> crate::driver::Persistence {
+        if self.save_config {
+            crate::driver::Persistence::saved("write memory")
+        } else {
+            crate::driver::Persistence::not_saved("save_config: false")
         }
     }
 

@@ -418,7 +418,7 @@ mod tests {
         let c = cfg(EX);
         let observed = parse_links(&c, &[]);
         let d = links(
-            json!([{"name": "ge-0/0/2", "trunk_vlans": "30"}, {"name": "ge-0/0/1", "enabled": false}]),
+            json!([{"name": "ge-0/0/2", "trunk_vlans": "30", "enabled": false}, {"name": "ge-0/0/1", "enabled": false}]),
         );
         let p = link_plan(&d, &observed);
         let xml = render_links(&p.links, &c, Style::Ex).unwrap().to_xml();

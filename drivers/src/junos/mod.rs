@@ -566,6 +566,11 @@ impl Driver for JunosDriver {
         }
     }
 
+    fn persistence(&self) -> crate::driver::Persistence {
+        // A Junos commit writes the configuration the device boots from: nothing else to save.
+        crate::driver::Persistence::saved("commit: Junos boots from its committed configuration")
+    }
+
     async fn confirm(&mut self) -> Result<(), DriverError> {
         let device = self.device.clone();
         let Some(st) = self.staged.take() else {

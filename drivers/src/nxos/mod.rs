@@ -9,7 +9,7 @@
 //!   stage    = render; diff = the rendered lines (nothing sent)
 //!   commit   = checkpoint netgw-ID, configure terminal + lines (each checked), end
 //!              └ failure: rollback running-config checkpoint netgw-ID, no checkpoint netgw-ID
-//!   confirm  = [copy running-config startup-config when save_config], no checkpoint netgw-ID
+//!   confirm  = [copy running-config startup-config unless save_config: false], no checkpoint netgw-ID
 //!   rollback = rollback running-config checkpoint netgw-ID, no checkpoint netgw-ID
 //!              └ session lost (NX-OS applies lines as they arrive; the checkpoint lives on the
 //!                device): reconnect once and roll back over the new session
@@ -81,7 +81,7 @@ pub struct NxosDriver {
 }
 
 impl NxosDriver {
-    /// Connect and open the CLI. Option `save_config: true` makes `confirm` copy running to startup.
+    /// Connect and open the CLI. `confirm` copies running to startup unless option `save_config: false`.
     pub async fn connect(target: &DeviceTarget) -> Result<Self, DriverError> {
         let conn = CliConn::connect(target, PlatformKind::Nxos).await?;
         Self::on(target, conn)
@@ -98,7 +98,7 @@ impl NxosDriver {
     }
 
     fn on(target: &DeviceTarget, conn: CliConn) -> Result<Self, DriverError> {
-        let save_config = target.bool_option("save_config")?.unwrap_or(false);
+        let save_config = target.save_config()?;
         Ok(NxosDriver {
             observed: ObservedOnce::default(),
             device: target.name.clone(),
@@ -416,6 +416,14 @@ impl Driver for NxosDriver {
                 };
                 Err(e.with_note(note))
             }
+        }
+    }
+
+    fn persistence(&self) -> crate::driver::Persistence {
+        if self.save_config {
+            crate::driver::Persistence::saved("copy running-config startup-config")
+        } else {
+            crate::driver::Persistence::not_saved("save_config: false")
         }
     }
 

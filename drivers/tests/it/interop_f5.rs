@@ -801,7 +801,7 @@ async fn f5_converge_vlans_membership_and_descriptions_in_one_transaction() {
     d.commit(&CommitOptions::default()).await.unwrap();
     d.confirm().await.unwrap();
     assert!(srv.sim().txns.is_empty());
-    assert_eq!(srv.sim().saves, 0, "no save without save_config");
+    assert_eq!(srv.sim().saves, 1, "saved by default (save_config unset)");
 
     // Read back through the driver and, independently, from the server's state.
     let o = d.observe().await.unwrap();

@@ -335,6 +335,12 @@ impl CliSim {
                     Err(out) => (Some(out), Action::None),
                 };
             }
+            // The device restarts from its startup configuration and the session ends with it (no
+            // `[confirm]` prompt: a lab control, not a dialogue).
+            (CliMode::Enable, ["reload"]) => {
+                self.dev.reload();
+                return (None, Action::Reset);
+            }
             (CliMode::Enable, ["configure", "confirm"]) if self.dev.dialect == Dialect::Ios => {
                 return (Some(self.archive.confirm()), Action::None);
             }
@@ -360,6 +366,7 @@ impl CliSim {
                 if self.dev.faults.on_read() {
                     return (None, Action::Reset);
                 }
+                self.dev.save_startup();
                 return (
                     Some("Building configuration...\n[OK]\n".into()),
                     Action::None,
@@ -475,6 +482,10 @@ impl CliSim {
             (["interfaces" | "interface", name], false) => {
                 let n = st.resolve_iface(name)?;
                 return Some(show_interfaces(st, d, Some(&n)));
+            }
+            (["startup-config"], false) => {
+                let c = self.dev.startup().running_config(d);
+                return Some(format!("Using {} out of 2097152 bytes\n!\n{c}", c.len()));
             }
             (["running-config"], false) => {
                 let mut c = st.running_config(d);
@@ -1138,6 +1149,47 @@ mod tests {
             last = sim.line(sh, l).0.unwrap_or_default();
         }
         last
+    }
+
+    /// `copy running-config startup-config` saves what `show startup-config` then shows and a
+    /// `reload` boots from; what was configured after the save is gone after the reload.
+    #[test]
+    fn a_reload_boots_from_the_saved_startup_configuration() {
+        let (sim, mut sh) = nxos();
+        let config = |sh: &mut Shell, lines: &[&str]| {
+            let mut all = vec!["configure terminal"];
+            all.extend_from_slice(lines);
+            all.push("end");
+            run(&sim, sh, &all);
+        };
+        config(&mut sh, &["vlan 10", "name saved"]);
+        assert!(!run(&sim, &mut sh, &["show startup-config"]).contains("saved"));
+        run(&sim, &mut sh, &["copy running-config startup-config"]);
+        config(
+            &mut sh,
+            &[
+                "vlan 20",
+                "name unsaved",
+                "interface Ethernet1/1",
+                "shutdown",
+            ],
+        );
+        let startup = run(&sim, &mut sh, &["show startup-config"]);
+        assert!(
+            startup.contains("name saved") && !startup.contains("unsaved"),
+            "{startup}"
+        );
+        assert!(!sim.dev.state().iface("Ethernet1/1").unwrap().enabled);
+        let (out, action) = sim.line(&mut sh, "reload");
+        assert!(
+            out.is_none() && matches!(action, Action::Reset),
+            "the session ends with the reload"
+        );
+        let st = sim.dev.state().clone();
+        assert_eq!(st.vlans.get(&10).map(String::as_str), Some("saved"));
+        assert!(!st.vlans.contains_key(&20), "{:?}", st.vlans);
+        assert!(st.iface("Ethernet1/1").unwrap().enabled);
+        assert_eq!(sim.dev.reloads.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 
     #[test]

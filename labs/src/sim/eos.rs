@@ -273,10 +273,15 @@ impl EosSim {
         let words: Vec<&str> = cmd.split_whitespace().collect();
         // Exec-level commands work in every mode, as on EOS.
         match words.as_slice() {
-            ["enable"]
-            | ["terminal", ..]
-            | ["write", "memory"]
-            | ["copy", "running-config", "startup-config"] => return Ok(Self::empty(text)),
+            ["enable"] | ["terminal", ..] => return Ok(Self::empty(text)),
+            ["reload", "now"] | ["reload", "force"] => {
+                self.dev.reload();
+                return Ok(Self::empty(text));
+            }
+            ["write", "memory"] | ["copy", "running-config", "startup-config"] => {
+                self.dev.save_startup();
+                return Ok(Self::empty(text));
+            }
             ["show", rest @ ..] => return self.show(ctx, rest, text),
             ["configure"] | ["configure", "terminal"] => {
                 *ctx = Ctx::Config(ConfigSession::new(Dialect::Eos));
@@ -533,6 +538,10 @@ impl EosSim {
             ["lldp", "neighbors"] => show_lldp(&st),
             ["lldp", "neighbors", "detail"] => show_lldp_detail(&st),
             ["running-config"] => return text_only(st.running_config(Dialect::Eos)),
+            ["startup-config"] => {
+                drop(st);
+                return text_only(self.dev.startup().running_config(Dialect::Eos));
+            }
             ["running-config", "all"] => return text_only(st.running_config_all_eos()),
             ["running-config", "interfaces", names @ ..] if !names.is_empty() => {
                 let mut out = String::new();

@@ -13,7 +13,7 @@
 //! sample exists (see the fixtures' Gaps).
 
 use super::Device;
-use super::fault::{ConnCtl, Faults, Step, StepFault};
+use super::fault::{ConnCtl, Step, StepFault};
 use super::http::{HttpReply, HttpRequest};
 use super::state::{DeviceState, Mode};
 use netgw_models::resource::{VlanId, VlanSet};
@@ -133,7 +133,7 @@ impl F5Sim {
             );
         }
         if req.method == "POST" && req.path.trim_end_matches('/') == "/mgmt/tm/sys/config" {
-            return save_config(faults, &body, &ctl).await;
+            return save_config(&self.dev, &body, &ctl).await;
         }
         if req.method == "GET" && faults.on_read() {
             ctl.kill();
@@ -255,14 +255,16 @@ fn step_refused(f: Option<StepFault>, ctl: &ConnCtl) -> Option<HttpReply> {
 }
 
 /// `POST /mgmt/tm/sys/config` `{"command": "save"}` (`tmsh save sys config`): what the driver sends
-/// at confirm with `save_config`. The simulated device has no startup configuration to write.
-async fn save_config(faults: &Faults, body: &Value, ctl: &ConnCtl) -> HttpReply {
+/// at confirm unless `save_config: false`. The running configuration becomes the one the device
+/// boots from.
+async fn save_config(dev: &Device, body: &Value, ctl: &ConnCtl) -> HttpReply {
     if body.get("command").and_then(Value::as_str) != Some("save") {
         return err(400, "Found unsupported command: only save is simulated");
     }
-    if let Some(refused) = step_refused(faults.at_step(Step::Confirm).await, ctl) {
+    if let Some(refused) = step_refused(dev.faults.at_step(Step::Confirm).await, ctl) {
         return refused;
     }
+    dev.save_startup();
     HttpReply::json(
         200,
         &json!({"kind": "tm:sys:config:runstate", "command": "save"}),

@@ -754,6 +754,18 @@ impl JunosSim {
         s
     }
 
+    /// A reload: Junos boots from its committed configuration, so the running one stays; what was
+    /// loaded into the candidate and never committed is gone, and so is a configuration lock.
+    pub fn reload(&self) {
+        let mut db = self.db();
+        db.candidate = db.running.clone();
+        db.lock = None;
+        drop(db);
+        self.dev
+            .reloads
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// Whether a confirmed commit waits for its confirmation (tests).
     pub fn pending_confirm(&self) -> bool {
         self.db().pending.is_some()

@@ -47,6 +47,13 @@ pub struct Device {
     /// Its sessions (connections), counted by the listener: two open together are an overlap.
     pub sessions: Arc<sessions::Sessions>,
     state: Mutex<DeviceState>,
+    /// The startup configuration: what the device booted from (a new device's) until `write memory`
+    /// (or the vendor's equivalent) saves the running one; a reload ([`Device::reload`]) boots from it.
+    /// Never locked while waiting for `state`.
+    startup: Mutex<DeviceState>,
+    /// Saves to the startup configuration, and reloads, so far.
+    pub saves: std::sync::atomic::AtomicU32,
+    pub reloads: std::sync::atomic::AtomicU32,
 }
 
 /// The state locked; on release, the link ends follow the ports' `shutdown` (Junos keeps `disable` in
@@ -106,7 +113,35 @@ impl Device {
             link_ends: Vec::new(),
             sessions: Arc::default(),
             state: Mutex::new(DeviceState::new(dialect, name, index, ports)),
+            startup: Mutex::new(DeviceState::new(dialect, name, index, ports)),
+            saves: Default::default(),
+            reloads: Default::default(),
         }
+    }
+
+    /// `write memory`, `copy running-config startup-config`, `save sys config`: the running
+    /// configuration becomes the startup configuration.
+    pub fn save_startup(&self) {
+        let running = self.state().clone();
+        *self.startup.lock().unwrap_or_else(|p| p.into_inner()) = running;
+        self.saves.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The startup configuration: the last one saved, else the one the device started with.
+    pub fn startup(&self) -> DeviceState {
+        self.startup
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// A reload: the running configuration is replaced by the startup configuration, so what was
+    /// never saved is lost.
+    pub fn reload(&self) {
+        let startup = self.startup();
+        self.state().boot_from(&startup);
+        self.reloads
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// The state, for a short critical section (never held across an await). Aggregates' status is

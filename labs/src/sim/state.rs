@@ -458,6 +458,30 @@ impl DeviceState {
         }
     }
 
+    /// Boot from `startup`: its configuration (hostname, VLANs, interface settings, SNMP contact and
+    /// location, VTP mode) replaces the running one; what is not configuration (MACs, ifindexes,
+    /// links up, LLDP neighbors, the kind of device) stays.
+    pub fn boot_from(&mut self, startup: &DeviceState) {
+        self.hostname = startup.hostname.clone();
+        self.vlans = startup.vlans.clone();
+        self.contact = startup.contact.clone();
+        self.location = startup.location.clone();
+        self.vtp_transparent = startup.vtp_transparent;
+        for (name, f) in &mut self.interfaces {
+            let Some(s) = startup.iface(name) else {
+                continue;
+            };
+            f.description = s.description.clone();
+            f.enabled = s.enabled;
+            f.mtu = s.mtu;
+            f.mode = s.mode;
+            f.access_vlan = s.access_vlan;
+            f.trunk_allowed = s.trunk_allowed.clone();
+            f.native_vlan = s.native_vlan;
+            f.trunk_encapsulation = s.trunk_encapsulation.clone();
+        }
+    }
+
     pub fn iface(&self, name: &str) -> Option<&Iface> {
         self.interfaces
             .iter()

@@ -96,8 +96,8 @@ fn all_links(topo: &Topology) -> Vec<Declared> {
     crate::links::declared(topo, &every).checked
 }
 
-/// A link's state in the last check: `up`, `missing` (not seen from one end or both),
-/// `unchecked` (an end netgw does not drive), or `unknown` (no check has run).
+/// A link's state in the last check: `up`, `missing` (not seen from one end or both), `unreadable`
+/// (an end whose neighbours could not be read), `unchecked` (an end netgw does not drive), or `unknown` (no check has run).
 fn link_state(l: &Declared, report: Option<&LinkReport>) -> (&'static str, String) {
     let Some(r) = report else {
         return ("unknown", "not checked yet".into());
@@ -109,6 +109,15 @@ fn link_state(l: &Declared, report: Option<&LinkReport>) -> (&'static str, Strin
         return (
             "missing",
             format!("missing: not seen from {}", m.missing_on.join(" and ")),
+        );
+    }
+    if let Some(u) = r.unreadable.iter().find(|u| &u.link == l) {
+        return (
+            "unreadable",
+            format!(
+                "unreadable: could not read {}'s neighbours",
+                u.unreadable_on.join(" or ")
+            ),
         );
     }
     (

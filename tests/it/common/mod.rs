@@ -187,6 +187,12 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// Where `netgw` run with the state directory `state` saves `node`'s current state for the repo at
+/// `repo` (the default `--current-state state`).
+pub fn current_file(state: &Path, repo: &Path, node: &str) -> PathBuf {
+    netgw::state::current_dir(state, repo).join(format!("{node}.json"))
+}
+
 /// A netgw-lab of `topology` (YAML) with `opts`, and a temp dir holding the lab's `inventory.yml`.
 pub async fn start_lab(
     topology: &str,
