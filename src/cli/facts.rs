@@ -5,40 +5,101 @@ use super::*;
 
 pub(super) fn facts_cmd(
     cli: &Cli,
-    name: &str,
+    selection: &[String],
     source: &DeviceSource,
     format: Format,
     out: &mut dyn Write,
 ) -> Result<Status, Failure> {
     let inv = load_inventory(cli, source)?;
-    let names = select(&inv, &[name.to_owned()])?;
-    let node = node_name(&names[0])?;
-    let target = inv.target(&names[0]).map_err(|e| Failure {
-        status: Status::NodeFailed,
-        message: e.to_string(),
-    })?;
+    let names = select(&inv, selection)?;
     let rt = runtime()?;
+    if let [one] = names.as_slice() {
+        let (automatic, saved) = host_facts(cli, &inv, &rt, one)?;
+        write_facts(out, format, one, &automatic, saved.as_deref(), false)?;
+        return Ok(Status::Ok);
+    }
+    // Several hosts, one after another: a device that does not answer is reported and the others
+    // are still asked; JSON is one object keyed by host (`{"error": ...}` for a failed one).
+    let mut status = Status::Ok;
+    let mut all = serde_json::Map::new();
+    for name in &names {
+        match host_facts(cli, &inv, &rt, name) {
+            Ok((automatic, saved)) => match format {
+                Format::Json => {
+                    all.insert(name.clone(), Value::Object(automatic));
+                }
+                Format::Human => {
+                    write_facts(out, format, name, &automatic, saved.as_deref(), true)?
+                }
+            },
+            Err(e) if e.status == Status::NodeFailed => {
+                status = Status::NodeFailed;
+                match format {
+                    Format::Json => {
+                        all.insert(name.clone(), json!({ "error": e.message }));
+                    }
+                    Format::Human => writeln!(out, "{name}: FAILED: {}", e.message)?,
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if format == Format::Json {
+        writeln!(out, "{}", pretty(&Value::Object(all)))?;
+    }
+    Ok(status)
+}
+
+/// One host's facts, gathered and saved: the automatic attributes, and where they were saved.
+fn host_facts(
+    cli: &Cli,
+    inv: &Inventory,
+    rt: &tokio::runtime::Runtime,
+    name: &str,
+) -> Result<(netgw_models::node::Attrs, Option<String>), Failure> {
+    let node = node_name(name)?;
+    let failed = |message: String| Failure {
+        status: Status::NodeFailed,
+        message,
+    };
+    let target = inv.target(name).map_err(|e| failed(e.to_string()))?;
     let facts = rt
         .block_on(crate::facts::device_facts(&target))
-        .map_err(|message| Failure {
-            status: Status::NodeFailed,
-            message,
-        })?;
+        .map_err(failed)?;
     let run_id = crate::clock::new_run_id();
     let automatic = crate::engine::automatic_attributes(&facts, target.platform.as_str(), &run_id);
     let saved = rt.block_on(save_facts(cli, &node, &run_id, automatic.clone()))?;
-    match format {
-        Format::Json => writeln!(out, "{}", pretty(&Value::Object(automatic)))?,
-        Format::Human => {
-            for (k, val) in &automatic {
-                writeln!(out, "{k}: {}", compact(val))?;
-            }
-            if let Some(at) = saved {
-                writeln!(out, "(saved as {node}'s automatic attributes: {at})")?;
-            }
-        }
+    Ok((automatic, saved))
+}
+
+fn write_facts(
+    out: &mut dyn Write,
+    format: Format,
+    node: &str,
+    automatic: &netgw_models::node::Attrs,
+    saved: Option<&str>,
+    several: bool,
+) -> Result<(), Failure> {
+    if format == Format::Json {
+        writeln!(out, "{}", pretty(&Value::Object(automatic.clone())))?;
+        return Ok(());
     }
-    Ok(Status::Ok)
+    let indent = if several {
+        writeln!(out, "{node}:")?;
+        "  "
+    } else {
+        ""
+    };
+    for (k, val) in automatic {
+        writeln!(out, "{indent}{k}: {}", compact(val))?;
+    }
+    if let Some(at) = saved {
+        writeln!(
+            out,
+            "{indent}(saved as {node}'s automatic attributes: {at})"
+        )?;
+    }
+    Ok(())
 }
 
 /// Save `automatic` as the node's automatic attributes, keeping the rest of its current state, under

@@ -204,8 +204,10 @@ pub enum Command {
     },
     /// Gather and print a device's facts (its automatic attributes).
     Facts {
-        /// Inventory host to ask.
-        name: String,
+        /// Hosts to ask (a selection, as for converge): one host prints its facts, several print
+        /// each host's (JSON: one object keyed by host).
+        #[arg(value_name = "SELECTION", required = true)]
+        nodes: Vec<String>,
         #[command(flatten)]
         source: DeviceSource,
         /// Output: `json` or `human` (one `key: value` per line).
@@ -551,10 +553,10 @@ pub fn run(
             converge_cmd(cli, nodes, source, run, *format, out)
         }
         Command::Facts {
-            name,
+            nodes,
             source,
             format,
-        } => facts_cmd(cli, name, source, *format, out),
+        } => facts_cmd(cli, nodes, source, *format, out),
         Command::Links {
             nodes,
             topology,

@@ -311,7 +311,7 @@ fn a_converged_device_keeps_its_change_across_a_reload() {
 #[test]
 fn facts_are_saved_as_the_nodes_automatic_attributes() {
     let (rt, lab, dir) = common::lab_with_inventory(
-        "name: facts\ntopology:\n  nodes:\n    eos1: {kind: arista_ceos}\n",
+        "name: facts\ntopology:\n  nodes:\n    eos1: {kind: arista_ceos}\n    eos2: {kind: arista_ceos}\n    eos3: {kind: arista_ceos, labels: {netgw-lab.auth-fail: \"true\"}}\n",
     );
     let d = dir.path();
     let repo = d.join("repo");
@@ -376,6 +376,16 @@ fn facts_are_saved_as_the_nodes_automatic_attributes() {
         )),
         "{text}"
     );
+    // A selection: each host's facts, keyed by host; one that cannot be reached fails alone.
+    let (code, out, text) = run(&repo, &["facts", "eos*:!eos3"]);
+    assert_eq!(code, Some(0), "{text}");
+    let both: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(both["eos1"]["hostname"], "eos1", "{text}");
+    assert_eq!(both["eos2"]["hostname"], "eos2", "{text}");
+    let (code, out, text) = run(&repo, &["facts", "eos*", "--format", "human"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(out.contains("eos1:\n  hostname: \"eos1\""), "{text}");
+    assert!(out.contains("eos3: FAILED:"), "{text}");
     drop(lab);
     rt.shutdown_timeout(std::time::Duration::from_secs(5));
 }
