@@ -18,6 +18,7 @@
 
 pub mod config;
 pub mod facts;
+pub mod lag;
 pub mod link;
 pub mod render;
 pub mod vlan;
