@@ -570,6 +570,25 @@ fn upsert_l3(c: &L3Change, plan: &Plan, r: &Running<'_>) -> (Vec<El>, Vec<El>) {
     (out, bind)
 }
 
+/// The interfaces a plan's aggregate and address steps write (`aeN`, members, `irb`/`vlan`, routed
+/// ports), and the VLANs whose binding they change: what a restore puts back.
+pub fn touched(plan: &Plan, style: Style) -> (Vec<String>, Vec<VlanId>) {
+    let mut ifs: Vec<String> = Vec::new();
+    let mut vlans = Vec::new();
+    for c in &plan.lags {
+        ifs.extend(lag_name(c).ok());
+        ifs.extend(c.links_add.iter().chain(&c.links_remove).cloned());
+    }
+    for c in &plan.l3 {
+        let v = l3_vlan(c);
+        ifs.push(l3_target(&c.name, v, style).0);
+        vlans.extend(v);
+    }
+    ifs.sort();
+    ifs.dedup();
+    (ifs, vlans)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -783,5 +802,22 @@ mod tests {
              <interface><name>irb</name><unit operation=\"delete\"><name>100</name></unit></interface>\
              </interfaces></configuration>"
         );
+    }
+
+    #[test]
+    fn a_restore_puts_back_the_members_and_drops_the_aggregate_and_irb() {
+        let p = lag_and_irb();
+        let now = parse_config(&doc(APPLIED));
+        let x = crate::junos::render::render_restore(&doc(ELS), &now, &p, Style::Els)
+            .unwrap()
+            .to_xml();
+        for want in [
+            "<vlan><name>servers</name><vlan-id>100</vlan-id></vlan>",
+            "<interface operation=\"delete\"><name>ae0</name></interface>",
+            "<interface operation=\"replace\"><name>ge-0/0/1</name><unit><name>0</name><family><ethernet-switching/></family></unit></interface>",
+            "<interface operation=\"delete\"><name>irb</name></interface>",
+        ] {
+            assert!(x.contains(want), "{want} in {x}");
+        }
     }
 }
