@@ -503,6 +503,12 @@ impl Driver for JunosDriver {
         Ok(self.observe_with(&root).await?.1)
     }
 
+    /// The whole change is one candidate committed (or discarded) at once, and a restore puts back
+    /// every interface and VLAN binding it touched.
+    fn applies_lag_l3(&self) -> bool {
+        true
+    }
+
     /// The running configuration's aggregates and addresses; their own settings from its links.
     async fn observe_lag_l3(&mut self) -> Result<LagL3, DriverError> {
         let root = self.config(Datastore::Running).await?;
