@@ -409,16 +409,35 @@ fn bind_tag(style: Style) -> (&'static str, &'static str) {
     }
 }
 
+/// Whether the running VLAN (bridge domain) `name` has a layer-3 interface bound: deleting one that
+/// is not there is refused by some NETCONF servers.
+fn is_bound(r: &Running<'_>, name: &str) -> bool {
+    let (outer, (entry, tag)) = match r.style {
+        Style::Mx => ("bridge-domains", bind_tag(r.style)),
+        Style::Ex | Style::Els => ("vlans", bind_tag(r.style)),
+    };
+    r.cfg
+        .and_then(|c| c.child(outer))
+        .into_iter()
+        .flat_map(|v| v.children_named(entry))
+        .find(|v| text(v, "name").as_deref() == Some(name))
+        .is_some_and(|v| v.child(tag).is_some())
+}
+
 fn delete_l3(c: &L3Change, r: &Running<'_>) -> (Vec<El>, Vec<El>) {
     let vlan = l3_vlan(c);
     let (ifname, unit) = l3_target(&c.name, vlan, r.style);
     if let Some(v) = vlan {
         let (entry, tag) = bind_tag(r.style);
-        let bound = r.parsed.vlan_by_id(v.get()).map(|x| {
-            El::new(entry)
-                .child(El::leaf("name", &x.name))
-                .child(El::delete(tag))
-        });
+        let bound = r
+            .parsed
+            .vlan_by_id(v.get())
+            .filter(|x| is_bound(r, &x.name))
+            .map(|x| {
+                El::new(entry)
+                    .child(El::leaf("name", &x.name))
+                    .child(El::delete(tag))
+            });
         let u = El::delete("unit").child(El::leaf("name", unit));
         return (vec![iface(&ifname).child(u)], bound.into_iter().collect());
     }
