@@ -3,7 +3,8 @@
 //! role: `netdev::lags`, `netdev::l3_interfaces`), the other from a Ruby recipe (`netdev_lag`, `netdev_l2_interface` on the
 //! aggregate, `netdev_l3_interface`): a two-member LACP aggregate trunking VLANs 10 and 20 and an SVI
 //! with IPv4 and IPv6 converge, the devices hold them, the aggregate is up, and the second run is up to
-//! date. A Junos node declaring an aggregate fails before anything is sent, naming the platform.
+//! date. Two Junos switches (ELS and EX style) joined by two links converge an LACP aggregate and an
+//! `irb` with IPv4 and IPv6 from attributes; the aggregate is up once both ends bundle.
 
 use crate::common;
 
@@ -18,9 +19,12 @@ topology:
     dist1: {kind: arista_ceos}
     acc1: {kind: arista_ceos}
     leaf2: {kind: juniper_vjunosswitch}
+    leaf3: {kind: juniper_vjunosswitch, labels: {netgw-lab.junos-style: ex}}
   links:
     - endpoints: ["dist1:eth1", "acc1:eth1"]
     - endpoints: ["dist1:eth2", "acc1:eth2"]
+    - endpoints: ["leaf2:eth1", "leaf3:eth1"]
+    - endpoints: ["leaf2:eth2", "leaf3:eth2"]
 "#;
 
 const RECIPE: &str = r#"
@@ -68,9 +72,24 @@ fn repo(d: &Path) {
         "name 'access'\nversion '1.0.0'\n",
     );
     common::write(d, "repo/cookbooks/access/recipes/default.rb", RECIPE);
-    let leaf2 = json!({"name": "leaf2", "run_list": ["recipe[netdev::lags]"],
-        "normal": {"netdev": {"lags": {"ae0": {"links": ["ge-0/0/1"]}}}}});
-    common::write(d, "repo/nodes/leaf2.json", &leaf2.to_string());
+    for (n, lacp, host) in [("leaf2", "active", 2), ("leaf3", "passive", 3)] {
+        let node = json!({"name": n,
+            "run_list": ["recipe[netdev::vlans]", "recipe[netdev::lags]", "recipe[netdev::l3_interfaces]"],
+            "normal": {"netdev": {
+                "vlans": {"100": {"name": "servers"}},
+                "lags": {"ae0": {"links": ["ge-0/0/0", "ge-0/0/1"], "lacp": lacp, "minimum_links": 1,
+                    "mode": "trunk", "trunk_vlans": "100"}},
+                "l3_interfaces": {"irb.100": {"ipv4": [format!("10.2.100.{host}/24")],
+                    "ipv6": [format!("2001:db8:200::{host}/64")]}}}}});
+        common::write(d, &format!("repo/nodes/{n}.json"), &node.to_string());
+    }
+}
+
+fn junos(lab: &netgw_labs::lab::Lab, n: &str) -> std::sync::Arc<netgw_labs::sim::junos::JunosSim> {
+    match &lab.node(n).unwrap().sim {
+        netgw_labs::lab::Sim::Junos(j) => j.clone(),
+        _ => panic!("{n} is not a Junos node"),
+    }
 }
 
 fn converge(d: &Path) -> Value {
@@ -145,17 +164,31 @@ fn an_lacp_aggregate_and_an_svi_converge_from_attributes_and_ruby() {
         assert_eq!(svi.ipv4, [address], "{n}");
         assert_eq!(svi.ipv6.len(), 1, "{n}");
     }
-    let leaf2 = node(&first, "leaf2");
-    assert_eq!(leaf2["status"], "failed", "{leaf2}");
+    for (n, member_options, irb) in [
+        ("leaf2", "gigether-options", "irb"),
+        ("leaf3", "ether-options", "vlan"),
+    ] {
+        let r = node(&first, n);
+        assert_eq!(r["status"], "success", "{r}");
+        let x = junos(&lab, n).running_xml();
+        for want in [
+            "<device-count>1</device-count>".to_owned(),
+            format!("<{member_options}><ieee-802.3ad><bundle>ae0</bundle>"),
+            format!("<l3-interface>{irb}.100</l3-interface>"),
+            format!("<name>{irb}</name><unit><name>100</name>"),
+            "<primary".to_owned(),
+        ] {
+            assert!(x.contains(&want), "{n}: {want} in {x}");
+        }
+    }
     assert!(
-        leaf2
-            .to_string()
-            .contains("the junos driver does not apply aggregates"),
-        "{leaf2}"
+        junos(&lab, "leaf2").aggregate_up("ae0"),
+        "active with passive bundles"
     );
+    assert!(junos(&lab, "leaf3").aggregate_up("ae0"));
 
     let second = converge(d);
-    for n in ["dist1", "acc1"] {
+    for n in ["dist1", "acc1", "leaf2", "leaf3"] {
         let r = node(&second, n);
         assert_eq!(r["status"], "success", "{r}");
         assert_eq!(r["updated"], 0, "{n}: the second run is up to date: {r}");

@@ -268,10 +268,12 @@ pub fn style_from_model(model: &str) -> Option<Style> {
     if let Some(rest) = m.strip_prefix("ex") {
         // ELS came with the EX2300, EX3400, EX4300, EX4600, EX4650, EX9200 families.
         let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        // The EX9200 family is the EX9204, EX9208, EX9214 and EX9251/9253.
+        if n.starts_with("92") {
+            return Some(Style::Els);
+        }
         return Some(match n.as_str() {
-            "2300" | "3400" | "4100" | "4300" | "4400" | "4600" | "4650" | "9200" | "9250" => {
-                Style::Els
-            }
+            "2300" | "3400" | "4100" | "4300" | "4400" | "4600" | "4650" => Style::Els,
             _ => Style::Ex,
         });
     }
@@ -430,6 +432,7 @@ mod tests {
         assert_eq!(style_from_model("mx960"), Some(Style::Mx));
         assert_eq!(style_from_model("qfx5110-48s-4c"), Some(Style::Els));
         assert_eq!(style_from_model("ex4300-48t"), Some(Style::Els));
+        assert_eq!(style_from_model("ex9214"), Some(Style::Els));
         assert_eq!(style_from_model("ex4200-24t"), Some(Style::Ex));
         assert_eq!(style_from_model("srx3600"), None);
         assert_eq!(Style::parse("ELS"), Some(Style::Els));

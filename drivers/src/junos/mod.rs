@@ -18,13 +18,14 @@
 
 pub mod config;
 pub mod facts;
+pub mod lag;
 pub mod link;
 pub mod render;
 pub mod vlan;
 
 use crate::driver::{
-    Capabilities, CommitOptions, Driver, DriverError, ErrorKind, Observed, ObservedOnce, Platform,
-    Settled, Staged,
+    Capabilities, CommitOptions, Driver, DriverError, ErrorKind, LagL3, Observed, ObservedOnce,
+    Platform, Settled, Staged,
 };
 use crate::netconf_txn::{Dialect, NetconfTxn, TxnError};
 use crate::target::DeviceTarget;
@@ -502,6 +503,21 @@ impl Driver for JunosDriver {
         Ok(self.observe_with(&root).await?.1)
     }
 
+    /// The whole change is one candidate committed (or discarded) at once, and a restore puts back
+    /// every interface and VLAN binding it touched.
+    fn applies_lag_l3(&self) -> bool {
+        true
+    }
+
+    /// The running configuration's aggregates and addresses; their own settings from its links.
+    async fn observe_lag_l3(&mut self) -> Result<LagL3, DriverError> {
+        let root = self.config(Datastore::Running).await?;
+        self.note_style(&root);
+        let (_, observed) = self.observe_with(&root).await?;
+        let (lags, l3) = lag::parse_lag_l3(config::configuration(&root), &observed.links);
+        Ok(LagL3 { lags, l3 })
+    }
+
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
         self.observed.forget();
         let device = self.device.clone();
@@ -683,6 +699,19 @@ impl JunosDriver {
         }
         if let Some(l) = link::render_links(&plan.links, &running, style) {
             cfg.push(l);
+        }
+        let r = lag::Running {
+            cfg: config::configuration(&pre),
+            parsed: &running,
+            style,
+        };
+        let more = lag::render_lag_l3(plan, &r).map_err(|e| DriverError::Config {
+            device: device.clone(),
+            message: e.to_string(),
+        })?;
+        for el in more {
+            // One element per hierarchy: the VLAN binding joins the VLANs rendered above.
+            cfg.entry(&el.name).children.extend(el.children);
         }
         let xml = cfg.to_xml();
         let s = sess(&mut self.session, &device)?;

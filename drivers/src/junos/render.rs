@@ -160,6 +160,11 @@ pub fn render_restore(
     };
     // Every name a touched VLAN had or was given.
     let mut names: BTreeSet<String> = BTreeSet::new();
+    let (lag_ifs, bound) = super::lag::touched(plan, style);
+    for id in bound {
+        let n = pre.vlans.iter().chain(&now.vlans);
+        names.extend(n.filter(|v| v.id == Some(id.get())).map(|v| v.name.clone()));
+    }
     for ch in &plan.vlans {
         let id = ch.id.get();
         for v in pre
@@ -204,8 +209,8 @@ pub fn render_restore(
         .unwrap_or_default();
     let mut ifs = Vec::new();
     let mut seen = BTreeSet::new();
-    for ch in &plan.links {
-        let n = &ch.after.name;
+    let touched = plan.links.iter().map(|ch| &ch.after.name).chain(&lag_ifs);
+    for n in touched {
         if !seen.insert(n.clone()) {
             continue;
         }

@@ -78,6 +78,9 @@ impl Step {
     }
 }
 
+/// `netgw-lab.` labels that set up the node rather than inject a fault (read in `lab.rs`).
+pub const NODE_SETTINGS: &[&str] = &["junos-style", "ports"];
+
 /// The faults of one device.
 #[derive(Debug, Default)]
 pub struct Faults {
@@ -260,13 +263,16 @@ impl Faults {
         Ok(())
     }
 
-    /// Faults from a node's labels (`netgw-lab.KEY: VALUE`).
+    /// Faults from a node's labels (`netgw-lab.KEY: VALUE`); the node settings the lab reads itself
+    /// ([`NODE_SETTINGS`]) are not faults.
     pub fn from_labels<'a>(
         labels: impl IntoIterator<Item = (&'a String, &'a String)>,
     ) -> Result<Faults, FaultError> {
         let mut f = Faults::default();
         for (k, v) in labels {
-            if let Some(key) = k.strip_prefix("netgw-lab.") {
+            if let Some(key) = k.strip_prefix("netgw-lab.")
+                && !NODE_SETTINGS.contains(&key)
+            {
                 f.set(key, v)?;
             }
         }

@@ -27,7 +27,7 @@
 //! replies do not carry it).
 
 use super::fault::{ConnCtl, Step, StepFault};
-use super::state::DeviceState;
+use super::state::{DeviceState, modes_bundle};
 use super::{Device, dotted_mac, xml_escape};
 use futures::{SinkExt, StreamExt};
 use netgw_transport::netconf::reply::parse_document;
@@ -470,6 +470,122 @@ fn memberships(i: &Node, table: &BTreeMap<String, u16>) -> (Vec<u16>, Vec<String
     (ok, bad)
 }
 
+/// The interfaces of a configuration, by name.
+fn config_interfaces(cfg: &Node) -> impl Iterator<Item = (&str, &Node)> {
+    cfg.child("interfaces")
+        .into_iter()
+        .flat_map(|i| i.children_named("interface"))
+        .filter_map(|n| Some((n.key()?, n)))
+}
+
+/// The aggregate a member is bundled into (`ether-options` or `gigether-options` `802.3ad aeN`).
+fn bundle_of(i: &Node) -> Option<&str> {
+    ["ether-options", "gigether-options"]
+        .into_iter()
+        .find_map(|o| i.child(o)?.child("ieee-802.3ad")?.child_text("bundle"))
+}
+
+/// How an aggregate's members bundle, as `channel-group` spells it: its `lacp` mode, or `on`.
+fn lacp_mode(ae: Option<&Node>) -> &'static str {
+    let lacp = ae
+        .and_then(|a| a.child("aggregated-ether-options"))
+        .and_then(|o| o.child("lacp"));
+    match lacp {
+        Some(l) if l.child("passive").is_some() => "passive",
+        Some(_) => "active",
+        None => "on",
+    }
+}
+
+/// Members bundled into aggregates: member -> (aggregate, mode).
+fn bundles(cfg: &Node) -> BTreeMap<String, (String, &'static str)> {
+    let ifs: BTreeMap<&str, &Node> = config_interfaces(cfg).collect();
+    ifs.iter()
+        .filter_map(|(name, i)| {
+            let ae = bundle_of(i)?;
+            Some((
+                (*name).to_owned(),
+                (ae.to_owned(), lacp_mode(ifs.get(ae).copied())),
+            ))
+        })
+        .collect()
+}
+
+fn commit_error(message: String, path: String) -> NcError {
+    let mut e = NcError::new("application", "invalid-value", message);
+    e.path = Some(path);
+    e
+}
+
+/// Junos' commit checks on aggregates and addresses: a member's aggregate within `device-count`, no
+/// logical unit on a member, no address beside a layer-2 family, and a VLAN's layer-3 interface
+/// configured.
+fn validate_l3_lag(cfg: &Node) -> Result<(), NcError> {
+    let count: u32 = cfg
+        .child("chassis")
+        .and_then(|c| c.child("aggregated-devices"))
+        .and_then(|a| a.child("ethernet"))
+        .and_then(|e| e.child_text("device-count"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    for (name, i) in config_interfaces(cfg) {
+        let path = format!("[edit interfaces {name}]");
+        if let Some(ae) = bundle_of(i) {
+            let n: Option<u32> = ae.strip_prefix("ae").and_then(|n| n.parse().ok());
+            if n.is_none_or(|n| n >= count) {
+                let m = format!(
+                    "{ae}: aggregated-devices ethernet device-count {count} does not cover it"
+                );
+                return Err(commit_error(m, path));
+            }
+            if i.child("unit").is_some() {
+                let m = "Logical unit is not allowed on aggregated links".to_owned();
+                return Err(commit_error(m, path));
+            }
+        }
+        for u in i.children_named("unit") {
+            let Some(f) = u.child("family") else { continue };
+            let l3 = f.child("inet").is_some() || f.child("inet6").is_some();
+            let l2 = f.child("ethernet-switching").is_some() || f.child("bridge").is_some();
+            if l3 && l2 {
+                let unit = u.key().unwrap_or("");
+                let m = "family ethernet-switching and rest of the families are mutually exclusive";
+                return Err(commit_error(
+                    m.to_owned(),
+                    format!("[edit interfaces {name} unit {unit} family]"),
+                ));
+            }
+        }
+    }
+    let units: Vec<String> = config_interfaces(cfg)
+        .flat_map(|(name, i)| {
+            i.children_named("unit")
+                .filter_map(move |u| Some(format!("{name}.{}", u.key()?)))
+        })
+        .collect();
+    for (container, entry, tag) in [
+        ("vlans", "vlan", "l3-interface"),
+        ("bridge-domains", "domain", "routing-interface"),
+    ] {
+        for v in cfg
+            .child(container)
+            .into_iter()
+            .flat_map(|c| c.children_named(entry))
+        {
+            if let Some(l3) = v.child_text(tag)
+                && !units.iter().any(|u| u == l3)
+            {
+                let m = format!("{tag} {l3} is not configured");
+                return Err(commit_error(
+                    m,
+                    format!("[edit {container} {}]", v.key().unwrap_or("")),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Commit-time checks (`commit check`).
 fn validate(cfg: &Node) -> Result<(), NcError> {
     let table = vlan_table(cfg);
@@ -519,7 +635,7 @@ fn validate(cfg: &Node) -> Result<(), NcError> {
             }
         }
     }
-    Ok(())
+    validate_l3_lag(cfg)
 }
 
 /// Junos `show | compare` text: `[edit PATH]` headers (the unchanged enclosing blocks), then the
@@ -742,9 +858,33 @@ impl JunosSim {
 
     /// The link ends follow `disable` in the committed configuration (see `sim::StateGuard`).
     fn publish_link_ends(&self, running: &Node) {
+        let b = bundles(running);
         for (port, _) in &self.dev.link_ends {
             self.dev.set_link_end(port, !port_disabled(running, port));
+            self.dev
+                .set_link_bundle(port, b.get(port).map(|(_, mode)| *mode));
         }
+    }
+
+    /// Whether an aggregate of the running configuration is up: one of its members is up and bundled
+    /// by the far end in a mode that bundles with its own.
+    pub fn aggregate_up(&self, ae: &str) -> bool {
+        let running = self.db().running.clone();
+        if port_disabled(&running, ae) {
+            return false;
+        }
+        let st = self.dev.state();
+        bundles(&running)
+            .iter()
+            .filter(|(m, (a, _))| a == ae && !port_disabled(&running, m))
+            .any(|(m, (_, mode))| {
+                st.iface(m).is_some_and(|f| f.oper_up)
+                    && st.neighbors.iter().any(|n| {
+                        n.local_port == *m
+                            && n.seen()
+                            && n.peer_up.bundle().is_some_and(|p| modes_bundle(mode, p))
+                    })
+            })
     }
 
     /// The running configuration as XML (tests).
@@ -1393,6 +1533,7 @@ impl JunosSim {
         if let Some(o) = only
             && !is_pattern(o)
             && st.iface(o).is_none()
+            && !(o.starts_with("ae") && ifcfg.contains_key(o))
         {
             let mut e = NcError::new(
                 "application",
@@ -1484,6 +1625,27 @@ impl JunosSim {
                         f.ifindex + 1500
                     );
                 }
+            }
+            s.push_str("</physical-interface>");
+        }
+        for (name, c) in config_interfaces(&running) {
+            if !name.starts_with("ae") || only.is_some_and(|o| !name_matches(o, name)) {
+                continue;
+            }
+            let disabled = c.child("disable").is_some();
+            let admin = if disabled { "down" } else { "up" };
+            let oper = if self.aggregate_up(name) {
+                "up"
+            } else {
+                "down"
+            };
+            let _ = write!(
+                s,
+                "<physical-interface><name>{}</name><admin-status>{admin}</admin-status><oper-status>{oper}</oper-status>",
+                xml_escape(name)
+            );
+            if let Some(d) = c.child_text("description") {
+                let _ = write!(s, "<description>{}</description>", xml_escape(d));
             }
             s.push_str("</physical-interface>");
         }
@@ -1716,5 +1878,103 @@ mod tests {
         assert!(super::name_matches("[a-z]e-*", "ge-1/0/0"));
         assert!(super::name_matches("ge-0/0/0", "ge-0/0/0"));
         assert!(!super::name_matches("ge-0/0/0", "ge-0/0/01"));
+    }
+
+    /// A Junos switch whose ge-0/0/0 and ge-0/0/1 are cabled to far ends it does not own.
+    fn switch() -> (Arc<JunosSim>, Vec<super::super::state::PortFlag>) {
+        use super::super::state::{Dialect, Neighbor, PortFlag};
+        let mut dev = Device::new("sw", Dialect::Junos, 1, 4, "u", "p", Default::default());
+        let mut far = Vec::new();
+        for port in ["ge-0/0/0", "ge-0/0/1"] {
+            let (mine, theirs) = (PortFlag::default(), PortFlag::default());
+            dev.link_ends.push((port.to_owned(), mine.clone()));
+            let mut st = dev.state();
+            st.iface_mut(port).unwrap().oper_up = true;
+            st.neighbors.push(Neighbor {
+                local_port: port.to_owned(),
+                system_name: "far".into(),
+                port: "et-0/0/0".into(),
+                chassis_id: String::new(),
+                local_up: mine,
+                peer_up: theirs.clone(),
+            });
+            drop(st);
+            far.push(theirs);
+        }
+        (JunosSim::new(Arc::new(dev), JunosStyle::Els), far)
+    }
+
+    fn apply(sim: &Arc<JunosSim>, xml: &str) -> Result<(), NcError> {
+        let mut db = sim.db();
+        let mut cand = db.candidate.clone();
+        merge(&mut cand, &cfg(xml), Op::Merge)?;
+        db.candidate = cand;
+        drop(db);
+        match sim.commit(1, None, true) {
+            Reply::Error(e) => {
+                let mut db = sim.db();
+                db.candidate = db.running.clone();
+                Err(e)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    const AE0: &str = "<configuration><chassis><aggregated-devices><ethernet><device-count>1</device-count></ethernet></aggregated-devices></chassis><interfaces>\
+        <interface><name>ae0</name><aggregated-ether-options><lacp><passive/></lacp></aggregated-ether-options></interface>\
+        <interface><name>ge-0/0/0</name><unit operation=\"delete\"><name>0</name></unit><gigether-options><ieee-802.3ad><bundle>ae0</bundle></ieee-802.3ad></gigether-options></interface>\
+        <interface><name>irb</name><unit><name>1</name><family><inet><address><name>10.0.0.1/24</name><primary/></address></inet></family></unit></interface>\
+        </interfaces><vlans><vlan><name>default</name><l3-interface>irb.1</l3-interface></vlan></vlans></configuration>";
+
+    /// An aggregate is up only while the far end bundles its member compatibly; the member's end
+    /// is published with the aggregate's LACP mode.
+    #[test]
+    fn an_aggregate_follows_the_far_end_and_publishes_its_mode() {
+        let (sim, far) = switch();
+        apply(&sim, AE0).unwrap();
+        assert_eq!(sim.dev.link_ends[0].1.bundle(), Some("passive"));
+        assert_eq!(sim.dev.link_ends[1].1.bundle(), None);
+        assert!(!sim.aggregate_up("ae0"), "no far end bundles");
+        far[0].set_bundle(Some("passive"));
+        assert!(!sim.aggregate_up("ae0"), "passive with passive");
+        far[0].set_bundle(Some("active"));
+        assert!(sim.aggregate_up("ae0"));
+        let Reply::Data(x) = sim.interface_information(true, Some("ae0")) else {
+            panic!("no interface information")
+        };
+        assert!(
+            x.contains(
+                "<name>ae0</name><admin-status>up</admin-status><oper-status>up</oper-status>"
+            ),
+            "{x}"
+        );
+        far[0].set(false);
+        assert!(!sim.aggregate_up("ae0"), "far end shut");
+    }
+
+    #[test]
+    fn commit_checks_aggregates_and_addresses() {
+        let (sim, _) = switch();
+        let e = apply(&sim, &AE0.replace("<device-count>1</device-count>", "")).unwrap_err();
+        assert!(e.message.contains("device-count"), "{}", e.message);
+        let e = apply(
+            &sim,
+            &AE0.replace("<unit operation=\"delete\"><name>0</name></unit>", ""),
+        )
+        .unwrap_err();
+        assert_eq!(e.message, "Logical unit is not allowed on aggregated links");
+        let e = apply(
+            &sim,
+            &AE0.replace(
+                "<name>irb</name><unit><name>1</name>",
+                "<name>irb</name><unit><name>2</name>",
+            ),
+        )
+        .unwrap_err();
+        assert_eq!(e.message, "l3-interface irb.1 is not configured");
+        let routed_and_switched = "<configuration><interfaces><interface><name>ge-0/0/2</name><unit><name>0</name><family><inet><address><name>192.0.2.1/31</name></address></inet></family></unit></interface></interfaces></configuration>";
+        let e = apply(&sim, routed_and_switched).unwrap_err();
+        assert!(e.message.contains("mutually exclusive"), "{}", e.message);
+        apply(&sim, AE0).unwrap();
     }
 }

@@ -165,6 +165,15 @@ impl Device {
         }
     }
 
+    /// How this device bundles the port on `port` (Junos: from its committed configuration).
+    pub fn set_link_bundle(&self, port: &str, mode: Option<&str>) {
+        for (p, flag) in &self.link_ends {
+            if p == port {
+                flag.set_bundle(mode);
+            }
+        }
+    }
+
     pub fn check_login(&self, user: &str, password: &str) -> bool {
         !self.faults.auth_fail && user == self.username && password == self.password
     }

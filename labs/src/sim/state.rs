@@ -301,7 +301,7 @@ impl PortFlag {
 
 /// Whether two ends' `channel-group` modes bundle: LACP with one active end at least, or static on
 /// both ends.
-fn modes_bundle(a: &str, b: &str) -> bool {
+pub(crate) fn modes_bundle(a: &str, b: &str) -> bool {
     matches!(
         (a, b),
         ("active", "active" | "passive") | ("passive", "active") | ("on", "on")
