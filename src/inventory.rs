@@ -1419,4 +1419,23 @@ defaults:
         assert!(e.contains("NETGW_TEST_NEVER_SET_PW is not set"), "{h}");
         assert_eq!(h["password"], "<redacted>");
     }
+
+    #[test]
+    fn an_error_in_defaults_yaml_names_that_file_and_the_nearest_key() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("hosts.yaml"),
+            "sw1: {hostname: h, platform: eos}\n",
+        )
+        .unwrap();
+        std::fs::write(d.path().join("defaults.yaml"), "usernme: admin\n").unwrap();
+        let e = Inventory::load(&d.path().join("hosts.yaml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("defaults.yaml") && !e.contains("hosts.yaml"),
+            "{e}"
+        );
+        assert!(e.contains("did you mean username?"), "{e}");
+    }
 }
