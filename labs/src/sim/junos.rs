@@ -1628,7 +1628,14 @@ impl JunosSim {
             }
             s.push_str("</physical-interface>");
         }
-        for (name, c) in config_interfaces(&running) {
+        self.aggregates_information(&running, only, &mut s);
+        s.push_str("</interface-information>");
+        Reply::Data(s)
+    }
+
+    /// The configured aggregates (`aeN`), each up only when its far end bundles compatibly.
+    fn aggregates_information(&self, running: &Node, only: Option<&str>, s: &mut String) {
+        for (name, c) in config_interfaces(running) {
             if !name.starts_with("ae") || only.is_some_and(|o| !name_matches(o, name)) {
                 continue;
             }
@@ -1649,8 +1656,6 @@ impl JunosSim {
             }
             s.push_str("</physical-interface>");
         }
-        s.push_str("</interface-information>");
-        Reply::Data(s)
     }
 
     fn lldp_information(&self) -> String {
