@@ -10,7 +10,7 @@ use crate::resolve::{self, ResolveError};
 use crate::store::StoreError;
 use crate::store::local::LocalRepo;
 use netgw_models::NodeName;
-use netgw_models::attributes::{AttributeSet, Component, Source, get_path};
+use netgw_models::attributes::{Component, Source};
 use netgw_models::compile::{CompileError, compile};
 use serde::Serialize;
 use serde_json::Value;
@@ -247,7 +247,7 @@ fn origin(
     view: &resolve::NodeView,
     attr: &[String],
 ) -> Option<(PathBuf, Vec<String>)> {
-    let layer = top_layer(&view.attributes, attr)?;
+    let (layer, _) = view.attributes.contributing(attr).into_iter().next()?;
     let root = repo.root();
     let (file, prefix): (PathBuf, Option<String>) = match &layer.source {
         Source::Node => (
@@ -281,20 +281,6 @@ fn role_key(c: Component) -> String {
         Component::RoleOverride | Component::EnvOverride => "override_attributes".into(),
         _ => "default_attributes".into(),
     }
-}
-
-fn top_layer<'a>(
-    attrs: &'a AttributeSet,
-    path: &[String],
-) -> Option<&'a netgw_models::attributes::Layer> {
-    Component::ALL.iter().rev().find_map(|c| {
-        attrs
-            .layers()
-            .iter()
-            .rev()
-            .filter(|l| l.component == *c)
-            .find(|l| get_path(&Value::Object(l.value.clone()), path).is_some_and(|v| !v.is_null()))
-    })
 }
 
 /// Keys under `netdev` no built-in recipe reads: warnings with the nearest known key.

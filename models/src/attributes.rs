@@ -370,6 +370,22 @@ impl AttributeSet {
         acc
     }
 
+    /// The layers with a value at `path`, each with that value, highest precedence first: components
+    /// from high to low, and within a component the later source first (it is the one whose
+    /// assignment or merge won). The first is the layer that set what a run sees there.
+    pub fn contributing(&self, path: &[String]) -> Vec<(&Layer, Value)> {
+        let mut out = Vec::new();
+        for c in Component::ALL.iter().rev() {
+            for l in self.layers.iter().rev().filter(|l| l.component == *c) {
+                let obj = Value::Object(l.value.clone());
+                if let Some(v) = get_path(&obj, path).filter(|v| !v.is_null()) {
+                    out.push((l, v.clone()));
+                }
+            }
+        }
+        out
+    }
+
     /// Resolve one attribute path: its merged value, the winning level and source, and every
     /// contributor. `None` when the merged attributes have nothing at that path.
     pub fn resolve(&self, path: &[String]) -> Option<Resolution> {
@@ -378,21 +394,15 @@ impl AttributeSet {
         if value.is_null() {
             return None;
         }
-        // Contributors, highest precedence first: components from high to low, and within a component
-        // the later source first (it is the one whose assignment or merge won).
-        let mut contributors = Vec::new();
-        for c in Component::ALL.iter().rev() {
-            for l in self.layers.iter().rev().filter(|l| l.component == *c) {
-                let obj = Value::Object(l.value.clone());
-                if let Some(v) = get_path(&obj, path).filter(|v| !v.is_null()) {
-                    contributors.push(Contributor {
-                        level: *c,
-                        source: l.source.to_string(),
-                        value: v.clone(),
-                    });
-                }
-            }
-        }
+        let contributors: Vec<Contributor> = self
+            .contributing(path)
+            .into_iter()
+            .map(|(l, value)| Contributor {
+                level: l.component,
+                source: l.source.to_string(),
+                value,
+            })
+            .collect();
         let top = contributors.first()?;
         Some(Resolution {
             path: path.join("."),

@@ -170,14 +170,9 @@ fn run_status(run: &Value) -> Status {
     }
 }
 
+/// The more serious of two outcomes (the exit codes are ordered by seriousness).
 fn worse(a: Status, b: Status) -> Status {
-    let rank = |s: Status| match s {
-        Status::Ok => 0,
-        Status::NodeFailed => 1,
-        Status::Usage => 2,
-        Status::GatewayFailed => 3,
-    };
-    if rank(b) > rank(a) { b } else { a }
+    if b as u8 > a as u8 { b } else { a }
 }
 
 fn gateway_failure(message: String) -> Failure {
