@@ -73,6 +73,8 @@ async fn recover_members(infra: &Infra, members: Vec<Job>, opts: &EngineOptions)
         compare_only: false,
         events: None,
         cookbook_sync: None,
+        plan_out: false,
+        plan: None,
         ..opts.clone()
     };
     let report = engine::converge(infra, members, opts).await;

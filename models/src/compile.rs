@@ -25,18 +25,18 @@ use crate::plan::Policy;
 use crate::plan::l3::L3Interface;
 use crate::plan::lag::Lag;
 use crate::resource::{Link, Presence, Vlan, VlanId, normalize_interface_name, same_interface};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Where a resource was declared.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Declared<T> {
     pub recipe: String,
     pub resource: T,
 }
 
 /// The resources of one node, in declaration order, with their collection policies.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Compiled {
     pub vlans: Vec<Declared<Vlan>>,
     pub links: Vec<Declared<Link>>,
@@ -50,7 +50,7 @@ pub struct Compiled {
     pub errors: Vec<CompileError>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompileError {
     pub recipe: String,
     pub resource: String,

@@ -20,6 +20,7 @@ pub use runlist::{RunList, RunListItem};
 pub mod compile;
 pub mod kinds;
 pub mod plan;
+pub mod plan_file;
 pub use plan::{l3, lag};
 pub mod resource;
 pub mod topology;

@@ -43,6 +43,8 @@ pub(super) fn converge_args(
         nodes,
         source,
         why_run,
+        plan_out,
+        plan,
         concurrency,
         confirm_timeout,
         lock_timeout,
@@ -75,6 +77,8 @@ pub(super) fn converge_args(
         confirm_timeout: std::time::Duration::from_secs(*confirm_timeout),
         lock_timeout: std::time::Duration::from_secs(*lock_timeout),
         rollout: rollout.rollout(),
+        plan_out: plan_out.is_some(),
+        plan: plan.as_deref().map(load_plan).transpose()?.map(Arc::new),
         ..Default::default()
     };
     let coordination = crate::coordination::Settings {
@@ -86,6 +90,8 @@ pub(super) fn converge_args(
         opts,
         coordination,
         reporting,
+        plan_out: plan_out.as_deref(),
+        plan_file: plan.as_deref(),
     };
     converge_cmd(cli, nodes, source, run, *format, out)
 }
@@ -96,6 +102,10 @@ pub(super) struct Run<'a> {
     pub(super) opts: EngineOptions,
     pub(super) coordination: crate::coordination::Settings,
     pub(super) reporting: &'a Reporting,
+    /// `--plan-out`: where to write the why-run's plan.
+    pub(super) plan_out: Option<&'a std::path::Path>,
+    /// `--plan`: the plan file `opts.plan` was read from.
+    pub(super) plan_file: Option<&'a std::path::Path>,
 }
 
 pub(super) fn converge_cmd(
@@ -110,10 +120,15 @@ pub(super) fn converge_cmd(
         mut opts,
         coordination,
         reporting,
+        plan_out,
+        plan_file,
     } = run;
     let repo = open_repo(cli)?;
     let inv = load_inventory(cli, source)?;
-    let mut names = select(&inv, nodes)?;
+    let mut names = match (&opts.plan, plan_file) {
+        (Some(plan), Some(path)) => plan_nodes(plan, path, &inv)?,
+        _ => select(&inv, nodes)?,
+    };
     search_filter(cli, source, &inv, &mut names)?;
     // Hosts netgw does not drive: one warning line each, reported `skipped`, never run.
     let mut skipped = Vec::new();
@@ -177,6 +192,9 @@ pub(super) fn converge_cmd(
     report.nodes.extend(skipped);
     report.summary = report::summarize(&report.nodes);
     write_report(&report, format, out)?;
+    if let Some(path) = plan_out {
+        write_plan(path, &report, format, out)?;
+    }
     let drifted = compare_only && report.summary.updated > 0;
     if compare_only && matches!(format, Format::Human) {
         // The summary above says "would be updated"; say in words what the exit status says.

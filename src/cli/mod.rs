@@ -21,6 +21,7 @@ mod facts;
 mod inventory;
 mod links;
 mod node;
+mod plan;
 mod render;
 mod serve;
 mod trigger;
@@ -31,6 +32,7 @@ use facts::*;
 use inventory::*;
 use links::*;
 use node::*;
+use plan::*;
 use render::*;
 use serve::*;
 use trigger::*;
@@ -160,6 +162,14 @@ pub enum Command {
         /// Plan and stage on the device, show the device's diff, discard; change nothing, save nothing.
         #[arg(long)]
         why_run: bool,
+        /// With --why-run: also write the plan to FILE (JSON: per node the observed state it was
+        /// computed from and the exact changes), for `converge --plan FILE` to apply.
+        #[arg(long, value_name = "FILE", requires = "why_run")]
+        plan_out: Option<PathBuf>,
+        /// Apply exactly the plan a `--why-run --plan-out` wrote, to the nodes it names only: each
+        /// device is read again and refused, unchanged, when what the plan depends on moved.
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["why_run", "atomic", "nodes"])]
+        plan: Option<PathBuf>,
         /// Devices converged at once.
         #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10000))]
         concurrency: u32,
@@ -549,6 +559,8 @@ pub fn run(
                 opts,
                 coordination,
                 reporting: &Reporting::default(),
+                plan_out: None,
+                plan_file: None,
             };
             converge_cmd(cli, nodes, source, run, *format, out)
         }

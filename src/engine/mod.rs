@@ -13,6 +13,7 @@
 //! Tasks are owned by a JoinSet, so dropping the run aborts them; each node's whole run is bounded by
 //! `node_timeout` on top of the transports' own timeouts.
 
+pub mod planned;
 pub mod recovery;
 pub mod rollout;
 
@@ -34,9 +35,7 @@ use netgw_drivers::target::DeviceTarget;
 use netgw_models::allowlist::{Allowlists, filter_owned};
 use netgw_models::attributes::{Component, Source};
 use netgw_models::compile::{Compiled, compile};
-use netgw_models::plan::l3::{L3Context, plan_l3};
-use netgw_models::plan::lag::plan_lags;
-use netgw_models::plan::{Plan, ResourceRef, plan};
+use netgw_models::plan::{Plan, ResourceRef};
 use netgw_models::{Attrs, CurrentState, DesiredState, NodeName};
 use serde_json::Value;
 use std::sync::Arc;
@@ -103,6 +102,10 @@ pub struct EngineOptions {
     pub check_links: Option<Arc<crate::links::LinkCheck>>,
     /// Batches, the failure budget and the stop after a rejected login (`rollout`).
     pub rollout: rollout::Rollout,
+    /// With `why_run`: record each node's plan in its report (`report.plan`), for a plan file.
+    pub plan_out: bool,
+    /// Apply this plan file's plan for each node instead of computing one (`planned`).
+    pub plan: Option<Arc<netgw_models::plan_file::PlanFile>>,
 }
 
 impl Default for EngineOptions {
@@ -125,6 +128,8 @@ impl Default for EngineOptions {
             atomic: None,
             check_links: None,
             rollout: rollout::Rollout::default(),
+            plan_out: false,
+            plan: None,
         }
     }
 }
@@ -648,43 +653,12 @@ pub(crate) async fn plan_node(
     driver: &mut dyn Driver,
     compiled: &Compiled,
 ) -> Result<Plan, DriverError> {
-    let observed = driver.observe().await?;
-    let rules = driver.plan_rules();
-    let vlans = compiled.vlan_list();
-    let mut the_plan = plan(
-        &vlans,
-        &observed.vlans,
-        compiled.vlan_policy,
-        &compiled.link_list(),
-        &observed.links,
-        compiled.link_policy,
-        &rules,
-    );
-    if compiled.lags.is_empty() && compiled.l3.is_empty() {
-        return Ok(the_plan);
-    }
-    let more = driver.observe_lag_l3().await?;
-    let lags = compiled.lag_list();
-    plan_lags(
-        &mut the_plan,
-        &lags,
-        &more.lags,
-        compiled.lag_policy,
-        &rules,
-    );
-    let cx = L3Context {
-        desired_vlans: &vlans,
-        observed_vlans: &observed.vlans,
-        observed_links: &observed.links,
-    };
-    plan_l3(
-        &mut the_plan,
-        &compiled.l3_list(),
-        &more.l3,
-        compiled.l3_policy,
-        &cx,
-    );
-    Ok(the_plan)
+    let observed = planned::observe_all(driver, compiled).await?;
+    Ok(netgw_models::plan_file::plan_compiled(
+        compiled,
+        &observed,
+        &driver.plan_rules(),
+    ))
 }
 
 pub(crate) fn check_cancel(opts: &EngineOptions) -> StepResult<()> {
@@ -897,6 +871,9 @@ async fn with_driver(
         steps.session.set(Phase::Done);
         let staged = staged.map_err(drv)?;
         discarded.map_err(drv)?;
+        if let Some(p) = steps.report.plan.as_mut() {
+            p.device_diff = Some(staged.diff.clone());
+        }
         steps.report.device_diff = Some(staged.diff);
         record_plan(
             steps.report,
@@ -1015,26 +992,8 @@ pub(crate) async fn prepare(
         )));
     }
 
-    // 8. Observe and plan.
-    let the_plan = plan_node(driver, &compiled).await.map_err(drv)?;
-    steps.mark("plan");
-    let failures: Vec<String> = the_plan
-        .failures()
-        .map(|f| format!("{}: {}", f.resource, f.error.clone().unwrap_or_default()))
-        .collect();
-    if !failures.is_empty() {
-        record_plan(
-            steps.report,
-            &compiled,
-            &the_plan,
-            ResourceStatus::Skipped,
-            0.0,
-        );
-        return Err(EngineError::Config(format!(
-            "cannot plan {}; nothing was changed",
-            failures.join("; ")
-        )));
-    }
+    // 8. Observe and plan (or, with a plan file, the plan it recorded).
+    let (compiled, the_plan) = planned::plan_step(target, compiled, driver, opts, steps).await?;
 
     Ok(Prepared {
         view,

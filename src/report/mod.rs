@@ -114,6 +114,9 @@ pub struct NodeReport {
     /// The cookbook versions this node used (`NAME VERSION`), when they came from the Chef server.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cookbooks: Vec<String>,
+    /// The node's plan as a plan file records it (a why-run asked to record plans).
+    #[serde(skip)]
+    pub plan: Option<netgw_models::plan_file::NodePlan>,
 }
 
 impl NodeReport {
@@ -138,6 +141,7 @@ impl NodeReport {
             steps: Vec::new(),
             warnings: Vec::new(),
             cookbooks: Vec::new(),
+            plan: None,
         }
     }
 

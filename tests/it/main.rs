@@ -42,6 +42,7 @@ mod nornir_parity;
 mod peer_kill;
 mod pg_link_checks;
 mod pg_serve;
+mod plan;
 mod races;
 mod rollout;
 mod secrets;

@@ -1,0 +1,101 @@
+//! `converge --why-run --plan-out FILE` and `converge --plan FILE`: the plan file's two ends on the
+//! command line (the node side is `crate::engine::planned`).
+
+use super::*;
+use crate::engine::planned;
+use netgw_models::plan_file::PlanFile;
+use std::path::Path;
+
+/// `--plan FILE`, read whole before any device is contacted (exit 2 naming the file and the field).
+pub(super) fn load_plan(path: &Path) -> Result<PlanFile, Failure> {
+    planned::load(path).map_err(|e| Failure::usage(e.to_string()))
+}
+
+/// The nodes a plan covers, each checked against the inventory: a plan made for another
+/// inventory (a node it lacks, or one now at another address or of another platform) is refused
+/// whole.
+pub(super) fn plan_nodes(
+    plan: &PlanFile,
+    path: &Path,
+    inv: &Inventory,
+) -> Result<Vec<String>, Failure> {
+    let refuse = |field: String, why: String| {
+        Failure::usage(format!(
+            "plan file {}: {field}: {why}; the plan was made for another inventory (plan again \
+             with this one); nothing was changed",
+            path.display()
+        ))
+    };
+    let mut names = Vec::new();
+    for (name, node) in &plan.nodes {
+        if !inv.hosts.contains_key(name) {
+            return Err(refuse(
+                format!("nodes.{name}"),
+                "the inventory has no such host".into(),
+            ));
+        }
+        let target = inv
+            .target(name)
+            .map_err(|e| Failure::usage(e.to_string()))?;
+        let (platform, address) = (target.platform.as_str(), planned::address(&target));
+        if node.platform != platform {
+            return Err(refuse(
+                format!("nodes.{name}.platform"),
+                format!(
+                    "planned for {}, the inventory says {platform}",
+                    node.platform
+                ),
+            ));
+        }
+        if node.address != address {
+            return Err(refuse(
+                format!("nodes.{name}.address"),
+                format!("planned for {}, the inventory says {address}", node.address),
+            ));
+        }
+        names.push(name.clone());
+    }
+    Ok(names)
+}
+
+/// Write the plans the why-run recorded to `path`; the human output says where, and which nodes
+/// are not in it (they failed to plan).
+pub(super) fn write_plan(
+    path: &Path,
+    report: &report::RunReport,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let nodes: std::collections::BTreeMap<String, _> = report
+        .nodes
+        .iter()
+        .filter_map(|n| Some((n.name.clone(), n.plan.clone()?)))
+        .collect();
+    let left_out: Vec<&str> = report
+        .nodes
+        .iter()
+        .filter(|n| n.plan.is_none())
+        .map(|n| n.name.as_str())
+        .collect();
+    let changing = nodes.values().filter(|n| n.changes_anything()).count();
+    let count = nodes.len();
+    let file = PlanFile::new(&report.run_id, &report.started_at, nodes);
+    planned::write(path, &file)
+        .map_err(|e| Failure::usage(format!("writing the plan file {}: {e}", path.display())))?;
+    if matches!(format, Format::Human) {
+        writeln!(
+            out,
+            "Plan written to {} ({count} node(s), {changing} with changes); apply it with `netgw converge --plan {}`",
+            path.display(),
+            path.display()
+        )?;
+        if !left_out.is_empty() {
+            writeln!(
+                out,
+                "Not in the plan (not planned): {}",
+                left_out.join(", ")
+            )?;
+        }
+    }
+    Ok(())
+}

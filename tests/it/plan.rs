@@ -1,0 +1,236 @@
+//! Plan, approve, apply: `netgw converge --why-run --plan-out FILE` writes the plan, `netgw converge
+//! --plan FILE` applies exactly that plan on netgw-lab devices, refusing a device whose planned-from
+//! state moved in between (and only that one), and refusing a file it cannot read or that was made
+//! for another inventory.
+
+use crate::common;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const NODES: [(&str, &str, &str); 3] = [
+    ("eos1", "arista_ceos", "Ethernet1"),
+    ("ios1", "cisco_iol, type: L2", "Ethernet0/1"),
+    ("nx1", "cisco_n9kv", "Ethernet1/1"),
+];
+
+struct Site {
+    rt: tokio::runtime::Runtime,
+    lab: netgw_labs::lab::Lab,
+    dir: tempfile::TempDir,
+}
+
+impl Site {
+    /// Three lab devices, each declaring VLAN 401 `planned` and a port description.
+    fn new(name: &str) -> Site {
+        let mut topo = format!("name: {name}\ntopology:\n  nodes:\n");
+        for (n, kind, _) in NODES {
+            topo.push_str(&format!("    {n}: {{kind: {kind}}}\n"));
+        }
+        let (rt, lab, dir) = common::lab_with_inventory(&topo);
+        let site = Site { rt, lab, dir };
+        for (n, _, port) in NODES {
+            site.declare(n, "planned", port);
+        }
+        site
+    }
+
+    fn declare(&self, node: &str, vlan_name: &str, port: &str) {
+        let nodes = self.dir.path().join("repo/nodes");
+        std::fs::create_dir_all(&nodes).unwrap();
+        std::fs::write(
+            nodes.join(format!("{node}.json")),
+            format!(
+                r#"{{"name":"{node}","run_list":["recipe[netdev::vlans]","recipe[netdev::links]"],
+                    "normal":{{"netdev":{{"vlans":{{"401":{{"name":"{vlan_name}"}}}},
+                    "links":{{"{port}":{{"description":"to-core"}}}}}}}}}}"#
+            ),
+        )
+        .unwrap();
+    }
+
+    fn path(&self, f: &str) -> PathBuf {
+        self.dir.path().join(f)
+    }
+
+    /// `netgw ARGS`: exit code, stdout, and both streams for messages.
+    fn netgw(&self, args: &[&str]) -> (Option<i32>, String, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .arg("--repo")
+            .arg(self.path("repo"))
+            .args(args)
+            .arg("--inventory")
+            .arg(self.path("inventory.yml"))
+            .env("NETGW_STATE_DIR", self.path("state"))
+            .env_remove("NETGW_LOCK_DIR")
+            .env_remove("NETGW_CURRENT_STATE")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let text = format!(
+            "{args:?}\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), stdout, text)
+    }
+
+    fn vlan(&self, node: &str) -> Option<String> {
+        let dev = &self.lab.node(node).unwrap().device;
+        dev.state().vlans.get(&401).cloned()
+    }
+
+    fn set_vlan(&self, node: &str, name: &str) {
+        let dev = &self.lab.node(node).unwrap().device;
+        dev.state().vlans.insert(401, name.into());
+    }
+
+    fn end(self) {
+        drop(self.lab);
+        self.rt.shutdown_timeout(std::time::Duration::from_secs(5));
+    }
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn write_json(p: &Path, v: &Value) {
+    std::fs::write(p, serde_json::to_string_pretty(v).unwrap()).unwrap();
+}
+
+/// What `converge --plan` says about a file it refuses: exit 2, the file and the field named.
+fn refused(site: &Site, file: &Path, field: &str) -> String {
+    let f = file.to_str().unwrap();
+    let (code, _, text) = site.netgw(&["converge", "--plan", f]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains(f) && text.contains(field), "{field}: {text}");
+    text
+}
+
+#[test]
+fn a_plan_written_by_why_run_is_applied_exactly() {
+    let site = Site::new("planapply");
+    let plan = site.path("site.plan.json");
+    let p = plan.to_str().unwrap();
+    let (code, out, text) = site.netgw(&["converge", "--why-run", "--plan-out", p]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        out.contains(&format!("Plan written to {p} (3 node(s), 3 with changes)")),
+        "{text}"
+    );
+    assert!(out.contains("Would create vlan[401]"), "{text}");
+    for (n, _, _) in NODES {
+        assert_eq!(site.vlan(n), None, "why-run changed {n}");
+    }
+    let file = read_json(&plan);
+    assert_eq!(file["format"], "netgw-plan");
+    assert_eq!(file["format_version"], 1);
+    let eos = &file["nodes"]["eos1"];
+    assert_eq!(eos["platform"], "eos");
+    assert!(
+        eos["observed"]["digest"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+    // VLAN 401 was absent when planned: its planned-from value is null.
+    assert_eq!(eos["observed"]["depends_on"]["vlan[401]"], Value::Null);
+    assert!(
+        eos["observed"]["depends_on"]["link[Ethernet1]"].is_object(),
+        "{eos}"
+    );
+    assert_eq!(eos["changes"][0]["action"], "create");
+
+    // Files it must not apply, each refused before any device is touched.
+    let bad = site.path("bad.plan.json");
+    let mut newer = file.clone();
+    newer["format_version"] = 99.into();
+    write_json(&bad, &newer);
+    let text = refused(&site, &bad, "format_version");
+    assert!(text.contains("newer"), "{text}");
+    let mut broken = file.clone();
+    broken["nodes"]["ios1"]["observed"]
+        .as_object_mut()
+        .unwrap()
+        .remove("digest");
+    write_json(&bad, &broken);
+    let text = refused(&site, &bad, "nodes.ios1.observed");
+    assert!(text.contains("digest"), "{text}");
+    std::fs::write(&bad, "{\"format\": \"netgw-plan\", \"format_version\": 1,").unwrap();
+    refused(&site, &bad, "not JSON");
+    let mut elsewhere = file.clone();
+    elsewhere["nodes"]["nx1"]["address"] = "192.0.2.1:22".into();
+    write_json(&bad, &elsewhere);
+    let text = refused(&site, &bad, "nodes.nx1.address");
+    assert!(text.contains("another inventory"), "{text}");
+    let mut stranger = file.clone();
+    stranger["nodes"]["core9"] = file["nodes"]["nx1"].clone();
+    write_json(&bad, &stranger);
+    refused(&site, &bad, "nodes.core9");
+    for (n, _, _) in NODES {
+        assert_eq!(site.vlan(n), None, "a refused plan changed {n}");
+    }
+
+    let (code, _, text) = site.netgw(&["converge", "--plan", p]);
+    assert_eq!(code, Some(0), "{text}");
+    for (n, _, _) in NODES {
+        assert_eq!(site.vlan(n).as_deref(), Some("planned"), "{n}: {text}");
+    }
+    let (code, out, text) = site.netgw(&["converge", "--why-run", "--format", "json"]);
+    assert_eq!(code, Some(0), "{text}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["summary"]["updated"], 0, "up to date: {text}");
+    assert_eq!(report["summary"]["failed"], 0, "{text}");
+    site.end();
+}
+
+#[test]
+fn a_device_changed_since_the_plan_is_refused_and_the_others_applied() {
+    let site = Site::new("planmoved");
+    for (n, _, _) in NODES {
+        site.set_vlan(n, "old");
+    }
+    let plan = site.path("site.plan.json");
+    let p = plan.to_str().unwrap();
+    let (code, _, text) = site.netgw(&["converge", "--why-run", "--plan-out", p]);
+    assert_eq!(code, Some(0), "{text}");
+
+    // Between approval and apply: someone renames the VLAN on eos1, and the repo moves on for
+    // ios1; the plan, not the repo, is what gets applied.
+    site.set_vlan("eos1", "sneaky");
+    site.declare("ios1", "not-reviewed", "Ethernet0/1");
+    let (code, out, text) = site.netgw(&["converge", "--plan", p, "--format", "json"]);
+    assert_eq!(code, Some(1), "a refused device fails the run: {text}");
+    assert_eq!(
+        site.vlan("eos1").as_deref(),
+        Some("sneaky"),
+        "eos1 untouched"
+    );
+    assert_eq!(site.vlan("ios1").as_deref(), Some("planned"), "{text}");
+    assert_eq!(site.vlan("nx1").as_deref(), Some("planned"), "{text}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let node = |n: &str| {
+        report["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == n)
+            .unwrap_or_else(|| panic!("{n}: {text}"))
+            .clone()
+    };
+    let eos = node("eos1");
+    assert_eq!(eos["status"], "failed", "{text}");
+    let error = eos["error"].as_str().unwrap();
+    assert!(
+        error.contains(r#"vlan[401] name: planned from "old", now "sneaky""#),
+        "{error}"
+    );
+    assert_eq!(node("nx1")["status"], "success", "{text}");
+    let warnings = node("ios1")["warnings"].to_string();
+    assert!(
+        warnings.contains("no longer the one the plan was made for"),
+        "{text}"
+    );
+    site.end();
+}
