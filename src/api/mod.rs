@@ -15,6 +15,7 @@ pub mod config;
 pub mod limits;
 pub mod metrics;
 pub mod openapi;
+pub mod plans;
 pub mod scheduler;
 pub mod takeover;
 pub mod ui;
@@ -172,6 +173,8 @@ struct AppState {
     streams: Arc<limits::Counter<String>>,
     started_at: String,
     settings: Value,
+    /// Plans waiting for approval (`plans`).
+    plans: plans::Plans,
 }
 
 type S = Arc<AppState>;
@@ -307,6 +310,7 @@ pub async fn serve(
         limits: settings.limits.clone(),
         streams: Arc::default(),
         started_at,
+        plans: plans::Plans::default(),
     });
     info!(
         listen = %local,
@@ -451,6 +455,8 @@ fn settings_json(
 fn router(state: S) -> Router {
     let authed = Router::new()
         .route("/v1/converge", post(converge))
+        .route("/v1/plans", get(plans::list_plans).post(plans::post_plan))
+        .route("/v1/plans/{id}", get(plans::get_plan))
         .route("/v1/runs", get(list_runs))
         .route("/v1/runs/{id}", get(get_run))
         .route("/v1/runs/{id}/events", get(run_events))
@@ -578,6 +584,10 @@ struct ConvergeRequest {
     /// With `atomic`: compare LLDP with the configured `links_topology` between verify and confirm.
     #[serde(default)]
     check_links: bool,
+    /// Apply exactly this plan kept by `POST /v1/plans` (`plans`), instead of a selection.
+    plan_id: Option<String>,
+    /// Apply exactly this plan (a plan file's JSON), instead of a selection.
+    plan: Option<Value>,
 }
 
 fn parse_request(body: &[u8]) -> Result<ConvergeRequest, HttpError> {
@@ -736,6 +746,13 @@ async fn converge(
     body: Bytes,
 ) -> Result<(StatusCode, Json<scheduler::Accepted>), HttpError> {
     let parsed = match parse_request(&body) {
+        Ok(req) if req.plan.is_some() || req.plan_id.is_some() => {
+            let r = plans::converge_plan(&s, &id, req).await;
+            if r.is_err() {
+                s.metrics.trigger("invalid");
+            }
+            return r;
+        }
         Ok(req) => select_nodes(s.sched.inventory(), s.sched.store().as_ref(), &req)
             .await
             .map(|(nodes, skipped)| (nodes, skipped, req.why_run, req.atomic, req.check_links)),
@@ -775,26 +792,29 @@ async fn converge(
                 ..a
             }),
         )),
-        Err(
-            e @ SubmitError::QueueFull {
-                retry_after_secs, ..
-            },
-        ) => Err(HttpError {
+        Err(e) => Err(submit_problem(e)),
+    }
+}
+
+/// A trigger the scheduler did not take, as the API answers it.
+fn submit_problem(e: SubmitError) -> HttpError {
+    match e {
+        e @ SubmitError::QueueFull {
+            retry_after_secs, ..
+        } => HttpError {
             retry_after: Some(retry_after_secs),
             ..HttpError::new(StatusCode::TOO_MANY_REQUESTS, "queue_full", e.to_string())
-        }),
-        Err(e @ SubmitError::ShuttingDown) => Err(HttpError::new(
+        },
+        e @ SubmitError::ShuttingDown => HttpError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "shutting_down",
             e.to_string(),
-        )),
-        Err(e @ SubmitError::Database(_)) => Err(HttpError {
+        ),
+        e @ SubmitError::Database(_) => HttpError {
             retry_after: Some(5),
             ..HttpError::new(StatusCode::SERVICE_UNAVAILABLE, "database", e.to_string())
-        }),
-        Err(e @ SubmitError::Busy { .. }) => {
-            Err(HttpError::new(StatusCode::CONFLICT, "busy", e.to_string()))
-        }
+        },
+        e @ SubmitError::Busy { .. } => HttpError::new(StatusCode::CONFLICT, "busy", e.to_string()),
     }
 }
 

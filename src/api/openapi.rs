@@ -67,6 +67,32 @@ fn paths() -> Value {
                 "503": err_ref()
             }))
         }},
+        "/v1/plans": {
+            "post": {
+                "summary": "Keep a plan for approval (role: trigger)",
+                "description": "The body is a plan file `netgw converge --why-run --plan-out FILE` wrote (docs/usage.md, Plan, approve, apply): refused (400, naming the field) when it is not one, is of a newer format_version, or was made for another inventory. The status page shows it with its changes; POST /v1/converge with its plan_id (or the page's button, trigger role) applies exactly it.",
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
+                "responses": std_errors(json!({
+                    "201": {"description": "kept (the same plan posted twice is kept once)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PendingPlan"}}}},
+                    "400": err_ref(),
+                    "413": err_ref()
+                }))
+            },
+            "get": {
+                "summary": "Plans kept for approval, newest first (role: read)",
+                "responses": std_errors(json!({
+                    "200": {"description": "plans", "content": {"application/json": {"schema": {"type": "object", "properties": {"plans": {"type": "array", "items": {"$ref": "#/components/schemas/PendingPlan"}}}}}}}
+                }))
+            }
+        },
+        "/v1/plans/{id}": {"get": {
+            "summary": "One plan kept for approval, with the plan file itself as `plan` (role: read)",
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "responses": std_errors(json!({
+                "200": {"description": "the plan", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PendingPlan"}}}},
+                "404": err_ref()
+            }))
+        }},
         "/v1/runs": {"get": {
             "summary": "Run history, newest first (role: read)",
             "parameters": [
@@ -141,7 +167,18 @@ fn components() -> Value {
                 "search": {"type": "string"},
                 "why_run": {"type": "boolean", "default": false},
                 "atomic": {"type": "boolean", "default": false},
-                "check_links": {"type": "boolean", "default": false}
+                "check_links": {"type": "boolean", "default": false},
+                "plan_id": {"type": "string", "description": "apply exactly this plan kept by POST /v1/plans (instead of a selection; no why_run or atomic); 409 once applied"},
+                "plan": {"type": "object", "description": "apply exactly this plan (the JSON `netgw converge --why-run --plan-out` writes), instead of a selection"}
+            }},
+            "PendingPlan": {"type": "object", "properties": {
+                "plan_id": {"type": "string"},
+                "submitted_by": {"type": "string"},
+                "submitted_at": {"type": "string"},
+                "nodes": {"type": "array", "items": {"type": "string"}},
+                "changing": {"type": "array", "items": {"type": "string"}, "description": "nodes whose plan changes something"},
+                "status": {"type": "string", "enum": ["pending", "applied"]},
+                "run_id": {"type": "string", "description": "the run that applied it"}
             }},
             "Accepted": {"type": "object", "properties": {
                 "run_id": {"type": "string"},

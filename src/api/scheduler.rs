@@ -192,6 +192,8 @@ struct LiveRun {
     /// The number of events so far; subscribers wait on it.
     watch: watch::Sender<u64>,
     ended: bool,
+    /// The approved plan this run applies (`POST /v1/converge` with `plan` or `plan_id`).
+    plan: Option<Arc<netgw_models::plan_file::PlanFile>>,
 }
 
 struct Running {
@@ -576,6 +578,7 @@ impl Shared {
             events: Vec::new(),
             watch: tx,
             ended: false,
+            plan: None,
         };
         self.push_event(
             id,
@@ -677,7 +680,9 @@ async fn run_node(
     let sink_shared = shared.clone();
     let sink_run = run_id.clone();
     let sink: EventSink = Arc::new(move |e| sink_shared.engine_event(&sink_run, e));
+    let plan = shared.lock().runs.get(&run_id).and_then(|r| r.plan.clone());
     let opts = EngineOptions {
+        plan,
         why_run,
         concurrency: 1,
         run_id: run_id.clone(),
@@ -856,6 +861,53 @@ impl Scheduler {
             run_id,
             nodes: fresh,
             coalesced,
+            not_in_inventory: Vec::new(),
+        })
+    }
+
+    /// Queue a run applying `plan` to its nodes, here. It never coalesces: a node already waiting
+    /// runs twice (its waiting run, then the plan), and a later trigger never joins the plan's run.
+    pub fn submit_plan(
+        &self,
+        plan: Arc<netgw_models::plan_file::PlanFile>,
+        requested_by: &str,
+    ) -> Result<Accepted, SubmitError> {
+        let s = &self.shared;
+        let mut st = s.lock();
+        if st.stopping {
+            s.metrics.trigger("shutting_down");
+            return Err(SubmitError::ShuttingDown);
+        }
+        let nodes: Vec<String> = plan.nodes.keys().cloned().collect();
+        if st.queue.len() + nodes.len() > s.max_queue {
+            return Err(s.queue_full(st.queue.len(), nodes.len()));
+        }
+        let waiting: Vec<_> = nodes
+            .iter()
+            .map(|n| {
+                (
+                    (n.clone(), false),
+                    st.pending.get(&(n.clone(), false)).cloned(),
+                )
+            })
+            .collect();
+        let id = s.history.new_run_id();
+        s.new_run(&mut st, &id, now(), &nodes, false, requested_by, true);
+        for (key, run) in waiting {
+            match run {
+                Some(r) => st.pending.insert(key, r),
+                None => st.pending.remove(&key),
+            };
+        }
+        if let Some(r) = st.runs.get_mut(&id) {
+            r.plan = Some(plan);
+        }
+        drop(st);
+        s.wake.notify_one();
+        Ok(Accepted {
+            run_id: id,
+            nodes,
+            coalesced: Vec::new(),
             not_in_inventory: Vec::new(),
         })
     }

@@ -11,51 +11,14 @@ pub(super) fn load_plan(path: &Path) -> Result<PlanFile, Failure> {
     planned::load(path).map_err(|e| Failure::usage(e.to_string()))
 }
 
-/// The nodes a plan covers, each checked against the inventory: a plan made for another
-/// inventory (a node it lacks, or one now at another address or of another platform) is refused
-/// whole.
+/// The nodes a plan covers, refused whole when it was made for another inventory.
 pub(super) fn plan_nodes(
     plan: &PlanFile,
     path: &Path,
     inv: &Inventory,
 ) -> Result<Vec<String>, Failure> {
-    let refuse = |field: String, why: String| {
-        Failure::usage(format!(
-            "plan file {}: {field}: {why}; the plan was made for another inventory (plan again \
-             with this one); nothing was changed",
-            path.display()
-        ))
-    };
-    let mut names = Vec::new();
-    for (name, node) in &plan.nodes {
-        if !inv.hosts.contains_key(name) {
-            return Err(refuse(
-                format!("nodes.{name}"),
-                "the inventory has no such host".into(),
-            ));
-        }
-        let target = inv
-            .target(name)
-            .map_err(|e| Failure::usage(e.to_string()))?;
-        let (platform, address) = (target.platform.as_str(), planned::address(&target));
-        if node.platform != platform {
-            return Err(refuse(
-                format!("nodes.{name}.platform"),
-                format!(
-                    "planned for {}, the inventory says {platform}",
-                    node.platform
-                ),
-            ));
-        }
-        if node.address != address {
-            return Err(refuse(
-                format!("nodes.{name}.address"),
-                format!("planned for {}, the inventory says {address}", node.address),
-            ));
-        }
-        names.push(name.clone());
-    }
-    Ok(names)
+    planned::inventory_nodes(plan, inv)
+        .map_err(|e| Failure::usage(format!("plan file {}: {e}", path.display())))
 }
 
 /// Write the plans the why-run recorded to `path`; the human output says where, and which nodes

@@ -162,14 +162,23 @@ pub struct PlanFileError {
 /// Read a plan file: its format and version first (a newer version is refused as such, not as
 /// unknown fields), then the whole plan, an error naming the field at fault.
 pub fn load(path: &Path) -> Result<PlanFile, PlanFileError> {
+    let text = std::fs::read_to_string(path).map_err(|e| PlanFileError {
+        path: path.to_owned(),
+        field: "(file)".into(),
+        message: e.to_string(),
+    })?;
+    parse(&text, path)
+}
+
+/// [`load`] of a plan already read (`path`: what errors call it).
+pub fn parse(text: &str, path: &Path) -> Result<PlanFile, PlanFileError> {
     let err = |field: &str, message: String| PlanFileError {
         path: path.to_owned(),
         field: field.into(),
         message,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| err("(file)", e.to_string()))?;
     let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| err("(file)", format!("not JSON: {e}")))?;
+        serde_json::from_str(text).map_err(|e| err("(file)", format!("not JSON: {e}")))?;
     if value.get("format").and_then(|v| v.as_str()) != Some(FORMAT) {
         return Err(err(
             "format",
@@ -208,4 +217,41 @@ pub fn write(path: &Path, plan: &PlanFile) -> std::io::Result<()> {
     tmp.push(".tmp");
     std::fs::write(&tmp, text)?;
     std::fs::rename(&tmp, path)
+}
+
+/// The nodes of `plan`, each checked against the inventory: a plan made for another inventory (a
+/// node it lacks, or one now at another address or of another platform) is refused whole, the
+/// error naming the field (`nodes.sw1.address`) and both values.
+pub fn inventory_nodes(
+    plan: &PlanFile,
+    inv: &crate::inventory::Inventory,
+) -> Result<Vec<String>, String> {
+    let refuse = |field: String, why: String| {
+        format!(
+            "{field}: {why}; the plan was made for another inventory (plan again with this one); \
+             nothing was changed"
+        )
+    };
+    let mut names = Vec::new();
+    for (name, node) in &plan.nodes {
+        if !inv.hosts.contains_key(name) {
+            let why = "the inventory has no such host".into();
+            return Err(refuse(format!("nodes.{name}"), why));
+        }
+        let target = inv.target(name).map_err(|e| e.to_string())?;
+        let (platform, address) = (target.platform.as_str(), address(&target));
+        if node.platform != platform {
+            let why = format!(
+                "planned for {}, the inventory says {platform}",
+                node.platform
+            );
+            return Err(refuse(format!("nodes.{name}.platform"), why));
+        }
+        if node.address != address {
+            let why = format!("planned for {}, the inventory says {address}", node.address);
+            return Err(refuse(format!("nodes.{name}.address"), why));
+        }
+        names.push(name.clone());
+    }
+    Ok(names)
 }

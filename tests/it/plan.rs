@@ -4,6 +4,8 @@
 //! for another inventory.
 
 use crate::common;
+use crate::common::ui_lab::{OPS, UiLab, VIEWER};
+use crate::ui_http;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -233,4 +235,138 @@ fn a_device_changed_since_the_plan_is_refused_and_the_others_applied() {
         "{text}"
     );
     site.end();
+}
+
+/// `POST path` on the API with `token` and a JSON body: the status and the answer.
+fn api_post(lab: &UiLab, token: &str, path: &str, body: &Value) -> (u16, Value) {
+    let url = format!("{}{path}", lab.base);
+    lab.rt.block_on(async {
+        let r = reqwest::Client::new()
+            .post(url)
+            .bearer_auth(token)
+            .json(body)
+            .timeout(std::time::Duration::from_secs(30))
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(Value::Null))
+    })
+}
+
+/// serve keeps a plan a why-run wrote, shows it with its diff on the status page, and applies it
+/// only for a trigger-role session whose form carries its CSRF token; a plan applies once.
+#[test]
+fn serve_shows_a_posted_plan_for_approval_and_applies_it() {
+    let lab = UiLab::start(Vec::new());
+    let d = lab.dir.path();
+    let plan = d.join("fabric.plan.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_netgw"))
+        .arg("--repo")
+        .arg(d.join("repo"))
+        .args([
+            "converge",
+            "--why-run",
+            "--plan-out",
+            plan.to_str().unwrap(),
+        ])
+        .arg("--inventory")
+        .arg(d.join("inventory.yml"))
+        .env("NETGW_STATE_DIR", d.join("cli-state"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let file = read_json(&plan);
+
+    let (status, answer) = api_post(&lab, VIEWER, "/v1/plans", &file);
+    assert_eq!(
+        status, 403,
+        "posting a plan needs the trigger role: {answer}"
+    );
+    let (status, answer) = api_post(&lab, OPS, "/v1/plans", &file);
+    assert_eq!(status, 201, "{answer}");
+    let id = answer["plan_id"].as_str().unwrap().to_owned();
+    assert_eq!(answer["status"], "pending");
+    assert_eq!(
+        answer["changing"],
+        serde_json::json!(["leaf1", "leaf2", "spine1"])
+    );
+    let mut newer = file.clone();
+    newer["format_version"] = 7.into();
+    let (status, answer) = api_post(
+        &lab,
+        OPS,
+        "/v1/converge",
+        &serde_json::json!({"plan": newer}),
+    );
+    assert_eq!(status, 400, "{answer}");
+    assert!(answer.to_string().contains("format_version"), "{answer}");
+    for n in ["spine1", "leaf1", "leaf2"] {
+        let dev = &lab.lab.node(n).unwrap().device;
+        assert_eq!(
+            dev.state().vlans.get(&720),
+            None,
+            "{n} changed before approval"
+        );
+    }
+
+    let base = lab.base.clone();
+    let page = format!("/ui/plans/{id}");
+    let apply = format!("/ui/plans/{id}/apply");
+    let applied = lab.rt.block_on(async {
+        let (viewer, _) = ui_http::sign_in(&base, VIEWER).await;
+        let (status, text) = ui_http::get(&base, &viewer, &page).await;
+        assert_eq!(status.as_u16(), 200, "{text}");
+        assert!(text.contains("vlan[720]: create"), "the diff: {text}");
+        assert!(
+            !text.contains("apply-plan") && text.contains("trigger role"),
+            "{text}"
+        );
+        let token = ui_http::csrf(&text);
+        let r = ui_http::post(&base, &viewer, &apply, &[("csrf", &token)]).await;
+        assert_eq!(r.status().as_u16(), 403, "a read-only session cannot apply");
+
+        let (ops, _) = ui_http::sign_in(&base, OPS).await;
+        let (_, list) = ui_http::get(&base, &ops, "/ui/plans").await;
+        assert!(list.contains(&format!("data-plan=\"{id}\"")), "{list}");
+        let (_, text) = ui_http::get(&base, &ops, &page).await;
+        assert!(text.contains("apply-plan"), "{text}");
+        let r = ui_http::post(&base, &ops, &apply, &[("csrf", "not-the-token")]).await;
+        assert_eq!(r.status().as_u16(), 403, "CSRF");
+        let token = ui_http::csrf(&text);
+        let r = ui_http::post(&base, &ops, &apply, &[("csrf", &token)]).await;
+        assert_eq!(r.status().as_u16(), 303);
+        let to = r.headers()["location"].to_str().unwrap().to_owned();
+        assert!(to.starts_with("/ui/runs/"), "{to}");
+        to["/ui/runs/".len()..].to_owned()
+    });
+    let runs = lab.rt.block_on(async {
+        let (ops, _) = ui_http::sign_in(&base, OPS).await;
+        ui_http::get(&base, &ops, &page).await.1
+    });
+    let run = runs
+        .split("/ui/runs/")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .expect("the plan page links its run")
+        .to_owned();
+    assert_eq!(run, applied);
+    let ended = lab.wait_run(&run);
+    assert_eq!(ended["status"], "finished", "{ended}");
+    for n in ["spine1", "leaf1", "leaf2"] {
+        let dev = &lab.lab.node(n).unwrap().device;
+        assert_eq!(
+            dev.state().vlans.get(&720).map(String::as_str),
+            Some("ui_page"),
+            "{n}"
+        );
+    }
+    let (status, answer) = api_post(
+        &lab,
+        OPS,
+        "/v1/converge",
+        &serde_json::json!({"plan_id": id}),
+    );
+    assert_eq!(status, 409, "a plan applies once: {answer}");
 }

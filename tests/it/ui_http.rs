@@ -79,7 +79,12 @@ pub(crate) async fn get(base: &str, cookie: &str, path: &str) -> (StatusCode, St
     (r.status(), r.text().await.unwrap())
 }
 
-async fn post(base: &str, cookie: &str, path: &str, form: &[(&str, &str)]) -> reqwest::Response {
+pub(crate) async fn post(
+    base: &str,
+    cookie: &str,
+    path: &str,
+    form: &[(&str, &str)],
+) -> reqwest::Response {
     client()
         .post(format!("{base}{path}"))
         .header(COOKIE, cookie)
@@ -90,7 +95,7 @@ async fn post(base: &str, cookie: &str, path: &str, form: &[(&str, &str)]) -> re
 }
 
 /// The CSRF token a page's forms carry.
-fn csrf(page: &str) -> String {
+pub(crate) fn csrf(page: &str) -> String {
     let at = page
         .find(r#"name="csrf" value=""#)
         .expect("a form with a CSRF token");

@@ -70,6 +70,7 @@ impl Scheduler {
             events: Vec::new(),
             watch: tx,
             ended: false,
+            plan: None,
         };
         s.push_event(
             &id,

@@ -123,6 +123,9 @@ pub(super) fn router(state: S) -> Router<S> {
         .route("/ui/nodes", get(pages::nodes))
         .route("/ui/nodes/{name}", get(pages::node))
         .route("/ui/nodes/{name}/converge", post(trigger))
+        .route("/ui/plans", get(pages::plans))
+        .route("/ui/plans/{id}", get(pages::plan))
+        .route("/ui/plans/{id}/apply", post(apply_plan))
         .route("/ui/topology", get(pages::topology))
         .route("/ui/topology/links", post(check_links))
         .route("/ui/logout", post(logout))
@@ -544,6 +547,23 @@ async fn trigger(
     };
     let why_run = form.get("mode").map(String::as_str) != Some("converge");
     let request = json!({"nodes": [name], "why_run": why_run}).to_string();
+    match super::converge(State(s), Extension(sess.identity), Bytes::from(request)).await {
+        Ok((_, accepted)) => see_other(&format!("/ui/runs/{}", accepted.0.run_id)),
+        Err(e) => api_problem(e),
+    }
+}
+
+/// A plan page's button: `POST /v1/converge` with the plan's id, through the API's own handler.
+async fn apply_plan(
+    State(s): State<S>,
+    Extension(sess): Extension<Session>,
+    Path(id): Path<String>,
+    body: Body,
+) -> Response {
+    if let Err(r) = session_form(&s, &sess, body).await {
+        return r.into_response();
+    }
+    let request = json!({"plan_id": id}).to_string();
     match super::converge(State(s), Extension(sess.identity), Bytes::from(request)).await {
         Ok((_, accepted)) => see_other(&format!("/ui/runs/{}", accepted.0.run_id)),
         Err(e) => api_problem(e),

@@ -23,6 +23,7 @@ const NODES_SHOWN: usize = 500;
 enum Nav {
     Runs,
     Nodes,
+    Plans,
     Topology,
     None,
 }
@@ -85,6 +86,7 @@ fn page(title: &str, nav: Nav, sess: Option<&Session>, main: Markup) -> Markup {
                             ul {
                                 (item(Nav::Runs, "/ui/runs", "Runs"))
                                 (item(Nav::Nodes, "/ui/nodes", "Nodes"))
+                                (item(Nav::Plans, "/ui/plans", "Plans"))
                                 (item(Nav::Topology, "/ui/topology", "Topology"))
                             }
                         }
@@ -507,6 +509,107 @@ pub(super) async fn nodes(State(s): State<S>, Extension(sess): Extension<Session
         } }
     };
     html_response(StatusCode::OK, page("Nodes", Nav::Nodes, Some(&sess), main))
+}
+
+/// Plans waiting for approval (`POST /v1/plans`), newest first.
+pub(super) async fn plans(State(s): State<S>, Extension(sess): Extension<Session>) -> Response {
+    let list = s.plans.list();
+    let main = html! {
+        h1 { "Plans" }
+        @if list.is_empty() {
+            p.help { "No plan yet: post one with `POST /v1/plans` (a file `netgw converge --why-run --plan-out FILE` wrote)." }
+        } @else {
+            div.scroll { table.plans {
+                caption.visually-hidden { "Plans posted for approval" }
+                thead { tr {
+                    th scope="col" { "Plan" } th scope="col" { "Status" } th scope="col" { "Nodes" }
+                    th scope="col" { "With changes" } th scope="col" { "Posted by" } th scope="col" { "Posted" }
+                } }
+                tbody {
+                    @for p in &list {
+                        tr data-plan=(p.plan_id) {
+                            th scope="row" { a href={ "/ui/plans/" (p.plan_id) } { code { (p.plan_id) } } }
+                            td { span.status.{"st-" (p.status)} data-plan-status=(p.status) { (p.status) } }
+                            td { (p.nodes.len()) }
+                            td { (p.changing.join(", ")) }
+                            td { (p.submitted_by) }
+                            td { (p.submitted_at) }
+                        }
+                    }
+                }
+            } }
+        }
+    };
+    html_response(StatusCode::OK, page("Plans", Nav::Plans, Some(&sess), main))
+}
+
+/// One change of a plan file's `changes` as the why-run report words it.
+fn plan_change_lines(r: &Value) -> Vec<String> {
+    let resource = &r["resource"];
+    let name = resource["id"]
+        .as_u64()
+        .map(|i| i.to_string())
+        .or_else(|| resource["name"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let display = format!("{}[{name}]", resource["type"].as_str().unwrap_or("?"));
+    let Some(action) = r["action"].as_str() else {
+        return vec![format!("{display}: up to date")];
+    };
+    let mut out = vec![format!("{display}: {action}")];
+    for c in r["changes"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+    {
+        out.push(format!(
+            "    {}: {} -> {}",
+            c["property"].as_str().unwrap_or("?"),
+            c["before"],
+            c["after"]
+        ));
+    }
+    out
+}
+
+/// A plan with its diff per node, and (trigger role, still pending) the button that applies it.
+pub(super) async fn plan(
+    State(s): State<S>,
+    Extension(sess): Extension<Session>,
+    Path(id): Path<String>,
+) -> Response {
+    let Some(p) = s.plans.get(&id) else {
+        return api_error(HttpError::not_found(format!("no plan {id:?}")));
+    };
+    let main = html! {
+        h1 { "Plan " code { (p.plan_id) } }
+        p { "Posted by " (p.submitted_by) " at " (p.submitted_at) "; planned by run "
+            code { (p.plan.run_id) } " at " (p.plan.created_at) "." }
+        @for (name, node) in &p.plan.nodes {
+            section.plan-node data-node=(name) {
+                h2 { (name) " " small { (node.platform) " at " (node.address) } }
+                pre.diff { @for r in node.changes.as_array().map(Vec::as_slice).unwrap_or_default() {
+                    @for line in plan_change_lines(r) { (line) "\n" }
+                } }
+                @if let Some(d) = node.device_diff.as_deref().filter(|d| !d.trim().is_empty()) {
+                    h3 { "Device diff" }
+                    pre.diff { (d) }
+                }
+                p.help { "Planned from observed state " code { (node.observed.digest) } "." }
+            }
+        }
+        @match (&p.run_id, sess.can_trigger()) {
+            (Some(run), _) => { p { "Applied by run " a href={ "/ui/runs/" (run) } { code { (run) } } "." } }
+            (None, true) => {
+                form method="post" action={ "/ui/plans/" (p.plan_id) "/apply" } {
+                    input type="hidden" name="csrf" value=(sess.csrf);
+                    button #apply-plan .danger type="submit" { "Approve and apply this plan" }
+                }
+                p.help { "Each device is read again first; one whose state moved since the plan is refused and left unchanged." }
+            }
+            (None, false) => { p.help { "Applying a plan needs a token with the trigger role." } }
+        }
+    };
+    html_response(StatusCode::OK, page("Plan", Nav::Plans, Some(&sess), main))
 }
 
 fn facts_table(facts: &Value) -> Markup {
