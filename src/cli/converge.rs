@@ -45,6 +45,7 @@ pub(super) fn converge_args(
         why_run,
         plan_out,
         plan,
+        changes_only,
         concurrency,
         confirm_timeout,
         lock_timeout,
@@ -92,6 +93,7 @@ pub(super) fn converge_args(
         reporting,
         plan_out: plan_out.as_deref(),
         plan_file: plan.as_deref(),
+        changes_only: *changes_only,
     };
     converge_cmd(cli, nodes, source, run, *format, out)
 }
@@ -106,6 +108,8 @@ pub(super) struct Run<'a> {
     pub(super) plan_out: Option<&'a std::path::Path>,
     /// `--plan`: the plan file `opts.plan` was read from.
     pub(super) plan_file: Option<&'a std::path::Path>,
+    /// `--changes-only`: report only the nodes that changed, drifted or failed.
+    pub(super) changes_only: bool,
 }
 
 pub(super) fn converge_cmd(
@@ -122,6 +126,7 @@ pub(super) fn converge_cmd(
         reporting,
         plan_out,
         plan_file,
+        changes_only,
     } = run;
     let repo = open_repo(cli)?;
     let inv = load_inventory(cli, source)?;
@@ -191,9 +196,20 @@ pub(super) fn converge_cmd(
     let mut report = report;
     report.nodes.extend(skipped);
     report.summary = report::summarize(&report.nodes);
-    write_report(&report, format, out)?;
-    if let Some(path) = plan_out {
-        write_plan(path, &report, format, out)?;
+    let plan_note = plan_out.map(|p| write_plan(p, &report)).transpose()?;
+    let shown = Shown {
+        drift: compare_only,
+        hidden: if changes_only {
+            let before = report.nodes.len();
+            report.nodes.retain(report::has_news);
+            Some(before - report.nodes.len())
+        } else {
+            None
+        },
+    };
+    write_report(&report, format, shown, out)?;
+    if let (Some(note), Format::Human) = (plan_note, format) {
+        write!(out, "{note}")?;
     }
     let drifted = compare_only && report.summary.updated > 0;
     if compare_only && matches!(format, Format::Human) {

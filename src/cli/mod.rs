@@ -170,6 +170,10 @@ pub enum Command {
         /// device is read again and refused, unchanged, when what the plan depends on moved.
         #[arg(long, value_name = "FILE", conflicts_with_all = ["why_run", "atomic", "nodes"])]
         plan: Option<PathBuf>,
+        /// Report only the nodes that changed (or would), failed or did not start; the others are
+        /// counted in the summary line.
+        #[arg(long)]
+        changes_only: bool,
         /// Devices converged at once.
         #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10000))]
         concurrency: u32,
@@ -328,6 +332,10 @@ pub enum Command {
         /// Output: `human` (chef-client style) or `json`.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
+        /// Report only the nodes that drifted or could not be compared; the others are counted in
+        /// the summary line.
+        #[arg(long)]
+        changes_only: bool,
     },
 }
 
@@ -543,6 +551,7 @@ pub fn run(
             concurrency,
             lock_dir,
             format,
+            changes_only,
         } => {
             let opts = EngineOptions {
                 why_run: true,
@@ -561,6 +570,7 @@ pub fn run(
                 reporting: &Reporting::default(),
                 plan_out: None,
                 plan_file: None,
+                changes_only: *changes_only,
             };
             converge_cmd(cli, nodes, source, run, *format, out)
         }
@@ -752,13 +762,13 @@ mod tests {
         let mut r = report(&[None, None, Some(NodeErrorKind::Transport)]);
         assert_eq!(
             drift_verdict(&r),
-            "No drift: every node compared matches its desired state; 1 node(s) could not be compared"
+            "No drift: every node compared matches its desired state; 1 node(s) could not be compared: n2"
         );
         r.nodes[1].updated = 3;
         r.summary = summarize(&r.nodes);
         assert_eq!(
             drift_verdict(&r),
-            "Drift: 1 node(s) differ from their desired state (3 resource(s)); 1 node(s) could not be compared"
+            "Drift: 1 node(s) differ from their desired state (3 resource(s)): n1; 1 node(s) could not be compared: n2"
         );
     }
 

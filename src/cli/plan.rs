@@ -21,14 +21,9 @@ pub(super) fn plan_nodes(
         .map_err(|e| Failure::usage(format!("plan file {}: {e}", path.display())))
 }
 
-/// Write the plans the why-run recorded to `path`; the human output says where, and which nodes
-/// are not in it (they failed to plan).
-pub(super) fn write_plan(
-    path: &Path,
-    report: &report::RunReport,
-    format: Format,
-    out: &mut dyn Write,
-) -> Result<(), Failure> {
+/// Write the plans the why-run recorded to `path`: what the human output says of it (where, and
+/// which nodes are not in it: they failed to plan).
+pub(super) fn write_plan(path: &Path, report: &report::RunReport) -> Result<String, Failure> {
     let nodes: std::collections::BTreeMap<String, _> = report
         .nodes
         .iter()
@@ -45,20 +40,16 @@ pub(super) fn write_plan(
     let file = PlanFile::new(&report.run_id, &report.started_at, nodes);
     planned::write(path, &file)
         .map_err(|e| Failure::usage(format!("writing the plan file {}: {e}", path.display())))?;
-    if matches!(format, Format::Human) {
-        writeln!(
-            out,
-            "Plan written to {} ({count} node(s), {changing} with changes); apply it with `netgw converge --plan {}`",
-            path.display(),
-            path.display()
-        )?;
-        if !left_out.is_empty() {
-            writeln!(
-                out,
-                "Not in the plan (not planned): {}",
-                left_out.join(", ")
-            )?;
-        }
+    let mut note = format!(
+        "Plan written to {} ({count} node(s), {changing} with changes); apply it with `netgw converge --plan {}`\n",
+        path.display(),
+        path.display()
+    );
+    if !left_out.is_empty() {
+        note.push_str(&format!(
+            "Not in the plan (not planned): {}\n",
+            left_out.join(", ")
+        ));
     }
-    Ok(())
+    Ok(note)
 }

@@ -89,27 +89,61 @@ impl std::io::Write for SafeStdout {
 
 /// `netgw drift`'s last line: which nodes differ from their desired state, which could not be compared.
 pub(super) fn drift_verdict(report: &report::RunReport) -> String {
-    let differ = report.nodes.iter().filter(|n| n.updated > 0).count();
-    let failed = report.summary.failed;
-    let unknown = if failed > 0 {
-        format!("; {failed} node(s) could not be compared")
-    } else {
+    let differ: Vec<&str> = report
+        .nodes
+        .iter()
+        .filter(|n| n.updated > 0)
+        .map(|n| n.name.as_str())
+        .collect();
+    let failed: Vec<&str> = report
+        .nodes
+        .iter()
+        .filter(|n| n.failed())
+        .map(|n| n.name.as_str())
+        .collect();
+    let unknown = if failed.is_empty() {
         String::new()
-    };
-    if differ > 0 {
+    } else {
         format!(
-            "Drift: {differ} node(s) differ from their desired state ({} resource(s)){unknown}",
-            report.summary.updated
+            "; {} node(s) could not be compared: {}",
+            failed.len(),
+            some_names(&failed)
+        )
+    };
+    if !differ.is_empty() {
+        format!(
+            "Drift: {} node(s) differ from their desired state ({} resource(s)): {}{unknown}",
+            differ.len(),
+            report.summary.updated,
+            some_names(&differ)
         )
     } else {
         format!("No drift: every node compared matches its desired state{unknown}")
     }
 }
 
-/// The run report, as JSON or as text for people.
+/// Node names for a summary line: the first 20, then how many more.
+fn some_names(names: &[&str]) -> String {
+    const SHOWN: usize = 20;
+    let mut s = names[..names.len().min(SHOWN)].join(", ");
+    if names.len() > SHOWN {
+        s.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    crate::terminal::terminal_safe(&s).into_owned()
+}
+
+/// How a report is shown: in `drift`'s words, and (`--changes-only`) how many nodes were left out.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Shown {
+    pub(super) drift: bool,
+    pub(super) hidden: Option<usize>,
+}
+
+/// The run report, as JSON or as text for people: each node's report, one line a node, the summary.
 pub(super) fn write_report(
     report: &report::RunReport,
     format: Format,
+    shown: Shown,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     match format {
@@ -125,6 +159,11 @@ pub(super) fn write_report(
             for n in &report.nodes {
                 writeln!(out, "{}", report::human_node(n))?;
             }
+            match shown.hidden {
+                Some(h) => writeln!(out, "Nodes (changes only; {h} more without changes):")?,
+                None => writeln!(out, "Nodes:")?,
+            }
+            write!(out, "{}", report::node_lines(&report.nodes, shown.drift))?;
             if let Some(tx) = &report.transaction {
                 write!(out, "{}", tx.human(&report.run_id))?;
             }

@@ -245,6 +245,83 @@ pub fn summarize(nodes: &[NodeReport]) -> RunSummary {
     }
 }
 
+/// Whether a node belongs in a `--changes-only` report: it changed (or would, or drifted), failed,
+/// or was kept from starting.
+pub fn has_news(n: &NodeReport) -> bool {
+    n.updated > 0 || matches!(n.status, NodeStatus::Failed | NodeStatus::NotStarted)
+}
+
+/// A node's state in one word or two; `drift`: as `netgw drift` reads a why-run's changes.
+fn node_state(n: &NodeReport, drift: bool) -> &'static str {
+    match (n.status, n.updated > 0) {
+        (NodeStatus::Failed, _) => "FAILED",
+        (NodeStatus::Skipped, _) => "skipped",
+        (NodeStatus::NotStarted, _) => "not started",
+        (NodeStatus::Success, true) if drift => "drifted",
+        (NodeStatus::Success, true) if n.why_run => "would change",
+        (NodeStatus::Success, true) => "changed",
+        (NodeStatus::Success, false) if drift => "in sync",
+        (NodeStatus::Success, false) => "up to date",
+    }
+}
+
+/// What a node's line says after its state: the resources that changed (with the properties), or
+/// why it failed or was skipped (the first line of it).
+fn node_what(n: &NodeReport) -> String {
+    let first_line = |s: &str| s.lines().next().unwrap_or_default().to_owned();
+    if let Some(e) = &n.error {
+        return first_line(e);
+    }
+    if n.status != NodeStatus::Success {
+        return n
+            .warnings
+            .first()
+            .map(|w| first_line(w))
+            .unwrap_or_default();
+    }
+    let changed: Vec<String> = n
+        .resources
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.status,
+                ResourceStatus::Updated | ResourceStatus::WouldUpdate
+            )
+        })
+        .map(|r| {
+            let props: Vec<&str> = r
+                .changes
+                .iter()
+                .map(|c| c.property)
+                .filter(|p| *p != "state")
+                .collect();
+            match (r.action.as_str(), props.is_empty()) {
+                ("update", false) => format!("{} ({})", r.display_name(), props.join(", ")),
+                (action, _) => format!("{} {action}", r.display_name()),
+            }
+        })
+        .collect();
+    changed.join(", ")
+}
+
+/// One line a node (name, state, what changed, drifted or failed), names aligned: the compact
+/// summary of a run. `drift`: words of `netgw drift`.
+pub fn node_lines(nodes: &[NodeReport], drift: bool) -> String {
+    let width = nodes.iter().map(|n| n.name.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for n in nodes {
+        let line = format!(
+            "  {:<width$}  {:<12}  {}",
+            n.name,
+            node_state(n, drift),
+            node_what(n)
+        );
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    terminal_safe(&out).into_owned()
+}
+
 fn show(v: &Value) -> String {
     match v {
         Value::Null => "(none)".into(),

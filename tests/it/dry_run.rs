@@ -375,3 +375,85 @@ fn a_declared_port_shut_behind_netgws_back_is_drift() {
     drop(lab);
     rt.shutdown_timeout(std::time::Duration::from_secs(5));
 }
+
+/// The compact summary: one line a node (name, state, what changed or drifted) after the reports,
+/// drift naming the drifted nodes, and `--changes-only` leaving out the nodes with nothing to say.
+#[test]
+fn one_line_a_node_and_changes_only() {
+    let (rt, lab, dir) = common::lab_with_inventory(
+        "name: compact\ntopology:\n  nodes:\n    eos1: {kind: arista_ceos}\n    ios1: {kind: cisco_iol, type: L2}\n",
+    );
+    let inv = dir.path().join("inventory.yml");
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("nodes")).unwrap();
+    for n in ["eos1", "ios1"] {
+        std::fs::write(
+            repo.join(format!("nodes/{n}.json")),
+            format!(
+                r#"{{"name":"{n}","run_list":["recipe[netdev::vlans]"],
+                    "normal":{{"netdev":{{"vlans":{{"402":{{"name":"compact"}}}}}}}}}}"#
+            ),
+        )
+        .unwrap();
+    }
+    let netgw = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .arg("--repo")
+            .arg(&repo)
+            .args(args)
+            .arg("--inventory")
+            .arg(&inv)
+            .env("NETGW_STATE_DIR", dir.path().join("state"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        (out.status.code(), stdout)
+    };
+    let (code, out) = netgw(&["converge"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("Nodes:\n  eos1  changed       vlan[402] create\n  ios1  changed       vlan[402] create\n"), "{out}");
+    let (code, out) = netgw(&["drift"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("  eos1  in sync\n  ios1  in sync\n"), "{out}");
+
+    lab.node("ios1")
+        .unwrap()
+        .device
+        .state()
+        .vlans
+        .insert(402, "renamed".into());
+    let (code, out) = netgw(&["drift"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("  eos1  in sync\n  ios1  drifted       vlan[402] (name)\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Drift: 1 node(s) differ from their desired state (1 resource(s)): ios1"),
+        "{out}"
+    );
+    let (code, out) = netgw(&["drift", "--changes-only"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("Nodes (changes only; 1 more without changes):\n  ios1  drifted       vlan[402] (name)\n"),
+        "{out}"
+    );
+    assert!(!out.contains("eos1"), "eos1 is in sync: {out}");
+    let (code, out) = netgw(&["converge", "--changes-only", "--format", "json"]);
+    assert_eq!(code, Some(0), "{out}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let names: Vec<&str> = report["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ios1"]);
+    assert_eq!(
+        report["summary"]["nodes"], 2,
+        "the summary counts every node"
+    );
+    drop(lab);
+    rt.shutdown_timeout(std::time::Duration::from_secs(5));
+}
