@@ -20,6 +20,7 @@ mod converge;
 mod facts;
 mod inventory;
 mod links;
+mod manual;
 mod node;
 mod plan;
 mod render;
@@ -31,6 +32,7 @@ use converge::*;
 use facts::*;
 use inventory::*;
 use links::*;
+use manual::*;
 use node::*;
 use plan::*;
 use render::*;
@@ -337,6 +339,18 @@ pub enum Command {
         #[arg(long)]
         changes_only: bool,
     },
+    /// Print the completion script for SHELL, generated from this binary's commands and options
+    /// (e.g. `netgw completions bash > ~/.local/share/bash-completion/completions/netgw`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the netgw(1) man page (roff); with --out-dir, write netgw.1 and a page per command
+    /// (netgw-converge.1, ...) there (e.g. `netgw man --out-dir ~/.local/share/man/man1`).
+    Man {
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
+    },
 }
 
 /// How a converge rolls out (`crate::engine::rollout`; docs/usage.md "Rolling out").
@@ -611,6 +625,8 @@ pub fn run(
             source,
             format,
         } => validate_cmd(cli, nodes, source, *format, out),
+        Command::Completions { shell } => completions_cmd(*shell, out),
+        Command::Man { out_dir } => man_cmd(out_dir.as_deref(), out),
     }
 }
 

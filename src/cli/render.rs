@@ -36,6 +36,9 @@ pub(super) fn output_format(c: &Command) -> Format {
         Command::Validate { format, .. } if *format == ValidateFormat::Json => Format::Json,
         // GitHub's annotations are text lines: escaped as human output is.
         Command::Serve { .. } | Command::Validate { .. } => Format::Human,
+        // Generated from our own definition, not from outside: written byte for byte, as JSON is
+        // (a completion script has tabs and escapes of its own).
+        Command::Completions { .. } | Command::Man { .. } => Format::Json,
     }
 }
 

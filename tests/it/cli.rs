@@ -309,3 +309,79 @@ fn shipped_example_repo_resolves() {
     assert_eq!(o.json()["value"], "purge");
     assert_eq!(o.json()["level"], "env_override");
 }
+
+/// `netgw completions bash` is a script bash itself loads and completes commands and options with
+/// (read from the clap definition: `--plan-out` is there as soon as converge takes it); `netgw man
+/// --out-dir` writes pages `man` renders and groff finds nothing to warn about.
+#[test]
+fn completions_and_man_pages_come_from_the_cli_definition() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = netgw(&["completions", "bash"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let script = dir.path().join("netgw.bash");
+    std::fs::write(&script, &o.stdout).unwrap();
+    let complete = |words: &str, cword: usize| {
+        let o = Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "source {}; complete -p netgw; COMP_WORDS=({words}); COMP_CWORD={cword}; \
+                 _netgw netgw \"${{COMP_WORDS[{cword}]}}\" \"${{COMP_WORDS[{}]}}\"; echo \"${{COMPREPLY[@]}}\"",
+                script.display(),
+                cword - 1
+            ))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let out = complete("netgw conv", 1);
+    assert!(
+        out.contains("-F _netgw netgw") && out.contains("converge"),
+        "{out}"
+    );
+    let out = complete("netgw converge --plan-o", 2);
+    assert!(out.lines().last().unwrap().contains("--plan-out"), "{out}");
+
+    let pages = dir.path().join("man1");
+    let o = netgw(&["man", "--out-dir", pages.to_str().unwrap()]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    for page in [
+        "netgw.1",
+        "netgw-converge.1",
+        "netgw-drift.1",
+        "netgw-serve.1",
+    ] {
+        let path = pages.join(page);
+        assert!(
+            o.stdout.contains(&path.display().to_string()),
+            "{}",
+            o.stdout
+        );
+        let g = Command::new("groff")
+            .args(["-man", "-ww", "-z"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(g.status.success() && g.stderr.is_empty(), "{page}: {g:?}");
+    }
+    let m = Command::new("man")
+        .arg("-l")
+        .arg(pages.join("netgw-converge.1"))
+        .env("MANPAGER", "cat")
+        .env("LC_ALL", "C")
+        .env("MANWIDTH", "100")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&m.stdout);
+    assert!(m.status.success(), "{m:?}");
+    assert!(
+        text.contains("--plan-out") && text.contains("--changes-only"),
+        "{text}"
+    );
+    let o = netgw(&["man"]);
+    assert!(
+        o.code == 0 && o.stdout.contains(".TH netgw 1"),
+        "{}",
+        o.stdout
+    );
+}
