@@ -54,6 +54,8 @@ use tracing::{info, warn};
 pub const ROUTES: &[&str] = &[
     "/healthz",
     "/v1/converge",
+    "/v1/plans",
+    "/v1/plans/{id}",
     "/v1/runs",
     "/v1/runs/{id}",
     "/v1/runs/{id}/events",

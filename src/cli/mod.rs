@@ -342,12 +342,14 @@ pub enum Command {
     /// Print the completion script for SHELL, generated from this binary's commands and options
     /// (e.g. `netgw completions bash > ~/.local/share/bash-completion/completions/netgw`).
     Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
     /// Print the netgw(1) man page (roff); with --out-dir, write netgw.1 and a page per command
     /// (netgw-converge.1, ...) there (e.g. `netgw man --out-dir ~/.local/share/man/man1`).
     Man {
+        /// Write every page into DIR (created if missing) instead of netgw(1) on stdout.
         #[arg(long, value_name = "DIR")]
         out_dir: Option<PathBuf>,
     },
