@@ -109,7 +109,8 @@ pub(crate) async fn plan_step(
     Ok((compiled, the_plan))
 }
 
-/// The plan `node` recorded, once the device is shown to hold every value it depends on.
+/// The plan `node` recorded, once the device is shown to hold every value it depends on; refused,
+/// its resources are reported skipped.
 async fn recorded(
     target: &DeviceTarget,
     compiled: &Compiled,
@@ -117,9 +118,22 @@ async fn recorded(
     driver: &mut dyn Driver,
     steps: &mut Steps<'_>,
 ) -> StepResult<Plan> {
+    let the_plan = node.rebuild(&driver.plan_rules()).map_err(|e| {
+        EngineError::Config(format!(
+            "the plan for {} cannot be applied: {e}; nothing was changed",
+            target.name
+        ))
+    })?;
     let now = observe_all(driver, &node.desired).await.map_err(drv)?;
     let moved = moved(&node.observed.depends_on, &node.desired, &now);
     if !moved.is_empty() {
+        record_plan(
+            steps.report,
+            &node.desired,
+            &the_plan,
+            ResourceStatus::Skipped,
+            0.0,
+        );
         let what: Vec<String> = moved.iter().map(ToString::to_string).collect();
         return Err(EngineError::Config(format!(
             "refused: the device changed since the plan was made: {}; nothing was changed (plan again)",
@@ -141,12 +155,7 @@ async fn recorded(
             target.name
         ));
     }
-    node.rebuild(&driver.plan_rules()).map_err(|e| {
-        EngineError::Config(format!(
-            "the plan for {} cannot be applied: {e}; nothing was changed",
-            target.name
-        ))
-    })
+    Ok(the_plan)
 }
 
 /// A plan file that cannot be read, or not by this netgw.

@@ -228,6 +228,24 @@ fn a_device_changed_since_the_plan_is_refused_and_the_others_applied() {
         error.contains(r#"vlan[401] name: planned from "old", now "sneaky""#),
         "{error}"
     );
+    let skipped: Vec<_> = eos["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == "skipped")
+        .map(|r| {
+            format!(
+                "{}[{}]",
+                r["type"].as_str().unwrap(),
+                r["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        skipped,
+        ["vlan[401]", "link[Ethernet1]"],
+        "what was not applied: {text}"
+    );
     assert_eq!(node("nx1")["status"], "success", "{text}");
     let warnings = node("ios1")["warnings"].to_string();
     assert!(
