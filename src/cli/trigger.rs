@@ -32,6 +32,13 @@ pub struct TriggerArgs {
     /// A Chef search query (the gateway must read a Chef server).
     #[arg(long)]
     pub search: Option<String>,
+    /// Apply exactly this plan (`netgw converge --why-run --plan-out FILE`) on the nodes it names,
+    /// as `netgw converge --plan` does (docs/serve.md "Plans approved, then applied").
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["limit", "group", "topology", "search", "why_run", "atomic", "plan_id"])]
+    pub plan: Option<PathBuf>,
+    /// Apply the plan the gateway keeps under this id (`POST /v1/plans`).
+    #[arg(long, value_name = "ID", conflicts_with_all = ["limit", "group", "topology", "search", "why_run", "atomic"])]
+    pub plan_id: Option<String>,
     /// Stage and show the diff on each device, discard; change nothing.
     #[arg(long)]
     pub why_run: bool,
@@ -74,7 +81,7 @@ pub(super) fn trigger_cmd(
     out: &mut dyn Write,
 ) -> Result<Status, Failure> {
     let gw = Gateway::new(cli, args)?;
-    let body = request_body(args);
+    let body = request_body(args)?;
     runtime()?.block_on(async {
         let accepted = gw.trigger(&body).await?;
         let mut runs: Vec<String> = accepted["run_id"]
@@ -117,7 +124,15 @@ pub(super) fn trigger_cmd(
     })
 }
 
-fn request_body(args: &TriggerArgs) -> Value {
+fn request_body(args: &TriggerArgs) -> Result<Value, Failure> {
+    if let Some(path) = &args.plan {
+        // Read and checked here first: a file the gateway would refuse is named as a file.
+        let plan = super::load_plan(path)?;
+        return Ok(json!({"plan": plan}));
+    }
+    if let Some(id) = &args.plan_id {
+        return Ok(json!({"plan_id": id}));
+    }
     let mut body = serde_json::Map::new();
     let selection = [
         ("limit", &args.limit),
@@ -143,7 +158,7 @@ fn request_body(args: &TriggerArgs) -> Value {
             body.insert(key.into(), json!(true));
         }
     }
-    Value::Object(body)
+    Ok(Value::Object(body))
 }
 
 /// The exit status a finished run maps to, as `netgw converge`'s.

@@ -387,4 +387,49 @@ fn serve_shows_a_posted_plan_for_approval_and_applies_it() {
         &serde_json::json!({"plan_id": id}),
     );
     assert_eq!(status, 409, "a plan applies once: {answer}");
+
+    // The CI client applies a plan file the same way, and follows the run to its end.
+    let out = Command::new(env!("CARGO_BIN_EXE_netgw"))
+        .arg("--repo")
+        .arg(d.join("repo"))
+        .args([
+            "converge",
+            "--why-run",
+            "--plan-out",
+            plan.to_str().unwrap(),
+        ])
+        .arg("--inventory")
+        .arg(d.join("inventory.yml"))
+        .env("NETGW_STATE_DIR", d.join("cli-state"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let trigger = |file: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .args([
+                "trigger", "--url", &lab.base, "--token", OPS, "--wait", "--plan",
+            ])
+            .arg(file)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let o = trigger(&plan);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("0/3 resources updated"),
+        "nothing left to change: {text}"
+    );
+    let bad = d.join("bad.plan.json");
+    std::fs::write(&bad, "[]").unwrap();
+    let o = trigger(&bad);
+    let text = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert!(text.contains(bad.to_str().unwrap()), "{text}");
 }
