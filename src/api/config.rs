@@ -14,7 +14,7 @@
 //! cancel_grace_secs: 10           # then they are cancelled and get this long to reach a safe point
 //! node_timeout_secs: 600
 //! max_body_bytes: 65536
-//! max_connections: 512            # open connections in total; beyond: 503, closed
+//! max_connections: 512            # open connections in total; beyond: the oldest unauthenticated one closed
 //! max_connections_per_peer: 128   # open connections from one address (behind a proxy: = max_connections)
 //! header_timeout_secs: 10         # a request head (and an idle keep-alive's next one, a TLS handshake)
 //! body_timeout_secs: 10           # the body of an authenticated request

@@ -529,6 +529,9 @@ async fn authenticate(State(s): State<S>, req: Request, next: Next) -> Response 
     if let Err(f) = s.auth.check_body(&body_check, &bytes) {
         return refused(&s, f, false);
     }
+    if let Some(conn) = parts.extensions.get::<limits::ConnAuth>() {
+        conn.mark();
+    }
     parts.extensions.insert(id);
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await

@@ -183,6 +183,36 @@ async fn five_thousand_half_open_connections_leave_health_and_triggers_answering
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_sockets_from_many_addresses_never_lock_operators_out() {
+    // Five attacking addresses, each under its own cap, fill the total cap twice over.
+    let srv =
+        serve("max_connections: 40\nmax_connections_per_peer: 20\nheader_timeout_secs: 120\n");
+    let mut flood = Vec::new();
+    for i in 0..80 {
+        flood.push(half_open(&format!("127.0.0.{}", 2 + i % 5), srv.addr).await);
+    }
+    // The operator, connecting after the flood, is served.
+    let (health, trigger, slowest) = srv.operator_requests().await;
+    assert_eq!((health, trigger), (200, 202), "operator locked out");
+    assert!(slowest < Duration::from_secs(5), "{slowest:?}");
+    // Control: the flood held every place it could, so without eviction the operator got a 503.
+    let mut tasks = Vec::new();
+    for c in flood {
+        tasks.push(tokio::spawn(answer_within(c, Duration::from_secs(2))));
+    }
+    let mut held = 0;
+    for t in tasks {
+        if t.await.unwrap().is_none() {
+            held += 1;
+        }
+    }
+    assert!(
+        (36..40).contains(&held),
+        "{held} flood connections held open: the total cap is 40, the operators hold one or two"
+    );
+}
+
 /// A raw request's answer (read to the server's close, at most `wait`).
 async fn raw(addr: SocketAddr, request: &[u8], wait: Duration) -> Option<String> {
     let mut c = TcpStream::connect(addr).await.unwrap();

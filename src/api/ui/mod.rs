@@ -362,6 +362,9 @@ async fn ui_auth(
     let path = req.uri().path().to_owned();
     match check_token(&s, &token, req.method(), &path, role) {
         Ok(identity) => {
+            if let Some(conn) = req.extensions().get::<super::limits::ConnAuth>() {
+                conn.mark();
+            }
             req.extensions_mut().insert(Session { identity, csrf, id });
             pages::secure_headers(next.run(req).await)
         }
