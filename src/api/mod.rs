@@ -529,12 +529,42 @@ async fn authenticate(State(s): State<S>, req: Request, next: Next) -> Response 
     if let Err(f) = s.auth.check_body(&body_check, &bytes) {
         return refused(&s, f, false);
     }
+    if let Err(r) = claim_once(&s, &body_check).await {
+        return r;
+    }
     if let Some(conn) = parts.extensions.get::<limits::ConnAuth>() {
         conn.mark();
     }
     parts.extensions.insert(id);
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+/// A signed request is accepted once by every gateway on the history database, across restarts: the
+/// in-process cache stops a replay to this process cheaply, the history stops the rest. When the
+/// history cannot say, the request is refused (503): a signature is never accepted unchecked.
+async fn claim_once(s: &AppState, check: &auth::BodyCheck) -> Result<(), Response> {
+    let Some((digest, expires)) = check.replay_key() else {
+        return Ok(());
+    };
+    let claimant = auth::random_id();
+    match s
+        .history
+        .claim_signature(&digest, expires, &claimant, auth::now_secs())
+        .await
+    {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(refused(s, AuthFailure::Invalid(auth::REPLAYED), false)),
+        Err(e) => {
+            warn!(error = %e, "cannot check a signed request against replays");
+            Err(HttpError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "history_unavailable",
+                "the run history cannot be reached to check this signed request against replays; retry later",
+            )
+            .into_response())
+        }
+    }
 }
 
 /// The answer to a refused request, counted. `close`: the body was not read, so the connection

@@ -240,6 +240,37 @@ impl History {
         self.shared().is_some()
     }
 
+    /// Claim a signed request (`digest` of its signature) for `claimant` until `expires` (seconds
+    /// since the epoch): true the first time any gateway on this database claims it, false for a
+    /// replay. The first insert wins; every claimant then reads the same winner.
+    pub async fn claim_signature(
+        &self,
+        digest: &str,
+        expires: i64,
+        claimant: &str,
+        now: i64,
+    ) -> Result<bool, HistoryError> {
+        const WHAT: &str = "remembering a signed request";
+        self.store
+            .write(vec![
+                Stmt::new(WHAT, "DELETE FROM signatures WHERE expires < $1").bind(now),
+                Stmt::new(
+                    WHAT,
+                    "INSERT INTO signatures (digest, expires, claimant) VALUES ($1, $2, $3) \
+                     ON CONFLICT (digest) DO NOTHING",
+                )
+                .bind(digest)
+                .bind(expires)
+                .bind(claimant),
+            ])
+            .await?;
+        let s = Stmt::new(WHAT, "SELECT claimant FROM signatures WHERE digest = $1").bind(digest);
+        let rows = self.store.query(s).await?;
+        Ok(
+            matches!(rows.first().and_then(|r| r.first()), Some(sql::Cell::Text(c)) if c == claimant),
+        )
+    }
+
     pub async fn run(&self, id: String) -> Result<Option<RunRow>, HistoryError> {
         const WHAT: &str = "reading a run";
         let s = Stmt::new(WHAT, format!("{RUN_COLUMNS} WHERE id = $1")).bind(&id);

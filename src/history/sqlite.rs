@@ -69,6 +69,12 @@ CREATE TABLE IF NOT EXISTS gateway_log (
     detail TEXT NOT NULL,
     gateway TEXT
 );
+CREATE TABLE IF NOT EXISTS signatures (
+    digest   TEXT PRIMARY KEY,
+    expires  INTEGER NOT NULL,
+    claimant TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS signatures_expires ON signatures(expires);
 CREATE TABLE IF NOT EXISTS link_checks (
     id     INTEGER PRIMARY KEY AUTOINCREMENT,
     at     TEXT NOT NULL,

@@ -274,6 +274,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "0006_run_status.sql",
         include_str!("../../migrations/postgres/0006_run_status.sql"),
     ),
+    (
+        7,
+        "0007_signatures.sql",
+        include_str!("../../migrations/postgres/0007_signatures.sql"),
+    ),
 ];
 
 /// Apply the migrations not applied yet, all in one transaction; gateways starting together serialize

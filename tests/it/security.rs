@@ -55,14 +55,7 @@ fn serve(extra: &str) -> Server {
             netgw::api::auth::token_hash_hex(READ)
         ),
     );
-    let log = d.join("serve.log");
-    let (child, base) = common::spawn_serve(&d.join("serve.yml"), &[], &log);
-    let addr = base
-        .strip_prefix("http://")
-        .or_else(|| base.strip_prefix("https://"))
-        .unwrap_or_else(|| panic!("unexpected base URL {base:?}"))
-        .parse()
-        .unwrap();
+    let (child, addr) = spawn(d);
     Server {
         child,
         addr,
@@ -70,7 +63,26 @@ fn serve(extra: &str) -> Server {
     }
 }
 
+/// `netgw serve --config DIR/serve.yml` on a free port.
+fn spawn(d: &Path) -> (Child, SocketAddr) {
+    let (child, base) = common::spawn_serve(&d.join("serve.yml"), &[], &d.join("serve.log"));
+    let addr = base
+        .strip_prefix("http://")
+        .or_else(|| base.strip_prefix("https://"))
+        .unwrap_or_else(|| panic!("unexpected base URL {base:?}"))
+        .parse()
+        .unwrap();
+    (child, addr)
+}
+
 impl Server {
+    /// The same gateway (configuration, history database) killed and started again.
+    fn restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        (self.child, self.addr) = spawn(self._dir.path());
+    }
+
     fn rss_mb(&self) -> f64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
         let kb: f64 = status
@@ -352,9 +364,10 @@ async fn a_replayed_signed_request_is_refused() {
         "chef_clients:\n  - {{name: chef-server, public_key: {}, roles: [trigger, read]}}\n",
         fixture("chef/mixlib-authentication/spec_public_key.pem").display()
     ));
+    let mut srv = srv;
     let body = serde_json::to_vec(&json!({"nodes": ["sw1"], "why_run": true})).unwrap();
     let headers = chef_headers("/v1/converge", &body);
-    let send = || {
+    let send = |srv: &Server| {
         let mut r = reqwest::Client::new()
             .post(srv.url("/v1/converge"))
             .header("content-type", "application/json")
@@ -364,12 +377,29 @@ async fn a_replayed_signed_request_is_refused() {
         }
         r.send()
     };
+    let refused_as_replay = |r: reqwest::Response| async move {
+        assert_eq!(r.status().as_u16(), 401);
+        let v: Value = r.json().await.unwrap();
+        assert!(v["error"].as_str().unwrap().contains("replay"), "{v}");
+    };
     // Control: the signed request itself is good.
-    assert_eq!(send().await.unwrap().status().as_u16(), 202);
-    let again = send().await.unwrap();
-    assert_eq!(again.status().as_u16(), 401);
-    let v: Value = again.json().await.unwrap();
-    assert!(v["error"].as_str().unwrap().contains("replay"), "{v}");
+    assert_eq!(send(&srv).await.unwrap().status().as_u16(), 202);
+    refused_as_replay(send(&srv).await.unwrap()).await;
+    // A restarted gateway (its in-process cache gone) still knows it from the history database.
+    srv.restart();
+    refused_as_replay(send(&srv).await.unwrap()).await;
+    // Control: a request signed anew is accepted by the restarted gateway.
+    std::thread::sleep(Duration::from_millis(1100));
+    let fresh = chef_headers("/v1/converge", &body);
+    assert_ne!(fresh, headers, "signed at another second");
+    let mut r = reqwest::Client::new()
+        .post(srv.url("/v1/converge"))
+        .header("content-type", "application/json")
+        .body(body.clone());
+    for (k, v) in &fresh {
+        r = r.header(k, v);
+    }
+    assert_eq!(r.send().await.unwrap().status().as_u16(), 202);
 }
 
 #[test]
