@@ -1180,3 +1180,62 @@ fn a_topology_reads_only_the_environment_it_is_allowed() {
         );
     }
 }
+
+#[test]
+fn a_hostile_cookbook_fails_its_node_and_serve_goes_on() {
+    let lab = common::ui_lab::UiLab::start(vec![]);
+    let d = lab.dir.path();
+    let node = |name: &str, recipe: &str| {
+        write(
+            d,
+            &format!("repo/nodes/{name}.json"),
+            &format!(
+                r#"{{"name":"{name}","run_list":["recipe[{recipe}]","recipe[netdev::vlans]"]}}"#
+            ),
+        );
+    };
+    // Memory: a string doubled 40 times (a terabyte unbounded); the stack: 30,000 nested brackets.
+    write(d, "repo/cookbooks/bomb/recipes/default.rb", "\n");
+    write(
+        d,
+        "repo/cookbooks/bomb/attributes/default.rb",
+        "a = 'xxxxxxxxxxxxxxxx'\n40.times { a = a + a }\ndefault['a'] = a\n",
+    );
+    write(d, "repo/cookbooks/deep/recipes/default.rb", "\n");
+    write(
+        d,
+        "repo/cookbooks/deep/attributes/default.rb",
+        &format!("default['a'] = {}\n", "[".repeat(30_000)),
+    );
+    node("leaf1", "bomb");
+    node("leaf2", "deep");
+    let run = lab.trigger(json!({"nodes": ["spine1", "leaf1", "leaf2"], "why_run": true}));
+    let done = lab.wait_run(run["run_id"].as_str().unwrap());
+    let result = |n: &str| {
+        done["report"]["nodes"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no node reports: {done}"))
+            .iter()
+            .find(|r| r["name"] == n)
+            .unwrap_or_else(|| panic!("no result for {n}: {done}"))
+            .clone()
+    };
+    let (leaf1, leaf2) = (result("leaf1").to_string(), result("leaf2").to_string());
+    assert!(
+        leaf1.contains("bomb/attributes/default.rb:2") && leaf1.contains("bytes"),
+        "{leaf1}"
+    );
+    assert!(
+        leaf2.contains("deep/attributes/default.rb:1") && leaf2.contains("nested too deep"),
+        "{leaf2}"
+    );
+    // Control: the other node of the same run went on to its device and found the wanted VLAN missing.
+    let spine = result("spine1");
+    assert_eq!(spine["status"], "success", "{spine}");
+    assert!(spine.to_string().contains("720"), "{spine}");
+    // The process survived both, and serves the next run.
+    let again = lab.trigger(json!({"nodes": ["spine1"], "why_run": true}));
+    let again = lab.wait_run(again["run_id"].as_str().unwrap());
+    assert_eq!(again["status"], "finished", "{again}");
+    assert_eq!(done["status"], "finished_with_failures");
+}
