@@ -915,3 +915,119 @@ fn ruby_roles_and_environments_in_the_local_repo() {
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("roles/base.json exists too"), "{text}");
 }
+
+/// A Policyfile node as chef-zero keeps it in a repo (`knife download policies policy_groups`): the
+/// group names the revision, the lock (chef-cli's `to_lock` keys) gives the run-list, the cookbook
+/// versions and the attributes at role precedence, the group's own sub-hash hoisted over them.
+#[test]
+fn a_policyfile_node_converges_from_its_lock_and_names_the_policy() {
+    let (_rt, lab, dir, inv) = eos_lab("pf");
+    let d = dir.path();
+    let repo = d.join("repo");
+    let rev = "4f0ac3e1b2d9a8c7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3";
+    write(
+        &repo,
+        "nodes/sw1.json",
+        r#"{"name":"sw1","chef_environment":"_default","policy_name":"access","policy_group":"prod","normal":{}}"#,
+    );
+    write(
+        &repo,
+        "policy_groups/prod.json",
+        &json!({"policies": {"access": {"revision_id": rev}}}).to_string(),
+    );
+    let lock = |site_version: &str| {
+        json!({
+            "revision_id": rev,
+            "name": "access",
+            "run_list": ["recipe[site::default]"],
+            "included_policy_locks": [],
+            "cookbook_locks": {
+                "site": {"version": site_version, "identifier": "0a1b2c", "dotted_decimal_identifier": "1.2.3",
+                         "source": "cookbooks/site", "cache_key": null, "scm_info": null,
+                         "source_options": {"path": "cookbooks/site"}},
+                "netdev": {"version": "2.0.0", "identifier": "9f8e", "cache_key": "netdev-2.0.0-supermarket.chef.io",
+                           "origin": "https://supermarket.chef.io:443/api/v1/cookbooks/netdev/versions/2.0.0/download",
+                           "source_options": {"artifactserver": "https://supermarket.chef.io:443/api/v1/cookbooks/netdev/versions/2.0.0/download", "version": "2.0.0"}}
+            },
+            "default_attributes": {"site": {"vlans": {"110": "web", "120": "db"}},
+                                   "prod": {"site": {"vlans": {"120": "db_prod"}}}},
+            "override_attributes": {},
+            "solution_dependencies": {"Policyfile": [["site", ">= 0.0.0"]], "dependencies": {"site (1.0.0)": [["netdev", ">= 0.0.0"]], "netdev (2.0.0)": []}}
+        })
+        .to_string()
+    };
+    write(
+        &repo,
+        &format!("policies/access-{rev}.json"),
+        &lock("1.0.0"),
+    );
+    write(
+        &repo,
+        "cookbooks/site/metadata.rb",
+        "name 'site'\nversion '1.0.0'\ndepends 'netdev'\n",
+    );
+    write(
+        &repo,
+        "cookbooks/site/recipes/default.rb",
+        "node['site']['vlans'].each do |id, name|\n  netdev_vlan name do\n    vlan_id id.to_i\n  end\nend\n",
+    );
+    let netgw = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .arg("--repo")
+            .arg(&repo)
+            .args(args)
+            .env("NETGW_STATE_DIR", d.join("state"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let inv = inv.to_str().unwrap();
+    let out = netgw(&["converge", "--inventory", inv]);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    {
+        let st = lab.node("sw1").unwrap().device.state();
+        assert_eq!(
+            st.vlans.get(&110).map(String::as_str),
+            Some("web"),
+            "{text}"
+        );
+        assert_eq!(
+            st.vlans.get(&120).map(String::as_str),
+            Some("db_prod"),
+            "group hoisted: {text}"
+        );
+    }
+    let show = netgw(&["node", "show", "sw1", "--attribute", "site.vlans.120"]);
+    let shown = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        shown.contains("policy access (revision 4f0ac3e1b2)"),
+        "{shown}"
+    );
+    let again = netgw(&["converge", "--inventory", inv, "--format", "json"]);
+    let v: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(v["summary"]["updated"], 0, "{v}");
+
+    let ok = netgw(&["validate"]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stdout)
+    );
+
+    // A lock the repo's cookbook no longer matches: refused naming both versions.
+    write(
+        &repo,
+        &format!("policies/access-{rev}.json"),
+        &lock("1.1.0"),
+    );
+    let out = netgw(&["validate"]);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("locks cookbook site at 1.1.0") && text.contains("cookbooks/site is 1.0.0"),
+        "{text}"
+    );
+}
