@@ -1031,3 +1031,94 @@ fn a_policyfile_node_converges_from_its_lock_and_names_the_policy() {
         "{text}"
     );
 }
+
+/// Arista's and Cisco's own recipes: their VLAN and interface resources read as netgw's, and every
+/// property netgw does not manage refused by name, with file and line.
+#[test]
+fn vendor_cookbook_resources_map_or_are_refused_by_property() {
+    let root = corpus("vendor");
+    let refused = [
+        (
+            "eos::vlan",
+            "eos/recipes/vlan.rb:8:",
+            "eos_vlan property `trunk_groups`",
+        ),
+        (
+            "cisco::routed",
+            "cisco/recipes/routed.rb:1:",
+            "cisco_interface property `vrf`",
+        ),
+        (
+            "cisco::subinterface",
+            "cisco/recipes/subinterface.rb:1:",
+            "property `encapsulation_dot1q`",
+        ),
+        (
+            "cisco::svi",
+            "cisco/recipes/svi.rb:1:",
+            "property `svi_autostate`",
+        ),
+        (
+            "cisco::vlan",
+            "cisco/recipes/vlan.rb:1:",
+            "cisco_vlan property `shutdown`",
+        ),
+    ];
+    for (recipe, at, what) in refused {
+        let e = run_err(&root, &[recipe]);
+        assert!(e.contains(at) && e.contains(what), "{recipe}: {e}");
+    }
+    let (_, c) = run(&root, &["cisco::trunk"]).unwrap();
+    assert!(c.errors.is_empty(), "{:?}", c.errors);
+    let port = &c.links[0].resource;
+    assert_eq!(port.name, "Ethernet1/3");
+    assert_eq!(format!("{:?}", port.mode).to_lowercase(), "some(trunk)");
+    assert_eq!(
+        port.trunk_vlans.as_ref().map(|v| v.to_string()),
+        Some("20,30".into())
+    );
+    assert_eq!(port.native_vlan.map(|v| v.get()), Some(40));
+
+    // The same resources with what netgw manages only: a VLAN each, a routed port.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "cookbooks/site/metadata.rb",
+        "name 'site'\nversion '1.0.0'\n",
+    );
+    write(
+        d,
+        "cookbooks/site/recipes/default.rb",
+        "eos_vlan '5' do\n  vlan_name 'Test_VLAN_5'\n  enable true\nend\n\
+         cisco_vlan '220' do\n  vlan_name 'newtest'\n  state 'active'\nend\n\
+         cisco_vlan '230' do\n  action :destroy\nend\n\
+         cisco_interface 'Ethernet1/1' do\n  shutdown false\n  ipv4_address '192.0.2.43'\n  ipv4_netmask_length 24\n  mtu 1600\nend\n",
+    );
+    let (_, c) = run(d, &["site"]).unwrap();
+    assert!(c.errors.is_empty(), "{:?}", c.errors);
+    let vlans: Vec<String> = c
+        .vlans
+        .iter()
+        .map(|v| format!("{:?}", v.resource))
+        .collect();
+    assert!(
+        vlans[0].contains("5") && vlans[0].contains("Test_VLAN_5"),
+        "{vlans:?}"
+    );
+    assert!(
+        vlans[1].contains("220") && vlans[1].contains("newtest"),
+        "{vlans:?}"
+    );
+    assert!(
+        vlans[2].contains("230") && vlans[2].to_lowercase().contains("absent"),
+        "{vlans:?}"
+    );
+    let l3 = format!("{:?}", c.l3);
+    assert!(
+        l3.contains("Ethernet1/1")
+            && l3.contains("addr: 192.0.2.43, prefix: 24")
+            && l3.contains("1600"),
+        "{l3}"
+    );
+}
