@@ -1122,3 +1122,43 @@ fn vendor_cookbook_resources_map_or_are_refused_by_property() {
         "{l3}"
     );
 }
+
+/// A cookbook checked out under its repository's name (`chef-site/`) is found by the name its
+/// metadata gives, as knife and chef-client name it, for the run-list and for `depends`.
+#[test]
+fn cookbooks_are_found_by_their_metadata_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "cookbooks/chef-site/metadata.rb",
+        "name 'site'\nversion '1.0.0'\n",
+    );
+    write(
+        d,
+        "cookbooks/chef-site/attributes/default.rb",
+        "default['site']['vlan'] = 310\n",
+    );
+    write(
+        d,
+        "cookbooks/chef-site/recipes/default.rb",
+        "vlan node['site']['vlan'].to_s do\n  name 'from_site'\nend\n",
+    );
+    write(
+        d,
+        "cookbooks/access/metadata.rb",
+        "name 'access'\nversion '1.0.0'\ndepends 'site'\n",
+    );
+    write(
+        d,
+        "cookbooks/access/recipes/default.rb",
+        "include_recipe 'site'\n",
+    );
+    let (_, c) = run(d, &["access"]).unwrap();
+    assert!(c.errors.is_empty(), "{:?}", c.errors);
+    assert_eq!(c.vlans.len(), 1, "{:?}", c.vlans);
+    assert_eq!(c.vlans[0].resource.id.get(), 310);
+    // Control: a name no directory or metadata gives is still unknown.
+    let e = run_err(d, &["chef"]);
+    assert!(e.contains("chef"), "{e}");
+}
