@@ -299,7 +299,7 @@ pub async fn serve(
         runs: settings.retention,
         max_age: settings.retention_age,
     };
-    start_retention(&history, retention, &shutdown);
+    start_retention(&history, retention, &shutdown).await;
     let hosts = sched.inventory().hosts.len();
     let state = Arc::new(AppState {
         settings: settings_json(&settings, &db, local, hosts, tls.is_some()),
@@ -428,20 +428,24 @@ fn retention_every(max_age: Duration) -> Duration {
     (max_age / 10).clamp(Duration::from_secs(1), Duration::from_secs(3600))
 }
 
-/// Retention ([`History::prune`]) at start, then every [`retention_every`] until shutdown. A failed
-/// prune (database down) is logged and tried again at the next interval: nothing is lost by waiting.
-fn start_retention(history: &Arc<History>, r: Retention, shutdown: &CancellationToken) {
-    let (h, stop) = (history.clone(), shutdown.clone());
+/// Retention ([`History::prune`]) at start, before the first request is served, then every
+/// [`retention_every`] until shutdown. A failed prune (database down) is logged and tried again at the
+/// next interval: nothing is lost by waiting.
+async fn start_retention(history: &Arc<History>, r: Retention, shutdown: &CancellationToken) {
+    async fn prune(h: &History, r: &Retention, every: Duration) {
+        match h.prune(r, std::time::SystemTime::now()).await {
+            Ok(()) => tracing::debug!(runs = r.runs, max_age = ?r.max_age, "history retention applied"),
+            Err(e) => warn!(error = %e, "applying history retention failed; tried again in {every:?}"),
+        }
+    }
     let every = retention_every(r.max_age);
+    prune(history, &r, every).await;
+    let (h, stop) = (history.clone(), shutdown.clone());
     tokio::spawn(async move {
         loop {
-            match h.prune(&r, std::time::SystemTime::now()).await {
-                Ok(()) => tracing::debug!(runs = r.runs, max_age = ?r.max_age, "history retention applied"),
-                Err(e) => warn!(error = %e, "applying history retention failed; tried again in {every:?}"),
-            }
             tokio::select! {
                 () = stop.cancelled() => break,
-                () = tokio::time::sleep(every) => {}
+                () = tokio::time::sleep(every) => prune(&h, &r, every).await,
             }
         }
     });

@@ -22,6 +22,9 @@ use std::time::{Duration, Instant};
 
 const TOKEN: &str = "upgrade-test-token";
 
+/// The fixture's runs are as old as the fixture: kept whenever the test runs.
+const KEEP_ALL: &str = "retention_days: 36500\n";
+
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/release-0.3")
 }
@@ -92,16 +95,16 @@ impl Env {
         netgw::state::repo_dir(&self.dir.path().join("state"), &self.repo())
     }
 
-    /// `netgw ARGS --format json` on the fixture's repo and state: (exit code, report).
+    /// `netgw ARGS [--inventory] --format json` on the fixture's repo and state: (exit code, report).
     fn netgw(&self, args: &[&str]) -> (i32, Value) {
         let d = self.dir.path();
         let mut c = Command::new(env!("CARGO_BIN_EXE_netgw"));
-        c.arg("--repo")
-            .arg(self.repo())
-            .args(args)
-            .arg("--inventory")
-            .arg(d.join("inventory.yml"))
-            .args(["--format", "json"])
+        c.arg("--repo").arg(self.repo()).args(args);
+        // Every command but `node show` reaches devices.
+        if args[0] != "node" {
+            c.arg("--inventory").arg(d.join("inventory.yml"));
+        }
+        c.args(["--format", "json"])
             .env("NETGW_STATE_DIR", d.join("state"))
             .env_remove("NETGW_LOCK_DIR")
             .stdin(Stdio::null());
@@ -261,7 +264,7 @@ fn listed(base: &str) -> Vec<String> {
     let runs = runs["runs"].as_array().unwrap_or_else(|| panic!("{runs:#}"));
     runs.iter()
         .map(|r| {
-            let id = r["id"].as_str().unwrap().to_owned();
+            let id = r["run_id"].as_str().unwrap_or_else(|| panic!("{r:#}")).to_owned();
             let one = get(base, &format!("/v1/runs/{id}"));
             assert_eq!(one["nodes"], serde_json::json!(["ios4"]), "{one:#}");
             assert!(one["report"]["nodes"][0]["status"].is_string(), "{one:#}");
@@ -276,13 +279,15 @@ fn the_sqlite_history_of_0_3_is_migrated_and_its_runs_listed() {
     let dump = fixture("history.sqlite.sql");
     assert!(dump.starts_with("PRAGMA user_version = 1;"), "0.3's schema");
     let db = env.dir.path().join("history.db");
-    rusqlite::Connection::open(&db)
-        .unwrap()
-        .execute_batch(&dump)
-        .unwrap();
+    {
+        // As the sqlite3 shell restores a dump: tables in its order, foreign keys checked after.
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.pragma_update(None, "foreign_keys", false).unwrap();
+        c.execute_batch(&dump).unwrap();
+    }
     let want = dumped_runs(&dump, "INSERT INTO \"runs\"");
     assert_eq!(want.len(), 3, "{dump}");
-    let (child, base) = serve(&env, &format!("db: {}", db.display()), "");
+    let (child, base) = serve(&env, &format!("db: {}", db.display()), KEEP_ALL);
     assert_eq!(listed(&base), want);
     stop(child);
     let c = rusqlite::Connection::open(&db).unwrap();
@@ -313,11 +318,15 @@ fn the_postgres_history_of_0_3_is_migrated_its_runs_listed_and_retention_keeps_t
     let want = dumped_runs(&dump, "INSERT INTO public.runs ");
     assert_eq!(want.len(), 3, "{dump}");
     let database = format!("database: {}", pg.url);
-    let (child, base) = serve(&env, &database, "");
+    let (child, base) = serve(&env, &database, KEEP_ALL);
     assert_eq!(listed(&base), want);
     stop(child);
-    let (child, base) = serve(&env, &database, "retention: 1\n");
+    let (child, base) = serve(&env, &database, &format!("retention: 1\n{KEEP_ALL}"));
     assert_eq!(listed(&base), want[..1], "retention at start keeps the newest run only");
+    stop(child);
+    // By age: the run ended long before the last 10 seconds.
+    let (child, base) = serve(&env, &database, "retention_days: 0.0001\n");
+    assert!(listed(&base).is_empty(), "retention by age at start");
     stop(child);
     let psql = |sql: &str| {
         let out = Command::new("psql")
