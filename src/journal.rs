@@ -809,7 +809,7 @@ mod tests {
             tx: Some("t1".into()),
         };
         j.write(&i).await.unwrap();
-        assert_eq!(j.read(&n).await.unwrap(), Some(i));
+        assert_eq!(j.read(&n).await.unwrap(), Some(i.clone()));
         assert_eq!(unfinished(&j.dir), ["sw1"]);
         j.clear(&n).await.unwrap();
         assert_eq!(j.read(&n).await.unwrap(), None);

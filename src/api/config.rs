@@ -386,7 +386,10 @@ mod tests {
         assert_eq!(retention_days(Some(0.5)).unwrap(), day / 2);
         for bad in [0.0, -1.0, 36_501.0, f64::NAN, f64::INFINITY] {
             let e = retention_days(Some(bad)).unwrap_err().to_string();
-            assert!(e.contains("retention_days must be more than 0"), "{bad}: {e}");
+            assert!(
+                e.contains("retention_days must be more than 0"),
+                "{bad}: {e}"
+            );
         }
         let p = Path::new("/etc/netgw/serve.yml");
         let c = parse_file(p, "retention: 5\nretention_days: 7\n").unwrap();

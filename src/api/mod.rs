@@ -434,8 +434,12 @@ fn retention_every(max_age: Duration) -> Duration {
 async fn start_retention(history: &Arc<History>, r: Retention, shutdown: &CancellationToken) {
     async fn prune(h: &History, r: &Retention, every: Duration) {
         match h.prune(r, std::time::SystemTime::now()).await {
-            Ok(()) => tracing::debug!(runs = r.runs, max_age = ?r.max_age, "history retention applied"),
-            Err(e) => warn!(error = %e, "applying history retention failed; tried again in {every:?}"),
+            Ok(()) => {
+                tracing::debug!(runs = r.runs, max_age = ?r.max_age, "history retention applied")
+            }
+            Err(e) => {
+                warn!(error = %e, "applying history retention failed; tried again in {every:?}")
+            }
         }
     }
     let every = retention_every(r.max_age);

@@ -697,7 +697,10 @@ mod tests {
         h.prune(&r, now).await.unwrap();
         assert_eq!(ids(h.list(None, None, 100).await.unwrap()).len(), 4);
         h.prune(&Retention { runs: 1, ..r }, now).await.unwrap();
-        assert_eq!(ids(h.list(None, None, 100).await.unwrap()), ["new2", "stuck"]);
+        assert_eq!(
+            ids(h.list(None, None, 100).await.unwrap()),
+            ["new2", "stuck"]
+        );
         h.close();
     }
 

@@ -350,9 +350,11 @@ impl LocalRepo {
         let c: CurrentState = super::versioned::parse(&path, text.as_bytes(), &CURRENT_FORMAT)
             .map_err(|e| match e {
                 // The field and line of a broken file, as for the operator's own files.
-                super::versioned::FormatError::Parse { .. } => parse_json::<CurrentState>(&path, &text)
-                    .err()
-                    .unwrap_or_else(|| parse_err(&path, e.to_string())),
+                super::versioned::FormatError::Parse { .. } => {
+                    parse_json::<CurrentState>(&path, &text)
+                        .err()
+                        .unwrap_or_else(|| parse_err(&path, e.to_string()))
+                }
                 e => parse_err(&path, e.to_string()),
             })?;
         if &c.name != name {

@@ -31,7 +31,10 @@ pub struct Format {
 }
 
 /// Version 1 to 2 added the `format` field and nothing else.
-pub fn only_the_field_added(from: u32, _: &mut serde_json::Map<String, Value>) -> Result<(), String> {
+pub fn only_the_field_added(
+    from: u32,
+    _: &mut serde_json::Map<String, Value>,
+) -> Result<(), String> {
     match from {
         1 => Ok(()),
         _ => Err(format!("no migration from format {from}")),
@@ -233,7 +236,14 @@ mod tests {
     fn a_newer_or_invalid_format_is_refused_naming_the_file_and_both_versions() {
         let p = Path::new("/s/d.json");
         let e = parse::<Doc>(p, br#"{"format":4,"name":"a","size":4}"#, &F).unwrap_err();
-        assert!(matches!(e, FormatError::Newer { found: 4, known: 3, .. }));
+        assert!(matches!(
+            e,
+            FormatError::Newer {
+                found: 4,
+                known: 3,
+                ..
+            }
+        ));
         let m = e.to_string();
         assert!(
             m.contains("/s/d.json")

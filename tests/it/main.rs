@@ -51,7 +51,7 @@ mod snmp_converge;
 mod test_layout;
 mod trigger;
 mod two_processes;
-mod upgrade;
 mod ui_browser;
 mod ui_http;
+mod upgrade;
 mod validate;

@@ -63,7 +63,11 @@ fn rebuild(lab: &Lab, node: &str) {
                 .unwrap_or_else(|e| panic!("{node}: {line:?}: {e:?}"));
         }
     }
-    assert_eq!(running(lab, node), saved, "{node} rebuilt as 0.3's lab had it");
+    assert_eq!(
+        running(lab, node),
+        saved,
+        "{node} rebuilt as 0.3's lab had it"
+    );
 }
 
 struct Env {
@@ -154,7 +158,11 @@ fn a_half_applied_change_of_0_3_is_restored_exactly() {
     let node = &report["nodes"][0];
     assert_eq!(node["recovered"]["found"], "partial", "{report:#}");
     assert_eq!(node["recovered"]["run_id"], entry["run_id"], "{report:#}");
-    assert_eq!(running(&env.lab, "ios1"), before, "exactly as before the change");
+    assert_eq!(
+        running(&env.lab, "ios1"),
+        before,
+        "exactly as before the change"
+    );
     assert!(!env.state().join("journal/ios1.json").exists());
 }
 
@@ -179,7 +187,10 @@ fn an_open_transaction_of_0_3_is_undone_on_every_member_and_closed() {
     assert_eq!(tx["direction"], "back", "{report:#}");
     for (i, n) in ["ios2", "ios3"].iter().enumerate() {
         assert_eq!(running(&env.lab, n), before[i], "{n} exactly as before");
-        assert!(!env.state().join(format!("journal/{n}.json")).exists(), "{n}");
+        assert!(
+            !env.state().join(format!("journal/{n}.json")).exists(),
+            "{n}"
+        );
     }
     assert!(!record_file.path().exists(), "the transaction is closed");
 }
@@ -261,10 +272,15 @@ fn dumped_runs(dump: &str, table_prefix: &str) -> Vec<String> {
 /// The runs serve lists, and each one's node results.
 fn listed(base: &str) -> Vec<String> {
     let runs = get(base, "/v1/runs?limit=100");
-    let runs = runs["runs"].as_array().unwrap_or_else(|| panic!("{runs:#}"));
+    let runs = runs["runs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{runs:#}"));
     runs.iter()
         .map(|r| {
-            let id = r["run_id"].as_str().unwrap_or_else(|| panic!("{r:#}")).to_owned();
+            let id = r["run_id"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{r:#}"))
+                .to_owned();
             let one = get(base, &format!("/v1/runs/{id}"));
             assert_eq!(one["nodes"], serde_json::json!(["ios4"]), "{one:#}");
             assert!(one["report"]["nodes"][0]["status"].is_string(), "{one:#}");
@@ -311,10 +327,19 @@ fn the_postgres_history_of_0_3_is_migrated_its_runs_listed_and_retention_keeps_t
         .unwrap();
     {
         use std::io::Write;
-        restore.stdin.as_ref().unwrap().write_all(dump.as_bytes()).unwrap();
+        restore
+            .stdin
+            .as_ref()
+            .unwrap()
+            .write_all(dump.as_bytes())
+            .unwrap();
     }
     let out = restore.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let want = dumped_runs(&dump, "INSERT INTO public.runs ");
     assert_eq!(want.len(), 3, "{dump}");
     let database = format!("database: {}", pg.url);
@@ -322,7 +347,11 @@ fn the_postgres_history_of_0_3_is_migrated_its_runs_listed_and_retention_keeps_t
     assert_eq!(listed(&base), want);
     stop(child);
     let (child, base) = serve(&env, &database, &format!("retention: 1\n{KEEP_ALL}"));
-    assert_eq!(listed(&base), want[..1], "retention at start keeps the newest run only");
+    assert_eq!(
+        listed(&base),
+        want[..1],
+        "retention at start keeps the newest run only"
+    );
     stop(child);
     // By age: the run ended long before the last 10 seconds.
     let (child, base) = serve(&env, &database, "retention_days: 0.0001\n");
@@ -335,5 +364,8 @@ fn the_postgres_history_of_0_3_is_migrated_its_runs_listed_and_retention_keeps_t
             .unwrap();
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
     };
-    assert_eq!(psql("SELECT max(version) FROM netgw_schema_migrations"), "7");
+    assert_eq!(
+        psql("SELECT max(version) FROM netgw_schema_migrations"),
+        "7"
+    );
 }
