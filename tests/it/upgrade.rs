@@ -9,7 +9,8 @@
 //!   undone on every member, as its record says, and closed;
 //! * the current state 0.3 saved is read (`node show`, `drift`) and rewritten in today's format;
 //! * the SQLite and PostgreSQL serve histories are migrated and their runs listed by the API; retention
-//!   on the migrated PostgreSQL history keeps exactly the newest run it is told to.
+//!   on the migrated PostgreSQL history keeps exactly the newest run it is told to, and by age none;
+//! * an entry in a format newer than this netgw reads is refused, and its device left alone.
 
 use crate::common;
 
@@ -367,5 +368,34 @@ fn the_postgres_history_of_0_3_is_migrated_its_runs_listed_and_retention_keeps_t
     assert_eq!(
         psql("SELECT max(version) FROM netgw_schema_migrations"),
         "7"
+    );
+}
+
+/// A journal entry a newer netgw wrote is refused, naming the file and both versions; the device is
+/// left as it is (never recovered from a misread entry).
+#[test]
+fn a_journal_entry_of_a_newer_netgw_is_refused_and_the_device_left_alone() {
+    let env = Env::start();
+    rebuild(&env.lab, "ios1");
+    let killed = running(&env.lab, "ios1");
+    let path = env.state().join("journal/ios1.json");
+    let mut entry: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    entry["format"] = 99.into();
+    std::fs::write(&path, entry.to_string()).unwrap();
+    let (code, report) = env.netgw(&["converge", "--why-run", "ios1"]);
+    assert_ne!(code, 0, "{report:#}");
+    let text = report.to_string();
+    for want in [
+        path.display().to_string().as_str(),
+        "intent journal entry format 99",
+        "this netgw reads (format 2)",
+        "upgrade netgw",
+    ] {
+        assert!(text.contains(want), "{want:?} missing: {report:#}");
+    }
+    assert_eq!(running(&env.lab, "ios1"), killed, "the device is untouched");
+    assert!(
+        path.exists(),
+        "the entry is kept for the netgw that reads it"
     );
 }
