@@ -300,13 +300,13 @@ fn keep_newest(runs: usize) -> Stmt {
 /// Retention by age and count: runs that ended before `cutoff` (RFC 3339, as the rows hold their
 /// times: text of one fixed form, so comparing text compares instants), gateway log lines and link
 /// checks written before it, and every run beyond the newest `runs`. Runs in flight are kept
-/// whatever their age.
+/// whatever their age. Every run that ended has its `finished_at` (interrupted ones too), which
+/// `runs_finished_at` indexes; a row without one is left to the count.
 pub fn prune(cutoff: &str, runs: usize) -> Vec<Stmt> {
     vec![
         Stmt::new(
             "applying retention by age (runs)",
-            "DELETE FROM runs WHERE status NOT IN ('queued', 'running') \
-             AND COALESCE(finished_at, created_at) < $1",
+            "DELETE FROM runs WHERE status NOT IN ('queued', 'running') AND finished_at < $1",
         )
         .bind(cutoff),
         Stmt::new(

@@ -70,6 +70,7 @@ CREATE TABLE IF NOT EXISTS gateway_log (
     detail TEXT NOT NULL,
     gateway TEXT
 );
+CREATE INDEX IF NOT EXISTS gateway_log_at ON gateway_log(at);
 CREATE TABLE IF NOT EXISTS link_checks (
     id     INTEGER PRIMARY KEY AUTOINCREMENT,
     at     TEXT NOT NULL,
@@ -127,7 +128,8 @@ const ADDED_COLUMNS: [(&str, &str, &str); 3] = [
 ];
 
 /// The schema version this netgw writes (`PRAGMA user_version`): 1 is netgw 0.3's; 2 added the
-/// index retention by age reads (`runs_finished_at`, in [`SCHEMA`]).
+/// indexes retention by age reads (`runs_finished_at`, `gateway_log_at`, in [`SCHEMA`], which
+/// creates them in an older database too).
 pub const VERSION: i64 = 2;
 
 /// A database a newer netgw wrote is refused before anything here touches it (not even
