@@ -349,7 +349,16 @@ impl LocalRepo {
         let Some(text) = text else {
             return Ok(None);
         };
-        let c: CurrentState = parse_json(&path, &text)?;
+        let c: CurrentState = super::versioned::parse(&path, text.as_bytes(), &CURRENT_FORMAT)
+            .map_err(|e| match e {
+                // The field and line of a broken file, as for the operator's own files.
+                super::versioned::FormatError::Parse { .. } => {
+                    parse_json::<CurrentState>(&path, &text)
+                        .err()
+                        .unwrap_or_else(|| parse_err(&path, e.to_string()))
+                }
+                e => parse_err(&path, e.to_string()),
+            })?;
         if &c.name != name {
             return Err(field_error(
                 &path,
@@ -877,10 +886,19 @@ pub fn write_json_atomic(root: &RootDir, rel: &Path, value: &Value) -> Result<()
     write_file(root, rel, &json_body(&path, value)?)
 }
 
+/// A current-state file's format ([`super::versioned`]): 1 is netgw 0.3's, which had no `format`
+/// field.
+pub const CURRENT_FORMAT: super::versioned::Format = super::versioned::Format {
+    what: "current state",
+    current: 2,
+    migrate: super::versioned::only_the_field_added,
+};
+
 /// A current state as its file holds it: pretty JSON and a newline, serialised straight from the
-/// state (no `serde_json::Value` copy in between).
+/// state (no `serde_json::Value` copy in between), its format version first.
 pub fn current_body(current: &CurrentState) -> Result<Vec<u8>, StoreError> {
-    json_body(Path::new(current.name.as_str()), current)
+    let doc = super::versioned::Versioned::new(&CURRENT_FORMAT, current);
+    json_body(Path::new(current.name.as_str()), &doc)
 }
 
 fn json_body(path: &Path, value: &impl serde::Serialize) -> Result<Vec<u8>, StoreError> {
