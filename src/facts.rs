@@ -205,16 +205,14 @@ pub fn merge(driver: &mut DeviceFacts, snmp: &DeviceFacts) {
 }
 
 /// A device's facts as a converge gathers them: the driver's, with SNMP's (where configured) filling
-/// its gaps.
+/// its gaps. SNMP's own failures are warnings: the driver's facts stand without them.
 pub async fn device_facts(
     target: &netgw_drivers::target::DeviceTarget,
-) -> Result<netgw_models::facts::DeviceFacts, String> {
-    let mut driver = netgw_drivers::registry::connect(target)
-        .await
-        .map_err(|e| e.to_string())?;
+) -> Result<netgw_models::facts::DeviceFacts, netgw_drivers::driver::DriverError> {
+    let mut driver = netgw_drivers::registry::connect(target).await?;
     let (facts, snmp) = tokio::join!(driver.facts(), gather(target, target.timeouts.operation));
     let _ = driver.close().await;
-    let mut facts = facts.map_err(|e| e.to_string())?;
+    let mut facts = facts?;
     if let Some(s) = &snmp.facts {
         merge(&mut facts, s);
     }

@@ -24,6 +24,7 @@
 use crate::rootdir::{FileOpen, RootDir};
 use crate::store::durable;
 use crate::store::local::{sync_dir, write_json_atomic};
+use crate::store::versioned::{self, Format, FormatError, Versioned};
 use netgw_models::NodeName;
 use netgw_models::plan::l3::{L3Context, L3Interface, plan_l3};
 use netgw_models::plan::lag::{Lag, plan_lags};
@@ -40,7 +41,24 @@ pub enum JournalError {
     /// An entry, record or directory another user could have written (`crate::state::check_private`).
     #[error("intent journal: {0}")]
     Unsafe(#[from] crate::state::UnsafeState),
+    /// An entry or record of a format this netgw does not read (a newer netgw's), or a broken one.
+    #[error("intent journal: {0}")]
+    Format(#[from] FormatError),
 }
+
+/// An entry's format ([`crate::store::versioned`]): 1 is netgw 0.3's, which had no `format` field.
+pub const INTENT_FORMAT: Format = Format {
+    what: "intent journal entry",
+    current: 2,
+    migrate: versioned::only_the_field_added,
+};
+
+/// A transaction record's format; 1 as for [`INTENT_FORMAT`].
+pub const TX_FORMAT: Format = Format {
+    what: "transaction record",
+    current: 2,
+    migrate: versioned::only_the_field_added,
+};
 
 /// What an unfinished change needs to be finished or undone.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -245,7 +263,8 @@ impl Journal {
             return Ok(());
         }
         let path = self.tx_path(&rec.id);
-        let value = serde_json::to_value(rec).map_err(|e| io(&path, e))?;
+        let value =
+            serde_json::to_value(Versioned::new(&TX_FORMAT, rec)).map_err(|e| io(&path, e))?;
         blocking(path, move |p| {
             let (root, file) = root_and_file(p).map_err(|e| io(p, e))?;
             write_json_atomic(&root, Path::new(&file), &value).map_err(|e| io(p, e))
@@ -255,7 +274,7 @@ impl Journal {
 
     /// A transaction's record; `None` when it was closed (or never written).
     pub async fn read_tx(&self, id: &str) -> Result<Option<TxRecord>, JournalError> {
-        blocking(self.tx_path(id), read_private).await
+        blocking(self.tx_path(id), |p| read_private(p, &TX_FORMAT)).await
     }
 
     /// Close the transaction once no member has an unfinished change left: until then its record
@@ -294,7 +313,8 @@ impl Journal {
         }
         let file = PathBuf::from(format!("{}.json", intent.node));
         let path = self.dir.join(&file);
-        let body = serde_json::to_vec(intent).map_err(|e| io(&path, e))?;
+        let body = serde_json::to_vec(&Versioned::new(&INTENT_FORMAT, intent))
+            .map_err(|e| io(&path, e))?;
         // Beneath the journal directory, never through a symlink (crate::rootdir), by the writer
         // thread that syncs the saves and entries queued at that moment as one group: a converge
         // stages hundreds of nodes at once. `clear` removed the last entry, so there is no spare to
@@ -340,14 +360,18 @@ impl Journal {
 /// A node's entry at `p`; `None` when there is none. An unreadable file is an error: it must not be
 /// silently forgotten.
 fn read_entry(p: &Path) -> Result<Option<Intent>, JournalError> {
-    read_private(p)
+    read_private(p, &INTENT_FORMAT)
 }
 
 /// The JSON file at `p` (`None` when there is none), read only when it and its directory are this
 /// user's and private (`crate::state::check_private`): an entry or a record steers recovery, which
 /// changes devices even in a why-run, so one planted by another user is refused, naming it. Owner
 /// and mode are those of the file opened (never through a symlink), not of a name checked earlier.
-fn read_private<T: serde::de::DeserializeOwned>(p: &Path) -> Result<Option<T>, JournalError> {
+/// Its format is `format`'s, or an older one (migrated); a newer one is refused.
+fn read_private<T: serde::de::DeserializeOwned>(
+    p: &Path,
+    format: &Format,
+) -> Result<Option<T>, JournalError> {
     use std::io::Read;
     let dir = p.parent().unwrap_or(Path::new("."));
     let opened = RootDir::open(dir).and_then(|root| {
@@ -365,7 +389,7 @@ fn read_private<T: serde::de::DeserializeOwned>(p: &Path) -> Result<Option<T>, J
     crate::state::check_private(p, &f.metadata().map_err(|e| io(p, e))?)?;
     let mut b = Vec::new();
     f.read_to_end(&mut b).map_err(|e| io(p, e))?;
-    serde_json::from_slice(&b).map(Some).map_err(|e| io(p, e))
+    Ok(Some(versioned::parse(p, &b, format)?))
 }
 
 /// Remove a transaction record and sync its directory (absent already is fine).
@@ -415,7 +439,7 @@ pub fn open_transactions(journal_dir: &Path) -> Vec<TxRecord> {
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
         .filter_map(|e| {
-            read_private(&e.path())
+            read_private(&e.path(), &TX_FORMAT)
                 .inspect_err(|err| tracing::warn!(path = %e.path().display(), error = %err, "unreadable transaction record"))
                 .ok()
                 .flatten()
@@ -785,7 +809,7 @@ mod tests {
             tx: Some("t1".into()),
         };
         j.write(&i).await.unwrap();
-        assert_eq!(j.read(&n).await.unwrap(), Some(i));
+        assert_eq!(j.read(&n).await.unwrap(), Some(i.clone()));
         assert_eq!(unfinished(&j.dir), ["sw1"]);
         j.clear(&n).await.unwrap();
         assert_eq!(j.read(&n).await.unwrap(), None);
@@ -793,6 +817,23 @@ mod tests {
         std::fs::write(j.path(&n), "{").unwrap();
         let e = j.read(&n).await.unwrap_err().to_string();
         assert!(e.contains("sw1.json"), "{e}");
+        // Written with its format first; netgw 0.3's entry (no `format`) reads the same; a newer
+        // netgw's is refused naming the file and both versions.
+        j.write(&i).await.unwrap();
+        let written: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(j.path(&n)).unwrap()).unwrap();
+        assert_eq!(written["format"], INTENT_FORMAT.current);
+        let mut old = written.clone();
+        old.as_object_mut().unwrap().remove("format");
+        std::fs::write(j.path(&n), old.to_string()).unwrap();
+        assert_eq!(j.read(&n).await.unwrap(), Some(i.clone()));
+        old["format"] = (INTENT_FORMAT.current + 1).into();
+        std::fs::write(j.path(&n), old.to_string()).unwrap();
+        let e = j.read(&n).await.unwrap_err().to_string();
+        assert!(
+            e.contains("sw1.json") && e.contains("format 3") && e.contains("upgrade netgw"),
+            "{e}"
+        );
     }
 
     #[tokio::test]

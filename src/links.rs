@@ -232,7 +232,7 @@ pub async fn gather(
                                 Some(why) => Err(format!("LLDP neighbours unreadable: {why}")),
                                 None => Ok(adjacencies(&n, &f.lldp_neighbors)),
                             },
-                            Ok(Err(e)) => Err(e),
+                            Ok(Err(e)) => Err(e.to_string()),
                             Err(_) => Err(format!("no answer within {}s", timeout.as_secs())),
                         }
                     }

@@ -18,7 +18,7 @@
 //! dies, so a crashed run never leaves a stale lock. Lock files are never deleted (deleting a lock file
 //! another process has open and is waiting on would let two holders in).
 //!
-//! The holder writes `pid=.. run=.. since_ms=..` into the file so the error of a process that gave up
+//! The holder writes `pid=.. run=.. since_ms=.. format=2` into the file so the error of a process that gave up
 //! can say who holds it. The lock only coordinates processes that use the same lock directory: gateways
 //! on different machines sharing a Chef server need a shared `--lock-dir` (a local file system; `flock`
 //! over NFS is not reliable).
@@ -32,6 +32,10 @@ use std::time::{Duration, Instant};
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
+
+/// The holder note's format (0.3's had no `format=`: version 1). Only people and the error of a
+/// process that gave up read it; the lock is the `flock`, never the text.
+pub const LOCK_NOTE_FORMAT: u32 = 2;
 
 /// How long a node waits for another process's run by default.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(600);
@@ -129,7 +133,7 @@ impl NodeRunLock {
         // the flock, not this text.
         let since_ms = crate::clock::since_epoch().as_millis();
         let note = format!(
-            "pid={} run={run_id} since_ms={since_ms}\n",
+            "pid={} run={run_id} since_ms={since_ms} format={LOCK_NOTE_FORMAT}\n",
             std::process::id()
         );
         // Overwritten from the start (a fresh open is at offset 0), then cut to length: truncating to

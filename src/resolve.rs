@@ -11,6 +11,7 @@ use crate::store::local::LocalRepo;
 use netgw_models::attributes::{AttributeSet, Component, Source};
 use netgw_models::compile::RecipeSource;
 use netgw_models::expand::{ExpandError, Expansion, expand};
+use netgw_models::policy::PolicyLock;
 use netgw_models::{Attrs, CurrentState, DesiredState, Environment, ModelError, NodeName, Role};
 use serde_json::Value;
 use std::path::Path;
@@ -58,6 +59,10 @@ pub enum ResolveError {
         #[source]
         source: ModelError,
     },
+
+    /// A Policyfile node netgw cannot run as its policy says.
+    #[error("node {node}: {message}")]
+    Policy { node: String, message: String },
 }
 
 impl ResolveError {
@@ -86,7 +91,9 @@ impl ResolveError {
             ResolveError::Cookbook { source, .. } => {
                 matches!(&**source, CookbookError::Store(e) if e.is_not_found())
             }
-            ResolveError::Model { .. } | ResolveError::RubyFile(_) => false,
+            ResolveError::Model { .. }
+            | ResolveError::RubyFile(_)
+            | ResolveError::Policy { .. } => false,
             ResolveError::Cookbooks(e) => !matches!(e.kind(), NodeErrorKind::Config),
         }
     }
@@ -109,9 +116,58 @@ pub struct NodeView {
     /// Where the cookbooks were read from (the repo's, or the synchronized set), for
     /// [`recompile_with_facts`].
     pub cookbook_source: Cookbooks,
+    /// The policy of a Policyfile node.
+    pub policy: Option<NodePolicy>,
 }
 
 pub use crate::cookbook::run::BUILTIN_RECIPES;
+
+/// A Policyfile node's policy: the lock its group runs.
+#[derive(Debug, Clone)]
+pub struct NodePolicy {
+    pub lock: PolicyLock,
+    pub group: String,
+}
+
+/// The policy of a Policyfile node of the local repo (`None` for a run-list node), its locked
+/// cookbook versions checked against the repo's cookbooks.
+pub fn node_policy(
+    repo: &LocalRepo,
+    desired: &DesiredState,
+) -> Result<Option<NodePolicy>, ResolveError> {
+    let (Some(name), Some(group)) = (&desired.policy_name, &desired.policy_group) else {
+        return Ok(None);
+    };
+    let lock = repo.load_policy(name, group)?;
+    let cookbooks = Cookbooks::of_repo(repo);
+    for (cookbook, locked) in &lock.cookbook_locks {
+        if !cookbooks.exists(cookbook) {
+            continue; // a built-in (netdev) or a dependency netgw never evaluates
+        }
+        let found = cookbooks
+            .metadata(cookbook)
+            .map_err(|e| ResolveError::Cookbook {
+                node: desired.name.to_string(),
+                source: Box::new(e),
+            })?
+            .version;
+        if found != locked.version {
+            return Err(ResolveError::Policy {
+                node: desired.name.to_string(),
+                message: format!(
+                    "policy {name} (group {group}) locks cookbook {cookbook} at {}, but the repo's \
+                     cookbooks/{cookbook} is {found}: run `chef update` and push the policy again, \
+                     or check out the cookbook the lock names",
+                    locked.version
+                ),
+            });
+        }
+    }
+    Ok(Some(NodePolicy {
+        lock,
+        group: group.clone(),
+    }))
+}
 
 /// Expand a node's run-list against the repo. Missing roles are reported in the expansion (not as an
 /// error) so callers can show them; [`resolve`] turns them into an error.
@@ -119,6 +175,22 @@ pub fn expand_node(
     repo: &LocalRepo,
     desired: &DesiredState,
 ) -> Result<(Environment, Expansion), ResolveError> {
+    let policy = node_policy(repo, desired)?;
+    expand_in(repo, desired, policy.as_ref())
+}
+
+/// [`expand_node`] with the node's policy read already. A Policyfile node's run-list is its policy's
+/// (recipes only) and it has no environment, as in Chef's `PolicyBuilder::Policyfile`.
+fn expand_in(
+    repo: &LocalRepo,
+    desired: &DesiredState,
+    policy: Option<&NodePolicy>,
+) -> Result<(Environment, Expansion), ResolveError> {
+    if let Some(p) = policy {
+        let env = Environment::default_environment();
+        let expansion = expand::<ResolveError, _>(&env.name, &p.lock.run_list, |_| Ok(None))?;
+        return Ok((env, expansion));
+    }
     let environment = repo_environment(repo, &desired.chef_environment)?;
     let expansion =
         expand::<ResolveError, _>(&desired.chef_environment, &desired.run_list, |role| {
@@ -218,16 +290,20 @@ impl From<ModelError> for ResolveError {
 pub fn resolve(repo: &LocalRepo, name: &NodeName) -> Result<NodeView, ResolveError> {
     let desired = repo.load_desired(name)?;
     let current = repo.load_current(name)?;
-    let (environment, expansion) = expand_node(repo, &desired)?;
+    let policy = node_policy(repo, &desired)?;
+    let (environment, expansion) = expand_in(repo, &desired, policy.as_ref())?;
     complete_in(repo, &expansion, name)?;
-    assemble(
+    let mut view = assemble(
         &Cookbooks::of_repo(repo),
         name,
         desired,
         current,
         environment,
         expansion,
-    )
+        policy.as_ref(),
+    )?;
+    view.policy = policy;
+    Ok(view)
 }
 
 /// Resolve a node whose desired state, roles and environments come from any store (a Chef server or
@@ -267,6 +343,16 @@ pub async fn resolve_with(
             path: store.describe(name).into(),
         }));
     };
+    if let (Some(policy), Some(group)) = (&desired.policy_name, &desired.policy_group) {
+        return Err(ResolveError::Policy {
+            node: name.to_string(),
+            message: format!(
+                "a Policyfile node (policy {policy}, group {group}): netgw reads policies from a local \
+                 repo only (policy_groups/, policies/ as `knife download` writes them), not from a \
+                 Chef server's policy endpoints; converge it with --repo, or give it a run_list"
+            ),
+        });
+    }
     let current = store.load_current(name).await?;
     let environment = match store.roles_repo() {
         Some(repo) => {
@@ -319,7 +405,7 @@ pub async fn resolve_with(
     };
     let (cb, n) = (Cookbooks::of_repo(&repo), name.clone());
     let mut view = tokio::task::spawn_blocking(move || {
-        assemble(&cb, &n, desired, current, environment, expansion)
+        assemble(&cb, &n, desired, current, environment, expansion, None)
     })
     .await
     .map_err(join_error)??;
@@ -379,6 +465,7 @@ fn assemble(
     current: Option<CurrentState>,
     environment: Environment,
     expansion: Expansion,
+    policy: Option<&NodePolicy>,
 ) -> Result<NodeView, ResolveError> {
     complete(&expansion, name)?;
 
@@ -393,6 +480,15 @@ fn assemble(
         &environment.override_attributes,
     );
     push_pair(&mut attrs, env_layers, env_src, env_attrs);
+    if let Some(p) = policy {
+        let src = Source::Policy {
+            policy: p.lock.name.clone(),
+            revision: p.lock.revision_id.clone(),
+        };
+        let (default, over) = p.lock.attributes_for(&p.group);
+        let layers = (Component::RoleDefault, Component::RoleOverride);
+        push_pair(&mut attrs, layers, src, (&default, &over));
+    }
     for layer in &expansion.role_layers {
         let src = Source::Role {
             role: layer.role.clone(),
@@ -419,6 +515,7 @@ fn assemble(
         recipes,
         cookbooks: Vec::new(),
         cookbook_source: cookbooks.clone(),
+        policy: None,
     })
 }
 
@@ -477,4 +574,33 @@ fn push_pair(
 ) {
     attrs.push(default, src.clone(), default_attrs.clone());
     attrs.push(over, src, override_attrs.clone());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Through a store that is not the cookbook repo (a Chef server's path), a Policyfile node is
+    /// refused naming its policy, never resolved with an empty run-list.
+    #[tokio::test]
+    async fn a_policyfile_node_from_another_store_is_refused_not_run_empty() {
+        let (nodes, cookbooks) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        for d in [nodes.path(), cookbooks.path()] {
+            std::fs::create_dir_all(d.join("nodes")).unwrap();
+        }
+        std::fs::write(
+            nodes.path().join("nodes/sw1.json"),
+            r#"{"name":"sw1","policy_name":"access","policy_group":"prod"}"#,
+        )
+        .unwrap();
+        let store = LocalRepo::open(nodes.path()).unwrap();
+        let repo = LocalRepo::open(cookbooks.path()).unwrap();
+        let name = NodeName::new("sw1").unwrap();
+        let e = resolve_from(&store, &repo, &name).await.unwrap_err();
+        assert!(
+            matches!(&e, ResolveError::Policy { message, .. }
+                if message.contains("policy access, group prod") && message.contains("local repo only")),
+            "{e}"
+        );
+    }
 }

@@ -180,7 +180,7 @@ fn node(repo: &LocalRepo, name: &str, v: &mut Validation) {
             return v.push(Severity::Error, Some(name), file, e.to_string());
         }
     };
-    if view.desired.run_list.is_empty() {
+    if view.desired.run_list.is_empty() && view.policy.is_none() {
         let msg = "the run-list is empty: a converge manages nothing on this device".to_owned();
         v.push(
             Severity::Warning,
@@ -256,6 +256,11 @@ fn origin(
         ),
         Source::Role { role } => (
             root.join("roles").join(format!("{role}.json")),
+            Some(role_key(layer.component)),
+        ),
+        Source::Policy { policy, revision } => (
+            root.join("policies")
+                .join(format!("{policy}-{revision}.json")),
             Some(role_key(layer.component)),
         ),
         Source::Environment { environment } => (

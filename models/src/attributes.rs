@@ -132,6 +132,11 @@ pub enum Source {
     Role {
         role: String,
     },
+    /// A Policyfile node's policy (its attributes sit where roles' would).
+    Policy {
+        policy: String,
+        revision: String,
+    },
     Environment {
         environment: String,
     },
@@ -148,7 +153,10 @@ impl Source {
             Source::Classifier => 1,
             Source::AttributeFile { .. } => 2,
             Source::Recipe { .. } => 3,
-            Source::Role { .. } | Source::Environment { .. } | Source::Automatic => 4,
+            Source::Role { .. }
+            | Source::Policy { .. }
+            | Source::Environment { .. }
+            | Source::Automatic => 4,
         }
     }
 }
@@ -163,6 +171,10 @@ impl fmt::Display for Source {
             }
             Source::Recipe { recipe } => write!(f, "recipe {recipe}"),
             Source::Role { role } => write!(f, "role {role}"),
+            Source::Policy { policy, revision } => {
+                let short: String = revision.chars().take(10).collect();
+                write!(f, "policy {policy} (revision {short})")
+            }
             Source::Environment { environment } => write!(f, "environment {environment}"),
             Source::Automatic => f.write_str("automatic (device facts)"),
         }

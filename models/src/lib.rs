@@ -10,6 +10,7 @@ pub mod expand;
 pub mod facts;
 pub mod name;
 pub mod node;
+pub mod policy;
 pub mod runlist;
 pub mod secret;
 

@@ -60,7 +60,8 @@ pub struct Node {
     pub extra: Attrs,
 }
 
-/// RFC 45 desired state: what the operator imposes. Tags live in `normal.tags`.
+/// RFC 45 desired state: what the operator imposes. Tags live in `normal.tags`. A Policyfile node
+/// names its policy and group instead of a run-list (`crate::policy`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DesiredState {
     pub name: NodeName,
@@ -70,6 +71,10 @@ pub struct DesiredState {
     pub run_list: RunList,
     #[serde(default)]
     pub normal: Attrs,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_group: Option<String>,
 }
 
 /// RFC 45 current state: what a run found and computed.
@@ -112,6 +117,14 @@ impl Node {
         node.chef_environment = desired.chef_environment;
         node.run_list = desired.run_list;
         node.normal = desired.normal;
+        for (key, value) in [
+            ("policy_name", desired.policy_name),
+            ("policy_group", desired.policy_group),
+        ] {
+            if let Some(v) = value {
+                node.extra.insert(key.to_owned(), Value::String(v));
+            }
+        }
         if let Some(c) = current {
             node.default = c.default;
             node.override_ = c.override_;
@@ -126,7 +139,17 @@ impl Node {
             chef_environment: self.chef_environment.clone(),
             run_list: self.run_list.clone(),
             normal: self.normal.clone(),
+            policy_name: self.extra_str("policy_name"),
+            policy_group: self.extra_str("policy_group"),
         }
+    }
+
+    /// A top-level string field netgw keeps unmodelled (`policy_name` is `null` on most servers' nodes).
+    fn extra_str(&self, key: &str) -> Option<String> {
+        self.extra
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
     }
 
     pub fn current(&self) -> CurrentState {
@@ -158,6 +181,8 @@ impl DesiredState {
             chef_environment: default_env(),
             run_list: RunList::new(),
             normal: Attrs::new(),
+            policy_name: None,
+            policy_group: None,
         }
     }
 

@@ -214,6 +214,15 @@ pub enum AuthFailure {
     Forbidden { who: String, role: Role },
 }
 
+/// 32 random bytes, base64url: status-page session ids, CSRF tokens, replay claimants.
+pub fn random_id() -> String {
+    let mut b = [0u8; 32];
+    if let Err(e) = getrandom::fill(&mut b) {
+        tracing::warn!(error = %e, "no system randomness for a random id");
+    }
+    data_encoding::BASE64URL_NOPAD.encode(&b)
+}
+
 /// Smallest RSA modulus accepted for a Chef client (512- and 1024-bit keys are factorable).
 pub const MIN_RSA_BITS: usize = 2048;
 
@@ -246,6 +255,24 @@ pub enum BodyCheck {
     },
 }
 
+impl BodyCheck {
+    /// For a signed request: what identifies it against replays in the shared history (hex of the
+    /// signature's SHA-256) and when a replay could no longer verify anyway (seconds since the epoch).
+    pub fn replay_key(&self) -> Option<(String, i64)> {
+        match self {
+            BodyCheck::Nothing => None,
+            BodyCheck::Signed {
+                signature,
+                timestamp,
+                ..
+            } => Some((
+                data_encoding::HEXLOWER.encode(signature),
+                timestamp + MAX_CLOCK_SKEW_SECS,
+            )),
+        }
+    }
+}
+
 /// The headers of a request, all that [`Auth::check_headers`] looks at.
 pub struct HeaderParts<'a> {
     pub method: &'a str,
@@ -266,7 +293,7 @@ pub struct RequestParts<'a> {
 }
 
 const BAD_SIGNATURE: &str = "the request signature does not verify";
-const REPLAYED: &str =
+pub const REPLAYED: &str =
     "this signed request was already accepted once (replay); sign every request anew";
 
 impl RequestParts<'_> {

@@ -9,12 +9,14 @@
 //! links_topology: fabric.clab.yml # links `"check_links": true` compares with LLDP (docs/atomic.md)
 //! max_queue: 1000                 # node runs waiting (not running); --max-queue wins
 //! concurrency: 20                 # node runs at once; --concurrency wins
-//! retention: 1000                 # runs kept in the history
+//! retention: 1000                 # runs kept in the history at most
+//! retention_days: 90              # and only runs that ended within this many days (log lines, link
+//!                                 #   checks too); applied at start and hourly (docs/serve.md)
 //! shutdown_grace_secs: 30         # running nodes may finish for this long on SIGTERM
 //! cancel_grace_secs: 10           # then they are cancelled and get this long to reach a safe point
 //! node_timeout_secs: 600
 //! max_body_bytes: 65536
-//! max_connections: 512            # open connections in total; beyond: 503, closed
+//! max_connections: 512            # open connections in total; beyond: the oldest unauthenticated one closed
 //! max_connections_per_peer: 128   # open connections from one address (behind a proxy: = max_connections)
 //! header_timeout_secs: 10         # a request head (and an idle keep-alive's next one, a TLS handshake)
 //! body_timeout_secs: 10           # the body of an authenticated request
@@ -62,6 +64,7 @@ pub struct ConfigFile {
     pub max_queue: Option<usize>,
     pub concurrency: Option<usize>,
     pub retention: Option<usize>,
+    pub retention_days: Option<f64>,
     pub shutdown_grace_secs: Option<f64>,
     pub cancel_grace_secs: Option<f64>,
     pub node_timeout_secs: Option<f64>,
@@ -113,6 +116,8 @@ pub struct Settings {
     pub max_queue: usize,
     pub concurrency: usize,
     pub retention: usize,
+    /// `retention_days:`: runs that ended earlier are deleted (`crate::history::History::prune`).
+    pub retention_age: Duration,
     pub shutdown_grace: Duration,
     pub cancel_grace: Duration,
     pub node_timeout: Duration,
@@ -137,6 +142,9 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 pub const DEFAULT_MAX_QUEUE: usize = 1000;
 pub const DEFAULT_CONCURRENCY: usize = 20;
 pub const DEFAULT_RETENTION: usize = 1000;
+pub const DEFAULT_RETENTION_DAYS: f64 = 90.0;
+/// A hundred years: more is surely a typo (and would overflow the cutoff's arithmetic).
+const MAX_RETENTION_DAYS: f64 = 36_500.0;
 pub const DEFAULT_MAX_BODY: usize = 64 * 1024;
 
 fn file_err(path: &Path, message: impl Into<String>) -> ConfigError {
@@ -218,6 +226,17 @@ fn events_poll(v: Option<f64>) -> Result<Duration, ConfigError> {
     Ok(d)
 }
 
+/// `retention_days`: more than nothing (zero would delete every run as it ends), at most a century.
+fn retention_days(v: Option<f64>) -> Result<Duration, ConfigError> {
+    let d = v.unwrap_or(DEFAULT_RETENTION_DAYS);
+    if !(d > 0.0 && d <= MAX_RETENTION_DAYS) {
+        return Err(ConfigError::Setting(format!(
+            "retention_days must be more than 0 and at most {MAX_RETENTION_DAYS} (days; 0.5 is 12 hours), found {d}"
+        )));
+    }
+    Ok(Duration::from_secs_f64(d * 86_400.0))
+}
+
 fn positive(name: &str, v: usize) -> Result<usize, ConfigError> {
     if v == 0 {
         return Err(ConfigError::Setting(format!("{name} must be at least 1")));
@@ -287,6 +306,7 @@ impl Settings {
                     .unwrap_or(DEFAULT_CONCURRENCY),
             )?,
             retention: positive("retention", file.retention.unwrap_or(DEFAULT_RETENTION))?,
+            retention_age: retention_days(file.retention_days)?,
             shutdown_grace: secs("shutdown_grace_secs", file.shutdown_grace_secs, 30.0)?,
             cancel_grace: secs("cancel_grace_secs", file.cancel_grace_secs, 10.0)?,
             node_timeout: secs("node_timeout_secs", file.node_timeout_secs, 600.0)?,
@@ -357,6 +377,23 @@ mod tests {
         assert!(e.contains("tokens[0].roles[0]"), "{e}");
         let e = parse_file(p, "lisen: 1\n").unwrap_err().to_string();
         assert!(e.contains("unknown field `lisen`"), "{e}");
+    }
+
+    #[test]
+    fn retention_days_default_to_90_and_are_bounded() {
+        let day = Duration::from_secs(86_400);
+        assert_eq!(retention_days(None).unwrap(), day * 90);
+        assert_eq!(retention_days(Some(0.5)).unwrap(), day / 2);
+        for bad in [0.0, -1.0, 36_501.0, f64::NAN, f64::INFINITY] {
+            let e = retention_days(Some(bad)).unwrap_err().to_string();
+            assert!(
+                e.contains("retention_days must be more than 0"),
+                "{bad}: {e}"
+            );
+        }
+        let p = Path::new("/etc/netgw/serve.yml");
+        let c = parse_file(p, "retention: 5\nretention_days: 7\n").unwrap();
+        assert_eq!((c.retention, c.retention_days), (Some(5), Some(7.0)));
     }
 
     #[test]

@@ -2,22 +2,25 @@
 //! per-identity cap on event streams.
 //!
 //! ```text
-//!   accept ─▶ over max_connections, or over max_connections_per_peer for its address?
-//!              └─ yes: `503` with the reason, written without reading, then closed
+//!   accept ─▶ over max_connections_per_peer for its address?  yes: `503` with the reason, closed
+//!          ─▶ all max_connections places taken?  the oldest connection that has not authenticated a
+//!              request is closed for it; none such: `503`, closed
 //!          ─▶ [TLS handshake, within header_timeout] ─▶ hyper http1 (header_timeout: a request head,
 //!              and the next one on an idle keep-alive connection, must arrive within it)
 //!          ─▶ auth layer (credentials from the headers, then the body within body_timeout)
 //! ```
 //! Without these, half-sent requests held a file descriptor and a task each until the process ran out
-//! of both (issue 23). The caps count open connections; a refused connection costs one `accept` and a
-//! short write. Waiting on a slow body is bounded by `body_timeout` and only after authentication.
+//! of both, and idle sockets from a few local addresses locked operators out. The caps count open
+//! connections; a refused connection costs one `accept` and a short write. Waiting on a slow body is
+//! bounded by `body_timeout` and only after authentication.
 
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -97,10 +100,81 @@ impl<K: std::hash::Hash + Eq + Clone> Drop for Slot<K> {
     }
 }
 
-/// The places one connection holds: one of all, one of its address's.
+/// Marks a connection that carried an authenticated request: it is never evicted for a newcomer.
+/// The auth layer finds it in the request's extensions.
+#[derive(Debug, Clone, Default)]
+pub struct ConnAuth(Arc<AtomicBool>);
+
+impl ConnAuth {
+    pub fn mark(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    fn is_marked(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Every open connection, oldest first. When all places are taken, a newcomer takes the place of the
+/// oldest connection that has not yet authenticated a request: idle sockets from many addresses can
+/// fill the total cap, but never lock out an operator, whose request authenticates within
+/// milliseconds of connecting while the flood would have to cycle through every place first.
+#[derive(Default)]
+struct OpenConns {
+    conns: Mutex<BTreeMap<u64, (ConnAuth, CancellationToken)>>,
+    next: AtomicU64,
+}
+
+/// A connection's place among all; given back when dropped (unless it was evicted already).
+struct Place {
+    open: Arc<OpenConns>,
+    id: u64,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        let mut conns = self
+            .open
+            .conns
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        conns.remove(&self.id);
+    }
+}
+
+impl OpenConns {
+    /// A place, evicting the oldest unauthenticated connection when all `max` are taken.
+    fn take(
+        self: &Arc<Self>,
+        max: usize,
+        auth: &ConnAuth,
+        evict: &CancellationToken,
+    ) -> Option<Place> {
+        let mut conns = self.conns.lock().unwrap_or_else(PoisonError::into_inner);
+        if conns.len() >= max {
+            let oldest = conns
+                .iter()
+                .find(|(_, (a, _))| !a.is_marked())
+                .map(|(id, _)| *id)?;
+            if let Some((_, token)) = conns.remove(&oldest) {
+                token.cancel();
+            }
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        conns.insert(id, (auth.clone(), evict.clone()));
+        Some(Place {
+            open: self.clone(),
+            id,
+        })
+    }
+}
+
+/// What one connection holds: a place among all, one of its address's, and what can evict it.
 struct ConnSlots {
-    _all: Slot<()>,
+    _all: Place,
     _peer: Slot<IpAddr>,
+    auth: ConnAuth,
+    evicted: CancellationToken,
 }
 
 /// Why a connection is refused (the client is told).
@@ -108,13 +182,13 @@ struct ConnSlots {
 enum Refusal {
     #[error("too many connections from {peer} (limit {limit} per address)")]
     PerPeer { peer: IpAddr, limit: usize },
-    #[error("too many connections (limit {limit} in total)")]
+    #[error("too many authenticated connections (limit {limit} in total)")]
     Total { limit: usize },
 }
 
 /// Why a connection is refused, or its slots.
 fn admit(
-    all: &Arc<Counter<()>>,
+    all: &Arc<OpenConns>,
     peers: &Arc<Counter<IpAddr>>,
     peer: IpAddr,
     limits: &ServerLimits,
@@ -125,10 +199,18 @@ fn admit(
             peer,
             limit: limits.max_connections_per_peer,
         })?;
-    let a = all.take((), limits.max_connections).ok_or(Refusal::Total {
-        limit: limits.max_connections,
-    })?;
-    Ok(ConnSlots { _all: a, _peer: p })
+    let (auth, evicted) = (ConnAuth::default(), CancellationToken::new());
+    let a = all
+        .take(limits.max_connections, &auth, &evicted)
+        .ok_or(Refusal::Total {
+            limit: limits.max_connections,
+        })?;
+    Ok(ConnSlots {
+        _all: a,
+        _peer: p,
+        auth,
+        evicted,
+    })
 }
 
 /// Serve `app` on `listener` until `stop`; then finish open requests (graceful) and return.
@@ -139,7 +221,7 @@ pub async fn run(
     tls: Option<TlsAcceptor>,
     stop: CancellationToken,
 ) {
-    let all = Arc::new(Counter::<()>::default());
+    let all = Arc::new(OpenConns::default());
     let peers = Arc::new(Counter::<IpAddr>::default());
     let mut conns = JoinSet::new();
     loop {
@@ -161,8 +243,12 @@ pub async fn run(
             Ok(slots) => {
                 let (app, limits, tls, stop) =
                     (app.clone(), limits.clone(), tls.clone(), stop.clone());
+                let app = app.layer(axum::Extension(slots.auth.clone()));
                 conns.spawn(async move {
-                    serve_conn(stream, peer, app, &limits, tls, stop).await;
+                    tokio::select! {
+                        _ = serve_conn(stream, peer, app, &limits, tls, stop) => {}
+                        _ = slots.evicted.cancelled() => debug!(%peer, "connection evicted for a newcomer"),
+                    }
                     drop(slots);
                 });
             }
@@ -321,11 +407,25 @@ mod tests {
             e.to_string(),
             "too many connections from 127.0.0.2 (limit 1 per address)"
         );
-        let _t = admit(&all, &peers, "127.0.0.3".parse().unwrap(), &limits).unwrap();
-        let _u = admit(&all, &peers, "127.0.0.4".parse().unwrap(), &limits).unwrap();
-        let e = admit(&all, &peers, "127.0.0.5".parse().unwrap(), &limits)
+        let t = admit(&all, &peers, "127.0.0.3".parse().unwrap(), &limits).unwrap();
+        let u = admit(&all, &peers, "127.0.0.4".parse().unwrap(), &limits).unwrap();
+        t.auth.mark();
+        u.auth.mark();
+        // All places taken: the newcomer takes the oldest unauthenticated one's.
+        let v = admit(&all, &peers, "127.0.0.5".parse().unwrap(), &limits).unwrap();
+        assert!(
+            _s.evicted.is_cancelled(),
+            "the oldest idle connection is evicted"
+        );
+        assert!(!t.evicted.is_cancelled() && !u.evicted.is_cancelled());
+        v.auth.mark();
+        // Only authenticated connections left: refused.
+        let e = admit(&all, &peers, "127.0.0.6".parse().unwrap(), &limits)
             .err()
             .unwrap();
-        assert_eq!(e.to_string(), "too many connections (limit 3 in total)");
+        assert_eq!(
+            e.to_string(),
+            "too many authenticated connections (limit 3 in total)"
+        );
     }
 }

@@ -22,7 +22,7 @@ pub mod ui;
 
 use crate::engine::{Connector, RegistryConnector};
 use crate::gateway::ServeArgs;
-use crate::history::{History, HistoryError, RunRow};
+use crate::history::{History, HistoryError, Retention, RunRow};
 use crate::inventory::{Inventory, InventoryError};
 use crate::store::local::LocalRepo;
 use crate::store::{NodeStore, StoreError};
@@ -300,6 +300,11 @@ pub async fn serve(
     };
     recover_at_start(&sched, &journal_dir).await;
     takeover::start(&sched, &history, &local.to_string(), &shutdown).await;
+    let retention = Retention {
+        runs: settings.retention,
+        max_age: settings.retention_age,
+    };
+    start_retention(&history, retention, &shutdown).await;
     let hosts = sched.inventory().hosts.len();
     let state = Arc::new(AppState {
         settings: settings_json(&settings, &db, local, hosts, tls.is_some()),
@@ -423,6 +428,39 @@ async fn open_history(
     Ok(Arc::new(history))
 }
 
+/// How often serve applies retention by age after the start: hourly, or at a tenth of the age
+/// kept when that is shorter (a test's seconds), never more than once a second.
+fn retention_every(max_age: Duration) -> Duration {
+    (max_age / 10).clamp(Duration::from_secs(1), Duration::from_secs(3600))
+}
+
+/// Retention ([`History::prune`]) at start, before the first request is served, then every
+/// [`retention_every`] until shutdown. A failed prune (database down) is logged and tried again at the
+/// next interval: nothing is lost by waiting.
+async fn start_retention(history: &Arc<History>, r: Retention, shutdown: &CancellationToken) {
+    async fn prune(h: &History, r: &Retention, every: Duration) {
+        match h.prune(r, std::time::SystemTime::now()).await {
+            Ok(()) => {
+                tracing::debug!(runs = r.runs, max_age = ?r.max_age, "history retention applied")
+            }
+            Err(e) => {
+                warn!(error = %e, "applying history retention failed; tried again in {every:?}")
+            }
+        }
+    }
+    let every = retention_every(r.max_age);
+    prune(history, &r, every).await;
+    let (h, stop) = (history.clone(), shutdown.clone());
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => break,
+                () = tokio::time::sleep(every) => prune(&h, &r, every).await,
+            }
+        }
+    });
+}
+
 /// The effective settings `GET /v1/gateway` reports.
 fn settings_json(
     settings: &Settings,
@@ -441,6 +479,7 @@ fn settings_json(
         "max_queue": settings.max_queue,
         "concurrency": settings.concurrency,
         "retention": settings.retention,
+        "retention_days": settings.retention_age.as_secs_f64() / 86_400.0,
         "shutdown_grace_secs": settings.shutdown_grace.as_secs_f64(),
         "cancel_grace_secs": settings.cancel_grace.as_secs_f64(),
         "node_timeout_secs": settings.node_timeout.as_secs_f64(),
@@ -537,9 +576,42 @@ async fn authenticate(State(s): State<S>, req: Request, next: Next) -> Response 
     if let Err(f) = s.auth.check_body(&body_check, &bytes) {
         return refused(&s, f, false);
     }
+    if let Err(r) = claim_once(&s, &body_check).await {
+        return r;
+    }
+    if let Some(conn) = parts.extensions.get::<limits::ConnAuth>() {
+        conn.mark();
+    }
     parts.extensions.insert(id);
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+/// A signed request is accepted once by every gateway on the history database, across restarts: the
+/// in-process cache stops a replay to this process cheaply, the history stops the rest. When the
+/// history cannot say, the request is refused (503): a signature is never accepted unchecked.
+async fn claim_once(s: &AppState, check: &auth::BodyCheck) -> Result<(), Response> {
+    let Some((digest, expires)) = check.replay_key() else {
+        return Ok(());
+    };
+    let claimant = auth::random_id();
+    match s
+        .history
+        .claim_signature(&digest, expires, &claimant, auth::now_secs())
+        .await
+    {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(refused(s, AuthFailure::Invalid(auth::REPLAYED), false)),
+        Err(e) => {
+            warn!(error = %e, "cannot check a signed request against replays");
+            Err(HttpError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "history_unavailable",
+                "the run history cannot be reached to check this signed request against replays; retry later",
+            )
+            .into_response())
+        }
+    }
 }
 
 /// The answer to a refused request, counted. `close`: the body was not read, so the connection

@@ -65,7 +65,7 @@ fn host_facts(
     let target = inv.target(name).map_err(|e| failed(e.to_string()))?;
     let facts = rt
         .block_on(crate::facts::device_facts(&target))
-        .map_err(failed)?;
+        .map_err(|e| failed(e.to_string()))?;
     let run_id = crate::clock::new_run_id();
     let automatic = crate::engine::automatic_attributes(&facts, target.platform.as_str(), &run_id);
     let saved = rt.block_on(save_facts(cli, &node, &run_id, automatic.clone()))?;

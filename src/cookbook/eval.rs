@@ -94,8 +94,9 @@ pub trait Host {
     }
 }
 
-/// The resource names a recipe may declare: Chef's netdev cookbook's and netgw's own.
-pub const RESOURCE_KINDS: [&str; 9] = [
+/// The resource names a recipe may declare: Chef's netdev cookbook's, netgw's own, and the vendor
+/// cookbooks' that say the same (`cookbook::netdev` maps each).
+pub const RESOURCE_KINDS: [&str; 12] = [
     "netdev_vlan",
     "netdev_interface",
     "netdev_l2_interface",
@@ -105,6 +106,9 @@ pub const RESOURCE_KINDS: [&str; 9] = [
     "netdev_group",
     "vlan",
     "link",
+    "eos_vlan",
+    "cisco_vlan",
+    "cisco_interface",
 ];
 
 /// Evaluate an attribute file: its assignments become layers of `attrs` from `source`.

@@ -19,8 +19,9 @@ use crate::store::local::{LocalRepo, RunReads, field_error, parse_yaml};
 use netgw_models::ModelError;
 use netgw_models::name::validate_cookbook_name;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -157,6 +158,9 @@ pub struct Cookbooks {
     dir: Arc<RootDir>,
     /// The run's reads ([`crate::store::local::LocalRepo::for_run`]); `None`: every call reads the files.
     reads: Option<Arc<RunReads>>,
+    /// Directories whose metadata names another cookbook than the directory (metadata name ->
+    /// directory), read once when a cookbook is not found under its own name.
+    renamed: Arc<OnceLock<BTreeMap<String, String>>>,
 }
 
 impl Cookbooks {
@@ -169,6 +173,7 @@ impl Cookbooks {
         Ok(Cookbooks {
             dir: Arc::new(dir),
             reads: None,
+            renamed: Arc::default(),
         })
     }
 
@@ -176,7 +181,11 @@ impl Cookbooks {
     /// its run's reads, when it is [`LocalRepo::for_run`]'s.
     pub fn of_repo(repo: &LocalRepo) -> Cookbooks {
         let (dir, reads) = repo.shared_reads();
-        Cookbooks { dir, reads }
+        Cookbooks {
+            dir,
+            reads,
+            renamed: Arc::default(),
+        }
     }
 
     /// A file's text beneath the root, once per run when there is a run.
@@ -219,16 +228,52 @@ impl Cookbooks {
         self.dir.path()
     }
 
+    /// `cookbooks/DIR` of the cookbook Chef calls `cookbook`: the directory of that name, else the
+    /// one whose metadata gives that name (a checkout named after its repository, `chef-eos` for
+    /// `eos`), as knife and chef-client name a cookbook by its metadata.
+    fn rel(&self, cookbook: &str) -> PathBuf {
+        let own = Path::new("cookbooks").join(cookbook);
+        if self.dir.sub(&own).is_ok() {
+            return own;
+        }
+        let renamed = self.renamed.get_or_init(|| self.scan_renamed());
+        match renamed.get(cookbook) {
+            Some(dir) => Path::new("cookbooks").join(dir),
+            None => own,
+        }
+    }
+
+    /// Every directory of `cookbooks/` whose metadata names another cookbook. A directory whose
+    /// metadata cannot be read is left out here: using it by its own name reports the error.
+    fn scan_renamed(&self) -> BTreeMap<String, String> {
+        let Ok(entries) = self.dir.handle().read_dir("cookbooks") else {
+            return BTreeMap::new();
+        };
+        let mut renamed = BTreeMap::new();
+        for entry in entries.flatten() {
+            let Some(dir) = entry.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            let rel = Path::new("cookbooks").join(&dir);
+            if let Ok(md) = metadata_with(self.root(), &rel, &dir, |p| self.read(p))
+                && md.name != dir
+            {
+                renamed.entry(md.name).or_insert(dir);
+            }
+        }
+        renamed
+    }
+
     /// A cookbook's metadata; a cookbook without a metadata file (or without a directory) is named
     /// after itself, version 0.0.0, no dependencies.
     pub fn metadata(&self, cookbook: &str) -> Result<Metadata, CookbookError> {
-        let rel = Path::new("cookbooks").join(cookbook);
+        let rel = self.rel(cookbook);
         metadata_with(self.root(), &rel, cookbook, |p| self.read(p))
     }
 
     /// A cookbook's attribute files, `.rb` and `.yml` alike, in [`attribute_order`].
     pub fn attribute_files(&self, cookbook: &str) -> Result<Vec<AttributeFile>, StoreError> {
-        let rel = Path::new("cookbooks").join(cookbook).join("attributes");
+        let rel = self.rel(cookbook).join("attributes");
         let dir = self.root().join(&rel);
         validate_cookbook_name("cookbook", cookbook).map_err(|source| StoreError::Model {
             path: dir.clone(),
@@ -269,7 +314,7 @@ impl Cookbooks {
         cookbook: &str,
         recipe: &str,
     ) -> Result<Option<RecipeFile>, StoreError> {
-        let rel = Path::new("cookbooks").join(cookbook).join("recipes");
+        let rel = self.rel(cookbook).join("recipes");
         let dir = self.root().join(&rel);
         for (what, name) in [("cookbook", cookbook), ("recipe", recipe)] {
             validate_cookbook_name(what, name).map_err(|source| StoreError::Model {
@@ -377,7 +422,7 @@ impl Cookbooks {
 
     /// The recipes a cookbook's `recipes/` holds (`cb::name`), for "did you mean".
     pub fn recipe_names(&self, cookbook: &str) -> Vec<String> {
-        let rel = Path::new("cookbooks").join(cookbook).join("recipes");
+        let rel = self.rel(cookbook).join("recipes");
         let Ok(Some(listed)) = self.listing(&rel) else {
             return Vec::new();
         };
@@ -394,7 +439,7 @@ impl Cookbooks {
 
     /// Whether `cookbooks/NAME` exists.
     pub fn exists(&self, cookbook: &str) -> bool {
-        self.dir.sub(&Path::new("cookbooks").join(cookbook)).is_ok()
+        self.dir.sub(&self.rel(cookbook)).is_ok()
     }
 }
 

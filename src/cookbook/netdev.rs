@@ -23,6 +23,8 @@
 //! pattern) is one netgw link: an explicitly set property wins over the other resource's default, and
 //! two different explicit values are an error.
 
+mod vendor;
+
 use super::CookbookError;
 use super::eval::ResourceDecl;
 use serde_json::{Map, Value, json};
@@ -145,6 +147,9 @@ fn map_one(
         "link" => (&NETGW_LINK_PROPS, &["create"]),
         "netdev_lag" => (&LAG_PROPS, &["create", "delete"]),
         "netdev_l3_interface" => (&L3_PROPS, &["create", "delete"]),
+        "eos_vlan" => (&vendor::EOS_VLAN_PROPS, &["create", "delete"]),
+        "cisco_vlan" => (&vendor::CISCO_VLAN_PROPS, &["create", "destroy"]),
+        "cisco_interface" => (&vendor::CISCO_INTERFACE_PROPS, &["create"]),
         "netdev_lag_interface" => {
             return Err(d.error(
                 "resource `netdev_lag_interface`",
@@ -188,6 +193,9 @@ fn map_one(
         "netdev_l2_interface" => netdev_l2(d, &resolver)?,
         "netdev_lag" => Mapped::Vlan(netdev_lag(d, action)?),
         "netdev_l3_interface" => Mapped::Vlan(netdev_l3(d, action)?),
+        "eos_vlan" => Mapped::Vlan(vendor::eos_vlan(d, action)?),
+        "cisco_vlan" => Mapped::Vlan(vendor::cisco_vlan(d, action)?),
+        "cisco_interface" => vendor::cisco_interface(d)?,
         _ => netgw_link(d, &resolver)?,
     }))
 }

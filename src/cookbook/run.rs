@@ -50,7 +50,7 @@ fn add_with_deps(
     deps.sort();
     deps.dedup();
     for dep in deps {
-        if !cookbooks.exists(dep) && !PROVIDED.contains(&dep.as_str()) {
+        if !PROVIDED.contains(&dep.as_str()) && !cookbooks.exists(dep) {
             return Err(CookbookError::MissingDependency {
                 path: cookbooks
                     .root()

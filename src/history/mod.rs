@@ -43,6 +43,15 @@ pub enum HistoryError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "history database {path}: schema version {found} (PRAGMA user_version), newer than this netgw \
+         reads ({known}); a newer netgw wrote it: upgrade netgw, or point --db at another file"
+    )]
+    Newer {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+    },
     #[error("history database: {what}: {source}")]
     Sql {
         what: &'static str,
@@ -145,6 +154,14 @@ pub struct RunRow {
     pub results: Vec<Value>,
 }
 
+/// How much history is kept (`retention` and `retention_days` of serve's configuration,
+/// docs/serve.md): runs that ended within `max_age`, at most `runs` of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    pub runs: usize,
+    pub max_age: std::time::Duration,
+}
+
 /// Writes that failed (logged once each); exported as a metric.
 pub static WRITE_ERRORS: AtomicU64 = AtomicU64::new(0);
 
@@ -234,10 +251,53 @@ impl History {
         self.store.close()
     }
 
+    /// Retention ([`Retention`]) now: runs that ended more than `max_age` before `now`, log lines and
+    /// link checks as old, and every run beyond the newest `runs`; runs in flight are kept. On a
+    /// shared database every gateway prunes with its own settings (the statements are idempotent).
+    pub async fn prune(
+        &self,
+        r: &Retention,
+        now: std::time::SystemTime,
+    ) -> Result<(), HistoryError> {
+        let cutoff = crate::clock::rfc3339(now.checked_sub(r.max_age).unwrap_or(now));
+        self.store.write(sql::prune(&cutoff, r.runs)).await
+    }
+
     /// Whether other gateways write here too: a run missing from this gateway's memory may still be
     /// in flight elsewhere.
     pub fn is_shared(&self) -> bool {
         self.shared().is_some()
+    }
+
+    /// Claim a signed request (`digest` of its signature) for `claimant` until `expires` (seconds
+    /// since the epoch): true the first time any gateway on this database claims it, false for a
+    /// replay. The first insert wins; every claimant then reads the same winner.
+    pub async fn claim_signature(
+        &self,
+        digest: &str,
+        expires: i64,
+        claimant: &str,
+        now: i64,
+    ) -> Result<bool, HistoryError> {
+        const WHAT: &str = "remembering a signed request";
+        self.store
+            .write(vec![
+                Stmt::new(WHAT, "DELETE FROM signatures WHERE expires < $1").bind(now),
+                Stmt::new(
+                    WHAT,
+                    "INSERT INTO signatures (digest, expires, claimant) VALUES ($1, $2, $3) \
+                     ON CONFLICT (digest) DO NOTHING",
+                )
+                .bind(digest)
+                .bind(expires)
+                .bind(claimant),
+            ])
+            .await?;
+        let s = Stmt::new(WHAT, "SELECT claimant FROM signatures WHERE digest = $1").bind(digest);
+        let rows = self.store.query(s).await?;
+        Ok(
+            matches!(rows.first().and_then(|r| r.first()), Some(sql::Cell::Text(c)) if c == claimant),
+        )
     }
 
     pub async fn run(&self, id: String) -> Result<Option<RunRow>, HistoryError> {
@@ -589,6 +649,115 @@ mod tests {
         let e = History::open(&link, 3, "t0").err().unwrap().to_string();
         assert!(e.contains("link.db is a symbolic link"), "{e}");
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    }
+
+    fn ended(id: &str, at: &str) -> Op {
+        match finished(id) {
+            Op::Finished {
+                id,
+                status,
+                duration_secs,
+                summary,
+                triggers,
+                ..
+            } => Op::Finished {
+                id,
+                at: at.into(),
+                status,
+                duration_secs,
+                summary,
+                triggers,
+                note: None,
+                then: None,
+            },
+            _ => unreachable!(),
+        }
+    }
+
+    /// Retention by age deletes exactly what ended before the cutoff (runs with their events, log
+    /// lines), keeps runs in flight however old, and the count limit applies on top.
+    #[tokio::test]
+    async fn retention_by_age_and_count_deletes_what_is_older_and_nothing_else() {
+        use std::time::{Duration, UNIX_EPOCH};
+        let d = tempfile::tempdir().unwrap();
+        let (h, _) = History::open(&d.path().join("h.db"), 100, "2026-01-01T00:00:00Z").unwrap();
+        for (id, at) in [
+            ("old", Some("2026-01-10T00:00:00Z")),
+            ("edge", Some("2026-01-31T00:00:00Z")),
+            ("stuck", None),
+            ("new1", Some("2026-02-20T00:00:00Z")),
+            ("new2", Some("2026-03-01T00:00:00Z")),
+        ] {
+            h.send(created(id, &["a"]));
+            h.send(Op::Event {
+                run_id: id.into(),
+                seq: 0,
+                event: "{}".into(),
+            });
+            match at {
+                Some(at) => h.send(ended(id, at)),
+                None => h.send(Op::Started {
+                    id: id.into(),
+                    at: "2026-01-01T00:00:00Z".into(),
+                }),
+            }
+        }
+        h.send(Op::Gateway {
+            at: "2026-02-25T00:00:00Z".into(),
+            event: "note".into(),
+            detail: "recent".into(),
+        });
+        h.flush().await;
+        let ids = |rows: Vec<RunRow>| rows.into_iter().map(|r| r.id).collect::<Vec<_>>();
+        // 2026-03-02T00:00:00Z, 30 days: the cutoff is 2026-01-31T00:00:00Z.
+        let now = UNIX_EPOCH + Duration::from_secs(1_772_409_600);
+        let day = Duration::from_secs(86_400);
+        let r = Retention {
+            runs: 100,
+            max_age: day * 30,
+        };
+        h.prune(&r, now).await.unwrap();
+        let left = ids(h.list(None, None, 100).await.unwrap());
+        assert_eq!(left, ["new2", "new1", "stuck", "edge"]);
+        assert!(h.events("old".into(), None).await.unwrap().is_empty());
+        assert_eq!(h.events("edge".into(), None).await.unwrap().len(), 1);
+        let log = h.gateway_log(10).await.unwrap();
+        assert_eq!(log.len(), 1, "the start line of 2026-01-01 went: {log:?}");
+        assert_eq!(log[0]["detail"], "recent");
+        // Pruning again changes nothing; the count then keeps the newest ended run and any in flight.
+        h.prune(&r, now).await.unwrap();
+        assert_eq!(ids(h.list(None, None, 100).await.unwrap()).len(), 4);
+        h.prune(&Retention { runs: 1, ..r }, now).await.unwrap();
+        assert_eq!(
+            ids(h.list(None, None, 100).await.unwrap()),
+            ["new2", "stuck"]
+        );
+        h.close();
+    }
+
+    /// A database a newer netgw wrote is refused, untouched.
+    #[tokio::test]
+    async fn a_newer_database_is_refused_naming_it_and_both_versions() {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("h.db");
+        {
+            let c = rusqlite::Connection::open(&db).unwrap();
+            c.pragma_update(None, "user_version", sqlite::VERSION + 1)
+                .unwrap();
+        }
+        let e = History::open(&db, 10, "t0").err().unwrap().to_string();
+        assert!(
+            e.contains("h.db")
+                && e.contains(&format!("schema version {}", sqlite::VERSION + 1))
+                && e.contains(&format!("reads ({})", sqlite::VERSION))
+                && e.contains("upgrade netgw"),
+            "{e}"
+        );
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let tables: i64 = c
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(tables, 0, "nothing was created in it");
     }
 
     #[tokio::test]

@@ -279,17 +279,48 @@ pub fn statements(op: &Op, retention: usize, gateway: Option<&str>) -> Vec<Stmt>
             .bind(summary)
             .bind(*triggers as i64)
             .bind(note.clone()),
-            // Keep the newest `retention` runs; runs still in flight (any gateway's) are never dropped.
-            Stmt::new(
-                "applying retention",
-                "DELETE FROM runs WHERE status NOT IN ('queued', 'running') AND seq <= \
-                 (SELECT seq FROM runs ORDER BY seq DESC LIMIT 1 OFFSET $1)",
-            )
-            .bind(retention as i64),
+            keep_newest(retention),
         ],
         Op::Gateway { at, event, detail } => vec![log_line(gateway, at, event, detail)],
         Op::HandBack { .. } | Op::Requeue(_) | Op::Flush(_) | Op::Stop => Vec::new(),
     }
+}
+
+/// Keep the newest `runs` runs; runs still in flight (any gateway's) are never dropped. Their node
+/// results, node lists and events go with them (`ON DELETE CASCADE`).
+fn keep_newest(runs: usize) -> Stmt {
+    Stmt::new(
+        "applying retention",
+        "DELETE FROM runs WHERE status NOT IN ('queued', 'running') AND seq <= \
+         (SELECT seq FROM runs ORDER BY seq DESC LIMIT 1 OFFSET $1)",
+    )
+    .bind(runs as i64)
+}
+
+/// Retention by age and count: runs that ended before `cutoff` (RFC 3339, as the rows hold their
+/// times: text of one fixed form, so comparing text compares instants), gateway log lines and link
+/// checks written before it, and every run beyond the newest `runs`. Runs in flight are kept
+/// whatever their age. Every run that ended has its `finished_at` (interrupted ones too), which
+/// `runs_finished_at` indexes; a row without one is left to the count.
+pub fn prune(cutoff: &str, runs: usize) -> Vec<Stmt> {
+    vec![
+        Stmt::new(
+            "applying retention by age (runs)",
+            "DELETE FROM runs WHERE status NOT IN ('queued', 'running') AND finished_at < $1",
+        )
+        .bind(cutoff),
+        Stmt::new(
+            "applying retention by age (gateway log)",
+            "DELETE FROM gateway_log WHERE at < $1",
+        )
+        .bind(cutoff),
+        Stmt::new(
+            "applying retention by age (link checks)",
+            "DELETE FROM link_checks WHERE at < $1",
+        )
+        .bind(cutoff),
+        keep_newest(runs),
+    ]
 }
 
 fn run_nodes(id: &str, nodes: &[String]) -> Stmt {

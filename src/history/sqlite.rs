@@ -41,6 +41,7 @@ CREATE TABLE IF NOT EXISTS runs (
     gateway       TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
+CREATE INDEX IF NOT EXISTS runs_finished_at ON runs(finished_at);
 CREATE TABLE IF NOT EXISTS run_nodes (
     run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     node   TEXT NOT NULL,
@@ -69,6 +70,13 @@ CREATE TABLE IF NOT EXISTS gateway_log (
     detail TEXT NOT NULL,
     gateway TEXT
 );
+CREATE INDEX IF NOT EXISTS gateway_log_at ON gateway_log(at);
+CREATE TABLE IF NOT EXISTS signatures (
+    digest   TEXT PRIMARY KEY,
+    expires  INTEGER NOT NULL,
+    claimant TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS signatures_expires ON signatures(expires);
 CREATE TABLE IF NOT EXISTS link_checks (
     id     INTEGER PRIMARY KEY AUTOINCREMENT,
     at     TEXT NOT NULL,
@@ -125,8 +133,26 @@ const ADDED_COLUMNS: [(&str, &str, &str); 3] = [
     ("link_checks", "gateway", "TEXT"),
 ];
 
-/// The schema version this netgw writes (`PRAGMA user_version`).
-const VERSION: i64 = 1;
+/// The schema version this netgw writes (`PRAGMA user_version`): 1 is netgw 0.3's; 2 added the
+/// indexes retention by age reads (`runs_finished_at`, `gateway_log_at`) and the accepted Chef
+/// signatures (`signatures`), all in [`SCHEMA`], which creates them in an older database too.
+pub const VERSION: i64 = 2;
+
+/// A database a newer netgw wrote is refused before anything here touches it (not even
+/// [`SCHEMA`]'s `CREATE ... IF NOT EXISTS`).
+fn refuse_newer(c: &Connection, path: &Path) -> Result<(), HistoryError> {
+    let found: i64 = c
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(sql_error("reading the schema version"))?;
+    if found > VERSION {
+        return Err(HistoryError::Newer {
+            path: path.to_owned(),
+            found,
+            known: VERSION,
+        });
+    }
+    Ok(())
+}
 
 /// A run that ended with failed nodes is `finished_with_failures`, or `failed` when no node
 /// succeeded (`RunStatus::ended` in src/api/scheduler.rs); before version 1 both were `finished`.
@@ -180,6 +206,7 @@ impl SqliteHistory {
         now: &str,
     ) -> Result<(SqliteHistory, Recovered), HistoryError> {
         let mut w = connect(path)?;
+        refuse_newer(&w, path)?;
         w.execute_batch(SCHEMA)
             .map_err(|source| HistoryError::Open {
                 path: path.to_owned(),

@@ -61,7 +61,9 @@ pub enum PgError {
         secs: u64,
     },
     #[error(
-        "database {url}: schema version {found} is newer than this netgw knows ({known}); upgrade netgw"
+        "database {url}: schema version {found} (netgw_schema_migrations) is newer than this netgw knows \
+         ({known}); a newer gateway migrated it: upgrade this netgw to that release (docs/reliability.md, \
+         Upgrading)"
     )]
     SchemaNewer { url: String, found: i32, known: i32 },
 }
@@ -273,6 +275,16 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         6,
         "0006_run_status.sql",
         include_str!("../../migrations/postgres/0006_run_status.sql"),
+    ),
+    (
+        7,
+        "0007_retention.sql",
+        include_str!("../../migrations/postgres/0007_retention.sql"),
+    ),
+    (
+        8,
+        "0008_signatures.sql",
+        include_str!("../../migrations/postgres/0008_signatures.sql"),
     ),
 ];
 

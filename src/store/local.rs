@@ -29,6 +29,7 @@ use super::StoreError;
 use crate::rootdir::{FileOpen, RootDir};
 use netgw_models::name::{validate_environment_name, validate_role_name};
 use netgw_models::node::DEFAULT_ENVIRONMENT;
+use netgw_models::policy::{PolicyGroup, PolicyLock, validate_policy_name};
 use netgw_models::{CurrentState, DesiredState, Environment, NodeName, Role};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -318,6 +319,7 @@ impl LocalRepo {
         };
         check_keys(&path, &text, FileKind::Node)?;
         let d: DesiredState = parse_json(&path, &text)?;
+        check_policy_node(&path, &d)?;
         validate_environment_name(&d.chef_environment)
             .map_err(|e| field_error(&path, "chef_environment", &e.to_string()))?;
         if &d.name != name {
@@ -347,7 +349,16 @@ impl LocalRepo {
         let Some(text) = text else {
             return Ok(None);
         };
-        let c: CurrentState = parse_json(&path, &text)?;
+        let c: CurrentState = super::versioned::parse(&path, text.as_bytes(), &CURRENT_FORMAT)
+            .map_err(|e| match e {
+                // The field and line of a broken file, as for the operator's own files.
+                super::versioned::FormatError::Parse { .. } => {
+                    parse_json::<CurrentState>(&path, &text)
+                        .err()
+                        .unwrap_or_else(|| parse_err(&path, e.to_string()))
+                }
+                e => parse_err(&path, e.to_string()),
+            })?;
         if &c.name != name {
             return Err(field_error(
                 &path,
@@ -554,6 +565,59 @@ impl LocalRepo {
         RunReads::text_in(self.reads.as_deref(), &self.dir, self.rel(path))
     }
 
+    /// The revision of policy `name` that group `group` runs, as chef-zero keeps them in a repo:
+    /// `policy_groups/GROUP.json` names the revision, `policies/NAME-REVISION.json` is its lock.
+    pub fn load_policy(&self, name: &str, group: &str) -> Result<PolicyLock, StoreError> {
+        let group_rel = PathBuf::from("policy_groups").join(format!("{group}.json"));
+        let group_path = self.root.join(&group_rel);
+        let model = |path: &Path| {
+            let path = path.to_owned();
+            move |source| StoreError::Model { path, source }
+        };
+        validate_policy_name("policy group", group).map_err(model(&group_path))?;
+        validate_policy_name("policy", name).map_err(model(&group_path))?;
+        let Some(text) = self.read_repo_file(&group_rel)? else {
+            return Err(StoreError::NotFound {
+                kind: "policy group",
+                name: group.into(),
+                path: group_path,
+            });
+        };
+        let g: PolicyGroup = parse_json(&group_path, &text)?;
+        let Some(rev) = g.policies.get(name) else {
+            let known: Vec<&str> = g.policies.keys().map(String::as_str).collect();
+            let reason = format!(
+                "no revision of policy {name:?} in this group (it has: {}); `chef push {group}` \
+                 or `knife upload policy_groups policies` puts one there",
+                known.join(", ")
+            );
+            return Err(field_error(&group_path, "policies", &reason));
+        };
+        validate_policy_name("policy revision", &rev.revision_id).map_err(model(&group_path))?;
+        let lock_rel = PathBuf::from("policies").join(format!("{name}-{}.json", rev.revision_id));
+        let lock_path = self.root.join(&lock_rel);
+        let Some(text) = self.read_repo_file(&lock_rel)? else {
+            return Err(StoreError::NotFound {
+                kind: "policy revision",
+                name: format!("{name} {}", rev.revision_id),
+                path: lock_path,
+            });
+        };
+        let lock = PolicyLock::from_json(&lock_path.display().to_string(), &text)
+            .map_err(model(&lock_path))?;
+        if lock.name != name || lock.revision_id != rev.revision_id {
+            let reason = format!(
+                "is policy {:?} revision {:?}, but {} names {name:?} revision {:?}",
+                lock.name,
+                lock.revision_id,
+                group_path.display(),
+                rev.revision_id
+            );
+            return Err(field_error(&lock_path, "revision_id", &reason));
+        }
+        Ok(lock)
+    }
+
     /// A repo file's text (`rel` beneath the repo; `None` when it does not exist), read once per run
     /// as roles and environments are, never through a symlink.
     pub fn read_repo_file(&self, rel: &Path) -> Result<Option<Arc<str>>, StoreError> {
@@ -706,15 +770,37 @@ fn check_keys(path: &Path, text: &str, kind: FileKind) -> Result<(), StoreError>
             return Err(field_error(path, key, &reason));
         }
     }
-    if map.contains_key("policy_name") || map.contains_key("policy_group") {
-        return Err(field_error(
-            path,
-            "policy_name",
-            "Policyfile nodes are not supported: netgw would converge this node with no \
-             resources; give it a run_list (and remove policy_name and policy_group)",
-        ));
-    }
     Ok(())
+}
+
+/// A Policyfile node names both its policy and its group and takes its run-list from the policy:
+/// Chef ignores a node's own run-list and environment then, which netgw refuses to do silently.
+fn check_policy_node(path: &Path, d: &DesiredState) -> Result<(), StoreError> {
+    match (&d.policy_name, &d.policy_group) {
+        (None, None) => Ok(()),
+        (Some(_), None) | (None, Some(_)) => Err(field_error(
+            path,
+            if d.policy_name.is_none() {
+                "policy_name"
+            } else {
+                "policy_group"
+            },
+            "a Policyfile node needs both policy_name and policy_group",
+        )),
+        (Some(_), Some(_)) if !d.run_list.is_empty() => Err(field_error(
+            path,
+            "run_list",
+            "a Policyfile node takes its run-list from its policy: remove run_list (or \
+             policy_name and policy_group)",
+        )),
+        (Some(_), Some(_)) if d.chef_environment != DEFAULT_ENVIRONMENT => Err(field_error(
+            path,
+            "chef_environment",
+            "a Policyfile node takes no environment (Chef ignores it for policy nodes): \
+             remove chef_environment",
+        )),
+        (Some(_), Some(_)) => Ok(()),
+    }
 }
 
 pub(crate) fn field_error(path: &Path, field: &str, reason: &str) -> StoreError {
@@ -800,10 +886,19 @@ pub fn write_json_atomic(root: &RootDir, rel: &Path, value: &Value) -> Result<()
     write_file(root, rel, &json_body(&path, value)?)
 }
 
+/// A current-state file's format ([`super::versioned`]): 1 is netgw 0.3's, which had no `format`
+/// field.
+pub const CURRENT_FORMAT: super::versioned::Format = super::versioned::Format {
+    what: "current state",
+    current: 2,
+    migrate: super::versioned::only_the_field_added,
+};
+
 /// A current state as its file holds it: pretty JSON and a newline, serialised straight from the
-/// state (no `serde_json::Value` copy in between).
+/// state (no `serde_json::Value` copy in between), its format version first.
 pub fn current_body(current: &CurrentState) -> Result<Vec<u8>, StoreError> {
-    json_body(Path::new(current.name.as_str()), current)
+    let doc = super::versioned::Versioned::new(&CURRENT_FORMAT, current);
+    json_body(Path::new(current.name.as_str()), &doc)
 }
 
 fn json_body(path: &Path, value: &impl serde::Serialize) -> Result<Vec<u8>, StoreError> {
@@ -1350,18 +1445,62 @@ mod tests {
     }
 
     #[test]
-    fn a_policyfile_node_is_refused_rather_than_run_empty() {
+    fn a_policyfile_node_names_both_and_takes_its_run_list_from_the_policy() {
         let (d, repo) = repo();
-        fs::write(
-            d.path().join("nodes/sw1.json"),
-            r#"{"name":"sw1","policy_name":"access","policy_group":"prod"}"#,
-        )
-        .unwrap();
-        let e = repo.load_desired(&name("sw1")).unwrap_err().to_string();
+        let node = |body: &str| {
+            fs::write(d.path().join("nodes/sw1.json"), body).unwrap();
+            repo.load_desired(&name("sw1"))
+        };
+        let e = node(r#"{"name":"sw1","policy_name":"access"}"#).unwrap_err();
         assert!(
-            e.contains("Policyfile nodes are not supported") && e.contains("run_list"),
+            e.to_string()
+                .contains("needs both policy_name and policy_group"),
             "{e}"
         );
+        let e = node(r#"{"name":"sw1","policy_name":"access","policy_group":"prod","run_list":["recipe[x]"]}"#)
+            .unwrap_err();
+        assert!(e.to_string().contains("field `run_list`"), "{e}");
+        let ok = node(r#"{"name":"sw1","policy_name":"access","policy_group":"prod"}"#).unwrap();
+        assert_eq!(
+            (ok.policy_name.as_deref(), ok.policy_group.as_deref()),
+            (Some("access"), Some("prod"))
+        );
+    }
+
+    #[test]
+    fn a_policy_is_read_through_its_group_as_chef_zero_keeps_it() {
+        let (d, repo) = repo();
+        let e = repo.load_policy("access", "prod").unwrap_err().to_string();
+        assert!(
+            e.contains("policy group \"prod\" not found") && e.contains("policy_groups/prod.json"),
+            "{e}"
+        );
+        fs::create_dir_all(d.path().join("policy_groups")).unwrap();
+        fs::create_dir_all(d.path().join("policies")).unwrap();
+        fs::write(
+            d.path().join("policy_groups/prod.json"),
+            r#"{"policies":{"core":{"revision_id":"c0"},"access":{"revision_id":"a1"}}}"#,
+        )
+        .unwrap();
+        let e = repo.load_policy("acess", "prod").unwrap_err().to_string();
+        assert!(
+            e.contains("no revision of policy \"acess\"") && e.contains("access, core"),
+            "{e}"
+        );
+        let e = repo.load_policy("access", "prod").unwrap_err().to_string();
+        assert!(e.contains("policies/access-a1.json"), "{e}");
+        let lock = |rev: &str| {
+            format!(
+                r#"{{"revision_id":"{rev}","name":"access","run_list":["recipe[netdev::vlans]"],
+                    "cookbook_locks":{{"netdev":{{"version":"1.0.0"}}}}}}"#
+            )
+        };
+        fs::write(d.path().join("policies/access-a1.json"), lock("zz")).unwrap();
+        let e = repo.load_policy("access", "prod").unwrap_err().to_string();
+        assert!(e.contains("field `revision_id`"), "{e}");
+        fs::write(d.path().join("policies/access-a1.json"), lock("a1")).unwrap();
+        let p = repo.load_policy("access", "prod").unwrap();
+        assert_eq!(p.run_list.items()[0].name, "netdev::vlans");
     }
 
     #[test]

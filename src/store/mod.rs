@@ -6,6 +6,7 @@ pub mod durable;
 pub mod local;
 pub mod size;
 pub mod unsaved;
+pub mod versioned;
 
 use crate::kind::NodeErrorKind;
 use std::path::PathBuf;

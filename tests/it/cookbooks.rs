@@ -915,3 +915,250 @@ fn ruby_roles_and_environments_in_the_local_repo() {
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("roles/base.json exists too"), "{text}");
 }
+
+/// A Policyfile node as chef-zero keeps it in a repo (`knife download policies policy_groups`): the
+/// group names the revision, the lock (chef-cli's `to_lock` keys) gives the run-list, the cookbook
+/// versions and the attributes at role precedence, the group's own sub-hash hoisted over them.
+#[test]
+fn a_policyfile_node_converges_from_its_lock_and_names_the_policy() {
+    let (_rt, lab, dir, inv) = eos_lab("pf");
+    let d = dir.path();
+    let repo = d.join("repo");
+    let rev = "4f0ac3e1b2d9a8c7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3";
+    write(
+        &repo,
+        "nodes/sw1.json",
+        r#"{"name":"sw1","chef_environment":"_default","policy_name":"access","policy_group":"prod","normal":{}}"#,
+    );
+    write(
+        &repo,
+        "policy_groups/prod.json",
+        &json!({"policies": {"access": {"revision_id": rev}}}).to_string(),
+    );
+    let lock = |site_version: &str| {
+        json!({
+            "revision_id": rev,
+            "name": "access",
+            "run_list": ["recipe[site::default]"],
+            "included_policy_locks": [],
+            "cookbook_locks": {
+                "site": {"version": site_version, "identifier": "0a1b2c", "dotted_decimal_identifier": "1.2.3",
+                         "source": "cookbooks/site", "cache_key": null, "scm_info": null,
+                         "source_options": {"path": "cookbooks/site"}},
+                "netdev": {"version": "2.0.0", "identifier": "9f8e", "cache_key": "netdev-2.0.0-supermarket.chef.io",
+                           "origin": "https://supermarket.chef.io:443/api/v1/cookbooks/netdev/versions/2.0.0/download",
+                           "source_options": {"artifactserver": "https://supermarket.chef.io:443/api/v1/cookbooks/netdev/versions/2.0.0/download", "version": "2.0.0"}}
+            },
+            "default_attributes": {"site": {"vlans": {"110": "web", "120": "db"}},
+                                   "prod": {"site": {"vlans": {"120": "db_prod"}}}},
+            "override_attributes": {},
+            "solution_dependencies": {"Policyfile": [["site", ">= 0.0.0"]], "dependencies": {"site (1.0.0)": [["netdev", ">= 0.0.0"]], "netdev (2.0.0)": []}}
+        })
+        .to_string()
+    };
+    write(
+        &repo,
+        &format!("policies/access-{rev}.json"),
+        &lock("1.0.0"),
+    );
+    write(
+        &repo,
+        "cookbooks/site/metadata.rb",
+        "name 'site'\nversion '1.0.0'\ndepends 'netdev'\n",
+    );
+    write(
+        &repo,
+        "cookbooks/site/recipes/default.rb",
+        "node['site']['vlans'].each do |id, name|\n  netdev_vlan name do\n    vlan_id id.to_i\n  end\nend\n",
+    );
+    let netgw = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .arg("--repo")
+            .arg(&repo)
+            .args(args)
+            .env("NETGW_STATE_DIR", d.join("state"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let inv = inv.to_str().unwrap();
+    let out = netgw(&["converge", "--inventory", inv]);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    {
+        let st = lab.node("sw1").unwrap().device.state();
+        assert_eq!(
+            st.vlans.get(&110).map(String::as_str),
+            Some("web"),
+            "{text}"
+        );
+        assert_eq!(
+            st.vlans.get(&120).map(String::as_str),
+            Some("db_prod"),
+            "group hoisted: {text}"
+        );
+    }
+    let show = netgw(&["node", "show", "sw1", "--attribute", "site.vlans.120"]);
+    let shown = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        shown.contains("policy access (revision 4f0ac3e1b2)"),
+        "{shown}"
+    );
+    let again = netgw(&["converge", "--inventory", inv, "--format", "json"]);
+    let v: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(v["summary"]["updated"], 0, "{v}");
+
+    let ok = netgw(&["validate"]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stdout)
+    );
+
+    // A lock the repo's cookbook no longer matches: refused naming both versions.
+    write(
+        &repo,
+        &format!("policies/access-{rev}.json"),
+        &lock("1.1.0"),
+    );
+    let out = netgw(&["validate"]);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("locks cookbook site at 1.1.0") && text.contains("cookbooks/site is 1.0.0"),
+        "{text}"
+    );
+}
+
+/// Arista's and Cisco's own recipes: their VLAN and interface resources read as netgw's, and every
+/// property netgw does not manage refused by name, with file and line.
+#[test]
+fn vendor_cookbook_resources_map_or_are_refused_by_property() {
+    let root = corpus("vendor");
+    let refused = [
+        (
+            "eos::vlan",
+            "eos/recipes/vlan.rb:8:",
+            "eos_vlan property `trunk_groups`",
+        ),
+        (
+            "cisco::routed",
+            "cisco/recipes/routed.rb:1:",
+            "cisco_interface property `vrf`",
+        ),
+        (
+            "cisco::subinterface",
+            "cisco/recipes/subinterface.rb:1:",
+            "property `encapsulation_dot1q`",
+        ),
+        (
+            "cisco::svi",
+            "cisco/recipes/svi.rb:1:",
+            "property `svi_autostate`",
+        ),
+        (
+            "cisco::vlan",
+            "cisco/recipes/vlan.rb:1:",
+            "cisco_vlan property `shutdown`",
+        ),
+    ];
+    for (recipe, at, what) in refused {
+        let e = run_err(&root, &[recipe]);
+        assert!(e.contains(at) && e.contains(what), "{recipe}: {e}");
+    }
+    let (_, c) = run(&root, &["cisco::trunk"]).unwrap();
+    assert!(c.errors.is_empty(), "{:?}", c.errors);
+    let port = &c.links[0].resource;
+    assert_eq!(port.name, "Ethernet1/3");
+    assert_eq!(format!("{:?}", port.mode).to_lowercase(), "some(trunk)");
+    assert_eq!(
+        port.trunk_vlans.as_ref().map(|v| v.to_string()),
+        Some("20,30".into())
+    );
+    assert_eq!(port.native_vlan.map(|v| v.get()), Some(40));
+
+    // The same resources with what netgw manages only: a VLAN each, a routed port.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "cookbooks/site/metadata.rb",
+        "name 'site'\nversion '1.0.0'\n",
+    );
+    write(
+        d,
+        "cookbooks/site/recipes/default.rb",
+        "eos_vlan '5' do\n  vlan_name 'Test_VLAN_5'\n  enable true\nend\n\
+         cisco_vlan '220' do\n  vlan_name 'newtest'\n  state 'active'\nend\n\
+         cisco_vlan '230' do\n  action :destroy\nend\n\
+         cisco_interface 'Ethernet1/1' do\n  shutdown false\n  ipv4_address '192.0.2.43'\n  ipv4_netmask_length 24\n  mtu 1600\nend\n",
+    );
+    let (_, c) = run(d, &["site"]).unwrap();
+    assert!(c.errors.is_empty(), "{:?}", c.errors);
+    let vlans: Vec<String> = c
+        .vlans
+        .iter()
+        .map(|v| format!("{:?}", v.resource))
+        .collect();
+    assert!(
+        vlans[0].contains("5") && vlans[0].contains("Test_VLAN_5"),
+        "{vlans:?}"
+    );
+    assert!(
+        vlans[1].contains("220") && vlans[1].contains("newtest"),
+        "{vlans:?}"
+    );
+    assert!(
+        vlans[2].contains("230") && vlans[2].to_lowercase().contains("absent"),
+        "{vlans:?}"
+    );
+    let l3 = format!("{:?}", c.l3);
+    assert!(
+        l3.contains("Ethernet1/1")
+            && l3.contains("addr: 192.0.2.43, prefix: 24")
+            && l3.contains("1600"),
+        "{l3}"
+    );
+}
+
+/// A cookbook checked out under its repository's name (`chef-site/`) is found by the name its
+/// metadata gives, as knife and chef-client name it, for the run-list and for `depends`.
+#[test]
+fn cookbooks_are_found_by_their_metadata_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "cookbooks/chef-site/metadata.rb",
+        "name 'site'\nversion '1.0.0'\n",
+    );
+    write(
+        d,
+        "cookbooks/chef-site/attributes/default.rb",
+        "default['site']['vlan'] = 310\n",
+    );
+    write(
+        d,
+        "cookbooks/chef-site/recipes/default.rb",
+        "vlan node['site']['vlan'].to_s do\n  name 'from_site'\nend\n",
+    );
+    write(
+        d,
+        "cookbooks/access/metadata.rb",
+        "name 'access'\nversion '1.0.0'\ndepends 'site'\n",
+    );
+    write(
+        d,
+        "cookbooks/access/recipes/default.rb",
+        "include_recipe 'site'\n",
+    );
+    let (_, c) = run(d, &["access"]).unwrap();
+    assert!(c.errors.is_empty(), "{:?}", c.errors);
+    assert_eq!(c.vlans.len(), 1, "{:?}", c.vlans);
+    assert_eq!(c.vlans[0].resource.id.get(), 310);
+    // Control: a name no directory or metadata gives is still unknown.
+    let e = run_err(d, &["chef"]);
+    assert!(e.contains("chef"), "{e}");
+}

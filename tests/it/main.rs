@@ -54,4 +54,5 @@ mod trigger;
 mod two_processes;
 mod ui_browser;
 mod ui_http;
+mod upgrade;
 mod validate;

@@ -620,7 +620,7 @@ async fn migrations_apply_once_when_gateways_start_together() {
     }
     assert_eq!(
         applied,
-        [1, 2, 3, 4, 5, 6],
+        [1, 2, 3, 4, 5, 6, 7, 8],
         "each version applied exactly once"
     );
     let c = netgw::pg::connect(&url).await.unwrap();
@@ -629,7 +629,7 @@ async fn migrations_apply_once_when_gateways_start_together() {
         .await
         .unwrap()
         .get(0);
-    assert_eq!(n, 6);
+    assert_eq!(n, 8);
 }
 
 /// Waits until `n` node runs are running (their queue rows started) on the database.

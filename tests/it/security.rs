@@ -55,14 +55,7 @@ fn serve(extra: &str) -> Server {
             netgw::api::auth::token_hash_hex(READ)
         ),
     );
-    let log = d.join("serve.log");
-    let (child, base) = common::spawn_serve(&d.join("serve.yml"), &[], &log);
-    let addr = base
-        .strip_prefix("http://")
-        .or_else(|| base.strip_prefix("https://"))
-        .unwrap_or_else(|| panic!("unexpected base URL {base:?}"))
-        .parse()
-        .unwrap();
+    let (child, addr) = spawn(d);
     Server {
         child,
         addr,
@@ -70,7 +63,26 @@ fn serve(extra: &str) -> Server {
     }
 }
 
+/// `netgw serve --config DIR/serve.yml` on a free port.
+fn spawn(d: &Path) -> (Child, SocketAddr) {
+    let (child, base) = common::spawn_serve(&d.join("serve.yml"), &[], &d.join("serve.log"));
+    let addr = base
+        .strip_prefix("http://")
+        .or_else(|| base.strip_prefix("https://"))
+        .unwrap_or_else(|| panic!("unexpected base URL {base:?}"))
+        .parse()
+        .unwrap();
+    (child, addr)
+}
+
 impl Server {
+    /// The same gateway (configuration, history database) killed and started again.
+    fn restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        (self.child, self.addr) = spawn(self._dir.path());
+    }
+
     fn rss_mb(&self) -> f64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
         let kb: f64 = status
@@ -180,6 +192,36 @@ async fn five_thousand_half_open_connections_leave_health_and_triggers_answering
         sample.contains("too many connections from 127.0.0.")
             && sample.contains("(limit 100 per address)"),
         "{sample}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_sockets_from_many_addresses_never_lock_operators_out() {
+    // Five attacking addresses, each under its own cap, fill the total cap twice over.
+    let srv =
+        serve("max_connections: 40\nmax_connections_per_peer: 20\nheader_timeout_secs: 120\n");
+    let mut flood = Vec::new();
+    for i in 0..80 {
+        flood.push(half_open(&format!("127.0.0.{}", 2 + i % 5), srv.addr).await);
+    }
+    // The operator, connecting after the flood, is served.
+    let (health, trigger, slowest) = srv.operator_requests().await;
+    assert_eq!((health, trigger), (200, 202), "operator locked out");
+    assert!(slowest < Duration::from_secs(5), "{slowest:?}");
+    // Control: the flood held every place it could, so without eviction the operator got a 503.
+    let mut tasks = Vec::new();
+    for c in flood {
+        tasks.push(tokio::spawn(answer_within(c, Duration::from_secs(2))));
+    }
+    let mut held = 0;
+    for t in tasks {
+        if t.await.unwrap().is_none() {
+            held += 1;
+        }
+    }
+    assert!(
+        (36..40).contains(&held),
+        "{held} flood connections held open: the total cap is 40, the operators hold one or two"
     );
 }
 
@@ -322,9 +364,10 @@ async fn a_replayed_signed_request_is_refused() {
         "chef_clients:\n  - {{name: chef-server, public_key: {}, roles: [trigger, read]}}\n",
         fixture("chef/mixlib-authentication/spec_public_key.pem").display()
     ));
+    let mut srv = srv;
     let body = serde_json::to_vec(&json!({"nodes": ["sw1"], "why_run": true})).unwrap();
     let headers = chef_headers("/v1/converge", &body);
-    let send = || {
+    let send = |srv: &Server| {
         let mut r = reqwest::Client::new()
             .post(srv.url("/v1/converge"))
             .header("content-type", "application/json")
@@ -334,12 +377,29 @@ async fn a_replayed_signed_request_is_refused() {
         }
         r.send()
     };
+    let refused_as_replay = |r: reqwest::Response| async move {
+        assert_eq!(r.status().as_u16(), 401);
+        let v: Value = r.json().await.unwrap();
+        assert!(v["error"].as_str().unwrap().contains("replay"), "{v}");
+    };
     // Control: the signed request itself is good.
-    assert_eq!(send().await.unwrap().status().as_u16(), 202);
-    let again = send().await.unwrap();
-    assert_eq!(again.status().as_u16(), 401);
-    let v: Value = again.json().await.unwrap();
-    assert!(v["error"].as_str().unwrap().contains("replay"), "{v}");
+    assert_eq!(send(&srv).await.unwrap().status().as_u16(), 202);
+    refused_as_replay(send(&srv).await.unwrap()).await;
+    // A restarted gateway (its in-process cache gone) still knows it from the history database.
+    srv.restart();
+    refused_as_replay(send(&srv).await.unwrap()).await;
+    // Control: a request signed anew is accepted by the restarted gateway.
+    std::thread::sleep(Duration::from_millis(1100));
+    let fresh = chef_headers("/v1/converge", &body);
+    assert_ne!(fresh, headers, "signed at another second");
+    let mut r = reqwest::Client::new()
+        .post(srv.url("/v1/converge"))
+        .header("content-type", "application/json")
+        .body(body.clone());
+    for (k, v) in &fresh {
+        r = r.header(k, v);
+    }
+    assert_eq!(r.send().await.unwrap().status().as_u16(), 202);
 }
 
 #[test]
@@ -1119,4 +1179,63 @@ fn a_topology_reads_only_the_environment_it_is_allowed() {
             "{pass}: {out}\n{err}"
         );
     }
+}
+
+#[test]
+fn a_hostile_cookbook_fails_its_node_and_serve_goes_on() {
+    let lab = common::ui_lab::UiLab::start(vec![]);
+    let d = lab.dir.path();
+    let node = |name: &str, recipe: &str| {
+        write(
+            d,
+            &format!("repo/nodes/{name}.json"),
+            &format!(
+                r#"{{"name":"{name}","run_list":["recipe[{recipe}]","recipe[netdev::vlans]"]}}"#
+            ),
+        );
+    };
+    // Memory: a string doubled 40 times (a terabyte unbounded); the stack: 30,000 nested brackets.
+    write(d, "repo/cookbooks/bomb/recipes/default.rb", "\n");
+    write(
+        d,
+        "repo/cookbooks/bomb/attributes/default.rb",
+        "a = 'xxxxxxxxxxxxxxxx'\n40.times { a = a + a }\ndefault['a'] = a\n",
+    );
+    write(d, "repo/cookbooks/deep/recipes/default.rb", "\n");
+    write(
+        d,
+        "repo/cookbooks/deep/attributes/default.rb",
+        &format!("default['a'] = {}\n", "[".repeat(30_000)),
+    );
+    node("leaf1", "bomb");
+    node("leaf2", "deep");
+    let run = lab.trigger(json!({"nodes": ["spine1", "leaf1", "leaf2"], "why_run": true}));
+    let done = lab.wait_run(run["run_id"].as_str().unwrap());
+    let result = |n: &str| {
+        done["report"]["nodes"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no node reports: {done}"))
+            .iter()
+            .find(|r| r["name"] == n)
+            .unwrap_or_else(|| panic!("no result for {n}: {done}"))
+            .clone()
+    };
+    let (leaf1, leaf2) = (result("leaf1").to_string(), result("leaf2").to_string());
+    assert!(
+        leaf1.contains("bomb/attributes/default.rb:2") && leaf1.contains("bytes"),
+        "{leaf1}"
+    );
+    assert!(
+        leaf2.contains("deep/attributes/default.rb:1") && leaf2.contains("nested too deep"),
+        "{leaf2}"
+    );
+    // Control: the other node of the same run went on to its device and found the wanted VLAN missing.
+    let spine = result("spine1");
+    assert_eq!(spine["status"], "success", "{spine}");
+    assert!(spine.to_string().contains("720"), "{spine}");
+    // The process survived both, and serves the next run.
+    let again = lab.trigger(json!({"nodes": ["spine1"], "why_run": true}));
+    let again = lab.wait_run(again["run_id"].as_str().unwrap());
+    assert_eq!(again["status"], "finished", "{again}");
+    assert_eq!(done["status"], "finished_with_failures");
 }

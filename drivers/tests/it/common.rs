@@ -41,10 +41,37 @@ pub struct Peer {
 
 impl Drop for Peer {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.print_logs();
+        }
         let _ = Command::new(&self.script)
             .arg("stop")
             .arg(self.dir.path())
             .status();
+    }
+}
+
+impl Peer {
+    /// The last lines of the peer's own logs, for a test that failed: a third-party server's side of
+    /// a hang or refusal is in them, and the temp dir is gone after the test.
+    fn print_logs(&self) {
+        let Ok(entries) = std::fs::read_dir(self.dir.path()) else {
+            return;
+        };
+        let mut logs: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("log" | "out")))
+            .collect();
+        logs.sort();
+        for log in logs {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(40)..];
+            eprintln!("--- {} (last {} lines)", log.display(), tail.len());
+            for line in tail {
+                eprintln!("{line}");
+            }
+        }
     }
 }
 

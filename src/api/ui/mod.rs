@@ -15,7 +15,7 @@
 mod pages;
 pub mod topology;
 
-use super::auth::{AuthFailure, HeaderParts, Identity, Role};
+use super::auth::{AuthFailure, HeaderParts, Identity, Role, random_id};
 use super::{HttpError, S};
 use crate::history::{CheckOrigin, StoredLinkCheck};
 use axum::body::{Body, Bytes};
@@ -80,15 +80,6 @@ struct Failures {
 /// The client's address, set per connection by `limits::serve_conn`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ClientAddr(pub std::net::IpAddr);
-
-/// 32 random bytes, base64url: session ids and CSRF tokens.
-fn random_id() -> String {
-    let mut b = [0u8; 32];
-    if let Err(e) = getrandom::fill(&mut b) {
-        warn!(error = %e, "no system randomness for a status-page session");
-    }
-    data_encoding::BASE64URL_NOPAD.encode(&b)
-}
 
 /// A signed-in request: who, and the CSRF token its forms carry.
 #[derive(Clone)]
@@ -365,6 +356,9 @@ async fn ui_auth(
     let path = req.uri().path().to_owned();
     match check_token(&s, &token, req.method(), &path, role) {
         Ok(identity) => {
+            if let Some(conn) = req.extensions().get::<super::limits::ConnAuth>() {
+                conn.mark();
+            }
             req.extensions_mut().insert(Session { identity, csrf, id });
             pages::secure_headers(next.run(req).await)
         }
