@@ -548,10 +548,14 @@ impl Netconfd {
         }
     }
 
+    /// A session, and a pause before its first RPC: yuma123's netconfd never answers an RPC that
+    /// reaches it in the same read as the hello (drivers/tests/it/common.rs, `NETCONFD_SETTLE`).
     async fn session(&self) -> NetconfSsh {
-        connect_ssh(&self.target())
+        let s = connect_ssh(&self.target())
             .await
-            .unwrap_or_else(|e| panic!("connect to netconfd: {e}"))
+            .unwrap_or_else(|e| panic!("connect to netconfd: {e}"));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        s
     }
 }
 

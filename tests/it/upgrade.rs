@@ -367,7 +367,7 @@ fn the_postgres_history_of_0_3_is_migrated_its_runs_listed_and_retention_keeps_t
     };
     assert_eq!(
         psql("SELECT max(version) FROM netgw_schema_migrations"),
-        "7"
+        "8"
     );
 }
 

@@ -120,6 +120,13 @@ pub fn start_peer(script: &str, extra_args: &[&str], env_file: &str, install_hin
     peer
 }
 
+/// How long a test waits after the hello exchange before its first RPC to netconfd. yuma123's netconfd
+/// never answers an RPC that reaches it in the same read as the client's hello (sent by hand:
+/// `printf HELLO; printf RPC | ssh -s netconf` in one write gets the server's hello and nothing
+/// more; with a pause between them the reply comes). netgw writes its hello alone, but under load the
+/// relay (`netconf-subsystem`) can still deliver both in one read; the pause keeps them apart.
+pub const NETCONFD_SETTLE: std::time::Duration = std::time::Duration::from_millis(300);
+
 /// known_hosts with the private sshd's host keys: the connection verifies them for real.
 pub fn netconfd_target(peer: &Peer, timeouts: Timeouts) -> SshTarget {
     let port: u16 = peer.env["NETCONFD_SSH_PORT"].parse().expect("port");

@@ -621,6 +621,7 @@ async fn netconfd_unverified_confirmed_commit_is_reverted_by_the_server() {
     let mut s = connect_ssh(&common::netconfd_target(&peer, timeouts()))
         .await
         .unwrap_or_else(|e| panic!("connect: {e}"));
+    tokio::time::sleep(common::NETCONFD_SETTLE).await;
     assert!(NetconfTxn::has_confirmed_commit(&s));
     let mut txn = NetconfTxn::new(Dialect::Rfc6241, true);
 

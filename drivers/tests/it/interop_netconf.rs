@@ -49,6 +49,7 @@ async fn netconfd_session(peer: &Peer) -> NetconfSsh {
     let s = connect_ssh(&common::netconfd_target(peer, timeouts()))
         .await
         .unwrap_or_else(|e| panic!("connect to netconfd: {e}"));
+    tokio::time::sleep(common::NETCONFD_SETTLE).await;
     assert_eq!(
         s.framing(),
         Framing::Chunked,
