@@ -131,6 +131,8 @@ watch_all() {
     (
         while kill -0 "$watched" 2>/dev/null && [ -f "$dir/nautobot.pid" ]; do sleep 1; done
         stop_all "$dir" >/dev/null 2>&1 || true
+        # The test that started it is gone, and with it whoever would have removed DIR.
+        kill -0 "$watched" 2>/dev/null || rm -rf "$dir"
     ) </dev/null >/dev/null 2>&1 &
 }
 

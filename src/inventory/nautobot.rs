@@ -1,0 +1,506 @@
+//! Nautobot as the inventory (docs/nautobot.md): the devices a filter selects, read through Nautobot's
+//! REST API, each made the host Nornir's `nornir_nautobot` makes of it (name, the primary IP's address
+//! as hostname, the platform's `network_driver` as platform), plus what netgw needs that
+//! `nornir_nautobot` leaves to other plugins: groups from location, role, tags and platform (so a
+//! selection names them), `data` from the rendered config context, the port from the custom field
+//! `netgw_port`, and credentials from the device's secrets group, kept as references
+//! (`${VAR}`, `file:PATH`) that are resolved on the gateway when a run opens the device.
+//!
+//! Two ways to name the source, both for `--inventory`:
+//! * a YAML file whose only key is `nautobot:` ([`SourceSpec`]);
+//! * `nautobot+http(s)://HOST[:PORT][/PATH]?location=..&role=..` (filters as query parameters, the
+//!   token in `NAUTOBOT_TOKEN`).
+
+use super::{Entry, InventoryError};
+use netgw_models::secret::Secret;
+use netgw_transport::credentials;
+use netgw_transport::http::{HttpAuth, HttpClient, HttpConfig, TlsMode};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The variable the URL form reads the token from (the one `nornir_nautobot` reads too).
+pub const TOKEN_ENV: &str = "NAUTOBOT_TOKEN";
+/// Devices per page asked of the API; `next` is followed until the last page.
+const PAGE: usize = 200;
+/// Most pages read of one listing (a bound on a server that keeps answering `next`).
+const MAX_PAGES: usize = 1000;
+/// The custom field (on `dcim.device`) holding the port netgw connects to.
+pub const PORT_FIELD: &str = "netgw_port";
+
+/// The filters Nautobot's device list takes, each a list of names (any of them matches).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Filter {
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub location: Vec<String>,
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub role: Vec<String>,
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub tag: Vec<String>,
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub platform: Vec<String>,
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub status: Vec<String>,
+}
+
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Om {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match Option::<Om>::deserialize(d)? {
+        None => Vec::new(),
+        Some(Om::One(s)) => vec![s],
+        Some(Om::Many(v)) => v,
+    })
+}
+
+impl Filter {
+    /// The query parameters of the device list, in a fixed order.
+    fn params(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        for (k, vs) in [
+            ("location", &self.location),
+            ("role", &self.role),
+            ("tag", &self.tag),
+            ("platform", &self.platform),
+            ("status", &self.status),
+        ] {
+            out.extend(vs.iter().map(|v| (k, v.clone())));
+        }
+        out
+    }
+}
+
+/// The `nautobot:` block of an inventory file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceSpec {
+    /// `http(s)://HOST[:PORT][/PATH]`, the API under `/api/`.
+    pub url: String,
+    /// The variable holding the API token (default `NAUTOBOT_TOKEN`).
+    #[serde(default)]
+    pub token_env: Option<String>,
+    /// A file holding the API token (instead of `token_env`).
+    #[serde(default)]
+    pub token_file: Option<PathBuf>,
+    #[serde(default)]
+    pub filter: Filter,
+    /// A CA file (PEM) to check Nautobot's certificate with.
+    #[serde(default)]
+    pub tls_ca: Option<PathBuf>,
+    /// `false`: no certificate check (labs only).
+    #[serde(default = "yes")]
+    pub tls_verify: bool,
+    /// Seconds one request may take (default 30).
+    #[serde(default)]
+    pub timeout: Option<f64>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SourceFile {
+    nautobot: SourceSpec,
+}
+
+/// Whether a parsed inventory document is a Nautobot source file (its only key is `nautobot` and
+/// that holds a `url`; a hosts file with a host named `nautobot` has no `url` there).
+pub(super) fn is_source_doc(doc: &Value) -> bool {
+    doc.as_object().is_some_and(|m| {
+        m.len() == 1 && m.get("nautobot").is_some_and(|n| n.get("url").is_some())
+    })
+}
+
+/// The source a `nautobot+http(s)://...` argument names.
+pub(super) fn spec_from_url(arg: &str) -> Result<Option<SourceSpec>, InventoryError> {
+    let Some(rest) = arg.strip_prefix("nautobot+") else {
+        return Ok(None);
+    };
+    let err = |m: String| super::file_err(Path::new(arg), m);
+    let url = reqwest::Url::parse(rest).map_err(|e| err(format!("not a URL: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(err("must be nautobot+http:// or nautobot+https://".into()));
+    }
+    let mut filter = Filter::default();
+    for (k, v) in url.query_pairs() {
+        let list = match k.as_ref() {
+            "location" => &mut filter.location,
+            "role" => &mut filter.role,
+            "tag" => &mut filter.tag,
+            "platform" => &mut filter.platform,
+            "status" => &mut filter.status,
+            other => {
+                return Err(err(format!(
+                    "unknown filter `{other}` (location, role, tag, platform, status)"
+                )));
+            }
+        };
+        list.push(v.into_owned());
+    }
+    let mut base = url.clone();
+    base.set_query(None);
+    Ok(Some(SourceSpec {
+        url: base.to_string(),
+        token_env: None,
+        token_file: None,
+        filter,
+        tls_ca: None,
+        tls_verify: true,
+        timeout: None,
+    }))
+}
+
+/// The source of an inventory file's parsed document.
+pub(super) fn spec_from_doc(path: &Path, doc: Value) -> Result<SourceSpec, InventoryError> {
+    let f: SourceFile = super::from_doc(path, doc)?;
+    Ok(f.nautobot)
+}
+
+/// Read the token (never shown: errors name where it was looked for).
+fn token(spec: &SourceSpec, at: &Path) -> Result<Secret, InventoryError> {
+    let err = |m: String| super::file_err(at, m);
+    let reference = match (&spec.token_env, &spec.token_file) {
+        (Some(_), Some(_)) => return Err(err("nautobot: give token_env or token_file, not both".into())),
+        (None, Some(f)) => format!("file:{}", f.display()),
+        (Some(v), None) => format!("${{{v}}}"),
+        (None, None) => format!("${{{TOKEN_ENV}}}"),
+    };
+    let t = credentials::resolve(&reference).map_err(|e| err(format!("nautobot token: {e}")))?;
+    if t.is_empty() {
+        return Err(err("nautobot token is empty".into()));
+    }
+    Ok(t)
+}
+
+fn client(spec: &SourceSpec, at: &Path) -> Result<HttpClient, InventoryError> {
+    let token = token(spec, at)?;
+    let mut cfg = HttpConfig::new(format!("nautobot {}", spec.url), spec.url.clone());
+    cfg.auth = HttpAuth::Header {
+        name: "Authorization".into(),
+        value: Secret::new(format!("Token {}", token.expose())),
+    };
+    cfg.tls = match (&spec.tls_ca, spec.tls_verify) {
+        (Some(ca), _) => TlsMode::CaFile(ca.clone()),
+        (None, false) => TlsMode::Insecure,
+        (None, true) => TlsMode::Verify,
+    };
+    if let Some(t) = spec.timeout {
+        if !(t > 0.0 && t <= 3600.0) {
+            return Err(super::file_err(at, "nautobot.timeout: seconds, 0 < s <= 3600"));
+        }
+        cfg.request_timeout = Duration::from_secs_f64(t);
+    }
+    HttpClient::new(cfg).map_err(|e| super::file_err(at, e.to_string()))
+}
+
+/// Every object of a paginated listing: `path` (relative to the server's URL, with its query), then
+/// each `next` the server gives, as long as it stays on the same server and base path.
+async fn list(client: &HttpClient, base: &str, path: String) -> Result<Vec<Value>, String> {
+    let mut out = Vec::new();
+    let mut next = Some(path);
+    for _ in 0..MAX_PAGES {
+        let Some(path) = next.take() else {
+            return Ok(out);
+        };
+        let page: Value = client.get_json(&path).await.map_err(|e| e.to_string())?;
+        let results = page["results"]
+            .as_array()
+            .ok_or_else(|| format!("GET /{path}: no `results` list in the answer"))?;
+        out.extend(results.iter().cloned());
+        next = match page.get("next") {
+            Some(Value::String(url)) => Some(
+                url.strip_prefix(base)
+                    .map(|p| p.trim_start_matches('/').to_owned())
+                    .ok_or_else(|| format!("GET /{path}: `next` leads off the server: {url}"))?,
+            ),
+            _ => None,
+        };
+    }
+    Err(format!("more than {MAX_PAGES} pages of {PAGE}"))
+}
+
+/// What Nautobot holds for the selected devices.
+struct Fetched {
+    devices: Vec<Value>,
+    /// Secrets group id -> its associations (depth 1: each with its secret).
+    secrets: BTreeMap<String, Vec<Value>>,
+}
+
+async fn fetch(spec: &SourceSpec, client: &HttpClient) -> Result<Fetched, String> {
+    let base = spec.url.trim_end_matches('/').to_owned();
+    let mut q = form_urlencoded::Serializer::new(String::new());
+    q.append_pair("depth", "1");
+    q.append_pair("include", "config_context");
+    q.append_pair("limit", &PAGE.to_string());
+    for (k, v) in spec.filter.params() {
+        q.append_pair(k, &v);
+    }
+    let devices = list(client, &base, format!("api/dcim/devices/?{}", q.finish())).await?;
+    let mut secrets = BTreeMap::new();
+    for d in &devices {
+        if let Some(id) = d["secrets_group"]["id"].as_str()
+            && !secrets.contains_key(id)
+        {
+            let path = format!(
+                "api/extras/secrets-groups-associations/?depth=1&limit={PAGE}&secrets_group={id}"
+            );
+            secrets.insert(id.to_owned(), list(client, &base, path).await?);
+        }
+    }
+    Ok(Fetched { devices, secrets })
+}
+
+/// The hosts (with their groups) and, per host, where each value came from and what is wrong with it.
+pub(super) struct Read {
+    pub hosts: BTreeMap<String, Entry>,
+    pub groups: BTreeMap<String, Entry>,
+    pub origins: BTreeMap<String, BTreeMap<String, String>>,
+    pub host_errors: BTreeMap<String, String>,
+}
+
+/// Read the devices `spec` selects. `at` names the source in errors. Runs its own runtime on a thread
+/// of its own, so it is callable from sync code and from a blocking task of an async one.
+pub(super) fn read(spec: &SourceSpec, at: &Path) -> Result<Read, InventoryError> {
+    let client = client(spec, at)?;
+    let fetched = std::thread::scope(|s| {
+        s.spawn(|| {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| format!("starting a runtime: {e}"))?;
+            rt.block_on(fetch(spec, &client))
+        })
+        .join()
+        .unwrap_or_else(|_| Err("the Nautobot reader panicked".into()))
+    })
+    .map_err(|m| super::file_err(at, m))?;
+    Ok(build(&fetched))
+}
+
+fn build(f: &Fetched) -> Read {
+    let mut r = Read {
+        hosts: BTreeMap::new(),
+        groups: BTreeMap::new(),
+        origins: BTreeMap::new(),
+        host_errors: BTreeMap::new(),
+    };
+    for d in &f.devices {
+        let name = d["name"]
+            .as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| d["id"].as_str().unwrap_or_default().to_owned());
+        let mut origins = BTreeMap::new();
+        let entry = host(d, &name, f, &mut origins);
+        let entry = match entry {
+            Ok(e) => e,
+            Err((e, message)) => {
+                r.host_errors.insert(name.clone(), message);
+                e
+            }
+        };
+        for g in &entry.groups {
+            r.groups.entry(g.clone()).or_default();
+        }
+        r.origins.insert(name.clone(), origins);
+        r.hosts.insert(name, entry);
+    }
+    r
+}
+
+/// A group name from a Nautobot name: characters a selection term treats specially become `_`.
+pub fn group_name(prefix: &str, name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '_' | '.' => c,
+            _ => '_',
+        })
+        .collect();
+    format!("{prefix}_{clean}")
+}
+
+/// The groups of a device: `location_L`, `role_R`, `tag_T` (each tag), `platform_P` (the platform's
+/// name).
+fn groups_of(d: &Value) -> Vec<String> {
+    let mut g = Vec::new();
+    for (prefix, field) in [("location", "location"), ("role", "role")] {
+        if let Some(n) = d[field]["name"].as_str() {
+            g.push(group_name(prefix, n));
+        }
+    }
+    for t in d["tags"].as_array().into_iter().flatten() {
+        if let Some(n) = t["name"].as_str() {
+            g.push(group_name("tag", n));
+        }
+    }
+    if let Some(n) = d["platform"]["name"].as_str() {
+        g.push(group_name("platform", n));
+    }
+    g
+}
+
+type HostResult = Result<Entry, (Entry, String)>;
+
+/// One device as a host. A device whose own fields are unusable still becomes a host (it fails alone
+/// when a run opens it), with the error naming the device and Nautobot's field.
+fn host(d: &Value, name: &str, f: &Fetched, origins: &mut BTreeMap<String, String>) -> HostResult {
+    let at = |field: &str| format!("nautobot device {name} field {field}");
+    let mut e = Entry {
+        groups: groups_of(d),
+        ..Entry::default()
+    };
+    let mut problems = Vec::new();
+    match primary_address(d) {
+        Some((addr, field)) => {
+            e.hostname = Some(addr);
+            origins.insert("hostname".into(), at(field));
+        }
+        None => problems.push(format!("{} is empty: netgw needs a management address", at("primary_ip4"))),
+    }
+    match d["platform"]["network_driver"].as_str().filter(|s| !s.is_empty()) {
+        Some(driver) => {
+            e.platform = Some(driver.to_owned());
+            let p = d["platform"]["name"].as_str().unwrap_or_default();
+            origins.insert("platform".into(), format!("{} ({p}).network_driver", at("platform")));
+            if let Some(m) = unmapped(driver) {
+                problems.push(format!("{} ({p}).network_driver {driver:?}: {m}", at("platform")));
+            }
+        }
+        None if d["platform"].is_null() => problems.push(format!("{} is empty", at("platform"))),
+        None => problems.push(format!(
+            "{} ({}) has no network_driver",
+            at("platform"),
+            d["platform"]["name"].as_str().unwrap_or_default()
+        )),
+    }
+    match &d["custom_fields"][PORT_FIELD] {
+        Value::Null => {}
+        v => match v.as_u64().and_then(|p| u16::try_from(p).ok()).filter(|p| *p > 0) {
+            Some(p) => {
+                e.port = Some(p);
+                origins.insert("port".into(), format!("nautobot device {name} custom field {PORT_FIELD}"));
+            }
+            None => problems.push(format!("nautobot device {name} custom field {PORT_FIELD}: {v} is not a port")),
+        },
+    }
+    if let Some(ctx) = d["config_context"].as_object() {
+        e.data = ctx.clone();
+        for k in ctx.keys() {
+            origins.insert(format!("data.{k}"), at("config_context"));
+        }
+    }
+    if let Err(m) = credentials_of(d, name, f, &mut e, origins) {
+        problems.push(m);
+    }
+    match problems.is_empty() {
+        true => Ok(e),
+        false => Err((e, problems.join("; "))),
+    }
+}
+
+/// The primary IP's address without its prefix length, IPv4 first (as `nornir_nautobot`).
+fn primary_address(d: &Value) -> Option<(String, &'static str)> {
+    for field in ["primary_ip4", "primary_ip6"] {
+        if let Some(a) = d[field]["address"].as_str() {
+            return Some((a.split('/').next().unwrap_or(a).to_owned(), field));
+        }
+    }
+    None
+}
+
+/// Why netgw cannot drive a `network_driver`, if it cannot.
+fn unmapped(driver: &str) -> Option<String> {
+    use netgw_drivers::driver::Platform;
+    match Platform::parse(driver) {
+        Some(p) if netgw_drivers::registry::has_driver(p) => None,
+        Some(p) => Some(format!("netgw has no {p} driver")),
+        None => Some(
+            "no netgw driver for it (netgw drives cisco_ios, cisco_xe, cisco_nxos, arista_eos, \
+             juniper_junos, bigip_f5 / f5_tmsh)"
+                .into(),
+        ),
+    }
+}
+
+/// The device's secrets group: username (resolved now: it is no secret), password and enable secret
+/// (kept as references, resolved when a run opens the device). Per secret type, the `Generic`
+/// access type's secret, else the first by access type.
+fn credentials_of(
+    d: &Value,
+    name: &str,
+    f: &Fetched,
+    e: &mut Entry,
+    origins: &mut BTreeMap<String, String>,
+) -> Result<(), String> {
+    let Some(id) = d["secrets_group"]["id"].as_str() else {
+        return Ok(());
+    };
+    let group = d["secrets_group"]["name"].as_str().unwrap_or(id);
+    let assoc = f.secrets.get(id).map(Vec::as_slice).unwrap_or_default();
+    let pick = |secret_type: &str| {
+        let mut of_type: Vec<&Value> =
+            assoc.iter().filter(|a| a["secret_type"] == secret_type).collect();
+        of_type.sort_by_key(|a| (a["access_type"] != "Generic", a["access_type"].to_string()));
+        of_type.first().map(|a| &a["secret"])
+    };
+    let mut netgw = Map::new();
+    for secret_type in ["username", "password", "secret"] {
+        let Some(secret) = pick(secret_type) else {
+            continue;
+        };
+        let sname = secret["name"].as_str().unwrap_or_default();
+        let where_ = format!("nautobot device {name} secrets group {group} secret {sname}");
+        let reference = reference(secret).map_err(|m| format!("{where_}: {m}"))?;
+        match secret_type {
+            "username" => {
+                let u = credentials::resolve(&reference).map_err(|e| format!("{where_}: {e}"))?;
+                e.username = Some(u.expose().to_owned());
+                origins.insert("username".into(), where_);
+            }
+            "password" => {
+                e.password = Some(reference);
+                origins.insert("password".into(), where_);
+            }
+            _ => {
+                netgw.insert("enable_secret".into(), Value::String(reference));
+                origins.insert("data.netgw.enable_secret".into(), where_);
+            }
+        }
+    }
+    if !netgw.is_empty() {
+        let slot = e.data.entry("netgw").or_insert_with(|| json!({}));
+        match slot.as_object_mut() {
+            Some(m) => m.extend(netgw),
+            None => return Err(format!("nautobot device {name} field config_context: `netgw` must be a mapping")),
+        }
+    }
+    Ok(())
+}
+
+/// A secret as a credential reference: the environment-variable and text-file providers, as a
+/// Nautobot worker would read them.
+fn reference(secret: &Value) -> Result<String, String> {
+    let provider = secret["provider"].as_str().unwrap_or_default();
+    let param = |k: &str| {
+        secret["parameters"][k]
+            .as_str()
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| format!("provider {provider} without parameter `{k}`"))
+    };
+    match provider {
+        "environment-variable" => Ok(format!("${{{}}}", param("variable")?)),
+        "text-file" => Ok(format!("file:{}", param("path")?)),
+        other => Err(format!(
+            "provider {other:?} is not read by netgw (environment-variable and text-file are)"
+        )),
+    }
+}
