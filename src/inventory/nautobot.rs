@@ -38,8 +38,9 @@ pub struct Filter {
     pub location: Vec<String>,
     #[serde(default, deserialize_with = "one_or_many")]
     pub role: Vec<String>,
-    #[serde(default, deserialize_with = "one_or_many")]
-    pub tag: Vec<String>,
+    /// Tag names (Nautobot's filter is `tags`; `tag` is taken too).
+    #[serde(default, alias = "tag", deserialize_with = "one_or_many")]
+    pub tags: Vec<String>,
     #[serde(default, deserialize_with = "one_or_many")]
     pub platform: Vec<String>,
     #[serde(default, deserialize_with = "one_or_many")]
@@ -67,7 +68,7 @@ impl Filter {
         for (k, vs) in [
             ("location", &self.location),
             ("role", &self.role),
-            ("tag", &self.tag),
+            ("tags", &self.tags),
             ("platform", &self.platform),
             ("status", &self.status),
         ] {
@@ -135,12 +136,12 @@ pub(super) fn spec_from_url(arg: &str) -> Result<Option<SourceSpec>, InventoryEr
         let list = match k.as_ref() {
             "location" => &mut filter.location,
             "role" => &mut filter.role,
-            "tag" => &mut filter.tag,
+            "tag" | "tags" => &mut filter.tags,
             "platform" => &mut filter.platform,
             "status" => &mut filter.status,
             other => {
                 return Err(err(format!(
-                    "unknown filter `{other}` (location, role, tag, platform, status)"
+                    "unknown filter `{other}` (location, role, tags, platform, status)"
                 )));
             }
         };

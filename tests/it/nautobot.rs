@@ -1,0 +1,368 @@
+//! Nautobot as inventory and intended state (docs/nautobot.md), against a real Nautobot (PyPI, on
+//! PostgreSQL and Redis: scripts/peers/nautobot.sh) holding a small campus loaded through its REST API
+//! (scripts/peers/nautobot_campus.py) whose devices are netgw-lab's five vendors. One Nautobot and one
+//! lab serve every test of this module (starting Nautobot costs half a minute).
+
+use crate::common;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+const TOPOLOGY: &str = "name: nb\ntopology:\n  nodes:\n    eos1: {kind: arista_ceos}\n    \
+    ios1: {kind: cisco_iol, type: L2}\n    nx1: {kind: cisco_n9kv}\n    \
+    jx1: {kind: juniper_vjunosswitch}\n    f51: {kind: f5_bigip-ve}\n";
+
+/// (device, network_driver, role, location, tags)
+const DEVICES: &[(&str, &str, &str, &str, &[&str])] = &[
+    ("eos1", "arista_eos", "access", "bldg-a", &["lab", "poe"]),
+    ("ios1", "cisco_ios", "access", "bldg-b", &["lab"]),
+    ("nx1", "cisco_nxos", "core", "bldg-a", &[]),
+    ("jx1", "juniper_junos", "core", "bldg-b", &["lab"]),
+    ("f51", "bigip_f5", "edge", "bldg-a", &[]),
+];
+
+/// The variables the campus' secrets group names (environment-variable provider); set only in the
+/// environment of the processes that read them.
+const SECRET_ENV: [(&str, &str); 3] = [
+    ("NETGW_NB_USER", "admin"),
+    ("NETGW_NB_PASS", LAB_PASSWORD),
+    ("NETGW_NB_ENABLE", LAB_PASSWORD),
+];
+
+/// The login every lab device accepts (also its enable secret), found in no output.
+const LAB_PASSWORD: &str = "nb-Lab-pass-7731";
+
+struct Nautobot {
+    dir: tempfile::TempDir,
+    url: String,
+    token: String,
+}
+
+fn script() -> PathBuf {
+    common::root().join("scripts/peers/nautobot.sh")
+}
+
+fn client_python() -> PathBuf {
+    let p = common::root().join(".peers/venv-nornir-nautobot/bin/python");
+    assert!(
+        p.exists(),
+        "PEER MISSING: nornir_nautobot is not installed ({}): run scripts/peers/nautobot.sh install",
+        p.display()
+    );
+    p
+}
+
+impl Nautobot {
+    fn start() -> Nautobot {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Command::new("bash")
+            .arg(script())
+            .arg("start")
+            .arg(dir.path())
+            .env("NETGW_PEER_WATCH_PID", std::process::id().to_string())
+            .output()
+            .expect("running scripts/peers/nautobot.sh");
+        assert!(
+            out.status.success(),
+            "PEER FAILED: Nautobot did not start (scripts/peers/nautobot.sh install installs it): {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let env = std::fs::read_to_string(dir.path().join("nautobot.env")).unwrap();
+        let get = |k: &str| {
+            env.lines()
+                .find_map(|l| l.strip_prefix(&format!("{k}=")))
+                .unwrap_or_else(|| panic!("{k} missing from nautobot.env"))
+                .to_owned()
+        };
+        Nautobot {
+            url: get("NAUTOBOT_URL"),
+            token: get("NAUTOBOT_TOKEN"),
+            dir,
+        }
+    }
+
+    /// A client-side Python (pynautobot, nornir_nautobot) with the server in its environment.
+    fn python(&self) -> Command {
+        let mut c = Command::new(client_python());
+        c.env("NAUTOBOT_URL", &self.url)
+            .env("NAUTOBOT_TOKEN", &self.token);
+        c
+    }
+}
+
+impl Drop for Nautobot {
+    fn drop(&mut self) {
+        let _ = Command::new("bash")
+            .arg(script())
+            .arg("stop")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+struct Campus {
+    nb: Nautobot,
+    _rt: tokio::runtime::Runtime,
+    lab: netgw_labs::lab::Lab,
+    dir: tempfile::TempDir,
+}
+
+/// The campus description nautobot_campus.py loads: the lab's devices with their ports and trust
+/// settings (the config context), VLANs per building and a few interfaces.
+fn campus_json(lab_inventory: &Value) -> Value {
+    let hosts = lab_inventory.get("hosts").unwrap_or(lab_inventory);
+    let devices: Vec<Value> = DEVICES
+        .iter()
+        .map(|(name, driver, role, location, tags)| {
+            let h = &hosts[*name];
+            let mut netgw = h["data"]["netgw"].as_object().cloned().unwrap_or_default();
+            // The enable secret comes from the secrets group.
+            netgw.remove("enable_secret");
+            json!({"name": name, "network_driver": driver, "address": h["hostname"],
+                   "port": h["port"], "role": role, "location": location, "tags": tags,
+                   "context": {"netgw": netgw, "rack": format!("{location}-r1")},
+                   "interfaces": interfaces(name)})
+        })
+        .collect();
+    json!({
+        "context": {"ntp": ["192.0.2.1", "192.0.2.2"], "site": {"name": "campus-1"}},
+        "secrets": {"username": SECRET_ENV[0].0, "password": SECRET_ENV[1].0,
+                    "secret": SECRET_ENV[2].0},
+        "vlans": [{"vid": 110, "name": "users", "location": "bldg-a"},
+                  {"vid": 120, "name": "voice", "location": "bldg-a"},
+                  {"vid": 210, "name": "users-b", "location": "bldg-b"}],
+        "devices": devices,
+    })
+}
+
+/// The interfaces Nautobot holds for a device (its intent).
+fn interfaces(name: &str) -> Value {
+    match name {
+        "eos1" => json!([
+            {"name": "Ethernet1", "mode": "access", "untagged_vlan": 110, "description": "desk 1-01",
+             "mtu": 9000, "enabled": true},
+            {"name": "Ethernet2", "mode": "tagged", "untagged_vlan": 110, "tagged_vlans": [120],
+             "description": "phone+pc", "enabled": true},
+        ]),
+        "ios1" => json!([
+            {"name": "Ethernet0/1", "mode": "access", "untagged_vlan": 210, "description": "desk b-01",
+             "enabled": true},
+        ]),
+        _ => json!([]),
+    }
+}
+
+fn campus() -> &'static Campus {
+    static CAMPUS: OnceLock<Campus> = OnceLock::new();
+    CAMPUS.get_or_init(|| {
+        let nb = Nautobot::start();
+        let opts = netgw_labs::lab::LabOptions {
+            snmp: false,
+            password: LAB_PASSWORD.into(),
+            ..Default::default()
+        };
+        let (rt, lab, dir) = common::lab_with_options(TOPOLOGY, opts);
+        let inv: Value = serde_norway::from_str(
+            &std::fs::read_to_string(dir.path().join("inventory.yml")).unwrap(),
+        )
+        .unwrap();
+        let spec = dir.path().join("campus.json");
+        std::fs::write(&spec, campus_json(&inv).to_string()).unwrap();
+        let out = nb
+            .python()
+            .arg(common::root().join("scripts/peers/nautobot_campus.py"))
+            .arg(&spec)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "loading the campus into Nautobot: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Campus {
+            nb,
+            _rt: rt,
+            lab,
+            dir,
+        }
+    })
+}
+
+/// `netgw ARGS --format json` with the campus' secrets variables and the token in its environment.
+fn netgw(c: &Campus, args: &[&str]) -> (i32, Value, String) {
+    let d = c.dir.path();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_netgw"));
+    cmd.arg("--repo")
+        .arg(d.join("repo"))
+        .arg("--state-dir")
+        .arg(d.join("state"))
+        .args(args)
+        .args(["--format", "json"])
+        .env("NAUTOBOT_TOKEN", &c.nb.token)
+        .env_remove("NETGW_INVENTORY");
+    for (k, v) in SECRET_ENV {
+        cmd.env(k, v);
+    }
+    common::run_json(&mut cmd)
+}
+
+fn url_source(c: &Campus, query: &str) -> String {
+    format!("nautobot+{}/?{query}", c.nb.url)
+}
+
+/// The hosts nornir_nautobot 5 loads for `filter` (its `filter_parameters`), with what they are
+/// compared on: name, hostname, platform, groups, and the device's own record.
+fn nornir_hosts(c: &Campus, filter: &Value) -> Value {
+    const DUMP: &str = r#"
+import json, sys
+from nornir_nautobot.plugins.inventory.nautobot import NautobotInventory
+f = json.loads(sys.argv[1])
+inv = NautobotInventory(nautobot_url=None, nautobot_token=None, filter_parameters=f).load()
+out = {}
+for n, h in inv.hosts.items():
+    out[n] = {"hostname": h.hostname, "platform": h.platform, "port": h.port,
+              "groups": [g.name for g in h.groups], "device": h.data["pynautobot_dictionary"]}
+print(json.dumps(out, default=str))
+"#;
+    let o = c
+        .nb
+        .python()
+        .args(["-c", DUMP])
+        .arg(filter.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "nornir_nautobot: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// The groups netgw gives a Nautobot device, from the device record nornir_nautobot holds.
+fn groups_from_record(d: &Value) -> Vec<String> {
+    use netgw::inventory::nautobot::group_name;
+    let mut g = vec![
+        group_name("location", d["location"]["name"].as_str().unwrap()),
+        group_name("role", d["role"]["name"].as_str().unwrap()),
+    ];
+    for t in d["tags"].as_array().unwrap() {
+        g.push(group_name("tag", t["name"].as_str().unwrap()));
+    }
+    g.push(group_name("platform", d["platform"]["name"].as_str().unwrap()));
+    g
+}
+
+fn by_name(hosts: &Value) -> std::collections::BTreeMap<String, Value> {
+    hosts
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["name"].as_str().unwrap().to_owned(), h.clone()))
+        .collect()
+}
+
+/// For the same server and filter, netgw's hosts are nornir_nautobot's, host by host: the same
+/// names, hostname (the primary IP), platform (the network_driver); groups and data are what the
+/// device's record in nornir_nautobot says (its location, role, tags, platform; its config context).
+#[test]
+fn hosts_equal_nornir_nautobots_for_the_same_filter() {
+    let c = campus();
+    for (query, filter, want) in [
+        ("", json!({}), vec!["eos1", "f51", "ios1", "jx1", "nx1"]),
+        (
+            "location=bldg-a&role=access",
+            json!({"location": ["bldg-a"], "role": ["access"]}),
+            vec!["eos1"],
+        ),
+        ("tags=lab", json!({"tags": ["lab"]}), vec!["eos1", "ios1", "jx1"]),
+        (
+            "platform=cisco_ios&platform=cisco_nxos",
+            json!({"platform": ["cisco_ios", "cisco_nxos"]}),
+            vec!["ios1", "nx1"],
+        ),
+    ] {
+        let mut nfilter = filter.clone();
+        nfilter["include"] = json!("config_context");
+        let nornir = nornir_hosts(c, &nfilter);
+        let src = url_source(c, query);
+        let (code, out, text) = netgw(c, &["inventory", "--inventory", &src]);
+        assert_eq!(code, 0, "{text}");
+        let ours = by_name(&out);
+        let names: Vec<&str> = ours.keys().map(String::as_str).collect();
+        assert_eq!(names, want, "netgw's hosts for {query:?}: {text}");
+        let theirs: Vec<&String> = nornir.as_object().unwrap().keys().collect();
+        assert_eq!(names, theirs, "nornir_nautobot's hosts for {filter}");
+        for (name, h) in &ours {
+            let n = &nornir[name];
+            assert_eq!(h["hostname"], n["hostname"], "{name}.hostname");
+            assert_eq!(h["platform"], n["platform"], "{name}.platform");
+            assert_eq!(h["error"], Value::Null, "{name}: {h}");
+            let record = &n["device"];
+            assert_eq!(h["groups"], json!(groups_from_record(record)), "{name}.groups");
+            assert_eq!(h["port"], record["custom_fields"]["netgw_port"], "{name}.port");
+            // data is the config context, plus the enable secret's reference (shown redacted).
+            let mut data = h["data"].clone();
+            assert_eq!(data["netgw"]["enable_secret"], "<redacted>", "{name}");
+            data["netgw"].as_object_mut().unwrap().remove("enable_secret");
+            assert_eq!(data, record["config_context"], "{name}.data");
+        }
+    }
+}
+
+/// `netgw inventory` says where each value came from in Nautobot, shows no secret, and the groups
+/// Nautobot gives select hosts.
+#[test]
+fn inventory_shows_nautobot_provenance_and_no_secret() {
+    let c = campus();
+    let src = url_source(c, "");
+    let (code, out, text) = netgw(c, &["inventory", "--inventory", &src, "role_core:&tag_lab"]);
+    assert_eq!(code, 0, "{text}");
+    let hosts = by_name(&out);
+    assert_eq!(hosts.keys().collect::<Vec<_>>(), ["jx1"], "{text}");
+    let jx1 = &hosts["jx1"];
+    assert_eq!(jx1["driver"], "junos");
+    assert_eq!(jx1["username"], "admin");
+    assert_eq!(jx1["password"], "<redacted>");
+    let s = &jx1["sources"];
+    assert_eq!(s["hostname"], "nautobot device jx1 field primary_ip4");
+    assert_eq!(s["port"], "nautobot device jx1 custom field netgw_port");
+    assert_eq!(
+        s["platform"],
+        "nautobot device jx1 field platform (juniper_junos).network_driver"
+    );
+    assert_eq!(
+        s["password"],
+        "nautobot device jx1 secrets group lab-credentials secret lab-password"
+    );
+    assert_eq!(s["data.ntp"], "nautobot device jx1 field config_context");
+    // The token and the device password appear nowhere in what netgw printed.
+    assert!(!text.contains(&c.nb.token), "token in the output");
+    assert!(!text.contains(LAB_PASSWORD), "password in the output");
+    let (code, _, text) = netgw(c, &["inventory", "--inventory", &src, "location_bldg-c"]);
+    assert_ne!(code, 0, "{text}");
+}
+
+/// Without a token, and with a filter Nautobot does not know, the inventory fails naming why.
+#[test]
+fn a_missing_token_and_a_bad_filter_are_errors() {
+    let c = campus();
+    let src = url_source(c, "");
+    let out = Command::new(env!("CARGO_BIN_EXE_netgw"))
+        .args(["inventory", "--inventory", &src])
+        .env_remove("NAUTOBOT_TOKEN")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("nautobot token") && err.contains("NAUTOBOT_TOKEN"), "{err}");
+    let (code, _, text) = netgw(c, &["inventory", "--inventory", &url_source(c, "colour=red")]);
+    assert_ne!(code, 0);
+    assert!(text.contains("unknown filter `colour`"), "{text}");
+    let (code, _, text) = netgw(c, &["inventory", "--inventory", &url_source(c, "location=nowhere")]);
+    assert_ne!(code, 0);
+    assert!(text.contains("HTTP 400") && text.contains("nowhere"), "{text}");
+}
