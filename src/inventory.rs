@@ -137,6 +137,9 @@ pub struct Inventory {
     /// Hosts whose source holds them wrongly (a Nautobot device without a primary IP, say): each
     /// fails alone, with this error, when a run opens it.
     pub host_errors: BTreeMap<String, String>,
+    /// Intended state the inventory's source holds (Nautobot's VLANs and interfaces), per host, as
+    /// attributes: a `default`-level layer of each node's run (docs/nautobot.md).
+    pub intent: BTreeMap<String, serde_json::Map<String, Value>>,
 }
 
 /// Host-key and TLS trust from the command line (`--known-hosts`, `--accept-new-host-keys`,
@@ -353,6 +356,7 @@ impl Inventory {
             trust: Trust::default(),
             origins: BTreeMap::new(),
             host_errors: BTreeMap::new(),
+            intent: BTreeMap::new(),
         };
         inv.check()?;
         Ok(inv)
@@ -364,6 +368,8 @@ impl Inventory {
         let mut inv = Self::from_sections(source, (read.hosts, read.groups, Entry::default()))?;
         inv.origins = read.origins;
         inv.host_errors = read.host_errors;
+        inv.intent = read.intent;
+        inv.warnings = read.warnings;
         Ok(inv)
     }
 

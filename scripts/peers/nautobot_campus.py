@@ -98,12 +98,12 @@ def platform(nb, driver):
 def vlans(nb, campus, active, locations):
     out = {}
     for v in campus.get("vlans", []):
-        out[v["vid"]] = get_or_create(
-            nb.ipam.vlans,
-            {"vid": v["vid"], "name": v["name"]},
-            status=active.id,
-            locations=[locations[v["location"]].id],
-        )
+        vlan = get_or_create(nb.ipam.vlans, {"vid": v["vid"], "name": v["name"]}, status=active.id)
+        # A VLAN's locations are assignments of their own (the VLAN serializer ignores `locations`).
+        loc = locations[v["location"]].id
+        if nb.ipam.vlan_location_assignments.get(vlan=vlan.id, location=loc) is None:
+            nb.ipam.vlan_location_assignments.create(vlan=vlan.id, location=loc)
+        out[v["vid"]] = vlan
     return out
 
 

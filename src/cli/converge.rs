@@ -160,7 +160,8 @@ pub(super) fn converge_cmd(
         None => Arc::new(repo.clone()),
     };
     let infra = Infra::open(store, repo, Arc::new(RegistryConnector), &coordination)
-        .with_classifier(cli.classifier.clone());
+        .with_classifier(cli.classifier.clone())
+        .with_intent(&inv);
     let report = rt.block_on(async move {
         // Open transactions this run touches are recovered whole first (crate::gateway).
         let report = crate::gateway::converge(&infra, jobs, &inv, opts).await;

@@ -234,6 +234,10 @@ struct Fetched {
     devices: Vec<Value>,
     /// Secrets group id -> its associations (depth 1: each with its secret).
     secrets: BTreeMap<String, Vec<Value>>,
+    /// Device id -> its interfaces (depth 1: VLANs with their `vid`).
+    interfaces: BTreeMap<String, Vec<Value>>,
+    /// Location name -> the VLANs assigned to it.
+    vlans: BTreeMap<String, Vec<Value>>,
 }
 
 async fn fetch(spec: &SourceSpec, client: &HttpClient) -> Result<Fetched, String> {
@@ -257,7 +261,36 @@ async fn fetch(spec: &SourceSpec, client: &HttpClient) -> Result<Fetched, String
             secrets.insert(id.to_owned(), list(client, &base, path).await?);
         }
     }
-    Ok(Fetched { devices, secrets })
+    let (interfaces, vlans) = fetch_intent(client, &base, &devices).await?;
+    Ok(Fetched {
+        devices,
+        secrets,
+        interfaces,
+        vlans,
+    })
+}
+
+type IntentObjects = (BTreeMap<String, Vec<Value>>, BTreeMap<String, Vec<Value>>);
+
+/// Each device's interfaces (one listing per device) and each of their locations' VLANs.
+async fn fetch_intent(client: &HttpClient, base: &str, devices: &[Value]) -> Result<IntentObjects, String> {
+    let mut interfaces = BTreeMap::new();
+    let mut vlans = BTreeMap::new();
+    for d in devices {
+        if let Some(id) = d["id"].as_str() {
+            let path = format!("api/dcim/interfaces/?depth=1&limit={PAGE}&device_id={id}");
+            interfaces.insert(id.to_owned(), list(client, base, path).await?);
+        }
+        if let Some(loc) = d["location"]["name"].as_str()
+            && !vlans.contains_key(loc)
+        {
+            let mut q = form_urlencoded::Serializer::new(String::new());
+            q.append_pair("location", loc);
+            let path = format!("api/ipam/vlans/?depth=0&limit={PAGE}&{}", q.finish());
+            vlans.insert(loc.to_owned(), list(client, base, path).await?);
+        }
+    }
+    Ok((interfaces, vlans))
 }
 
 /// The hosts (with their groups) and, per host, where each value came from and what is wrong with it.
@@ -266,6 +299,9 @@ pub(super) struct Read {
     pub groups: BTreeMap<String, Entry>,
     pub origins: BTreeMap<String, BTreeMap<String, String>>,
     pub host_errors: BTreeMap<String, String>,
+    /// Per host, Nautobot's intent as attributes (`netdev.vlans`, `netdev.links`).
+    pub intent: BTreeMap<String, Map<String, Value>>,
+    pub warnings: Vec<String>,
 }
 
 /// Read the devices `spec` selects. `at` names the source in errors. Runs its own runtime on a thread
@@ -293,6 +329,8 @@ fn build(f: &Fetched) -> Read {
         groups: BTreeMap::new(),
         origins: BTreeMap::new(),
         host_errors: BTreeMap::new(),
+        intent: BTreeMap::new(),
+        warnings: Vec::new(),
     };
     for d in &f.devices {
         let name = d["name"]
@@ -308,6 +346,15 @@ fn build(f: &Fetched) -> Read {
                 e
             }
         };
+        match intent(d, &name, f, &mut r.warnings) {
+            Ok(attrs) => {
+                r.intent.insert(name.clone(), attrs);
+            }
+            Err(m) => {
+                let e = r.host_errors.entry(name.clone()).or_default();
+                *e = if e.is_empty() { m } else { format!("{e}; {m}") };
+            }
+        }
         for g in &entry.groups {
             r.groups.entry(g.clone()).or_default();
         }
@@ -504,4 +551,111 @@ fn reference(secret: &Value) -> Result<String, String> {
             "provider {other:?} is not read by netgw (environment-variable and text-file are)"
         )),
     }
+}
+
+/// A device's intent from Nautobot as netgw attributes: `netdev.vlans` (the VLANs of its location,
+/// and any its interfaces carry) and `netdev.links` (every interface but management-only ones).
+/// Errors name the device, the interface and the field Nautobot holds wrongly.
+fn intent(d: &Value, name: &str, f: &Fetched, warnings: &mut Vec<String>) -> Result<Map<String, Value>, String> {
+    let mut vlans = Map::new();
+    let loc = d["location"]["name"].as_str().unwrap_or_default();
+    for v in f.vlans.get(loc).into_iter().flatten() {
+        add_vlan(&mut vlans, v);
+    }
+    let mut links = Map::new();
+    let ifaces = d["id"].as_str().and_then(|id| f.interfaces.get(id));
+    for i in ifaces.into_iter().flatten() {
+        let iname = i["name"].as_str().unwrap_or_default();
+        if i["mgmt_only"] == true {
+            continue;
+        }
+        if !i["lag"].is_null() || i["type"]["value"] == "lag" {
+            warnings.push(format!(
+                "nautobot device {name} interface {iname}: LAG membership is not read from Nautobot; \
+                 the interface is left alone"
+            ));
+            continue;
+        }
+        for v in std::iter::once(&i["untagged_vlan"]).chain(i["tagged_vlans"].as_array().into_iter().flatten()) {
+            if !v.is_null() {
+                add_vlan(&mut vlans, v);
+            }
+        }
+        let link = link(i).map_err(|m| format!("nautobot device {name} interface {iname} {m}"))?;
+        links.insert(iname.to_owned(), Value::Object(link));
+    }
+    let mut netdev = Map::new();
+    if !vlans.is_empty() {
+        netdev.insert("vlans".into(), Value::Object(vlans));
+    }
+    if !links.is_empty() {
+        netdev.insert("links".into(), Value::Object(links));
+    }
+    let mut out = Map::new();
+    if !netdev.is_empty() {
+        out.insert("netdev".into(), Value::Object(netdev));
+    }
+    Ok(out)
+}
+
+fn add_vlan(vlans: &mut Map<String, Value>, v: &Value) {
+    if let Some(vid) = v["vid"].as_u64() {
+        let mut props = Map::new();
+        if let Some(n) = v["name"].as_str().filter(|n| !n.is_empty()) {
+            props.insert("name".into(), Value::from(n));
+        }
+        vlans.insert(vid.to_string(), Value::Object(props));
+    }
+}
+
+/// One interface as a `netdev.links` entry: description (when set), enabled, mtu (when set), and the
+/// 802.1Q mode: `access` with its untagged VLAN, `tagged` as a trunk of its tagged VLANs with the
+/// untagged one native, `tagged-all` as a trunk of every VLAN.
+fn link(i: &Value) -> Result<Map<String, Value>, String> {
+    let mut l = Map::new();
+    if let Some(desc) = i["description"].as_str().filter(|s| !s.is_empty()) {
+        l.insert("description".into(), Value::from(desc));
+    }
+    if let Some(en) = i["enabled"].as_bool() {
+        l.insert("enabled".into(), Value::from(en));
+    }
+    if let Some(mtu) = i["mtu"].as_u64() {
+        l.insert("mtu".into(), Value::from(mtu));
+    }
+    let untagged = i["untagged_vlan"]["vid"].as_u64();
+    let tagged: Vec<String> = i["tagged_vlans"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v["vid"].as_u64())
+        .map(|v| v.to_string())
+        .collect();
+    match i["mode"]["value"].as_str() {
+        None | Some("") => {
+            if untagged.is_some() || !tagged.is_empty() {
+                return Err("field mode: empty, yet it carries VLANs (untagged_vlan / tagged_vlans need a mode)".into());
+            }
+        }
+        Some("access") => {
+            if !tagged.is_empty() {
+                return Err("field tagged_vlans: an access interface carries no tagged VLANs".into());
+            }
+            l.insert("mode".into(), Value::from("access"));
+            if let Some(u) = untagged {
+                l.insert("access_vlan".into(), Value::from(u));
+            }
+        }
+        Some(m @ ("tagged" | "tagged-all")) => {
+            l.insert("mode".into(), Value::from("trunk"));
+            let trunk = if m == "tagged-all" { "1-4094".to_owned() } else { tagged.join(",") };
+            if !trunk.is_empty() {
+                l.insert("trunk_vlans".into(), Value::from(trunk));
+            }
+            if let Some(u) = untagged {
+                l.insert("native_vlan".into(), Value::from(u));
+            }
+        }
+        Some(other) => return Err(format!("field mode: {other:?} is not access, tagged or tagged-all")),
+    }
+    Ok(l)
 }

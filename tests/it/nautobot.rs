@@ -142,13 +142,17 @@ fn interfaces(name: &str) -> Value {
     match name {
         "eos1" => json!([
             {"name": "Ethernet1", "mode": "access", "untagged_vlan": 110, "description": "desk 1-01",
-             "mtu": 9000, "enabled": true},
+             "enabled": true},
             {"name": "Ethernet2", "mode": "tagged", "untagged_vlan": 110, "tagged_vlans": [120],
              "description": "phone+pc", "enabled": true},
         ]),
         "ios1" => json!([
             {"name": "Ethernet0/1", "mode": "access", "untagged_vlan": 210, "description": "desk b-01",
              "enabled": true},
+        ]),
+        "jx1" => json!([
+            {"name": "ge-0/0/1", "description": "core uplink", "mtu": 9000, "enabled": true},
+            {"name": "ge-0/0/2", "description": "spare", "enabled": false},
         ]),
         _ => json!([]),
     }
@@ -365,4 +369,93 @@ fn a_missing_token_and_a_bad_filter_are_errors() {
     let (code, _, text) = netgw(c, &["inventory", "--inventory", &url_source(c, "location=nowhere")]);
     assert_ne!(code, 0);
     assert!(text.contains("HTTP 400") && text.contains("nowhere"), "{text}");
+}
+
+/// An interface of a lab device as (description, enabled, mtu, mode, access, native, trunk).
+fn iface(c: &Campus, node: &str, name: &str) -> (String, bool, u32, String, u16, u16, String) {
+    let dev = &c.lab.node(node).unwrap().device;
+    let st = dev.state();
+    let (_, i) = st
+        .interfaces
+        .iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("{node} has no {name}"));
+    (
+        i.description.clone(),
+        i.enabled,
+        i.mtu,
+        format!("{:?}", i.mode),
+        i.access_vlan,
+        i.native_vlan,
+        i.trunk_allowed.text("all", "none"),
+    )
+}
+
+fn vlans(c: &Campus, node: &str) -> Vec<(u16, String)> {
+    let dev = &c.lab.node(node).unwrap().device;
+    dev.state()
+        .vlans
+        .iter()
+        .map(|(k, v)| (*k, v.clone()))
+        .collect()
+}
+
+/// `netgw converge` over a Nautobot filter brings the devices to Nautobot's VLANs and interfaces (a
+/// node file of the repo overriding one value: Nautobot's intent is a `default` layer), leaves the
+/// interfaces Nautobot does not mention alone, and the second run finds nothing to do.
+#[test]
+fn converge_brings_devices_to_nautobots_intent_and_then_nothing_is_left() {
+    let c = campus();
+    let d = c.dir.path();
+    common::write(
+        &d.join("repo"),
+        "nodes/eos1.json",
+        r#"{"name":"eos1","normal":{"netdev":{"links":{"Ethernet2":{"description":"from the repo"}}}}}"#,
+    );
+    let untouched = iface(c, "eos1", "Ethernet3");
+    let src = url_source(c, "tags=lab");
+    let (code, out, text) = netgw(c, &["converge", "--inventory", &src]);
+    assert_eq!(code, 0, "{text}");
+    let nodes = out["nodes"].as_array().unwrap();
+    let names: Vec<&str> = nodes.iter().map(|n| n["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["eos1", "ios1", "jx1"], "{text}");
+    for n in nodes {
+        assert_eq!(n["status"], "success", "{n}");
+        assert!(n["updated"].as_u64().unwrap() > 0, "{n}");
+    }
+    assert!(vlans(c, "eos1").contains(&(110, "users".into())), "{:?}", vlans(c, "eos1"));
+    assert!(vlans(c, "eos1").contains(&(120, "voice".into())));
+    assert!(vlans(c, "ios1").contains(&(210, "users-b".into())), "{:?}", vlans(c, "ios1"));
+    let e1 = iface(c, "eos1", "Ethernet1");
+    assert_eq!(
+        (e1.0.as_str(), e1.1, e1.3.as_str(), e1.4),
+        ("desk 1-01", true, "Access", 110)
+    );
+    let e2 = iface(c, "eos1", "Ethernet2");
+    assert_eq!(
+        (e2.0.as_str(), e2.3.as_str(), e2.5, e2.6.as_str()),
+        ("from the repo", "Trunk", 110, "120")
+    );
+    assert_eq!(iface(c, "eos1", "Ethernet3"), untouched, "an interface Nautobot does not hold");
+    let i1 = iface(c, "ios1", "Ethernet0/1");
+    assert_eq!((i1.0.as_str(), i1.3.as_str(), i1.4), ("desk b-01", "Access", 210));
+    // Junos keeps its configuration in a tree of its own: what was committed, from the report (the
+    // second run re-reads the device and finds it there).
+    let jx1 = &nodes[2];
+    let changed = |r: &str| -> Vec<String> {
+        let res = jx1["resources"].as_array().unwrap().iter().find(|x| x["name"] == r);
+        let res = res.unwrap_or_else(|| panic!("jx1 {r}: {jx1}"));
+        assert_eq!(res["status"], "updated", "{res}");
+        res["changes"].as_array().unwrap().iter().map(|c| format!("{}={}", c["property"].as_str().unwrap(), c["after"])).collect()
+    };
+    assert_eq!(changed("ge-0/0/1"), ["description=\"core uplink\"", "mtu=9000"]);
+    assert_eq!(changed("ge-0/0/2"), ["description=\"spare\"", "enabled=false"]);
+    assert_eq!(changed("210"), ["state=\"present\"", "name=\"users-b\""]);
+    let (code, again, text) = netgw(c, &["converge", "--inventory", &src]);
+    assert_eq!(code, 0, "{text}");
+    for n in again["nodes"].as_array().unwrap() {
+        assert_eq!(n["updated"], 0, "second run: {n}");
+        assert_eq!(n["status"], "success", "{n}");
+    }
+    assert!(!text.contains(LAB_PASSWORD) && !text.contains(&c.nb.token), "a secret in the report");
 }
