@@ -363,7 +363,10 @@ impl Inventory {
     }
 
     /// The devices a Nautobot source selects ([`nautobot`]); `source` names it in errors.
-    fn from_nautobot(source: &Path, spec: &nautobot::SourceSpec) -> Result<Inventory, InventoryError> {
+    fn from_nautobot(
+        source: &Path,
+        spec: &nautobot::SourceSpec,
+    ) -> Result<Inventory, InventoryError> {
         let read = nautobot::read(spec, source)?;
         let mut inv = Self::from_sections(source, (read.hosts, read.groups, Entry::default()))?;
         inv.origins = read.origins;

@@ -242,16 +242,26 @@ impl InventoryIntent {
         let netdev = attrs.get("netdev");
         use netgw_models::compile::RecipeSource;
         for (key, recipe, builtin) in [
-            ("vlans", resolve::BUILTIN_RECIPES[0], RecipeSource::BuiltinVlans),
-            ("links", resolve::BUILTIN_RECIPES[1], RecipeSource::BuiltinLinks),
+            (
+                "vlans",
+                resolve::BUILTIN_RECIPES[0],
+                RecipeSource::BuiltinVlans,
+            ),
+            (
+                "links",
+                resolve::BUILTIN_RECIPES[1],
+                RecipeSource::BuiltinLinks,
+            ),
         ] {
             let wanted = netdev.is_some_and(|n| n.get(key).is_some());
             if wanted && !view.expansion.recipe_names().contains(&recipe) {
                 // In the expansion for the compile after the facts, in the recipes for the first.
-                view.expansion.recipes.push(netgw_models::expand::ExpandedRecipe {
-                    name: recipe.to_owned(),
-                    version: None,
-                });
+                view.expansion
+                    .recipes
+                    .push(netgw_models::expand::ExpandedRecipe {
+                        name: recipe.to_owned(),
+                        version: None,
+                    });
                 view.recipes.push((recipe.to_owned(), builtin));
             }
         }

@@ -116,9 +116,8 @@ struct SourceFile {
 /// Whether a parsed inventory document is a Nautobot source file (its only key is `nautobot` and
 /// that holds a `url`; a hosts file with a host named `nautobot` has no `url` there).
 pub(super) fn is_source_doc(doc: &Value) -> bool {
-    doc.as_object().is_some_and(|m| {
-        m.len() == 1 && m.get("nautobot").is_some_and(|n| n.get("url").is_some())
-    })
+    doc.as_object()
+        .is_some_and(|m| m.len() == 1 && m.get("nautobot").is_some_and(|n| n.get("url").is_some()))
 }
 
 /// The source a `nautobot+http(s)://...` argument names.
@@ -170,7 +169,11 @@ pub(super) fn spec_from_doc(path: &Path, doc: Value) -> Result<SourceSpec, Inven
 fn token(spec: &SourceSpec, at: &Path) -> Result<Secret, InventoryError> {
     let err = |m: String| super::file_err(at, m);
     let reference = match (&spec.token_env, &spec.token_file) {
-        (Some(_), Some(_)) => return Err(err("nautobot: give token_env or token_file, not both".into())),
+        (Some(_), Some(_)) => {
+            return Err(err(
+                "nautobot: give token_env or token_file, not both".into()
+            ));
+        }
         (None, Some(f)) => format!("file:{}", f.display()),
         (Some(v), None) => format!("${{{v}}}"),
         (None, None) => format!("${{{TOKEN_ENV}}}"),
@@ -196,7 +199,10 @@ fn client(spec: &SourceSpec, at: &Path) -> Result<HttpClient, InventoryError> {
     };
     if let Some(t) = spec.timeout {
         if !(t > 0.0 && t <= 3600.0) {
-            return Err(super::file_err(at, "nautobot.timeout: seconds, 0 < s <= 3600"));
+            return Err(super::file_err(
+                at,
+                "nautobot.timeout: seconds, 0 < s <= 3600",
+            ));
         }
         cfg.request_timeout = Duration::from_secs_f64(t);
     }
@@ -273,7 +279,11 @@ async fn fetch(spec: &SourceSpec, client: &HttpClient) -> Result<Fetched, String
 type IntentObjects = (BTreeMap<String, Vec<Value>>, BTreeMap<String, Vec<Value>>);
 
 /// Each device's interfaces (one listing per device) and each of their locations' VLANs.
-async fn fetch_intent(client: &HttpClient, base: &str, devices: &[Value]) -> Result<IntentObjects, String> {
+async fn fetch_intent(
+    client: &HttpClient,
+    base: &str,
+    devices: &[Value],
+) -> Result<IntentObjects, String> {
     let mut interfaces = BTreeMap::new();
     let mut vlans = BTreeMap::new();
     for d in devices {
@@ -412,15 +422,27 @@ fn host(d: &Value, name: &str, f: &Fetched, origins: &mut BTreeMap<String, Strin
             e.hostname = Some(addr);
             origins.insert("hostname".into(), at(field));
         }
-        None => problems.push(format!("{} is empty: netgw needs a management address", at("primary_ip4"))),
+        None => problems.push(format!(
+            "{} is empty: netgw needs a management address",
+            at("primary_ip4")
+        )),
     }
-    match d["platform"]["network_driver"].as_str().filter(|s| !s.is_empty()) {
+    match d["platform"]["network_driver"]
+        .as_str()
+        .filter(|s| !s.is_empty())
+    {
         Some(driver) => {
             e.platform = Some(driver.to_owned());
             let p = d["platform"]["name"].as_str().unwrap_or_default();
-            origins.insert("platform".into(), format!("{} ({p}).network_driver", at("platform")));
+            origins.insert(
+                "platform".into(),
+                format!("{} ({p}).network_driver", at("platform")),
+            );
             if let Some(m) = unmapped(driver) {
-                problems.push(format!("{} ({p}).network_driver {driver:?}: {m}", at("platform")));
+                problems.push(format!(
+                    "{} ({p}).network_driver {driver:?}: {m}",
+                    at("platform")
+                ));
             }
         }
         None if d["platform"].is_null() => problems.push(format!("{} is empty", at("platform"))),
@@ -432,12 +454,21 @@ fn host(d: &Value, name: &str, f: &Fetched, origins: &mut BTreeMap<String, Strin
     }
     match &d["custom_fields"][PORT_FIELD] {
         Value::Null => {}
-        v => match v.as_u64().and_then(|p| u16::try_from(p).ok()).filter(|p| *p > 0) {
+        v => match v
+            .as_u64()
+            .and_then(|p| u16::try_from(p).ok())
+            .filter(|p| *p > 0)
+        {
             Some(p) => {
                 e.port = Some(p);
-                origins.insert("port".into(), format!("nautobot device {name} custom field {PORT_FIELD}"));
+                origins.insert(
+                    "port".into(),
+                    format!("nautobot device {name} custom field {PORT_FIELD}"),
+                );
             }
-            None => problems.push(format!("nautobot device {name} custom field {PORT_FIELD}: {v} is not a port")),
+            None => problems.push(format!(
+                "nautobot device {name} custom field {PORT_FIELD}: {v} is not a port"
+            )),
         },
     }
     if let Some(ctx) = d["config_context"].as_object() {
@@ -495,8 +526,10 @@ fn credentials_of(
     let group = d["secrets_group"]["name"].as_str().unwrap_or(id);
     let assoc = f.secrets.get(id).map(Vec::as_slice).unwrap_or_default();
     let pick = |secret_type: &str| {
-        let mut of_type: Vec<&Value> =
-            assoc.iter().filter(|a| a["secret_type"] == secret_type).collect();
+        let mut of_type: Vec<&Value> = assoc
+            .iter()
+            .filter(|a| a["secret_type"] == secret_type)
+            .collect();
         of_type.sort_by_key(|a| (a["access_type"] != "Generic", a["access_type"].to_string()));
         of_type.first().map(|a| &a["secret"])
     };
@@ -528,7 +561,11 @@ fn credentials_of(
         let slot = e.data.entry("netgw").or_insert_with(|| json!({}));
         match slot.as_object_mut() {
             Some(m) => m.extend(netgw),
-            None => return Err(format!("nautobot device {name} field config_context: `netgw` must be a mapping")),
+            None => {
+                return Err(format!(
+                    "nautobot device {name} field config_context: `netgw` must be a mapping"
+                ));
+            }
         }
     }
     Ok(())
@@ -556,7 +593,12 @@ fn reference(secret: &Value) -> Result<String, String> {
 /// A device's intent from Nautobot as netgw attributes: `netdev.vlans` (the VLANs of its location,
 /// and any its interfaces carry) and `netdev.links` (every interface but management-only ones).
 /// Errors name the device, the interface and the field Nautobot holds wrongly.
-fn intent(d: &Value, name: &str, f: &Fetched, warnings: &mut Vec<String>) -> Result<Map<String, Value>, String> {
+fn intent(
+    d: &Value,
+    name: &str,
+    f: &Fetched,
+    warnings: &mut Vec<String>,
+) -> Result<Map<String, Value>, String> {
     let mut vlans = Map::new();
     let loc = d["location"]["name"].as_str().unwrap_or_default();
     for v in f.vlans.get(loc).into_iter().flatten() {
@@ -576,7 +618,9 @@ fn intent(d: &Value, name: &str, f: &Fetched, warnings: &mut Vec<String>) -> Res
             ));
             continue;
         }
-        for v in std::iter::once(&i["untagged_vlan"]).chain(i["tagged_vlans"].as_array().into_iter().flatten()) {
+        for v in std::iter::once(&i["untagged_vlan"])
+            .chain(i["tagged_vlans"].as_array().into_iter().flatten())
+        {
             if !v.is_null() {
                 add_vlan(&mut vlans, v);
             }
@@ -638,7 +682,9 @@ fn link(i: &Value) -> Result<Map<String, Value>, String> {
         }
         Some("access") => {
             if !tagged.is_empty() {
-                return Err("field tagged_vlans: an access interface carries no tagged VLANs".into());
+                return Err(
+                    "field tagged_vlans: an access interface carries no tagged VLANs".into(),
+                );
             }
             l.insert("mode".into(), Value::from("access"));
             if let Some(u) = untagged {
@@ -647,7 +693,11 @@ fn link(i: &Value) -> Result<Map<String, Value>, String> {
         }
         Some(m @ ("tagged" | "tagged-all")) => {
             l.insert("mode".into(), Value::from("trunk"));
-            let trunk = if m == "tagged-all" { "1-4094".to_owned() } else { tagged.join(",") };
+            let trunk = if m == "tagged-all" {
+                "1-4094".to_owned()
+            } else {
+                tagged.join(",")
+            };
             if !trunk.is_empty() {
                 l.insert("trunk_vlans".into(), Value::from(trunk));
             }
@@ -655,7 +705,11 @@ fn link(i: &Value) -> Result<Map<String, Value>, String> {
                 l.insert("native_vlan".into(), Value::from(u));
             }
         }
-        Some(other) => return Err(format!("field mode: {other:?} is not access, tagged or tagged-all")),
+        Some(other) => {
+            return Err(format!(
+                "field mode: {other:?} is not access, tagged or tagged-all"
+            ));
+        }
     }
     Ok(l)
 }

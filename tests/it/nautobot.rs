@@ -230,13 +230,12 @@ for n, h in inv.hosts.items():
               "groups": [g.name for g in h.groups], "device": h.data["pynautobot_dictionary"]}
 print(json.dumps(out, default=str))
 "#;
-    let o = c
-        .nb
-        .python()
-        .args(["-c", DUMP])
-        .arg(filter.to_string())
-        .output()
-        .unwrap();
+    let o =
+        c.nb.python()
+            .args(["-c", DUMP])
+            .arg(filter.to_string())
+            .output()
+            .unwrap();
     assert!(
         o.status.success(),
         "nornir_nautobot: {}{}",
@@ -256,7 +255,10 @@ fn groups_from_record(d: &Value) -> Vec<String> {
     for t in d["tags"].as_array().unwrap() {
         g.push(group_name("tag", t["name"].as_str().unwrap()));
     }
-    g.push(group_name("platform", d["platform"]["name"].as_str().unwrap()));
+    g.push(group_name(
+        "platform",
+        d["platform"]["name"].as_str().unwrap(),
+    ));
     g
 }
 
@@ -282,7 +284,11 @@ fn hosts_equal_nornir_nautobots_for_the_same_filter() {
             json!({"location": ["bldg-a"], "role": ["access"]}),
             vec!["eos1"],
         ),
-        ("tags=lab", json!({"tags": ["lab"]}), vec!["eos1", "ios1", "jx1"]),
+        (
+            "tags=lab",
+            json!({"tags": ["lab"]}),
+            vec!["eos1", "ios1", "jx1"],
+        ),
         (
             "platform=cisco_ios&platform=cisco_nxos",
             json!({"platform": ["cisco_ios", "cisco_nxos"]}),
@@ -306,12 +312,22 @@ fn hosts_equal_nornir_nautobots_for_the_same_filter() {
             assert_eq!(h["platform"], n["platform"], "{name}.platform");
             assert_eq!(h["error"], Value::Null, "{name}: {h}");
             let record = &n["device"];
-            assert_eq!(h["groups"], json!(groups_from_record(record)), "{name}.groups");
-            assert_eq!(h["port"], record["custom_fields"]["netgw_port"], "{name}.port");
+            assert_eq!(
+                h["groups"],
+                json!(groups_from_record(record)),
+                "{name}.groups"
+            );
+            assert_eq!(
+                h["port"], record["custom_fields"]["netgw_port"],
+                "{name}.port"
+            );
             // data is the config context, plus the enable secret's reference (shown redacted).
             let mut data = h["data"].clone();
             assert_eq!(data["netgw"]["enable_secret"], "<redacted>", "{name}");
-            data["netgw"].as_object_mut().unwrap().remove("enable_secret");
+            data["netgw"]
+                .as_object_mut()
+                .unwrap()
+                .remove("enable_secret");
             assert_eq!(data, record["config_context"], "{name}.data");
         }
     }
@@ -362,13 +378,29 @@ fn a_missing_token_and_a_bad_filter_are_errors() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(err.contains("nautobot token") && err.contains("NAUTOBOT_TOKEN"), "{err}");
-    let (code, _, text) = netgw(c, &["inventory", "--inventory", &url_source(c, "colour=red")]);
+    assert!(
+        err.contains("nautobot token") && err.contains("NAUTOBOT_TOKEN"),
+        "{err}"
+    );
+    let (code, _, text) = netgw(
+        c,
+        &["inventory", "--inventory", &url_source(c, "colour=red")],
+    );
     assert_ne!(code, 0);
     assert!(text.contains("unknown filter `colour`"), "{text}");
-    let (code, _, text) = netgw(c, &["inventory", "--inventory", &url_source(c, "location=nowhere")]);
+    let (code, _, text) = netgw(
+        c,
+        &[
+            "inventory",
+            "--inventory",
+            &url_source(c, "location=nowhere"),
+        ],
+    );
     assert_ne!(code, 0);
-    assert!(text.contains("HTTP 400") && text.contains("nowhere"), "{text}");
+    assert!(
+        text.contains("HTTP 400") && text.contains("nowhere"),
+        "{text}"
+    );
 }
 
 /// An interface of a lab device as (description, enabled, mtu, mode, access, native, trunk).
@@ -423,9 +455,17 @@ fn converge_brings_devices_to_nautobots_intent_and_then_nothing_is_left() {
         assert_eq!(n["status"], "success", "{n}");
         assert!(n["updated"].as_u64().unwrap() > 0, "{n}");
     }
-    assert!(vlans(c, "eos1").contains(&(110, "users".into())), "{:?}", vlans(c, "eos1"));
+    assert!(
+        vlans(c, "eos1").contains(&(110, "users".into())),
+        "{:?}",
+        vlans(c, "eos1")
+    );
     assert!(vlans(c, "eos1").contains(&(120, "voice".into())));
-    assert!(vlans(c, "ios1").contains(&(210, "users-b".into())), "{:?}", vlans(c, "ios1"));
+    assert!(
+        vlans(c, "ios1").contains(&(210, "users-b".into())),
+        "{:?}",
+        vlans(c, "ios1")
+    );
     let e1 = iface(c, "eos1", "Ethernet1");
     assert_eq!(
         (e1.0.as_str(), e1.1, e1.3.as_str(), e1.4),
@@ -436,20 +476,42 @@ fn converge_brings_devices_to_nautobots_intent_and_then_nothing_is_left() {
         (e2.0.as_str(), e2.3.as_str(), e2.5, e2.6.as_str()),
         ("from the repo", "Trunk", 110, "120")
     );
-    assert_eq!(iface(c, "eos1", "Ethernet3"), untouched, "an interface Nautobot does not hold");
+    assert_eq!(
+        iface(c, "eos1", "Ethernet3"),
+        untouched,
+        "an interface Nautobot does not hold"
+    );
     let i1 = iface(c, "ios1", "Ethernet0/1");
-    assert_eq!((i1.0.as_str(), i1.3.as_str(), i1.4), ("desk b-01", "Access", 210));
+    assert_eq!(
+        (i1.0.as_str(), i1.3.as_str(), i1.4),
+        ("desk b-01", "Access", 210)
+    );
     // Junos keeps its configuration in a tree of its own: what was committed, from the report (the
     // second run re-reads the device and finds it there).
     let jx1 = &nodes[2];
     let changed = |r: &str| -> Vec<String> {
-        let res = jx1["resources"].as_array().unwrap().iter().find(|x| x["name"] == r);
+        let res = jx1["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == r);
         let res = res.unwrap_or_else(|| panic!("jx1 {r}: {jx1}"));
         assert_eq!(res["status"], "updated", "{res}");
-        res["changes"].as_array().unwrap().iter().map(|c| format!("{}={}", c["property"].as_str().unwrap(), c["after"])).collect()
+        res["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| format!("{}={}", c["property"].as_str().unwrap(), c["after"]))
+            .collect()
     };
-    assert_eq!(changed("ge-0/0/1"), ["description=\"core uplink\"", "mtu=9000"]);
-    assert_eq!(changed("ge-0/0/2"), ["description=\"spare\"", "enabled=false"]);
+    assert_eq!(
+        changed("ge-0/0/1"),
+        ["description=\"core uplink\"", "mtu=9000"]
+    );
+    assert_eq!(
+        changed("ge-0/0/2"),
+        ["description=\"spare\"", "enabled=false"]
+    );
     assert_eq!(changed("210"), ["state=\"present\"", "name=\"users-b\""]);
     let (code, again, text) = netgw(c, &["converge", "--inventory", &src]);
     assert_eq!(code, 0, "{text}");
@@ -457,5 +519,8 @@ fn converge_brings_devices_to_nautobots_intent_and_then_nothing_is_left() {
         assert_eq!(n["updated"], 0, "second run: {n}");
         assert_eq!(n["status"], "success", "{n}");
     }
-    assert!(!text.contains(LAB_PASSWORD) && !text.contains(&c.nb.token), "a secret in the report");
+    assert!(
+        !text.contains(LAB_PASSWORD) && !text.contains(&c.nb.token),
+        "a secret in the report"
+    );
 }
