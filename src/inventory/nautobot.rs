@@ -713,3 +713,156 @@ fn link(i: &Value) -> Result<Map<String, Value>, String> {
     }
     Ok(l)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_url_form_takes_nautobots_filters_and_refuses_others() {
+        let s = spec_from_url(
+            "nautobot+https://nb.example:8443/x/?location=a&tag=t&tags=u&platform=p&platform=q",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(s.url, "https://nb.example:8443/x/");
+        assert_eq!(s.filter.location, ["a"]);
+        assert_eq!(s.filter.tags, ["t", "u"]);
+        assert_eq!(
+            s.filter.params(),
+            [
+                ("location", "a".to_owned()),
+                ("tags", "t".to_owned()),
+                ("tags", "u".to_owned()),
+                ("platform", "p".to_owned()),
+                ("platform", "q".to_owned())
+            ]
+        );
+        assert!(spec_from_url("inventory.yml").unwrap().is_none());
+        let e = spec_from_url("nautobot+https://h/?colour=red")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown filter `colour`"), "{e}");
+        let e = spec_from_url("nautobot+ftp://h/").unwrap_err().to_string();
+        assert!(e.contains("nautobot+https://"), "{e}");
+    }
+
+    #[test]
+    fn interfaces_become_links_by_mode() {
+        let vlan = |v: u64| json!({"vid": v, "name": format!("v{v}")});
+        let access = json!({"description": "desk", "enabled": true, "mtu": 1500,
+            "mode": {"value": "access"}, "untagged_vlan": vlan(10), "tagged_vlans": []});
+        assert_eq!(
+            Value::Object(link(&access).unwrap()),
+            json!({"description": "desk", "enabled": true, "mtu": 1500, "mode": "access", "access_vlan": 10})
+        );
+        let tagged = json!({"description": "", "enabled": false, "mtu": null,
+            "mode": {"value": "tagged"}, "untagged_vlan": vlan(10), "tagged_vlans": [vlan(20), vlan(30)]});
+        assert_eq!(
+            Value::Object(link(&tagged).unwrap()),
+            json!({"enabled": false, "mode": "trunk", "trunk_vlans": "20,30", "native_vlan": 10})
+        );
+        let all = json!({"enabled": true, "mode": {"value": "tagged-all"}, "untagged_vlan": null, "tagged_vlans": []});
+        assert_eq!(link(&all).unwrap()["trunk_vlans"], "1-4094");
+        let no_mode =
+            json!({"enabled": true, "mode": null, "untagged_vlan": vlan(10), "tagged_vlans": []});
+        assert!(link(&no_mode).unwrap_err().contains("field mode"));
+        let access_tagged = json!({"enabled": true, "mode": {"value": "access"}, "untagged_vlan": null,
+            "tagged_vlans": [vlan(20)]});
+        assert!(
+            link(&access_tagged)
+                .unwrap_err()
+                .contains("field tagged_vlans")
+        );
+    }
+
+    fn fetched(device: Value, assoc: Vec<Value>) -> Fetched {
+        let mut secrets = BTreeMap::new();
+        secrets.insert("g1".to_owned(), assoc);
+        Fetched {
+            devices: vec![device],
+            secrets,
+            interfaces: BTreeMap::new(),
+            vlans: BTreeMap::new(),
+        }
+    }
+
+    fn device(platform: Value) -> Value {
+        json!({"id": "d1", "name": "sw1", "location": {"name": "bldg a"}, "role": {"name": "access"},
+               "tags": [{"name": "lab"}], "platform": platform,
+               "primary_ip4": {"address": "192.0.2.7/24"}, "custom_fields": {"netgw_port": 2222},
+               "secrets_group": {"id": "g1", "name": "creds"},
+               "config_context": {"ntp": ["192.0.2.1"]}})
+    }
+
+    fn secret(secret_type: &str, access: &str, provider: &str, params: Value) -> Value {
+        json!({"secret_type": secret_type, "access_type": access,
+               "secret": {"name": format!("s-{secret_type}"), "provider": provider, "parameters": params}})
+    }
+
+    #[test]
+    fn a_device_becomes_a_host_with_references_for_its_secrets() {
+        let f = fetched(
+            device(json!({"name": "eos", "network_driver": "arista_eos"})),
+            vec![
+                secret("password", "SSH", "text-file", json!({"path": "/ignored"})),
+                secret(
+                    "password",
+                    "Generic",
+                    "environment-variable",
+                    json!({"variable": "SW_PASS"}),
+                ),
+                secret(
+                    "secret",
+                    "Generic",
+                    "text-file",
+                    json!({"path": "/run/enable"}),
+                ),
+            ],
+        );
+        let r = build(&f);
+        assert!(r.host_errors.is_empty(), "{:?}", r.host_errors);
+        let h = &r.hosts["sw1"];
+        assert_eq!(h.hostname.as_deref(), Some("192.0.2.7"));
+        assert_eq!(h.port, Some(2222));
+        assert_eq!(h.platform.as_deref(), Some("arista_eos"));
+        assert_eq!(h.password.as_deref(), Some("${SW_PASS}"));
+        assert_eq!(h.data["netgw"]["enable_secret"], "file:/run/enable");
+        assert_eq!(
+            h.groups,
+            ["location_bldg_a", "role_access", "tag_lab", "platform_eos"]
+        );
+        assert_eq!(
+            r.origins["sw1"]["password"],
+            "nautobot device sw1 secrets group creds secret s-password"
+        );
+        assert!(r.groups.contains_key("location_bldg_a"));
+    }
+
+    #[test]
+    fn wrong_fields_fail_the_device_naming_the_field() {
+        let mut d = device(json!({"name": "xr", "network_driver": "cisco_xr"}));
+        d["primary_ip4"] = Value::Null;
+        d["custom_fields"]["netgw_port"] = json!(70000);
+        let f = fetched(
+            d,
+            vec![secret(
+                "password",
+                "Generic",
+                "hashicorp-vault",
+                json!({"path": "x"}),
+            )],
+        );
+        let e = &build(&f).host_errors["sw1"];
+        for want in [
+            "nautobot device sw1 field primary_ip4 is empty",
+            "field platform (xr).network_driver \"cisco_xr\": no netgw driver",
+            "custom field netgw_port: 70000 is not a port",
+            "secrets group creds secret s-password: provider \"hashicorp-vault\" is not read",
+        ] {
+            assert!(e.contains(want), "{want:?} in {e}");
+        }
+        let f = fetched(device(json!({"name": "bare"})), vec![]);
+        assert!(build(&f).host_errors["sw1"].contains("platform (bare) has no network_driver"));
+    }
+}
