@@ -348,14 +348,10 @@ fn build(f: &Fetched) -> Read {
             .map(str::to_owned)
             .unwrap_or_else(|| d["id"].as_str().unwrap_or_default().to_owned());
         let mut origins = BTreeMap::new();
-        let entry = host(d, &name, f, &mut origins);
-        let entry = match entry {
-            Ok(e) => e,
-            Err((e, message)) => {
-                r.host_errors.insert(name.clone(), message);
-                e
-            }
-        };
+        let (entry, problem) = host(d, &name, f, &mut origins);
+        if let Some(message) = problem {
+            r.host_errors.insert(name.clone(), message);
+        }
         match intent(d, &name, f, &mut r.warnings) {
             Ok(attrs) => {
                 r.intent.insert(name.clone(), attrs);
@@ -406,7 +402,8 @@ fn groups_of(d: &Value) -> Vec<String> {
     g
 }
 
-type HostResult = Result<Entry, (Entry, String)>;
+/// A host, and what is wrong with it when something is.
+type HostResult = (Entry, Option<String>);
 
 /// One device as a host. A device whose own fields are unusable still becomes a host (it fails alone
 /// when a run opens it), with the error naming the device and Nautobot's field.
@@ -480,10 +477,8 @@ fn host(d: &Value, name: &str, f: &Fetched, origins: &mut BTreeMap<String, Strin
     if let Err(m) = credentials_of(d, name, f, &mut e, origins) {
         problems.push(m);
     }
-    match problems.is_empty() {
-        true => Ok(e),
-        false => Err((e, problems.join("; "))),
-    }
+    let problem = (!problems.is_empty()).then(|| problems.join("; "));
+    (e, problem)
 }
 
 /// The primary IP's address without its prefix length, IPv4 first (as `nornir_nautobot`).
