@@ -523,4 +523,47 @@ fn converge_brings_devices_to_nautobots_intent_and_then_nothing_is_left() {
         !text.contains(LAB_PASSWORD) && !text.contains(&c.nb.token),
         "a secret in the report"
     );
+    a_change_behind_nautobots_back_drifts_and_one_in_nautobot_converges(c, &src);
+}
+
+/// A change behind Nautobot's back: drift names it, against Nautobot's intent; an interface changed
+/// in Nautobot's API reaches the device with the next run, which also undoes the hand change.
+fn a_change_behind_nautobots_back_drifts_and_one_in_nautobot_converges(c: &Campus, src: &str) {
+    {
+        let dev = &c.lab.node("eos1").unwrap().device;
+        let mut st = dev.state();
+        let e1 = st
+            .interfaces
+            .iter_mut()
+            .find(|(n, _)| n == "Ethernet1")
+            .unwrap();
+        e1.1.description = "changed by hand".into();
+    }
+    let (code, drift, text) = netgw(c, &["drift", "--inventory", src, "eos1"]);
+    assert_eq!(code, 1, "drift found: {text}");
+    let res = drift["nodes"][0]["resources"].as_array().unwrap();
+    let changed: Vec<&Value> = res.iter().filter(|r| r["status"] != "up-to-date").collect();
+    assert_eq!(changed.len(), 1, "{text}");
+    assert_eq!(changed[0]["name"], "Ethernet1");
+    assert_eq!(changed[0]["changes"][0]["after"], "desk 1-01", "{text}");
+
+    const RENAME: &str = "import os, pynautobot
+nb = pynautobot.api(os.environ['NAUTOBOT_URL'], token=os.environ['NAUTOBOT_TOKEN'])
+i = nb.dcim.interfaces.get(device='ios1', name='Ethernet0/1')
+i.update({'description': 'moved to desk b-02'})
+";
+    let out = c.nb.python().args(["-c", RENAME]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, _, text) = netgw(c, &["converge", "--inventory", src]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(iface(c, "ios1", "Ethernet0/1").0, "moved to desk b-02");
+    assert_eq!(
+        iface(c, "eos1", "Ethernet1").0,
+        "desk 1-01",
+        "the hand change undone"
+    );
 }
