@@ -140,6 +140,8 @@ pub struct Inventory {
     /// Intended state the inventory's source holds (Nautobot's VLANs and interfaces), per host, as
     /// attributes: a `default`-level layer of each node's run (docs/nautobot.md).
     pub intent: BTreeMap<String, serde_json::Map<String, Value>>,
+    /// Where run results go back to (a Nautobot inventory's server).
+    pub results: Option<nautobot::Results>,
 }
 
 /// Host-key and TLS trust from the command line (`--known-hosts`, `--accept-new-host-keys`,
@@ -357,6 +359,7 @@ impl Inventory {
             origins: BTreeMap::new(),
             host_errors: BTreeMap::new(),
             intent: BTreeMap::new(),
+            results: None,
         };
         inv.check()?;
         Ok(inv)
@@ -373,6 +376,11 @@ impl Inventory {
         inv.host_errors = read.host_errors;
         inv.intent = read.intent;
         inv.warnings = read.warnings;
+        inv.results = Some(nautobot::Results::new(
+            spec.clone(),
+            source,
+            read.device_ids,
+        ));
         Ok(inv)
     }
 

@@ -305,6 +305,8 @@ async fn fetch_intent(
 
 /// The hosts (with their groups) and, per host, where each value came from and what is wrong with it.
 pub(super) struct Read {
+    /// Host name -> Nautobot device id (where results are recorded).
+    pub device_ids: BTreeMap<String, String>,
     pub hosts: BTreeMap<String, Entry>,
     pub groups: BTreeMap<String, Entry>,
     pub origins: BTreeMap<String, BTreeMap<String, String>>,
@@ -314,27 +316,84 @@ pub(super) struct Read {
     pub warnings: Vec<String>,
 }
 
-/// Read the devices `spec` selects. `at` names the source in errors. Runs its own runtime on a thread
-/// of its own, so it is callable from sync code and from a blocking task of an async one.
-pub(super) fn read(spec: &SourceSpec, at: &Path) -> Result<Read, InventoryError> {
-    let client = client(spec, at)?;
-    let fetched = std::thread::scope(|s| {
+/// The Nautobot an inventory came from, to record run results in.
+#[derive(Debug, Clone)]
+pub struct Results {
+    spec: SourceSpec,
+    at: PathBuf,
+    device_ids: BTreeMap<String, String>,
+}
+
+impl Results {
+    pub(super) fn new(
+        spec: SourceSpec,
+        at: &Path,
+        device_ids: BTreeMap<String, String>,
+    ) -> Results {
+        Results {
+            spec,
+            at: at.to_owned(),
+            device_ids,
+        }
+    }
+
+    /// Record one note per host (`(host, text)`) on its Nautobot device: a Nautobot note (the
+    /// device's Notes tab, kept with its time and the token's user), so the intent fields and their
+    /// change log stay the operators'. Hosts without a device are skipped. Returns the first error.
+    pub fn record(&self, notes: &[(String, String)]) -> Result<usize, InventoryError> {
+        let client = client(&self.spec, &self.at)?;
+        let bodies: Vec<Value> = notes
+            .iter()
+            .filter_map(|(host, text)| {
+                let id = self.device_ids.get(host)?;
+                Some(
+                    json!({"assigned_object_type": "dcim.device", "assigned_object_id": id,
+                            "note": text}),
+                )
+            })
+            .collect();
+        on_own_runtime(|| async {
+            for b in &bodies {
+                client
+                    .post_json::<_, Value>("api/extras/notes/", b)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
+            Ok(bodies.len())
+        })
+        .map_err(|m| super::file_err(&self.at, m))
+    }
+}
+
+/// Run `fut` on a runtime of its own, on a thread of its own: callable from sync code and from a
+/// blocking task of an async one.
+fn on_own_runtime<T: Send, F: std::future::Future<Output = Result<T, String>>>(
+    make: impl FnOnce() -> F + Send,
+) -> Result<T, String> {
+    std::thread::scope(|s| {
         s.spawn(|| {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .map_err(|e| format!("starting a runtime: {e}"))?;
-            rt.block_on(fetch(spec, &client))
+            rt.block_on(make())
         })
         .join()
-        .unwrap_or_else(|_| Err("the Nautobot reader panicked".into()))
+        .unwrap_or_else(|_| Err("the Nautobot client panicked".into()))
     })
-    .map_err(|m| super::file_err(at, m))?;
+}
+
+/// Read the devices `spec` selects. `at` names the source in errors. Runs its own runtime on a thread
+/// of its own, so it is callable from sync code and from a blocking task of an async one.
+pub(super) fn read(spec: &SourceSpec, at: &Path) -> Result<Read, InventoryError> {
+    let client = client(spec, at)?;
+    let fetched = on_own_runtime(|| fetch(spec, &client)).map_err(|m| super::file_err(at, m))?;
     Ok(build(&fetched))
 }
 
 fn build(f: &Fetched) -> Read {
     let mut r = Read {
+        device_ids: BTreeMap::new(),
         hosts: BTreeMap::new(),
         groups: BTreeMap::new(),
         origins: BTreeMap::new(),
@@ -348,6 +407,9 @@ fn build(f: &Fetched) -> Read {
             .map(str::to_owned)
             .unwrap_or_else(|| d["id"].as_str().unwrap_or_default().to_owned());
         let mut origins = BTreeMap::new();
+        if let Some(id) = d["id"].as_str() {
+            r.device_ids.insert(name.clone(), id.to_owned());
+        }
         let (entry, problem) = host(d, &name, f, &mut origins);
         if let Some(message) = problem {
             r.host_errors.insert(name.clone(), message);

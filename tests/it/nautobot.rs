@@ -403,6 +403,23 @@ fn a_missing_token_and_a_bad_filter_are_errors() {
     );
 }
 
+/// The notes Nautobot holds for a device, oldest first.
+fn notes(c: &Campus, device: &str) -> Vec<String> {
+    const NOTES: &str = "import json, os, sys, pynautobot
+nb = pynautobot.api(os.environ['NAUTOBOT_URL'], token=os.environ['NAUTOBOT_TOKEN'])
+d = nb.dcim.devices.get(name=sys.argv[1])
+ns = sorted(nb.extras.notes.filter(assigned_object_id=d.id), key=lambda n: str(n.created))
+print(json.dumps([n.note for n in ns]))
+";
+    let out = c.nb.python().args(["-c", NOTES, device]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// An interface of a lab device as (description, enabled, mtu, mode, access, native, trunk).
 fn iface(c: &Campus, node: &str, name: &str) -> (String, bool, u32, String, u16, u16, String) {
     let dev = &c.lab.node(node).unwrap().device;
@@ -523,6 +540,30 @@ fn converge_brings_devices_to_nautobots_intent_and_then_nothing_is_left() {
         !text.contains(LAB_PASSWORD) && !text.contains(&c.nb.token),
         "a secret in the report"
     );
+    // Each run's outcome is a note on the device in Nautobot.
+    let (first, second) = (
+        out["run_id"].as_str().unwrap(),
+        again["run_id"].as_str().unwrap(),
+    );
+    for n in ["eos1", "ios1", "jx1"] {
+        let notes = notes(c, n);
+        assert_eq!(notes.len(), 2, "{n}: {notes:?}");
+        assert!(
+            notes[0].starts_with(&format!("netgw run {first} at ")),
+            "{notes:?}"
+        );
+        assert!(notes[0].contains(": converged ("), "{notes:?}");
+        assert!(
+            notes[1].starts_with(&format!("netgw run {second} at ")),
+            "{notes:?}"
+        );
+        assert!(notes[1].ends_with(": up to date"), "{notes:?}");
+        assert!(notes.iter().all(|t| !t.contains(LAB_PASSWORD)));
+    }
+    assert!(
+        notes(c, "nx1").is_empty(),
+        "a device the run did not select"
+    );
     a_change_behind_nautobots_back_drifts_and_one_in_nautobot_converges(c, &src);
 }
 
@@ -546,6 +587,14 @@ fn a_change_behind_nautobots_back_drifts_and_one_in_nautobot_converges(c: &Campu
     assert_eq!(changed.len(), 1, "{text}");
     assert_eq!(changed[0]["name"], "Ethernet1");
     assert_eq!(changed[0]["changes"][0]["after"], "desk 1-01", "{text}");
+    let recorded = notes(c, "eos1");
+    assert!(
+        recorded
+            .last()
+            .unwrap()
+            .ends_with(": drifted (1 of 4 resources differ)"),
+        "{recorded:?}"
+    );
 
     const RENAME: &str = "import os, pynautobot
 nb = pynautobot.api(os.environ['NAUTOBOT_URL'], token=os.environ['NAUTOBOT_TOKEN'])
