@@ -160,7 +160,9 @@ start() {
     echo $! >"$dir/nautobot.pid"
     watch_all "$dir"
     local url="http://127.0.0.1:$port"
-    for _ in $(seq 1 600); do
+    # Django loads Nautobot's apps for ~20 s on an idle 2-core machine, minutes on a loaded one.
+    local deadline=$((SECONDS + 300))
+    while [ "$SECONDS" -lt "$deadline" ]; do
         if curl -sf -o /dev/null -H "Authorization: Token $token" "$url/api/status/"; then
             cat >"$dir/nautobot.env" <<ENV
 NAUTOBOT_URL=$url

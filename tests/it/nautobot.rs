@@ -366,6 +366,40 @@ fn inventory_shows_nautobot_provenance_and_no_secret() {
     assert_ne!(code, 0, "{text}");
 }
 
+/// The file form: a `nautobot:` block with the filter and the token in a file (no variable set).
+#[test]
+fn a_nautobot_file_names_the_server_the_filter_and_the_token_file() {
+    let c = campus();
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, format!("{}\n", c.nb.token)).unwrap();
+    let file = dir.path().join("campus.yml");
+    std::fs::write(
+        &file,
+        format!(
+            "nautobot:\n  url: {}\n  token_file: {}\n  filter:\n    role: [core, edge]\n    location: bldg-a\n",
+            c.nb.url,
+            token.display()
+        ),
+    )
+    .unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_netgw"));
+    cmd.args(["inventory", "--format", "json", "--inventory"])
+        .arg(&file)
+        .env_remove("NAUTOBOT_TOKEN")
+        .env_remove("NETGW_INVENTORY");
+    for (k, v) in SECRET_ENV {
+        cmd.env(k, v);
+    }
+    let (code, out, text) = common::run_json(&mut cmd);
+    assert_eq!(code, 0, "{text}");
+    let hosts = by_name(&out);
+    assert_eq!(hosts.keys().collect::<Vec<_>>(), ["f51", "nx1"], "{text}");
+    assert_eq!(hosts["f51"]["driver"], "f5", "bigip_f5 drives F5");
+    assert_eq!(hosts["nx1"]["inventory"], json!(file.display().to_string()));
+    assert!(!text.contains(&c.nb.token), "token in the output");
+}
+
 /// Without a token, and with a filter Nautobot does not know, the inventory fails naming why.
 #[test]
 fn a_missing_token_and_a_bad_filter_are_errors() {
