@@ -30,6 +30,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 mod clab;
+pub mod nautobot;
 pub mod select;
 
 #[derive(Debug, Error)]
@@ -130,6 +131,17 @@ pub struct Inventory {
     pub warnings: Vec<String>,
     /// Trust settings of the command line, for hosts whose inventory sets none.
     pub trust: Trust,
+    /// Where a host's values came from when not from a file's layers (`nautobot device X field Y`),
+    /// by host, then by field as `netgw inventory` names it (`hostname`, `data.K`, ...).
+    pub origins: BTreeMap<String, BTreeMap<String, String>>,
+    /// Hosts whose source holds them wrongly (a Nautobot device without a primary IP, say): each
+    /// fails alone, with this error, when a run opens it.
+    pub host_errors: BTreeMap<String, String>,
+    /// Intended state the inventory's source holds (Nautobot's VLANs and interfaces), per host, as
+    /// attributes: a `default`-level layer of each node's run (docs/nautobot.md).
+    pub intent: BTreeMap<String, serde_json::Map<String, Value>>,
+    /// Where run results go back to (a Nautobot inventory's server).
+    pub results: Option<nautobot::Results>,
 }
 
 /// Host-key and TLS trust from the command line (`--known-hosts`, `--accept-new-host-keys`,
@@ -244,6 +256,9 @@ fn flatten(m: BTreeMap<String, Option<Entry>>) -> BTreeMap<String, Entry> {
 impl Inventory {
     /// Load an inventory from a file or a directory.
     pub fn load(path: &Path) -> Result<Inventory, InventoryError> {
+        if let Some(spec) = nautobot::spec_from_url(&path.to_string_lossy())? {
+            return Self::from_nautobot(path, &spec);
+        }
         let sections = if path.is_dir() {
             let hosts_file = ["hosts.yaml", "hosts.yml"]
                 .iter()
@@ -259,6 +274,9 @@ impl Inventory {
                 Parsed::Inventory(inv) => return Ok(*inv),
                 Parsed::Document(doc) => doc,
             };
+            if nautobot::is_source_doc(&doc) {
+                return Self::from_nautobot(path, &nautobot::spec_from_doc(path, doc)?);
+            }
             match Self::file_sections(path, doc)? {
                 FileSections::Single(sections) => *sections,
                 FileSections::Hosts(hosts) => {
@@ -338,8 +356,31 @@ impl Inventory {
             defaults,
             warnings: Vec::new(),
             trust: Trust::default(),
+            origins: BTreeMap::new(),
+            host_errors: BTreeMap::new(),
+            intent: BTreeMap::new(),
+            results: None,
         };
         inv.check()?;
+        Ok(inv)
+    }
+
+    /// The devices a Nautobot source selects ([`nautobot`]); `source` names it in errors.
+    fn from_nautobot(
+        source: &Path,
+        spec: &nautobot::SourceSpec,
+    ) -> Result<Inventory, InventoryError> {
+        let read = nautobot::read(spec, source)?;
+        let mut inv = Self::from_sections(source, (read.hosts, read.groups, Entry::default()))?;
+        inv.origins = read.origins;
+        inv.host_errors = read.host_errors;
+        inv.intent = read.intent;
+        inv.warnings = read.warnings;
+        inv.results = Some(nautobot::Results::new(
+            spec.clone(),
+            source,
+            read.device_ids,
+        ));
         Ok(inv)
     }
 
@@ -689,6 +730,9 @@ impl Inventory {
             Err(e) => (Value::Null, Some(e.to_string())),
         };
         let error = error.or(target_error);
+        for (k, v) in self.origins.get(name).into_iter().flatten() {
+            sources.insert(k.clone(), Value::String(v.clone()));
+        }
         // Credentials under data (`data.netgw.enable_secret`, a driver's or another tool's) too, but
         // not netgw's record of where a containerlab host's credentials came from: it holds
         // descriptions ("containerlab default for the kind"), never the values.
@@ -765,6 +809,9 @@ impl Inventory {
             .hosts
             .get(name)
             .ok_or_else(|| host_err("is not in the inventory".into()))?;
+        if let Some(e) = self.host_errors.get(name) {
+            return Err(host_err(e.clone()));
+        }
         let layers = self.layers(host);
         let first = |f: &dyn Fn(&Entry) -> Option<String>| {
             layers.iter().find_map(|e| f(e).filter(|s| !s.is_empty()))

@@ -66,7 +66,9 @@ impl Platform {
                 Platform::Ios
             }
             "nxos" | "nx-os" | "cisco_nxos" | "nxos_ssh" | "cisco_nxos_ssh" => Platform::Nxos,
-            "f5" | "bigip" | "big-ip" | "f5_tmsh" | "f5_ltm" | "f5_linux" => Platform::F5,
+            "f5" | "bigip" | "big-ip" | "bigip_f5" | "f5_tmsh" | "f5_ltm" | "f5_linux" => {
+                Platform::F5
+            }
             "linux" | "cumulus" | "sonic" | "linux_ssh" => Platform::Linux,
             _ => return None,
         })
@@ -543,6 +545,7 @@ mod tests {
             ("cisco_ios", Platform::Ios),
             ("cisco_nxos", Platform::Nxos),
             ("f5_tmsh", Platform::F5),
+            ("bigip_f5", Platform::F5),
             ("EOS", Platform::Eos),
             ("linux", Platform::Linux),
         ] {

@@ -120,6 +120,10 @@ pub enum Source {
     Node,
     /// Node-level parameters from an external node classifier (this run only).
     Classifier,
+    /// Intended state the inventory's source holds (Nautobot: VLANs, interfaces), this run only.
+    Inventory {
+        source: String,
+    },
     /// A cookbook attribute file, `cookbooks/CB/attributes/FILE`.
     AttributeFile {
         cookbook: String,
@@ -150,7 +154,7 @@ impl Source {
     fn rank(&self) -> u8 {
         match self {
             Source::Node => 0,
-            Source::Classifier => 1,
+            Source::Classifier | Source::Inventory { .. } => 1,
             Source::AttributeFile { .. } => 2,
             Source::Recipe { .. } => 3,
             Source::Role { .. }
@@ -166,6 +170,7 @@ impl fmt::Display for Source {
         match self {
             Source::Node => f.write_str("node"),
             Source::Classifier => f.write_str("classifier"),
+            Source::Inventory { source } => write!(f, "inventory {source}"),
             Source::AttributeFile { cookbook, file } => {
                 write!(f, "attribute file {cookbook}/attributes/{file}")
             }

@@ -180,7 +180,9 @@ pub(super) fn converge_cmd(
         None => Arc::new(repo.clone()),
     };
     let infra = Infra::open(store, repo, Arc::new(RegistryConnector), &coordination)
-        .with_classifier(cli.classifier.clone());
+        .with_classifier(cli.classifier.clone())
+        .with_intent(&inv);
+    let results_to = inv.results.clone();
     let report = rt.block_on(async move {
         // Open transactions this run touches are recovered whole first (crate::gateway).
         let report = crate::gateway::converge(&infra, jobs, &inv, opts).await;
@@ -211,12 +213,65 @@ pub(super) fn converge_cmd(
     if let (Some(note), Format::Human) = (plan_note, format) {
         write!(out, "{note}")?;
     }
+    if let Some(to) = results_to {
+        record_results(&to, &report, compare_only);
+    }
     let drifted = compare_only && report.summary.updated > 0;
     if compare_only && matches!(format, Format::Human) {
         // The summary above says "would be updated"; say in words what the exit status says.
         writeln!(out, "{}", drift_verdict(&report))?;
     }
     Ok(exit_status(&report, drifted))
+}
+
+/// Each node's outcome back to the inventory's source (Nautobot): `converged`, `up to date`,
+/// `drifted`, `in sync`, `failed` (why-run records nothing), with the run id and start time. A
+/// failure to record is a warning: the devices' outcome stands.
+fn record_results(
+    to: &crate::inventory::nautobot::Results,
+    report: &report::RunReport,
+    compare_only: bool,
+) {
+    if report.why_run && !compare_only {
+        return;
+    }
+    let notes: Vec<(String, String)> = report
+        .nodes
+        .iter()
+        .filter(|n| {
+            !matches!(
+                n.status,
+                report::NodeStatus::Skipped | report::NodeStatus::NotStarted
+            )
+        })
+        .map(|n| {
+            let outcome = match (&n.status, compare_only, n.updated) {
+                (report::NodeStatus::Success, false, 0) => "up to date".to_owned(),
+                (report::NodeStatus::Success, false, u) => {
+                    format!("converged ({u} of {} resources changed)", n.total)
+                }
+                (report::NodeStatus::Success, true, 0) => "in sync (drift check)".to_owned(),
+                (report::NodeStatus::Success, true, u) => {
+                    format!("drifted ({u} of {} resources differ)", n.total)
+                }
+                _ => format!(
+                    "failed: {}",
+                    n.error.as_deref().unwrap_or("see the run report")
+                ),
+            };
+            let text = format!(
+                "netgw run {} at {}: {outcome}",
+                report.run_id, report.started_at
+            );
+            (
+                n.name.clone(),
+                crate::terminal::terminal_safe(&text).into_owned(),
+            )
+        })
+        .collect();
+    if let Err(e) = to.record(&notes) {
+        tracing::warn!("recording the run's results in the inventory's source: {e}");
+    }
 }
 
 /// With `--search`, only the selected nodes the Chef server's search also finds.

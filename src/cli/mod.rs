@@ -398,7 +398,8 @@ pub struct Reporting {
 /// Where devices come from.
 #[derive(Debug, clap::Args)]
 pub struct DeviceSource {
-    /// Nornir SimpleInventory (one file with hosts/groups/defaults, a hosts file, or a directory).
+    /// Nornir SimpleInventory (one file with hosts/groups/defaults, a hosts file, or a directory), or a
+    /// Nautobot server (`nautobot+https://HOST/?location=L&role=R`, or a file with a `nautobot:` key).
     #[arg(long, env = "NETGW_INVENTORY", conflicts_with = "topology")]
     pub inventory: Option<PathBuf>,
     /// containerlab topology (`*.clab.yml`): nodes of kinds netgw drives, by management address.

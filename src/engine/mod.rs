@@ -174,6 +174,8 @@ pub struct Infra {
     pub coordination: Arc<dyn Coordination>,
     /// External node classifier (Puppet ENC contract) run for every node; see `crate::classify`.
     pub classifier: Option<std::path::PathBuf>,
+    /// Intended state from the inventory's source (Nautobot), per node: a `default` layer.
+    pub intent: Option<Arc<InventoryIntent>>,
     /// The state directory: checked private before a run reads anything of it.
     pub state_root: std::path::PathBuf,
 }
@@ -193,6 +195,7 @@ impl Infra {
             connector,
             coordination,
             classifier: None,
+            intent: None,
             state_root: settings.state_root(),
         }
     }
@@ -204,6 +207,69 @@ impl Infra {
 
     pub fn with_classifier(self, classifier: Option<std::path::PathBuf>) -> Infra {
         Infra { classifier, ..self }
+    }
+
+    /// With the intended state an inventory's source holds (none when it holds none).
+    pub fn with_intent(self, inv: &crate::inventory::Inventory) -> Infra {
+        let intent = (!inv.intent.is_empty()).then(|| {
+            Arc::new(InventoryIntent {
+                source: inv.source.display().to_string(),
+                hosts: inv.intent.clone(),
+            })
+        });
+        Infra { intent, ..self }
+    }
+}
+
+/// Per node, the attributes an inventory's source intends (`netdev.vlans`, `netdev.links`), and
+/// that source, named in the layer (`node show`, validate).
+#[derive(Debug)]
+pub struct InventoryIntent {
+    pub source: String,
+    pub hosts: std::collections::BTreeMap<String, netgw_models::Attrs>,
+}
+
+impl InventoryIntent {
+    /// Add a node's intent to its view: a `default` layer (anything the repo sets overrides it),
+    /// and the built-in recipes that declare it, when the run-list lacks them.
+    fn apply(&self, view: &mut resolve::NodeView) {
+        let Some(attrs) = self.hosts.get(view.name.as_str()) else {
+            return;
+        };
+        use netgw_models::attributes::{Component, Source};
+        view.attributes.push(
+            Component::Default,
+            Source::Inventory {
+                source: self.source.clone(),
+            },
+            attrs.clone(),
+        );
+        let netdev = attrs.get("netdev");
+        use netgw_models::compile::RecipeSource;
+        for (key, recipe, builtin) in [
+            (
+                "vlans",
+                resolve::BUILTIN_RECIPES[0],
+                RecipeSource::BuiltinVlans,
+            ),
+            (
+                "links",
+                resolve::BUILTIN_RECIPES[1],
+                RecipeSource::BuiltinLinks,
+            ),
+        ] {
+            let wanted = netdev.is_some_and(|n| n.get(key).is_some());
+            if wanted && !view.expansion.recipe_names().contains(&recipe) {
+                // In the expansion for the compile after the facts, in the recipes for the first.
+                view.expansion
+                    .recipes
+                    .push(netgw_models::expand::ExpandedRecipe {
+                        name: recipe.to_owned(),
+                        version: None,
+                    });
+                view.recipes.push((recipe.to_owned(), builtin));
+            }
+        }
     }
 }
 
@@ -533,6 +599,7 @@ pub(crate) struct Ctx {
     pub(crate) cookbooks: LocalRepo,
     pub(crate) coordination: Arc<dyn Coordination>,
     pub(crate) classifier: Option<std::path::PathBuf>,
+    pub(crate) intent: Option<Arc<InventoryIntent>>,
     /// The run's nodes at once, declared to the durable writer for as long as the run lasts.
     _writers: crate::store::durable::Busy,
 }
@@ -545,6 +612,7 @@ impl Ctx {
             cookbooks: infra.repo.for_run(),
             coordination: infra.coordination.clone(),
             classifier: infra.classifier.clone(),
+            intent: infra.intent.clone(),
             _writers: crate::store::durable::busy(opts.concurrency.max(1).min(nodes)),
         }
     }
@@ -734,13 +802,16 @@ pub(crate) async fn load_node(
             None => None,
         },
     };
-    let view = match found {
+    let mut view = match found {
         Some(view) => view,
         None => {
             let store = missing_node(ctx, &name, opts, steps).await?;
             resolve_node(store, ctx, &name, opts).await?
         }
     };
+    if let Some(intent) = &ctx.intent {
+        intent.apply(&mut view);
+    }
     steps.report.cookbooks = view.cookbooks.clone();
     steps.mark("load");
 

@@ -38,6 +38,7 @@ mod kill_confirm;
 mod lag;
 mod layers;
 mod links_cli;
+mod nautobot;
 mod nornir_parity;
 mod peer_kill;
 mod pg_link_checks;

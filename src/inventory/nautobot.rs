@@ -1,0 +1,925 @@
+//! Nautobot as the inventory (docs/nautobot.md): the devices a filter selects, read through Nautobot's
+//! REST API, each made the host Nornir's `nornir_nautobot` makes of it (name, the primary IP's address
+//! as hostname, the platform's `network_driver` as platform), plus what netgw needs that
+//! `nornir_nautobot` leaves to other plugins: groups from location, role, tags and platform (so a
+//! selection names them), `data` from the rendered config context, the port from the custom field
+//! `netgw_port`, and credentials from the device's secrets group, kept as references
+//! (`${VAR}`, `file:PATH`) that are resolved on the gateway when a run opens the device.
+//!
+//! Two ways to name the source, both for `--inventory`:
+//! * a YAML file whose only key is `nautobot:` ([`SourceSpec`]);
+//! * `nautobot+http(s)://HOST[:PORT][/PATH]?location=..&role=..` (filters as query parameters, the
+//!   token in `NAUTOBOT_TOKEN`).
+
+use super::{Entry, InventoryError};
+use netgw_models::secret::Secret;
+use netgw_transport::credentials;
+use netgw_transport::http::{HttpAuth, HttpClient, HttpConfig, TlsMode};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The variable the URL form reads the token from (the one `nornir_nautobot` reads too).
+pub const TOKEN_ENV: &str = "NAUTOBOT_TOKEN";
+/// Devices per page asked of the API; `next` is followed until the last page.
+const PAGE: usize = 200;
+/// Most pages read of one listing (a bound on a server that keeps answering `next`).
+const MAX_PAGES: usize = 1000;
+/// The custom field (on `dcim.device`) holding the port netgw connects to.
+pub const PORT_FIELD: &str = "netgw_port";
+
+/// The filters Nautobot's device list takes, each a list of names (any of them matches).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Filter {
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub location: Vec<String>,
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub role: Vec<String>,
+    /// Tag names (Nautobot's filter is `tags`; `tag` is taken too).
+    #[serde(default, alias = "tag", deserialize_with = "one_or_many")]
+    pub tags: Vec<String>,
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub platform: Vec<String>,
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub status: Vec<String>,
+}
+
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Om {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match Option::<Om>::deserialize(d)? {
+        None => Vec::new(),
+        Some(Om::One(s)) => vec![s],
+        Some(Om::Many(v)) => v,
+    })
+}
+
+impl Filter {
+    /// The query parameters of the device list, in a fixed order.
+    fn params(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        for (k, vs) in [
+            ("location", &self.location),
+            ("role", &self.role),
+            ("tags", &self.tags),
+            ("platform", &self.platform),
+            ("status", &self.status),
+        ] {
+            out.extend(vs.iter().map(|v| (k, v.clone())));
+        }
+        out
+    }
+}
+
+/// The `nautobot:` block of an inventory file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceSpec {
+    /// `http(s)://HOST[:PORT][/PATH]`, the API under `/api/`.
+    pub url: String,
+    /// The variable holding the API token (default `NAUTOBOT_TOKEN`).
+    #[serde(default)]
+    pub token_env: Option<String>,
+    /// A file holding the API token (instead of `token_env`).
+    #[serde(default)]
+    pub token_file: Option<PathBuf>,
+    #[serde(default)]
+    pub filter: Filter,
+    /// A CA file (PEM) to check Nautobot's certificate with.
+    #[serde(default)]
+    pub tls_ca: Option<PathBuf>,
+    /// `false`: no certificate check (labs only).
+    #[serde(default = "yes")]
+    pub tls_verify: bool,
+    /// Seconds one request may take (default 30).
+    #[serde(default)]
+    pub timeout: Option<f64>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SourceFile {
+    nautobot: SourceSpec,
+}
+
+/// Whether a parsed inventory document is a Nautobot source file (its only key is `nautobot` and
+/// that holds a `url`; a hosts file with a host named `nautobot` has no `url` there).
+pub(super) fn is_source_doc(doc: &Value) -> bool {
+    doc.as_object()
+        .is_some_and(|m| m.len() == 1 && m.get("nautobot").is_some_and(|n| n.get("url").is_some()))
+}
+
+/// The source a `nautobot+http(s)://...` argument names.
+pub(super) fn spec_from_url(arg: &str) -> Result<Option<SourceSpec>, InventoryError> {
+    let Some(rest) = arg.strip_prefix("nautobot+") else {
+        return Ok(None);
+    };
+    let err = |m: String| super::file_err(Path::new(arg), m);
+    let url = reqwest::Url::parse(rest).map_err(|e| err(format!("not a URL: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(err("must be nautobot+http:// or nautobot+https://".into()));
+    }
+    let mut filter = Filter::default();
+    for (k, v) in url.query_pairs() {
+        let list = match k.as_ref() {
+            "location" => &mut filter.location,
+            "role" => &mut filter.role,
+            "tag" | "tags" => &mut filter.tags,
+            "platform" => &mut filter.platform,
+            "status" => &mut filter.status,
+            other => {
+                return Err(err(format!(
+                    "unknown filter `{other}` (location, role, tags, platform, status)"
+                )));
+            }
+        };
+        list.push(v.into_owned());
+    }
+    let mut base = url.clone();
+    base.set_query(None);
+    Ok(Some(SourceSpec {
+        url: base.to_string(),
+        token_env: None,
+        token_file: None,
+        filter,
+        tls_ca: None,
+        tls_verify: true,
+        timeout: None,
+    }))
+}
+
+/// The source of an inventory file's parsed document.
+pub(super) fn spec_from_doc(path: &Path, doc: Value) -> Result<SourceSpec, InventoryError> {
+    let f: SourceFile = super::from_doc(path, doc)?;
+    Ok(f.nautobot)
+}
+
+/// Read the token (never shown: errors name where it was looked for).
+fn token(spec: &SourceSpec, at: &Path) -> Result<Secret, InventoryError> {
+    let err = |m: String| super::file_err(at, m);
+    let reference = match (&spec.token_env, &spec.token_file) {
+        (Some(_), Some(_)) => {
+            return Err(err(
+                "nautobot: give token_env or token_file, not both".into()
+            ));
+        }
+        (None, Some(f)) => format!("file:{}", f.display()),
+        (Some(v), None) => format!("${{{v}}}"),
+        (None, None) => format!("${{{TOKEN_ENV}}}"),
+    };
+    let t = credentials::resolve(&reference).map_err(|e| err(format!("nautobot token: {e}")))?;
+    if t.is_empty() {
+        return Err(err("nautobot token is empty".into()));
+    }
+    Ok(t)
+}
+
+fn client(spec: &SourceSpec, at: &Path) -> Result<HttpClient, InventoryError> {
+    let token = token(spec, at)?;
+    let mut cfg = HttpConfig::new(format!("nautobot {}", spec.url), spec.url.clone());
+    cfg.auth = HttpAuth::Header {
+        name: "Authorization".into(),
+        value: Secret::new(format!("Token {}", token.expose())),
+    };
+    cfg.tls = match (&spec.tls_ca, spec.tls_verify) {
+        (Some(ca), _) => TlsMode::CaFile(ca.clone()),
+        (None, false) => TlsMode::Insecure,
+        (None, true) => TlsMode::Verify,
+    };
+    if let Some(t) = spec.timeout {
+        if !(t > 0.0 && t <= 3600.0) {
+            return Err(super::file_err(
+                at,
+                "nautobot.timeout: seconds, 0 < s <= 3600",
+            ));
+        }
+        cfg.request_timeout = Duration::from_secs_f64(t);
+    }
+    HttpClient::new(cfg).map_err(|e| super::file_err(at, e.to_string()))
+}
+
+/// Every object of a paginated listing: `path` (relative to the server's URL, with its query), then
+/// each `next` the server gives, as long as it stays on the same server and base path.
+async fn list(client: &HttpClient, base: &str, path: String) -> Result<Vec<Value>, String> {
+    let mut out = Vec::new();
+    let mut next = Some(path);
+    for _ in 0..MAX_PAGES {
+        let Some(path) = next.take() else {
+            return Ok(out);
+        };
+        let page: Value = client.get_json(&path).await.map_err(|e| e.to_string())?;
+        let results = page["results"]
+            .as_array()
+            .ok_or_else(|| format!("GET /{path}: no `results` list in the answer"))?;
+        out.extend(results.iter().cloned());
+        next = match page.get("next") {
+            Some(Value::String(url)) => Some(
+                url.strip_prefix(base)
+                    .map(|p| p.trim_start_matches('/').to_owned())
+                    .ok_or_else(|| format!("GET /{path}: `next` leads off the server: {url}"))?,
+            ),
+            _ => None,
+        };
+    }
+    Err(format!("more than {MAX_PAGES} pages of {PAGE}"))
+}
+
+/// What Nautobot holds for the selected devices.
+struct Fetched {
+    devices: Vec<Value>,
+    /// Secrets group id -> its associations (depth 1: each with its secret).
+    secrets: BTreeMap<String, Vec<Value>>,
+    /// Device id -> its interfaces (depth 1: VLANs with their `vid`).
+    interfaces: BTreeMap<String, Vec<Value>>,
+    /// Location name -> the VLANs assigned to it.
+    vlans: BTreeMap<String, Vec<Value>>,
+}
+
+async fn fetch(spec: &SourceSpec, client: &HttpClient) -> Result<Fetched, String> {
+    let base = spec.url.trim_end_matches('/').to_owned();
+    let mut q = form_urlencoded::Serializer::new(String::new());
+    q.append_pair("depth", "1");
+    q.append_pair("include", "config_context");
+    q.append_pair("limit", &PAGE.to_string());
+    for (k, v) in spec.filter.params() {
+        q.append_pair(k, &v);
+    }
+    let devices = list(client, &base, format!("api/dcim/devices/?{}", q.finish())).await?;
+    let mut secrets = BTreeMap::new();
+    for d in &devices {
+        if let Some(id) = d["secrets_group"]["id"].as_str()
+            && !secrets.contains_key(id)
+        {
+            let path = format!(
+                "api/extras/secrets-groups-associations/?depth=1&limit={PAGE}&secrets_group={id}"
+            );
+            secrets.insert(id.to_owned(), list(client, &base, path).await?);
+        }
+    }
+    let (interfaces, vlans) = fetch_intent(client, &base, &devices).await?;
+    Ok(Fetched {
+        devices,
+        secrets,
+        interfaces,
+        vlans,
+    })
+}
+
+type IntentObjects = (BTreeMap<String, Vec<Value>>, BTreeMap<String, Vec<Value>>);
+
+/// Each device's interfaces (one listing per device) and each of their locations' VLANs.
+async fn fetch_intent(
+    client: &HttpClient,
+    base: &str,
+    devices: &[Value],
+) -> Result<IntentObjects, String> {
+    let mut interfaces = BTreeMap::new();
+    let mut vlans = BTreeMap::new();
+    for d in devices {
+        if let Some(id) = d["id"].as_str() {
+            let path = format!("api/dcim/interfaces/?depth=1&limit={PAGE}&device_id={id}");
+            interfaces.insert(id.to_owned(), list(client, base, path).await?);
+        }
+        if let Some(loc) = d["location"]["name"].as_str()
+            && !vlans.contains_key(loc)
+        {
+            let mut q = form_urlencoded::Serializer::new(String::new());
+            q.append_pair("location", loc);
+            let path = format!("api/ipam/vlans/?depth=0&limit={PAGE}&{}", q.finish());
+            vlans.insert(loc.to_owned(), list(client, base, path).await?);
+        }
+    }
+    Ok((interfaces, vlans))
+}
+
+/// The hosts (with their groups) and, per host, where each value came from and what is wrong with it.
+pub(super) struct Read {
+    /// Host name -> Nautobot device id (where results are recorded).
+    pub device_ids: BTreeMap<String, String>,
+    pub hosts: BTreeMap<String, Entry>,
+    pub groups: BTreeMap<String, Entry>,
+    pub origins: BTreeMap<String, BTreeMap<String, String>>,
+    pub host_errors: BTreeMap<String, String>,
+    /// Per host, Nautobot's intent as attributes (`netdev.vlans`, `netdev.links`).
+    pub intent: BTreeMap<String, Map<String, Value>>,
+    pub warnings: Vec<String>,
+}
+
+/// The Nautobot an inventory came from, to record run results in.
+#[derive(Debug, Clone)]
+pub struct Results {
+    spec: SourceSpec,
+    at: PathBuf,
+    device_ids: BTreeMap<String, String>,
+}
+
+impl Results {
+    pub(super) fn new(
+        spec: SourceSpec,
+        at: &Path,
+        device_ids: BTreeMap<String, String>,
+    ) -> Results {
+        Results {
+            spec,
+            at: at.to_owned(),
+            device_ids,
+        }
+    }
+
+    /// Record one note per host (`(host, text)`) on its Nautobot device: a Nautobot note (the
+    /// device's Notes tab, kept with its time and the token's user), so the intent fields and their
+    /// change log stay the operators'. Hosts without a device are skipped. Returns the first error.
+    pub fn record(&self, notes: &[(String, String)]) -> Result<usize, InventoryError> {
+        let client = client(&self.spec, &self.at)?;
+        let bodies: Vec<Value> = notes
+            .iter()
+            .filter_map(|(host, text)| {
+                let id = self.device_ids.get(host)?;
+                Some(
+                    json!({"assigned_object_type": "dcim.device", "assigned_object_id": id,
+                            "note": text}),
+                )
+            })
+            .collect();
+        on_own_runtime(|| async {
+            for b in &bodies {
+                client
+                    .post_json::<_, Value>("api/extras/notes/", b)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
+            Ok(bodies.len())
+        })
+        .map_err(|m| super::file_err(&self.at, m))
+    }
+}
+
+/// Run `fut` on a runtime of its own, on a thread of its own: callable from sync code and from a
+/// blocking task of an async one.
+fn on_own_runtime<T: Send, F: std::future::Future<Output = Result<T, String>>>(
+    make: impl FnOnce() -> F + Send,
+) -> Result<T, String> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| format!("starting a runtime: {e}"))?;
+            rt.block_on(make())
+        })
+        .join()
+        .unwrap_or_else(|_| Err("the Nautobot client panicked".into()))
+    })
+}
+
+/// Read the devices `spec` selects. `at` names the source in errors. Runs its own runtime on a thread
+/// of its own, so it is callable from sync code and from a blocking task of an async one.
+pub(super) fn read(spec: &SourceSpec, at: &Path) -> Result<Read, InventoryError> {
+    let client = client(spec, at)?;
+    let fetched = on_own_runtime(|| fetch(spec, &client)).map_err(|m| super::file_err(at, m))?;
+    Ok(build(&fetched))
+}
+
+fn build(f: &Fetched) -> Read {
+    let mut r = Read {
+        device_ids: BTreeMap::new(),
+        hosts: BTreeMap::new(),
+        groups: BTreeMap::new(),
+        origins: BTreeMap::new(),
+        host_errors: BTreeMap::new(),
+        intent: BTreeMap::new(),
+        warnings: Vec::new(),
+    };
+    for d in &f.devices {
+        let name = d["name"]
+            .as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| d["id"].as_str().unwrap_or_default().to_owned());
+        let mut origins = BTreeMap::new();
+        if let Some(id) = d["id"].as_str() {
+            r.device_ids.insert(name.clone(), id.to_owned());
+        }
+        let (entry, problem) = host(d, &name, f, &mut origins);
+        if let Some(message) = problem {
+            r.host_errors.insert(name.clone(), message);
+        }
+        match intent(d, &name, f, &mut r.warnings) {
+            Ok(attrs) => {
+                r.intent.insert(name.clone(), attrs);
+            }
+            Err(m) => {
+                let e = r.host_errors.entry(name.clone()).or_default();
+                *e = if e.is_empty() { m } else { format!("{e}; {m}") };
+            }
+        }
+        for g in &entry.groups {
+            r.groups.entry(g.clone()).or_default();
+        }
+        r.origins.insert(name.clone(), origins);
+        r.hosts.insert(name, entry);
+    }
+    r
+}
+
+/// A group name from a Nautobot name: characters a selection term treats specially become `_`.
+pub fn group_name(prefix: &str, name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '_' | '.' => c,
+            _ => '_',
+        })
+        .collect();
+    format!("{prefix}_{clean}")
+}
+
+/// The groups of a device: `location_L`, `role_R`, `tag_T` (each tag), `platform_P` (the platform's
+/// name).
+fn groups_of(d: &Value) -> Vec<String> {
+    let mut g = Vec::new();
+    for (prefix, field) in [("location", "location"), ("role", "role")] {
+        if let Some(n) = d[field]["name"].as_str() {
+            g.push(group_name(prefix, n));
+        }
+    }
+    for t in d["tags"].as_array().into_iter().flatten() {
+        if let Some(n) = t["name"].as_str() {
+            g.push(group_name("tag", n));
+        }
+    }
+    if let Some(n) = d["platform"]["name"].as_str() {
+        g.push(group_name("platform", n));
+    }
+    g
+}
+
+/// A host, and what is wrong with it when something is.
+type HostResult = (Entry, Option<String>);
+
+/// One device as a host. A device whose own fields are unusable still becomes a host (it fails alone
+/// when a run opens it), with the error naming the device and Nautobot's field.
+fn host(d: &Value, name: &str, f: &Fetched, origins: &mut BTreeMap<String, String>) -> HostResult {
+    let at = |field: &str| format!("nautobot device {name} field {field}");
+    let mut e = Entry {
+        groups: groups_of(d),
+        ..Entry::default()
+    };
+    let mut problems = Vec::new();
+    match primary_address(d) {
+        Some((addr, field)) => {
+            e.hostname = Some(addr);
+            origins.insert("hostname".into(), at(field));
+        }
+        None => problems.push(format!(
+            "{} is empty: netgw needs a management address",
+            at("primary_ip4")
+        )),
+    }
+    match d["platform"]["network_driver"]
+        .as_str()
+        .filter(|s| !s.is_empty())
+    {
+        Some(driver) => {
+            e.platform = Some(driver.to_owned());
+            let p = d["platform"]["name"].as_str().unwrap_or_default();
+            origins.insert(
+                "platform".into(),
+                format!("{} ({p}).network_driver", at("platform")),
+            );
+            if let Some(m) = unmapped(driver) {
+                problems.push(format!(
+                    "{} ({p}).network_driver {driver:?}: {m}",
+                    at("platform")
+                ));
+            }
+        }
+        None if d["platform"].is_null() => problems.push(format!("{} is empty", at("platform"))),
+        None => problems.push(format!(
+            "{} ({}) has no network_driver",
+            at("platform"),
+            d["platform"]["name"].as_str().unwrap_or_default()
+        )),
+    }
+    match &d["custom_fields"][PORT_FIELD] {
+        Value::Null => {}
+        v => match v
+            .as_u64()
+            .and_then(|p| u16::try_from(p).ok())
+            .filter(|p| *p > 0)
+        {
+            Some(p) => {
+                e.port = Some(p);
+                origins.insert(
+                    "port".into(),
+                    format!("nautobot device {name} custom field {PORT_FIELD}"),
+                );
+            }
+            None => problems.push(format!(
+                "nautobot device {name} custom field {PORT_FIELD}: {v} is not a port"
+            )),
+        },
+    }
+    if let Some(ctx) = d["config_context"].as_object() {
+        e.data = ctx.clone();
+        for k in ctx.keys() {
+            origins.insert(format!("data.{k}"), at("config_context"));
+        }
+    }
+    if let Err(m) = credentials_of(d, name, f, &mut e, origins) {
+        problems.push(m);
+    }
+    let problem = (!problems.is_empty()).then(|| problems.join("; "));
+    (e, problem)
+}
+
+/// The primary IP's address without its prefix length, IPv4 first (as `nornir_nautobot`).
+fn primary_address(d: &Value) -> Option<(String, &'static str)> {
+    for field in ["primary_ip4", "primary_ip6"] {
+        if let Some(a) = d[field]["address"].as_str() {
+            return Some((a.split('/').next().unwrap_or(a).to_owned(), field));
+        }
+    }
+    None
+}
+
+/// Why netgw cannot drive a `network_driver`, if it cannot.
+fn unmapped(driver: &str) -> Option<String> {
+    use netgw_drivers::driver::Platform;
+    match Platform::parse(driver) {
+        Some(p) if netgw_drivers::registry::has_driver(p) => None,
+        Some(p) => Some(format!("netgw has no {p} driver")),
+        None => Some(
+            "no netgw driver for it (netgw drives cisco_ios, cisco_xe, cisco_nxos, arista_eos, \
+             juniper_junos, bigip_f5 / f5_tmsh)"
+                .into(),
+        ),
+    }
+}
+
+/// The device's secrets group: username (resolved now: it is no secret), password and enable secret
+/// (kept as references, resolved when a run opens the device). Per secret type, the `Generic`
+/// access type's secret, else the first by access type.
+fn credentials_of(
+    d: &Value,
+    name: &str,
+    f: &Fetched,
+    e: &mut Entry,
+    origins: &mut BTreeMap<String, String>,
+) -> Result<(), String> {
+    let Some(id) = d["secrets_group"]["id"].as_str() else {
+        return Ok(());
+    };
+    let group = d["secrets_group"]["name"].as_str().unwrap_or(id);
+    let assoc = f.secrets.get(id).map(Vec::as_slice).unwrap_or_default();
+    let pick = |secret_type: &str| {
+        let mut of_type: Vec<&Value> = assoc
+            .iter()
+            .filter(|a| a["secret_type"] == secret_type)
+            .collect();
+        of_type.sort_by_key(|a| (a["access_type"] != "Generic", a["access_type"].to_string()));
+        of_type.first().map(|a| &a["secret"])
+    };
+    let mut netgw = Map::new();
+    for secret_type in ["username", "password", "secret"] {
+        let Some(secret) = pick(secret_type) else {
+            continue;
+        };
+        let sname = secret["name"].as_str().unwrap_or_default();
+        let where_ = format!("nautobot device {name} secrets group {group} secret {sname}");
+        let reference = reference(secret).map_err(|m| format!("{where_}: {m}"))?;
+        match secret_type {
+            "username" => {
+                let u = credentials::resolve(&reference).map_err(|e| format!("{where_}: {e}"))?;
+                e.username = Some(u.expose().to_owned());
+                origins.insert("username".into(), where_);
+            }
+            "password" => {
+                e.password = Some(reference);
+                origins.insert("password".into(), where_);
+            }
+            _ => {
+                netgw.insert("enable_secret".into(), Value::String(reference));
+                origins.insert("data.netgw.enable_secret".into(), where_);
+            }
+        }
+    }
+    if !netgw.is_empty() {
+        let slot = e.data.entry("netgw").or_insert_with(|| json!({}));
+        match slot.as_object_mut() {
+            Some(m) => m.extend(netgw),
+            None => {
+                return Err(format!(
+                    "nautobot device {name} field config_context: `netgw` must be a mapping"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A secret as a credential reference: the environment-variable and text-file providers, as a
+/// Nautobot worker would read them.
+fn reference(secret: &Value) -> Result<String, String> {
+    let provider = secret["provider"].as_str().unwrap_or_default();
+    let param = |k: &str| {
+        secret["parameters"][k]
+            .as_str()
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| format!("provider {provider} without parameter `{k}`"))
+    };
+    match provider {
+        "environment-variable" => Ok(format!("${{{}}}", param("variable")?)),
+        "text-file" => Ok(format!("file:{}", param("path")?)),
+        other => Err(format!(
+            "provider {other:?} is not read by netgw (environment-variable and text-file are)"
+        )),
+    }
+}
+
+/// A device's intent from Nautobot as netgw attributes: `netdev.vlans` (the VLANs of its location,
+/// and any its interfaces carry) and `netdev.links` (every interface but management-only ones).
+/// Errors name the device, the interface and the field Nautobot holds wrongly.
+fn intent(
+    d: &Value,
+    name: &str,
+    f: &Fetched,
+    warnings: &mut Vec<String>,
+) -> Result<Map<String, Value>, String> {
+    let mut vlans = Map::new();
+    let loc = d["location"]["name"].as_str().unwrap_or_default();
+    for v in f.vlans.get(loc).into_iter().flatten() {
+        add_vlan(&mut vlans, v);
+    }
+    let mut links = Map::new();
+    let ifaces = d["id"].as_str().and_then(|id| f.interfaces.get(id));
+    for i in ifaces.into_iter().flatten() {
+        let iname = i["name"].as_str().unwrap_or_default();
+        if i["mgmt_only"] == true {
+            continue;
+        }
+        if !i["lag"].is_null() || i["type"]["value"] == "lag" {
+            warnings.push(format!(
+                "nautobot device {name} interface {iname}: LAG membership is not read from Nautobot; \
+                 the interface is left alone"
+            ));
+            continue;
+        }
+        for v in std::iter::once(&i["untagged_vlan"])
+            .chain(i["tagged_vlans"].as_array().into_iter().flatten())
+        {
+            if !v.is_null() {
+                add_vlan(&mut vlans, v);
+            }
+        }
+        let link = link(i).map_err(|m| format!("nautobot device {name} interface {iname} {m}"))?;
+        links.insert(iname.to_owned(), Value::Object(link));
+    }
+    let mut netdev = Map::new();
+    if !vlans.is_empty() {
+        netdev.insert("vlans".into(), Value::Object(vlans));
+    }
+    if !links.is_empty() {
+        netdev.insert("links".into(), Value::Object(links));
+    }
+    let mut out = Map::new();
+    if !netdev.is_empty() {
+        out.insert("netdev".into(), Value::Object(netdev));
+    }
+    Ok(out)
+}
+
+fn add_vlan(vlans: &mut Map<String, Value>, v: &Value) {
+    if let Some(vid) = v["vid"].as_u64() {
+        let mut props = Map::new();
+        if let Some(n) = v["name"].as_str().filter(|n| !n.is_empty()) {
+            props.insert("name".into(), Value::from(n));
+        }
+        vlans.insert(vid.to_string(), Value::Object(props));
+    }
+}
+
+/// One interface as a `netdev.links` entry: description (when set), enabled, mtu (when set), and the
+/// 802.1Q mode: `access` with its untagged VLAN, `tagged` as a trunk of its tagged VLANs with the
+/// untagged one native, `tagged-all` as a trunk of every VLAN.
+fn link(i: &Value) -> Result<Map<String, Value>, String> {
+    let mut l = Map::new();
+    if let Some(desc) = i["description"].as_str().filter(|s| !s.is_empty()) {
+        l.insert("description".into(), Value::from(desc));
+    }
+    if let Some(en) = i["enabled"].as_bool() {
+        l.insert("enabled".into(), Value::from(en));
+    }
+    if let Some(mtu) = i["mtu"].as_u64() {
+        l.insert("mtu".into(), Value::from(mtu));
+    }
+    let untagged = i["untagged_vlan"]["vid"].as_u64();
+    let tagged: Vec<String> = i["tagged_vlans"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v["vid"].as_u64())
+        .map(|v| v.to_string())
+        .collect();
+    match i["mode"]["value"].as_str() {
+        None | Some("") => {
+            if untagged.is_some() || !tagged.is_empty() {
+                return Err("field mode: empty, yet it carries VLANs (untagged_vlan / tagged_vlans need a mode)".into());
+            }
+        }
+        Some("access") => {
+            if !tagged.is_empty() {
+                return Err(
+                    "field tagged_vlans: an access interface carries no tagged VLANs".into(),
+                );
+            }
+            l.insert("mode".into(), Value::from("access"));
+            if let Some(u) = untagged {
+                l.insert("access_vlan".into(), Value::from(u));
+            }
+        }
+        Some(m @ ("tagged" | "tagged-all")) => {
+            l.insert("mode".into(), Value::from("trunk"));
+            let trunk = if m == "tagged-all" {
+                "1-4094".to_owned()
+            } else {
+                tagged.join(",")
+            };
+            if !trunk.is_empty() {
+                l.insert("trunk_vlans".into(), Value::from(trunk));
+            }
+            if let Some(u) = untagged {
+                l.insert("native_vlan".into(), Value::from(u));
+            }
+        }
+        Some(other) => {
+            return Err(format!(
+                "field mode: {other:?} is not access, tagged or tagged-all"
+            ));
+        }
+    }
+    Ok(l)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_url_form_takes_nautobots_filters_and_refuses_others() {
+        let s = spec_from_url(
+            "nautobot+https://nb.example:8443/x/?location=a&tag=t&tags=u&platform=p&platform=q",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(s.url, "https://nb.example:8443/x/");
+        assert_eq!(s.filter.location, ["a"]);
+        assert_eq!(s.filter.tags, ["t", "u"]);
+        assert_eq!(
+            s.filter.params(),
+            [
+                ("location", "a".to_owned()),
+                ("tags", "t".to_owned()),
+                ("tags", "u".to_owned()),
+                ("platform", "p".to_owned()),
+                ("platform", "q".to_owned())
+            ]
+        );
+        assert!(spec_from_url("inventory.yml").unwrap().is_none());
+        let e = spec_from_url("nautobot+https://h/?colour=red")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown filter `colour`"), "{e}");
+        let e = spec_from_url("nautobot+ftp://h/").unwrap_err().to_string();
+        assert!(e.contains("nautobot+https://"), "{e}");
+    }
+
+    #[test]
+    fn interfaces_become_links_by_mode() {
+        let vlan = |v: u64| json!({"vid": v, "name": format!("v{v}")});
+        let access = json!({"description": "desk", "enabled": true, "mtu": 1500,
+            "mode": {"value": "access"}, "untagged_vlan": vlan(10), "tagged_vlans": []});
+        assert_eq!(
+            Value::Object(link(&access).unwrap()),
+            json!({"description": "desk", "enabled": true, "mtu": 1500, "mode": "access", "access_vlan": 10})
+        );
+        let tagged = json!({"description": "", "enabled": false, "mtu": null,
+            "mode": {"value": "tagged"}, "untagged_vlan": vlan(10), "tagged_vlans": [vlan(20), vlan(30)]});
+        assert_eq!(
+            Value::Object(link(&tagged).unwrap()),
+            json!({"enabled": false, "mode": "trunk", "trunk_vlans": "20,30", "native_vlan": 10})
+        );
+        let all = json!({"enabled": true, "mode": {"value": "tagged-all"}, "untagged_vlan": null, "tagged_vlans": []});
+        assert_eq!(link(&all).unwrap()["trunk_vlans"], "1-4094");
+        let no_mode =
+            json!({"enabled": true, "mode": null, "untagged_vlan": vlan(10), "tagged_vlans": []});
+        assert!(link(&no_mode).unwrap_err().contains("field mode"));
+        let access_tagged = json!({"enabled": true, "mode": {"value": "access"}, "untagged_vlan": null,
+            "tagged_vlans": [vlan(20)]});
+        assert!(
+            link(&access_tagged)
+                .unwrap_err()
+                .contains("field tagged_vlans")
+        );
+    }
+
+    fn fetched(device: Value, assoc: Vec<Value>) -> Fetched {
+        let mut secrets = BTreeMap::new();
+        secrets.insert("g1".to_owned(), assoc);
+        Fetched {
+            devices: vec![device],
+            secrets,
+            interfaces: BTreeMap::new(),
+            vlans: BTreeMap::new(),
+        }
+    }
+
+    fn device(platform: Value) -> Value {
+        json!({"id": "d1", "name": "sw1", "location": {"name": "bldg a"}, "role": {"name": "access"},
+               "tags": [{"name": "lab"}], "platform": platform,
+               "primary_ip4": {"address": "192.0.2.7/24"}, "custom_fields": {"netgw_port": 2222},
+               "secrets_group": {"id": "g1", "name": "creds"},
+               "config_context": {"ntp": ["192.0.2.1"]}})
+    }
+
+    fn secret(secret_type: &str, access: &str, provider: &str, params: Value) -> Value {
+        json!({"secret_type": secret_type, "access_type": access,
+               "secret": {"name": format!("s-{secret_type}"), "provider": provider, "parameters": params}})
+    }
+
+    #[test]
+    fn a_device_becomes_a_host_with_references_for_its_secrets() {
+        let f = fetched(
+            device(json!({"name": "eos", "network_driver": "arista_eos"})),
+            vec![
+                secret("password", "SSH", "text-file", json!({"path": "/ignored"})),
+                secret(
+                    "password",
+                    "Generic",
+                    "environment-variable",
+                    json!({"variable": "SW_PASS"}),
+                ),
+                secret(
+                    "secret",
+                    "Generic",
+                    "text-file",
+                    json!({"path": "/run/enable"}),
+                ),
+            ],
+        );
+        let r = build(&f);
+        assert!(r.host_errors.is_empty(), "{:?}", r.host_errors);
+        let h = &r.hosts["sw1"];
+        assert_eq!(h.hostname.as_deref(), Some("192.0.2.7"));
+        assert_eq!(h.port, Some(2222));
+        assert_eq!(h.platform.as_deref(), Some("arista_eos"));
+        assert_eq!(h.password.as_deref(), Some("${SW_PASS}"));
+        assert_eq!(h.data["netgw"]["enable_secret"], "file:/run/enable");
+        assert_eq!(
+            h.groups,
+            ["location_bldg_a", "role_access", "tag_lab", "platform_eos"]
+        );
+        assert_eq!(
+            r.origins["sw1"]["password"],
+            "nautobot device sw1 secrets group creds secret s-password"
+        );
+        assert!(r.groups.contains_key("location_bldg_a"));
+    }
+
+    #[test]
+    fn wrong_fields_fail_the_device_naming_the_field() {
+        let mut d = device(json!({"name": "xr", "network_driver": "cisco_xr"}));
+        d["primary_ip4"] = Value::Null;
+        d["custom_fields"]["netgw_port"] = json!(70000);
+        let f = fetched(
+            d,
+            vec![secret(
+                "password",
+                "Generic",
+                "hashicorp-vault",
+                json!({"path": "x"}),
+            )],
+        );
+        let e = &build(&f).host_errors["sw1"];
+        for want in [
+            "nautobot device sw1 field primary_ip4 is empty",
+            "field platform (xr).network_driver \"cisco_xr\": no netgw driver",
+            "custom field netgw_port: 70000 is not a port",
+            "secrets group creds secret s-password: provider \"hashicorp-vault\" is not read",
+        ] {
+            assert!(e.contains(want), "{want:?} in {e}");
+        }
+        let f = fetched(device(json!({"name": "bare"})), vec![]);
+        assert!(build(&f).host_errors["sw1"].contains("platform (bare) has no network_driver"));
+    }
+}
