@@ -152,7 +152,23 @@ start() {
     PGPASSWORD="$PG_PASSWORD" "${psql[@]}" -c "INSERT INTO users_token (id, user_id, created, key,
         write_enabled, description) SELECT gen_random_uuid(), id, now(), '$token', true, 'netgw tests'
         FROM auth_user WHERE username = 'netgw'" >/dev/null
-    local port
+    # A free port can be taken by someone else before runserver binds it: then it exits at once
+    # saying so, and the next attempt takes another port.
+    local attempt url
+    for attempt in 1 2 3; do
+        url="$(serve_once "$dir" "$token")" && return 0
+        grep -q "already in use" "$dir/nautobot.log" 2>/dev/null || break
+        echo "nautobot: port taken (attempt $attempt), trying another" >&2
+    done
+    echo "nautobot: did not answer on ${url:-its port}:" >&2
+    tail -30 "$dir/nautobot.log" >&2
+    stop_all "$dir"
+    exit 1
+}
+
+# runserver on a free port until it answers (prints its URL) or exits; writes DIR/nautobot.env.
+serve_once() {
+    local dir="$1" token="$2" port
     port="$(free_port)"
     configure "$dir" "$port"
     nohup "$VENV/bin/nautobot-server" --config="$dir/nautobot_config.py" runserver --noreload \
@@ -172,16 +188,14 @@ REDIS_PORT=$(cat "$dir/redis.port")
 NAUTOBOT_DIR=$dir
 ENV
             chmod 0600 "$dir/nautobot.env"
-            echo "nautobot: ready on $url (pid $(cat "$dir/nautobot.pid"))"
+            echo "nautobot: ready on $url (pid $(cat "$dir/nautobot.pid"))" >&2
+            echo "$url"
             return 0
         fi
-        kill -0 "$(cat "$dir/nautobot.pid")" 2>/dev/null || break
+        kill -0 "$(cat "$dir/nautobot.pid")" 2>/dev/null || return 1
         sleep 0.2
     done
-    echo "nautobot: did not answer on $url:" >&2
-    tail -30 "$dir/nautobot.log" >&2
-    stop_all "$dir"
-    exit 1
+    return 1
 }
 
 stop_all() {
