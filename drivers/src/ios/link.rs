@@ -7,9 +7,9 @@
 //! access VLAN means 1. [`IfConfig`] keeps exactly what the stanza says (`None` = the line is absent),
 //! which is what the exact inverse of a change needs; [`IfConfig::to_link`] applies the defaults.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use netgw_models::plan::LinkChange;
+use netgw_models::plan::{LinkChange, Plan};
 use netgw_models::resource::{Link, LinkMode, VlanId, VlanSet, normalize_interface_name};
 
 use super::RenderError;
@@ -462,6 +462,56 @@ pub fn render_link_change(c: &LinkChange, dot1q: bool) -> Result<Vec<String>, Re
     out.extend(body);
     out.push("exit".into());
     Ok(out)
+}
+
+/// The interfaces that `rendered` (a change's lines) gave `switchport trunk encapsulation dot1q`.
+/// Staging renders that line only for a port with no encapsulation line, so each of them had none
+/// before the change: this is the record of their state before it.
+pub fn encapsulation_added(rendered: &[String]) -> BTreeSet<String> {
+    let mut cur: Option<&str> = None;
+    let mut out = BTreeSet::new();
+    for l in rendered.iter().map(|l| l.trim()) {
+        if let Some(name) = l.strip_prefix("interface ") {
+            cur = Some(name.trim());
+        } else if l == "exit" {
+            cur = None;
+        } else if l == "switchport trunk encapsulation dot1q"
+            && let Some(name) = cur
+        {
+            out.insert(name.to_owned());
+        }
+    }
+    out
+}
+
+/// `no switchport trunk encapsulation` for each port of `added` ([`encapsulation_added`]) that holds
+/// `dot1q` in `now` and is no trunk once `back` is applied (IOS refuses it on a trunk, so these
+/// stanzas go after `back`'s own lines).
+pub fn render_encapsulation_undo(
+    added: &BTreeSet<String>,
+    back: &Plan,
+    now: &BTreeMap<String, IfConfig>,
+) -> Vec<String> {
+    let same = |a: &str, b: &str| normalize_interface_name(a) == normalize_interface_name(b);
+    let mut out = Vec::new();
+    for name in added {
+        let Some(i) = now.values().find(|i| same(&i.name, name)) else {
+            continue;
+        };
+        let trunk_after = back
+            .links
+            .iter()
+            .chain(back.lags.iter().filter_map(|c| c.settings.as_ref()))
+            .find(|c| same(&c.after.name, name))
+            .and_then(|c| c.after.mode)
+            .map_or(i.mode.as_deref() == Some("trunk"), |m| m == LinkMode::Trunk);
+        if i.encapsulation.as_deref() == Some("dot1q") && !trunk_after && !i.routed {
+            out.push(format!("interface {}", i.name));
+            out.push("no switchport trunk encapsulation".into());
+            out.push("exit".into());
+        }
+    }
+    out
 }
 
 /// The lines that take interface `now` back to `pre`, property by property, using the `no` form where
