@@ -869,4 +869,50 @@ mod tests {
         odd.encapsulation = Some("dot1q; reload".into());
         assert!(render_restore(&odd, pre).is_err());
     }
+
+    /// The undo of a recorded change takes off the encapsulation it added, and only that: not on a
+    /// port the undo leaves a trunk, nor on one the change did not give it.
+    #[test]
+    fn the_undo_takes_off_only_the_encapsulation_the_change_added() {
+        let rendered: Vec<String> = [
+            "interface Ethernet0/1",
+            "switchport trunk encapsulation dot1q",
+            "switchport mode trunk",
+            "exit",
+            "interface Ethernet0/2",
+            "description x",
+            "exit",
+        ]
+        .map(String::from)
+        .to_vec();
+        let added = encapsulation_added(&rendered);
+        assert_eq!(added, BTreeSet::from(["Ethernet0/1".to_owned()]));
+        let now: BTreeMap<String, IfConfig> = parse_running_config_interfaces(
+            "interface Ethernet0/1\n switchport trunk encapsulation dot1q\n switchport mode trunk\n!\n\
+             interface Ethernet0/2\n switchport trunk encapsulation dot1q\n!\n",
+        )
+        .into_iter()
+        .map(|i| (i.name.clone(), i))
+        .collect();
+        // Still a trunk after the undo: IOS would refuse the line, and the port needs it.
+        assert!(render_encapsulation_undo(&added, &Plan::default(), &now).is_empty());
+        let obs: Vec<Link> = now.values().map(IfConfig::to_link).collect();
+        let d: Vec<Link> =
+            serde_json::from_value(json!([{"name": "Ethernet0/1", "mode": "access"}])).unwrap();
+        let back = plan(&[], &[], Policy::Merge, &d, &obs, Policy::Merge, &rules());
+        assert_eq!(
+            render_encapsulation_undo(&added, &back, &now),
+            [
+                "interface Ethernet0/1",
+                "no switchport trunk encapsulation",
+                "exit"
+            ]
+        );
+        let mut access = now.clone();
+        access.get_mut("Ethernet0/1").unwrap().mode = Some("access".into());
+        assert_eq!(
+            render_encapsulation_undo(&added, &Plan::default(), &access).len(),
+            3
+        );
+    }
 }
