@@ -1299,8 +1299,11 @@ fn ios_config(env: &Env, n: &str) -> String {
     format!("{:?}\n{:#?}", st.vlans, st.interfaces)
 }
 
+/// When to kill: a predicate over the simulator's port.
+type KillPoint = fn(&netgw_labs::sim::state::Iface) -> bool;
+
 /// Kill a converge of `n` once `port` on its device satisfies `at` (polled through the simulator).
-fn kill_when(env: &Env, n: &str, port: &str, at: fn(&netgw_labs::sim::state::Iface) -> bool) {
+fn kill_when(env: &Env, n: &str, port: &str, at: KillPoint) {
     let mut c = env.netgw(&["converge"], &[n.to_owned()]).spawn().unwrap();
     let t = Instant::now();
     loop {
@@ -1326,10 +1329,10 @@ fn kill_when(env: &Env, n: &str, port: &str, at: fn(&netgw_labs::sim::state::Ifa
 /// a why-run: the recovery takes the encapsulation back too, so the device is exactly as before.
 #[test]
 fn a_dead_trunk_change_on_ios_is_undone_with_its_encapsulation() {
-    use netgw_labs::sim::state::{Iface, Mode};
+    use netgw_labs::sim::state::Mode;
     let rt = common::runtime();
     let mut rng = Rng(env_u64("CRASH_SEED", 15));
-    let points: [(&str, fn(&Iface) -> bool); 2] = [
+    let points: [(&str, KillPoint); 2] = [
         ("encapsulation, not yet a trunk", |i| {
             i.trunk_encapsulation.is_some() && i.mode != Mode::Trunk
         }),
