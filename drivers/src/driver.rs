@@ -509,6 +509,23 @@ pub trait Driver: Send {
     }
     /// Stage a plan on the device and return its diff. Nothing is active yet.
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError>;
+    /// Whether undoing a change that sent `rendered` takes back more than its plan's resources show
+    /// (IOS: the trunk encapsulation a port was given so it could become a trunk), so an undo is
+    /// due even when the resources already hold their state from before.
+    fn undoes_beyond_plan(&self, rendered: &[String]) -> bool {
+        let _ = rendered;
+        false
+    }
+    /// Stage the undo of a change that sent `rendered`: `back` (the plan to the resources' state
+    /// before it) and whatever [`Driver::undoes_beyond_plan`] says the lines did besides.
+    async fn stage_undo(
+        &mut self,
+        back: &Plan,
+        rendered: &[String],
+    ) -> Result<Staged, DriverError> {
+        let _ = rendered;
+        self.stage(back).await
+    }
     /// Throw away what `stage` prepared.
     async fn discard(&mut self) -> Result<(), DriverError>;
     /// Apply what `stage` prepared (confirmed where the platform has it).

@@ -1257,7 +1257,7 @@ pub(crate) async fn ensure_old(
     }
     warn!(node = %intent.node, "still changed after its rollback: putting the old state back");
     match tokio::time::timeout(budget * 2, restore_old(driver, intent, &back, opts, steps)).await {
-        Ok(Ok(())) => Ok(()),
+        Ok(Ok(_)) => Ok(()),
         Ok(Err(e)) => Err(format!("RESTORE AFTER ROLLBACK FAILED: {e}")),
         Err(_) => Err("RESTORE AFTER ROLLBACK TIMED OUT".into()),
     }
@@ -1358,10 +1358,15 @@ async fn restore_recovered(
         recovery.restored = touched;
         back = intent_plan(driver, intent, true).await.map_err(drv)?;
     }
-    if !back.is_empty() {
-        restore_old(driver, intent, &back, opts, steps).await?;
+    // The resources may be as before while the change left more than they show (IOS: a port's
+    // trunk encapsulation): the driver's undo then still has lines to send.
+    let beyond = driver.undoes_beyond_plan(&intent.rendered);
+    if (!back.is_empty() || beyond) && restore_old(driver, intent, &back, opts, steps).await? {
+        if recovery.found == "old" {
+            recovery.found = "partial";
+        }
         recovery.action = "restored";
-        recovery.restored = touched;
+        recovery.restored = touched.max(1);
         recovery.via = Some(match recovery.via.take() {
             Some(c) => format!("{c}, then exact inverse"),
             None => "exact inverse".into(),
@@ -1376,12 +1381,10 @@ pub(crate) async fn restore_old(
     back: &Plan,
     opts: &EngineOptions,
     steps: &mut Steps<'_>,
-) -> StepResult<()> {
+) -> StepResult<bool> {
     restore_to(driver, intent, true, back, opts, steps).await
 }
 
-/// Apply `back` (a plan towards the old state, or with `old = false` the new one), then read the
-/// device: anything of the touched resources left short of that state fails it.
 /// The plan from what the device has now to the old (`old`) or new state of what `intent` touched,
 /// its aggregates and routed interfaces included.
 pub(crate) async fn intent_plan(
@@ -1399,6 +1402,9 @@ pub(crate) async fn intent_plan(
     Ok(intent.plan_to_all(old, (&o.vlans, &o.links), (&more.lags, &more.l3), &rules))
 }
 
+/// Apply `back` (a plan towards the old state, with the driver's undo of what the change did beyond
+/// it; or with `old = false` the new one), then read the device: anything of the touched resources
+/// left short of that state fails it. False when there was nothing to send.
 pub(crate) async fn restore_to(
     driver: &mut dyn Driver,
     intent: &Intent,
@@ -1406,7 +1412,7 @@ pub(crate) async fn restore_to(
     back: &Plan,
     opts: &EngineOptions,
     steps: &mut Steps<'_>,
-) -> StepResult<()> {
+) -> StepResult<bool> {
     if let Some(f) = back.failures().next() {
         return Err(EngineError::Config(format!(
             "cannot restore the change run {} left half-applied: {}: {}",
@@ -1416,10 +1422,22 @@ pub(crate) async fn restore_to(
         )));
     }
     steps.session.set(Phase::Staging);
-    if let Err(e) = driver.stage(back).await {
-        let _ = driver.discard().await;
-        steps.session.set(Phase::Done);
-        return Err(drv(e));
+    let staged = if old {
+        driver.stage_undo(back, &intent.rendered).await
+    } else {
+        driver.stage(back).await
+    };
+    match staged {
+        Err(e) => {
+            let _ = driver.discard().await;
+            steps.session.set(Phase::Done);
+            return Err(drv(e));
+        }
+        Ok(s) if s.rendered.is_empty() && back.is_empty() => {
+            steps.session.set(Phase::Done);
+            return Ok(false);
+        }
+        Ok(_) => {}
     }
     steps.session.set(Phase::Committing);
     let commit_opts = CommitOptions {
@@ -1453,7 +1471,7 @@ pub(crate) async fn restore_to(
         }
     }
     steps.session.set(Phase::Done);
-    r.map_err(drv)
+    r.map(|()| true).map_err(drv)
 }
 
 fn as_obj(v: Value) -> Attrs {

@@ -1172,3 +1172,42 @@ async fn serve_recovers_an_open_transaction_at_its_start() {
     let after = f.settled_states().await;
     assert!(after.values().all(|s| *s == State::Old), "{after:?}\n{log}");
 }
+
+/// The part of a Junos running configuration about interface `port`.
+fn junos_interface<'a>(xml: &'a str, port: &str) -> &'a str {
+    let start = xml
+        .find(&format!("<name>{port}</name>"))
+        .unwrap_or(xml.len());
+    let rest = &xml[start..];
+    &rest[..rest.find("</interface>").unwrap_or(rest.len())]
+}
+
+/// A Junos member whose port had no access VLAN before (the change gives it its first, which the
+/// intent records as absent), its `converge --atomic` killed once every member committed: the next
+/// run (a why-run over another member) undoes it with the rest, the VLAN taken off the port in the
+/// commit that deletes it. No error, old at once, no Junos confirm timer left to do it late.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_junos_port_given_its_first_access_vlan_is_undone_by_the_next_run() {
+    let mut rng = Rng(47);
+    let f = Fabric::start_slow(&mut rng, 3960, 1, None, Some(300)).await;
+    let port = Dialect::Junos.port_name(1);
+    let before = junos_interface(&f.before["junos-00"], &port);
+    assert!(
+        !before.contains("<members>"),
+        "an access VLAN before: {before}"
+    );
+    let at = KillAt::Record {
+        phase: 1,
+        delay_ms: 0,
+    };
+    let (record, at_kill, finished) = f.kill_at(at, true, 3).await;
+    assert!(!finished, "{at_kill:?}");
+    assert_eq!(record.as_deref(), Some("committed"));
+    assert_eq!(at_kill["junos-00"], State::New, "{at_kill:?}");
+    let next = f.next_run("ios-00").await;
+    let errors: Vec<_> = next.nodes.iter().filter_map(|n| n.error.as_ref()).collect();
+    assert!(errors.is_empty() && !next.any_failed(), "{errors:?}");
+    assert!(!pending_timer(&f.lab), "a device timer left to undo it");
+    let now = f.states();
+    assert!(now.values().all(|s| *s == State::Old), "{now:?}");
+}

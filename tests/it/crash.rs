@@ -1291,3 +1291,80 @@ fn serve_recovers_a_dead_gateways_half_applied_change_at_start() {
     drop(env);
     rt.shutdown_timeout(Duration::from_secs(5));
 }
+
+/// An IOS device's whole configuration as the simulator holds it: VLANs and every interface field,
+/// the trunk encapsulation included (which [`snapshot`] leaves out).
+fn ios_config(env: &Env, n: &str) -> String {
+    let st = env.lab.node(n).unwrap().device.state().clone();
+    format!("{:?}\n{:#?}", st.vlans, st.interfaces)
+}
+
+/// When to kill: a predicate over the simulator's port.
+type KillPoint = fn(&netgw_labs::sim::state::Iface) -> bool;
+
+/// Kill a converge of `n` once `port` on its device satisfies `at` (polled through the simulator).
+fn kill_when(env: &Env, n: &str, port: &str, at: KillPoint) {
+    let mut c = env.netgw(&["converge"], &[n.to_owned()]).spawn().unwrap();
+    let t = Instant::now();
+    loop {
+        let hit = {
+            let st = env.lab.node(n).unwrap().device.state().clone();
+            st.interfaces.iter().any(|(name, i)| name == port && at(i))
+        };
+        if hit {
+            c.kill().unwrap();
+            break;
+        }
+        assert!(
+            c.try_wait().unwrap().is_none() && t.elapsed() < PROC_LIMIT,
+            "{n}: {port} never reached the kill point"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let _ = c.wait();
+}
+
+/// On an ISL-capable IOS switch a port becomes a trunk only after `switchport trunk encapsulation
+/// dot1q`. A converge killed once that line landed (before and after `switchport mode trunk`), then
+/// a why-run: the recovery takes the encapsulation back too, so the device is exactly as before.
+#[test]
+fn a_dead_trunk_change_on_ios_is_undone_with_its_encapsulation() {
+    use netgw_labs::sim::state::Mode;
+    let rt = common::runtime();
+    let mut rng = Rng(env_u64("CRASH_SEED", 15));
+    let points: [(&str, KillPoint); 2] = [
+        ("encapsulation, not yet a trunk", |i| {
+            i.trunk_encapsulation.is_some() && i.mode != Mode::Trunk
+        }),
+        ("a trunk", |i| i.mode == Mode::Trunk),
+    ];
+    for (what, at) in points {
+        let n = "ios-encap".to_owned();
+        let env = start(&rt, &mut rng, &[(n.clone(), 2)], true);
+        let port = VENDORS[2].2;
+        let body = serde_json::json!({
+            "name": n,
+            "run_list": ["recipe[netdev::vlans]", "recipe[netdev::links]"],
+            "normal": {"netdev": {
+                "vlans": {"310": {"name": "crash_310"}, "320": {"name": "crash_320"}},
+                "links": {port: {"description": "uplink", "mode": "trunk", "trunk_vlans": "310,320"}}
+            }}
+        });
+        std::fs::write(env.repo().join(format!("nodes/{n}.json")), body.to_string()).unwrap();
+        let old = ios_config(&env, &n);
+        kill_when(&env, &n, port, at);
+        assert_ne!(ios_config(&env, &n), old, "{what}: changed at the kill");
+        let next = env.report(&["converge", "--why-run"], std::slice::from_ref(&n));
+        assert_eq!(next["nodes"][0]["status"], "success", "{what}: {next:#}");
+        assert_eq!(
+            next["nodes"][0]["recovered"]["action"], "restored",
+            "{what}: {next:#}"
+        );
+        assert_eq!(ios_config(&env, &n), old, "{what}: not as before: {next:#}");
+        // The change itself still applies from there.
+        let last = env.report(&["converge"], std::slice::from_ref(&n));
+        assert_eq!(last["nodes"][0]["status"], "success", "{what}: {last:#}");
+        drop(env);
+    }
+    rt.shutdown_timeout(Duration::from_secs(5));
+}

@@ -7,9 +7,9 @@
 //! access VLAN means 1. [`IfConfig`] keeps exactly what the stanza says (`None` = the line is absent),
 //! which is what the exact inverse of a change needs; [`IfConfig::to_link`] applies the defaults.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use netgw_models::plan::LinkChange;
+use netgw_models::plan::{LinkChange, Plan};
 use netgw_models::resource::{Link, LinkMode, VlanId, VlanSet, normalize_interface_name};
 
 use super::RenderError;
@@ -464,6 +464,56 @@ pub fn render_link_change(c: &LinkChange, dot1q: bool) -> Result<Vec<String>, Re
     Ok(out)
 }
 
+/// The interfaces that `rendered` (a change's lines) gave `switchport trunk encapsulation dot1q`.
+/// Staging renders that line only for a port with no encapsulation line, so each of them had none
+/// before the change: this is the record of their state before it.
+pub fn encapsulation_added(rendered: &[String]) -> BTreeSet<String> {
+    let mut cur: Option<&str> = None;
+    let mut out = BTreeSet::new();
+    for l in rendered.iter().map(|l| l.trim()) {
+        if let Some(name) = l.strip_prefix("interface ") {
+            cur = Some(name.trim());
+        } else if l == "exit" {
+            cur = None;
+        } else if l == "switchport trunk encapsulation dot1q"
+            && let Some(name) = cur
+        {
+            out.insert(name.to_owned());
+        }
+    }
+    out
+}
+
+/// `no switchport trunk encapsulation` for each port of `added` ([`encapsulation_added`]) that holds
+/// `dot1q` in `now` and is no trunk once `back` is applied (IOS refuses it on a trunk, so these
+/// stanzas go after `back`'s own lines).
+pub fn render_encapsulation_undo(
+    added: &BTreeSet<String>,
+    back: &Plan,
+    now: &BTreeMap<String, IfConfig>,
+) -> Vec<String> {
+    let same = |a: &str, b: &str| normalize_interface_name(a) == normalize_interface_name(b);
+    let mut out = Vec::new();
+    for name in added {
+        let Some(i) = now.values().find(|i| same(&i.name, name)) else {
+            continue;
+        };
+        let trunk_after = back
+            .links
+            .iter()
+            .chain(back.lags.iter().filter_map(|c| c.settings.as_ref()))
+            .find(|c| same(&c.after.name, name))
+            .and_then(|c| c.after.mode)
+            .map_or(i.mode.as_deref() == Some("trunk"), |m| m == LinkMode::Trunk);
+        if i.encapsulation.as_deref() == Some("dot1q") && !trunk_after && !i.routed {
+            out.push(format!("interface {}", i.name));
+            out.push("no switchport trunk encapsulation".into());
+            out.push("exit".into());
+        }
+    }
+    out
+}
+
 /// The lines that take interface `now` back to `pre`, property by property, using the `no` form where
 /// `pre` had no line: the exact inverse of whatever was applied. Empty when nothing differs.
 pub fn render_restore(pre: &IfConfig, now: &IfConfig) -> Result<Vec<String>, RenderError> {
@@ -818,5 +868,51 @@ mod tests {
         let mut odd = now.clone();
         odd.encapsulation = Some("dot1q; reload".into());
         assert!(render_restore(&odd, pre).is_err());
+    }
+
+    /// The undo of a recorded change takes off the encapsulation it added, and only that: not on a
+    /// port the undo leaves a trunk, nor on one the change did not give it.
+    #[test]
+    fn the_undo_takes_off_only_the_encapsulation_the_change_added() {
+        let rendered: Vec<String> = [
+            "interface Ethernet0/1",
+            "switchport trunk encapsulation dot1q",
+            "switchport mode trunk",
+            "exit",
+            "interface Ethernet0/2",
+            "description x",
+            "exit",
+        ]
+        .map(String::from)
+        .to_vec();
+        let added = encapsulation_added(&rendered);
+        assert_eq!(added, BTreeSet::from(["Ethernet0/1".to_owned()]));
+        let now: BTreeMap<String, IfConfig> = parse_running_config_interfaces(
+            "interface Ethernet0/1\n switchport trunk encapsulation dot1q\n switchport mode trunk\n!\n\
+             interface Ethernet0/2\n switchport trunk encapsulation dot1q\n!\n",
+        )
+        .into_iter()
+        .map(|i| (i.name.clone(), i))
+        .collect();
+        // Still a trunk after the undo: IOS would refuse the line, and the port needs it.
+        assert!(render_encapsulation_undo(&added, &Plan::default(), &now).is_empty());
+        let obs: Vec<Link> = now.values().map(IfConfig::to_link).collect();
+        let d: Vec<Link> =
+            serde_json::from_value(json!([{"name": "Ethernet0/1", "mode": "access"}])).unwrap();
+        let back = plan(&[], &[], Policy::Merge, &d, &obs, Policy::Merge, &rules());
+        assert_eq!(
+            render_encapsulation_undo(&added, &back, &now),
+            [
+                "interface Ethernet0/1",
+                "no switchport trunk encapsulation",
+                "exit"
+            ]
+        );
+        let mut access = now.clone();
+        access.get_mut("Ethernet0/1").unwrap().mode = Some("access".into());
+        assert_eq!(
+            render_encapsulation_undo(&added, &Plan::default(), &access).len(),
+            3
+        );
     }
 }

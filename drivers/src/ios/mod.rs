@@ -371,6 +371,46 @@ impl Driver for IosDriver {
         })
     }
 
+    fn undoes_beyond_plan(&self, rendered: &[String]) -> bool {
+        !link::encapsulation_added(rendered).is_empty()
+    }
+
+    /// `back`, then the encapsulation the undone change gave a port that is no trunk any more:
+    /// its inverse from the model alone would leave `switchport trunk encapsulation dot1q` behind.
+    async fn stage_undo(
+        &mut self,
+        back: &Plan,
+        rendered: &[String],
+    ) -> Result<Staged, DriverError> {
+        let mut staged = self.stage(back).await?;
+        let added = link::encapsulation_added(rendered);
+        if added.is_empty() {
+            return Ok(staged);
+        }
+        let now = match &self.state {
+            State::Staged(p) => p.pre.clone(),
+            _ => self.read().await?.0,
+        };
+        let extra = link::render_encapsulation_undo(&added, back, &now.interfaces);
+        if extra.is_empty() {
+            return Ok(staged);
+        }
+        staged.rendered.extend(extra.iter().cloned());
+        staged.diff = staged.rendered.join("\n");
+        match &mut self.state {
+            State::Staged(p) => p.lines.extend(extra),
+            _ => {
+                self.state = State::Staged(Pending {
+                    plan: back.clone(),
+                    lines: extra,
+                    pre: now,
+                    armed: false,
+                })
+            }
+        }
+        Ok(staged)
+    }
+
     async fn discard(&mut self) -> Result<(), DriverError> {
         match std::mem::take(&mut self.state) {
             State::Idle | State::Staged(_) => Ok(()),
