@@ -1340,7 +1340,15 @@ fn a_dead_trunk_change_on_ios_is_undone_with_its_encapsulation() {
     ];
     for (what, at) in points {
         let n = "ios-encap".to_owned();
-        let env = start(&rt, &mut rng, &[(n.clone(), 2)], true);
+        // Every reply 250 ms late: the kill, polled every millisecond by a test sharing two cores
+        // with the simulator, lands before the next line however loaded the machine is.
+        let env = start_with(
+            &rt,
+            &mut rng,
+            &[(n.clone(), 2)],
+            true,
+            &[("latency-ms", "250")],
+        );
         let port = VENDORS[2].2;
         let body = serde_json::json!({
             "name": n,
@@ -1356,11 +1364,23 @@ fn a_dead_trunk_change_on_ios_is_undone_with_its_encapsulation() {
         assert_ne!(ios_config(&env, &n), old, "{what}: changed at the kill");
         let next = env.report(&["converge", "--why-run"], std::slice::from_ref(&n));
         assert_eq!(next["nodes"][0]["status"], "success", "{what}: {next:#}");
-        assert_eq!(
-            next["nodes"][0]["recovered"]["action"], "restored",
-            "{what}: {next:#}"
-        );
-        assert_eq!(ios_config(&env, &n), old, "{what}: not as before: {next:#}");
+        let recovered = &next["nodes"][0]["recovered"];
+        if recovered["found"] == "new" {
+            // Killed once the port was a trunk: under the merge policy a trunk allowing every VLAN
+            // already carries 310 and 320, so the device may be wholly new as the record says; then
+            // it keeps the change, encapsulation included. Before it is a trunk it never is.
+            assert_eq!(what, "a trunk", "{next:#}");
+            assert_eq!(recovered["action"], "cleared", "{what}: {next:#}");
+            let st = env.lab.node(&n).unwrap().device.state().clone();
+            let (_, i) = st.interfaces.iter().find(|(name, _)| name == port).unwrap();
+            assert_eq!(
+                (i.mode, i.trunk_encapsulation.as_deref()),
+                (Mode::Trunk, Some("dot1q"))
+            );
+        } else {
+            assert_eq!(recovered["action"], "restored", "{what}: {next:#}");
+            assert_eq!(ios_config(&env, &n), old, "{what}: not as before: {next:#}");
+        }
         // The change itself still applies from there.
         let last = env.report(&["converge"], std::slice::from_ref(&n));
         assert_eq!(last["nodes"][0]["status"], "success", "{what}: {last:#}");
