@@ -156,6 +156,13 @@ impl CliSim {
                 _ => continue,
             };
             buf.extend_from_slice(&data);
+            // Every message gets one reply (its lines answered, or the echo of what was typed), but
+            // for a secret typed in part: one round trip, whatever number of lines it holds.
+            let complete = buf.iter().any(|&b| b == b'\n' || b == b'\r');
+            if !data.is_empty() && (complete || sh.mode != CliMode::EnablePassword) {
+                self.dev.exchanges.round_trip();
+                self.dev.faults.delay().await;
+            }
             while let Some(pos) = buf.iter().position(|&b| b == b'\n' || b == b'\r') {
                 let line: Vec<u8> = buf.drain(..=pos).collect();
                 // CRLF: the LF after a CR is part of the same line end.
@@ -166,7 +173,7 @@ impl CliSim {
                 if !matches!(sh.mode, CliMode::EnablePassword) {
                     tracing::trace!(device = %self.dev.name, line = %text, "cli line");
                 }
-                self.dev.faults.delay().await;
+                self.dev.exchanges.command();
                 if sh.changed
                     && sh.mode == CliMode::Config
                     && let Some(d) = self.dev.faults.slow_commit

@@ -2070,3 +2070,47 @@ async fn lldp_follows_the_links_and_a_shut_port_on_either_end() {
         [adj("Ethernet1", "leaf1", "Ethernet1")].into()
     );
 }
+
+/// What each device counts (the benchmark's round trips and commands per device) is exact for known
+/// sessions of each protocol, and the lab's gauge sees the sessions open together.
+#[tokio::test]
+async fn devices_count_round_trips_and_commands_exactly() {
+    let env = start(FABRIC, &[]).await;
+    let counts = |name: &str| env.lab.node(name).unwrap().device.exchanges.get();
+    // IOS: the shell's on-open lines, then each command written with its return: one round trip each.
+    let ssh = SshSession::connect(&env.ssh_target("acc1")).await.unwrap();
+    let ios = CliPlatform::get(PlatformKind::Ios);
+    let mut sh = ssh.shell(ios).await.unwrap();
+    let on_open = ios.on_open.len() as u64;
+    assert_eq!(on_open, 2);
+    assert_eq!(counts("acc1"), (on_open, on_open));
+    sh.command("show version").await.unwrap();
+    // `configure terminal`, two lines, `end`.
+    sh.config(&["vlan 10", "name web"]).await.unwrap();
+    assert_eq!(counts("acc1"), (on_open + 5, on_open + 5));
+    // NETCONF: the client's hello is not answered; every RPC is, `close-session` included.
+    let mut nc = connect_ssh_with(&env.ssh_target("leaf2"), ClientOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(env.lab.counts().peak_open, 2, "the shell and NETCONF open");
+    nc.running_config(None).await.unwrap();
+    nc.close().await.unwrap();
+    assert_eq!(counts("leaf2"), (2, 2));
+    // eAPI: one POST is one round trip, whatever number of commands it carries.
+    let eapi = env.http("leaf1", basic());
+    for _ in 0..3 {
+        let _: Value = eapi
+            .post_json(
+                "/command-api",
+                &json!({"jsonrpc": "2.0", "method": "runCmds", "params": {"version": 1,
+                    "cmds": ["show version", "show vlan"]}, "id": "1"}),
+            )
+            .await
+            .unwrap();
+    }
+    assert_eq!(counts("leaf1"), (3, 3));
+    let all = env.lab.counts();
+    assert_eq!(all.round_trips, 2 + 5 + 2 + 3);
+    assert_eq!((all.round_trips_min, all.round_trips_max), (0, 7));
+    sh.close().await.unwrap();
+}
