@@ -51,7 +51,17 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Recorder {
         let mut f = Fields::default();
         event.record(&mut f);
         let call = match (target, f.get("message").as_str()) {
-            ("netgw_labs::sim::cli", "cli line") => FloorCall::Line(f.get("line")),
+            ("netgw_labs::sim::cli", "cli line") => {
+                let mut calls = self.0.lock().unwrap();
+                if f.get("joined") == "true"
+                    && let Some(FloorCall::Lines(write)) = calls.last_mut()
+                {
+                    write.push(f.get("line"));
+                } else {
+                    calls.push(FloorCall::Lines(vec![f.get("line")]));
+                }
+                return;
+            }
             ("netgw_labs::sim::junos", "netconf message") => FloorCall::Netconf(f.get("rpc")),
             ("netgw_labs::sim::http", "http request") => {
                 let query = f.get("query");

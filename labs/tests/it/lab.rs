@@ -18,7 +18,7 @@ use netgw_transport::http::{HttpAuth, HttpClient, HttpConfig, TlsMode};
 use netgw_transport::netconf::reply::parse_document;
 use netgw_transport::netconf::{ClientOptions, Datastore, Framing, XmlElement, connect_ssh_with};
 use netgw_transport::ssh::{
-    CliPlatform, CliShell, HostKeyPolicy, PlatformKind, SshAuth, SshSession, SshTarget,
+    CliMode, CliPlatform, CliShell, HostKeyPolicy, PlatformKind, SshAuth, SshSession, SshTarget,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -2077,17 +2077,50 @@ async fn lldp_follows_the_links_and_a_shut_port_on_either_end() {
 async fn devices_count_round_trips_and_commands_exactly() {
     let env = start(FABRIC, &[]).await;
     let counts = |name: &str| env.lab.node(name).unwrap().device.exchanges.get();
-    // IOS: the shell's on-open lines, then each command written with its return: one round trip each.
+    // IOS: the shell's two on-open lines in one write, then each command written with its return:
+    // one round trip each.
     let ssh = SshSession::connect(&env.ssh_target("acc1")).await.unwrap();
     let ios = CliPlatform::get(PlatformKind::Ios);
     let mut sh = ssh.shell(ios).await.unwrap();
-    let on_open = ios.on_open.len() as u64;
-    assert_eq!(on_open, 2);
-    assert_eq!(counts("acc1"), (on_open, on_open));
+    assert_eq!(ios.on_open.len(), 2);
+    assert_eq!(counts("acc1"), (1, 2));
     sh.command("show version").await.unwrap();
     // `configure terminal`, two lines, `end`.
     sh.config(&["vlan 10", "name web"]).await.unwrap();
-    assert_eq!(counts("acc1"), (on_open + 5, on_open + 5));
+    assert_eq!(counts("acc1"), (6, 7));
+    // The same in one write, with a read after it: one round trip; the device answers every line with
+    // its prompt and the shell splits the answers.
+    let reads = sh
+        .config_batch(&["vlan 20", "name db", "exit"], &["show vlan brief"])
+        .await
+        .unwrap();
+    assert_eq!(counts("acc1"), (7, 7 + 6));
+    assert!(
+        reads[0].output.lines().any(|l| l.starts_with("20   db ")),
+        "{reads:?}"
+    );
+    assert_eq!(sh.mode(), CliMode::Privileged);
+    // A refused line in a write is the error, named; the device went on with the lines typed after
+    // it, as IOS does, and the shell is back in privileged mode.
+    let e = sh
+        .config_batch(
+            &["interface Ethernet0/3", "frobnicate now", "description later"],
+            &[],
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("`frobnicate now`")
+            && e.to_string().contains("% Invalid input detected"),
+        "{e}"
+    );
+    assert_eq!(sh.mode(), CliMode::Privileged);
+    assert_eq!(counts("acc1"), (8, 13 + 5));
+    let rc = sh
+        .command("show running-config interface Ethernet0/3")
+        .await
+        .unwrap();
+    assert!(rc.contains(" description later"), "{rc}");
     // NETCONF: the client's hello is not answered; every RPC is, `close-session` included.
     let mut nc = connect_ssh_with(&env.ssh_target("leaf2"), ClientOptions::default())
         .await
@@ -2110,7 +2143,8 @@ async fn devices_count_round_trips_and_commands_exactly() {
     }
     assert_eq!(counts("leaf1"), (3, 3));
     let all = env.lab.counts();
-    assert_eq!(all.round_trips, 2 + 5 + 2 + 3);
-    assert_eq!((all.round_trips_min, all.round_trips_max), (0, 7));
+    assert_eq!(all.round_trips, 9 + 2 + 3);
+    assert_eq!(all.commands, 19 + 2 + 3);
+    assert_eq!((all.round_trips_min, all.round_trips_max), (0, 9));
     sh.close().await.unwrap();
 }
