@@ -265,11 +265,15 @@ impl CliConn {
         let read_outputs = outputs.split_off(1.min(outputs.len()));
         self.cache(reads, read_outputs);
         let Some(out) = outputs.pop() else {
-            return Err(ssh_err(&device, step, SshError::Disconnected {
-                device: device.clone(),
-                operation: format!("command `{cmd}`"),
-                reason: Some("no answer".into()),
-            }));
+            return Err(ssh_err(
+                &device,
+                step,
+                SshError::Disconnected {
+                    device: device.clone(),
+                    operation: format!("command `{cmd}`"),
+                    reason: Some("no answer".into()),
+                },
+            ));
         };
         match out.failure {
             None => Ok(out.output),

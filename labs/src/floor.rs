@@ -135,10 +135,7 @@ pub fn run_ssh<T, F, Fut>(
 ) -> ExitCode
 where
     T: Send + Sync + 'static,
-    F: Fn(FloorHost, PublicKey, Arc<client::Config>, Arc<Vec<T>>) -> Fut
-        + Send
-        + Sync
-        + 'static,
+    F: Fn(FloorHost, PublicKey, Arc<client::Config>, Arc<Vec<T>>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<(), String>> + Send + 'static,
 {
     let key = match args.lab_host_key() {

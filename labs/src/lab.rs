@@ -20,10 +20,10 @@ use crate::sim::f5::F5Sim;
 use crate::sim::fault::{FaultError, Faults};
 use crate::sim::http::{self, Handler, LabTls};
 use crate::sim::junos::{JunosSim, JunosStyle};
+use crate::sim::sessions::LabGauge;
 use crate::sim::snmp::{
     self as snmp_agent, AgentConfig, AgentDevice, SnmpAgent, StateSource, UsmUser,
 };
-use crate::sim::sessions::LabGauge;
 use crate::sim::ssh::{self, SshApp};
 use crate::sim::state::{Dialect, Neighbor, PortFlag, mac_for};
 use netgw_models::topology::{ConnectionAccess, NodeAccess, Topology, nornir_inventory};

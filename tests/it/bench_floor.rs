@@ -208,7 +208,12 @@ fn check(kind: &str, port: &str, floor: Floor, round_trips: (u64, u64)) {
 
 #[test]
 fn floor_sends_what_a_changing_ios_converge_sends() {
-    check("cisco_iol\n      type: L2", "Ethernet0/1", bench::ios(), (5, 3));
+    check(
+        "cisco_iol\n      type: L2",
+        "Ethernet0/1",
+        bench::ios(),
+        (5, 3),
+    );
 }
 
 #[test]

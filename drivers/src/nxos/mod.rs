@@ -470,11 +470,7 @@ impl Driver for NxosDriver {
         }
         // The checkpoint list the clean-up below reads goes in the same write as the deletion.
         self.conn
-            .run_then_read(
-                "confirm",
-                &config::checkpoint_delete(&name),
-                &[CHECKPOINTS],
-            )
+            .run_then_read("confirm", &config::checkpoint_delete(&name), &[CHECKPOINTS])
             .await?;
         self.checkpoint = None;
         self.confirming = false;

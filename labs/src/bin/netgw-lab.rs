@@ -243,14 +243,14 @@ async fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let mut usr1 = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1())
-    {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("netgw-lab: SIGUSR1 handler: {e}");
-            return ExitCode::from(1);
-        }
-    };
+    let mut usr1 =
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("netgw-lab: SIGUSR1 handler: {e}");
+                return ExitCode::from(1);
+            }
+        };
     loop {
         tokio::select! {
             _ = tokio::signal::ctrl_c() => break,

@@ -2104,7 +2104,11 @@ async fn devices_count_round_trips_and_commands_exactly() {
     // it, as IOS does, and the shell is back in privileged mode.
     let e = sh
         .config_batch(
-            &["interface Ethernet0/3", "frobnicate now", "description later"],
+            &[
+                "interface Ethernet0/3",
+                "frobnicate now",
+                "description later",
+            ],
             &[],
         )
         .await

@@ -393,8 +393,24 @@ impl CliShell {
         &mut self,
         commands: &[&str],
     ) -> (Vec<CommandOutput>, Result<(), SshError>) {
+        self.batch_expecting(commands, None).await
+    }
+
+    /// [`CliShell::batch_raw`]; with `expect` `(i, mode)`, the answers stop being read after the
+    /// `i`-th when it does not end in `mode`: the commands after it ran in another mode than the one
+    /// they were written for, where a device may answer them in any shape (fake-switches prints no
+    /// prompt after a `show` in configuration mode). Their answers are left unread; the caller
+    /// brings the shell back to a known mode.
+    async fn batch_expecting(
+        &mut self,
+        commands: &[&str],
+        expect: Option<(usize, CliMode)>,
+    ) -> (Vec<CommandOutput>, Result<(), SshError>) {
         let mut outputs = Vec::with_capacity(commands.len());
-        if let Some(bad) = commands.iter().find(|c| c.contains(['\n', '\r']) || c.trim().is_empty()) {
+        if let Some(bad) = commands
+            .iter()
+            .find(|c| c.contains(['\n', '\r']) || c.trim().is_empty())
+        {
             let e = SshError::InvalidCommand {
                 device: self.device.clone(),
                 command: abbreviate(bad),
@@ -421,7 +437,10 @@ impl CliShell {
         for (i, command) in commands.iter().enumerate() {
             let deadline = Instant::now() + self.operation_limit;
             let read = match commands.get(i + 1) {
-                Some(next) => self.read_until_prompt_before(&operation, deadline, next).await,
+                Some(next) => {
+                    self.read_until_prompt_before(&operation, deadline, next)
+                        .await
+                }
                 None => match self.read_until(&operation, deadline, None).await {
                     Ok((text, Stop::Prompt(mode), prompt)) => Ok((text, mode, prompt)),
                     Ok((_, Stop::Extra, prompt)) => Err(SshError::Mode {
@@ -440,6 +459,9 @@ impl CliShell {
                     outputs.push(self.output_of(command, &text, prompt, mode));
                 }
                 Err(e) => return (outputs, Err(e)),
+            }
+            if expect.is_some_and(|(at, mode)| at == i && self.mode != mode) {
+                break;
             }
         }
         (outputs, Ok(()))
@@ -465,10 +487,11 @@ impl CliShell {
     /// Configuration mode, `commands`, back to privileged mode, then `reads`, all in one write (one
     /// round trip) from privileged mode (from configuration mode: without entering it); from user
     /// mode, or on a platform without an `end`, one command at a time as [`CliShell::config`] and the
-    /// reads after it. Returns the reads' answers
-    /// (taken after the change). The first failing command is the error, after the shell is back in
-    /// privileged mode: the device goes on with the lines after it (typed ahead), so callers restore
-    /// from what they read afterwards, as after any failed change.
+    /// reads after it. Returns the reads' answers (taken after the change): none when the device did
+    /// not take `end` (the reads ran in configuration mode; the caller reads again). The first
+    /// failing command is the error, after the shell is back in privileged mode: the device goes on
+    /// with the lines after it (typed ahead), so callers restore from what they read afterwards, as
+    /// after any failed change.
     pub async fn config_batch(
         &mut self,
         commands: &[&str],
@@ -492,8 +515,11 @@ impl CliShell {
         all.push(&end);
         all.extend_from_slice(reads);
         let skip = usize::from(enter.is_some());
-        let (mut outputs, broke) = self.batch_raw(&all).await;
-        let reads_out = outputs.split_off(outputs.len().min(skip + commands.len() + 1));
+        let end_at = skip + commands.len();
+        let (mut outputs, broke) = self
+            .batch_expecting(&all, Some((end_at, CliMode::Privileged)))
+            .await;
+        let reads_out = outputs.split_off(outputs.len().min(end_at + 1));
         let entered = enter.is_none() || outputs.first().is_some_and(|o| o.mode == CliMode::Config);
         let failed = outputs
             .iter()
@@ -507,7 +533,8 @@ impl CliShell {
                 output: o.output.trim().to_owned(),
             });
         if broke.is_ok() && self.mode != CliMode::Privileged {
-            // `end` was refused or the lines left another mode: the slow way back.
+            // `end` was refused (fake-switches' IOS has none) or the lines left another mode: the
+            // slow way back, past the reads' answers left unread.
             self.exit_config().await?;
         }
         if let Some(e) = failed {
@@ -518,7 +545,7 @@ impl CliShell {
             let enter = enter.unwrap_or_default();
             return Err(self.mode_error(&format!("`{enter}`"), "config"));
         }
-        if reads_out.len() != reads.len() || self.mode != CliMode::Privileged {
+        if self.mode != CliMode::Privileged {
             return Err(self.mode_error("configuration batch", "privileged"));
         }
         Ok(reads_out)
@@ -613,43 +640,43 @@ impl CliShell {
     /// Wait for the next message of the channel and buffer its data.
     async fn receive(&mut self, operation: &str, deadline: Instant) -> Result<(), SshError> {
         let msg = match timeout_at(deadline, self.channel.wait()).await {
-                Ok(m) => m,
-                Err(_) => {
-                    self.broken = Some(format!("timeout in {operation}"));
-                    return Err(SshError::Timeout {
-                        device: self.device.clone(),
-                        operation: format!(
-                            "{operation} (waiting for the prompt; last output: {:?})",
-                            tail_for_error(&self.raw)
-                        ),
-                        limit: self.operation_limit,
-                    });
-                }
-            };
-            match msg {
-                Some(ChannelMsg::Data { data }) => self.raw.extend_from_slice(&data),
-                Some(ChannelMsg::ExtendedData { data, .. }) => self.raw.extend_from_slice(&data),
-                Some(ChannelMsg::Eof | ChannelMsg::Close) | None => {
-                    self.broken = Some(format!("channel closed in {operation}"));
-                    return Err(SshError::Disconnected {
-                        device: self.device.clone(),
-                        operation: operation.to_owned(),
-                        reason: Some(format!(
-                            "the device closed the shell; last output: {:?}",
-                            tail_for_error(&self.raw)
-                        )),
-                    });
-                }
-                Some(_) => {}
+            Ok(m) => m,
+            Err(_) => {
+                self.broken = Some(format!("timeout in {operation}"));
+                return Err(SshError::Timeout {
+                    device: self.device.clone(),
+                    operation: format!(
+                        "{operation} (waiting for the prompt; last output: {:?})",
+                        tail_for_error(&self.raw)
+                    ),
+                    limit: self.operation_limit,
+                });
             }
-            if self.raw.len() > MAX_OUTPUT_BYTES {
-                self.broken = Some(format!("oversized output in {operation}"));
+        };
+        match msg {
+            Some(ChannelMsg::Data { data }) => self.raw.extend_from_slice(&data),
+            Some(ChannelMsg::ExtendedData { data, .. }) => self.raw.extend_from_slice(&data),
+            Some(ChannelMsg::Eof | ChannelMsg::Close) | None => {
+                self.broken = Some(format!("channel closed in {operation}"));
                 return Err(SshError::Disconnected {
                     device: self.device.clone(),
                     operation: operation.to_owned(),
-                    reason: Some(format!("output exceeds {MAX_OUTPUT_BYTES} bytes")),
+                    reason: Some(format!(
+                        "the device closed the shell; last output: {:?}",
+                        tail_for_error(&self.raw)
+                    )),
                 });
             }
+            Some(_) => {}
+        }
+        if self.raw.len() > MAX_OUTPUT_BYTES {
+            self.broken = Some(format!("oversized output in {operation}"));
+            return Err(SshError::Disconnected {
+                device: self.device.clone(),
+                operation: operation.to_owned(),
+                reason: Some(format!("output exceeds {MAX_OUTPUT_BYTES} bytes")),
+            });
+        }
         Ok(())
     }
 
