@@ -18,6 +18,8 @@
 #   BENCH_PY_MAX_N largest N the Python peers are run at (default 1000; Ansible: BENCH_ANSIBLE_MAX_N,
 #                  default 1000)
 #   BENCH_LATENCY_MS   every device delays each round trip by this much (netgw-lab latency-ms; default 0)
+#   BENCH_VENV     the Python peers' venv, used as it is (default .peers/venv-bench, installed from
+#                  labs/bench/requirements.txt when missing or stale)
 #   BENCH_NO_BUILD=1   use the binaries already in BENCH_BIN_DIR (default target/release)
 #   BENCH_OUT      results directory (default bench-results)
 #
@@ -41,7 +43,7 @@ ansible_max=${BENCH_ANSIBLE_MAX_N:-1000}
 latency=${BENCH_LATENCY_MS:-0}
 bin=${BENCH_BIN_DIR:-target/release}
 out=${BENCH_OUT:-bench-results}
-venv=.peers/venv-bench
+venv=${BENCH_VENV:-.peers/venv-bench}
 py=python3
 # write_topology, write_repo: shared with scripts/bench-ab.sh.
 . scripts/bench-lib.sh
@@ -53,7 +55,7 @@ fi
 
 needs_py=false
 for t in $tools; do case $t in scrapli* | netmiko* | nornir | ansible | pyeapi | ncclient | bigrest) needs_py=true ;; esac; done
-if $needs_py; then
+if $needs_py && [ -z "${BENCH_VENV:-}" ]; then
     if [ ! -x "$venv/bin/python" ] || ! cmp -s labs/bench/requirements.txt "$venv/.requirements"; then
         echo "== installing the Python peers into $venv (PyPI)"
         python3 -m venv "$venv"

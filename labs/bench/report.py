@@ -31,8 +31,7 @@ FLOOR = {"netgw-ios": "floor", "netgw-nxos": "floor-nxos", "netgw-eos-https": "f
          "netgw-junos": "floor-junos", "netgw-f5": "floor-f5"}
 
 
-def if __name__ == "__main__":
-    main():
+def main():
     args = sys.argv[1:]
     as_json = "--json" in args
     machine = None
