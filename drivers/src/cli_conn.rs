@@ -243,7 +243,8 @@ impl CliConn {
     }
 
     /// `cmd` (not a read), then `reads` in the same write (one round trip): `cmd`'s answer, a
-    /// refusal being `Rejected`; the reads, taken after it, are cached whatever `cmd` answered.
+    /// refusal being `Rejected`; the reads answered, taken after it, are cached whatever `cmd`
+    /// answered.
     pub async fn run_then_read(
         &mut self,
         step: &'static str,
@@ -261,20 +262,21 @@ impl CliConn {
         *busy = true;
         let (mut outputs, broke) = shell.batch_raw(&all).await;
         *busy = false;
-        broke.map_err(|e| ssh_err(&device, step, e))?;
         let read_outputs = outputs.split_off(1.min(outputs.len()));
-        self.cache(reads, read_outputs);
         let Some(out) = outputs.pop() else {
-            return Err(ssh_err(
-                &device,
-                step,
-                SshError::Disconnected {
-                    device: device.clone(),
-                    operation: format!("command `{cmd}`"),
-                    reason: Some("no answer".into()),
-                },
-            ));
+            let e = broke.err().unwrap_or_else(|| SshError::Disconnected {
+                device: device.clone(),
+                operation: format!("command `{cmd}`"),
+                reason: Some("no answer".into()),
+            });
+            return Err(ssh_err(&device, step, e));
         };
+        // `cmd` was answered: what it did stands, whatever became of the reads after it (the
+        // shell reports itself unusable to the next caller if it is).
+        if let Err(e) = broke {
+            tracing::warn!(device = %device, command = cmd, error = %e, "the reads after the command were not answered");
+        }
+        self.cache(reads, read_outputs);
         match out.failure {
             None => Ok(out.output),
             Some(_) => Err(ssh_err(
