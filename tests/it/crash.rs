@@ -1332,23 +1332,19 @@ fn a_dead_trunk_change_on_ios_is_undone_with_its_encapsulation() {
     use netgw_labs::sim::state::Mode;
     let rt = common::runtime();
     let mut rng = Rng(env_u64("CRASH_SEED", 15));
-    let points: [(&str, KillPoint); 2] = [
-        ("encapsulation, not yet a trunk", |i| {
+    // netgw sends the change's lines in one write, which the device applies whole: the session is
+    // reset right after the line of each kill point (`reset-at-line`, counted from the VLANs' lines:
+    // 9 is the encapsulation, 10 `switchport mode trunk`), and the gateway killed while it reconnects.
+    let points: [(&str, &str, KillPoint); 2] = [
+        ("encapsulation, not yet a trunk", "9", |i| {
             i.trunk_encapsulation.is_some() && i.mode != Mode::Trunk
         }),
-        ("a trunk", |i| i.mode == Mode::Trunk),
+        ("a trunk", "10", |i| i.mode == Mode::Trunk),
     ];
-    for (what, at) in points {
+    for (what, line, at) in points {
         let n = "ios-encap".to_owned();
-        // Every reply 250 ms late: the kill, polled every millisecond by a test sharing two cores
-        // with the simulator, lands before the next line however loaded the machine is.
-        let env = start_with(
-            &rt,
-            &mut rng,
-            &[(n.clone(), 2)],
-            true,
-            &[("latency-ms", "250")],
-        );
+        let faults = [("latency-ms", "250"), ("reset-at-line", line)];
+        let env = start_with(&rt, &mut rng, &[(n.clone(), 2)], true, &faults);
         let port = VENDORS[2].2;
         let body = serde_json::json!({
             "name": n,
