@@ -1079,9 +1079,17 @@ async fn get_node(State(s): State<S>, Path(name): Path<String>) -> Result<Json<V
             Value::Null
         }
     };
+    // Where the inventory says the device is, known before any run has saved facts.
+    let device = s
+        .sched
+        .inventory()
+        .target(&name)
+        .ok()
+        .map(|t| json!({"platform": t.platform.as_str(), "host": t.host, "port": t.port}));
     Ok(Json(json!({
         "name": name,
         "in_inventory": in_inventory,
+        "device": device,
         "running_run": running,
         "queued_runs": queued,
         "last_result": last.map(|(run_id, finished_at, report)| json!({

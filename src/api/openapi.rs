@@ -217,6 +217,7 @@ fn components() -> Value {
             }},
             "Node": {"type": "object", "properties": {
                 "name": {"type": "string"}, "in_inventory": {"type": "boolean"},
+                "device": {"type": "object", "nullable": true, "description": "Where the inventory says the device is (null when the node is not in it).", "properties": {"platform": {"type": "string"}, "host": {"type": "string"}, "port": {"type": "integer", "nullable": true}}},
                 "running_run": {"type": "string", "nullable": true}, "queued_runs": {"type": "array", "items": {"type": "string"}},
                 "last_result": {"type": "object", "nullable": true, "properties": {"run_id": {"type": "string"}, "finished_at": {"type": "string"}, "report": {"$ref": "#/components/schemas/NodeReport"}}},
                 "facts": {"type": "object", "nullable": true, "description": "Summary of the automatic attributes the last successful run saved."}

@@ -204,6 +204,11 @@ fn login_roles_csrf_and_escaping_of_device_text() {
         // A read-only token sees no button and cannot start a run, even with a valid CSRF token.
         let (viewer, _) = sign_in(&base, VIEWER).await;
         let (_, page) = get(&base, &viewer, "/ui/nodes/leaf2").await;
+        // Before any run has saved facts, the page says what the inventory says the device is.
+        assert!(
+            page.contains(r#"id="node-device">eos at 127.0.0.1:"#),
+            "{page}"
+        );
         assert!(
             !page.contains(r#"id="why-run""#)
                 && page.contains("needs a token with the trigger role"),

@@ -619,12 +619,22 @@ fn facts_table(facts: &Value) -> Markup {
                 dl.facts #facts {
                     @for (k, v) in m {
                         dt { (k) }
-                        dd { @match v.as_str() { Some(t) => (t), None => (v.to_string()) } }
+                        dd { (fact_text(k, v)) }
                     }
                 }
             }
             _ => { p.help { "No facts saved yet (a converge saves them; a why-run does not)." } }
         }
+    }
+}
+
+/// A fact as an operator reads it: `ohai_time` (Ohai's seconds since the epoch) as a time.
+fn fact_text(key: &str, v: &Value) -> String {
+    match (key, v.as_f64()) {
+        ("ohai_time", Some(secs)) if secs >= 0.0 => {
+            crate::clock::rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(secs))
+        }
+        _ => v.as_str().map_or_else(|| v.to_string(), str::to_owned),
     }
 }
 
@@ -683,7 +693,13 @@ pub(super) async fn node(
     let main = html! {
         h1 { "Node " (name) }
         dl.facts {
-            dt { "Drift" } dd { span #node-state .status.{"st-" (class)} data-node-status=(class) { (label) } }
+            @if let Some(d) = node["device"].as_object() {
+                dt { "Device" } dd #node-device {
+                    (d["platform"].as_str().unwrap_or_default()) " at " (d["host"].as_str().unwrap_or_default())
+                    @if let Some(p) = d["port"].as_u64() { ":" (p) }
+                }
+            }
+            dt { "Last result" } dd { span #node-state .status.{"st-" (class)} data-node-status=(class) { (label) } }
             @if let Some(r) = last["run_id"].as_str() {
                 dt { "Last run" } dd { a href={ "/ui/runs/" (r) } { code { (r) } } " at " (last["finished_at"].as_str().unwrap_or_default()) }
             }
@@ -802,6 +818,16 @@ fn links_checked(check: Option<&StoredLinkCheck>) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ohai_time_reads_as_a_time_and_other_facts_as_written() {
+        assert_eq!(
+            fact_text("ohai_time", &serde_json::json!(1764340000.25)),
+            "2025-11-28T14:26:40Z"
+        );
+        assert_eq!(fact_text("hostname", &serde_json::json!("sw1")), "sw1");
+        assert_eq!(fact_text("uptime", &serde_json::json!(42)), "42");
+    }
 
     #[test]
     fn diff_lines_are_marked_and_everything_is_escaped() {
