@@ -37,6 +37,7 @@ pg_bin() {
 
 install() {
     command -v redis-server >/dev/null || apt_install redis-server
+    command -v curl >/dev/null || apt_install curl
     bash "$PG" install
     venv_install nautobot "$VENV" 'import nautobot, psycopg2, django_redis' \
         "nautobot==$NAUTOBOT_VERSION"
