@@ -80,27 +80,6 @@ pub struct NxosDriver {
     observed: ObservedOnce,
 }
 
-/// What [`NxosDriver::observe_inner`] reads when the device answers `| json`.
-const OBSERVE_JSON: [&str; 3] = [
-    "show vlan brief | json",
-    "show interface | json",
-    "show interface switchport | json",
-];
-
-/// What facts and the first observe read when the device answers `| json`, in one write.
-const FACTS_JSON: [&str; 7] = [
-    "show version | json",
-    "show hostname",
-    "show inventory | json",
-    "show interface | json",
-    "show vlan brief | json",
-    "show lldp neighbors detail",
-    "show interface switchport | json",
-];
-
-/// The user checkpoints, for the clean-up after a confirm.
-const CHECKPOINTS: &str = "show checkpoint summary user";
-
 impl NxosDriver {
     /// Connect and open the CLI. `confirm` copies running to startup unless option `save_config: false`.
     pub async fn connect(target: &DeviceTarget) -> Result<Self, DriverError> {
@@ -163,13 +142,7 @@ impl NxosDriver {
         Ok(None)
     }
 
-    /// The reads [`NxosDriver::observe_inner`] sends (in JSON), for one write.
-    fn observe_reads(&self) -> &'static [&'static str] {
-        if self.json { &OBSERVE_JSON } else { &[] }
-    }
-
     async fn observe_inner(&mut self) -> Result<Observed, DriverError> {
-        self.conn.prefetch("observe", self.observe_reads()).await?;
         let vlans = self
             .read("show vlan brief", &["show vlan brief", "show vlan"])
             .await?;
@@ -226,7 +199,7 @@ impl NxosDriver {
     /// behind ([`config::abandoned_checkpoints`]). The change is already in place, so a failure here is
     /// a warning, never the run's result.
     async fn delete_abandoned_checkpoints(&mut self) {
-        let summary = match self.conn.optional(CHECKPOINTS).await {
+        let summary = match self.conn.optional("show checkpoint summary user").await {
             Ok(Some(t)) => t,
             Ok(None) => return,
             Err(e) => {
@@ -255,7 +228,7 @@ impl NxosDriver {
     /// Whether the device no longer lists checkpoint `name` (false when it cannot be read: then
     /// nothing is assumed).
     async fn checkpoint_gone(&mut self, name: &str) -> bool {
-        match self.conn.optional(CHECKPOINTS).await {
+        match self.conn.optional("show checkpoint summary user").await {
             Ok(Some(summary)) => !config::parse_checkpoint_names(&summary)
                 .iter()
                 .any(|n| n == name),
@@ -331,9 +304,6 @@ impl Driver for NxosDriver {
     }
 
     async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {
-        if self.json {
-            self.conn.prefetch("facts", &FACTS_JSON).await?;
-        }
         let version = self.read("show version", &["show version"]).await?;
         let hostname = self
             .conn
@@ -429,8 +399,7 @@ impl Driver for NxosDriver {
         // Recorded before the first line goes: a commit stopped mid-way (node timeout, abort)
         // leaves the driver knowing which checkpoint its rollback returns to.
         self.checkpoint = Some(name.clone());
-        let reads = self.observe_reads();
-        match self.conn.config_then_read("commit", &lines, reads).await {
+        match self.conn.config("commit", &lines).await {
             Ok(()) => Ok(()),
             Err(e) => {
                 self.checkpoint = None;
@@ -468,9 +437,8 @@ impl Driver for NxosDriver {
                 .run("confirm", "copy running-config startup-config")
                 .await?;
         }
-        // The checkpoint list the clean-up below reads goes in the same write as the deletion.
         self.conn
-            .run_then_read("confirm", &config::checkpoint_delete(&name), &[CHECKPOINTS])
+            .run("confirm", &config::checkpoint_delete(&name))
             .await?;
         self.checkpoint = None;
         self.confirming = false;
