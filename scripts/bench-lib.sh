@@ -13,6 +13,24 @@ write_topology() { # platform file
         f5) kind=f5_bigip-ve ;;
     esac
     printf 'name: bench\ntopology:\n  nodes:\n    sw:\n      kind: %b\n' "$kind" > "$2"
+    # BENCH_LATENCY_MS: every device delays each round trip (netgw-lab's latency-ms, a node label that
+    # --count copies to every device).
+    if [ "${BENCH_LATENCY_MS:-0}" != 0 ]; then
+        printf '      labels:\n        netgw-lab.latency-ms: "%s"\n' "$BENCH_LATENCY_MS" >> "$2"
+    fi
+}
+
+# What the lab's devices answered so far: netgw-lab prints one `STATS {json}` line on SIGUSR1
+# (round trips, commands, sessions, the most open at once since the previous line). Prints the JSON.
+lab_counts() { # lab.out
+    local before
+    before=$(grep -c '^STATS ' "$1" 2>/dev/null || true)
+    kill -USR1 "$lab_pid"
+    for _ in $(seq 1 200); do
+        [ "$(grep -c '^STATS ' "$1" 2>/dev/null || true)" -gt "$before" ] && break
+        sleep 0.05
+    done
+    grep '^STATS ' "$1" | tail -n 1 | cut -c7-
 }
 
 # The repo: one node per inventory host, one VLAN and one interface description each.

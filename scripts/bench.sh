@@ -17,6 +17,9 @@
 #   BENCH_LIMIT    hard limit per run, seconds (default 900); a run past it is killed: "did not finish"
 #   BENCH_PY_MAX_N largest N the Python peers are run at (default 1000; Ansible: BENCH_ANSIBLE_MAX_N,
 #                  default 1000)
+#   BENCH_LATENCY_MS   every device delays each round trip by this much (netgw-lab latency-ms; default 0)
+#   BENCH_VENV     the Python peers' venv, used as it is (default .peers/venv-bench, installed from
+#                  labs/bench/requirements.txt when missing or stale)
 #   BENCH_NO_BUILD=1   use the binaries already in BENCH_BIN_DIR (default target/release)
 #   BENCH_OUT      results directory (default bench-results)
 #
@@ -37,9 +40,10 @@ forks=${BENCH_FORKS:-50}
 limit=${BENCH_LIMIT:-900}
 py_max=${BENCH_PY_MAX_N:-1000}
 ansible_max=${BENCH_ANSIBLE_MAX_N:-1000}
+latency=${BENCH_LATENCY_MS:-0}
 bin=${BENCH_BIN_DIR:-target/release}
 out=${BENCH_OUT:-bench-results}
-venv=.peers/venv-bench
+venv=${BENCH_VENV:-.peers/venv-bench}
 py=python3
 # write_topology, write_repo: shared with scripts/bench-ab.sh.
 . scripts/bench-lib.sh
@@ -51,7 +55,7 @@ fi
 
 needs_py=false
 for t in $tools; do case $t in scrapli* | netmiko* | nornir | ansible | pyeapi | ncclient | bigrest) needs_py=true ;; esac; done
-if $needs_py; then
+if $needs_py && [ -z "${BENCH_VENV:-}" ]; then
     if [ ! -x "$venv/bin/python" ] || ! cmp -s labs/bench/requirements.txt "$venv/.requirements"; then
         echo "== installing the Python peers into $venv (PyPI)"
         python3 -m venv "$venv"
@@ -65,6 +69,7 @@ stamp=$(date -u +%Y%m%dT%H%M%SZ)
 raw="$out/raw/$stamp.jsonl"
 work=$(mktemp -d -t netgw-bench.XXXXXX)
 lab_pid=
+lab_out=
 stop_lab() {
     if [ -n "$lab_pid" ]; then
         kill "$lab_pid" 2>/dev/null || true
@@ -90,6 +95,7 @@ echo "== machine"
     free -h | sed -n 2p | awk '{print "memory: " $2 " total, " $7 " available"}'
     echo "ulimit -n: $(ulimit -n) (netgw-lab raises its own to the hard limit $(ulimit -Hn))"
     echo "uptime: $(uptime)"
+    echo "device latency: $latency ms per round trip"
 } | tee "$work/machine.txt"
 
 start_lab() { # platform n dir [extra args]
@@ -101,6 +107,7 @@ start_lab() { # platform n dir [extra args]
     "$bin/netgw-lab" up "$dir/bench.clab.yml" --inventory-out "$dir/inventory.yml" --count "$n" --no-snmp "$@" \
         > "$dir/lab.out" 2> "$dir/lab.log" &
     lab_pid=$!
+    lab_out="$dir/lab.out"
     for _ in $(seq 1 1200); do
         grep -q '^READY' "$dir/lab.out" 2>/dev/null && return 0
         kill -0 "$lab_pid" 2>/dev/null || { cat "$dir/lab.log" >&2; echo "netgw-lab failed" >&2; return 1; }
@@ -111,21 +118,31 @@ start_lab() { # platform n dir [extra args]
 }
 
 
+# Measures one run, and what the lab's devices answered during it ($work/counts-before.json, -after).
 measure() { # name stdout-file -- cmd...
     local name=$1 so=$2
     shift 3
+    lab_counts "$lab_out" > "$work/counts-before.json"
     "$py" labs/bench/measure.py --out "$work/m.json" --limit "$limit" --lab-pid "$lab_pid" --stdout "$so" -- "$@" \
         2> "$work/measure.err" || true
+    lab_counts "$lab_out" > "$work/counts-after.json"
     cat "$work/m.json"
 }
 
 # Append one result line: tool n run measure.json stdout-file
 record() {
-    "$py" - "$@" >> "$raw" <<'EOF'
+    "$py" - "$@" "$work/counts-before.json" "$work/counts-after.json" "$latency" >> "$raw" <<'EOF'
 import json, sys
-tool, n, run, mfile, sofile, conc = sys.argv[1:7]
+tool, n, run, mfile, sofile, conc, c0file, c1file, latency = sys.argv[1:10]
 m = json.load(open(mfile))
-r = {"tool": tool, "n": int(n), "run": run, "concurrency": int(conc), **m}
+r = {"tool": tool, "n": int(n), "run": run, "concurrency": int(conc), "latency_ms": int(latency), **m}
+try:
+    c0, c1 = json.load(open(c0file)), json.load(open(c1file))
+    r["round_trips_per_device"] = round((c1["round_trips"] - c0["round_trips"]) / int(n), 2)
+    r["commands_per_device"] = round((c1["commands"] - c0["commands"]) / int(n), 2)
+    r["peak_connections"] = c1["peak_open"]
+except (OSError, ValueError, KeyError) as e:
+    print(f"   {tool}: no lab counts ({e})", file=sys.stderr)
 try:
     text = open(sofile).read()
 except OSError:
@@ -169,6 +186,7 @@ r["verified"] = ok and not m["timed_out"] and m["rc"] == 0
 print(json.dumps(r))
 w = r["wall_secs"]
 print(f'   {tool:16} N={n:<6} {run:6} wall {w:8.2f} s  cpu {r["cpu_secs"]:7.2f} s  rss {r["peak_tree_rss_mb"]:7.1f} MB  '
+      f'round trips/device {r.get("round_trips_per_device")}  peak conn {r.get("peak_connections")}  '
       f'lab cpu {r.get("lab_cpu_secs")} s  load {r["load_before"]}  '
       f'{"ok" if r["verified"] else "NOT VERIFIED" + (" (did not finish)" if m["timed_out"] else "")}',
       file=sys.stderr)

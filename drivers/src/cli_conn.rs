@@ -5,6 +5,7 @@
 
 use crate::driver::{DriverError, ErrorKind};
 use crate::target::DeviceTarget;
+use crate::transport::ssh::shell::CommandOutput;
 use crate::transport::ssh::{CliPlatform, CliShell, PlatformKind, SshError, SshSession};
 
 /// An SSH session with one interactive CLI shell.
@@ -13,12 +14,15 @@ use crate::transport::ssh::{CliPlatform, CliShell, PlatformKind, SshError, SshSe
 /// the facts, observe and pre-change reads ask the same `show` commands of a device nothing has
 /// changed in between (the node lock keeps other netgw runs out), so each is sent once. Any other
 /// command or configuration line drops the cache first, so verify and restore always read the device
-/// afresh. Only answers are cached, never failures.
+/// afresh; reads written after a change's lines (in the same write, [`CliConn::config_then_read`])
+/// are such fresh reads. Refusals are cached only from a batch of reads ([`CliConn::prefetch`]):
+/// the device was asked, and would answer the same until something changes.
 pub(crate) struct CliConn {
     pub device: String,
     session: Option<SshSession>,
     shell: Option<CliShell>,
-    reads: std::collections::HashMap<String, String>,
+    /// Answers (`Err`: the refusal's text) by command.
+    reads: std::collections::HashMap<String, Result<String, String>>,
     /// A recorded device answering instead of the SSH shell (`transport::replay`).
     #[cfg(feature = "replay")]
     replay: Option<crate::transport::replay::Recording>,
@@ -166,8 +170,16 @@ impl CliConn {
     async fn command(&mut self, cmd: &str) -> Result<String, SshError> {
         let read = is_read(cmd);
         if read {
-            if let Some(t) = self.reads.get(cmd) {
-                return Ok(t.clone());
+            match self.reads.get(cmd) {
+                Some(Ok(t)) => return Ok(t.clone()),
+                Some(Err(refusal)) => {
+                    return Err(SshError::Cli {
+                        device: self.device.clone(),
+                        command: cmd.to_owned(),
+                        output: refusal.clone(),
+                    });
+                }
+                None => {}
             }
         } else {
             self.reads.clear();
@@ -176,7 +188,7 @@ impl CliConn {
         if let Some(answer) = self.replay_answer(cmd) {
             let t = answer?;
             if read {
-                self.reads.insert(cmd.to_owned(), t.clone());
+                self.reads.insert(cmd.to_owned(), Ok(t.clone()));
             }
             return Ok(t);
         }
@@ -200,9 +212,93 @@ impl CliConn {
         self.busy = false;
         let t = t?;
         if read {
-            self.reads.insert(cmd.to_owned(), t.clone());
+            self.reads.insert(cmd.to_owned(), Ok(t.clone()));
         }
         Ok(t)
+    }
+
+    /// The reads of `cmds` not cached yet, written at once (one round trip) and cached, refusals
+    /// included; later [`CliConn::run`] and [`CliConn::optional`] calls answer from the cache. A
+    /// recorded device answers each when it is asked.
+    pub async fn prefetch(&mut self, step: &'static str, cmds: &[&str]) -> Result<(), DriverError> {
+        if self.replayed() {
+            return Ok(());
+        }
+        let todo: Vec<&str> = cmds
+            .iter()
+            .copied()
+            .filter(|c| is_read(c) && !self.reads.contains_key(*c))
+            .collect();
+        if todo.is_empty() {
+            return Ok(());
+        }
+        let device = self.device.clone();
+        let (shell, busy) = self.shell_busy()?;
+        *busy = true;
+        let (outputs, broke) = shell.batch_raw(&todo).await;
+        *busy = false;
+        broke.map_err(|e| ssh_err(&device, step, e))?;
+        self.cache(&todo, outputs);
+        Ok(())
+    }
+
+    /// `cmd` (not a read), then `reads` in the same write (one round trip): `cmd`'s answer, a
+    /// refusal being `Rejected`; the reads answered, taken after it, are cached whatever `cmd`
+    /// answered.
+    pub async fn run_then_read(
+        &mut self,
+        step: &'static str,
+        cmd: &str,
+        reads: &[&str],
+    ) -> Result<String, DriverError> {
+        if self.replayed() {
+            return self.run(step, cmd).await;
+        }
+        self.reads.clear();
+        let device = self.device.clone();
+        let mut all = vec![cmd];
+        all.extend_from_slice(reads);
+        let (shell, busy) = self.shell_busy()?;
+        *busy = true;
+        let (mut outputs, broke) = shell.batch_raw(&all).await;
+        *busy = false;
+        let read_outputs = outputs.split_off(1.min(outputs.len()));
+        let Some(out) = outputs.pop() else {
+            let e = broke.err().unwrap_or_else(|| SshError::Disconnected {
+                device: device.clone(),
+                operation: format!("command `{cmd}`"),
+                reason: Some("no answer".into()),
+            });
+            return Err(ssh_err(&device, step, e));
+        };
+        // `cmd` was answered: what it did stands, whatever became of the reads after it (the
+        // shell reports itself unusable to the next caller if it is).
+        if let Err(e) = broke {
+            tracing::warn!(device = %device, command = cmd, error = %e, "the reads after the command were not answered");
+        }
+        self.cache(reads, read_outputs);
+        match out.failure {
+            None => Ok(out.output),
+            Some(_) => Err(ssh_err(
+                &device,
+                step,
+                SshError::Cli {
+                    device: device.clone(),
+                    command: cmd.to_owned(),
+                    output: out.output.trim().to_owned(),
+                },
+            )),
+        }
+    }
+
+    fn cache(&mut self, cmds: &[&str], outputs: Vec<CommandOutput>) {
+        for (c, o) in cmds.iter().zip(outputs) {
+            let answer = match o.failure {
+                None => Ok(o.output),
+                Some(_) => Err(o.output.trim().to_owned()),
+            };
+            self.reads.insert((*c).to_owned(), answer);
+        }
     }
 
     /// Run one command; a device failure string is `Rejected`.
@@ -230,11 +326,24 @@ impl CliConn {
         }
     }
 
-    /// Configuration mode, `lines` one by one (stopping at the first failure), back to exec mode.
+    /// Configuration mode, `lines`, back to exec mode, in one write ([`CliShell::config_batch`]);
+    /// the first refused line is the error.
     pub async fn config(
         &mut self,
         step: &'static str,
         lines: &[String],
+    ) -> Result<(), DriverError> {
+        self.config_then_read(step, lines, &[]).await
+    }
+
+    /// [`CliConn::config`] with `reads` written after the lines in the same write (one round trip
+    /// for the change and the reads that verify it): their answers, taken after the change, are
+    /// cached when every line was accepted.
+    pub async fn config_then_read(
+        &mut self,
+        step: &'static str,
+        lines: &[String],
+        reads: &[&str],
     ) -> Result<(), DriverError> {
         self.reads.clear();
         let device = self.device.clone();
@@ -246,23 +355,28 @@ impl CliConn {
         let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
         let (shell, busy) = self.shell_busy()?;
         *busy = true;
-        let r = shell.config(&refs).await;
+        let r = shell.config_batch(&refs, reads).await;
         *busy = false;
-        r.map(|_| ()).map_err(|e| ssh_err(&device, step, e))
+        let outputs = r.map_err(|e| ssh_err(&device, step, e))?;
+        self.cache(reads, outputs);
+        Ok(())
     }
 
-    /// [`CliConn::config`], configuration mode entered with `enter` (IOS `configure terminal revert
-    /// timer N`). When the device refuses `enter` (it stays in privileged mode), the lines go
-    /// through plain configuration mode. Returns whether `enter` was taken, and how the lines went.
+    /// [`CliConn::config_then_read`], configuration mode entered with `enter` (IOS `configure
+    /// terminal revert timer N`) on its own first: the lines must not reach the device before it is
+    /// known to be in configuration mode. When the device refuses `enter` (it stays in privileged
+    /// mode), the lines go through plain configuration mode. Returns whether `enter` was taken, and
+    /// how the lines went.
     pub async fn config_entered_with(
         &mut self,
         step: &'static str,
         enter: &str,
         lines: &[String],
+        reads: &[&str],
     ) -> (bool, Result<(), DriverError>) {
         if self.replayed() {
             // A recording answers no revert timer: the lines go as plain configuration.
-            return (false, self.config(step, lines).await);
+            return (false, self.config_then_read(step, lines, reads).await);
         }
         self.reads.clear();
         let device = self.device.clone();
@@ -281,7 +395,7 @@ impl CliConn {
             }
             Err(e) => return (false, Err(ssh_err(&device, step, e))),
         };
-        (taken, self.config(step, lines).await)
+        (taken, self.config_then_read(step, lines, reads).await)
     }
 
     pub async fn close(&mut self) -> Result<(), DriverError> {

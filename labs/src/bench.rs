@@ -6,7 +6,9 @@
 //! as a file under `labs/bench/floors/`:
 //!
 //! ```text
-//!   CLI (ios, nxos)   one line per command, as typed; `#` lines are comments
+//!   CLI (ios, nxos)   one line per command, as typed; `#` lines are comments; a line starting
+//!                     with `+ ` is written together with the one before it (one write, one round
+//!                     trip: the device answers each line with its prompt)
 //!   NETCONF (junos)   one message per block (the client hello first), blocks separated by a `%%` line
 //!   HTTP (eos, f5)    `METHOD PATH[?QUERY]`, `Header: value` lines, then the body; blocks as NETCONF
 //! ```
@@ -29,10 +31,10 @@ pub const LOGIN: &str = "LOGIN";
 /// F5: the header that queues a request into a transaction.
 pub const COORDINATION_HEADER: &str = "X-F5-REST-Coordination-Id";
 
-/// One thing a client sends: a CLI line, a NETCONF message, or an HTTP request.
+/// One thing a client sends: CLI lines written at once, a NETCONF message, or an HTTP request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FloorCall {
-    Line(String),
+    Lines(Vec<String>),
     Netconf(String),
     Http {
         method: String,
@@ -77,7 +79,8 @@ pub fn f5() -> Floor {
     parse_blocks(F5, http_block)
 }
 
-/// CLI: one command a line; `#` lines are comments, `# unchanged` the section marker.
+/// CLI: one command a line, `+ ` before a command written with the one above; `#` lines are
+/// comments, `# unchanged` the section marker.
 pub fn parse_lines(text: &str) -> Floor {
     let mut f = Floor {
         calls: Vec::new(),
@@ -88,11 +91,14 @@ pub fn parse_lines(text: &str) -> Floor {
         if l.trim() == "# unchanged" {
             into_unchanged = true;
         } else if !l.trim().is_empty() && !l.starts_with('#') {
-            let c = FloorCall::Line(l.to_owned());
-            if into_unchanged {
-                f.unchanged.push(c);
+            let calls = if into_unchanged {
+                &mut f.unchanged
             } else {
-                f.calls.push(c);
+                &mut f.calls
+            };
+            match (l.strip_prefix("+ "), calls.last_mut()) {
+                (Some(more), Some(FloorCall::Lines(write))) => write.push(more.to_owned()),
+                _ => calls.push(FloorCall::Lines(vec![l.to_owned()])),
             }
         }
     }
@@ -152,7 +158,8 @@ fn http_block(b: &str) -> FloorCall {
 
 fn render_call(c: &FloorCall, out: &mut String) {
     match c {
-        FloorCall::Line(l) | FloorCall::Netconf(l) => out.push_str(l),
+        FloorCall::Lines(lines) => out.push_str(&lines.join("\n+ ")),
+        FloorCall::Netconf(l) => out.push_str(l),
         FloorCall::Http {
             method,
             path,
@@ -174,7 +181,7 @@ fn render_call(c: &FloorCall, out: &mut String) {
 
 /// A floor in its file's format (what a test failure prints, to compare with or replace the file).
 pub fn render(f: &Floor) -> String {
-    let cli = matches!(f.calls.first(), Some(FloorCall::Line(_)));
+    let cli = matches!(f.calls.first(), Some(FloorCall::Lines(_)));
     let mut out = String::new();
     for (section, calls) in [(None, &f.calls), (Some("unchanged"), &f.unchanged)] {
         for (i, c) in calls.iter().enumerate() {
@@ -237,7 +244,7 @@ pub fn normalise(calls: &[FloorCall]) -> Vec<FloorCall> {
     calls
         .iter()
         .map(|c| match c {
-            FloorCall::Line(l) => FloorCall::Line(mask_run_ids(l)),
+            FloorCall::Lines(l) => FloorCall::Lines(l.iter().map(|l| mask_run_ids(l)).collect()),
             FloorCall::Netconf(m) => FloorCall::Netconf(mask_run_ids(m)),
             FloorCall::Http {
                 method,
@@ -315,7 +322,7 @@ mod tests {
                 f.unchanged.len()
             );
             let again = match &f.calls[0] {
-                FloorCall::Line(_) => parse_lines(&render(&f)),
+                FloorCall::Lines(_) => parse_lines(&render(&f)),
                 FloorCall::Netconf(_) => parse_blocks(&render(&f), netconf_block),
                 FloorCall::Http { .. } => parse_blocks(&render(&f), http_block),
             };

@@ -126,18 +126,16 @@ pub async fn ssh_bye(handle: Handle<KeyCheck>) {
 /// [`run`] for an SSH floor: `one(host, key, config, calls)` for every `conn` host, with the lab's
 /// host key and the client configuration every session shares. Exit code 2 when the host key
 /// cannot be read.
-pub fn run_ssh<F, Fut>(
+pub fn run_ssh<T, F, Fut>(
     name: &str,
     args: &FloorArgs,
     conn: &str,
-    calls: Vec<String>,
+    calls: Vec<T>,
     one: F,
 ) -> ExitCode
 where
-    F: Fn(FloorHost, PublicKey, Arc<client::Config>, Arc<Vec<String>>) -> Fut
-        + Send
-        + Sync
-        + 'static,
+    T: Send + Sync + 'static,
+    F: Fn(FloorHost, PublicKey, Arc<client::Config>, Arc<Vec<T>>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<(), String>> + Send + 'static,
 {
     let key = match args.lab_host_key() {

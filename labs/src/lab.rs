@@ -20,6 +20,7 @@ use crate::sim::f5::F5Sim;
 use crate::sim::fault::{FaultError, Faults};
 use crate::sim::http::{self, Handler, LabTls};
 use crate::sim::junos::{JunosSim, JunosStyle};
+use crate::sim::sessions::LabGauge;
 use crate::sim::snmp::{
     self as snmp_agent, AgentConfig, AgentDevice, SnmpAgent, StateSource, UsmUser,
 };
@@ -177,7 +178,26 @@ pub struct Lab {
     pub options: LabOptions,
     /// Nodes not simulated, and why.
     pub skipped: Vec<String>,
+    /// Sessions open on all devices together ([`Lab::counts`]).
+    pub gauge: Arc<LabGauge>,
     tasks: Vec<JoinHandle<()>>,
+}
+
+/// What every device of a lab answered so far, summed ([`crate::sim::Exchanges`]), and its sessions:
+/// what `netgw-lab` prints on SIGUSR1 for the benchmark.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct LabCounts {
+    pub devices: usize,
+    pub round_trips: u64,
+    pub commands: u64,
+    /// The fewest and the most round trips one device answered.
+    pub round_trips_min: u64,
+    pub round_trips_max: u64,
+    /// Sessions accepted since the start, open now, and the most open at once (all devices
+    /// together) since the previous [`Lab::counts`].
+    pub sessions: u64,
+    pub open: usize,
+    pub peak_open: usize,
 }
 
 impl Drop for Lab {
@@ -612,9 +632,11 @@ impl Lab {
             host_key,
             options: opts.clone(),
             skipped,
+            gauge: Arc::default(),
             tasks: Vec::new(),
         };
         for (seq, (name, platform, dialect, _index, dev)) in devices.into_iter().enumerate() {
+            dev.sessions.join_lab(lab.gauge.clone());
             let (addr, port, snmp_port) = node_address(&opts, &name, dialect, seq);
             let (listener, port) = bind_tcp(&name, addr, port).await?;
             let udp = match &snmp_config {
@@ -784,6 +806,30 @@ impl Lab {
             let s = n.device.sessions.stats();
             (o + s.opened, m.max(s.max_open), x + s.overlaps_over(slack))
         })
+    }
+
+    /// Every device's round trips and commands summed, and the sessions; starts a new period for
+    /// `peak_open`.
+    pub fn counts(&self) -> LabCounts {
+        let mut c = LabCounts {
+            devices: self.nodes.len(),
+            round_trips_min: u64::MAX,
+            open: self.gauge.open(),
+            peak_open: self.gauge.take_peak(),
+            ..LabCounts::default()
+        };
+        for n in &self.nodes {
+            let (rt, cmds) = n.device.exchanges.get();
+            c.round_trips += rt;
+            c.commands += cmds;
+            c.round_trips_min = c.round_trips_min.min(rt);
+            c.round_trips_max = c.round_trips_max.max(rt);
+            c.sessions += n.device.sessions.stats().opened;
+        }
+        if self.nodes.is_empty() {
+            c.round_trips_min = 0;
+        }
+        c
     }
 
     /// Reload node `name` as a power cycle or `reload` would: it comes back with its startup

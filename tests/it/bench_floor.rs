@@ -51,7 +51,17 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Recorder {
         let mut f = Fields::default();
         event.record(&mut f);
         let call = match (target, f.get("message").as_str()) {
-            ("netgw_labs::sim::cli", "cli line") => FloorCall::Line(f.get("line")),
+            ("netgw_labs::sim::cli", "cli line") => {
+                let mut calls = self.0.lock().unwrap();
+                if f.get("joined") == "true"
+                    && let Some(FloorCall::Lines(write)) = calls.last_mut()
+                {
+                    write.push(f.get("line"));
+                } else {
+                    calls.push(FloorCall::Lines(vec![f.get("line")]));
+                }
+                return;
+            }
             ("netgw_labs::sim::junos", "netconf message") => FloorCall::Netconf(f.get("rpc")),
             ("netgw_labs::sim::http", "http request") => {
                 let query = f.get("query");
@@ -137,8 +147,10 @@ fn converge(dir: &Path) {
 }
 
 /// Record one changing and one unchanged converge of a one-device lab of `kind` with the benchmark's
-/// desired state (scripts/bench.sh, write_repo), and compare both with `floor`.
-fn check(kind: &str, port: &str, floor: Floor) {
+/// desired state (scripts/bench.sh, write_repo), and compare both with `floor`. `round_trips`: what the
+/// device counts for the changing and the unchanged run (docs/bench.md, "Round trips"), one per write
+/// of the floor (a NETCONF client's hello is not answered, so not counted).
+fn check(kind: &str, port: &str, floor: Floor, round_trips: (u64, u64)) {
     let recorder = Recorder::default();
     let (_rt, lab, dir) = recorded_lab(
         &format!("name: floor\ntopology:\n  nodes:\n    sw:\n      kind: {kind}\n"),
@@ -154,11 +166,34 @@ fn check(kind: &str, port: &str, floor: Floor) {
 
     recorder.take();
     let mut runs = Vec::new();
+    let mut counted = Vec::new();
+    let device = &lab.node("sw").unwrap().device;
     for _ in 0..2 {
+        let (before, _) = device.exchanges.get();
         converge(d);
+        counted.push(device.exchanges.get().0 - before);
         let calls = recorder.take();
         runs.push(bench::normalise(&calls));
     }
+    let unanswered = |calls: &[FloorCall]| {
+        calls
+            .iter()
+            .filter(|c| matches!(c, FloorCall::Netconf(m) if m.contains("<hello")))
+            .count() as u64
+    };
+    assert_eq!(
+        (counted[0], counted[1]),
+        (
+            runs[0].len() as u64 - unanswered(&runs[0]),
+            runs[1].len() as u64 - unanswered(&runs[1])
+        ),
+        "{kind}: a round trip per write"
+    );
+    assert_eq!(
+        (counted[0], counted[1]),
+        round_trips,
+        "{kind}: round trips of a changing and an unchanged converge"
+    );
     let unchanged = runs.pop().unwrap();
     let calls = runs.pop().unwrap();
     let sent = Floor { calls, unchanged };
@@ -173,25 +208,30 @@ fn check(kind: &str, port: &str, floor: Floor) {
 
 #[test]
 fn floor_sends_what_a_changing_ios_converge_sends() {
-    check("cisco_iol\n      type: L2", "Ethernet0/1", bench::ios());
+    check(
+        "cisco_iol\n      type: L2",
+        "Ethernet0/1",
+        bench::ios(),
+        (5, 3),
+    );
 }
 
 #[test]
 fn floor_sends_what_a_changing_nxos_converge_sends() {
-    check("cisco_n9kv", "Ethernet1/1", bench::nxos());
+    check("cisco_n9kv", "Ethernet1/1", bench::nxos(), (6, 2));
 }
 
 #[test]
 fn floor_sends_what_a_changing_junos_converge_sends() {
-    check("juniper_vjunosswitch", "ge-0/0/1", bench::junos());
+    check("juniper_vjunosswitch", "ge-0/0/1", bench::junos(), (18, 8));
 }
 
 #[test]
 fn floor_sends_what_a_changing_eos_converge_sends() {
-    check("arista_ceos", "Ethernet1", bench::eos());
+    check("arista_ceos", "Ethernet1", bench::eos(), (8, 3));
 }
 
 #[test]
 fn floor_sends_what_a_changing_f5_converge_sends() {
-    check("f5_bigip-ve", "1.1", bench::f5());
+    check("f5_bigip-ve", "1.1", bench::f5(), (19, 11));
 }

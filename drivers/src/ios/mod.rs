@@ -138,6 +138,7 @@ impl IosDriver {
 
     /// The device as configured, and as the planner sees it.
     async fn read(&mut self) -> Result<(DeviceState, Observed), DriverError> {
+        self.conn.prefetch("observe", &READ).await?;
         let vlans = self.conn.run("observe", "show vlan brief").await?;
         let run = self.conn.run("observe", "show running-config").await?;
         let interfaces = self.conn.optional("show interfaces").await?;
@@ -187,6 +188,21 @@ impl IosDriver {
 /// whether a confirmed change is already waiting (a dead session armed it; the node lock keeps other
 /// netgw runs out). That one is settled before this session changes anything (`settle_pending`):
 /// left alone, its timer would expire in the middle of this run's change and take that back too.
+/// What [`IosDriver::read`] asks (the state a plan, a pre-state and a verification need).
+const READ: [&str; 3] = ["show vlan brief", "show running-config", "show interfaces"];
+
+/// What facts and the first observe ask, in one write: the facts' reads (`show lldp neighbors`
+/// follows only when the detail lacks the local port) and [`READ`].
+const FACTS: [&str; 7] = [
+    "show version",
+    "show inventory",
+    "show interfaces",
+    "show vlan brief",
+    "show lldp neighbors detail",
+    "show cdp neighbors detail",
+    "show running-config",
+];
+
 async fn find_archive(conn: &mut CliConn) -> Result<(bool, bool), DriverError> {
     let Some(show) = conn.optional("show archive").await? else {
         return Ok((false, false));
@@ -254,6 +270,7 @@ impl Driver for IosDriver {
     }
 
     async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {
+        self.conn.prefetch("facts", &FACTS).await?;
         let version = self.conn.optional("show version").await?;
         let inventory = self.conn.optional("show inventory").await?;
         let interfaces = self.conn.optional("show interfaces").await?;
@@ -435,13 +452,13 @@ impl Driver for IosDriver {
             let enter = archive::enter_with_timer(minutes);
             let (armed, r) = self
                 .conn
-                .config_entered_with("commit", &enter, &p.lines)
+                .config_entered_with("commit", &enter, &p.lines, &READ)
                 .await;
             p.armed = armed;
             self.state = State::Committed(p.clone());
             r
         } else {
-            self.conn.config("commit", &p.lines).await
+            self.conn.config_then_read("commit", &p.lines, &READ).await
         };
         match sent {
             Ok(()) => Ok(()),

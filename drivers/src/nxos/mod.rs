@@ -80,6 +80,27 @@ pub struct NxosDriver {
     observed: ObservedOnce,
 }
 
+/// What [`NxosDriver::observe_inner`] reads when the device answers `| json`.
+const OBSERVE_JSON: [&str; 3] = [
+    "show vlan brief | json",
+    "show interface | json",
+    "show interface switchport | json",
+];
+
+/// What facts and the first observe read when the device answers `| json`, in one write.
+const FACTS_JSON: [&str; 7] = [
+    "show version | json",
+    "show hostname",
+    "show inventory | json",
+    "show interface | json",
+    "show vlan brief | json",
+    "show lldp neighbors detail",
+    "show interface switchport | json",
+];
+
+/// The user checkpoints, for the clean-up after a confirm.
+const CHECKPOINTS: &str = "show checkpoint summary user";
+
 impl NxosDriver {
     /// Connect and open the CLI. `confirm` copies running to startup unless option `save_config: false`.
     pub async fn connect(target: &DeviceTarget) -> Result<Self, DriverError> {
@@ -142,7 +163,13 @@ impl NxosDriver {
         Ok(None)
     }
 
+    /// The reads [`NxosDriver::observe_inner`] sends (in JSON), for one write.
+    fn observe_reads(&self) -> &'static [&'static str] {
+        if self.json { &OBSERVE_JSON } else { &[] }
+    }
+
     async fn observe_inner(&mut self) -> Result<Observed, DriverError> {
+        self.conn.prefetch("observe", self.observe_reads()).await?;
         let vlans = self
             .read("show vlan brief", &["show vlan brief", "show vlan"])
             .await?;
@@ -199,7 +226,7 @@ impl NxosDriver {
     /// behind ([`config::abandoned_checkpoints`]). The change is already in place, so a failure here is
     /// a warning, never the run's result.
     async fn delete_abandoned_checkpoints(&mut self) {
-        let summary = match self.conn.optional("show checkpoint summary user").await {
+        let summary = match self.conn.optional(CHECKPOINTS).await {
             Ok(Some(t)) => t,
             Ok(None) => return,
             Err(e) => {
@@ -228,7 +255,7 @@ impl NxosDriver {
     /// Whether the device no longer lists checkpoint `name` (false when it cannot be read: then
     /// nothing is assumed).
     async fn checkpoint_gone(&mut self, name: &str) -> bool {
-        match self.conn.optional("show checkpoint summary user").await {
+        match self.conn.optional(CHECKPOINTS).await {
             Ok(Some(summary)) => !config::parse_checkpoint_names(&summary)
                 .iter()
                 .any(|n| n == name),
@@ -304,6 +331,9 @@ impl Driver for NxosDriver {
     }
 
     async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {
+        if self.json {
+            self.conn.prefetch("facts", &FACTS_JSON).await?;
+        }
         let version = self.read("show version", &["show version"]).await?;
         let hostname = self
             .conn
@@ -399,7 +429,8 @@ impl Driver for NxosDriver {
         // Recorded before the first line goes: a commit stopped mid-way (node timeout, abort)
         // leaves the driver knowing which checkpoint its rollback returns to.
         self.checkpoint = Some(name.clone());
-        match self.conn.config("commit", &lines).await {
+        let reads = self.observe_reads();
+        match self.conn.config_then_read("commit", &lines, reads).await {
             Ok(()) => Ok(()),
             Err(e) => {
                 self.checkpoint = None;
@@ -437,8 +468,9 @@ impl Driver for NxosDriver {
                 .run("confirm", "copy running-config startup-config")
                 .await?;
         }
+        // The checkpoint list the clean-up below reads goes in the same write as the deletion.
         self.conn
-            .run("confirm", &config::checkpoint_delete(&name))
+            .run_then_read("confirm", &config::checkpoint_delete(&name), &[CHECKPOINTS])
             .await?;
         self.checkpoint = None;
         self.confirming = false;

@@ -4,7 +4,9 @@
 //!
 //! Serves every node of a containerlab topology as a simulated device on 127.0.0.1 (and an SNMP agent
 //! per device on UDP), writes the Nornir inventory netgw reads, prints one `READY` line, and runs until
-//! SIGINT or SIGTERM, when it prints its device sessions (pairs of one device open together). With `--clab`, as containerlab would deploy it: each node on its own loopback
+//! SIGINT or SIGTERM, when it prints its device sessions (pairs of one device open together). On SIGUSR1
+//! it prints one `STATS {json}` line: the round trips and commands the devices answered so far, and the
+//! most sessions open at once since the previous line (docs/bench.md). With `--clab`, as containerlab would deploy it: each node on its own loopback
 //! address (the management subnet mapped into 127/8) on its kind's real ports, and the lab directory
 //! `clab-NAME/` with containerlab's files.
 
@@ -241,9 +243,20 @@ async fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
+    let mut usr1 =
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("netgw-lab: SIGUSR1 handler: {e}");
+                return ExitCode::from(1);
+            }
+        };
+    loop {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => break,
+            _ = term.recv() => break,
+            _ = usr1.recv() => print_counts(&lab),
+        }
     }
     let (opened, max_open, overlaps) = lab.session_totals(SESSION_SLACK);
     eprintln!(
@@ -253,6 +266,16 @@ async fn main() -> ExitCode {
     );
     drop(lab);
     ExitCode::SUCCESS
+}
+
+/// One `STATS {json}` line on stdout ([`netgw_labs::lab::LabCounts`]): what the devices answered so
+/// far, and the most sessions open at once since the previous line. The benchmark sends SIGUSR1 before
+/// and after each run and takes the difference.
+fn print_counts(lab: &Lab) {
+    match serde_json::to_string(&lab.counts()) {
+        Ok(j) => println!("STATS {j}"),
+        Err(e) => eprintln!("netgw-lab: counts: {e}"),
+    }
 }
 
 /// The topology file, parsed, and with `--clab` containerlab's plan for it; usage errors exit 2.

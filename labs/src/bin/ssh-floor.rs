@@ -3,8 +3,8 @@
 //! The benchmark's CLI floor (docs/bench.md): the least any tool must do to drive the IOS or NX-OS
 //! simulator over SSH. For every `ssh` host of a netgw-lab inventory: TCP connect, key exchange, host key
 //! checked against the lab's known-hosts key (loaded once), password authentication, PTY + shell, then
-//! each command of the list sent in turn, waiting only for the next prompt (`host#`,
-//! `host(config...)#`). No parsing, no planning, no state saved. The default list is what one changing
+//! each write of the list sent in turn (one command, or several written at once), waiting only for
+//! each command's prompt (`host#`, `host(config...)#`). No parsing, no planning, no state saved. The default list is what one changing
 //! `netgw converge` sends to a device of the platform (`labs/bench/floors/`, checked by
 //! tests/it/bench_floor.rs). Runtime, concurrency and output: `netgw_labs::floor`.
 
@@ -45,14 +45,21 @@ fn at_prompt(buf: &[u8]) -> bool {
             .all(|&b| b.is_ascii_alphanumeric() || b"_.-()/:#".contains(&b))
 }
 
-async fn read_prompt(ch: &mut russh::Channel<client::Msg>) -> Result<usize, String> {
+/// Waits for `n` prompts: the simulator answers each line of a write in a message of its own that
+/// ends in the next prompt.
+async fn read_prompts(ch: &mut russh::Channel<client::Msg>, n: usize) -> Result<usize, String> {
     let mut buf = Vec::new();
+    let mut seen = 0;
     loop {
         match ch.wait().await {
             Some(ChannelMsg::Data { data }) => {
                 buf.extend_from_slice(&data);
                 if at_prompt(&buf) {
-                    return Ok(buf.len());
+                    seen += 1;
+                    if seen >= n {
+                        return Ok(buf.len());
+                    }
+                    buf.clear();
                 }
             }
             Some(ChannelMsg::Eof | ChannelMsg::Close) | None => {
@@ -67,7 +74,7 @@ async fn run_host(
     h: FloorHost,
     key: PublicKey,
     config: Arc<client::Config>,
-    cmds: Arc<Vec<String>>,
+    cmds: Arc<Vec<Vec<String>>>,
 ) -> Result<(), String> {
     let handle = floor::ssh_connect(&h, key, config)
         .await
@@ -82,14 +89,19 @@ async fn run_host(
     ch.request_shell(true)
         .await
         .map_err(|e| format!("shell: {e}"))?;
-    read_prompt(&mut ch).await?;
-    for c in cmds.iter() {
-        ch.data(format!("{c}\n").as_bytes())
+    read_prompts(&mut ch, 1).await?;
+    for write in cmds.iter() {
+        let mut bytes = String::new();
+        for c in write {
+            bytes.push_str(c);
+            bytes.push('\n');
+        }
+        ch.data(bytes.as_bytes())
             .await
-            .map_err(|e| format!("send {c:?}: {e}"))?;
-        read_prompt(&mut ch)
+            .map_err(|e| format!("send {write:?}: {e}"))?;
+        read_prompts(&mut ch, write.len())
             .await
-            .map_err(|e| format!("{c:?}: {e}"))?;
+            .map_err(|e| format!("{write:?}: {e}"))?;
     }
     let _ = ch.data(&b"exit\n"[..]).await;
     let _ = ch.eof().await;
@@ -116,11 +128,11 @@ fn main() -> ExitCode {
             }
         },
     };
-    let cmds: Vec<String> = floor
+    let cmds: Vec<Vec<String>> = floor
         .calls
         .into_iter()
         .filter_map(|c| match c {
-            FloorCall::Line(l) => Some(l),
+            FloorCall::Lines(l) => Some(l),
             _ => None,
         })
         .collect();

@@ -156,6 +156,16 @@ impl CliSim {
                 _ => continue,
             };
             buf.extend_from_slice(&data);
+            // Every message gets one reply (its lines answered, or the echo of what was typed), but
+            // for a secret typed in part: one round trip, whatever number of lines it holds.
+            let complete = buf.iter().any(|&b| b == b'\n' || b == b'\r');
+            if !data.is_empty() && (complete || sh.mode != CliMode::EnablePassword) {
+                self.dev.exchanges.round_trip();
+                self.dev.faults.delay().await;
+            }
+            // Lines after the first of one message were written with it (the benchmark's floors
+            // send them the same way: tests/it/bench_floor.rs).
+            let mut joined = false;
             while let Some(pos) = buf.iter().position(|&b| b == b'\n' || b == b'\r') {
                 let line: Vec<u8> = buf.drain(..=pos).collect();
                 // CRLF: the LF after a CR is part of the same line end.
@@ -164,9 +174,10 @@ impl CliSim {
                 }
                 let text = String::from_utf8_lossy(&line[..line.len() - 1]).into_owned();
                 if !matches!(sh.mode, CliMode::EnablePassword) {
-                    tracing::trace!(device = %self.dev.name, line = %text, "cli line");
+                    tracing::trace!(device = %self.dev.name, line = %text, joined, "cli line");
                 }
-                self.dev.faults.delay().await;
+                joined = true;
+                self.dev.exchanges.command();
                 if sh.changed
                     && sh.mode == CliMode::Config
                     && let Some(d) = self.dev.faults.slow_commit

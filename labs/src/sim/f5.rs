@@ -57,7 +57,7 @@ impl F5Sim {
 
     pub async fn handle_http(self: Arc<Self>, req: HttpRequest, ctl: Arc<ConnCtl>) -> HttpReply {
         let faults = &self.dev.faults;
-        faults.delay().await;
+        self.dev.answer_request().await;
         let body: Value = if req.body.is_empty() {
             Value::Null
         } else {

@@ -973,7 +973,7 @@ impl JunosSim {
             let text = String::from_utf8_lossy(&bytes).into_owned();
             // What tests/it/bench_floor.rs compares with the benchmark's NETCONF floor.
             tracing::trace!(device = %self.dev.name, rpc = %text, "netconf message");
-            self.dev.faults.delay().await;
+            self.dev.answer_request().await;
             let (reply, close) = self.clone().handle_rpc(&text, session).await;
             let Some(reply) = reply else {
                 ctl.kill();

@@ -54,6 +54,42 @@ pub struct Device {
     /// Saves to the startup configuration, and reloads, so far.
     pub saves: std::sync::atomic::AtomicU32,
     pub reloads: std::sync::atomic::AtomicU32,
+    /// What the device answered so far (round trips and commands).
+    pub exchanges: Exchanges,
+}
+
+/// What a device answered, counted where it answers: the benchmark's round trips per device.
+///
+/// A **round trip** is one message of the client's the device replied to, after which a client that
+/// waits for the reply waits once: an HTTP request (eAPI, iControl REST), a NETCONF RPC, or one SSH
+/// channel data message of an interactive shell (whatever complete lines it holds, answered with their
+/// output and a prompt each, or the echo of a line typed so far). A **command** is one request the
+/// device answered: an HTTP request, an RPC, or one CLI line. Several CLI lines written at once are one
+/// round trip and as many commands; a client that sends a command's characters and its return apart
+/// (waiting for the echo between them) makes two round trips of one command. The latency fault
+/// (`latency-ms`) delays each round trip once, as a network does.
+#[derive(Debug, Default)]
+pub struct Exchanges {
+    round_trips: std::sync::atomic::AtomicU64,
+    commands: std::sync::atomic::AtomicU64,
+}
+
+impl Exchanges {
+    /// Round trips and commands answered so far.
+    pub fn get(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.round_trips.load(Relaxed), self.commands.load(Relaxed))
+    }
+
+    pub(crate) fn round_trip(&self) {
+        self.round_trips
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub(crate) fn command(&self) {
+        self.commands
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// The state locked; on release, the link ends follow the ports' `shutdown` (Junos keeps `disable` in
@@ -116,7 +152,15 @@ impl Device {
             startup: Mutex::new(DeviceState::new(dialect, name, index, ports)),
             saves: Default::default(),
             reloads: Default::default(),
+            exchanges: Exchanges::default(),
         }
+    }
+
+    /// One round trip of a request (HTTP, NETCONF) is answered: counted, then its latency.
+    pub async fn answer_request(&self) {
+        self.exchanges.round_trip();
+        self.exchanges.command();
+        self.faults.delay().await;
     }
 
     /// `write memory`, `copy running-config startup-config`, `save sys config`: the running

@@ -8,7 +8,8 @@
 //! moment after the client released its lock, so callers choose the slack below which an overlap is
 //! that moment rather than two sessions ([`SessionStats::overlaps_over`]).
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 /// At most this many overlap durations are kept (the count of the others is still exact).
@@ -34,6 +35,37 @@ struct Inner {
 #[derive(Debug, Default)]
 pub struct Sessions {
     inner: Mutex<Inner>,
+    /// The lab's count over every device, once the device joined one.
+    lab: OnceLock<Arc<LabGauge>>,
+}
+
+/// Sessions open on every device of a lab together: now, and the most at once since the last
+/// [`LabGauge::take_peak`] (the benchmark's peak connections of one run).
+#[derive(Debug, Default)]
+pub struct LabGauge {
+    open: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+impl LabGauge {
+    fn opened(&self) {
+        let now = self.open.fetch_add(1, Ordering::SeqCst) + 1;
+        self.peak.fetch_max(now, Ordering::SeqCst);
+    }
+
+    fn closed(&self) {
+        self.open.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    pub fn open(&self) -> usize {
+        self.open.load(Ordering::SeqCst)
+    }
+
+    /// The most sessions open at once since the last call (or the start); the next period starts
+    /// from those open now.
+    pub fn take_peak(&self) -> usize {
+        self.peak.swap(self.open(), Ordering::SeqCst)
+    }
 }
 
 /// What [`Sessions::stats`] reports.
@@ -83,9 +115,17 @@ impl Sessions {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Count this device's sessions in the lab's `gauge` too (once; later calls change nothing).
+    pub fn join_lab(&self, gauge: Arc<LabGauge>) {
+        let _ = self.lab.set(gauge);
+    }
+
     /// A session starts (a connection was accepted).
     pub fn open(self: &Arc<Self>) -> SessionGuard {
         let started = Instant::now();
+        if let Some(g) = self.lab.get() {
+            g.opened();
+        }
         let mut i = self.inner();
         let id = i.next_id;
         i.next_id += 1;
@@ -120,6 +160,9 @@ impl Sessions {
 impl Drop for SessionGuard {
     fn drop(&mut self) {
         let now = Instant::now();
+        if let Some(g) = self.sessions.lab.get() {
+            g.closed();
+        }
         let mut i = self.sessions.inner();
         i.open.retain(|(id, _)| *id != self.id);
         let together: Vec<Duration> = i

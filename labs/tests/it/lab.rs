@@ -18,7 +18,7 @@ use netgw_transport::http::{HttpAuth, HttpClient, HttpConfig, TlsMode};
 use netgw_transport::netconf::reply::parse_document;
 use netgw_transport::netconf::{ClientOptions, Datastore, Framing, XmlElement, connect_ssh_with};
 use netgw_transport::ssh::{
-    CliPlatform, CliShell, HostKeyPolicy, PlatformKind, SshAuth, SshSession, SshTarget,
+    CliMode, CliPlatform, CliShell, HostKeyPolicy, PlatformKind, SshAuth, SshSession, SshTarget,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -2069,4 +2069,86 @@ async fn lldp_follows_the_links_and_a_shut_port_on_either_end() {
         lldp_of(&env, "spine1").await,
         [adj("Ethernet1", "leaf1", "Ethernet1")].into()
     );
+}
+
+/// What each device counts (the benchmark's round trips and commands per device) is exact for known
+/// sessions of each protocol, and the lab's gauge sees the sessions open together.
+#[tokio::test]
+async fn devices_count_round_trips_and_commands_exactly() {
+    let env = start(FABRIC, &[]).await;
+    let counts = |name: &str| env.lab.node(name).unwrap().device.exchanges.get();
+    // IOS: the shell's two on-open lines in one write, then each command written with its return:
+    // one round trip each.
+    let ssh = SshSession::connect(&env.ssh_target("acc1")).await.unwrap();
+    let ios = CliPlatform::get(PlatformKind::Ios);
+    let mut sh = ssh.shell(ios).await.unwrap();
+    assert_eq!(ios.on_open.len(), 2);
+    assert_eq!(counts("acc1"), (1, 2));
+    sh.command("show version").await.unwrap();
+    // `configure terminal`, two lines, `end`.
+    sh.config(&["vlan 10", "name web"]).await.unwrap();
+    assert_eq!(counts("acc1"), (6, 7));
+    // The same in one write, with a read after it: one round trip; the device answers every line with
+    // its prompt and the shell splits the answers.
+    let reads = sh
+        .config_batch(&["vlan 20", "name db", "exit"], &["show vlan brief"])
+        .await
+        .unwrap();
+    assert_eq!(counts("acc1"), (7, 7 + 6));
+    assert!(
+        reads[0].output.lines().any(|l| l.starts_with("20   db ")),
+        "{reads:?}"
+    );
+    assert_eq!(sh.mode(), CliMode::Privileged);
+    // A refused line in a write is the error, named; the device went on with the lines typed after
+    // it, as IOS does, and the shell is back in privileged mode.
+    let e = sh
+        .config_batch(
+            &[
+                "interface Ethernet0/3",
+                "frobnicate now",
+                "description later",
+            ],
+            &[],
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("`frobnicate now`")
+            && e.to_string().contains("% Invalid input detected"),
+        "{e}"
+    );
+    assert_eq!(sh.mode(), CliMode::Privileged);
+    assert_eq!(counts("acc1"), (8, 13 + 5));
+    let rc = sh
+        .command("show running-config interface Ethernet0/3")
+        .await
+        .unwrap();
+    assert!(rc.contains(" description later"), "{rc}");
+    // NETCONF: the client's hello is not answered; every RPC is, `close-session` included.
+    let mut nc = connect_ssh_with(&env.ssh_target("leaf2"), ClientOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(env.lab.counts().peak_open, 2, "the shell and NETCONF open");
+    nc.running_config(None).await.unwrap();
+    nc.close().await.unwrap();
+    assert_eq!(counts("leaf2"), (2, 2));
+    // eAPI: one POST is one round trip, whatever number of commands it carries.
+    let eapi = env.http("leaf1", basic());
+    for _ in 0..3 {
+        let _: Value = eapi
+            .post_json(
+                "/command-api",
+                &json!({"jsonrpc": "2.0", "method": "runCmds", "params": {"version": 1,
+                    "cmds": ["show version", "show vlan"]}, "id": "1"}),
+            )
+            .await
+            .unwrap();
+    }
+    assert_eq!(counts("leaf1"), (3, 3));
+    let all = env.lab.counts();
+    assert_eq!(all.round_trips, 9 + 2 + 3);
+    assert_eq!(all.commands, 19 + 2 + 3);
+    assert_eq!((all.round_trips_min, all.round_trips_max), (0, 9));
+    sh.close().await.unwrap();
 }

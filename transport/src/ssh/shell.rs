@@ -143,8 +143,12 @@ impl CliShell {
         }
         debug!(device = %shell.device, prompt = %shell.prompt, mode = ?shell.mode, "shell open");
 
-        for cmd in platform.on_open.clone() {
-            let out = shell.command_raw(&cmd).await?;
+        // One write for all of them: the device answers each with its prompt (one round trip).
+        let on_open = platform.on_open.clone();
+        let refs: Vec<&str> = on_open.iter().map(String::as_str).collect();
+        let (outputs, broke) = shell.batch_raw(&refs).await;
+        broke?;
+        for (cmd, out) in on_open.into_iter().zip(outputs) {
             if let Some(f) = out.failure {
                 debug!(device = %shell.device, command = %cmd, failure = %f,
                     "on-open command failed; will retry after enable");
@@ -282,8 +286,10 @@ impl CliShell {
         }
         debug!(device = %self.device, prompt = %self.prompt, "privileged mode");
         let pending = std::mem::take(&mut self.pending_on_open);
-        for cmd in pending {
-            let out = self.command_raw(&cmd).await?;
+        let refs: Vec<&str> = pending.iter().map(String::as_str).collect();
+        let (outputs, broke) = self.batch_raw(&refs).await;
+        broke?;
+        for (cmd, out) in pending.iter().zip(outputs) {
             if let Some(f) = out.failure {
                 warn!(device = %self.device, command = %cmd, failure = %f,
                     "on-open command failed in privileged mode (paging may stay on)");
@@ -377,6 +383,188 @@ impl CliShell {
         Ok(outputs)
     }
 
+    /// Write `commands` at once (one round trip) and read their answers in order, as
+    /// [`CliShell::command_raw`] gives each: a platform's CLI reads typed-ahead lines one at a time
+    /// and prints each one's echo, output and next prompt, so an answer ends where a prompt is
+    /// followed by the echo of the next command (the last one where the output ends in a prompt).
+    /// Returns the answers read, and the error that broke the batch off, if one did (the answers
+    /// before it are still the device's).
+    pub async fn batch_raw(
+        &mut self,
+        commands: &[&str],
+    ) -> (Vec<CommandOutput>, Result<(), SshError>) {
+        self.batch_expecting(commands, None).await
+    }
+
+    /// [`CliShell::batch_raw`]; with `expect` `(i, mode)`, the answers stop being read after the
+    /// `i`-th when it does not end in `mode`: the commands after it ran in another mode than the one
+    /// they were written for, where a device may answer them in any shape (fake-switches prints no
+    /// prompt after a `show` in configuration mode). Their answers are left unread; the caller
+    /// brings the shell back to a known mode.
+    async fn batch_expecting(
+        &mut self,
+        commands: &[&str],
+        expect: Option<(usize, CliMode)>,
+    ) -> (Vec<CommandOutput>, Result<(), SshError>) {
+        let mut outputs = Vec::with_capacity(commands.len());
+        if let Some(bad) = commands
+            .iter()
+            .find(|c| c.contains(['\n', '\r']) || c.trim().is_empty())
+        {
+            let e = SshError::InvalidCommand {
+                device: self.device.clone(),
+                command: abbreviate(bad),
+                reason: "it contains a line break or is empty (one command per item)",
+            };
+            return (outputs, Err(e));
+        }
+        let Some(first) = commands.first() else {
+            return (outputs, Ok(()));
+        };
+        let operation = format!(
+            "commands `{}` .. ({} in one write)",
+            abbreviate(first),
+            commands.len()
+        );
+        let mut bytes = Vec::new();
+        for c in commands {
+            bytes.extend_from_slice(c.as_bytes());
+            bytes.push(b'\n');
+        }
+        if let Err(e) = self.send(&operation, bytes).await {
+            return (outputs, Err(e));
+        }
+        for (i, command) in commands.iter().enumerate() {
+            let deadline = Instant::now() + self.operation_limit;
+            let read = match commands.get(i + 1) {
+                Some(next) => {
+                    self.read_until_prompt_before(&operation, deadline, next)
+                        .await
+                }
+                None => match self.read_until(&operation, deadline, None).await {
+                    Ok((text, Stop::Prompt(mode), prompt)) => Ok((text, mode, prompt)),
+                    Ok((_, Stop::Extra, prompt)) => Err(SshError::Mode {
+                        device: self.device.clone(),
+                        operation: operation.clone(),
+                        expected: "any prompt",
+                        prompt,
+                    }),
+                    Err(e) => Err(e),
+                },
+            };
+            match read {
+                Ok((text, mode, prompt)) => {
+                    self.mode = mode;
+                    self.prompt = prompt.clone();
+                    outputs.push(self.output_of(command, &text, prompt, mode));
+                }
+                Err(e) => return (outputs, Err(e)),
+            }
+            if expect.is_some_and(|(at, mode)| at == i && self.mode != mode) {
+                break;
+            }
+        }
+        (outputs, Ok(()))
+    }
+
+    /// Read until a prompt followed by the echo of `next` (see [`CliShell::batch_raw`]).
+    async fn read_until_prompt_before(
+        &mut self,
+        operation: &str,
+        deadline: Instant,
+        next: &str,
+    ) -> Result<(String, CliMode, String), SshError> {
+        self.check_usable(operation)?;
+        let mut scanned = 0;
+        loop {
+            if let Some(found) = self.match_prompt_before(next, &mut scanned) {
+                return Ok(found);
+            }
+            self.receive(operation, deadline).await?;
+        }
+    }
+
+    /// Configuration mode, `commands`, back to privileged mode, then `reads`, all in one write (one
+    /// round trip) from privileged mode (from configuration mode: without entering it); from user
+    /// mode, or on a platform without an `end`, one command at a time as [`CliShell::config`] and the
+    /// reads after it. Returns the reads' answers (taken after the change): none when the device did
+    /// not take `end` (the reads ran in configuration mode; the caller reads again). The first
+    /// failing command is the error, after the shell is back in privileged mode: the device goes on
+    /// with the lines after it (typed ahead), so callers restore from what they read afterwards, as
+    /// after any failed change.
+    pub async fn config_batch(
+        &mut self,
+        commands: &[&str],
+        reads: &[&str],
+    ) -> Result<Vec<CommandOutput>, SshError> {
+        let (Some(enter), Some(end)) = (
+            self.platform.config_enter.clone(),
+            self.platform.config_end.clone(),
+        ) else {
+            return self.config_then_read(commands, reads).await;
+        };
+        // Already in configuration mode (entered with a revert timer): the lines go without `enter`.
+        let enter = match self.mode {
+            CliMode::Privileged => Some(enter),
+            CliMode::Config => None,
+            CliMode::User => return self.config_then_read(commands, reads).await,
+        };
+        let mut all: Vec<&str> = Vec::with_capacity(commands.len() + reads.len() + 2);
+        all.extend(enter.as_deref());
+        all.extend_from_slice(commands);
+        all.push(&end);
+        all.extend_from_slice(reads);
+        let skip = usize::from(enter.is_some());
+        let end_at = skip + commands.len();
+        let (mut outputs, broke) = self
+            .batch_expecting(&all, Some((end_at, CliMode::Privileged)))
+            .await;
+        let reads_out = outputs.split_off(outputs.len().min(end_at + 1));
+        let entered = enter.is_none() || outputs.first().is_some_and(|o| o.mode == CliMode::Config);
+        let failed = outputs
+            .iter()
+            .zip(&all)
+            .skip(skip)
+            .take(commands.len())
+            .find(|(o, _)| o.failure.is_some())
+            .map(|(o, c)| SshError::Cli {
+                device: self.device.clone(),
+                command: abbreviate(c),
+                output: o.output.trim().to_owned(),
+            });
+        if broke.is_ok() && self.mode != CliMode::Privileged {
+            // `end` was refused (fake-switches' IOS has none) or the lines left another mode: the
+            // slow way back, past the reads' answers left unread.
+            self.exit_config().await?;
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        broke?;
+        if !entered {
+            let enter = enter.unwrap_or_default();
+            return Err(self.mode_error(&format!("`{enter}`"), "config"));
+        }
+        if self.mode != CliMode::Privileged {
+            return Err(self.mode_error("configuration batch", "privileged"));
+        }
+        Ok(reads_out)
+    }
+
+    /// [`CliShell::config`], then `reads`, one command at a time.
+    async fn config_then_read(
+        &mut self,
+        commands: &[&str],
+        reads: &[&str],
+    ) -> Result<Vec<CommandOutput>, SshError> {
+        self.config(commands).await?;
+        let mut out = Vec::with_capacity(reads.len());
+        for r in reads {
+            out.push(self.command_raw(r).await?);
+        }
+        Ok(out)
+    }
+
     /// Close the shell channel (the SSH session stays open).
     pub async fn close(self) -> Result<(), SshError> {
         let _ = self.channel.eof().await;
@@ -445,45 +633,110 @@ impl CliShell {
             if let Some(found) = self.match_tail(extra) {
                 return Ok(found);
             }
-            let msg = match timeout_at(deadline, self.channel.wait()).await {
-                Ok(m) => m,
-                Err(_) => {
-                    self.broken = Some(format!("timeout in {operation}"));
-                    return Err(SshError::Timeout {
-                        device: self.device.clone(),
-                        operation: format!(
-                            "{operation} (waiting for the prompt; last output: {:?})",
-                            tail_for_error(&self.raw)
-                        ),
-                        limit: self.operation_limit,
-                    });
-                }
-            };
-            match msg {
-                Some(ChannelMsg::Data { data }) => self.raw.extend_from_slice(&data),
-                Some(ChannelMsg::ExtendedData { data, .. }) => self.raw.extend_from_slice(&data),
-                Some(ChannelMsg::Eof | ChannelMsg::Close) | None => {
-                    self.broken = Some(format!("channel closed in {operation}"));
-                    return Err(SshError::Disconnected {
-                        device: self.device.clone(),
-                        operation: operation.to_owned(),
-                        reason: Some(format!(
-                            "the device closed the shell; last output: {:?}",
-                            tail_for_error(&self.raw)
-                        )),
-                    });
-                }
-                Some(_) => {}
+            self.receive(operation, deadline).await?;
+        }
+    }
+
+    /// Wait for the next message of the channel and buffer its data.
+    async fn receive(&mut self, operation: &str, deadline: Instant) -> Result<(), SshError> {
+        let msg = match timeout_at(deadline, self.channel.wait()).await {
+            Ok(m) => m,
+            Err(_) => {
+                self.broken = Some(format!("timeout in {operation}"));
+                return Err(SshError::Timeout {
+                    device: self.device.clone(),
+                    operation: format!(
+                        "{operation} (waiting for the prompt; last output: {:?})",
+                        tail_for_error(&self.raw)
+                    ),
+                    limit: self.operation_limit,
+                });
             }
-            if self.raw.len() > MAX_OUTPUT_BYTES {
-                self.broken = Some(format!("oversized output in {operation}"));
+        };
+        match msg {
+            Some(ChannelMsg::Data { data }) => self.raw.extend_from_slice(&data),
+            Some(ChannelMsg::ExtendedData { data, .. }) => self.raw.extend_from_slice(&data),
+            Some(ChannelMsg::Eof | ChannelMsg::Close) | None => {
+                self.broken = Some(format!("channel closed in {operation}"));
                 return Err(SshError::Disconnected {
                     device: self.device.clone(),
                     operation: operation.to_owned(),
-                    reason: Some(format!("output exceeds {MAX_OUTPUT_BYTES} bytes")),
+                    reason: Some(format!(
+                        "the device closed the shell; last output: {:?}",
+                        tail_for_error(&self.raw)
+                    )),
                 });
             }
+            Some(_) => {}
         }
+        if self.raw.len() > MAX_OUTPUT_BYTES {
+            self.broken = Some(format!("oversized output in {operation}"));
+            return Err(SshError::Disconnected {
+                device: self.device.clone(),
+                operation: operation.to_owned(),
+                reason: Some(format!("output exceeds {MAX_OUTPUT_BYTES} bytes")),
+            });
+        }
+        Ok(())
+    }
+
+    /// The command's answer from the text before its prompt.
+    fn output_of(&self, command: &str, text: &str, prompt: String, mode: CliMode) -> CommandOutput {
+        let output = strip_echo(text, command);
+        let failure = self.platform.failure_in(&output).map(str::to_owned);
+        CommandOutput {
+            output,
+            prompt,
+            mode,
+            failure,
+        }
+    }
+
+    /// If a complete line from `*scanned` on is a prompt followed by the echo of `next` (the command
+    /// written after the one being answered), consume up to that echo: the text before the line, the
+    /// mode and the prompt. The first line is the answered command's own echo, never its end.
+    fn match_prompt_before(
+        &mut self,
+        next: &str,
+        scanned: &mut usize,
+    ) -> Option<(String, CliMode, String)> {
+        let next = next.trim();
+        let mut start = *scanned;
+        while let Some(nl) = self.raw[start..].iter().position(|&b| b == b'\n') {
+            let end = start + nl;
+            let line = &self.raw[start..end];
+            if start > 0
+                && let Some(found) = self.prompt_then(line, next)
+            {
+                let (mode, prompt, echo_at) = found;
+                let text = clean(&self.raw[..start]);
+                self.raw.drain(..start + echo_at);
+                *scanned = 0;
+                return Some((text, mode, prompt));
+            }
+            start = end + 1;
+        }
+        *scanned = start;
+        None
+    }
+
+    /// `line` (raw, without its line end) read as a prompt of the platform followed by `next`: the
+    /// prompt's mode, the prompt, and where in `line` the echo starts (its end when the echo cannot be
+    /// found in the raw bytes: the next answer then starts without it).
+    fn prompt_then(&self, line: &[u8], next: &str) -> Option<(CliMode, String, usize)> {
+        // Most lines are output: without escapes or backspaces, the raw line must end in the echo.
+        let plain = !line.iter().any(|&b| b == 0x1b || b == 0x08);
+        if plain && !line.trim_ascii_end().ends_with(next.as_bytes()) {
+            return None;
+        }
+        let cleaned = clean(line);
+        let prompt = cleaned.trim_end().strip_suffix(next)?.trim();
+        let mode = self.platform.prompt_mode(prompt)?;
+        let echo_at = line
+            .windows(next.len().max(1))
+            .rposition(|w| w == next.as_bytes())
+            .unwrap_or(line.len());
+        Some((mode, prompt.to_owned(), echo_at))
     }
 
     /// If the buffered output ends in a prompt, consume it.
