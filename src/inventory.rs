@@ -884,6 +884,7 @@ const NETGW_KEYS: &[&str] = &[
     "eapi_transport",
     "eos_sessions",
     "eos_write_memory",
+    "cli_batch",
 ];
 
 /// `connection_options` names: netgw's transports, then Nornir plugins' blocks netgw leaves alone

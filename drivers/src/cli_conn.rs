@@ -26,6 +26,10 @@ pub(crate) struct CliConn {
     /// A recorded device answering instead of the SSH shell (`transport::replay`).
     #[cfg(feature = "replay")]
     replay: Option<crate::transport::replay::Recording>,
+    /// Commands may be typed ahead, several in one write (option `cli_batch`, default true). Off,
+    /// each waits for the answer of the one before, as Netmiko and scrapli send them: for devices, or
+    /// console servers in front of them, that drop input typed ahead.
+    batch: bool,
     /// A command is being sent or answered. Still set at the next call when the call before was
     /// dropped mid-way (a node timeout or an abort stops the run at any await): the shell may hold
     /// half an answer or sit in configuration mode, so the session is reported lost and the driver
@@ -90,6 +94,7 @@ impl CliConn {
             reads: Default::default(),
             #[cfg(feature = "replay")]
             replay: None,
+            batch: target.bool_option("cli_batch")?.unwrap_or(true),
             busy: false,
         })
     }
@@ -104,6 +109,7 @@ impl CliConn {
             shell: None,
             reads: Default::default(),
             replay: Some(rec),
+            batch: false,
             busy: false,
         }
     }
@@ -114,6 +120,11 @@ impl CliConn {
             return true;
         }
         false
+    }
+
+    /// Whether commands go one write each (a recorded device answers each when it is asked).
+    fn one_at_a_time(&self) -> bool {
+        !self.batch || self.replayed()
     }
 
     fn check_open(&mut self) -> Result<(), DriverError> {
@@ -221,7 +232,7 @@ impl CliConn {
     /// included; later [`CliConn::run`] and [`CliConn::optional`] calls answer from the cache. A
     /// recorded device answers each when it is asked.
     pub async fn prefetch(&mut self, step: &'static str, cmds: &[&str]) -> Result<(), DriverError> {
-        if self.replayed() {
+        if self.one_at_a_time() {
             return Ok(());
         }
         let todo: Vec<&str> = cmds
@@ -251,7 +262,7 @@ impl CliConn {
         cmd: &str,
         reads: &[&str],
     ) -> Result<String, DriverError> {
-        if self.replayed() {
+        if self.one_at_a_time() {
             return self.run(step, cmd).await;
         }
         self.reads.clear();
@@ -353,8 +364,15 @@ impl CliConn {
             return Ok(());
         }
         let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let batch = self.batch;
         let (shell, busy) = self.shell_busy()?;
         *busy = true;
+        if !batch {
+            // The reads are asked when they are needed, each in its own write.
+            let r = shell.config(&refs).await;
+            *busy = false;
+            return r.map(|_| ()).map_err(|e| ssh_err(&device, step, e));
+        }
         let r = shell.config_batch(&refs, reads).await;
         *busy = false;
         let outputs = r.map_err(|e| ssh_err(&device, step, e))?;

@@ -637,8 +637,23 @@ fn node_timeouts_at_any_step_leave_no_device_half_applied() {
     rt.shutdown_timeout(Duration::from_secs(5));
 }
 
+/// netgw-lab settings for [`kill_once_half`]: netgw types a change's lines ahead in one write and
+/// the device applies them whole, so the session is reset right after the second (the first VLAN's
+/// `name`), and the gateway is killed while it reconnects to restore.
+const HALF: [(&str, &str); 1] = [("reset-at-line", "2")];
+
+/// [`start`] for [`kill_once_half`].
+fn start_half(
+    rt: &tokio::runtime::Runtime,
+    rng: &mut Rng,
+    names: &[(String, usize)],
+    journal: bool,
+) -> Env {
+    start_with(rt, rng, names, journal, &HALF)
+}
+
 /// Kill a converge of `n` once its device is seen half-applied (polled through the simulator: some
-/// VLAN of the desired state present, not all).
+/// VLAN of the desired state present, not all). The lab is [`start_half`]'s.
 fn kill_once_half(env: &Env, n: &String) {
     {
         let body: Value = serde_json::from_str(
@@ -702,7 +717,7 @@ fn the_count_catches_a_half_applied_device_without_the_journal() {
     let names: Vec<(String, usize)> = vec![("ios-ctl".into(), 2), ("nxos-ctl".into(), 3)];
     let nodes: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
     // Journal off: the devices stay half-applied through the next run.
-    let off = start(&rt, &mut rng, &names, false);
+    let off = start_half(&rt, &mut rng, &names, false);
     let (half, still, _) = kill_when_half(&off, &nodes);
     assert_eq!(half, 2);
     assert_eq!(
@@ -710,7 +725,7 @@ fn the_count_catches_a_half_applied_device_without_the_journal() {
         "without the journal the half-applied devices stay so"
     );
     // Journal on, same kills: both are restored and the report says so.
-    let on = start(&rt, &mut rng, &names, true);
+    let on = start_half(&rt, &mut rng, &names, true);
     let (half, still, next) = kill_when_half(&on, &nodes);
     assert_eq!(half, 2);
     assert_eq!(still, 0, "{next:#}");
@@ -751,7 +766,7 @@ fn an_ios_device_with_an_archive_reverts_a_dead_gateways_change_by_itself() {
     let names: Vec<(String, usize)> = vec![("iosarc-dead".into(), 5), ("ios-dead".into(), 2)];
     let nodes: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
     // Journal off and no netgw run after the kill: only the device can put itself back.
-    let env = start(&rt, &mut rng, &names, false);
+    let env = start_half(&rt, &mut rng, &names, false);
     let old: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n, n)).collect();
     for n in &nodes {
         kill_once_half(&env, n);
@@ -784,7 +799,7 @@ fn an_ios_device_with_an_archive_reverts_a_dead_gateways_change_by_itself() {
     // Journal on: the next run reverts the archive device with its own `configure revert now`
     // (the change is pending and half-applied) and restores the other with the exact inverse; both
     // then converge.
-    let env = start(&rt, &mut rng, &names, true);
+    let env = start_half(&rt, &mut rng, &names, true);
     let old: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n, n)).collect();
     for n in &nodes {
         kill_once_half(&env, n);
@@ -1247,7 +1262,7 @@ fn serve_recovers_a_dead_gateways_half_applied_change_at_start() {
     let rt = common::runtime();
     let mut rng = Rng(env_u64("CRASH_SEED", 15));
     let names: Vec<(String, usize)> = vec![("nxos-srv".into(), 3)];
-    let env = start(&rt, &mut rng, &names, true);
+    let env = start_half(&rt, &mut rng, &names, true);
     let node = names[0].0.clone();
     let old = snapshot(&env.lab, &node, &node);
     kill_once_half(&env, &node);

@@ -313,11 +313,13 @@ fn fake_switches_killed_mid_commit_fails_the_node_and_saves_nothing() {
         "inventory.yml",
         &format!(
             "hosts:\n  ios1:\n    hostname: 127.0.0.1\n    port: {}\n    platform: cisco_ios\n\
-             defaults:\n  username: admin\n  password: admin\n  data:\n    netgw:\n      enable_secret: enable\n      known_hosts: {}\n      accept_new_host_keys: true\n",
+             defaults:\n  username: admin\n  password: admin\n  data:\n    netgw:\n      enable_secret: enable\n      known_hosts: {}\n      accept_new_host_keys: true\n      cli_batch: false\n",
             proxy.port,
             d.join("known_hosts").display()
         ),
     );
+    // `cli_batch: false`: a line at a time, so the peer can be killed between two of them (typed
+    // ahead in one write, fake-switches applies them all before anything outside can look).
     let repo_root = d.join("repo");
     let repo = LocalRepo::open(&repo_root).unwrap();
     let inventory = Inventory::load(&d.join("inventory.yml")).unwrap();
