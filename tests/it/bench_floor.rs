@@ -228,7 +228,7 @@ fn floor_sends_what_a_changing_junos_converge_sends() {
 
 #[test]
 fn floor_sends_what_a_changing_eos_converge_sends() {
-    check("arista_ceos", "Ethernet1", bench::eos(), (8, 3));
+    check("arista_ceos", "Ethernet1", bench::eos(), (4, 1));
 }
 
 #[test]

@@ -859,7 +859,8 @@ fn pending_on(env: &Env, n: &str) -> bool {
 }
 
 /// Kill a converge of `n` once its device holds the whole change (every VLAN of the desired state,
-/// the link's description and, on a CLI device, its access VLAN) still waiting for its confirmation.
+/// the link's description and, on a CLI device, its access VLAN) still waiting for its confirmation,
+/// after the device reset the session at the confirmation (the lab has `reset-at: confirm`).
 fn kill_unconfirmed(env: &Env, n: &String, args: &[&str]) {
     let body: Value = serde_json::from_str(
         &std::fs::read_to_string(env.repo().join(format!("nodes/{n}.json"))).unwrap(),
@@ -883,7 +884,9 @@ fn kill_unconfirmed(env: &Env, n: &String, args: &[&str]) {
     let mut c = env.netgw(args, std::slice::from_ref(n)).spawn().unwrap();
     let t = Instant::now();
     loop {
-        if pending_on(env, n) {
+        // The session was reset at the confirmation (`reset-at: confirm`), and the gateway has not
+        // settled the change over a new one yet.
+        if env.lab.node(n).unwrap().device.faults.reset_fired() && pending_on(env, n) {
             let s = snapshot(&env.lab, n, n);
             if marks.iter().all(|m| s.contains(m.as_str())) {
                 c.kill().unwrap();
@@ -915,24 +918,28 @@ fn a_change_killed_before_its_confirmation_is_confirmed_by_the_next_run() {
     ];
     let nodes: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
     // `--confirm-timeout 10`: EOS `commit timer 00:00:10`; Junos and IOS 1 minute, 10 s long here.
-    let env = start_with(
-        &rt,
-        &mut rng,
-        &names,
-        true,
-        &[("revert-minute-ms", "10000")],
-    );
+    // The confirmation follows the verifying reads at once (IOS sends them with the change), so a
+    // kill seen "whole and pending" could come after it was sent: the device resets the session
+    // instead of confirming (`reset-at: confirm`, once a lab), and the gateway is killed before its
+    // reconnection settles the change. A lab for the control, another for the run after it.
+    let faults = [("revert-minute-ms", "10000"), ("reset-at", "confirm")];
+    let env = start_with(&rt, &mut rng, &names, true, &faults);
     let converge = ["converge", "--confirm-timeout", "10"];
     let old: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n, n)).collect();
     for (i, n) in nodes.iter().enumerate() {
         kill_unconfirmed(&env, n, &converge);
         assert!(
             becomes(&env, n, &old[i], Duration::from_secs(40)),
-            "{n}: the control's device did not roll back by itself"
+            "{n}: the control's device did not roll back by itself:\n{}\nwas:\n{}",
+            snapshot(&env.lab, n, n),
+            old[i]
         );
         assert!(!pending_on(&env, n));
     }
+    drop(env);
     // The same kills, then the next run before the timers expire.
+    let env = start_with(&rt, &mut rng, &names, true, &faults);
+    let old: Vec<String> = nodes.iter().map(|n| snapshot(&env.lab, n, n)).collect();
     for n in &nodes {
         kill_unconfirmed(&env, n, &converge);
     }

@@ -141,7 +141,26 @@ pub struct EosDriver {
     state: State,
     seq: u32,
     observed: ObservedOnce,
+    /// JSON answers to reads asked in the same request as something else (the connect's batch, a
+    /// commit's verifying reads), each taken once by the step that needs it. Nothing changes on the
+    /// device in between (the node lock keeps other netgw runs out); a change empties it.
+    prefetched: std::collections::HashMap<&'static str, Value>,
 }
+
+/// What the connect asks with `show version`, in one request: the facts' reads, the planner's
+/// (`show interfaces switchport`) and the sessions a dead run may have left under a commit timer.
+const CONNECT_READS: [&str; 7] = [
+    "show version",
+    "show configuration sessions detail",
+    "show hostname",
+    "show interfaces",
+    "show vlan",
+    "show lldp neighbors detail",
+    "show interfaces switchport",
+];
+
+/// The planner's reads ([`EosDriver::read`]), also sent after a commit to verify it.
+const READ: [&str; 3] = ["show vlan", "show interfaces", "show interfaces switchport"];
 
 fn now_secs() -> f64 {
     SystemTime::now()
@@ -184,7 +203,22 @@ impl EosDriver {
         write_memory: bool,
     ) -> Result<Self, DriverError> {
         let device = eapi.device().to_owned();
-        let show_version = match eapi.run_one_json("show version").await {
+        let mut prefetched = std::collections::HashMap::new();
+        let all: Vec<String> = CONNECT_READS.map(str::to_owned).to_vec();
+        let first = match eapi.run_json(&all).await {
+            Ok(values) => {
+                prefetched.extend(CONNECT_READS.into_iter().zip(values));
+                prefetched.remove("show version").map(Ok)
+            }
+            // One of them unavailable (no sessions, an old or partial eAPI): each alone.
+            Err(e) if e.is_unavailable() => None,
+            Err(e) => Some(Err(e)),
+        };
+        let first = match first {
+            Some(r) => r,
+            None => eapi.run_one_json("show version").await,
+        };
+        let show_version = match first {
             Ok(v) => Some(v),
             Err(e) if e.is_unavailable() => {
                 tracing::info!(device = %device, error = %e, "show version unavailable: version unknown, no configuration sessions");
@@ -206,6 +240,7 @@ impl EosDriver {
             write_memory,
             state: State::Idle,
             seq: 0,
+            prefetched,
         })
     }
 
@@ -216,6 +251,14 @@ impl EosDriver {
 
     fn err(&self, step: &'static str) -> impl Fn(EapiError) -> DriverError + '_ {
         move |e| e.into_driver(&self.device, step)
+    }
+
+    /// The prefetched answers of all of `cmds`, taken; `None` (and nothing taken) when one is missing.
+    fn take_prefetched<const N: usize>(&mut self, cmds: [&str; N]) -> Option<[Value; N]> {
+        if !cmds.iter().all(|c| self.prefetched.contains_key(c)) {
+            return None;
+        }
+        Some(cmds.map(|c| self.prefetched.remove(c).unwrap_or_default()))
     }
 
     /// Several optional reads in one request (one HTTP round trip instead of one each). eAPI stops a
@@ -254,16 +297,10 @@ impl EosDriver {
     }
 
     /// Housekeeping after a confirmed change: abort the `netgw-` configuration sessions a killed gateway
-    /// left pending ([`config::abandoned_sessions`]). The change is in place; failures are warnings.
-    async fn abort_abandoned_sessions(&mut self) {
-        let sessions = match self.eapi.run_one_json("show configuration sessions").await {
-            Ok(v) => v,
-            Err(e) => {
-                tracing::warn!(device = %self.device, error = %e, "could not list configuration sessions to abort abandoned ones");
-                return;
-            }
-        };
-        for name in config::abandoned_sessions(&sessions, crate::stamp::unix_now()) {
+    /// left pending ([`config::abandoned_sessions`]) in `sessions` (`show configuration sessions`,
+    /// asked with the confirmation). The change is in place; failures are warnings.
+    async fn abort_abandoned_sessions(&mut self, sessions: &Value) {
+        for name in config::abandoned_sessions(sessions, crate::stamp::unix_now()) {
             match self
                 .eapi
                 .run_json(&[config::session_abort_command(&name)])
@@ -337,8 +374,7 @@ impl EosDriver {
     /// `show vlan` + `show interfaces` + `show interfaces switchport`, in one request (or, where the
     /// switchport JSON is unavailable, the first two and running-config text).
     async fn read(&self) -> Result<Observed, DriverError> {
-        let cmds =
-            ["show vlan", "show interfaces", "show interfaces switchport"].map(str::to_owned);
+        let cmds = READ.map(str::to_owned);
         match self.eapi.run_json(&cmds).await {
             Ok(mut r) if r.len() == 3 => {
                 let switchport = r.pop();
@@ -416,15 +452,17 @@ impl Driver for EosDriver {
     }
 
     async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {
-        let [hostname, interfaces, vlans, detail, switchport] = self
-            .optional_batch([
-                "show hostname",
-                "show interfaces",
-                "show vlan",
-                "show lldp neighbors detail",
-                "show interfaces switchport",
-            ])
-            .await?;
+        let cmds = [
+            "show hostname",
+            "show interfaces",
+            "show vlan",
+            "show lldp neighbors detail",
+            "show interfaces switchport",
+        ];
+        let [hostname, interfaces, vlans, detail, switchport] = match self.take_prefetched(cmds) {
+            Some(values) => values.map(Some),
+            None => self.optional_batch(cmds).await?,
+        };
         let summary = if detail.is_none() {
             self.optional("show lldp neighbors").await?
         } else {
@@ -450,6 +488,9 @@ impl Driver for EosDriver {
     async fn observe(&mut self) -> Result<Observed, DriverError> {
         if let Some(o) = self.observed.take() {
             return Ok(o);
+        }
+        if let Some([vlans, interfaces, switchport]) = self.take_prefetched(READ) {
+            return self.read_from(&vlans, &interfaces, Some(switchport)).await;
         }
         self.read().await
     }
@@ -480,6 +521,7 @@ impl Driver for EosDriver {
 
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
         self.observed.forget();
+        self.prefetched.clear();
         self.state.ensure_idle(&self.device)?;
         if plan.is_empty() {
             // Nothing to change: nothing is sent, nothing is opened.
@@ -567,20 +609,30 @@ impl Driver for EosDriver {
                 .caps
                 .confirmed_commit
                 .then_some(options.confirm_timeout);
-            if let Err(e) = self
-                .eapi
-                .run_json(&[config::session_commit_command(&name, timer)])
-                .await
-            {
-                // A session commit is atomic: nothing was applied. Abort the session.
-                if let Err(abort) = self
-                    .eapi
-                    .run_json(&[config::session_abort_command(&name)])
-                    .await
-                {
-                    tracing::warn!(device = %self.device, session = %name, error = %abort, "session abort after a failed commit failed");
+            // The verifying reads go in the same request, after the commit.
+            let mut cmds = vec![config::session_commit_command(&name, timer)];
+            cmds.extend(READ.map(str::to_owned));
+            match self.eapi.run_json(&cmds).await {
+                Ok(values) => {
+                    let reads = values.into_iter().skip(1);
+                    self.prefetched.extend(READ.into_iter().zip(reads));
                 }
-                return Err(e.into_driver(&self.device, "commit"));
+                // A read refused after the commit took: the verification asks again.
+                Err(EapiError::Command {
+                    failed_index: Some(i),
+                    ..
+                }) if i > 0 => {}
+                Err(e) => {
+                    // A session commit is atomic: nothing was applied. Abort the session.
+                    if let Err(abort) = self
+                        .eapi
+                        .run_json(&[config::session_abort_command(&name)])
+                        .await
+                    {
+                        tracing::warn!(device = %self.device, session = %name, error = %abort, "session abort after a failed commit failed");
+                    }
+                    return Err(e.into_driver(&self.device, "commit"));
+                }
             }
             p.timed = timer.is_some();
             self.state = State::Committed(p);
@@ -627,16 +679,33 @@ impl Driver for EosDriver {
         if self.write_memory {
             cmds.push("write memory".to_owned());
         }
-        if !cmds.is_empty()
-            && let Err(e) = self.eapi.run_json(&cmds).await
-        {
-            self.state = State::Committed(p);
-            return Err(e.into_driver(&self.device, "confirm"));
+        // With sessions, the listing for the clean-up of abandoned ones goes in the same request.
+        let listed = p.session.is_some().then_some(cmds.len());
+        if listed.is_some() {
+            cmds.push("show configuration sessions".to_owned());
         }
-        if p.session.is_some() {
-            self.abort_abandoned_sessions().await;
+        if cmds.is_empty() {
+            return Ok(());
         }
-        Ok(())
+        match self.eapi.run_json(&cmds).await {
+            Ok(mut values) => {
+                if let Some(sessions) = listed.and_then(|i| values.get_mut(i)).map(std::mem::take) {
+                    self.abort_abandoned_sessions(&sessions).await;
+                }
+                Ok(())
+            }
+            Err(EapiError::Command {
+                failed_index: Some(i),
+                ..
+            }) if Some(i) == listed => {
+                tracing::warn!(device = %self.device, "could not list configuration sessions to abort abandoned ones");
+                Ok(())
+            }
+            Err(e) => {
+                self.state = State::Committed(p);
+                Err(e.into_driver(&self.device, "confirm"))
+            }
+        }
     }
 
     async fn rollback(&mut self) -> Result<(), DriverError> {
@@ -673,16 +742,20 @@ impl Driver for EosDriver {
         if !self.caps.confirmed_commit {
             return Ok(Settled::Nothing);
         }
-        let sessions = self
-            .eapi
-            .run_one_json("show configuration sessions detail")
-            .await
-            .map_err(self.err("recover"))?;
+        let sessions = match self.prefetched.remove("show configuration sessions detail") {
+            Some(v) => v,
+            None => self
+                .eapi
+                .run_one_json("show configuration sessions detail")
+                .await
+                .map_err(self.err("recover"))?,
+        };
         // One at a time: the node lock leaves at most the one a dead run committed.
         let Some(name) = config::timed_sessions(&sessions).into_iter().next() else {
             return Ok(Settled::Nothing);
         };
         self.observed.forget();
+        self.prefetched.clear();
         let cmd = if keep {
             config::session_commit_command(&name, None)
         } else {

@@ -374,32 +374,39 @@ async fn session_with_commit_timer_stage_commit_confirm() {
     })
     .await
     .unwrap();
+    // The verifying reads in the same request, answered to the next observe.
     assert_eq!(
         log(&dev),
         [(
             "json".to_owned(),
-            vec![format!("configure session {session} commit timer 00:01:30")]
+            vec![
+                format!("configure session {session} commit timer 00:01:30"),
+                "show vlan".to_owned(),
+                "show interfaces".to_owned(),
+                "show interfaces switchport".to_owned()
+            ]
         )]
     );
     assert_eq!(running(&dev), changed());
+    let verified = d.observe().await.unwrap();
+    assert!(log(&dev).is_empty(), "the verification asks nothing more");
+    assert!(
+        verified.vlans.iter().any(|v| v.id.get() == 10),
+        "{verified:?}"
+    );
 
     d.confirm().await.unwrap();
-    // Then the housekeeping read of pending sessions (nothing abandoned here, nothing aborted).
+    // With the housekeeping read of pending sessions (nothing abandoned here, nothing aborted).
     assert_eq!(
         log(&dev),
-        [
-            (
-                "json".to_owned(),
-                vec![
-                    format!("configure session {session} commit"),
-                    "write memory".to_owned()
-                ]
-            ),
-            (
-                "json".to_owned(),
-                vec!["show configuration sessions".to_owned()]
-            )
-        ]
+        [(
+            "json".to_owned(),
+            vec![
+                format!("configure session {session} commit"),
+                "write memory".to_owned(),
+                "show configuration sessions".to_owned()
+            ]
+        )]
     );
     assert!(dev.lock().unwrap().timer_backup.is_none(), "timer ended");
     assert_eq!(dev.lock().unwrap().writes, 1);

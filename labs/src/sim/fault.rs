@@ -280,6 +280,12 @@ impl Faults {
     }
 
     /// Whether the connection must be reset at `step` now (fires once).
+    /// Whether the named-step reset (`reset-at`) has fired: tests kill a client once the device dropped
+    /// its session at that step.
+    pub fn reset_fired(&self) -> bool {
+        self.fired.load(Ordering::SeqCst)
+    }
+
     pub fn reset_now(&self, step: Step) -> bool {
         self.reset_at == Some(step) && !self.fired.swap(true, Ordering::SeqCst)
     }
