@@ -8,7 +8,7 @@
 //! (`node.attribute?`, `node.dig`); local variables; `if`/`unless`/`elsif`/ternary/`case`; `each`,
 //! `each_with_index`, `each_pair`, `map`, `select`, `reject`, `times` over arrays, hashes and ranges
 //! with block variables; common value methods (`nil?`, `empty?`, `include?`, `key?`, `keys`, `to_s`,
-//! ...); `include_recipe`; and resource blocks (`netdev_vlan 'web' do vlan_id 100 end`) with their
+//! ...); `include_attribute` in attribute files ([`AttributeLoader`]); `include_recipe`; and resource blocks (`netdev_vlan 'web' do vlan_id 100 end`) with their
 //! properties and actions. Anything else is an error naming the file, line and construct.
 //!
 //! Reads of `node[...]` see Chef's merged view at that moment: every layer loaded so far plus this
