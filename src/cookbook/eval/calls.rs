@@ -37,6 +37,9 @@ impl Eval<'_> {
         if is_node(r) {
             return self.node_method(n, s);
         }
+        if let Some(v) = self.literal_match(n, r, s)? {
+            return Ok(v);
+        }
         if is_platform_version(r) {
             let recv = self.platform_version(n, &s.method_name)?;
             let args = self.args(s)?;
@@ -45,6 +48,43 @@ impl Eval<'_> {
         let (recv, mash) = self.receiver(r)?;
         let args = self.args(s)?;
         self.method(n, &s.method_name, recv, args, mash)
+    }
+
+    /// `x =~ /lit/`, `x !~ /lit/`, `x.match?(/lit/)` and `/lit/ =~ x` where the pattern is plain
+    /// text (letters, digits, `_`, `-`, no flags): Onigmo matches it literally, so Ruby's answer is
+    /// the character index of the first occurrence or nil (`!~`, `match?`: whether it occurs). `x`
+    /// is a String or nil (`nil =~ re` is nil). Any other regular expression stays refused.
+    fn literal_match(
+        &mut self,
+        n: &Node,
+        r: &Node,
+        s: &Send,
+    ) -> Result<Option<Value>, CookbookError> {
+        let m = s.method_name.as_str();
+        let (subject, pattern) = match (m, s.args.as_slice()) {
+            ("=~" | "!~" | "match?", [a]) if literal_regexp(a).is_some() => (r, a),
+            ("=~", [a]) if literal_regexp(r).is_some() => (a, r),
+            _ => return Ok(None),
+        };
+        let Some(text) = literal_regexp(pattern) else {
+            return Ok(None);
+        };
+        let found = match self.eval(subject)? {
+            Value::String(x) => x.find(&text).map(|i| x[..i].chars().count()),
+            Value::Null if m != "match?" => None,
+            v => {
+                return Err(self.err(
+                    n.expression(),
+                    format!("`{m}` on {}", type_name(&v)),
+                    "a regular expression is matched against a String or nil only",
+                ));
+            }
+        };
+        Ok(Some(match m {
+            "=~" => found.map(Value::from).unwrap_or(Value::Null),
+            "!~" => Value::Bool(found.is_none()),
+            _ => Value::Bool(found.is_some()),
+        }))
     }
 
     /// chef-utils' `platform_version` is `ChefUtils::VersionString.new(node['platform_version'])`, a
@@ -643,4 +683,22 @@ fn second(item: &Value) -> Value {
 /// A bare `platform_version` call (chef-utils).
 fn is_platform_version(n: &Node) -> bool {
     matches!(n, Node::Send(s) if s.recv.is_none() && s.args.is_empty() && s.method_name == "platform_version")
+}
+
+/// The text of a regular expression that matches only itself: one static part of letters, digits,
+/// `_` and `-`, without flags.
+fn literal_regexp(n: &Node) -> Option<String> {
+    let Node::Regexp(re) = n else { return None };
+    if re.options.is_some() {
+        return None;
+    }
+    let [Node::Str(part)] = re.parts.as_slice() else {
+        return None;
+    };
+    let text = String::from_utf8(part.value.raw.clone()).ok()?;
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    plain.then_some(text)
 }

@@ -484,6 +484,14 @@ fn the_listed_wrong_values_are_ruby_values_now() {
         "'1__0'.to_f",
         "'22.04'.gsub('.', '')",
         "'a.b.c'.sub('.', '-')",
+        "'amd-x86_64' =~ /x86_64/",
+        "'arm' =~ /x86_64/",
+        "\"\\u00e9b\" =~ /b/",
+        "/b/ =~ 'ab'",
+        "nil =~ /a/",
+        "nil !~ /a/",
+        "'a' !~ /b/",
+        "'ab'.match?(/b/)",
     ]
     .iter()
     .map(|s| (*s).to_owned())
