@@ -152,9 +152,10 @@ impl Gen {
         let (s, t, x) = (self.string(d - 1), self.string(d - 1), self.any(d - 1));
         let arr = self.array(d - 1);
         let sep = self.leaf(&SEPS);
-        match self.rng.below(14) {
+        match self.rng.below(15) {
             0 => format!("({s} + {t})"),
             12 => format!("{s}.gsub({t}, {})", self.leaf(&STRS)),
+            14 => format!("{s}.capitalize"),
             13 => format!("{s}.sub({sep}, {t})"),
             1 => format!("{s}.upcase"),
             2 => format!("{s}.downcase"),
@@ -492,6 +493,8 @@ fn the_listed_wrong_values_are_ruby_values_now() {
         "nil !~ /a/",
         "'a' !~ /b/",
         "'ab'.match?(/b/)",
+        "'hELLO wORLD'.capitalize",
+        "''.capitalize",
     ]
     .iter()
     .map(|s| (*s).to_owned())

@@ -51,6 +51,14 @@ fn no_arg_method(m: &str, x: &str) -> Option<Value> {
         "to_f" => leading_float(x)?,
         "upcase" if x.is_ascii() => Value::String(x.to_ascii_uppercase()),
         "downcase" if x.is_ascii() => Value::String(x.to_ascii_lowercase()),
+        "capitalize" if x.is_ascii() => {
+            let lower = x.to_ascii_lowercase();
+            let mut chars = lower.chars();
+            Value::String(match chars.next() {
+                Some(c) => c.to_ascii_uppercase().to_string() + chars.as_str(),
+                None => String::new(),
+            })
+        }
         "strip" => Value::String(x.trim_matches(STRIP).to_owned()),
         "empty?" => Value::Bool(x.is_empty()),
         _ => return None,
