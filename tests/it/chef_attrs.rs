@@ -7,7 +7,7 @@
 
 use crate::common;
 use netgw::cookbook::run::{cookbook_order, load_run};
-use netgw::cookbook::{CookbookError, Cookbooks};
+use netgw::cookbook::{CookbookError, Cookbooks, read_metadata};
 use netgw_models::attributes::{AttributeSet, Component, Source};
 use serde_json::{Value, json};
 use std::io::Write;
@@ -464,6 +464,9 @@ fn public_cookbooks_never_give_a_wrong_value() {
     let mut table: Vec<(String, Vec<Outcome>)> = Vec::new();
     for name in &names {
         let src = corpus2.join(name);
+        // The real metadata.rb is read (the run below gets one reduced to the name).
+        let md = read_metadata(&src).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(&md.name, name);
         let order = chef_file_order(&src);
         let mut outcomes: Vec<Vec<Outcome>> = vec![Vec::new(); order.len()];
         for (_, f) in &facts {
