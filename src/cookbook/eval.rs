@@ -8,7 +8,7 @@
 //! (`node.attribute?`, `node.dig`); local variables; `if`/`unless`/`elsif`/ternary/`case`; `each`,
 //! `each_with_index`, `each_pair`, `map`, `select`, `reject`, `times` over arrays, hashes and ranges
 //! with block variables; common value methods (`nil?`, `empty?`, `include?`, `key?`, `keys`, `to_s`,
-//! ...); `include_recipe`; and resource blocks (`netdev_vlan 'web' do vlan_id 100 end`) with their
+//! ...); `include_attribute` in attribute files ([`AttributeLoader`]); `include_recipe`; and resource blocks (`netdev_vlan 'web' do vlan_id 100 end`) with their
 //! properties and actions. Anything else is an error naming the file, line and construct.
 //!
 //! Reads of `node[...]` see Chef's merged view at that moment: every layer loaded so far plus this
@@ -111,13 +111,28 @@ pub const RESOURCE_KINDS: [&str; 12] = [
     "cisco_interface",
 ];
 
-/// Evaluate an attribute file: its assignments become layers of `attrs` from `source`.
-pub fn attribute_file(
-    program: &Program,
-    attrs: &mut AttributeSet,
+/// What an attribute file's `include_attribute` reaches: the run's attribute-file loader.
+pub trait AttributeLoader {
+    /// Loads the Ruby attribute file `cb::file` now unless the run has loaded it already, as
+    /// Chef's `include_attribute` does. `at` names the call for errors.
+    fn include_attribute(
+        &mut self,
+        full: &str,
+        attrs: &mut AttributeSet,
+        at: CookbookError,
+    ) -> Result<(), CookbookError>;
+}
+
+/// Evaluate an attribute file: its assignments become layers of `attrs` from `source`. Without a
+/// `loader`, `include_attribute` is refused.
+pub fn attribute_file<'a>(
+    program: &'a Program,
+    attrs: &'a mut AttributeSet,
     source: Source,
+    loader: Option<&'a mut dyn AttributeLoader>,
 ) -> Result<(), CookbookError> {
     let mut e = Eval::new(program, attrs, source, None);
+    e.loader = loader;
     e.run()?;
     Ok(())
 }
@@ -186,6 +201,8 @@ struct Eval<'a> {
     /// Facts this evaluation read but does not have (it runs before the device is contacted).
     absent_facts: Vec<&'static str>,
     host: Option<&'a mut dyn Host>,
+    /// In an attribute file: loads what `include_attribute` names.
+    loader: Option<&'a mut dyn AttributeLoader>,
     resources: Vec<ResourceDecl>,
     current: Option<ResourceDecl>,
     steps: u64,
@@ -215,6 +232,7 @@ impl<'a> Eval<'a> {
             aliases: HashMap::new(),
             absent_facts: Vec::new(),
             host,
+            loader: None,
             resources: Vec::new(),
             current: None,
             steps: 0,
@@ -1294,7 +1312,7 @@ mod tests {
     fn attrs_of(text: &str) -> Result<Value, CookbookError> {
         let p = parse(Path::new("attributes/default.rb"), text)?;
         let mut set = AttributeSet::new();
-        attribute_file(&p, &mut set, file_source())?;
+        attribute_file(&p, &mut set, file_source(), None)?;
         Ok(Value::Object(set.merged()))
     }
 
@@ -1437,7 +1455,7 @@ mod tests {
                 .unwrap()
                 .clone(),
         );
-        attribute_file(&p, &mut set, file_source()).unwrap();
+        attribute_file(&p, &mut set, file_source(), None).unwrap();
         assert_eq!(set.merged()["a"], "EOS");
         // Errors that read no missing fact are unchanged.
         let e = attrs_of("default['a'] = nil.upcase\n")
@@ -1456,7 +1474,7 @@ mod tests {
                 crate::cookbook::ruby::on_ruby_stack(path, || {
                     let p = parse(path, &text)?;
                     let mut set = AttributeSet::new();
-                    attribute_file(&p, &mut set, file_source())?;
+                    attribute_file(&p, &mut set, file_source(), None)?;
                     Ok(Value::Object(set.merged()))
                 })
             })

@@ -4,7 +4,7 @@
 //! each once, `include_recipe` evaluating the included recipe at that point.
 
 use super::eval::{self, Host, ResourceDecl};
-use super::{CookbookError, Cookbooks, FileBody, RecipeBody, netdev, ruby};
+use super::{AttributeFile, CookbookError, Cookbooks, FileBody, RecipeBody, netdev, ruby};
 use netgw_models::attributes::{AttributeSet, Source, layers_from_document};
 use netgw_models::compile::RecipeSource;
 use serde_json::Value;
@@ -84,8 +84,12 @@ pub fn load_run(
     attrs: &mut AttributeSet,
 ) -> Result<Vec<(String, RecipeSource)>, CookbookError> {
     let order = cookbook_order(cookbooks, run_list_recipes)?;
+    let mut loader = AttributeLoader {
+        cookbooks,
+        loaded: Vec::new(),
+    };
     for cb in &order {
-        load_attribute_files(cookbooks, cb, attrs)?;
+        loader.load_cookbook(cb, attrs)?;
     }
     let mut runner = Runner {
         cookbooks,
@@ -99,12 +103,27 @@ pub fn load_run(
     runner.finish()
 }
 
-fn load_attribute_files(
-    cookbooks: &Cookbooks,
-    cb: &str,
-    attrs: &mut AttributeSet,
-) -> Result<(), CookbookError> {
-    for file in cookbooks.attribute_files(cb)? {
+/// Loads attribute files as chef-client's compiler does: every file through `include_attribute`,
+/// so a file an earlier one included is not loaded again.
+struct AttributeLoader<'a> {
+    cookbooks: &'a Cookbooks,
+    /// The Ruby files loaded (`cb::file`), each marked before it is evaluated, as Chef marks it.
+    loaded: Vec<String>,
+}
+
+impl AttributeLoader<'_> {
+    fn load_cookbook(&mut self, cb: &str, attrs: &mut AttributeSet) -> Result<(), CookbookError> {
+        for file in self.cookbooks.attribute_files(cb)? {
+            self.load_file(file, attrs)?;
+        }
+        Ok(())
+    }
+
+    fn load_file(
+        &mut self,
+        file: AttributeFile,
+        attrs: &mut AttributeSet,
+    ) -> Result<(), CookbookError> {
         let source = Source::AttributeFile {
             cookbook: file.cookbook.clone(),
             file: file.file.clone(),
@@ -119,14 +138,45 @@ fn load_attribute_files(
                 }
             }
             FileBody::Ruby(text) => {
+                let short = file.file.strip_suffix(".rb").unwrap_or(&file.file);
+                let full = format!("{}::{short}", file.cookbook);
+                if self.loaded.contains(&full) {
+                    return Ok(());
+                }
+                self.loaded.push(full);
                 ruby::on_ruby_stack(&file.path, || {
                     let program = ruby::parse(&file.path, text)?;
-                    eval::attribute_file(&program, attrs, source)
+                    eval::attribute_file(&program, attrs, source, Some(self))
                 })?;
             }
         }
+        Ok(())
     }
-    Ok(())
+}
+
+impl eval::AttributeLoader for AttributeLoader<'_> {
+    fn include_attribute(
+        &mut self,
+        full: &str,
+        attrs: &mut AttributeSet,
+        at: CookbookError,
+    ) -> Result<(), CookbookError> {
+        if self.loaded.iter().any(|l| l == full) {
+            return Ok(());
+        }
+        let (cb, short) = full.split_once("::").unwrap_or((full, "default"));
+        let want = format!("{short}.rb");
+        let files = match self.cookbooks.attribute_files(cb) {
+            Ok(files) => files,
+            Err(e) => return Err(at.because(format!("cookbook {cb:?}: {e}"))),
+        };
+        let Some(file) = files.into_iter().find(|f| f.file == want) else {
+            return Err(at.because(format!(
+                "no file attributes/{want} in cookbook {cb:?} (Chef raises AttributeNotFound)"
+            )));
+        };
+        self.load_file(file, attrs)
+    }
 }
 
 enum Item {

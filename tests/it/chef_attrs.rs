@@ -7,7 +7,7 @@
 
 use crate::common;
 use netgw::cookbook::run::{cookbook_order, load_run};
-use netgw::cookbook::{CookbookError, Cookbooks};
+use netgw::cookbook::{CookbookError, Cookbooks, read_metadata};
 use netgw_models::attributes::{AttributeSet, Component, Source};
 use serde_json::{Value, json};
 use std::io::Write;
@@ -36,9 +36,14 @@ fn chef(root: &Path, case: &Case) -> Value {
 
 /// The oracle's JSON and whether Chef evaluated every file without raising.
 fn chef_run(root: &Path, case: &Case) -> (bool, Value) {
+    oracle(root, case.run_list, &case.before)
+}
+
+/// The oracle's answer for `run_list` on a node seeded with `before`.
+fn oracle(root: &Path, run_list: &[&str], before: &Value) -> (bool, Value) {
     let script = common::root().join("scripts/peers/chef-attrs.sh");
-    let mut request = json!({"root": root, "run_list": case.run_list});
-    for (k, v) in case.before.as_object().unwrap() {
+    let mut request = json!({"root": root, "run_list": run_list});
+    for (k, v) in before.as_object().unwrap() {
         request[k] = v.clone();
     }
     let mut child = Command::new("bash")
@@ -96,17 +101,23 @@ fn env() -> Source {
 /// What netgw computes, in the oracle's shape. The run-list's recipes are replaced by ones that do
 /// not exist: attribute files all load before the first recipe, which then stops the run.
 fn netgw(root: &Path, case: &Case) -> Value {
+    netgw_run(root, case.run_list, &case.before)
+        .unwrap_or_else(|e| panic!("{}: {e:?}", root.display()))
+}
+
+/// What netgw computes for `run_list` on a node seeded with `before`, or the error it refuses with.
+fn netgw_run(root: &Path, run_list: &[&str], before: &Value) -> Result<Value, CookbookError> {
     let cookbooks = Cookbooks::open(root).unwrap();
     let mut attrs = AttributeSet::new();
-    seed(&mut attrs, &case.before);
-    let list: Vec<String> = case
-        .run_list
+    seed(&mut attrs, before);
+    let list: Vec<String> = run_list
         .iter()
         .map(|r| format!("{}::no_such_recipe", r.split("::").next().unwrap()))
         .collect();
     match load_run(&cookbooks, &list, &mut attrs) {
         Err(CookbookError::UnknownRecipe { .. }) => {}
-        other => panic!("{}: {other:?}", root.display()),
+        Err(e) => return Err(e),
+        Ok(_) => panic!("{}: the recipe does not exist", root.display()),
     }
     let files: Vec<Value> = cookbook_order(&cookbooks, &list)
         .unwrap()
@@ -116,7 +127,7 @@ fn netgw(root: &Path, case: &Case) -> Value {
         .map(|f| json!(format!("cookbooks/{}/attributes/{}", f.cookbook, f.file)))
         .collect();
     let empty = |v: Value| if v.is_null() { json!({}) } else { v };
-    json!({
+    Ok(json!({
         "cookbook_order": cookbook_order(&cookbooks, &list).unwrap(),
         "files": files,
         "merged": Value::Object(attrs.merged()),
@@ -124,7 +135,7 @@ fn netgw(root: &Path, case: &Case) -> Value {
         "normal": empty(attrs.component(Component::Normal)),
         "override": empty(attrs.combined_override()),
         "automatic": empty(attrs.component(Component::Automatic)),
-    })
+    }))
 }
 
 fn cases() -> Vec<Case> {
@@ -248,6 +259,8 @@ fn every_corpus_attribute_file_gives_what_chef_computes() {
     // Every Ruby attribute file of the corpus took part, so a new fixture cannot escape the oracle.
     let mut all = Vec::new();
     ruby_attribute_files(&corpus(), &mut all);
+    // corpus2's files are each classified by `public_cookbooks_never_give_a_wrong_value`.
+    all.retain(|p| !p.starts_with(corpus().join("corpus2")));
     let missed: Vec<&PathBuf> = all.iter().filter(|p| !compared.contains(p)).collect();
     assert!(missed.is_empty(), "not compared with Chef: {missed:?}");
     assert!(all.len() >= 8, "{all:?}");
@@ -300,5 +313,223 @@ fn platform_helpers_fail_where_chefs_raise() {
     assert!(
         e.contains("attributes/default.rb:2") && e.contains("several version keys"),
         "{e}"
+    );
+}
+
+/// Ohai-like facts of two Linux nodes: the public cookbooks of corpus2 branch on them.
+fn linux_facts() -> Vec<(&'static str, Value)> {
+    let common = |platform: &str, family: &str, version: &str| {
+        json!({
+            "platform": platform, "platform_family": family, "platform_version": version,
+            "os": "linux", "os_version": "5.15.0-91-generic", "hostname": "node1",
+            "fqdn": "node1.example.com", "domain": "example.com", "ipaddress": "192.0.2.10",
+            "macaddress": "52:54:00:12:34:56", "init_package": "systemd",
+            "kernel": {"name": "Linux", "release": "5.15.0-91-generic", "machine": "x86_64",
+                       "modules": {}},
+            "cpu": {"total": 2, "real": 1}, "memory": {"total": "4030056kB"},
+            "virtualization": {"systems": {}}, "languages": {"ruby": {"version": "3.1.2"}},
+        })
+    };
+    let mut ubuntu = common("ubuntu", "debian", "22.04");
+    ubuntu["lsb"] = json!({"id": "Ubuntu", "release": "22.04", "codename": "jammy"});
+    let rocky = common("rocky", "rhel", "9.3");
+    vec![("ubuntu 22.04", ubuntu), ("rocky 9.3", rocky)]
+}
+
+/// How one attribute file of corpus2 came out under one fact set.
+#[derive(Debug, Clone, PartialEq)]
+enum Outcome {
+    Equal,
+    /// netgw refused, naming this file and a line: the construct.
+    Refused(String),
+    /// A wrong value, a value where Chef raises, or a refusal that does not name file and line.
+    Wrong(String),
+}
+
+/// The cookbook's attribute files in chef-client's order: default.rb, then the rest sorted.
+fn chef_file_order(cookbook: &Path) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(cookbook.join("attributes"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|f| f.ends_with(".rb"))
+        .collect();
+    files.sort_by_key(|f| (f != "default.rb", f.clone()));
+    files
+}
+
+/// A cookbook root holding `name` with only `files` (copied from `src`), and a metadata.rb naming
+/// it without dependencies (the dependencies are not in the corpus, and have no say on one
+/// cookbook's attribute values).
+fn cookbook_with(dir: &Path, src: &Path, name: &str, files: &[String]) {
+    let cb = dir.join("cookbooks").join(name);
+    let _ = std::fs::remove_dir_all(&cb);
+    std::fs::create_dir_all(cb.join("attributes")).unwrap();
+    std::fs::write(cb.join("metadata.rb"), format!("name '{name}'\n")).unwrap();
+    for f in files {
+        std::fs::copy(
+            src.join("attributes").join(f),
+            cb.join("attributes").join(f),
+        )
+        .unwrap();
+    }
+}
+
+/// The later files of the cookbook that `file` names in `include_attribute 'NAME::x'` (Chef loads
+/// them at that point), so the comparison has them.
+fn included_later(src: &Path, name: &str, file: &str, have: &[String]) -> Vec<String> {
+    let text = std::fs::read_to_string(src.join("attributes").join(file)).unwrap();
+    let mut out = Vec::new();
+    for line in text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("include_attribute"))
+    {
+        for quoted in line.split(['\'', '"']).skip(1).step_by(2) {
+            let short = match quoted.split_once("::") {
+                Some((cb, short)) if cb == name => short,
+                _ => continue,
+            };
+            let f = format!("{short}.rb");
+            if src.join("attributes").join(&f).is_file() && !have.contains(&f) && !out.contains(&f)
+            {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+/// The construct of a refusal, for counting: netgw's name for it, without the source text of long
+/// expressions.
+fn construct_of(construct: &str) -> String {
+    construct
+        .lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(40)
+        .collect()
+}
+
+/// Classifies `file`, loaded after `before_files` (the cookbook's earlier files netgw evaluated).
+fn classify(root: &Path, name: &str, file: &str, facts: &Value) -> Outcome {
+    let before = json!({ "automatic": facts });
+    let (chef_ok, want) = oracle(root, &[name], &before);
+    let got = netgw_run(root, &[name], &before);
+    match got {
+        Ok(_) if !chef_ok => Outcome::Wrong(format!("netgw evaluated, Chef raised {want}")),
+        Ok(got) => {
+            for key in ["default", "normal", "override", "automatic", "merged"] {
+                if want[key] != got[key] {
+                    return Outcome::Wrong(format!(
+                        "{key}:\n  Chef:  {}\n  netgw: {}",
+                        want[key], got[key]
+                    ));
+                }
+            }
+            Outcome::Equal
+        }
+        Err(CookbookError::Ruby {
+            path,
+            line,
+            construct,
+            why,
+        }) if path.ends_with(format!("attributes/{file}")) && line > 0 => {
+            if std::env::var_os("NETGW_CORPUS_SHOW").is_some() {
+                eprintln!("{file}:{line}: {construct}: {why}");
+            }
+            Outcome::Refused(construct_of(&construct))
+        }
+        Err(CookbookError::Syntax { path, line, .. })
+            if path.ends_with(format!("attributes/{file}")) && line > 0 =>
+        {
+            Outcome::Refused("syntax".into())
+        }
+        Err(e) => Outcome::Wrong(format!(
+            "a refusal that does not name this file and a line: {e}"
+        )),
+    }
+}
+
+#[test]
+fn public_cookbooks_never_give_a_wrong_value() {
+    let corpus2 = corpus().join("corpus2/cookbooks");
+    let mut names: Vec<String> = std::fs::read_dir(&corpus2)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    let facts = linux_facts();
+    let dir = tempfile::tempdir().unwrap();
+    // (file, outcome per fact set)
+    let mut table: Vec<(String, Vec<Outcome>)> = Vec::new();
+    for name in &names {
+        let src = corpus2.join(name);
+        // The real metadata.rb is read (the run below gets one reduced to the name).
+        let md = read_metadata(&src).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(&md.name, name);
+        let order = chef_file_order(&src);
+        let mut outcomes: Vec<Vec<Outcome>> = vec![Vec::new(); order.len()];
+        for (_, f) in &facts {
+            let mut evaluated: Vec<String> = Vec::new();
+            for (i, file) in order.iter().enumerate() {
+                let mut files = evaluated.clone();
+                files.push(file.clone());
+                files.extend(included_later(&src, name, file, &files));
+                cookbook_with(dir.path(), &src, name, &files);
+                let o = classify(dir.path(), name, file, f);
+                if o == Outcome::Equal {
+                    evaluated.push(file.clone());
+                }
+                outcomes[i].push(o);
+            }
+        }
+        for (file, o) in order.iter().zip(outcomes) {
+            table.push((format!("{name}/attributes/{file}"), o));
+        }
+    }
+    let mut wrong = Vec::new();
+    let mut refused: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut equal = 0;
+    println!(
+        "{:<45} {}",
+        "file",
+        facts
+            .iter()
+            .map(|(n, _)| format!("{n:<44}"))
+            .collect::<String>()
+    );
+    for (file, outcomes) in &table {
+        let cells: String = outcomes
+            .iter()
+            .map(|o| match o {
+                Outcome::Equal => format!("{:<44}", "equal"),
+                Outcome::Refused(c) => format!("{:<44}", format!("refused: {c}")),
+                Outcome::Wrong(_) => format!("{:<44}", "WRONG"),
+            })
+            .collect();
+        println!("{file:<45} {cells}");
+        for (o, (fname, _)) in outcomes.iter().zip(&facts) {
+            if let Outcome::Wrong(w) = o {
+                wrong.push(format!("{file} ({fname}): {w}"));
+            }
+        }
+        if outcomes.iter().all(|o| *o == Outcome::Equal) {
+            equal += 1;
+        } else if let Some(Outcome::Refused(c)) =
+            outcomes.iter().find(|o| matches!(o, Outcome::Refused(_)))
+        {
+            *refused.entry(c.clone()).or_default() += 1;
+        }
+    }
+    let total = table.len();
+    println!(
+        "{total} files, {equal} equal under every fact set, refused by first construct: {refused:?}, {} wrong",
+        wrong.len()
+    );
+    assert!(wrong.is_empty(), "WRONG:\n{}", wrong.join("\n"));
+    assert!(total >= 60, "{total} files");
+    assert!(
+        equal * 100 >= total * 85,
+        "{equal} of {total} equal, under 85%"
     );
 }

@@ -759,7 +759,7 @@ fn every_prefix_of_every_corpus_file_evaluates_or_fails_cleanly() {
                 recipe: "x::y".into(),
             };
             let mut attrs = AttributeSet::new();
-            let a = eval::attribute_file(&program, &mut attrs, src.clone());
+            let a = eval::attribute_file(&program, &mut attrs, src.clone(), None);
             let r = eval::recipe(&program, &mut AttributeSet::new(), src, &mut NoInclude);
             for e in [a.err(), r.err()].into_iter().flatten() {
                 let text = e.to_string();

@@ -82,6 +82,31 @@ class OracleNode
   def from_file(filename)
     instance_eval(IO.read(filename), filename, 1)
   end
+
+  # The compiler that resolves and records attribute files (Chef's run context).
+  attr_accessor :compiler
+
+  # Chef::DSL::IncludeAttribute#include_attribute and #parse_attribute_file_spec (same commit), with
+  # the run context's loaded_fully_qualified_attribute?/loaded_attribute/resolve_attribute.
+  def include_attribute(*attr_file_specs)
+    @loaded_attributes ||= {}
+    attr_file_specs.flatten.each do |attr_file_spec|
+      cookbook_name, attr_file = parse_attribute_file_spec(attr_file_spec)
+      next if @loaded_attributes.key?("#{cookbook_name}::#{attr_file}")
+
+      @loaded_attributes["#{cookbook_name}::#{attr_file}"] = true
+      compiler.load_attribute_file(compiler.resolve_attribute(cookbook_name, attr_file))
+    end
+    true
+  end
+
+  def parse_attribute_file_spec(file_spec)
+    if match = file_spec.match(/(.+?)::(.+)/)
+      [match[1], match[2]]
+    else
+      [file_spec, "default"]
+    end
+  end
 end
 
 # Chef::Cookbook::Metadata's DSL as far as cookbook order needs it: name and depends are recorded,
@@ -162,13 +187,28 @@ class OracleCompiler
     default_file = list.find { |path| File.basename(path) == "default.rb" }
     if default_file
       list.delete(default_file)
-      load_attribute_file(default_file)
+      load_attribute_file_of(cookbook, default_file)
     end
     list.each do |filename|
       next unless File.extname(filename) == ".rb"
 
-      load_attribute_file(filename)
+      load_attribute_file_of(cookbook, filename)
     end
+  end
+
+  # Chef's CookbookCompiler#load_attribute_file goes through include_attribute, so a file an
+  # earlier file included is not loaded twice.
+  def load_attribute_file_of(cookbook, filename)
+    @node.include_attribute("#{cookbook}::#{File.basename(filename, ".rb")}")
+  end
+
+  # Chef::RunContext#resolve_attribute: an attribute file of a cookbook by its short name.
+  def resolve_attribute(cookbook, short)
+    path = File.join(cookbook_dir(cookbook), "attributes", "#{short}.rb")
+    raise ArgumentError, "could not find cookbook #{cookbook} while loading attribute #{short}" unless File.directory?(cookbook_dir(cookbook))
+    raise ArgumentError, "could not find filename for attribute #{short} in cookbook #{cookbook}" unless File.file?(path)
+
+    path
   end
 
   def load_attribute_file(filename)
@@ -188,6 +228,7 @@ attrs = node.attributes
   attrs.public_send("#{level}=", request[level]) if request[level]
 end
 compiler = OracleCompiler.new(File.expand_path(request.fetch("root")), node)
+node.compiler = compiler
 order = compiler.cookbook_order(request.fetch("run_list"))
 begin
   order.each { |cb| compiler.load_attributes_from_cookbook(cb) }

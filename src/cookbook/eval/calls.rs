@@ -37,9 +37,92 @@ impl Eval<'_> {
         if is_node(r) {
             return self.node_method(n, s);
         }
+        if let Some(v) = self.literal_match(n, r, s)? {
+            return Ok(v);
+        }
+        if is_platform_version(r) {
+            let recv = self.platform_version(n, &s.method_name)?;
+            let args = self.args(s)?;
+            return self.method(n, &s.method_name, recv, args, false);
+        }
         let (recv, mash) = self.receiver(r)?;
         let args = self.args(s)?;
         self.method(n, &s.method_name, recv, args, mash)
+    }
+
+    /// `x =~ /lit/`, `x !~ /lit/`, `x.match?(/lit/)` and `/lit/ =~ x` where the pattern is plain
+    /// text (letters, digits, `_`, `-`, no flags): Onigmo matches it literally, so Ruby's answer is
+    /// the character index of the first occurrence or nil (`!~`, `match?`: whether it occurs). `x`
+    /// is a String or nil (`nil =~ re` is nil). Any other regular expression stays refused.
+    fn literal_match(
+        &mut self,
+        n: &Node,
+        r: &Node,
+        s: &Send,
+    ) -> Result<Option<Value>, CookbookError> {
+        let m = s.method_name.as_str();
+        let (subject, pattern) = match (m, s.args.as_slice()) {
+            ("=~" | "!~" | "match?", [a]) if literal_regexp(a).is_some() => (r, a),
+            ("=~", [a]) if literal_regexp(r).is_some() => (a, r),
+            _ => return Ok(None),
+        };
+        let Some(text) = literal_regexp(pattern) else {
+            return Ok(None);
+        };
+        let found = match self.eval(subject)? {
+            Value::String(x) => x.find(&text).map(|i| x[..i].chars().count()),
+            Value::Null if m != "match?" => None,
+            v => {
+                return Err(self.err(
+                    n.expression(),
+                    format!("`{m}` on {}", type_name(&v)),
+                    "a regular expression is matched against a String or nil only",
+                ));
+            }
+        };
+        Ok(Some(match m {
+            "=~" => found.map(Value::from).unwrap_or(Value::Null),
+            "!~" => Value::Bool(found.is_none()),
+            _ => Value::Bool(found.is_some()),
+        }))
+    }
+
+    /// chef-utils' `platform_version` is `ChefUtils::VersionString.new(node['platform_version'])`, a
+    /// String whose comparisons (`==`, `<`, `=~`, `satisfies?` ...) compare versions. Its String
+    /// methods are evaluated on the fact; anything else is refused.
+    fn platform_version(&mut self, n: &Node, method: &str) -> Result<Value, CookbookError> {
+        const AS_STRING: [&str; 10] = [
+            "to_i",
+            "to_f",
+            "to_s",
+            "to_str",
+            "split",
+            "start_with?",
+            "end_with?",
+            "include?",
+            "empty?",
+            "length",
+        ];
+        if !AS_STRING.contains(&method) {
+            return Err(self.err(
+                n.expression(),
+                format!("`platform_version.{method}`"),
+                "platform_version is a ChefUtils::VersionString, which compares as versions: use node['platform_version'] with to_i, to_f, split or value_for_platform",
+            ));
+        }
+        match self.fact("platform_version") {
+            v @ Value::String(_) => Ok(v),
+            // `VersionString.new(nil)` is `''`.
+            Value::Null => Ok(Value::String(String::new())),
+            v => Err(self.err(
+                n.expression(),
+                "`platform_version`",
+                format!(
+                    "the node's platform_version is {} (String.new raises TypeError)",
+                    type_name(&v)
+                ),
+            )),
+        }
     }
 
     /// A call's receiver, and whether it is node attributes (see [`super::lookup`]).
@@ -90,6 +173,13 @@ impl Eval<'_> {
         }
         if name == "include_recipe" {
             return self.include(n, s);
+        }
+        // An attribute file is evaluated on the node (`instance_eval`): `attribute?` is the node's.
+        if self.host.is_none() && name == "attribute?" {
+            return self.node_method(n, s);
+        }
+        if self.host.is_none() && name == "include_attribute" {
+            return self.include_attribute(n, s);
         }
         if RESOURCE_KINDS.contains(&name) {
             return self.resource(n, s, None);
@@ -266,6 +356,50 @@ impl Eval<'_> {
         }
         self.resources.extend(decl);
         Ok(Value::Null)
+    }
+
+    /// Chef's `include_attribute 'cb::file'` (`'cb'` is `cb::default`): loads the file now unless
+    /// the run loaded it already (chef-client's compiler loads every file through it, so a file
+    /// included early is not loaded again in its turn).
+    fn include_attribute(&mut self, n: &Node, s: &Send) -> Result<Value, CookbookError> {
+        let mut specs = Vec::new();
+        for a in self.args(s)? {
+            match a {
+                Value::Array(list) => specs.extend(list),
+                v => specs.push(v),
+            }
+        }
+        // The included file reads what this one has assigned so far.
+        self.flush();
+        self.merged = None;
+        for spec in &specs {
+            let Some(spec) = spec.as_str() else {
+                return Err(self.err(
+                    n.expression(),
+                    "`include_attribute`",
+                    format!(
+                        "takes attribute file names ('cb::file'), found {}",
+                        type_name(spec)
+                    ),
+                ));
+            };
+            // Chef's `/(.+?)::(.+)/`: the first `::` after at least one character, with more after.
+            let sep = spec
+                .char_indices()
+                .skip(1)
+                .find(|(i, _)| spec[*i..].starts_with("::"));
+            let full = match sep {
+                Some((i, _)) if spec.len() > i + 2 => spec.to_string(),
+                _ => format!("{spec}::default"),
+            };
+            let at = self.err(n.expression(), format!("`include_attribute {spec:?}`"), "");
+            let Some(loader) = self.loader.as_deref_mut() else {
+                return Err(at.because("this evaluation loads no other attribute files".into()));
+            };
+            loader.include_attribute(&full, self.attrs, at)?;
+        }
+        self.merged = None;
+        Ok(Value::Bool(true))
     }
 
     fn node_method(&mut self, n: &Node, s: &Send) -> Result<Value, CookbookError> {
@@ -544,4 +678,27 @@ fn second(item: &Value) -> Value {
         .and_then(|a| a.get(1))
         .cloned()
         .unwrap_or(Value::Null)
+}
+
+/// A bare `platform_version` call (chef-utils).
+fn is_platform_version(n: &Node) -> bool {
+    matches!(n, Node::Send(s) if s.recv.is_none() && s.args.is_empty() && s.method_name == "platform_version")
+}
+
+/// The text of a regular expression that matches only itself: one static part of letters, digits,
+/// `_` and `-`, without flags.
+fn literal_regexp(n: &Node) -> Option<String> {
+    let Node::Regexp(re) = n else { return None };
+    if re.options.is_some() {
+        return None;
+    }
+    let [Node::Str(part)] = re.parts.as_slice() else {
+        return None;
+    };
+    let text = String::from_utf8(part.value.raw.clone()).ok()?;
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    plain.then_some(text)
 }

@@ -49,7 +49,12 @@ const INTS: [&str; 14] = [
 const FLOATS: [&str; 8] = [
     "1.5", "-2.25", "2.0e20", "0.0001", "1.0e-5", "100.0", "0.1", "3.0",
 ];
-const STRS: [&str; 14] = [
+const STRS: [&str; 19] = [
+    "'22.04'",
+    "' -1_0.2_5x'",
+    "'5.15.0-91'",
+    "'1._5'",
+    "'a.b.c'",
     "'a'",
     "''",
     "'a b'",
@@ -130,10 +135,12 @@ impl Gen {
             return self.leaf(&FLOATS);
         }
         let (a, b, i) = (self.float(d - 1), self.float(d - 1), self.int(d - 1));
-        match self.rng.below(4) {
+        let s = self.string(d - 1);
+        match self.rng.below(5) {
             0 => format!("({a} + {b})"),
             1 => format!("({a} * {i})"),
             2 => format!("({a} - {b})"),
+            3 => format!("{s}.to_f"),
             _ => format!("-({a})"),
         }
     }
@@ -145,8 +152,11 @@ impl Gen {
         let (s, t, x) = (self.string(d - 1), self.string(d - 1), self.any(d - 1));
         let arr = self.array(d - 1);
         let sep = self.leaf(&SEPS);
-        match self.rng.below(12) {
+        match self.rng.below(15) {
             0 => format!("({s} + {t})"),
+            12 => format!("{s}.gsub({t}, {})", self.leaf(&STRS)),
+            14 => format!("{s}.capitalize"),
+            13 => format!("{s}.sub({sep}, {t})"),
             1 => format!("{s}.upcase"),
             2 => format!("{s}.downcase"),
             3 => format!("{s}.strip"),
@@ -468,6 +478,23 @@ fn the_listed_wrong_values_are_ruby_values_now() {
         "'a,b,c'.split(',', 2)",
         "' a  b '.split(' ', -1)",
         "{}.tap { |h| 1 }",
+        "'22.04'.to_f",
+        "' -1_0.2_5x'.to_f",
+        "'5.15.0-91-generic'.to_f",
+        "'abc'.to_f",
+        "'1__0'.to_f",
+        "'22.04'.gsub('.', '')",
+        "'a.b.c'.sub('.', '-')",
+        "'amd-x86_64' =~ /x86_64/",
+        "'arm' =~ /x86_64/",
+        "\"\\u00e9b\" =~ /b/",
+        "/b/ =~ 'ab'",
+        "nil =~ /a/",
+        "nil !~ /a/",
+        "'a' !~ /b/",
+        "'ab'.match?(/b/)",
+        "'hELLO wORLD'.capitalize",
+        "''.capitalize",
     ]
     .iter()
     .map(|s| (*s).to_owned())

@@ -354,6 +354,8 @@ fn hash_method(
         ("include?" | "member?" | "key?" | "has_key?", [k]) => {
             Value::Bool(lookup(h, k, mash)?.is_some())
         }
+        // Chef's attribute collections alias `attribute?` to `has_key?`; a plain Hash has none.
+        ("attribute?", [k]) if mash => Value::Bool(lookup(h, k, mash)?.is_some()),
         ("fetch", [k, rest @ ..]) if rest.len() <= 1 => match (lookup(h, k, mash)?, rest) {
             (Some(v), _) => v.clone(),
             (None, [d]) => d.clone(),

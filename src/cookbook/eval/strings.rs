@@ -16,6 +16,9 @@ pub(super) fn string_method(m: &str, x: &str, args: &[Value]) -> Option<Value> {
         [Value::String(a)] => Some(a.as_str()),
         _ => None,
     };
+    if let ("gsub" | "sub", [Value::String(pat), Value::String(rep)]) = (m, args) {
+        return substitute(m == "gsub", x, pat, rep);
+    }
     Some(match (m, args.len()) {
         ("include?", 1) => Value::Bool(x.contains(one?)),
         ("start_with?", _) => Value::Bool(strs?.iter().any(|a| x.starts_with(a))),
@@ -26,14 +29,36 @@ pub(super) fn string_method(m: &str, x: &str, args: &[Value]) -> Option<Value> {
     })
 }
 
+/// `gsub`/`sub` with a String pattern, which matches literally. The replacement's `\\0`, `\\1`,
+/// `\\k<n>` ... are still substitutions, and an empty pattern matches between characters: refused.
+fn substitute(all: bool, x: &str, pat: &str, rep: &str) -> Option<Value> {
+    if pat.is_empty() || rep.contains('\\') {
+        return None;
+    }
+    Some(Value::String(if all {
+        x.replace(pat, rep)
+    } else {
+        x.replacen(pat, rep, 1)
+    }))
+}
+
 fn no_arg_method(m: &str, x: &str) -> Option<Value> {
     Some(match m {
         "length" | "size" => Value::from(x.chars().count()),
         "to_sym" | "intern" => sym(x),
         "to_s" | "to_str" => Value::String(x.to_owned()),
         "to_i" => Value::from(leading_int(x)?),
+        "to_f" => leading_float(x)?,
         "upcase" if x.is_ascii() => Value::String(x.to_ascii_uppercase()),
         "downcase" if x.is_ascii() => Value::String(x.to_ascii_lowercase()),
+        "capitalize" if x.is_ascii() => {
+            let lower = x.to_ascii_lowercase();
+            let mut chars = lower.chars();
+            Value::String(match chars.next() {
+                Some(c) => c.to_ascii_uppercase().to_string() + chars.as_str(),
+                None => String::new(),
+            })
+        }
         "strip" => Value::String(x.trim_matches(STRIP).to_owned()),
         "empty?" => Value::Bool(x.is_empty()),
         _ => return None,
@@ -191,6 +216,64 @@ pub(super) fn leading_int(s: &str) -> Option<i64> {
     }
     let v: i64 = digits.parse().ok()?;
     Some(if neg { -v } else { v })
+}
+
+/// Ruby's `String#to_f` for the texts netgw reads exactly: leading whitespace, a sign, decimal
+/// digits with single underscores between them, an optional `.` and fraction digits; 0.0 when there
+/// are none. `None` for an exponent, a fraction without integer digits, a result of -0.0 or more than
+/// 15 significant digits (texts where netgw would have to reproduce `strtod`'s corner cases).
+fn leading_float(s: &str) -> Option<Value> {
+    let t = s.trim_start_matches(SPACE);
+    let (neg, t) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let (int, rest) = digit_run(t);
+    if int.is_empty() {
+        return match rest.chars().next() {
+            Some('.' | '_' | 'e' | 'E') => None,
+            _ => Some(float_value(0.0)?),
+        };
+    }
+    let (frac, rest) = match rest.strip_prefix('.') {
+        Some(r) if r.starts_with(|c: char| c.is_ascii_digit()) => digit_run(r),
+        _ => (String::new(), rest),
+    };
+    if rest.starts_with(['e', 'E']) || int.len() + frac.len() > 15 {
+        return None;
+    }
+    let x: f64 = format!("{int}.{frac}0").parse().ok()?;
+    if neg && x == 0.0 {
+        return None;
+    }
+    float_value(if neg { -x } else { x })
+}
+
+/// Leading decimal digits with single underscores between them, and what follows.
+fn digit_run(t: &str) -> (String, &str) {
+    let mut digits = String::new();
+    let mut end = 0;
+    let b = t.as_bytes();
+    while end < b.len() {
+        match b[end] {
+            c @ b'0'..=b'9' => {
+                digits.push(c as char);
+                end += 1;
+            }
+            b'_' if end > 0
+                && b[end - 1].is_ascii_digit()
+                && b.get(end + 1).is_some_and(u8::is_ascii_digit) =>
+            {
+                end += 1;
+            }
+            _ => break,
+        }
+    }
+    (digits, &t[end..])
+}
+
+fn float_value(x: f64) -> Option<Value> {
+    serde_json::Number::from_f64(x).map(Value::Number)
 }
 
 #[cfg(test)]
