@@ -19,6 +19,7 @@ pub mod plans;
 pub mod scheduler;
 pub mod takeover;
 pub mod ui;
+pub mod webhook;
 
 use crate::engine::{Connector, RegistryConnector};
 use crate::gateway::ServeArgs;
@@ -63,6 +64,7 @@ pub const ROUTES: &[&str] = &[
     "/v1/gateway",
     "/metrics",
     "/v1/openapi.json",
+    "/v1/webhooks/nautobot",
 ];
 
 #[derive(Debug, Error)]
@@ -177,6 +179,8 @@ struct AppState {
     settings: Value,
     /// Plans waiting for approval (`plans`).
     plans: plans::Plans,
+    /// `POST /v1/webhooks/nautobot` (`webhook`), when configured.
+    nautobot_webhook: Option<config::NautobotWebhook>,
 }
 
 type S = Arc<AppState>;
@@ -238,6 +242,13 @@ pub async fn serve(
 ) -> Result<scheduler::ShutdownReport, ServeError> {
     let cookbooks = LocalRepo::open(&settings.repo)?;
     let inventory = load_inventory(&settings).await?;
+    if settings.nautobot_webhook.is_some() && inventory.results.is_none() {
+        return Err(ServeError::Config(ConfigError::Setting(format!(
+            "nautobot_webhook: the inventory {} is not a Nautobot one (nautobot+https://... or a \
+             `nautobot:` file), so no webhook change could be mapped to its devices",
+            settings.inventory.display()
+        ))));
+    }
     let links_topology = match &settings.links_topology {
         Some(p) => {
             Some(Arc::new(Inventory::topology(p).map_err(|e| {
@@ -278,7 +289,8 @@ pub async fn serve(
     let metrics = Arc::new(Metrics::default());
     let store: Arc<dyn NodeStore> = store.unwrap_or_else(|| Arc::new(cookbooks.clone()));
     let infra = crate::engine::Infra::open(store.clone(), cookbooks, connector, &coordination)
-        .with_classifier(settings.classifier.clone());
+        .with_classifier(settings.classifier.clone())
+        .with_intent(&inventory);
     let journal_dir = infra.coordination.journal().dir().to_owned();
     let sched = Scheduler::start(
         EngineCtx {
@@ -318,6 +330,7 @@ pub async fn serve(
         streams: Arc::default(),
         started_at,
         plans: plans::Plans::default(),
+        nautobot_webhook: settings.nautobot_webhook.clone(),
     });
     info!(
         listen = %local,
@@ -490,6 +503,7 @@ fn settings_json(
         "body_timeout_secs": settings.limits.body_timeout.as_secs_f64(),
         "max_streams_per_identity": settings.limits.max_streams_per_identity,
         "tls": tls,
+        "nautobot_webhook": settings.nautobot_webhook.is_some(),
     })
 }
 
@@ -508,6 +522,8 @@ fn router(state: S) -> Router {
         .route_layer(middleware::from_fn_with_state(state.clone(), authenticate));
     Router::new()
         .route("/healthz", get(healthz))
+        // Signed by Nautobot, not by a token: checked by the handler itself.
+        .route("/v1/webhooks/nautobot", post(webhook::nautobot))
         .merge(authed)
         .merge(ui::router(state.clone()))
         .fallback(|| async { HttpError::not_found("no such endpoint (see /v1/openapi.json)") })

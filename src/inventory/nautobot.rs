@@ -307,6 +307,8 @@ async fn fetch_intent(
 pub(super) struct Read {
     /// Host name -> Nautobot device id (where results are recorded).
     pub device_ids: BTreeMap<String, String>,
+    /// Host name -> the id of its device's location (which VLAN changes affect it).
+    pub location_ids: BTreeMap<String, String>,
     pub hosts: BTreeMap<String, Entry>,
     pub groups: BTreeMap<String, Entry>,
     pub origins: BTreeMap<String, BTreeMap<String, String>>,
@@ -316,25 +318,104 @@ pub(super) struct Read {
     pub warnings: Vec<String>,
 }
 
-/// The Nautobot an inventory came from, to record run results in.
+/// The Nautobot an inventory came from: to read a host's current intent from, to tell which hosts a
+/// change in it affects, and to record run results in.
 #[derive(Debug, Clone)]
 pub struct Results {
     spec: SourceSpec,
     at: PathBuf,
     device_ids: BTreeMap<String, String>,
+    location_ids: BTreeMap<String, String>,
 }
 
 impl Results {
-    pub(super) fn new(
-        spec: SourceSpec,
-        at: &Path,
-        device_ids: BTreeMap<String, String>,
-    ) -> Results {
+    pub(super) fn new(spec: SourceSpec, at: &Path, read: &Read) -> Results {
         Results {
             spec,
             at: at.to_owned(),
-            device_ids,
+            device_ids: read.device_ids.clone(),
+            location_ids: read.location_ids.clone(),
         }
+    }
+
+    /// Where the inventory came from, as errors and layers name it.
+    pub fn source(&self) -> String {
+        self.at.display().to_string()
+    }
+
+    /// `host`'s intent as Nautobot holds it now (its device, interfaces and location's VLANs read
+    /// again), with the warnings reading it gave. Errors name the device and Nautobot's field.
+    pub fn intent_of(&self, host: &str) -> Result<(Map<String, Value>, Vec<String>), InventoryError> {
+        let err = |m: String| super::file_err(&self.at, m);
+        let id = self
+            .device_ids
+            .get(host)
+            .ok_or_else(|| err(format!("{host} is no Nautobot device of this inventory")))?;
+        let client = client(&self.spec, &self.at)?;
+        let base = self.spec.url.trim_end_matches('/').to_owned();
+        let fetched = on_own_runtime(|| async {
+            let path = format!("api/dcim/devices/{id}/?depth=1");
+            let device: Value = client.get_json(&path).await.map_err(|e| e.to_string())?;
+            let devices = vec![device];
+            let (interfaces, vlans) = fetch_intent(&client, &base, &devices).await?;
+            Ok(Fetched {
+                devices,
+                secrets: BTreeMap::new(),
+                interfaces,
+                vlans,
+            })
+        })
+        .map_err(err)?;
+        let mut warnings = Vec::new();
+        let attrs = intent(&fetched.devices[0], host, &fetched, &mut warnings).map_err(err)?;
+        Ok((attrs, warnings))
+    }
+
+    /// The hosts a change Nautobot's webhook describes (its JSON body) affects, and the change in
+    /// words. A device: that device; an interface: its device; a VLAN: the devices of its locations
+    /// (before and after the change) and those whose interfaces carry it (asked of Nautobot).
+    pub fn affected(&self, event: &Value) -> Result<(Vec<String>, String), ChangeError> {
+        let change = Change::of(event).map_err(ChangeError::Body)?;
+        let mut hosts = self.hosts_of(&change.devices, &change.locations);
+        if let Some(vlan) = &change.vlan {
+            let carried = self.devices_carrying(vlan).map_err(ChangeError::Nautobot)?;
+            for h in self.hosts_of(&carried, &[]) {
+                if !hosts.contains(&h) {
+                    hosts.push(h);
+                }
+            }
+        }
+        Ok((hosts, change.what))
+    }
+
+    /// The hosts whose device is one of `devices` or whose location is one of `locations`, in
+    /// inventory order.
+    fn hosts_of(&self, devices: &[String], locations: &[String]) -> Vec<String> {
+        self.device_ids
+            .iter()
+            .filter(|(host, id)| {
+                devices.contains(id)
+                    || self
+                        .location_ids
+                        .get(*host)
+                        .is_some_and(|l| locations.contains(l))
+            })
+            .map(|(host, _)| host.clone())
+            .collect()
+    }
+
+    /// The ids of the devices whose interfaces carry VLAN `id` (tagged or untagged).
+    fn devices_carrying(&self, id: &str) -> Result<Vec<String>, String> {
+        let client = client(&self.spec, &self.at).map_err(|e| e.to_string())?;
+        let base = self.spec.url.trim_end_matches('/').to_owned();
+        let mut q = form_urlencoded::Serializer::new(String::new());
+        q.append_pair("vlan_id", id);
+        let path = format!("api/dcim/interfaces/?depth=0&limit={PAGE}&{}", q.finish());
+        let ifaces = on_own_runtime(|| list(&client, &base, path))?;
+        Ok(ifaces
+            .iter()
+            .filter_map(|i| i["device"]["id"].as_str().map(str::to_owned))
+            .collect())
     }
 
     /// Record one note per host (`(host, text)`) on its Nautobot device: a Nautobot note (the
@@ -362,6 +443,80 @@ impl Results {
             Ok(bodies.len())
         })
         .map_err(|m| super::file_err(&self.at, m))
+    }
+}
+
+/// Why the hosts a webhook's change affects are not known.
+#[derive(Debug, thiserror::Error)]
+pub enum ChangeError {
+    /// The body is not a change netgw maps to devices.
+    #[error("the webhook body: {0}")]
+    Body(String),
+    /// Nautobot did not say which devices carry the changed VLAN.
+    #[error("asking Nautobot which devices carry the VLAN: {0}")]
+    Nautobot(String),
+}
+
+/// What a Nautobot webhook body says changed: the devices and locations it names, the VLAN (whose
+/// carrying interfaces are asked of Nautobot), and the change in words.
+#[derive(Debug, PartialEq)]
+struct Change {
+    devices: Vec<String>,
+    locations: Vec<String>,
+    vlan: Option<String>,
+    what: String,
+}
+
+impl Change {
+    /// Read a webhook body (Nautobot's default: `event`, `model`, `username`, `data`, `snapshots`).
+    fn of(event: &Value) -> Result<Change, String> {
+        let data = &event["data"];
+        let id = |v: &Value| v["id"].as_str().map(str::to_owned);
+        let object_type = data["object_type"]
+            .as_str()
+            .map(str::to_owned)
+            .or_else(|| event["model"].as_str().map(|m| format!("?.{m}")))
+            .ok_or("no `data.object_type` nor `model`: not a Nautobot webhook body")?;
+        let object_id = id(data).ok_or("no `data.id`: not a Nautobot webhook body")?;
+        let mut c = Change {
+            devices: Vec::new(),
+            locations: Vec::new(),
+            vlan: None,
+            what: format!(
+                "{object_type} {} {} by {}",
+                data["display"].as_str().or(data["name"].as_str()).unwrap_or(&object_id),
+                event["event"].as_str().unwrap_or("changed"),
+                event["username"].as_str().unwrap_or("?")
+            ),
+        };
+        match object_type.rsplit('.').next() {
+            Some("device") => c.devices.push(object_id),
+            Some("interface") => {
+                // The device before the change too: an interface moved to another device.
+                for snap in [data, &event["snapshots"]["prechange"]] {
+                    if let Some(d) = id(&snap["device"]).filter(|d| !c.devices.contains(d)) {
+                        c.devices.push(d);
+                    }
+                }
+            }
+            Some("vlan") => {
+                for snap in [data, &event["snapshots"]["prechange"]] {
+                    for l in snap["locations"].as_array().into_iter().flatten() {
+                        if let Some(l) = id(l).filter(|l| !c.locations.contains(l)) {
+                            c.locations.push(l);
+                        }
+                    }
+                }
+                c.vlan = Some(object_id);
+            }
+            _ => {
+                return Err(format!(
+                    "{object_type}: netgw maps dcim.device, dcim.interface and ipam.vlan changes to devices \
+                     (select only those content types in the webhook)"
+                ));
+            }
+        }
+        Ok(c)
     }
 }
 
@@ -394,6 +549,7 @@ pub(super) fn read(spec: &SourceSpec, at: &Path) -> Result<Read, InventoryError>
 fn build(f: &Fetched) -> Read {
     let mut r = Read {
         device_ids: BTreeMap::new(),
+        location_ids: BTreeMap::new(),
         hosts: BTreeMap::new(),
         groups: BTreeMap::new(),
         origins: BTreeMap::new(),
@@ -409,6 +565,9 @@ fn build(f: &Fetched) -> Read {
         let mut origins = BTreeMap::new();
         if let Some(id) = d["id"].as_str() {
             r.device_ids.insert(name.clone(), id.to_owned());
+        }
+        if let Some(id) = d["location"]["id"].as_str() {
+            r.location_ids.insert(name.clone(), id.to_owned());
         }
         let (entry, problem) = host(d, &name, f, &mut origins);
         if let Some(message) = problem {
