@@ -712,7 +712,11 @@ async fn run_node(
             r.error_kind = Some(NodeErrorKind::Config);
             r.error = Some(message);
             drop(permit);
-            shared.node_done(&run_id, &node, serde_json::to_value(&r).unwrap_or(Value::Null));
+            shared.node_done(
+                &run_id,
+                &node,
+                serde_json::to_value(&r).unwrap_or(Value::Null),
+            );
             return;
         }
     };

@@ -6,11 +6,11 @@
 //! node's run reads its intent from Nautobot again when it starts.
 
 use super::{AppState, HttpError, S};
+use axum::Json;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use netgw_models::secret::Secret;
 use serde_json::{Value, json};
 use tracing::{info, warn};
@@ -28,9 +28,11 @@ pub fn verify(secret: &Secret, body: &[u8], signature: &str) -> bool {
 }
 
 fn unauthorized(s: &AppState, message: &'static str, close: bool) -> Response {
-    s.metrics.auth_failure(if close { "missing" } else { "invalid" });
+    s.metrics
+        .auth_failure(if close { "missing" } else { "invalid" });
     warn!("nautobot webhook refused: {message}");
-    let mut r = HttpError::new(StatusCode::UNAUTHORIZED, "invalid_signature", message).into_response();
+    let mut r =
+        HttpError::new(StatusCode::UNAUTHORIZED, "invalid_signature", message).into_response();
     if close {
         r.headers_mut()
             .insert(header::CONNECTION, HeaderValue::from_static("close"));
@@ -76,7 +78,11 @@ pub(super) async fn nautobot(State(s): State<S>, req: Request) -> Response {
     };
     let (parts, body) = req.into_parts();
     let Some(sig) = signature(&parts.headers) else {
-        return unauthorized(&s, "no X-Hook-Signature: set the webhook's secret in Nautobot", true);
+        return unauthorized(
+            &s,
+            "no X-Hook-Signature: set the webhook's secret in Nautobot",
+            true,
+        );
     };
     let bytes = match read_body(&s, body, hook.max_body).await {
         Ok(b) => b,

@@ -345,7 +345,10 @@ impl Results {
 
     /// `host`'s intent as Nautobot holds it now (its device, interfaces and location's VLANs read
     /// again), with the warnings reading it gave. Errors name the device and Nautobot's field.
-    pub fn intent_of(&self, host: &str) -> Result<(Map<String, Value>, Vec<String>), InventoryError> {
+    pub fn intent_of(
+        &self,
+        host: &str,
+    ) -> Result<(Map<String, Value>, Vec<String>), InventoryError> {
         let err = |m: String| super::file_err(&self.at, m);
         let id = self
             .device_ids
@@ -484,7 +487,10 @@ impl Change {
             vlan: None,
             what: format!(
                 "{object_type} {} {} by {}",
-                data["display"].as_str().or(data["name"].as_str()).unwrap_or(&object_id),
+                data["display"]
+                    .as_str()
+                    .or(data["name"].as_str())
+                    .unwrap_or(&object_id),
                 event["event"].as_str().unwrap_or("changed"),
                 event["username"].as_str().unwrap_or("?")
             ),

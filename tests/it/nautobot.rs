@@ -188,12 +188,7 @@ fn campus() -> &'static Campus {
             "loading the campus into Nautobot: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        Campus {
-            nb,
-            rt,
-            lab,
-            dir,
-        }
+        Campus { nb, rt, lab, dir }
     })
 }
 
@@ -457,6 +452,25 @@ print(json.dumps([n.note for n in ns]))
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// What Nautobot holds that netgw writes to or reads from, as text: every note, the change log,
+/// the devices (custom fields included) and the config contexts.
+fn nautobot_objects(c: &Campus) -> String {
+    const DUMP: &str = "import json, os, pynautobot
+nb = pynautobot.api(os.environ['NAUTOBOT_URL'], token=os.environ['NAUTOBOT_TOKEN'])
+out = []
+for ep in (nb.extras.notes, nb.extras.object_changes, nb.dcim.devices, nb.extras.config_contexts):
+    out.extend(dict(o) for o in ep.all())
+print(json.dumps(out, default=str))
+";
+    let out = c.nb.python().args(["-c", DUMP]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// An interface of a lab device as (description, enabled, mtu, mode, access, native, trunk).
 fn iface(c: &Campus, node: &str, name: &str) -> (String, bool, u32, String, u16, u16, String) {
     let dev = &c.lab.node(node).unwrap().device;
@@ -625,12 +639,19 @@ fn a_change_behind_nautobots_back_drifts_and_one_in_nautobot_converges(c: &Campu
     assert_eq!(changed[0]["name"], "Ethernet1");
     assert_eq!(changed[0]["changes"][0]["after"], "desk 1-01", "{text}");
     let recorded = notes(c, "eos1");
+    // In Nautobot: the device's note names what differs (never the values).
     assert!(
         recorded
             .last()
             .unwrap()
-            .ends_with(": drifted (1 of 4 resources differ)"),
+            .ends_with(": drifted (1 of 4 resources differ: link[Ethernet1] (description))"),
         "{recorded:?}"
+    );
+    let held = nautobot_objects(c);
+    assert!(held.contains("drifted (1 of 4"), "the dump reads the notes");
+    assert!(
+        !held.contains(LAB_PASSWORD) && !held.contains(&c.nb.token),
+        "a secret in Nautobot's notes, change log, devices or config contexts"
     );
 
     const RENAME: &str = "import os, pynautobot
@@ -706,7 +727,10 @@ fn post_hook(c: &Campus, base: &str, body: &Value, secret: Option<&str>) -> (u16
     if let Some(s) = secret {
         let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA512, s.as_bytes());
         let tag = ring::hmac::sign(&key, &bytes);
-        req = req.header("X-Hook-Signature", data_encoding::HEXLOWER.encode(tag.as_ref()));
+        req = req.header(
+            "X-Hook-Signature",
+            data_encoding::HEXLOWER.encode(tag.as_ref()),
+        );
     }
     c.rt.block_on(async {
         let r = req.body(bytes).send().await.unwrap();
@@ -734,11 +758,24 @@ i.update({'description': 'desk 1-99 via webhook', 'enabled': False, 'mode': 'acc
           'untagged_vlan': vlan.id})
 print(nb.dcim.devices.get(name='nx1').id)
 ";
-    let out = c.nb.python().args(["-c", HOOK, &base, WEBHOOK_SECRET]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out =
+        c.nb.python()
+            .args(["-c", HOOK, &base, WEBHOOK_SECRET])
+            .output()
+            .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let nx1_id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    let want = ("desk 1-99 via webhook".to_owned(), false, "Access".to_owned(), 110);
+    let want = (
+        "desk 1-99 via webhook".to_owned(),
+        false,
+        "Access".to_owned(),
+        110,
+    );
     loop {
         let i = iface(c, "nx1", "Ethernet1/1");
         if (i.0.clone(), i.1, i.3.clone(), i.4) == want {
@@ -770,7 +807,11 @@ print(nb.dcim.devices.get(name='nx1').id)
     );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !notes(c, "nx1").iter().any(|n| n.contains(": converged (")) {
-        assert!(std::time::Instant::now() < deadline, "{:?}", notes(c, "nx1"));
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{:?}",
+            notes(c, "nx1")
+        );
         std::thread::sleep(std::time::Duration::from_millis(300));
     }
 
@@ -778,9 +819,17 @@ print(nb.dcim.devices.get(name='nx1').id)
     let change = json!({"event": "updated", "model": "device", "username": "mallory",
                         "data": {"id": nx1_id, "object_type": "dcim.device", "name": "nx1"}});
     let (code, body) = post_hook(c, &base, &change, None);
-    assert_eq!((code, body["code"].as_str()), (401, Some("invalid_signature")), "{body}");
+    assert_eq!(
+        (code, body["code"].as_str()),
+        (401, Some("invalid_signature")),
+        "{body}"
+    );
     let (code, body) = post_hook(c, &base, &change, Some("another secret"));
-    assert_eq!((code, body["code"].as_str()), (401, Some("invalid_signature")), "{body}");
+    assert_eq!(
+        (code, body["code"].as_str()),
+        (401, Some("invalid_signature")),
+        "{body}"
+    );
     // Signed: a device of the inventory is queued; one outside it and other objects are not.
     let (code, body) = post_hook(c, &base, &change, Some(WEBHOOK_SECRET));
     assert_eq!(code, 202, "{body}");
@@ -814,7 +863,12 @@ print(nb.dcim.devices.get(name='nx1').id)
     let _ = child.kill();
     let _ = child.wait();
     let text = std::fs::read_to_string(&log).unwrap();
-    for secret in [WEBHOOK_SECRET, LAB_PASSWORD, SERVE_TOKEN, c.nb.token.as_str()] {
+    for secret in [
+        WEBHOOK_SECRET,
+        LAB_PASSWORD,
+        SERVE_TOKEN,
+        c.nb.token.as_str(),
+    ] {
         assert!(!text.contains(secret), "a secret in serve's log");
     }
 }
