@@ -242,13 +242,6 @@ pub async fn serve(
 ) -> Result<scheduler::ShutdownReport, ServeError> {
     let cookbooks = LocalRepo::open(&settings.repo)?;
     let inventory = load_inventory(&settings).await?;
-    if settings.nautobot_webhook.is_some() && inventory.results.is_none() {
-        return Err(ServeError::Config(ConfigError::Setting(format!(
-            "nautobot_webhook: the inventory {} is not a Nautobot one (nautobot+https://... or a \
-             `nautobot:` file), so no webhook change could be mapped to its devices",
-            settings.inventory.display()
-        ))));
-    }
     let links_topology = match &settings.links_topology {
         Some(p) => {
             Some(Arc::new(Inventory::topology(p).map_err(|e| {
@@ -306,10 +299,8 @@ pub async fn serve(
         settings.concurrency,
         settings.max_queue,
     );
-    let tls = match &settings.tls {
-        Some((cert, key)) => Some(limits::tls_acceptor(cert, key)?),
-        None => None,
-    };
+    let tls = settings.tls.as_ref();
+    let tls = tls.map(|(c, k)| limits::tls_acceptor(c, k)).transpose()?;
     recover_at_start(&sched, &journal_dir).await;
     takeover::start(&sched, &history, &local.to_string(), &shutdown).await;
     let retention = Retention {
@@ -393,6 +384,13 @@ async fn load_inventory(settings: &Settings) -> Result<Inventory, ServeError> {
     inventory.trust = settings.trust.clone();
     for w in &inventory.warnings {
         warn!(inventory = %settings.inventory.display(), "{w}");
+    }
+    if settings.nautobot_webhook.is_some() && inventory.results.is_none() {
+        return Err(ServeError::Config(ConfigError::Setting(format!(
+            "nautobot_webhook: the inventory {} is not a Nautobot one (nautobot+https://... or a \
+             `nautobot:` file), so no webhook change could be mapped to its devices",
+            settings.inventory.display()
+        ))));
     }
     Ok(inventory)
 }
