@@ -457,6 +457,35 @@ mod tests {
     }
 
     #[test]
+    fn the_nautobot_webhook_secret_is_read_from_one_place_and_never_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("hook"), "s3cret-hook\n").unwrap();
+        let p = dir.path().join("serve.yml");
+        let c = parse_file(&p, "nautobot_webhook:\n  secret_file: hook\n").unwrap();
+        let hook = c.nautobot_webhook.unwrap().resolve().unwrap();
+        assert_eq!(hook.secret.expose(), "s3cret-hook");
+        assert_eq!(hook.max_body, DEFAULT_WEBHOOK_MAX_BODY);
+        assert!(!format!("{hook:?}").contains("s3cret"));
+        let both = "nautobot_webhook: {secret_file: hook, secret_env: X}\n";
+        let e = parse_file(&p, both)
+            .unwrap()
+            .nautobot_webhook
+            .unwrap()
+            .resolve();
+        assert!(e.unwrap_err().to_string().contains("exactly one"));
+        std::fs::write(dir.path().join("empty"), "").unwrap();
+        let empty = "nautobot_webhook: {secret_file: empty}\n";
+        let e = parse_file(&p, empty)
+            .unwrap()
+            .nautobot_webhook
+            .unwrap()
+            .resolve();
+        assert!(e.is_err());
+        let e = parse_file(&p, "nautobot_webhook: {secret: x}\n").unwrap_err();
+        assert!(e.to_string().contains("unknown field `secret`"), "{e}");
+    }
+
+    #[test]
     fn no_credentials_is_refused() {
         let args = ServeArgs {
             inventory: Some("inv.yml".into()),

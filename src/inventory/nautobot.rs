@@ -969,6 +969,53 @@ mod tests {
         assert!(e.contains("nautobot+https://"), "{e}");
     }
 
+    fn results(hosts: &[(&str, &str, &str)]) -> Results {
+        let mut read = build(&fetched(device(json!(null)), vec![]));
+        read.device_ids.clear();
+        read.location_ids.clear();
+        for (host, id, loc) in hosts {
+            read.device_ids.insert((*host).into(), (*id).into());
+            read.location_ids.insert((*host).into(), (*loc).into());
+        }
+        let spec = spec_from_url("nautobot+http://127.0.0.1:9/")
+            .unwrap()
+            .unwrap();
+        Results::new(spec, Path::new("nb"), &read)
+    }
+
+    #[test]
+    fn a_webhook_change_names_the_devices_and_locations_it_affects() {
+        let iface = json!({"event": "updated", "model": "interface", "username": "alice",
+            "data": {"id": "i1", "object_type": "dcim.interface", "display": "Ethernet1",
+                     "device": {"id": "d2"}},
+            "snapshots": {"prechange": {"device": {"id": "d1"}}}});
+        let c = Change::of(&iface).unwrap();
+        assert_eq!(c.devices, ["d2", "d1"], "the device before a move too");
+        assert_eq!(c.what, "dcim.interface Ethernet1 updated by alice");
+        let vlan = json!({"event": "deleted", "model": "vlan",
+            "data": {"id": "v1", "object_type": "ipam.vlan", "locations": [{"id": "l2"}]},
+            "snapshots": {"prechange": {"locations": [{"id": "l1"}, {"id": "l2"}]}}});
+        let c = Change::of(&vlan).unwrap();
+        assert_eq!(
+            (c.locations, c.vlan),
+            (vec!["l2".into(), "l1".into()], Some("v1".into()))
+        );
+        let device = json!({"model": "device", "data": {"id": "d3", "object_type": "dcim.device"}});
+        assert_eq!(Change::of(&device).unwrap().devices, ["d3"]);
+        let other =
+            json!({"model": "circuit", "data": {"id": "c1", "object_type": "circuits.circuit"}});
+        assert!(Change::of(&other).unwrap_err().contains("circuits.circuit"));
+        assert!(Change::of(&json!({"data": {}})).is_err());
+
+        let r = results(&[
+            ("sw1", "d1", "l1"),
+            ("sw2", "d2", "l2"),
+            ("sw3", "d3", "l3"),
+        ]);
+        assert_eq!(r.hosts_of(&["d3".into()], &["l1".into()]), ["sw1", "sw3"]);
+        assert!(r.hosts_of(&["d9".into()], &[]).is_empty());
+    }
+
     #[test]
     fn interfaces_become_links_by_mode() {
         let vlan = |v: u64| json!({"vid": v, "name": format!("v{v}")});

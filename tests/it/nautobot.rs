@@ -862,6 +862,17 @@ print(nb.dcim.devices.get(name='nx1').id)
     assert_eq!(by_mallory, 1, "only the signed change queued a run: {runs}");
     let _ = child.kill();
     let _ = child.wait();
+    // Later changes in Nautobot are not sent to a port serve no longer holds.
+    const UNHOOK: &str = "import os, pynautobot
+nb = pynautobot.api(os.environ['NAUTOBOT_URL'], token=os.environ['NAUTOBOT_TOKEN'])
+nb.extras.webhooks.get(name='netgw').delete()
+";
+    let out = c.nb.python().args(["-c", UNHOOK]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read_to_string(&log).unwrap();
     for secret in [
         WEBHOOK_SECRET,
