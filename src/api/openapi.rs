@@ -55,7 +55,7 @@ fn paths() -> Value {
         }},
         "/v1/webhooks/nautobot": {"post": {
             "summary": "A change in Nautobot, from its webhook (no token: signed by Nautobot)",
-            "description": "Nautobot's webhook body as it sends it by default (`event`, `model`, `username`, `data`, `snapshots`), for dcim.device, dcim.interface and ipam.vlan. `X-Hook-Signature` must be the HMAC-SHA512 (hex) of the body under the secret `nautobot_webhook` names; without it the body is not read. The devices the change affects (the device; an interface's device; a VLAN's locations' devices and the devices whose interfaces carry it) are triggered as by POST /v1/converge with `nodes` and coalesce alike; each run reads the device's intent from Nautobot when it starts. 404 when no `nautobot_webhook` is configured (docs/nautobot.md).",
+            "description": "Nautobot's webhook body as it sends it by default (`event`, `model`, `username`, `data`, `snapshots`), for dcim.device, dcim.interface, ipam.vlan and ipam.ipaddress. `X-Hook-Signature` must be the HMAC-SHA512 (hex) of the body under the secret `nautobot_webhook` names; without it the body is not read. The devices the change affects (the device; an interface's device; a VLAN's locations' devices and the devices whose interfaces carry it; an address's interfaces' devices) are triggered as by POST /v1/converge with `nodes` and coalesce alike; each run reads the device's intent from Nautobot when it starts. 404 when no `nautobot_webhook` is configured (docs/nautobot.md).",
             "security": [],
             "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
             "responses": {

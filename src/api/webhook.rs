@@ -1,4 +1,4 @@
-//! `POST /v1/webhooks/nautobot`: a change in Nautobot, as its webhook sends it, becomes a converge of
+//! `POST /v1/webhooks/nautobot`: a change in Nautobot (a device, interface, VLAN or IP address), as its webhook sends it, becomes a converge of
 //! the devices it affects (docs/nautobot.md). Nautobot signs the body with the webhook's secret
 //! (`X-Hook-Signature`: HMAC-SHA512, hex); the signature is checked, in constant time, before any
 //! byte of the body is used, and a request without one is refused before its body is read. The

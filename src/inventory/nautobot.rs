@@ -244,6 +244,8 @@ struct Fetched {
     interfaces: BTreeMap<String, Vec<Value>>,
     /// Location name -> the VLANs assigned to it.
     vlans: BTreeMap<String, Vec<Value>>,
+    /// Device id -> the IP addresses on its interfaces (depth 1: with their interfaces).
+    addresses: BTreeMap<String, Vec<Value>>,
 }
 
 async fn fetch(spec: &SourceSpec, client: &HttpClient) -> Result<Fetched, String> {
@@ -267,16 +269,18 @@ async fn fetch(spec: &SourceSpec, client: &HttpClient) -> Result<Fetched, String
             secrets.insert(id.to_owned(), list(client, &base, path).await?);
         }
     }
-    let (interfaces, vlans) = fetch_intent(client, &base, &devices).await?;
+    let (interfaces, vlans, addresses) = fetch_intent(client, &base, &devices).await?;
     Ok(Fetched {
         devices,
         secrets,
         interfaces,
         vlans,
+        addresses,
     })
 }
 
-type IntentObjects = (BTreeMap<String, Vec<Value>>, BTreeMap<String, Vec<Value>>);
+type Objects = BTreeMap<String, Vec<Value>>;
+type IntentObjects = (Objects, Objects, Objects);
 
 /// Each device's interfaces (one listing per device) and each of their locations' VLANs.
 async fn fetch_intent(
@@ -286,10 +290,13 @@ async fn fetch_intent(
 ) -> Result<IntentObjects, String> {
     let mut interfaces = BTreeMap::new();
     let mut vlans = BTreeMap::new();
+    let mut addresses = BTreeMap::new();
     for d in devices {
         if let Some(id) = d["id"].as_str() {
             let path = format!("api/dcim/interfaces/?depth=1&limit={PAGE}&device_id={id}");
             interfaces.insert(id.to_owned(), list(client, base, path).await?);
+            let path = format!("api/ipam/ip-addresses/?depth=1&limit={PAGE}&device_id={id}");
+            addresses.insert(id.to_owned(), list(client, base, path).await?);
         }
         if let Some(loc) = d["location"]["name"].as_str()
             && !vlans.contains_key(loc)
@@ -300,7 +307,7 @@ async fn fetch_intent(
             vlans.insert(loc.to_owned(), list(client, base, path).await?);
         }
     }
-    Ok((interfaces, vlans))
+    Ok((interfaces, vlans, addresses))
 }
 
 /// The hosts (with their groups) and, per host, where each value came from and what is wrong with it.
@@ -360,12 +367,13 @@ impl Results {
             let path = format!("api/dcim/devices/{id}/?depth=1");
             let device: Value = client.get_json(&path).await.map_err(|e| e.to_string())?;
             let devices = vec![device];
-            let (interfaces, vlans) = fetch_intent(&client, &base, &devices).await?;
+            let (interfaces, vlans, addresses) = fetch_intent(&client, &base, &devices).await?;
             Ok(Fetched {
                 devices,
                 secrets: BTreeMap::new(),
                 interfaces,
                 vlans,
+                addresses,
             })
         })
         .map_err(err)?;
@@ -505,6 +513,16 @@ impl Change {
                     }
                 }
             }
+            // An address: the devices of its interfaces.
+            Some("ipaddress") => {
+                for snap in [data, &event["snapshots"]["prechange"]] {
+                    for i in snap["interfaces"].as_array().into_iter().flatten() {
+                        if let Some(d) = id(&i["device"]).filter(|d| !c.devices.contains(d)) {
+                            c.devices.push(d);
+                        }
+                    }
+                }
+            }
             Some("vlan") => {
                 for snap in [data, &event["snapshots"]["prechange"]] {
                     for l in snap["locations"].as_array().into_iter().flatten() {
@@ -517,8 +535,8 @@ impl Change {
             }
             _ => {
                 return Err(format!(
-                    "{object_type}: netgw maps dcim.device, dcim.interface and ipam.vlan changes to devices \
-                     (select only those content types in the webhook)"
+                    "{object_type}: netgw maps dcim.device, dcim.interface, ipam.vlan and ipam.ipaddress \
+                     changes to devices (select only those in the webhook)"
                 ));
             }
         }
@@ -850,18 +868,58 @@ fn intent(
         let link = link(i).map_err(|m| format!("nautobot device {name} interface {iname} {m}"))?;
         links.insert(iname.to_owned(), Value::Object(link));
     }
+    let l3 = l3_interfaces(d, name, f, &links)?;
     let mut netdev = Map::new();
-    if !vlans.is_empty() {
-        netdev.insert("vlans".into(), Value::Object(vlans));
-    }
-    if !links.is_empty() {
-        netdev.insert("links".into(), Value::Object(links));
+    for (key, map) in [("vlans", vlans), ("links", links), ("l3_interfaces", l3)] {
+        if !map.is_empty() {
+            netdev.insert(key.into(), Value::Object(map));
+        }
     }
     let mut out = Map::new();
     if !netdev.is_empty() {
         out.insert("netdev".into(), Value::Object(netdev));
     }
     Ok(out)
+}
+
+/// The IP addresses Nautobot assigns to the device's interfaces, as `netdev.l3_interfaces`
+/// (`NAME: {ipv4: [..], ipv6: [..]}`: the port becomes routed). Only interfaces among `links` carry
+/// theirs (management-only and LAG interfaces are left alone); an address on a switched interface
+/// (`access`, `tagged`) is an error naming the interface, the field and the address.
+fn l3_interfaces(
+    d: &Value,
+    name: &str,
+    f: &Fetched,
+    links: &Map<String, Value>,
+) -> Result<Map<String, Value>, String> {
+    let dev = d["id"].as_str().unwrap_or_default();
+    let mut l3 = Map::new();
+    for ip in f.addresses.get(dev).into_iter().flatten() {
+        let Some(addr) = ip["address"].as_str() else {
+            continue;
+        };
+        let on_device = ip["interfaces"].as_array().into_iter().flatten();
+        for i in on_device.filter(|i| i["device"]["id"] == dev) {
+            let iname = i["name"].as_str().unwrap_or_default();
+            let Some(link) = links.get(iname) else {
+                continue;
+            };
+            if let Some(mode) = link.get("mode") {
+                return Err(format!(
+                    "nautobot device {name} interface {iname} field mode: a switched interface \
+                     ({mode}) carries IP address {addr}; clear the mode to route the port"
+                ));
+            }
+            let family = if addr.contains(':') { "ipv6" } else { "ipv4" };
+            let entry = l3.entry(iname.to_owned()).or_insert_with(|| json!({}));
+            let list = entry[family].as_array_mut();
+            match list {
+                Some(list) => list.push(Value::from(addr)),
+                None => entry[family] = json!([addr]),
+            }
+        }
+    }
+    Ok(l3)
 }
 
 fn add_vlan(vlans: &mut Map<String, Value>, v: &Value) {
@@ -1000,6 +1058,9 @@ mod tests {
             (c.locations, c.vlan),
             (vec!["l2".into(), "l1".into()], Some("v1".into()))
         );
+        let ip = json!({"model": "ipaddress", "data": {"id": "a1", "object_type": "ipam.ipaddress",
+            "interfaces": [{"device": {"id": "d4"}}, {"device": {"id": "d5"}}]}});
+        assert_eq!(Change::of(&ip).unwrap().devices, ["d4", "d5"]);
         let device = json!({"model": "device", "data": {"id": "d3", "object_type": "dcim.device"}});
         assert_eq!(Change::of(&device).unwrap().devices, ["d3"]);
         let other =
@@ -1014,6 +1075,35 @@ mod tests {
         ]);
         assert_eq!(r.hosts_of(&["d3".into()], &["l1".into()]), ["sw1", "sw3"]);
         assert!(r.hosts_of(&["d9".into()], &[]).is_empty());
+    }
+
+    #[test]
+    fn addresses_on_an_interface_route_it_and_a_switched_one_with_addresses_is_an_error() {
+        let mut f = fetched(device(json!(null)), vec![]);
+        let on = |iface: &str, dev: &str| json!({"name": iface, "device": {"id": dev}});
+        f.addresses.insert(
+            "d1".into(),
+            vec![
+                json!({"address": "10.0.4.1/24", "interfaces": [on("Ethernet4", "d1"), on("Ethernet9", "d2")]}),
+                json!({"address": "2001:db8::1/64", "interfaces": [on("Ethernet4", "d1")]}),
+                json!({"address": "127.0.0.1/32", "interfaces": [on("mgmt0", "d1")]}),
+            ],
+        );
+        let mut links = Map::new();
+        links.insert("Ethernet4".into(), json!({"enabled": true}));
+        let l3 = l3_interfaces(&f.devices[0], "sw1", &f, &links).unwrap();
+        assert_eq!(
+            Value::Object(l3),
+            json!({"Ethernet4": {"ipv4": ["10.0.4.1/24"], "ipv6": ["2001:db8::1/64"]}}),
+            "management-only and other devices' interfaces carry none"
+        );
+        links.insert("Ethernet4".into(), json!({"mode": "access"}));
+        let e = l3_interfaces(&f.devices[0], "sw1", &f, &links).unwrap_err();
+        assert!(
+            e.contains("nautobot device sw1 interface Ethernet4 field mode")
+                && e.contains("10.0.4.1/24"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1053,6 +1143,7 @@ mod tests {
             secrets,
             interfaces: BTreeMap::new(),
             vlans: BTreeMap::new(),
+            addresses: BTreeMap::new(),
         }
     }
 

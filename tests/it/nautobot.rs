@@ -145,6 +145,8 @@ fn interfaces(name: &str) -> Value {
              "enabled": true},
             {"name": "Ethernet2", "mode": "tagged", "untagged_vlan": 110, "tagged_vlans": [120],
              "description": "phone+pc", "enabled": true},
+            {"name": "Ethernet4", "description": "routed uplink", "enabled": true,
+             "addresses": ["10.0.40.1/24", "2001:db8:40::1/64"]},
         ]),
         "ios1" => json!([
             {"name": "Ethernet0/1", "mode": "access", "untagged_vlan": 210, "description": "desk b-01",
@@ -544,6 +546,31 @@ fn converge_brings_devices_to_nautobots_intent_and_then_nothing_is_left() {
         (e2.0.as_str(), e2.3.as_str(), e2.5, e2.6.as_str()),
         ("from the repo", "Trunk", 110, "120")
     );
+    // An interface without a mode whose addresses Nautobot holds: a routed port with them.
+    let e4 = {
+        let dev = &c.lab.node("eos1").unwrap().device;
+        let st = dev.state();
+        let (_, i) = st
+            .interfaces
+            .iter()
+            .find(|(n, _)| n == "Ethernet4")
+            .unwrap();
+        (
+            i.description.clone(),
+            format!("{:?}", i.mode),
+            i.ipv4.clone(),
+            i.ipv6.clone(),
+        )
+    };
+    assert_eq!(
+        e4,
+        (
+            "routed uplink".to_owned(),
+            "Routed".to_owned(),
+            vec!["10.0.40.1/24".to_owned()],
+            vec!["2001:db8:40::1/64".to_owned()]
+        )
+    );
     assert_eq!(
         iface(c, "eos1", "Ethernet3"),
         untouched,
@@ -640,15 +667,11 @@ fn a_change_behind_nautobots_back_drifts_and_one_in_nautobot_converges(c: &Campu
     assert_eq!(changed[0]["changes"][0]["after"], "desk 1-01", "{text}");
     let recorded = notes(c, "eos1");
     // In Nautobot: the device's note names what differs (never the values).
-    assert!(
-        recorded
-            .last()
-            .unwrap()
-            .ends_with(": drifted (1 of 4 resources differ: link[Ethernet1] (description))"),
-        "{recorded:?}"
-    );
+    let total = drift["nodes"][0]["total"].as_u64().unwrap();
+    let want = format!(": drifted (1 of {total} resources differ: link[Ethernet1] (description))");
+    assert!(recorded.last().unwrap().ends_with(&want), "{recorded:?}");
     let held = nautobot_objects(c);
-    assert!(held.contains("drifted (1 of 4"), "the dump reads the notes");
+    assert!(held.contains(&want), "the dump reads the notes");
     assert!(
         !held.contains(LAB_PASSWORD) && !held.contains(&c.nb.token),
         "a secret in Nautobot's notes, change log, devices or config contexts"
@@ -749,7 +772,7 @@ fn an_interface_changed_in_nautobot_reaches_the_device_through_the_webhook() {
     let (mut child, base, log) = serve_for_webhooks(c);
     const HOOK: &str = "import os, sys, pynautobot
 nb = pynautobot.api(os.environ['NAUTOBOT_URL'], token=os.environ['NAUTOBOT_TOKEN'])
-nb.extras.webhooks.create(name='netgw', content_types=['dcim.device', 'dcim.interface', 'ipam.vlan'],
+nb.extras.webhooks.create(name='netgw', content_types=['dcim.device', 'dcim.interface', 'ipam.vlan', 'ipam.ipaddress'],
     type_create=True, type_update=True, type_delete=True, payload_url=sys.argv[1] + '/v1/webhooks/nautobot',
     http_method='POST', http_content_type='application/json', secret=sys.argv[2], enabled=True)
 i = nb.dcim.interfaces.get(device='nx1', name='Ethernet1/1')
