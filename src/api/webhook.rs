@@ -1,9 +1,10 @@
-//! `POST /v1/webhooks/nautobot`: a change in Nautobot (a device, interface, VLAN or IP address), as its webhook sends it, becomes a converge of
-//! the devices it affects (docs/nautobot.md). Nautobot signs the body with the webhook's secret
-//! (`X-Hook-Signature`: HMAC-SHA512, hex); the signature is checked, in constant time, before any
-//! byte of the body is used, and a request without one is refused before its body is read. The
-//! nodes go through the scheduler's trigger, so a change coalesces with others like any trigger; each
-//! node's run reads its intent from Nautobot again when it starts.
+//! `POST /v1/webhooks/nautobot`: a change in Nautobot (a device, interface, VLAN or IP address), as
+//! its webhook sends it, becomes a converge of the devices it affects (docs/nautobot.md). Nautobot
+//! signs the body with the webhook's secret (`X-Hook-Signature`: HMAC-SHA512, hex); the signature is
+//! checked, in constant time, before any byte of the body is used, and a request without one is
+//! refused before its body is read. The nodes go through the scheduler's trigger, so a change
+//! coalesces with others like any trigger; each node's run reads its intent from Nautobot again when
+//! it starts.
 
 use super::{AppState, HttpError, S};
 use axum::Json;
