@@ -371,16 +371,13 @@ impl Inventory {
         spec: &nautobot::SourceSpec,
     ) -> Result<Inventory, InventoryError> {
         let read = nautobot::read(spec, source)?;
+        let results = nautobot::Results::new(spec.clone(), source, &read);
         let mut inv = Self::from_sections(source, (read.hosts, read.groups, Entry::default()))?;
         inv.origins = read.origins;
         inv.host_errors = read.host_errors;
+        inv.results = Some(results);
         inv.intent = read.intent;
         inv.warnings = read.warnings;
-        inv.results = Some(nautobot::Results::new(
-            spec.clone(),
-            source,
-            read.device_ids,
-        ));
         Ok(inv)
     }
 

@@ -13,10 +13,12 @@
 #                                         dump restored), Redis on a free 127.0.0.1 port,
 #                                         DIR/nautobot_config.py, a fresh API token (SQL, never
 #                                         printed), `nautobot-server runserver` on a free 127.0.0.1
-#                                         port. Writes DIR/nautobot.env (shell syntax, 0600):
+#                                         port, and `nautobot-server celery worker` (it sends the
+#                                         webhooks), failing when it does not say ready.
+#                                         Writes DIR/nautobot.env (shell syntax, 0600):
 #                                         NAUTOBOT_URL NAUTOBOT_TOKEN NAUTOBOT_PID REDIS_PORT NAUTOBOT_DIR
 #   NETGW_PEER_WATCH_PID=PID: also stop everything when process PID exits (see watch_parent)
-#   scripts/peers/nautobot.sh stop DIR    stop Nautobot, Redis and PostgreSQL
+#   scripts/peers/nautobot.sh stop DIR    stop the worker, Nautobot, Redis and PostgreSQL
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -120,6 +122,10 @@ JOBS_ROOT = "$dir/root/jobs"
 INSTALLATION_METRICS_ENABLED = False
 # The suite's runs are short: no update checks, no telemetry.
 RELEASE_CHECK_URL = None
+# Webhooks to netgw serve on 127.0.0.1 (the suite's only network): nautobot_loopback_webhooks.py.
+import sys
+sys.path.insert(0, "$ROOT/scripts/peers")
+INSTALLED_APPS.append("nautobot_loopback_webhooks.LoopbackWebhooks")
 PY
     chmod 0600 "$dir/nautobot_config.py"
     mkdir -p "$dir/root/media" "$dir/root/static" "$dir/root/git" "$dir/root/jobs"
@@ -157,7 +163,7 @@ start() {
     # saying so, and the next attempt takes another port.
     local attempt url
     for attempt in 1 2 3; do
-        url="$(serve_once "$dir" "$token")" && return 0
+        url="$(serve_once "$dir" "$token")" && { start_worker "$dir"; return 0; }
         grep -q "already in use" "$dir/nautobot.log" 2>/dev/null || break
         echo "nautobot: port taken (attempt $attempt), trying another" >&2
     done
@@ -199,9 +205,32 @@ ENV
     return 1
 }
 
+# The Celery worker that delivers webhooks (Nautobot enqueues each one in Redis; without a worker
+# none is ever sent), until it says it is ready; else everything stops and start fails.
+start_worker() {
+    local dir="$1"
+    nohup "$VENV/bin/nautobot-server" --config="$dir/nautobot_config.py" celery worker --pool solo \
+        --concurrency 1 --loglevel INFO --without-gossip --without-mingle --without-heartbeat \
+        >"$dir/celery.log" 2>&1 </dev/null &
+    echo $! >"$dir/celery.pid"
+    local deadline=$((SECONDS + 300))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        if grep -q " ready\.$" "$dir/celery.log" 2>/dev/null; then
+            echo "nautobot: celery worker ready (pid $(cat "$dir/celery.pid"))" >&2
+            return 0
+        fi
+        kill -0 "$(cat "$dir/celery.pid")" 2>/dev/null || break
+        sleep 0.2
+    done
+    echo "nautobot: the celery worker did not come up (webhooks would never be sent):" >&2
+    tail -30 "$dir/celery.log" >&2
+    stop_all "$dir"
+    exit 1
+}
+
 stop_all() {
     local dir="$1" pid
-    for f in "$dir/nautobot.pid" "$dir/redis/redis.pid"; do
+    for f in "$dir/celery.pid" "$dir/nautobot.pid" "$dir/redis/redis.pid"; do
         if [ -s "$f" ]; then
             pid="$(cat "$f")"
             kill "$pid" 2>/dev/null || true

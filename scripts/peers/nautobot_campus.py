@@ -12,7 +12,8 @@ NAUTOBOT_URL and NAUTOBOT_TOKEN (scripts/peers/nautobot.sh's nautobot.env) name 
                   "context": {...},         # the device's local config context (optional)
                   "interfaces": [{"name": "Ethernet1", "mode": "access", "untagged_vlan": 10,
                                   "tagged_vlans": [], "description": "...", "mtu": 9000,
-                                  "enabled": true}]}]}
+                                  "enabled": true,
+                                  "addresses": ["10.0.4.1/24"]}]}]}   # IP addresses (optional)
 
 Everything else a campus needs is made here: location types and locations (campus > buildings),
 roles, manufacturers, device types, platforms (one per network_driver), the `netgw_port` custom
@@ -147,8 +148,21 @@ def device(nb, d, ctx):
             body["untagged_vlan"] = vlan_ids[i["untagged_vlan"]].id
         if i.get("tagged_vlans"):
             body["tagged_vlans"] = [vlan_ids[v].id for v in i["tagged_vlans"]]
-        nb.dcim.interfaces.create(**body)
+        iface = nb.dcim.interfaces.create(**body)
+        for a in i.get("addresses", []):
+            ip = nb.ipam.ip_addresses.create(address=a, namespace=campus_ns(nb, active).id, status=active.id)
+            nb.ipam.ip_address_to_interface.create(ip_address=ip.id, interface=iface.id)
     return dev
+
+
+def campus_ns(nb, active):
+    """The namespace of the campus' own addresses (10.0.0.0/8, 2001:db8::/32), made once."""
+    ns = nb.ipam.namespaces.get(name="campus")
+    if ns is None:
+        ns = nb.ipam.namespaces.create(name="campus")
+        for p in ("10.0.0.0/8", "2001:db8::/32"):
+            nb.ipam.prefixes.create(prefix=p, namespace=ns.id, status=active.id, type="network")
+    return ns
 
 
 def main():

@@ -29,6 +29,9 @@
 //!   - {name: ci, sha256: 9f86d0..., roles: [trigger, read]}
 //! chef_clients:                   # Chef-signed requests (mixlib-authentication), by client name
 //!   - {name: chef-server, public_key: keys/chef-server.pub.pem, roles: [trigger, read]}
+//! nautobot_webhook:               # POST /v1/webhooks/nautobot (docs/nautobot.md); needs a Nautobot
+//!   secret_env: NB_WEBHOOK_SECRET #   inventory. The webhook's secret: secret_env or secret_file
+//!   max_body_bytes: 1048576       #   a webhook body at most (Nautobot sends the whole object)
 //! ```
 //! Relative paths are relative to the configuration file's directory. Token values never appear here
 //! or in logs: only their hashes.
@@ -81,6 +84,54 @@ pub struct ConfigFile {
     pub tokens: Vec<TokenEntry>,
     #[serde(default)]
     pub chef_clients: Vec<ChefClientEntry>,
+    pub nautobot_webhook: Option<NautobotWebhookEntry>,
+}
+
+/// `nautobot_webhook:`: where the secret Nautobot signs its webhooks with is read from.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NautobotWebhookEntry {
+    /// The variable holding the webhook's secret.
+    pub secret_env: Option<String>,
+    /// A file holding the webhook's secret (instead of `secret_env`).
+    pub secret_file: Option<PathBuf>,
+    /// The largest webhook body read (default 1 MiB).
+    pub max_body_bytes: Option<usize>,
+}
+
+/// The Nautobot webhook endpoint's settings: the secret (never shown) and the body bound.
+#[derive(Debug, Clone)]
+pub struct NautobotWebhook {
+    pub secret: netgw_models::secret::Secret,
+    pub max_body: usize,
+}
+
+pub const DEFAULT_WEBHOOK_MAX_BODY: usize = 1024 * 1024;
+
+impl NautobotWebhookEntry {
+    /// Read the secret; errors say where it was looked for, never what it is.
+    fn resolve(self) -> Result<NautobotWebhook, ConfigError> {
+        let err = |m: String| ConfigError::Setting(format!("nautobot_webhook: {m}"));
+        let reference = match (&self.secret_env, &self.secret_file) {
+            (Some(v), None) => format!("${{{v}}}"),
+            (None, Some(f)) => format!("file:{}", f.display()),
+            _ => return Err(err("give exactly one of secret_env, secret_file".into())),
+        };
+        let secret = netgw_transport::credentials::resolve(&reference)
+            .map_err(|e| err(format!("the webhook's secret: {e}")))?;
+        if secret.is_empty() {
+            return Err(err(
+                "the webhook's secret is empty (Nautobot does not sign without one)".into(),
+            ));
+        }
+        Ok(NautobotWebhook {
+            secret,
+            max_body: positive(
+                "nautobot_webhook.max_body_bytes",
+                self.max_body_bytes.unwrap_or(DEFAULT_WEBHOOK_MAX_BODY),
+            )?,
+        })
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -136,6 +187,8 @@ pub struct Settings {
     /// Cookbooks synchronized from this Chef server for every run (`--cookbooks server`); `None`: from
     /// `repo`.
     pub cookbook_server: Option<crate::store::chef::ChefServer>,
+    /// `POST /v1/webhooks/nautobot`, when configured.
+    pub nautobot_webhook: Option<NautobotWebhook>,
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -184,6 +237,9 @@ pub fn parse_file(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
     anchor(&mut cfg.links_topology);
     anchor(&mut cfg.tls_cert);
     anchor(&mut cfg.tls_key);
+    if let Some(w) = &mut cfg.nautobot_webhook {
+        anchor(&mut w.secret_file);
+    }
     for c in &mut cfg.chef_clients {
         if c.public_key.is_relative() {
             c.public_key = base.join(&c.public_key);
@@ -357,6 +413,10 @@ impl Settings {
             auth: Auth::new(tokens, clients),
             trust: args.trust.clone(),
             cookbook_server: None,
+            nautobot_webhook: file
+                .nautobot_webhook
+                .map(NautobotWebhookEntry::resolve)
+                .transpose()?,
         })
     }
 }
@@ -394,6 +454,35 @@ mod tests {
         let p = Path::new("/etc/netgw/serve.yml");
         let c = parse_file(p, "retention: 5\nretention_days: 7\n").unwrap();
         assert_eq!((c.retention, c.retention_days), (Some(5), Some(7.0)));
+    }
+
+    #[test]
+    fn the_nautobot_webhook_secret_is_read_from_one_place_and_never_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("hook"), "s3cret-hook\n").unwrap();
+        let p = dir.path().join("serve.yml");
+        let c = parse_file(&p, "nautobot_webhook:\n  secret_file: hook\n").unwrap();
+        let hook = c.nautobot_webhook.unwrap().resolve().unwrap();
+        assert_eq!(hook.secret.expose(), "s3cret-hook");
+        assert_eq!(hook.max_body, DEFAULT_WEBHOOK_MAX_BODY);
+        assert!(!format!("{hook:?}").contains("s3cret"));
+        let both = "nautobot_webhook: {secret_file: hook, secret_env: X}\n";
+        let e = parse_file(&p, both)
+            .unwrap()
+            .nautobot_webhook
+            .unwrap()
+            .resolve();
+        assert!(e.unwrap_err().to_string().contains("exactly one"));
+        std::fs::write(dir.path().join("empty"), "").unwrap();
+        let empty = "nautobot_webhook: {secret_file: empty}\n";
+        let e = parse_file(&p, empty)
+            .unwrap()
+            .nautobot_webhook
+            .unwrap()
+            .resolve();
+        assert!(e.is_err());
+        let e = parse_file(&p, "nautobot_webhook: {secret: x}\n").unwrap_err();
+        assert!(e.to_string().contains("unknown field `secret`"), "{e}");
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod plans;
 pub mod scheduler;
 pub mod takeover;
 pub mod ui;
+pub mod webhook;
 
 use crate::engine::{Connector, RegistryConnector};
 use crate::gateway::ServeArgs;
@@ -63,6 +64,7 @@ pub const ROUTES: &[&str] = &[
     "/v1/gateway",
     "/metrics",
     "/v1/openapi.json",
+    "/v1/webhooks/nautobot",
 ];
 
 #[derive(Debug, Error)]
@@ -177,6 +179,8 @@ struct AppState {
     settings: Value,
     /// Plans waiting for approval (`plans`).
     plans: plans::Plans,
+    /// `POST /v1/webhooks/nautobot` (`webhook`), when configured.
+    nautobot_webhook: Option<config::NautobotWebhook>,
 }
 
 type S = Arc<AppState>;
@@ -278,7 +282,8 @@ pub async fn serve(
     let metrics = Arc::new(Metrics::default());
     let store: Arc<dyn NodeStore> = store.unwrap_or_else(|| Arc::new(cookbooks.clone()));
     let infra = crate::engine::Infra::open(store.clone(), cookbooks, connector, &coordination)
-        .with_classifier(settings.classifier.clone());
+        .with_classifier(settings.classifier.clone())
+        .with_intent(&inventory);
     let journal_dir = infra.coordination.journal().dir().to_owned();
     let sched = Scheduler::start(
         EngineCtx {
@@ -294,10 +299,8 @@ pub async fn serve(
         settings.concurrency,
         settings.max_queue,
     );
-    let tls = match &settings.tls {
-        Some((cert, key)) => Some(limits::tls_acceptor(cert, key)?),
-        None => None,
-    };
+    let tls = settings.tls.as_ref();
+    let tls = tls.map(|(c, k)| limits::tls_acceptor(c, k)).transpose()?;
     recover_at_start(&sched, &journal_dir).await;
     takeover::start(&sched, &history, &local.to_string(), &shutdown).await;
     let retention = Retention {
@@ -318,6 +321,7 @@ pub async fn serve(
         streams: Arc::default(),
         started_at,
         plans: plans::Plans::default(),
+        nautobot_webhook: settings.nautobot_webhook.clone(),
     });
     info!(
         listen = %local,
@@ -380,6 +384,13 @@ async fn load_inventory(settings: &Settings) -> Result<Inventory, ServeError> {
     inventory.trust = settings.trust.clone();
     for w in &inventory.warnings {
         warn!(inventory = %settings.inventory.display(), "{w}");
+    }
+    if settings.nautobot_webhook.is_some() && inventory.results.is_none() {
+        return Err(ServeError::Config(ConfigError::Setting(format!(
+            "nautobot_webhook: the inventory {} is not a Nautobot one (nautobot+https://... or a \
+             `nautobot:` file), so no webhook change could be mapped to its devices",
+            settings.inventory.display()
+        ))));
     }
     Ok(inventory)
 }
@@ -490,6 +501,7 @@ fn settings_json(
         "body_timeout_secs": settings.limits.body_timeout.as_secs_f64(),
         "max_streams_per_identity": settings.limits.max_streams_per_identity,
         "tls": tls,
+        "nautobot_webhook": settings.nautobot_webhook.is_some(),
     })
 }
 
@@ -508,6 +520,8 @@ fn router(state: S) -> Router {
         .route_layer(middleware::from_fn_with_state(state.clone(), authenticate));
     Router::new()
         .route("/healthz", get(healthz))
+        // Signed by Nautobot, not by a token: checked by the handler itself.
+        .route("/v1/webhooks/nautobot", post(webhook::nautobot))
         .merge(authed)
         .merge(ui::router(state.clone()))
         .fallback(|| async { HttpError::not_found("no such endpoint (see /v1/openapi.json)") })

@@ -53,6 +53,17 @@ fn paths() -> Value {
             "security": [],
             "responses": {"200": {"description": "alive", "content": {"application/json": {"schema": {"type": "object", "properties": {"status": {"type": "string", "enum": ["ok", "stopping"]}}}}}}}
         }},
+        "/v1/webhooks/nautobot": {"post": {
+            "summary": "A change in Nautobot, from its webhook (no token: signed by Nautobot)",
+            "description": "Nautobot's webhook body as it sends it by default (`event`, `model`, `username`, `data`, `snapshots`), for dcim.device, dcim.interface, ipam.vlan and ipam.ipaddress. `X-Hook-Signature` must be the HMAC-SHA512 (hex) of the body under the secret `nautobot_webhook` names; without it the body is not read. The devices the change affects (the device; an interface's device; a VLAN's locations' devices and the devices whose interfaces carry it; an address's interfaces' devices) are triggered as by POST /v1/converge with `nodes` and coalesce alike; each run reads the device's intent from Nautobot when it starts. 404 when no `nautobot_webhook` is configured (docs/nautobot.md).",
+            "security": [],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
+            "responses": {
+                "202": {"description": "the affected nodes were queued or coalesced", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Accepted"}}}},
+                "200": {"description": "no device of the inventory is affected", "content": {"application/json": {"schema": {"type": "object", "properties": {"change": {"type": "string"}, "nodes": {"type": "array", "items": {"type": "string"}}, "note": {"type": "string"}}}}}},
+                "400": err_ref(), "401": err_ref(), "404": err_ref(), "413": err_ref(), "429": err_ref(), "502": err_ref(), "503": err_ref()
+            }
+        }},
         "/v1/converge": {"post": {
             "summary": "Trigger a converge (role: trigger)",
             "description": "Exactly one selection: `nodes`, `group` (inventory group), `limit` (a selection in Ansible's --limit language, as `netgw converge` takes it: `access,core`, `acc*`, `all:!core`, `access:&site_a`; a term matching nothing is refused), `topology` (every inventory node of that containerlab lab: `data.containerlab.topology`, set for .clab.yml, topology-data.json and netgw-lab inventories) or `search` (a Chef search query; needs a Chef server store; nodes found outside the inventory are listed in `not_in_inventory`, not run). A node already queued coalesces into its pending run; a running node gets at most one pending follow-up run. Nodes must be in the inventory. Body at most max_body_bytes (64 KiB).",

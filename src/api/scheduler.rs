@@ -704,7 +704,24 @@ async fn run_node(
         name: node.clone(),
         target,
     };
-    let report = engine::converge(&shared.engine.infra, vec![job], opts).await;
+    let infra = match infra_for(&shared, &node).await {
+        Ok(infra) => infra,
+        Err(message) => {
+            let mut r = NodeReport::new(&node, why_run);
+            r.status = crate::report::NodeStatus::Failed;
+            r.error_kind = Some(NodeErrorKind::Config);
+            r.error = Some(message);
+            drop(permit);
+            shared.node_done(
+                &run_id,
+                &node,
+                serde_json::to_value(&r).unwrap_or(Value::Null),
+            );
+            return;
+        }
+    };
+    let report = engine::converge(&infra, vec![job], opts).await;
+    record_outcome(&shared, &report).await;
     let value = report
         .nodes
         .first()
@@ -717,6 +734,56 @@ async fn run_node(
         });
     drop(permit);
     shared.node_done(&run_id, &node, value);
+}
+
+/// What a node's run works with: with a Nautobot inventory, its intent as Nautobot holds it when the
+/// run starts (the change a webhook announced included), not as it was when serve started.
+async fn infra_for(shared: &Arc<Shared>, node: &str) -> Result<Infra, String> {
+    let infra = shared.engine.infra.clone();
+    let Some(source) = shared.inventory.results.clone() else {
+        return Ok(infra);
+    };
+    let name = node.to_owned();
+    let read = tokio::task::spawn_blocking(move || source.intent_of(&name).map(|r| (r, source)))
+        .await
+        .map_err(|e| format!("reading the intent from Nautobot: {e}"))?;
+    let ((attrs, warnings), source) =
+        read.map_err(|e| format!("reading the intent from Nautobot: {e}"))?;
+    for w in warnings {
+        warn!("{w}");
+    }
+    let hosts = std::collections::BTreeMap::from([(node.to_owned(), attrs)]);
+    Ok(Infra {
+        intent: Some(Arc::new(crate::engine::InventoryIntent {
+            source: source.source(),
+            hosts,
+        })),
+        ..infra
+    })
+}
+
+/// The node's outcome back in the inventory's source (a Nautobot note), as `netgw converge` records
+/// it; a failure to record is a warning.
+async fn record_outcome(shared: &Arc<Shared>, report: &crate::report::RunReport) {
+    let Some(source) = shared.inventory.results.clone() else {
+        return;
+    };
+    if report.why_run {
+        return;
+    }
+    let notes: Vec<(String, String)> = report
+        .nodes
+        .iter()
+        .filter_map(|n| {
+            crate::report::outcome_note(n, &report.run_id, &report.started_at, false)
+                .map(|t| (n.name.clone(), t))
+        })
+        .collect();
+    match tokio::task::spawn_blocking(move || source.record(&notes)).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => warn!("recording the run's results in the inventory's source: {e}"),
+        Err(e) => warn!("recording the run's results in the inventory's source: {e}"),
+    }
 }
 
 async fn dispatch(shared: Arc<Shared>) {

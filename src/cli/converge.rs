@@ -238,35 +238,9 @@ fn record_results(
     let notes: Vec<(String, String)> = report
         .nodes
         .iter()
-        .filter(|n| {
-            !matches!(
-                n.status,
-                report::NodeStatus::Skipped | report::NodeStatus::NotStarted
-            )
-        })
-        .map(|n| {
-            let outcome = match (&n.status, compare_only, n.updated) {
-                (report::NodeStatus::Success, false, 0) => "up to date".to_owned(),
-                (report::NodeStatus::Success, false, u) => {
-                    format!("converged ({u} of {} resources changed)", n.total)
-                }
-                (report::NodeStatus::Success, true, 0) => "in sync (drift check)".to_owned(),
-                (report::NodeStatus::Success, true, u) => {
-                    format!("drifted ({u} of {} resources differ)", n.total)
-                }
-                _ => format!(
-                    "failed: {}",
-                    n.error.as_deref().unwrap_or("see the run report")
-                ),
-            };
-            let text = format!(
-                "netgw run {} at {}: {outcome}",
-                report.run_id, report.started_at
-            );
-            (
-                n.name.clone(),
-                crate::terminal::terminal_safe(&text).into_owned(),
-            )
+        .filter_map(|n| {
+            report::outcome_note(n, &report.run_id, &report.started_at, compare_only)
+                .map(|text| (n.name.clone(), text))
         })
         .collect();
     if let Err(e) = to.record(&notes) {

@@ -257,6 +257,11 @@ impl InventoryIntent {
                 resolve::BUILTIN_RECIPES[1],
                 RecipeSource::BuiltinLinks,
             ),
+            (
+                "l3_interfaces",
+                resolve::BUILTIN_RECIPES[3],
+                RecipeSource::BuiltinL3,
+            ),
         ] {
             let wanted = netdev.is_some_and(|n| n.get(key).is_some());
             if wanted && !view.expansion.recipe_names().contains(&recipe) {

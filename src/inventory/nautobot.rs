@@ -244,6 +244,8 @@ struct Fetched {
     interfaces: BTreeMap<String, Vec<Value>>,
     /// Location name -> the VLANs assigned to it.
     vlans: BTreeMap<String, Vec<Value>>,
+    /// Device id -> the IP addresses on its interfaces (depth 1: with their interfaces).
+    addresses: BTreeMap<String, Vec<Value>>,
 }
 
 async fn fetch(spec: &SourceSpec, client: &HttpClient) -> Result<Fetched, String> {
@@ -267,16 +269,18 @@ async fn fetch(spec: &SourceSpec, client: &HttpClient) -> Result<Fetched, String
             secrets.insert(id.to_owned(), list(client, &base, path).await?);
         }
     }
-    let (interfaces, vlans) = fetch_intent(client, &base, &devices).await?;
+    let (interfaces, vlans, addresses) = fetch_intent(client, &base, &devices).await?;
     Ok(Fetched {
         devices,
         secrets,
         interfaces,
         vlans,
+        addresses,
     })
 }
 
-type IntentObjects = (BTreeMap<String, Vec<Value>>, BTreeMap<String, Vec<Value>>);
+type Objects = BTreeMap<String, Vec<Value>>;
+type IntentObjects = (Objects, Objects, Objects);
 
 /// Each device's interfaces (one listing per device) and each of their locations' VLANs.
 async fn fetch_intent(
@@ -286,10 +290,13 @@ async fn fetch_intent(
 ) -> Result<IntentObjects, String> {
     let mut interfaces = BTreeMap::new();
     let mut vlans = BTreeMap::new();
+    let mut addresses = BTreeMap::new();
     for d in devices {
         if let Some(id) = d["id"].as_str() {
             let path = format!("api/dcim/interfaces/?depth=1&limit={PAGE}&device_id={id}");
             interfaces.insert(id.to_owned(), list(client, base, path).await?);
+            let path = format!("api/ipam/ip-addresses/?depth=1&limit={PAGE}&device_id={id}");
+            addresses.insert(id.to_owned(), list(client, base, path).await?);
         }
         if let Some(loc) = d["location"]["name"].as_str()
             && !vlans.contains_key(loc)
@@ -300,13 +307,15 @@ async fn fetch_intent(
             vlans.insert(loc.to_owned(), list(client, base, path).await?);
         }
     }
-    Ok((interfaces, vlans))
+    Ok((interfaces, vlans, addresses))
 }
 
 /// The hosts (with their groups) and, per host, where each value came from and what is wrong with it.
 pub(super) struct Read {
     /// Host name -> Nautobot device id (where results are recorded).
     pub device_ids: BTreeMap<String, String>,
+    /// Host name -> the id of its device's location (which VLAN changes affect it).
+    pub location_ids: BTreeMap<String, String>,
     pub hosts: BTreeMap<String, Entry>,
     pub groups: BTreeMap<String, Entry>,
     pub origins: BTreeMap<String, BTreeMap<String, String>>,
@@ -316,25 +325,108 @@ pub(super) struct Read {
     pub warnings: Vec<String>,
 }
 
-/// The Nautobot an inventory came from, to record run results in.
+/// The Nautobot an inventory came from: to read a host's current intent from, to tell which hosts a
+/// change in it affects, and to record run results in.
 #[derive(Debug, Clone)]
 pub struct Results {
     spec: SourceSpec,
     at: PathBuf,
     device_ids: BTreeMap<String, String>,
+    location_ids: BTreeMap<String, String>,
 }
 
 impl Results {
-    pub(super) fn new(
-        spec: SourceSpec,
-        at: &Path,
-        device_ids: BTreeMap<String, String>,
-    ) -> Results {
+    pub(super) fn new(spec: SourceSpec, at: &Path, read: &Read) -> Results {
         Results {
             spec,
             at: at.to_owned(),
-            device_ids,
+            device_ids: read.device_ids.clone(),
+            location_ids: read.location_ids.clone(),
         }
+    }
+
+    /// Where the inventory came from, as errors and layers name it.
+    pub fn source(&self) -> String {
+        self.at.display().to_string()
+    }
+
+    /// `host`'s intent as Nautobot holds it now (its device, interfaces and location's VLANs read
+    /// again), with the warnings reading it gave. Errors name the device and Nautobot's field.
+    pub fn intent_of(
+        &self,
+        host: &str,
+    ) -> Result<(Map<String, Value>, Vec<String>), InventoryError> {
+        let err = |m: String| super::file_err(&self.at, m);
+        let id = self
+            .device_ids
+            .get(host)
+            .ok_or_else(|| err(format!("{host} is no Nautobot device of this inventory")))?;
+        let client = client(&self.spec, &self.at)?;
+        let base = self.spec.url.trim_end_matches('/').to_owned();
+        let fetched = on_own_runtime(|| async {
+            let path = format!("api/dcim/devices/{id}/?depth=1");
+            let device: Value = client.get_json(&path).await.map_err(|e| e.to_string())?;
+            let devices = vec![device];
+            let (interfaces, vlans, addresses) = fetch_intent(&client, &base, &devices).await?;
+            Ok(Fetched {
+                devices,
+                secrets: BTreeMap::new(),
+                interfaces,
+                vlans,
+                addresses,
+            })
+        })
+        .map_err(err)?;
+        let mut warnings = Vec::new();
+        let attrs = intent(&fetched.devices[0], host, &fetched, &mut warnings).map_err(err)?;
+        Ok((attrs, warnings))
+    }
+
+    /// The hosts a change Nautobot's webhook describes (its JSON body) affects, and the change in
+    /// words. A device: that device; an interface: its device; a VLAN: the devices of its locations
+    /// (before and after the change) and those whose interfaces carry it (asked of Nautobot).
+    pub fn affected(&self, event: &Value) -> Result<(Vec<String>, String), ChangeError> {
+        let change = Change::of(event).map_err(ChangeError::Body)?;
+        let mut hosts = self.hosts_of(&change.devices, &change.locations);
+        if let Some(vlan) = &change.vlan {
+            let carried = self.devices_carrying(vlan).map_err(ChangeError::Nautobot)?;
+            for h in self.hosts_of(&carried, &[]) {
+                if !hosts.contains(&h) {
+                    hosts.push(h);
+                }
+            }
+        }
+        Ok((hosts, change.what))
+    }
+
+    /// The hosts whose device is one of `devices` or whose location is one of `locations`, in
+    /// inventory order.
+    fn hosts_of(&self, devices: &[String], locations: &[String]) -> Vec<String> {
+        self.device_ids
+            .iter()
+            .filter(|(host, id)| {
+                devices.contains(id)
+                    || self
+                        .location_ids
+                        .get(*host)
+                        .is_some_and(|l| locations.contains(l))
+            })
+            .map(|(host, _)| host.clone())
+            .collect()
+    }
+
+    /// The ids of the devices whose interfaces carry VLAN `id` (tagged or untagged).
+    fn devices_carrying(&self, id: &str) -> Result<Vec<String>, String> {
+        let client = client(&self.spec, &self.at).map_err(|e| e.to_string())?;
+        let base = self.spec.url.trim_end_matches('/').to_owned();
+        let mut q = form_urlencoded::Serializer::new(String::new());
+        q.append_pair("vlan_id", id);
+        let path = format!("api/dcim/interfaces/?depth=0&limit={PAGE}&{}", q.finish());
+        let ifaces = on_own_runtime(|| list(&client, &base, path))?;
+        Ok(ifaces
+            .iter()
+            .filter_map(|i| i["device"]["id"].as_str().map(str::to_owned))
+            .collect())
     }
 
     /// Record one note per host (`(host, text)`) on its Nautobot device: a Nautobot note (the
@@ -362,6 +454,93 @@ impl Results {
             Ok(bodies.len())
         })
         .map_err(|m| super::file_err(&self.at, m))
+    }
+}
+
+/// Why the hosts a webhook's change affects are not known.
+#[derive(Debug, thiserror::Error)]
+pub enum ChangeError {
+    /// The body is not a change netgw maps to devices.
+    #[error("the webhook body: {0}")]
+    Body(String),
+    /// Nautobot did not say which devices carry the changed VLAN.
+    #[error("asking Nautobot which devices carry the VLAN: {0}")]
+    Nautobot(String),
+}
+
+/// What a Nautobot webhook body says changed: the devices and locations it names, the VLAN (whose
+/// carrying interfaces are asked of Nautobot), and the change in words.
+#[derive(Debug, PartialEq)]
+struct Change {
+    devices: Vec<String>,
+    locations: Vec<String>,
+    vlan: Option<String>,
+    what: String,
+}
+
+impl Change {
+    /// Read a webhook body (Nautobot's default: `event`, `model`, `username`, `data`, `snapshots`).
+    fn of(event: &Value) -> Result<Change, String> {
+        let data = &event["data"];
+        let id = |v: &Value| v["id"].as_str().map(str::to_owned);
+        let object_type = data["object_type"]
+            .as_str()
+            .map(str::to_owned)
+            .or_else(|| event["model"].as_str().map(|m| format!("?.{m}")))
+            .ok_or("no `data.object_type` nor `model`: not a Nautobot webhook body")?;
+        let object_id = id(data).ok_or("no `data.id`: not a Nautobot webhook body")?;
+        let mut c = Change {
+            devices: Vec::new(),
+            locations: Vec::new(),
+            vlan: None,
+            what: format!(
+                "{object_type} {} {} by {}",
+                data["display"]
+                    .as_str()
+                    .or(data["name"].as_str())
+                    .unwrap_or(&object_id),
+                event["event"].as_str().unwrap_or("changed"),
+                event["username"].as_str().unwrap_or("?")
+            ),
+        };
+        match object_type.rsplit('.').next() {
+            Some("device") => c.devices.push(object_id),
+            Some("interface") => {
+                // The device before the change too: an interface moved to another device.
+                for snap in [data, &event["snapshots"]["prechange"]] {
+                    if let Some(d) = id(&snap["device"]).filter(|d| !c.devices.contains(d)) {
+                        c.devices.push(d);
+                    }
+                }
+            }
+            // An address: the devices of its interfaces.
+            Some("ipaddress") => {
+                for snap in [data, &event["snapshots"]["prechange"]] {
+                    for i in snap["interfaces"].as_array().into_iter().flatten() {
+                        if let Some(d) = id(&i["device"]).filter(|d| !c.devices.contains(d)) {
+                            c.devices.push(d);
+                        }
+                    }
+                }
+            }
+            Some("vlan") => {
+                for snap in [data, &event["snapshots"]["prechange"]] {
+                    for l in snap["locations"].as_array().into_iter().flatten() {
+                        if let Some(l) = id(l).filter(|l| !c.locations.contains(l)) {
+                            c.locations.push(l);
+                        }
+                    }
+                }
+                c.vlan = Some(object_id);
+            }
+            _ => {
+                return Err(format!(
+                    "{object_type}: netgw maps dcim.device, dcim.interface, ipam.vlan and ipam.ipaddress \
+                     changes to devices (select only those in the webhook)"
+                ));
+            }
+        }
+        Ok(c)
     }
 }
 
@@ -394,6 +573,7 @@ pub(super) fn read(spec: &SourceSpec, at: &Path) -> Result<Read, InventoryError>
 fn build(f: &Fetched) -> Read {
     let mut r = Read {
         device_ids: BTreeMap::new(),
+        location_ids: BTreeMap::new(),
         hosts: BTreeMap::new(),
         groups: BTreeMap::new(),
         origins: BTreeMap::new(),
@@ -409,6 +589,9 @@ fn build(f: &Fetched) -> Read {
         let mut origins = BTreeMap::new();
         if let Some(id) = d["id"].as_str() {
             r.device_ids.insert(name.clone(), id.to_owned());
+        }
+        if let Some(id) = d["location"]["id"].as_str() {
+            r.location_ids.insert(name.clone(), id.to_owned());
         }
         let (entry, problem) = host(d, &name, f, &mut origins);
         if let Some(message) = problem {
@@ -685,18 +868,58 @@ fn intent(
         let link = link(i).map_err(|m| format!("nautobot device {name} interface {iname} {m}"))?;
         links.insert(iname.to_owned(), Value::Object(link));
     }
+    let l3 = l3_interfaces(d, name, f, &links)?;
     let mut netdev = Map::new();
-    if !vlans.is_empty() {
-        netdev.insert("vlans".into(), Value::Object(vlans));
-    }
-    if !links.is_empty() {
-        netdev.insert("links".into(), Value::Object(links));
+    for (key, map) in [("vlans", vlans), ("links", links), ("l3_interfaces", l3)] {
+        if !map.is_empty() {
+            netdev.insert(key.into(), Value::Object(map));
+        }
     }
     let mut out = Map::new();
     if !netdev.is_empty() {
         out.insert("netdev".into(), Value::Object(netdev));
     }
     Ok(out)
+}
+
+/// The IP addresses Nautobot assigns to the device's interfaces, as `netdev.l3_interfaces`
+/// (`NAME: {ipv4: [..], ipv6: [..]}`: the port becomes routed). Only interfaces among `links` carry
+/// theirs (management-only and LAG interfaces are left alone); an address on a switched interface
+/// (`access`, `tagged`) is an error naming the interface, the field and the address.
+fn l3_interfaces(
+    d: &Value,
+    name: &str,
+    f: &Fetched,
+    links: &Map<String, Value>,
+) -> Result<Map<String, Value>, String> {
+    let dev = d["id"].as_str().unwrap_or_default();
+    let mut l3 = Map::new();
+    for ip in f.addresses.get(dev).into_iter().flatten() {
+        let Some(addr) = ip["address"].as_str() else {
+            continue;
+        };
+        let on_device = ip["interfaces"].as_array().into_iter().flatten();
+        for i in on_device.filter(|i| i["device"]["id"] == dev) {
+            let iname = i["name"].as_str().unwrap_or_default();
+            let Some(link) = links.get(iname) else {
+                continue;
+            };
+            if let Some(mode) = link.get("mode") {
+                return Err(format!(
+                    "nautobot device {name} interface {iname} field mode: a switched interface \
+                     ({mode}) carries IP address {addr}; clear the mode to route the port"
+                ));
+            }
+            let family = if addr.contains(':') { "ipv6" } else { "ipv4" };
+            let entry = l3.entry(iname.to_owned()).or_insert_with(|| json!({}));
+            let list = entry[family].as_array_mut();
+            match list {
+                Some(list) => list.push(Value::from(addr)),
+                None => entry[family] = json!([addr]),
+            }
+        }
+    }
+    Ok(l3)
 }
 
 fn add_vlan(vlans: &mut Map<String, Value>, v: &Value) {
@@ -804,6 +1027,85 @@ mod tests {
         assert!(e.contains("nautobot+https://"), "{e}");
     }
 
+    fn results(hosts: &[(&str, &str, &str)]) -> Results {
+        let mut read = build(&fetched(device(json!(null)), vec![]));
+        read.device_ids.clear();
+        read.location_ids.clear();
+        for (host, id, loc) in hosts {
+            read.device_ids.insert((*host).into(), (*id).into());
+            read.location_ids.insert((*host).into(), (*loc).into());
+        }
+        let spec = spec_from_url("nautobot+http://127.0.0.1:9/")
+            .unwrap()
+            .unwrap();
+        Results::new(spec, Path::new("nb"), &read)
+    }
+
+    #[test]
+    fn a_webhook_change_names_the_devices_and_locations_it_affects() {
+        let iface = json!({"event": "updated", "model": "interface", "username": "alice",
+            "data": {"id": "i1", "object_type": "dcim.interface", "display": "Ethernet1",
+                     "device": {"id": "d2"}},
+            "snapshots": {"prechange": {"device": {"id": "d1"}}}});
+        let c = Change::of(&iface).unwrap();
+        assert_eq!(c.devices, ["d2", "d1"], "the device before a move too");
+        assert_eq!(c.what, "dcim.interface Ethernet1 updated by alice");
+        let vlan = json!({"event": "deleted", "model": "vlan",
+            "data": {"id": "v1", "object_type": "ipam.vlan", "locations": [{"id": "l2"}]},
+            "snapshots": {"prechange": {"locations": [{"id": "l1"}, {"id": "l2"}]}}});
+        let c = Change::of(&vlan).unwrap();
+        assert_eq!(
+            (c.locations, c.vlan),
+            (vec!["l2".into(), "l1".into()], Some("v1".into()))
+        );
+        let ip = json!({"model": "ipaddress", "data": {"id": "a1", "object_type": "ipam.ipaddress",
+            "interfaces": [{"device": {"id": "d4"}}, {"device": {"id": "d5"}}]}});
+        assert_eq!(Change::of(&ip).unwrap().devices, ["d4", "d5"]);
+        let device = json!({"model": "device", "data": {"id": "d3", "object_type": "dcim.device"}});
+        assert_eq!(Change::of(&device).unwrap().devices, ["d3"]);
+        let other =
+            json!({"model": "circuit", "data": {"id": "c1", "object_type": "circuits.circuit"}});
+        assert!(Change::of(&other).unwrap_err().contains("circuits.circuit"));
+        assert!(Change::of(&json!({"data": {}})).is_err());
+
+        let r = results(&[
+            ("sw1", "d1", "l1"),
+            ("sw2", "d2", "l2"),
+            ("sw3", "d3", "l3"),
+        ]);
+        assert_eq!(r.hosts_of(&["d3".into()], &["l1".into()]), ["sw1", "sw3"]);
+        assert!(r.hosts_of(&["d9".into()], &[]).is_empty());
+    }
+
+    #[test]
+    fn addresses_on_an_interface_route_it_and_a_switched_one_with_addresses_is_an_error() {
+        let mut f = fetched(device(json!(null)), vec![]);
+        let on = |iface: &str, dev: &str| json!({"name": iface, "device": {"id": dev}});
+        f.addresses.insert(
+            "d1".into(),
+            vec![
+                json!({"address": "10.0.4.1/24", "interfaces": [on("Ethernet4", "d1"), on("Ethernet9", "d2")]}),
+                json!({"address": "2001:db8::1/64", "interfaces": [on("Ethernet4", "d1")]}),
+                json!({"address": "127.0.0.1/32", "interfaces": [on("mgmt0", "d1")]}),
+            ],
+        );
+        let mut links = Map::new();
+        links.insert("Ethernet4".into(), json!({"enabled": true}));
+        let l3 = l3_interfaces(&f.devices[0], "sw1", &f, &links).unwrap();
+        assert_eq!(
+            Value::Object(l3),
+            json!({"Ethernet4": {"ipv4": ["10.0.4.1/24"], "ipv6": ["2001:db8::1/64"]}}),
+            "management-only and other devices' interfaces carry none"
+        );
+        links.insert("Ethernet4".into(), json!({"mode": "access"}));
+        let e = l3_interfaces(&f.devices[0], "sw1", &f, &links).unwrap_err();
+        assert!(
+            e.contains("nautobot device sw1 interface Ethernet4 field mode")
+                && e.contains("10.0.4.1/24"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn interfaces_become_links_by_mode() {
         let vlan = |v: u64| json!({"vid": v, "name": format!("v{v}")});
@@ -841,6 +1143,7 @@ mod tests {
             secrets,
             interfaces: BTreeMap::new(),
             vlans: BTreeMap::new(),
+            addresses: BTreeMap::new(),
         }
     }
 

@@ -247,6 +247,49 @@ pub fn summarize(nodes: &[NodeReport]) -> RunSummary {
 
 /// Whether a node belongs in a `--changes-only` report: it changed (or would, or drifted), failed,
 /// or was kept from starting.
+/// A node's outcome as one line for the inventory's source of truth (a Nautobot note): `converged`,
+/// `up to date`, `drifted` (naming what differs: resources and properties, never their values),
+/// `in sync`, `failed`, with the run id and start time. None for a node that did not run.
+pub fn outcome_note(
+    n: &NodeReport,
+    run_id: &str,
+    started_at: &str,
+    compare_only: bool,
+) -> Option<String> {
+    if matches!(n.status, NodeStatus::Skipped | NodeStatus::NotStarted) {
+        return None;
+    }
+    let outcome = match (&n.status, compare_only, n.updated) {
+        (NodeStatus::Success, false, 0) => "up to date".to_owned(),
+        (NodeStatus::Success, false, u) => {
+            format!("converged ({u} of {} resources changed)", n.total)
+        }
+        (NodeStatus::Success, true, 0) => "in sync (drift check)".to_owned(),
+        (NodeStatus::Success, true, u) => {
+            let differ: Vec<String> = n
+                .resources
+                .iter()
+                .filter(|r| r.status != ResourceStatus::UpToDate)
+                .map(|r| {
+                    let props: Vec<&str> = r.changes.iter().map(|c| c.property).collect();
+                    format!("{} ({})", r.display_name(), props.join(", "))
+                })
+                .collect();
+            format!(
+                "drifted ({u} of {} resources differ: {})",
+                n.total,
+                differ.join("; ")
+            )
+        }
+        _ => format!(
+            "failed: {}",
+            n.error.as_deref().unwrap_or("see the run report")
+        ),
+    };
+    let text = format!("netgw run {run_id} at {started_at}: {outcome}");
+    Some(crate::terminal::terminal_safe(&text).into_owned())
+}
+
 pub fn has_news(n: &NodeReport) -> bool {
     n.updated > 0 || matches!(n.status, NodeStatus::Failed | NodeStatus::NotStarted)
 }

@@ -104,7 +104,7 @@ impl Drop for Nautobot {
 
 struct Campus {
     nb: Nautobot,
-    _rt: tokio::runtime::Runtime,
+    rt: tokio::runtime::Runtime,
     lab: netgw_labs::lab::Lab,
     dir: tempfile::TempDir,
 }
@@ -145,6 +145,8 @@ fn interfaces(name: &str) -> Value {
              "enabled": true},
             {"name": "Ethernet2", "mode": "tagged", "untagged_vlan": 110, "tagged_vlans": [120],
              "description": "phone+pc", "enabled": true},
+            {"name": "Ethernet4", "description": "routed uplink", "enabled": true,
+             "addresses": ["10.0.40.1/24", "2001:db8:40::1/64"]},
         ]),
         "ios1" => json!([
             {"name": "Ethernet0/1", "mode": "access", "untagged_vlan": 210, "description": "desk b-01",
@@ -153,6 +155,9 @@ fn interfaces(name: &str) -> Value {
         "jx1" => json!([
             {"name": "ge-0/0/1", "description": "core uplink", "mtu": 9000, "enabled": true},
             {"name": "ge-0/0/2", "description": "spare", "enabled": false},
+        ]),
+        "nx1" => json!([
+            {"name": "Ethernet1/1", "description": "core spare", "enabled": true},
         ]),
         _ => json!([]),
     }
@@ -185,12 +190,7 @@ fn campus() -> &'static Campus {
             "loading the campus into Nautobot: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        Campus {
-            nb,
-            _rt: rt,
-            lab,
-            dir,
-        }
+        Campus { nb, rt, lab, dir }
     })
 }
 
@@ -454,6 +454,25 @@ print(json.dumps([n.note for n in ns]))
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// What Nautobot holds that netgw writes to or reads from, as text: every note, the change log,
+/// the devices (custom fields included) and the config contexts.
+fn nautobot_objects(c: &Campus) -> String {
+    const DUMP: &str = "import json, os, pynautobot
+nb = pynautobot.api(os.environ['NAUTOBOT_URL'], token=os.environ['NAUTOBOT_TOKEN'])
+out = []
+for ep in (nb.extras.notes, nb.extras.object_changes, nb.dcim.devices, nb.extras.config_contexts):
+    out.extend(dict(o) for o in ep.all())
+print(json.dumps(out, default=str))
+";
+    let out = c.nb.python().args(["-c", DUMP]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// An interface of a lab device as (description, enabled, mtu, mode, access, native, trunk).
 fn iface(c: &Campus, node: &str, name: &str) -> (String, bool, u32, String, u16, u16, String) {
     let dev = &c.lab.node(node).unwrap().device;
@@ -527,6 +546,31 @@ fn converge_brings_devices_to_nautobots_intent_and_then_nothing_is_left() {
         (e2.0.as_str(), e2.3.as_str(), e2.5, e2.6.as_str()),
         ("from the repo", "Trunk", 110, "120")
     );
+    // An interface without a mode whose addresses Nautobot holds: a routed port with them.
+    let e4 = {
+        let dev = &c.lab.node("eos1").unwrap().device;
+        let st = dev.state();
+        let (_, i) = st
+            .interfaces
+            .iter()
+            .find(|(n, _)| n == "Ethernet4")
+            .unwrap();
+        (
+            i.description.clone(),
+            format!("{:?}", i.mode),
+            i.ipv4.clone(),
+            i.ipv6.clone(),
+        )
+    };
+    assert_eq!(
+        e4,
+        (
+            "routed uplink".to_owned(),
+            "Routed".to_owned(),
+            vec!["10.0.40.1/24".to_owned()],
+            vec!["2001:db8:40::1/64".to_owned()]
+        )
+    );
     assert_eq!(
         iface(c, "eos1", "Ethernet3"),
         untouched,
@@ -595,7 +639,7 @@ fn converge_brings_devices_to_nautobots_intent_and_then_nothing_is_left() {
         assert!(notes.iter().all(|t| !t.contains(LAB_PASSWORD)));
     }
     assert!(
-        notes(c, "nx1").is_empty(),
+        notes(c, "f51").is_empty(),
         "a device the run did not select"
     );
     a_change_behind_nautobots_back_drifts_and_one_in_nautobot_converges(c, &src);
@@ -622,12 +666,15 @@ fn a_change_behind_nautobots_back_drifts_and_one_in_nautobot_converges(c: &Campu
     assert_eq!(changed[0]["name"], "Ethernet1");
     assert_eq!(changed[0]["changes"][0]["after"], "desk 1-01", "{text}");
     let recorded = notes(c, "eos1");
+    // In Nautobot: the device's note names what differs (never the values).
+    let total = drift["nodes"][0]["total"].as_u64().unwrap();
+    let want = format!(": drifted (1 of {total} resources differ: link[Ethernet1] (description))");
+    assert!(recorded.last().unwrap().ends_with(&want), "{recorded:?}");
+    let held = nautobot_objects(c);
+    assert!(held.contains(&want), "the dump reads the notes");
     assert!(
-        recorded
-            .last()
-            .unwrap()
-            .ends_with(": drifted (1 of 4 resources differ)"),
-        "{recorded:?}"
+        !held.contains(LAB_PASSWORD) && !held.contains(&c.nb.token),
+        "a secret in Nautobot's notes, change log, devices or config contexts"
     );
 
     const RENAME: &str = "import os, pynautobot
@@ -649,4 +696,213 @@ i.update({'description': 'moved to desk b-02'})
         "desk 1-01",
         "the hand change undone"
     );
+}
+
+/// The secret the test's Nautobot webhook signs with (found in no output).
+const WEBHOOK_SECRET: &str = "nb-hook-5ecret-0931";
+/// The token the test reads serve's runs with.
+const SERVE_TOKEN: &str = "nb-serve-token-2214";
+
+/// `netgw serve` over the core devices of bldg-a (nx1) with the Nautobot webhook configured.
+fn serve_for_webhooks(c: &Campus) -> (std::process::Child, String, PathBuf) {
+    let d = c.dir.path().join("serve");
+    std::fs::create_dir_all(d.join("repo/nodes")).unwrap();
+    std::fs::write(
+        d.join("serve.yml"),
+        format!(
+            "db: history.db\ntokens:\n  - {{name: ops, sha256: {}, roles: [trigger, read]}}\n\
+             nautobot_webhook:\n  secret_env: NETGW_NB_WEBHOOK_SECRET\n",
+            netgw::api::auth::token_hash_hex(SERVE_TOKEN)
+        ),
+    )
+    .unwrap();
+    let log = d.join("serve.log");
+    let src = url_source(c, "role=core&location=bldg-a");
+    let (repo, state) = (d.join("repo"), d.join("state"));
+    let mut envs = vec![
+        ("NAUTOBOT_TOKEN", c.nb.token.as_str()),
+        ("NETGW_NB_WEBHOOK_SECRET", WEBHOOK_SECRET),
+    ];
+    envs.extend(SECRET_ENV);
+    let (child, base) = common::spawn_serve_env(
+        &d.join("serve.yml"),
+        &[
+            "--inventory",
+            &src,
+            "--repo",
+            repo.to_str().unwrap(),
+            "--state-dir",
+            state.to_str().unwrap(),
+        ],
+        &log,
+        &envs,
+    );
+    (child, base, log)
+}
+
+/// A webhook body to serve, signed with `secret` (or unsigned).
+fn post_hook(c: &Campus, base: &str, body: &Value, secret: Option<&str>) -> (u16, Value) {
+    let bytes = body.to_string().into_bytes();
+    let mut req = reqwest::Client::new()
+        .post(format!("{base}/v1/webhooks/nautobot"))
+        .header("content-type", "application/json")
+        .timeout(std::time::Duration::from_secs(30));
+    if let Some(s) = secret {
+        let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA512, s.as_bytes());
+        let tag = ring::hmac::sign(&key, &bytes);
+        req = req.header(
+            "X-Hook-Signature",
+            data_encoding::HEXLOWER.encode(tag.as_ref()),
+        );
+    }
+    c.rt.block_on(async {
+        let r = req.body(bytes).send().await.unwrap();
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(Value::Null))
+    })
+}
+
+/// An interface changed in Nautobot's API reaches the device through Nautobot's own webhook (its
+/// Celery worker signs and sends it) and `netgw serve`, with nobody running netgw; the run is the
+/// webhook's, its outcome a note in Nautobot. A request without Nautobot's signature, or signed with
+/// another secret, is refused before anything is queued.
+#[test]
+fn an_interface_changed_in_nautobot_reaches_the_device_through_the_webhook() {
+    let c = campus();
+    let (mut child, base, log) = serve_for_webhooks(c);
+    const HOOK: &str = "import os, sys, pynautobot
+nb = pynautobot.api(os.environ['NAUTOBOT_URL'], token=os.environ['NAUTOBOT_TOKEN'])
+nb.extras.webhooks.create(name='netgw', content_types=['dcim.device', 'dcim.interface', 'ipam.vlan', 'ipam.ipaddress'],
+    type_create=True, type_update=True, type_delete=True, payload_url=sys.argv[1] + '/v1/webhooks/nautobot',
+    http_method='POST', http_content_type='application/json', secret=sys.argv[2], enabled=True)
+i = nb.dcim.interfaces.get(device='nx1', name='Ethernet1/1')
+vlan = nb.ipam.vlans.get(vid=110)
+i.update({'description': 'desk 1-99 via webhook', 'enabled': False, 'mode': 'access',
+          'untagged_vlan': vlan.id})
+print(nb.dcim.devices.get(name='nx1').id)
+";
+    let out =
+        c.nb.python()
+            .args(["-c", HOOK, &base, WEBHOOK_SECRET])
+            .output()
+            .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let nx1_id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let want = (
+        "desk 1-99 via webhook".to_owned(),
+        false,
+        "Access".to_owned(),
+        110,
+    );
+    loop {
+        let i = iface(c, "nx1", "Ethernet1/1");
+        if (i.0.clone(), i.1, i.3.clone(), i.4) == want {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nx1 Ethernet1/1 is {i:?} after 120 s; serve's log:\n{}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    // The run that did it was the webhook's, and its outcome is a note on the device.
+    let runs: Value = c.rt.block_on(async {
+        reqwest::Client::new()
+            .get(format!("{base}/v1/runs?node=nx1"))
+            .bearer_auth(SERVE_TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    });
+    let by = runs["runs"][0]["requested_by"].as_str().unwrap_or_default();
+    assert!(
+        by.starts_with("nautobot webhook: dcim.interface Ethernet1/1 updated by netgw"),
+        "{runs}"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !notes(c, "nx1").iter().any(|n| n.contains(": converged (")) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{:?}",
+            notes(c, "nx1")
+        );
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+
+    // Unsigned, or signed with another secret: 401, nothing queued.
+    let change = json!({"event": "updated", "model": "device", "username": "mallory",
+                        "data": {"id": nx1_id, "object_type": "dcim.device", "name": "nx1"}});
+    let (code, body) = post_hook(c, &base, &change, None);
+    assert_eq!(
+        (code, body["code"].as_str()),
+        (401, Some("invalid_signature")),
+        "{body}"
+    );
+    let (code, body) = post_hook(c, &base, &change, Some("another secret"));
+    assert_eq!(
+        (code, body["code"].as_str()),
+        (401, Some("invalid_signature")),
+        "{body}"
+    );
+    // Signed: a device of the inventory is queued; one outside it and other objects are not.
+    let (code, body) = post_hook(c, &base, &change, Some(WEBHOOK_SECRET));
+    assert_eq!(code, 202, "{body}");
+    assert!(body["run_id"].is_string(), "{body}");
+    let mut other = change.clone();
+    other["data"]["id"] = json!("00000000-0000-0000-0000-000000000000");
+    let (code, body) = post_hook(c, &base, &other, Some(WEBHOOK_SECRET));
+    assert_eq!((code, body["nodes"].clone()), (200, json!([])), "{body}");
+    let mut circuit = change.clone();
+    circuit["data"]["object_type"] = json!("circuits.circuit");
+    let (code, body) = post_hook(c, &base, &circuit, Some(WEBHOOK_SECRET));
+    assert_eq!(code, 400, "{body}");
+    let runs: Value = c.rt.block_on(async {
+        reqwest::Client::new()
+            .get(format!("{base}/v1/runs?node=nx1"))
+            .bearer_auth(SERVE_TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    });
+    let by_mallory = runs["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["requested_by"].as_str().unwrap().contains("by mallory"))
+        .count();
+    assert_eq!(by_mallory, 1, "only the signed change queued a run: {runs}");
+    let _ = child.kill();
+    let _ = child.wait();
+    // Later changes in Nautobot are not sent to a port serve no longer holds.
+    const UNHOOK: &str = "import os, pynautobot
+nb = pynautobot.api(os.environ['NAUTOBOT_URL'], token=os.environ['NAUTOBOT_TOKEN'])
+nb.extras.webhooks.get(name='netgw').delete()
+";
+    let out = c.nb.python().args(["-c", UNHOOK]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    for secret in [
+        WEBHOOK_SECRET,
+        LAB_PASSWORD,
+        SERVE_TOKEN,
+        c.nb.token.as_str(),
+    ] {
+        assert!(!text.contains(secret), "a secret in serve's log");
+    }
 }

@@ -140,7 +140,18 @@ pub fn eos_vlans(eapi_port: u16) -> Vec<String> {
 /// Start `netgw --log info serve --listen 127.0.0.1:0 --config CONFIG ARGS...` with stderr in `log`;
 /// returns the process and the base URL its first line announces (`http://...` or `https://...`).
 pub fn spawn_serve(config: &Path, args: &[&str], log: &Path) -> (Child, String) {
+    spawn_serve_env(config, args, log, &[])
+}
+
+/// [`spawn_serve`] with `envs` added to serve's environment.
+pub fn spawn_serve_env(
+    config: &Path,
+    args: &[&str],
+    log: &Path,
+    envs: &[(&str, &str)],
+) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_netgw"))
+        .envs(envs.iter().copied())
         .args([
             "--log",
             "info",
