@@ -4,7 +4,9 @@
 //! aggregate, `netdev_l3_interface`): a two-member LACP aggregate trunking VLANs 10 and 20 and an SVI
 //! with IPv4 and IPv6 converge, the devices hold them, the aggregate is up, and the second run is up to
 //! date. Two Junos switches (ELS and EX style) joined by two links converge an LACP aggregate and an
-//! `irb` with IPv4 and IPv6 from attributes; the aggregate is up once both ends bundle.
+//! `irb` with IPv4 and IPv6 from attributes; the aggregate is up once both ends bundle. Two BIG-IPs
+//! joined by two links converge an LACP trunk carrying two VLANs and self IPs (IPv4 and IPv6) on one
+//! of them, in one iControl REST transaction each; the trunk is up once both ends bundle.
 
 use crate::common;
 
@@ -189,6 +191,75 @@ fn an_lacp_aggregate_and_an_svi_converge_from_attributes_and_ruby() {
 
     let second = converge(d);
     for n in ["dist1", "acc1", "leaf2", "leaf3"] {
+        let r = node(&second, n);
+        assert_eq!(r["status"], "success", "{r}");
+        assert_eq!(r["updated"], 0, "{n}: the second run is up to date: {r}");
+    }
+}
+
+const F5_TOPO: &str = r#"
+name: lagf5
+topology:
+  nodes:
+    bigip1: {kind: f5_bigip-ve}
+    bigip2: {kind: f5_bigip-ve}
+  links:
+    - endpoints: ["bigip1:eth1", "bigip2:eth1"]
+    - endpoints: ["bigip1:eth2", "bigip2:eth2"]
+"#;
+
+fn f5_repo(d: &Path) {
+    for (n, lacp, host) in [("bigip1", "active", 1), ("bigip2", "passive", 2)] {
+        let node = json!({"name": n,
+            "run_list": ["recipe[netdev::vlans]", "recipe[netdev::lags]", "recipe[netdev::l3_interfaces]"],
+            "normal": {"netdev": {
+                "vlans": {"100": {"name": "servers"}, "110": {"name": "storage"}},
+                "lags": {"lag1": {"links": ["1.1", "1.2"], "lacp": lacp, "description": "to the other BIG-IP",
+                    "mode": "trunk", "trunk_vlans": "100,110"}},
+                "l3_interfaces": {"Vlan100": {"ipv4": [format!("10.3.100.{host}/24")],
+                    "ipv6": [format!("2001:db8:300::{host}/64")]}}}}});
+        common::write(d, &format!("repo/nodes/{n}.json"), &node.to_string());
+    }
+}
+
+#[test]
+fn an_lacp_trunk_and_self_ips_converge_between_two_big_ips() {
+    let (_rt, lab, dir) = common::lab_with_inventory(F5_TOPO);
+    let d = dir.path();
+    f5_repo(d);
+    let first = converge(d);
+    for (n, host, lacp) in [("bigip1", 1, "active"), ("bigip2", 2, "passive")] {
+        let r = node(&first, n);
+        assert_eq!(r["status"], "success", "{r}");
+        let st = lab.node(n).unwrap().device.state().clone();
+        let trunk = st.trunks.get("lag1").unwrap_or_else(|| panic!("{n}: no trunk"));
+        assert!(trunk.lacp, "{n}: LACP enabled");
+        assert_eq!(trunk.lacp_mode, lacp, "{n}");
+        let members: Vec<&str> = st
+            .interfaces
+            .iter()
+            .filter(|(_, f)| f.channel_group.as_ref().is_some_and(|(g, _)| *g == trunk.id))
+            .map(|(name, _)| name.as_str())
+            .collect();
+        assert_eq!(members, ["1.1", "1.2"], "{n}");
+        let t = st.iface("lag1").unwrap();
+        assert!(t.oper_up, "{n}: active with passive bundles");
+        assert_eq!(t.trunk_allowed.to_range_string(), "100,110", "{n}");
+        assert_eq!(t.description, "to the other BIG-IP", "{n}");
+        for m in ["1.1", "1.2"] {
+            assert!(st.members(100).iter().all(|x| *x != m), "{n}: {m} is in VLANs through its trunk only");
+        }
+        let mut addresses: Vec<(&str, &str)> = st
+            .self_ips
+            .values()
+            .map(|s| (s.address.as_str(), s.vlan.as_str()))
+            .collect();
+        addresses.sort();
+        let (v4, v6) = (format!("10.3.100.{host}/24"), format!("2001:db8:300::{host}/64"));
+        assert_eq!(addresses, [(v4.as_str(), "servers"), (v6.as_str(), "servers")], "{n}");
+    }
+    let second = converge(d);
+    for n in ["bigip1", "bigip2"] {
         let r = node(&second, n);
         assert_eq!(r["status"], "success", "{r}");
         assert_eq!(r["updated"], 0, "{n}: the second run is up to date: {r}");
