@@ -99,6 +99,8 @@ fn converge(d: &Path) -> Value {
         Command::new(env!("CARGO_BIN_EXE_netgw"))
             .arg("--repo")
             .arg(d.join("repo"))
+            .arg("--state-dir")
+            .arg(d.join("state"))
             .args(["converge", "--format", "json", "--inventory"])
             .arg(d.join("inventory.yml")),
     );
@@ -259,6 +261,24 @@ fn an_lacp_trunk_and_self_ips_converge_between_two_big_ips() {
         assert_eq!(addresses, [(v4.as_str(), "servers"), (v6.as_str(), "servers")], "{n}");
     }
     let second = converge(d);
+    // The second run's facts report the trunk and the addresses as automatic attributes.
+    for (n, host, lacp) in [("bigip1", 1, "active"), ("bigip2", 2, "passive")] {
+        let saved = common::current_file(&d.join("state"), &d.join("repo"), n);
+        let current: Value =
+            serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+        let a = &current["automatic"];
+        assert_eq!(
+            a["lags"]["lag1"],
+            json!({"members": ["1.1", "1.2"], "lacp": lacp, "oper_status": "up"}),
+            "{n}: {a}"
+        );
+        assert_eq!(
+            a["interfaces_ip"]["Vlan100"],
+            json!({"ipv4": {format!("10.3.100.{host}"): {"prefix_length": 24}},
+                "ipv6": {format!("2001:db8:300::{host}"): {"prefix_length": 64}}}),
+            "{n}: {a}"
+        );
+    }
     for n in ["bigip1", "bigip2"] {
         let r = node(&second, n);
         assert_eq!(r["status"], "success", "{r}");

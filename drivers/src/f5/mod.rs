@@ -4,7 +4,8 @@
 //! ```text
 //!   connect ─▶ POST /mgmt/shared/authn/login (token; refreshed before expiry and on 401)
 //!   facts   ─▶ GET sys/version, sys/hardware, sys/global-settings (else shared/.../device-info),
-//!              net/interface, net/vlan, net/lldp-neighbors (404 or no items = no neighbours)
+//!              net/interface, net/vlan, net/lldp-neighbors (404 or no items = no neighbours),
+//!              net/trunk/stats where there are trunks (their status)
 //!   observe ─▶ GET net/vlan?expandSubcollections=true (+ .../interfaces per VLAN when not expanded),
 //!              net/interface, net/trunk (+ net/self for aggregates and routed interfaces, `lag.rs`)
 //!   stage   ─▶ observe (the pre-state) ─▶ config::render_plan ─▶ POST /mgmt/tm/transaction
@@ -344,7 +345,21 @@ impl Driver for F5Driver {
             vlans: vlans.as_deref(),
             lldp_neighbors: lldp.as_deref(),
         });
-        let read = self.read_state().await.map(|s| s.observed());
+        let state = self.read_state().await;
+        if let Ok(st) = &state
+            && !st.trunks.is_empty()
+            && let Some(v) = self.optional(lag::TRUNK_STATS, "facts").await?
+        {
+            // Trunks are interfaces too (as in BIG-IP's IF-MIB): their status is their stats'.
+            for (name, up) in lag::parse_trunk_stats(&v) {
+                f.interfaces.entry(name).or_default().oper_status = Some(if up {
+                    netgw_models::facts::OperStatus::Up
+                } else {
+                    netgw_models::facts::OperStatus::Down
+                });
+            }
+        }
+        let read = state.map(|s| s.observed());
         self.observed.record(&mut f, read)?;
         Ok(f)
     }
