@@ -6,7 +6,10 @@
 //! date. Two Junos switches (ELS and EX style) joined by two links converge an LACP aggregate and an
 //! `irb` with IPv4 and IPv6 from attributes; the aggregate is up once both ends bundle. Two BIG-IPs
 //! joined by two links converge an LACP trunk carrying two VLANs and self IPs (IPv4 and IPv6) on one
-//! of them, in one iControl REST transaction each; the trunk is up once both ends bundle.
+//! of them, in one iControl REST transaction each; the trunk is up once both ends bundle, the facts
+//! report it and the addresses, and `netgw links` finds it bundled. Three EOS switches where one
+//! aggregate's members go to two devices and another is bundled on one end only: `netgw links`
+//! reports both.
 
 use crate::common;
 
@@ -106,6 +109,26 @@ fn converge(d: &Path) -> Value {
     );
     assert!(report["nodes"].is_array(), "{report}\n{err}");
     report
+}
+
+/// `netgw links` over the lab's topology: exit code and JSON report.
+fn links(d: &Path, topology: &str) -> (i32, Value) {
+    let file = d.join("topo.clab.yml");
+    std::fs::write(&file, topology).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_netgw"))
+        .arg("--state-dir")
+        .arg(d.join("state"))
+        .args(["links", "--format", "json", "--timeout", "60", "--topology"])
+        .arg(&file)
+        .arg("--inventory")
+        .arg(d.join("inventory.yml"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let report = serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!("{e}: {text}\n{}", String::from_utf8_lossy(&out.stderr))
+    });
+    (out.status.code().unwrap_or(-1), report)
 }
 
 fn node<'a>(report: &'a Value, name: &str) -> &'a Value {
@@ -279,9 +302,64 @@ fn an_lacp_trunk_and_self_ips_converge_between_two_big_ips() {
             "{n}: {a}"
         );
     }
+    let (code, r) = links(d, F5_TOPO);
+    assert_eq!(code, 0, "both ends bundle, every link seen: {r}");
+    assert_eq!(r["unbundled"], json!([]), "{r}");
     for n in ["bigip1", "bigip2"] {
         let r = node(&second, n);
         assert_eq!(r["status"], "success", "{r}");
         assert_eq!(r["updated"], 0, "{n}: the second run is up to date: {r}");
     }
+}
+
+const SPLIT_TOPO: &str = r#"
+name: lagsplit
+topology:
+  nodes:
+    sw1: {kind: arista_ceos}
+    sw2: {kind: arista_ceos}
+    sw3: {kind: arista_ceos}
+  links:
+    - endpoints: ["sw1:eth1", "sw2:eth1"]
+    - endpoints: ["sw1:eth2", "sw3:eth1"]
+    - endpoints: ["sw2:eth2", "sw3:eth2"]
+"#;
+
+#[test]
+fn netgw_links_reports_aggregates_their_far_end_does_not_bundle() {
+    let (_rt, _lab, dir) = common::lab_with_inventory(SPLIT_TOPO);
+    let d = dir.path();
+    let lags = [
+        ("sw1", json!({"Port-Channel10": {"links": ["Ethernet1", "Ethernet2"], "lacp": "active"}})),
+        ("sw2", json!({"Port-Channel20": {"links": ["Ethernet2"], "lacp": "active"}})),
+        ("sw3", json!({})),
+    ];
+    for (n, l) in &lags {
+        let node = json!({"name": n, "run_list": ["recipe[netdev::lags]"],
+            "normal": {"netdev": {"lags": l}}});
+        common::write(d, &format!("repo/nodes/{n}.json"), &node.to_string());
+    }
+    let report = converge(d);
+    for (n, _) in &lags {
+        assert_eq!(node(&report, n)["status"], "success", "{report}");
+    }
+    let (code, r) = links(d, SPLIT_TOPO);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(r["missing"], json!([]), "every cable is seen: {r}");
+    let unbundled = r["unbundled"].as_array().unwrap();
+    let by = |n: &str, lag: &str| {
+        unbundled
+            .iter()
+            .find(|u| u["node"] == n && u["lag"] == lag)
+            .unwrap_or_else(|| panic!("{n}:{lag} not reported: {r}"))["reasons"]
+            .to_string()
+    };
+    let split = by("sw1", "Port-Channel10");
+    assert!(split.contains("its members go to 2 devices"), "{split}");
+    let one_side = by("sw2", "Port-Channel20");
+    assert!(
+        one_side.contains("Ethernet2 reaches sw3:Ethernet2, which is in no aggregate"),
+        "{one_side}"
+    );
+    assert_eq!(unbundled.len(), 2, "{r}");
 }
