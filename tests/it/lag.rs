@@ -363,3 +363,48 @@ fn netgw_links_reports_aggregates_their_far_end_does_not_bundle() {
     );
     assert_eq!(unbundled.len(), 2, "{r}");
 }
+
+const F5_FAULT_TOPO: &str = r#"
+name: lagf5faults
+topology:
+  nodes:
+    refused: {kind: f5_bigip-ve, labels: {netgw-lab.reject-commit: "change freeze"}}
+    # The simulator applies the transaction, then drops the session: the run must undo it.
+    lost: {kind: f5_bigip-ve, labels: {netgw-lab.reset-at: after-commit}}
+  links:
+    - endpoints: ["refused:eth1", "lost:eth1"]
+    - endpoints: ["refused:eth2", "lost:eth2"]
+"#;
+
+#[test]
+fn a_refused_or_interrupted_f5_trunk_change_leaves_nothing_half_applied() {
+    let (_rt, lab, dir) = common::lab_with_inventory(F5_FAULT_TOPO);
+    let d = dir.path();
+    for (n, host) in [("refused", 1), ("lost", 2)] {
+        let node = json!({"name": n,
+            "run_list": ["recipe[netdev::vlans]", "recipe[netdev::lags]", "recipe[netdev::l3_interfaces]"],
+            "normal": {"netdev": {
+                "vlans": {"100": {"name": "servers"}, "110": {"name": "storage"}},
+                "lags": {"lag1": {"links": ["1.1", "1.2"], "mode": "trunk", "trunk_vlans": "100,110"}},
+                "l3_interfaces": {"Vlan100": {"ipv4": [format!("10.4.100.{host}/24")],
+                    "ipv6": [format!("2001:db8:400::{host}/64")]}}}}});
+        common::write(d, &format!("repo/nodes/{n}.json"), &node.to_string());
+    }
+    let before: Vec<_> = ["refused", "lost"]
+        .iter()
+        .map(|n| lab.node(n).unwrap().device.state().clone())
+        .collect();
+    let report = converge(d);
+    for (i, n) in ["refused", "lost"].into_iter().enumerate() {
+        let r = node(&report, n);
+        assert_eq!(r["status"], "failed", "{n}: {r}");
+        let st = lab.node(n).unwrap().device.state().clone();
+        assert!(st.trunks.is_empty(), "{n}: no trunk left: {:?}", st.trunks);
+        assert!(st.self_ips.is_empty(), "{n}: no self IP left: {:?}", st.self_ips);
+        assert_eq!(st.vlans, before[i].vlans, "{n}: VLANs as before");
+        assert!(
+            st.interfaces.iter().all(|(_, f)| f.channel_group.is_none()),
+            "{n}: no port left in a trunk"
+        );
+    }
+}
