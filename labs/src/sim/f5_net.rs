@@ -375,3 +375,97 @@ pub(crate) fn apply_net(
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::state::{Dialect, Neighbor, PortFlag};
+
+    fn req(st: &mut DeviceState, method: &str, path: &str, body: Value) -> Result<Value, u16> {
+        let parts: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+        apply_net(st, method, &parts, &body)
+            .expect("a trunk or self IP path")
+            .map_err(|e| e.status)
+    }
+
+    /// A trunk's status follows its members' far ends: LACP with one active end, or static on both.
+    #[test]
+    fn a_trunk_is_up_only_when_the_far_end_bundles_compatibly() {
+        let modes = [("enabled", "active"), ("enabled", "passive"), ("disabled", "active")];
+        for (lacp, mode) in modes {
+            for far in ["active", "passive", "on"] {
+                let (near_end, far_end) = (PortFlag::default(), PortFlag::default());
+                let mut st = DeviceState::new(Dialect::F5, "lb", 1, 2);
+                st.interfaces[0].1.oper_up = true;
+                st.neighbors.push(Neighbor {
+                    local_port: "1.1".into(),
+                    system_name: "sw".into(),
+                    port: "Ethernet1".into(),
+                    chassis_id: String::new(),
+                    local_up: near_end,
+                    peer_up: far_end.clone(),
+                });
+                far_end.set_bundle(Some(far));
+                req(&mut st, "POST", "/mgmt/tm/net/trunk",
+                    json!({"name": "lag1", "lacp": lacp, "lacpMode": mode, "interfaces": ["1.1"]}))
+                .unwrap();
+                let ours = if lacp == "enabled" { mode } else { "on" };
+                assert_eq!(
+                    st.iface("1.1").unwrap().channel_group,
+                    Some((0, ours.to_owned())),
+                    "the member publishes the trunk's mode"
+                );
+                st.refresh_port_channels();
+                let want = matches!(
+                    (ours, far),
+                    ("active", "active" | "passive") | ("passive", "active") | ("on", "on")
+                );
+                let stats = req(&mut st, "GET", "/mgmt/tm/net/trunk/stats", Value::Null).unwrap();
+                let status = &stats["entries"]["https://localhost/mgmt/tm/net/trunk/lag1/stats"]
+                    ["nestedStats"]["entries"]["status"]["description"];
+                assert_eq!(status, if want { "up" } else { "down" }, "{ours} with {far}");
+            }
+        }
+    }
+
+    /// References stay whole: a VLAN member cannot join a trunk, a trunk member cannot join a VLAN,
+    /// a trunk in a VLAN or a VLAN with a self IP cannot be deleted.
+    #[test]
+    fn trunks_vlans_and_self_ips_refuse_broken_references() {
+        let mut st = DeviceState::new(Dialect::F5, "lb", 1, 3);
+        st.vlans.insert(100, "servers".into());
+        st.iface_mut("1.3").unwrap().access_vlan = 100;
+        req(&mut st, "POST", "/mgmt/tm/net/trunk", json!({"name": "lag1", "interfaces": ["1.1"]}))
+            .unwrap();
+        assert_eq!(
+            req(&mut st, "PATCH", "/mgmt/tm/net/trunk/lag1", json!({"interfaces": ["1.1", "1.3"]})),
+            Err(400),
+            "1.3 is in VLAN servers"
+        );
+        assert!(vlan_member_allowed(&st, "1.1").is_err());
+        assert!(vlan_member_allowed(&st, "lag1").is_ok());
+        st.iface_mut("lag1").unwrap().access_vlan = 100;
+        assert_eq!(req(&mut st, "DELETE", "/mgmt/tm/net/trunk/lag1", Value::Null), Err(400));
+        let s = req(&mut st, "POST", "/mgmt/tm/net/self",
+            json!({"name": "s1", "address": "10.0.0.1/24", "vlan": "/Common/servers"}))
+        .unwrap();
+        assert_eq!(
+            (s["address"].as_str(), s["vlan"].as_str(), s["trafficGroup"].as_str()),
+            (Some("10.0.0.1/24"), Some("/Common/servers"), Some("/Common/traffic-group-local-only"))
+        );
+        assert!(vlan_in_use(&st, "servers").is_err());
+        assert_eq!(
+            req(&mut st, "POST", "/mgmt/tm/net/self",
+                json!({"name": "s2", "address": "10.0.0.1/24", "vlan": "/Common/servers"})),
+            Err(409),
+            "the address is in use"
+        );
+        assert_eq!(
+            req(&mut st, "POST", "/mgmt/tm/net/self",
+                json!({"name": "s3", "address": "10.0.1.1/24", "vlan": "/Common/nope"})),
+            Err(400)
+        );
+        req(&mut st, "DELETE", "/mgmt/tm/net/self/~Common~s1", Value::Null).unwrap();
+        assert!(vlan_in_use(&st, "servers").is_ok());
+    }
+}
