@@ -26,8 +26,8 @@
 
 use crate::inventory::Inventory;
 use netgw_models::facts::{LagFacts, LldpNeighbor};
-use netgw_models::plan::lag::LacpMode;
 use netgw_models::kinds::device_port_name;
+use netgw_models::plan::lag::LacpMode;
 use netgw_models::topology::Topology;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -246,27 +246,26 @@ pub async fn gather(
 ) -> (Vec<Adjacency>, BTreeMap<String, String>, NodeLags) {
     use futures::StreamExt;
     type Read = (Vec<Adjacency>, BTreeMap<String, LagFacts>);
-    let results: Vec<(String, Result<Read, String>)> =
-        futures::stream::iter(nodes.iter().cloned())
-            .map(|n| async move {
-                let r = match inv.target(&n) {
-                    Ok(t) => {
-                        match tokio::time::timeout(timeout, crate::facts::device_facts(&t)).await {
-                            Ok(Ok(f)) => match f.lldp_unreadable {
-                                Some(why) => Err(format!("LLDP neighbours unreadable: {why}")),
-                                None => Ok((adjacencies(&n, &f.lldp_neighbors), f.lags)),
-                            },
-                            Ok(Err(e)) => Err(e.to_string()),
-                            Err(_) => Err(format!("no answer within {}s", timeout.as_secs())),
-                        }
+    let results: Vec<(String, Result<Read, String>)> = futures::stream::iter(nodes.iter().cloned())
+        .map(|n| async move {
+            let r = match inv.target(&n) {
+                Ok(t) => {
+                    match tokio::time::timeout(timeout, crate::facts::device_facts(&t)).await {
+                        Ok(Ok(f)) => match f.lldp_unreadable {
+                            Some(why) => Err(format!("LLDP neighbours unreadable: {why}")),
+                            None => Ok((adjacencies(&n, &f.lldp_neighbors), f.lags)),
+                        },
+                        Ok(Err(e)) => Err(e.to_string()),
+                        Err(_) => Err(format!("no answer within {}s", timeout.as_secs())),
                     }
-                    Err(e) => Err(e.to_string()),
-                };
-                (n, r)
-            })
-            .buffer_unordered(concurrency.max(1))
-            .collect()
-            .await;
+                }
+                Err(e) => Err(e.to_string()),
+            };
+            (n, r)
+        })
+        .buffer_unordered(concurrency.max(1))
+        .collect()
+        .await;
     let mut seen = Vec::new();
     let mut errors = BTreeMap::new();
     let mut lags = NodeLags::new();
@@ -323,7 +322,10 @@ fn unbundled_reasons(
         .collect();
     let devices: BTreeSet<&str> = ends.iter().map(|(_, n, _)| *n).collect();
     if devices.len() > 1 {
-        let each: Vec<String> = ends.iter().map(|(m, n, p)| format!("{m} to {n}:{p}")).collect();
+        let each: Vec<String> = ends
+            .iter()
+            .map(|(m, n, p)| format!("{m} to {n}:{p}"))
+            .collect();
         reasons.push(format!(
             "its members go to {} devices ({})",
             devices.len(),
@@ -333,8 +335,11 @@ fn unbundled_reasons(
     let mut far_lags = BTreeSet::new();
     for (m, peer, port) in &ends {
         let far = lags.get(*peer).and_then(|l| {
-            l.iter()
-                .find(|(_, f)| f.members.iter().any(|x| crate::facts::same_interface(x, port)))
+            l.iter().find(|(_, f)| {
+                f.members
+                    .iter()
+                    .any(|x| crate::facts::same_interface(x, port))
+            })
         });
         match far {
             None => reasons.push(format!(
@@ -680,40 +685,77 @@ topology:
             adj("s1", "Ethernet4", "x9", "Ethernet1"),
         ];
         let node_lags = |s1: Vec<(&str, LagFacts)>, a1: Vec<(&str, LagFacts)>| -> NodeLags {
-            let m = |v: Vec<(&str, LagFacts)>| v.into_iter().map(|(n, l)| (n.to_owned(), l)).collect();
+            let m =
+                |v: Vec<(&str, LagFacts)>| v.into_iter().map(|(n, l)| (n.to_owned(), l)).collect();
             [("s1".to_owned(), m(s1)), ("a1".to_owned(), m(a1))].into()
         };
         let both = node_lags(
-            vec![("Port-Channel1", lag(&["Ethernet1", "Ethernet2"], LacpMode::Active))],
-            vec![("Port-channel1", lag(&["Ethernet0/1", "Ethernet0/2"], LacpMode::Passive))],
+            vec![(
+                "Port-Channel1",
+                lag(&["Ethernet1", "Ethernet2"], LacpMode::Active),
+            )],
+            vec![(
+                "Port-channel1",
+                lag(&["Ethernet0/1", "Ethernet0/2"], LacpMode::Passive),
+            )],
         );
         assert!(judge_aggregates(&seen, &both).is_empty());
         let one_side = node_lags(
-            vec![("Port-Channel1", lag(&["Ethernet1", "Ethernet2"], LacpMode::Active))],
+            vec![(
+                "Port-Channel1",
+                lag(&["Ethernet1", "Ethernet2"], LacpMode::Active),
+            )],
             vec![],
         );
         let u = judge_aggregates(&seen, &one_side);
-        assert_eq!((u.len(), u[0].node.as_str(), u[0].lag.as_str()), (1, "s1", "Port-Channel1"));
-        assert!(u[0].reasons[0].contains("Ethernet1 reaches a1:Et0/1, which is in no aggregate"), "{u:?}");
+        assert_eq!(
+            (u.len(), u[0].node.as_str(), u[0].lag.as_str()),
+            (1, "s1", "Port-Channel1")
+        );
+        assert!(
+            u[0].reasons[0].contains("Ethernet1 reaches a1:Et0/1, which is in no aggregate"),
+            "{u:?}"
+        );
         let passive = node_lags(
-            vec![("Port-Channel1", lag(&["Ethernet1", "Ethernet2"], LacpMode::Passive))],
-            vec![("Port-channel1", lag(&["Ethernet0/1", "Ethernet0/2"], LacpMode::Passive))],
+            vec![(
+                "Port-Channel1",
+                lag(&["Ethernet1", "Ethernet2"], LacpMode::Passive),
+            )],
+            vec![(
+                "Port-channel1",
+                lag(&["Ethernet0/1", "Ethernet0/2"], LacpMode::Passive),
+            )],
         );
         let u = judge_aggregates(&seen, &passive);
         assert_eq!(u.len(), 2, "both ends are reported: {u:?}");
-        assert!(u[0].reasons.iter().all(|r| r.contains("do not bundle")), "{u:?}");
+        assert!(
+            u[0].reasons.iter().all(|r| r.contains("do not bundle")),
+            "{u:?}"
+        );
         let split = node_lags(
-            vec![("Port-Channel1", lag(&["Ethernet1", "Ethernet2"], LacpMode::Active))],
+            vec![(
+                "Port-Channel1",
+                lag(&["Ethernet1", "Ethernet2"], LacpMode::Active),
+            )],
             vec![
                 ("Port-channel1", lag(&["Ethernet0/1"], LacpMode::Active)),
                 ("Port-channel2", lag(&["Ethernet0/2"], LacpMode::Active)),
             ],
         );
         let u = judge_aggregates(&seen, &split);
-        assert!(u.iter().any(|x| x.node == "s1" && x.reasons.iter().any(|r| r.contains("into a1:Port-channel1 and a1:Port-channel2"))), "{u:?}");
+        assert!(
+            u.iter().any(|x| x.node == "s1"
+                && x.reasons
+                    .iter()
+                    .any(|r| r.contains("into a1:Port-channel1 and a1:Port-channel2"))),
+            "{u:?}"
+        );
         // Members to two devices; x9 was not read, so only the device count is judged there.
         let mut two = node_lags(
-            vec![("Port-Channel3", lag(&["Ethernet3", "Ethernet4"], LacpMode::Active))],
+            vec![(
+                "Port-Channel3",
+                lag(&["Ethernet3", "Ethernet4"], LacpMode::Active),
+            )],
             vec![("Port-channel3", lag(&["Ethernet0/3"], LacpMode::Active))],
         );
         two.insert("x9".into(), BTreeMap::new());
@@ -725,8 +767,16 @@ topology:
         };
         assert!(!r.equal());
         let text = human(&r);
-        assert!(text.contains("UNBUNDLED   s1:Port-Channel3  (its members go to 2 devices"), "{text}");
-        assert!(r.first_difference().unwrap().1.contains("not bundled by its far end"));
+        assert!(
+            text.contains("UNBUNDLED   s1:Port-Channel3  (its members go to 2 devices"),
+            "{text}"
+        );
+        assert!(
+            r.first_difference()
+                .unwrap()
+                .1
+                .contains("not bundled by its far end")
+        );
         r.unbundled.clear();
         assert!(r.equal());
     }

@@ -125,9 +125,8 @@ fn links(d: &Path, topology: &str) -> (i32, Value) {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    let report = serde_json::from_str(&text).unwrap_or_else(|e| {
-        panic!("{e}: {text}\n{}", String::from_utf8_lossy(&out.stderr))
-    });
+    let report = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&out.stderr)));
     (out.status.code().unwrap_or(-1), report)
 }
 
@@ -257,13 +256,20 @@ fn an_lacp_trunk_and_self_ips_converge_between_two_big_ips() {
         let r = node(&first, n);
         assert_eq!(r["status"], "success", "{r}");
         let st = lab.node(n).unwrap().device.state().clone();
-        let trunk = st.trunks.get("lag1").unwrap_or_else(|| panic!("{n}: no trunk"));
+        let trunk = st
+            .trunks
+            .get("lag1")
+            .unwrap_or_else(|| panic!("{n}: no trunk"));
         assert!(trunk.lacp, "{n}: LACP enabled");
         assert_eq!(trunk.lacp_mode, lacp, "{n}");
         let members: Vec<&str> = st
             .interfaces
             .iter()
-            .filter(|(_, f)| f.channel_group.as_ref().is_some_and(|(g, _)| *g == trunk.id))
+            .filter(|(_, f)| {
+                f.channel_group
+                    .as_ref()
+                    .is_some_and(|(g, _)| *g == trunk.id)
+            })
             .map(|(name, _)| name.as_str())
             .collect();
         assert_eq!(members, ["1.1", "1.2"], "{n}");
@@ -272,7 +278,10 @@ fn an_lacp_trunk_and_self_ips_converge_between_two_big_ips() {
         assert_eq!(t.trunk_allowed.to_range_string(), "100,110", "{n}");
         assert_eq!(t.description, "to the other BIG-IP", "{n}");
         for m in ["1.1", "1.2"] {
-            assert!(st.members(100).iter().all(|x| *x != m), "{n}: {m} is in VLANs through its trunk only");
+            assert!(
+                st.members(100).iter().all(|x| *x != m),
+                "{n}: {m} is in VLANs through its trunk only"
+            );
         }
         let mut addresses: Vec<(&str, &str)> = st
             .self_ips
@@ -280,8 +289,15 @@ fn an_lacp_trunk_and_self_ips_converge_between_two_big_ips() {
             .map(|s| (s.address.as_str(), s.vlan.as_str()))
             .collect();
         addresses.sort();
-        let (v4, v6) = (format!("10.3.100.{host}/24"), format!("2001:db8:300::{host}/64"));
-        assert_eq!(addresses, [(v4.as_str(), "servers"), (v6.as_str(), "servers")], "{n}");
+        let (v4, v6) = (
+            format!("10.3.100.{host}/24"),
+            format!("2001:db8:300::{host}/64"),
+        );
+        assert_eq!(
+            addresses,
+            [(v4.as_str(), "servers"), (v6.as_str(), "servers")],
+            "{n}"
+        );
     }
     let second = converge(d);
     // The second run's facts report the trunk and the addresses as automatic attributes.
@@ -330,8 +346,14 @@ fn netgw_links_reports_aggregates_their_far_end_does_not_bundle() {
     let (_rt, _lab, dir) = common::lab_with_inventory(SPLIT_TOPO);
     let d = dir.path();
     let lags = [
-        ("sw1", json!({"Port-Channel10": {"links": ["Ethernet1", "Ethernet2"], "lacp": "active"}})),
-        ("sw2", json!({"Port-Channel20": {"links": ["Ethernet2"], "lacp": "active"}})),
+        (
+            "sw1",
+            json!({"Port-Channel10": {"links": ["Ethernet1", "Ethernet2"], "lacp": "active"}}),
+        ),
+        (
+            "sw2",
+            json!({"Port-Channel20": {"links": ["Ethernet2"], "lacp": "active"}}),
+        ),
         ("sw3", json!({})),
     ];
     for (n, l) in &lags {
@@ -400,7 +422,11 @@ fn a_refused_or_interrupted_f5_trunk_change_leaves_nothing_half_applied() {
         assert_eq!(r["status"], "failed", "{n}: {r}");
         let st = lab.node(n).unwrap().device.state().clone();
         assert!(st.trunks.is_empty(), "{n}: no trunk left: {:?}", st.trunks);
-        assert!(st.self_ips.is_empty(), "{n}: no self IP left: {:?}", st.self_ips);
+        assert!(
+            st.self_ips.is_empty(),
+            "{n}: no self IP left: {:?}",
+            st.self_ips
+        );
         assert_eq!(st.vlans, before[i].vlans, "{n}: VLANs as before");
         assert!(
             st.interfaces.iter().all(|(_, f)| f.channel_group.is_none()),

@@ -400,7 +400,13 @@ fn plan_trunks(
         if let Some(s) = &c.settings
             && s.changes.iter().any(|x| VLAN_FIELDS.contains(&x.property))
         {
-            set_membership(&c.name, &link::target_membership(&s.after), targets, changed, out)?;
+            set_membership(
+                &c.name,
+                &link::target_membership(&s.after),
+                targets,
+                changed,
+                out,
+            )?;
         }
         let mut from = before.cloned();
         if let Some(f) = &mut from {
@@ -884,9 +890,10 @@ mod tests {
         let pre = state();
         let o = pre.observed();
         let mut p = make_plan(&pre, json!([]), json!([]), Policy::Merge);
-        let lags: Vec<Lag> = serde_json::from_value(json!([{"name": "lag1", "links": ["1.1", "1.2"],
+        let lags: Vec<Lag> =
+            serde_json::from_value(json!([{"name": "lag1", "links": ["1.1", "1.2"],
             "lacp": "passive", "mode": "trunk", "trunk_vlans": "10,20"}]))
-        .unwrap();
+            .unwrap();
         let rules = PlanRules::default();
         plan_lags(&mut p, &lags, &[], Policy::Merge, &rules);
         let l3: Vec<L3Interface> = serde_json::from_value(
@@ -921,8 +928,10 @@ mod tests {
                 {"name": "1.3", "tagged": true}, {"name": "lag1", "tagged": true}]}},
             {"name": "old", "fullPath": "/Common/old", "tag": 30, "description": "x", "interfacesReference": {"items": []}}
         ]}));
-        now.trunks = lag::parse_trunks(&json!({"items": [{"name": "lag1", "interfaces": ["1.1", "1.2"],
-            "lacp": "enabled", "lacpMode": "passive"}]}));
+        now.trunks = lag::parse_trunks(
+            &json!({"items": [{"name": "lag1", "interfaces": ["1.1", "1.2"],
+            "lacp": "enabled", "lacpMode": "passive"}]}),
+        );
         now.selfs = Some(lag::parse_selfs(&json!({"items": [
             {"name": "self-10-10.0.10.1", "fullPath": "/Common/self-10-10.0.10.1", "address": "10.0.10.1/24", "vlan": "/Common/web"},
             {"name": "self-10-2001_db8_10__1", "fullPath": "/Common/self-10-2001_db8_10__1", "address": "2001:db8:10::1/64", "vlan": "/Common/web"}
@@ -946,13 +955,27 @@ mod tests {
         // Limits are refused before anything is sent.
         let mut bad = p.clone();
         bad.lags[0].after.as_mut().unwrap().minimum_links = Some(1);
-        assert!(render_plan(&bad, &pre).unwrap_err().to_string().contains("in lag lag1"));
+        assert!(
+            render_plan(&bad, &pre)
+                .unwrap_err()
+                .to_string()
+                .contains("in lag lag1")
+        );
         let mut bad = p.clone();
-        bad.l3[0].after.as_mut().unwrap().ipv4 =
-            Some(vec!["10.0.10.9/24".parse().unwrap(), "10.0.11.1/24".parse().unwrap()]);
+        bad.l3[0].after.as_mut().unwrap().ipv4 = Some(vec![
+            "10.0.10.9/24".parse().unwrap(),
+            "10.0.11.1/24".parse().unwrap(),
+        ]);
         assert!(render_plan(&bad, &pre).is_ok());
-        bad.l3[0].after.as_mut().unwrap().ipv4 =
-            Some(vec!["10.0.11.1/24".parse().unwrap(), "10.0.10.9/24".parse().unwrap()]);
-        assert!(render_plan(&bad, &pre).unwrap_err().to_string().contains("ascending"));
+        bad.l3[0].after.as_mut().unwrap().ipv4 = Some(vec![
+            "10.0.11.1/24".parse().unwrap(),
+            "10.0.10.9/24".parse().unwrap(),
+        ]);
+        assert!(
+            render_plan(&bad, &pre)
+                .unwrap_err()
+                .to_string()
+                .contains("ascending")
+        );
     }
 }

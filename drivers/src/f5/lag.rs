@@ -235,7 +235,9 @@ pub enum Unfit {
         "in l3_interface {0}: BIG-IP has no routed ports; its addresses are self IPs on a VLAN (declare VlanN)"
     )]
     NotAVlan(String),
-    #[error("in l3_interface {0}: VLAN {1} does not exist on the device and this plan does not create it")]
+    #[error(
+        "in l3_interface {0}: VLAN {1} does not exist on the device and this plan does not create it"
+    )]
     NoVlan(String, u16),
     #[error(
         "in l3_interface {0}: BIG-IP VLAN interfaces have no {1} here (a VLAN's addresses are its self IPs); remove {1}"
@@ -307,7 +309,13 @@ pub fn trunk_patch(before: Option<&F5Trunk>, after: &Lag) -> Option<RestOp> {
             json!(after.description.as_deref().unwrap_or("")),
         );
     }
-    (!o.is_empty()).then(|| RestOp::new(RestMethod::Patch, trunk_path(&after.name), Some(Value::Object(o))))
+    (!o.is_empty()).then(|| {
+        RestOp::new(
+            RestMethod::Patch,
+            trunk_path(&after.name),
+            Some(Value::Object(o)),
+        )
+    })
 }
 
 /// `POST /mgmt/tm/net/trunk` for a new trunk, without members (they join once free).
@@ -330,9 +338,11 @@ pub fn self_create(name: &str, a: &IpCidr, vlan: &str) -> RestOp {
     RestOp::new(
         RestMethod::Post,
         SELF_COLLECTION,
-        Some(json!({"name": name, "partition": super::vlan::PARTITION, "address": a.to_string(),
+        Some(
+            json!({"name": name, "partition": super::vlan::PARTITION, "address": a.to_string(),
             "vlan": format!("/{}/{vlan}", super::vlan::PARTITION), "trafficGroup": TRAFFIC_GROUP,
-            "allowService": "none"})),
+            "allowService": "none"}),
+        ),
     )
 }
 
@@ -344,7 +354,14 @@ pub fn self_recreate(s: &F5Self) -> RestOp {
         "partition".into(),
         json!(text(&s.raw, "partition").unwrap_or_else(|| super::vlan::PARTITION.into())),
     );
-    for k in ["address", "vlan", "trafficGroup", "allowService", "floating", "description"] {
+    for k in [
+        "address",
+        "vlan",
+        "trafficGroup",
+        "allowService",
+        "floating",
+        "description",
+    ] {
         if let Some(v) = s.raw.get(k).filter(|v| !v.is_null()) {
             o.insert(k.into(), v.clone());
         }
@@ -382,7 +399,9 @@ pub fn render_restore(
     let find_self = |list: &[F5Self], p: &str| list.iter().find(|s| s.full_path == p).cloned();
     for p in touched.1 {
         match (find_self(pre.1, p), find_self(now.1, p)) {
-            (None, Some(n)) => r.self_deletes.push(RestOp::new(RestMethod::Delete, n.path(), None)),
+            (None, Some(n)) => r
+                .self_deletes
+                .push(RestOp::new(RestMethod::Delete, n.path(), None)),
             (Some(b), None) => r.self_creates.push(self_recreate(&b)),
             _ => {}
         }
@@ -410,10 +429,11 @@ pub fn render_restore(
                 r.trunks.create.push(trunk_create(&lag_of(&p)));
                 r.trunks.finish.extend(trunk_patch(None, &lag_of(&p)));
             }
-            (None, Some(n)) => r
-                .trunks
-                .finish
-                .push(RestOp::new(RestMethod::Delete, n.path(), None)),
+            (None, Some(n)) => {
+                r.trunks
+                    .finish
+                    .push(RestOp::new(RestMethod::Delete, n.path(), None))
+            }
             (Some(p), Some(mut n)) => {
                 n.members.retain(|m| p.members.contains(m));
                 r.trunks.finish.extend(trunk_patch(Some(&n), &lag_of(&p)));
@@ -498,6 +518,8 @@ mod tests {
             self_name(VlanId::new(100).unwrap(), &a),
             "self-100-2001_db8__1"
         );
-        assert!(super::super::vlan::validate_f5_name(&self_name(VlanId::new(100).unwrap(), &a)).is_ok());
+        assert!(
+            super::super::vlan::validate_f5_name(&self_name(VlanId::new(100).unwrap(), &a)).is_ok()
+        );
     }
 }

@@ -44,8 +44,7 @@ use serde_json::{Value, json};
 
 use crate::driver::{
     Capabilities, CommitOptions, Driver, DriverError, LagL3, Observed, ObservedOnce, Platform,
-    Staged,
-    validate_with,
+    Staged, validate_with,
 };
 use crate::target::DeviceTarget;
 use config::{DeviceState, Rendered};

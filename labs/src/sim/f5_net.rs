@@ -77,7 +77,11 @@ fn in_a_vlan(f: &Iface) -> bool {
 
 /// Put `members` into trunk `name` (the trunk's `interfaces` replace its member list).
 fn set_trunk_members(st: &mut DeviceState, name: &str, members: &[Value]) -> Result<(), HttpReply> {
-    let t = st.trunks.get(name).cloned().ok_or_else(|| trunk_404(name))?;
+    let t = st
+        .trunks
+        .get(name)
+        .cloned()
+        .ok_or_else(|| trunk_404(name))?;
     let wanted: Vec<&str> = members.iter().filter_map(Value::as_str).collect();
     for m in &wanted {
         let f = st
@@ -92,13 +96,17 @@ fn set_trunk_members(st: &mut DeviceState, name: &str, members: &[Value]) -> Res
         if f.channel_group.as_ref().is_some_and(|(g, _)| *g != t.id) {
             return Err(err(
                 400,
-                &format!("Interface {m} is a member of another trunk; remove it from that trunk first."),
+                &format!(
+                    "Interface {m} is a member of another trunk; remove it from that trunk first."
+                ),
             ));
         }
         if f.channel_group.is_none() && in_a_vlan(f) {
             return Err(err(
                 400,
-                &format!("Interface {m} is a member of a VLAN and cannot join trunk {name}; remove it from the VLAN first."),
+                &format!(
+                    "Interface {m} is a member of a VLAN and cannot join trunk {name}; remove it from the VLAN first."
+                ),
             ));
         }
     }
@@ -120,7 +128,12 @@ fn set_trunk_settings(st: &mut DeviceState, name: &str, body: &Value) -> Result<
         None => {}
         Some("enabled") => t.lacp = true,
         Some("disabled") => t.lacp = false,
-        Some(o) => return Err(err(400, &format!("invalid property value \"lacp\":\"{o}\""))),
+        Some(o) => {
+            return Err(err(
+                400,
+                &format!("invalid property value \"lacp\":\"{o}\""),
+            ));
+        }
     }
     match text(body, "lacpMode") {
         None => {}
@@ -162,7 +175,9 @@ fn create_trunk(st: &mut DeviceState, body: &Value) -> Result<Value, HttpReply> 
             &format!("01020066:3: The requested Trunk ({name}) already exists."),
         ));
     }
-    let id = (0..).find(|i| st.trunks.values().all(|t| t.id != *i)).unwrap_or(0);
+    let id = (0..)
+        .find(|i| st.trunks.values().all(|t| t.id != *i))
+        .unwrap_or(0);
     st.trunks.insert(
         name.clone(),
         Trunk {
@@ -188,7 +203,9 @@ fn delete_trunk(st: &mut DeviceState, name: &str) -> Result<Value, HttpReply> {
     if in_a_vlan(f) {
         return Err(err(
             400,
-            &format!("Trunk {name} is a member of a VLAN and cannot be deleted; remove it from the VLAN first."),
+            &format!(
+                "Trunk {name} is a member of a VLAN and cannot be deleted; remove it from the VLAN first."
+            ),
         ));
     }
     set_trunk_members(st, name, &[])?;
@@ -265,7 +282,9 @@ fn create_self(st: &mut DeviceState, body: &Value) -> Result<Value, HttpReply> {
     if st.self_ips.contains_key(&name) {
         return Err(err(
             409,
-            &format!("01020066:3: The requested Self IP (/Common/{name}) already exists in partition Common."),
+            &format!(
+                "01020066:3: The requested Self IP (/Common/{name}) already exists in partition Common."
+            ),
         ));
     }
     let ip = address.split_once('/').map(|(a, _)| a).unwrap_or(address);
@@ -315,7 +334,9 @@ pub(crate) fn vlan_member_allowed(st: &DeviceState, name: &str) -> Result<(), Ht
     match st.iface(name) {
         Some(f) if f.channel_group.is_some() && !st.trunks.contains_key(name) => Err(err(
             400,
-            &format!("Interface {name} is a trunk member and cannot be a VLAN member; add its trunk instead."),
+            &format!(
+                "Interface {name} is a trunk member and cannot be a VLAN member; add its trunk instead."
+            ),
         )),
         _ => Ok(()),
     }
@@ -356,10 +377,7 @@ pub(crate) fn apply_net(
         ("DELETE", ["mgmt", "tm", "net", "trunk", name]) => delete_trunk(st, name),
         ("GET", ["mgmt", "tm", "net", "self"]) => Ok(collection(
             "self",
-            st.self_ips
-                .iter()
-                .map(|(n, s)| self_json(n, s))
-                .collect(),
+            st.self_ips.iter().map(|(n, s)| self_json(n, s)).collect(),
         )),
         ("GET", ["mgmt", "tm", "net", "self", name]) => st
             .self_ips
@@ -391,7 +409,11 @@ mod tests {
     /// A trunk's status follows its members' far ends: LACP with one active end, or static on both.
     #[test]
     fn a_trunk_is_up_only_when_the_far_end_bundles_compatibly() {
-        let modes = [("enabled", "active"), ("enabled", "passive"), ("disabled", "active")];
+        let modes = [
+            ("enabled", "active"),
+            ("enabled", "passive"),
+            ("disabled", "active"),
+        ];
         for (lacp, mode) in modes {
             for far in ["active", "passive", "on"] {
                 let (near_end, far_end) = (PortFlag::default(), PortFlag::default());
@@ -406,8 +428,12 @@ mod tests {
                     peer_up: far_end.clone(),
                 });
                 far_end.set_bundle(Some(far));
-                req(&mut st, "POST", "/mgmt/tm/net/trunk",
-                    json!({"name": "lag1", "lacp": lacp, "lacpMode": mode, "interfaces": ["1.1"]}))
+                req(
+                    &mut st,
+                    "POST",
+                    "/mgmt/tm/net/trunk",
+                    json!({"name": "lag1", "lacp": lacp, "lacpMode": mode, "interfaces": ["1.1"]}),
+                )
                 .unwrap();
                 let ours = if lacp == "enabled" { mode } else { "on" };
                 assert_eq!(
@@ -421,9 +447,13 @@ mod tests {
                     ("active", "active" | "passive") | ("passive", "active") | ("on", "on")
                 );
                 let stats = req(&mut st, "GET", "/mgmt/tm/net/trunk/stats", Value::Null).unwrap();
-                let status = &stats["entries"]["https://localhost/mgmt/tm/net/trunk/lag1/stats"]
-                    ["nestedStats"]["entries"]["status"]["description"];
-                assert_eq!(status, if want { "up" } else { "down" }, "{ours} with {far}");
+                let status = &stats["entries"]["https://localhost/mgmt/tm/net/trunk/lag1/stats"]["nestedStats"]
+                    ["entries"]["status"]["description"];
+                assert_eq!(
+                    status,
+                    if want { "up" } else { "down" },
+                    "{ours} with {far}"
+                );
             }
         }
     }
@@ -435,37 +465,76 @@ mod tests {
         let mut st = DeviceState::new(Dialect::F5, "lb", 1, 3);
         st.vlans.insert(100, "servers".into());
         st.iface_mut("1.3").unwrap().access_vlan = 100;
-        req(&mut st, "POST", "/mgmt/tm/net/trunk", json!({"name": "lag1", "interfaces": ["1.1"]}))
-            .unwrap();
+        req(
+            &mut st,
+            "POST",
+            "/mgmt/tm/net/trunk",
+            json!({"name": "lag1", "interfaces": ["1.1"]}),
+        )
+        .unwrap();
         assert_eq!(
-            req(&mut st, "PATCH", "/mgmt/tm/net/trunk/lag1", json!({"interfaces": ["1.1", "1.3"]})),
+            req(
+                &mut st,
+                "PATCH",
+                "/mgmt/tm/net/trunk/lag1",
+                json!({"interfaces": ["1.1", "1.3"]})
+            ),
             Err(400),
             "1.3 is in VLAN servers"
         );
         assert!(vlan_member_allowed(&st, "1.1").is_err());
         assert!(vlan_member_allowed(&st, "lag1").is_ok());
         st.iface_mut("lag1").unwrap().access_vlan = 100;
-        assert_eq!(req(&mut st, "DELETE", "/mgmt/tm/net/trunk/lag1", Value::Null), Err(400));
-        let s = req(&mut st, "POST", "/mgmt/tm/net/self",
-            json!({"name": "s1", "address": "10.0.0.1/24", "vlan": "/Common/servers"}))
+        assert_eq!(
+            req(&mut st, "DELETE", "/mgmt/tm/net/trunk/lag1", Value::Null),
+            Err(400)
+        );
+        let s = req(
+            &mut st,
+            "POST",
+            "/mgmt/tm/net/self",
+            json!({"name": "s1", "address": "10.0.0.1/24", "vlan": "/Common/servers"}),
+        )
         .unwrap();
         assert_eq!(
-            (s["address"].as_str(), s["vlan"].as_str(), s["trafficGroup"].as_str()),
-            (Some("10.0.0.1/24"), Some("/Common/servers"), Some("/Common/traffic-group-local-only"))
+            (
+                s["address"].as_str(),
+                s["vlan"].as_str(),
+                s["trafficGroup"].as_str()
+            ),
+            (
+                Some("10.0.0.1/24"),
+                Some("/Common/servers"),
+                Some("/Common/traffic-group-local-only")
+            )
         );
         assert!(vlan_in_use(&st, "servers").is_err());
         assert_eq!(
-            req(&mut st, "POST", "/mgmt/tm/net/self",
-                json!({"name": "s2", "address": "10.0.0.1/24", "vlan": "/Common/servers"})),
+            req(
+                &mut st,
+                "POST",
+                "/mgmt/tm/net/self",
+                json!({"name": "s2", "address": "10.0.0.1/24", "vlan": "/Common/servers"})
+            ),
             Err(409),
             "the address is in use"
         );
         assert_eq!(
-            req(&mut st, "POST", "/mgmt/tm/net/self",
-                json!({"name": "s3", "address": "10.0.1.1/24", "vlan": "/Common/nope"})),
+            req(
+                &mut st,
+                "POST",
+                "/mgmt/tm/net/self",
+                json!({"name": "s3", "address": "10.0.1.1/24", "vlan": "/Common/nope"})
+            ),
             Err(400)
         );
-        req(&mut st, "DELETE", "/mgmt/tm/net/self/~Common~s1", Value::Null).unwrap();
+        req(
+            &mut st,
+            "DELETE",
+            "/mgmt/tm/net/self/~Common~s1",
+            Value::Null,
+        )
+        .unwrap();
         assert!(vlan_in_use(&st, "servers").is_ok());
     }
 }

@@ -859,8 +859,8 @@ impl DeviceState {
     pub fn has_aggregates(&self) -> bool {
         !self.trunks.is_empty()
             || self.interfaces.iter().any(|(n, f)| {
-            f.channel_group.is_some() || port_channel_number(&n.to_ascii_lowercase()).is_some()
-        })
+                f.channel_group.is_some() || port_channel_number(&n.to_ascii_lowercase()).is_some()
+            })
     }
 
     /// `no interface X` for an aggregate, SVI or loopback: gone, and an aggregate's members leave it.
