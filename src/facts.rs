@@ -206,11 +206,38 @@ pub fn merge(driver: &mut DeviceFacts, snmp: &DeviceFacts) {
 
 /// A device's facts as a converge gathers them: the driver's, with SNMP's (where configured) filling
 /// its gaps. SNMP's own failures are warnings: the driver's facts stand without them.
+/// Aggregate and address facts (`lags`, `interfaces_ip`) where the driver reads them. A lost
+/// session fails the facts like any other read; a read the device refuses only leaves them out.
+pub async fn add_lag_l3(
+    driver: &mut dyn netgw_drivers::driver::Driver,
+    facts: &mut netgw_models::facts::DeviceFacts,
+) -> Result<(), netgw_drivers::driver::DriverError> {
+    use netgw_drivers::driver::ErrorKind;
+    if !driver.applies_lag_l3() {
+        return Ok(());
+    }
+    match driver.observe_lag_l3().await {
+        Ok(x) => {
+            facts.apply_lag_l3(&x.lags, &x.l3);
+            Ok(())
+        }
+        Err(e) if matches!(e.kind(), ErrorKind::Transport | ErrorKind::Timeout) => Err(e),
+        Err(e) => {
+            tracing::warn!(error = %e, "aggregate and address facts not gathered");
+            Ok(())
+        }
+    }
+}
+
 pub async fn device_facts(
     target: &netgw_drivers::target::DeviceTarget,
 ) -> Result<netgw_models::facts::DeviceFacts, netgw_drivers::driver::DriverError> {
     let mut driver = netgw_drivers::registry::connect(target).await?;
     let (facts, snmp) = tokio::join!(driver.facts(), gather(target, target.timeouts.operation));
+    let facts = match facts {
+        Ok(mut f) => add_lag_l3(driver.as_mut(), &mut f).await.map(|()| f),
+        Err(e) => Err(e),
+    };
     let _ = driver.close().await;
     let mut facts = facts?;
     if let Some(s) = &snmp.facts {

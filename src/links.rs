@@ -6,7 +6,14 @@
 //!   devices ──gather() (bounded, timed)──▶ node -> [Adjacency {local port, peer name, peer port}]
 //!   compare(declared, seen) ──▶ LinkReport { up, missing (which end misses it), unreadable (an end
 //!                               whose LLDP could not be read), undeclared, errors }
+//!   judge_aggregates(seen, lags) ──▶ LinkReport.unbundled: aggregates whose far end does not bundle
 //! ```
+//!
+//! An aggregate's members are judged by where LLDP says they go: members reaching two devices, a
+//! member whose far end port is in no aggregate (LACP or a static bundle on one side only), far-end
+//! ports split over two aggregates, or LACP modes that never bundle (passive with passive, LACP with
+//! static) make it unbundled. Members whose far end was not seen, or is a device that was not read,
+//! are left to the link checks.
 //!
 //! "Not there" and "could not read" are different answers: a link is missing only when an end whose
 //! neighbours were read does not see it; an end that could not be read at all (no session, no answer,
@@ -18,8 +25,9 @@
 //! is the node's name or starts with it and a dot (`leaf1.example.net`).
 
 use crate::inventory::Inventory;
-use netgw_models::facts::LldpNeighbor;
+use netgw_models::facts::{LagFacts, LldpNeighbor};
 use netgw_models::kinds::device_port_name;
+use netgw_models::plan::lag::LacpMode;
 use netgw_models::topology::Topology;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -79,12 +87,27 @@ pub struct LinkReport {
     pub errors: BTreeMap<String, String>,
     /// Links with an end netgw does not drive (not checked).
     pub unchecked: usize,
+    /// Aggregates whose far end does not bundle them.
+    #[serde(default)]
+    pub unbundled: Vec<Unbundled>,
 }
 
+/// An aggregate whose far end does not bundle it, with why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unbundled {
+    pub node: String,
+    pub lag: String,
+    pub reasons: Vec<String>,
+}
+
+/// Each read node's aggregates by name.
+pub type NodeLags = BTreeMap<String, BTreeMap<String, LagFacts>>;
+
 impl LinkReport {
-    /// Declared and seen agree, and every node answered.
+    /// Declared and seen agree, every aggregate is bundled by its far end, and every node answered.
     pub fn equal(&self) -> bool {
         self.missing.is_empty()
+            && self.unbundled.is_empty()
             && self.unreadable.is_empty()
             && self.undeclared.is_empty()
             && self.errors.is_empty()
@@ -220,41 +243,146 @@ pub async fn gather(
     nodes: &[String],
     concurrency: usize,
     timeout: Duration,
-) -> (Vec<Adjacency>, BTreeMap<String, String>) {
+) -> (Vec<Adjacency>, BTreeMap<String, String>, NodeLags) {
     use futures::StreamExt;
-    let results: Vec<(String, Result<Vec<Adjacency>, String>)> =
-        futures::stream::iter(nodes.iter().cloned())
-            .map(|n| async move {
-                let r = match inv.target(&n) {
-                    Ok(t) => {
-                        match tokio::time::timeout(timeout, crate::facts::device_facts(&t)).await {
-                            Ok(Ok(f)) => match f.lldp_unreadable {
-                                Some(why) => Err(format!("LLDP neighbours unreadable: {why}")),
-                                None => Ok(adjacencies(&n, &f.lldp_neighbors)),
-                            },
-                            Ok(Err(e)) => Err(e.to_string()),
-                            Err(_) => Err(format!("no answer within {}s", timeout.as_secs())),
-                        }
+    type Read = (Vec<Adjacency>, BTreeMap<String, LagFacts>);
+    let results: Vec<(String, Result<Read, String>)> = futures::stream::iter(nodes.iter().cloned())
+        .map(|n| async move {
+            let r = match inv.target(&n) {
+                Ok(t) => {
+                    match tokio::time::timeout(timeout, crate::facts::device_facts(&t)).await {
+                        Ok(Ok(f)) => match f.lldp_unreadable {
+                            Some(why) => Err(format!("LLDP neighbours unreadable: {why}")),
+                            None => Ok((adjacencies(&n, &f.lldp_neighbors), f.lags)),
+                        },
+                        Ok(Err(e)) => Err(e.to_string()),
+                        Err(_) => Err(format!("no answer within {}s", timeout.as_secs())),
                     }
-                    Err(e) => Err(e.to_string()),
-                };
-                (n, r)
-            })
-            .buffer_unordered(concurrency.max(1))
-            .collect()
-            .await;
+                }
+                Err(e) => Err(e.to_string()),
+            };
+            (n, r)
+        })
+        .buffer_unordered(concurrency.max(1))
+        .collect()
+        .await;
     let mut seen = Vec::new();
     let mut errors = BTreeMap::new();
+    let mut lags = NodeLags::new();
     for (n, r) in results {
         match r {
-            Ok(a) => seen.extend(a),
+            Ok((a, l)) => {
+                seen.extend(a);
+                lags.insert(n, l);
+            }
             Err(e) => {
                 errors.insert(n, e);
             }
         }
     }
     seen.sort();
-    (seen, errors)
+    (seen, errors, lags)
+}
+
+/// Whether two ends' modes bundle: LACP with one active end at least, or static on both.
+fn modes_bundle(a: LacpMode, b: LacpMode) -> bool {
+    use LacpMode::*;
+    matches!(
+        (a, b),
+        (Active, Active | Passive) | (Passive, Active) | (On, On)
+    )
+}
+
+/// The far end of `node`'s `port` as LLDP saw it: a read node and its port.
+fn far_end<'a>(
+    seen: &'a [Adjacency],
+    lags: &'a NodeLags,
+    node: &str,
+    port: &str,
+) -> Option<(&'a str, &'a str)> {
+    let adj = seen
+        .iter()
+        .find(|a| a.node == node && crate::facts::same_interface(&a.port, port))?;
+    let peer = lags.keys().find(|n| names_node(&adj.peer, n))?;
+    Some((peer.as_str(), adj.peer_port.as_str()))
+}
+
+/// Why one aggregate is not bundled by its far end (none: it is, as far as was read).
+fn unbundled_reasons(
+    node: &str,
+    lag: &LagFacts,
+    seen: &[Adjacency],
+    lags: &NodeLags,
+) -> Vec<String> {
+    let mut reasons = Vec::new();
+    let ends: Vec<(&String, &str, &str)> = lag
+        .members
+        .iter()
+        .filter_map(|m| far_end(seen, lags, node, m).map(|(n, p)| (m, n, p)))
+        .collect();
+    let devices: BTreeSet<&str> = ends.iter().map(|(_, n, _)| *n).collect();
+    if devices.len() > 1 {
+        let each: Vec<String> = ends
+            .iter()
+            .map(|(m, n, p)| format!("{m} to {n}:{p}"))
+            .collect();
+        reasons.push(format!(
+            "its members go to {} devices ({})",
+            devices.len(),
+            each.join(", ")
+        ));
+    }
+    let mut far_lags = BTreeSet::new();
+    for (m, peer, port) in &ends {
+        let far = lags.get(*peer).and_then(|l| {
+            l.iter().find(|(_, f)| {
+                f.members
+                    .iter()
+                    .any(|x| crate::facts::same_interface(x, port))
+            })
+        });
+        match far {
+            None => reasons.push(format!(
+                "{m} reaches {peer}:{port}, which is in no aggregate (the far end does not bundle)"
+            )),
+            Some((name, f)) => {
+                far_lags.insert(format!("{peer}:{name}"));
+                if let (Some(a), Some(b)) = (lag.lacp, f.lacp)
+                    && !modes_bundle(a, b)
+                {
+                    reasons.push(format!(
+                        "{m}: LACP {a} here and {b} on {peer}:{name} do not bundle (one end active, or both on)"
+                    ));
+                }
+            }
+        }
+    }
+    if far_lags.len() > 1 {
+        let names: Vec<String> = far_lags.into_iter().collect();
+        reasons.push(format!(
+            "the far end bundles its members into {}",
+            names.join(" and ")
+        ));
+    }
+    reasons
+}
+
+/// Aggregates whose far end does not bundle them (see the module docs), in node and name order.
+pub fn judge_aggregates(seen: &[Adjacency], lags: &NodeLags) -> Vec<Unbundled> {
+    let mut out = Vec::new();
+    for (node, ls) in lags {
+        for (name, lag) in ls {
+            let reasons = unbundled_reasons(node, lag, seen, lags);
+            if !reasons.is_empty() {
+                out.push(Unbundled {
+                    node: node.clone(),
+                    lag: name.clone(),
+                    reasons,
+                });
+            }
+        }
+    }
+    out
 }
 
 /// A link check a transaction runs between verify and confirm (`--check-links`): the declared links
@@ -292,9 +420,11 @@ impl LinkCheck {
     }
 
     pub async fn run(&self) -> LinkReport {
-        let (seen, errors) =
+        let (seen, errors, lags) =
             gather(&self.inventory, &self.nodes, self.concurrency, self.timeout).await;
-        compare(&self.declared, &seen, errors)
+        let mut r = compare(&self.declared, &seen, errors);
+        r.unbundled = judge_aggregates(&seen, &lags);
+        r
     }
 }
 
@@ -312,6 +442,18 @@ impl LinkReport {
                     m.missing_on.join(" and "),
                     self.missing.len(),
                     self.undeclared.len()
+                ),
+            ));
+        }
+        if let Some(u) = self.unbundled.first() {
+            return Some((
+                u.node.clone(),
+                format!(
+                    "aggregate {}:{} is not bundled by its far end: {} ({} unbundled in all)",
+                    u.node,
+                    u.lag,
+                    u.reasons.join("; "),
+                    self.unbundled.len()
                 ),
             ));
         }
@@ -380,6 +522,14 @@ pub fn human(r: &LinkReport) -> String {
             u.node, u.port, u.peer, u.peer_port
         ));
     }
+    for u in &r.unbundled {
+        out.push_str(&format!(
+            "UNBUNDLED   {}:{}  ({})\n",
+            u.node,
+            u.lag,
+            u.reasons.join("; ")
+        ));
+    }
     for (n, e) in &r.errors {
         out.push_str(&format!("ERROR       {n}: {e}\n"));
     }
@@ -392,6 +542,12 @@ pub fn human(r: &LinkReport) -> String {
         r.errors.len(),
         r.unchecked
     ));
+    if !r.unbundled.is_empty() {
+        out.push_str(&format!(
+            "{} aggregate(s) not bundled by their far end\n",
+            r.unbundled.len()
+        ));
+    }
     crate::terminal::terminal_safe(&out).into_owned()
 }
 
@@ -506,5 +662,122 @@ topology:
         // A peer whose name only starts like the node is another node.
         let other = [adj("s1", "Ethernet1", "a10", "Et0/1"), both[1].clone()];
         assert_eq!(compare(&d, &other, BTreeMap::new()).missing.len(), 1);
+    }
+
+    fn lag(members: &[&str], lacp: LacpMode) -> LagFacts {
+        LagFacts {
+            members: members.iter().map(|m| m.to_string()).collect(),
+            lacp: Some(lacp),
+            oper_status: None,
+        }
+    }
+
+    /// Bundled on both ends is fine; one end only, members to two devices, far-end members in two
+    /// aggregates and passive with passive are each reported, naming the members.
+    #[test]
+    fn aggregates_are_judged_by_their_members_far_ends() {
+        let seen = [
+            adj("s1", "Ethernet1", "a1", "Et0/1"),
+            adj("s1", "Ethernet2", "a1.lab", "Ethernet0/2"),
+            adj("a1", "Ethernet0/1", "s1", "Ethernet1"),
+            adj("a1", "Ethernet0/2", "s1", "Ethernet2"),
+            adj("s1", "Ethernet3", "a1", "Ethernet0/3"),
+            adj("s1", "Ethernet4", "x9", "Ethernet1"),
+        ];
+        let node_lags = |s1: Vec<(&str, LagFacts)>, a1: Vec<(&str, LagFacts)>| -> NodeLags {
+            let m =
+                |v: Vec<(&str, LagFacts)>| v.into_iter().map(|(n, l)| (n.to_owned(), l)).collect();
+            [("s1".to_owned(), m(s1)), ("a1".to_owned(), m(a1))].into()
+        };
+        let both = node_lags(
+            vec![(
+                "Port-Channel1",
+                lag(&["Ethernet1", "Ethernet2"], LacpMode::Active),
+            )],
+            vec![(
+                "Port-channel1",
+                lag(&["Ethernet0/1", "Ethernet0/2"], LacpMode::Passive),
+            )],
+        );
+        assert!(judge_aggregates(&seen, &both).is_empty());
+        let one_side = node_lags(
+            vec![(
+                "Port-Channel1",
+                lag(&["Ethernet1", "Ethernet2"], LacpMode::Active),
+            )],
+            vec![],
+        );
+        let u = judge_aggregates(&seen, &one_side);
+        assert_eq!(
+            (u.len(), u[0].node.as_str(), u[0].lag.as_str()),
+            (1, "s1", "Port-Channel1")
+        );
+        assert!(
+            u[0].reasons[0].contains("Ethernet1 reaches a1:Et0/1, which is in no aggregate"),
+            "{u:?}"
+        );
+        let passive = node_lags(
+            vec![(
+                "Port-Channel1",
+                lag(&["Ethernet1", "Ethernet2"], LacpMode::Passive),
+            )],
+            vec![(
+                "Port-channel1",
+                lag(&["Ethernet0/1", "Ethernet0/2"], LacpMode::Passive),
+            )],
+        );
+        let u = judge_aggregates(&seen, &passive);
+        assert_eq!(u.len(), 2, "both ends are reported: {u:?}");
+        assert!(
+            u[0].reasons.iter().all(|r| r.contains("do not bundle")),
+            "{u:?}"
+        );
+        let split = node_lags(
+            vec![(
+                "Port-Channel1",
+                lag(&["Ethernet1", "Ethernet2"], LacpMode::Active),
+            )],
+            vec![
+                ("Port-channel1", lag(&["Ethernet0/1"], LacpMode::Active)),
+                ("Port-channel2", lag(&["Ethernet0/2"], LacpMode::Active)),
+            ],
+        );
+        let u = judge_aggregates(&seen, &split);
+        assert!(
+            u.iter().any(|x| x.node == "s1"
+                && x.reasons
+                    .iter()
+                    .any(|r| r.contains("into a1:Port-channel1 and a1:Port-channel2"))),
+            "{u:?}"
+        );
+        // Members to two devices; x9 was not read, so only the device count is judged there.
+        let mut two = node_lags(
+            vec![(
+                "Port-Channel3",
+                lag(&["Ethernet3", "Ethernet4"], LacpMode::Active),
+            )],
+            vec![("Port-channel3", lag(&["Ethernet0/3"], LacpMode::Active))],
+        );
+        two.insert("x9".into(), BTreeMap::new());
+        let u = judge_aggregates(&seen, &two);
+        assert!(u[0].reasons[0].starts_with("its members go to 2 devices (Ethernet3 to a1:Ethernet0/3, Ethernet4 to x9:Ethernet1)"), "{u:?}");
+        let mut r = LinkReport {
+            unbundled: u,
+            ..Default::default()
+        };
+        assert!(!r.equal());
+        let text = human(&r);
+        assert!(
+            text.contains("UNBUNDLED   s1:Port-Channel3  (its members go to 2 devices"),
+            "{text}"
+        );
+        assert!(
+            r.first_difference()
+                .unwrap()
+                .1
+                .contains("not bundled by its far end")
+        );
+        r.unbundled.clear();
+        assert!(r.equal());
     }
 }

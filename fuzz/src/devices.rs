@@ -131,10 +131,11 @@ pub fn eos(data: &[u8]) {
     );
 }
 
-/// Every F5 BIG-IP iControl REST parser: `sys/*`, `net/interface`, `net/trunk`, `net/vlan`
-/// (with `interfacesReference` expanded), LLDP, error bodies, login and transaction replies.
+/// Every F5 BIG-IP iControl REST parser: `sys/*`, `net/interface`, `net/trunk` (and its stats),
+/// `net/vlan` (with `interfacesReference` expanded), `net/self`, LLDP, error bodies, login and
+/// transaction replies.
 pub fn f5(data: &[u8]) {
-    use f5::{error, facts, link, rest, vlan};
+    use f5::{error, facts, lag, link, rest, vlan};
     // Error bodies arrive as bytes with a status code; the first byte picks one.
     let status =
         [400u16, 401, 404, 409, 500, 200][usize::from(data.first().copied().unwrap_or(0) % 6)];
@@ -171,6 +172,11 @@ pub fn f5(data: &[u8]) {
         lldp_neighbors: Some(&v),
     };
     black_box(facts::build_facts(&inputs).to_automatic());
+    let trunks = lag::parse_trunks(&v);
+    let selfs = lag::parse_selfs(&v);
+    black_box(lag::parse_trunk_stats(&v));
+    black_box(lag::l3_to_model(&selfs, &vlan::parse_vlans(&v)));
+    black_box(lag::lags_to_model(&trunks, &[]));
     let mut f5_links = link::parse_interfaces(&v);
     f5_links.extend(link::parse_trunks(&v));
     black_box(vlan::parse_vlan_interfaces(&v));

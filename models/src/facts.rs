@@ -55,10 +55,44 @@ pub struct DeviceFacts {
     /// The SNMP system group (RFC 3418), when the facts came over SNMP.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snmp: Option<SnmpSystem>,
+    /// Aggregates by name: members, LACP mode, status (where the driver reads aggregates).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub lags: BTreeMap<String, LagFacts>,
+    /// Addresses per interface, in the shape of NAPALM's `get_interfaces_ip`:
+    /// `{"Vlan10": {"ipv4": {"10.0.0.1": {"prefix_length": 24}}, "ipv6": {...}}}`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub interfaces_ip: BTreeMap<String, InterfaceIpFacts>,
     /// Why the LLDP neighbour table could not be read at all; `None` when it was read (empty or not).
     /// Not an attribute: it tells "could not read" from "no neighbour" (`netgw links`).
     #[serde(skip)]
     pub lldp_unreadable: Option<String>,
+}
+
+/// One aggregate: its members, how they negotiate, and whether it is up (its interface's
+/// `oper_status`, where the device reports one).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LagFacts {
+    pub members: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lacp: Option<crate::plan::lag::LacpMode>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oper_status: Option<OperStatus>,
+}
+
+/// One interface's addresses, as NAPALM's `get_interfaces_ip` gives them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct InterfaceIpFacts {
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub ipv4: BTreeMap<String, PrefixLength>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub ipv6: BTreeMap<String, PrefixLength>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrefixLength {
+    pub prefix_length: u8,
 }
 
 /// IF-MIB ifAdminStatus (RFC 2863): what the operator asked for.
@@ -281,6 +315,45 @@ impl DeviceFacts {
         for v in self.vlans.values_mut() {
             v.ports.sort();
             v.ports.dedup();
+        }
+    }
+
+    /// Aggregate and address facts from what the driver read of them (`lags`, `interfaces_ip`); an
+    /// aggregate's status is its interface's `oper_status`.
+    pub fn apply_lag_l3(
+        &mut self,
+        lags: &[crate::plan::lag::Lag],
+        l3: &[crate::plan::l3::L3Interface],
+    ) {
+        for l in lags {
+            let oper_status = self.interfaces.get(&l.name).and_then(|i| i.oper_status);
+            self.lags.insert(
+                l.name.clone(),
+                LagFacts {
+                    members: l.members().to_vec(),
+                    lacp: l.lacp,
+                    oper_status,
+                },
+            );
+        }
+        for i in l3 {
+            let mut ip = InterfaceIpFacts::default();
+            for a in i.addresses() {
+                let list = if a.addr.is_ipv4() {
+                    &mut ip.ipv4
+                } else {
+                    &mut ip.ipv6
+                };
+                list.insert(
+                    a.addr.to_string(),
+                    PrefixLength {
+                        prefix_length: a.prefix,
+                    },
+                );
+            }
+            if !(ip.ipv4.is_empty() && ip.ipv6.is_empty()) {
+                self.interfaces_ip.insert(i.name.clone(), ip);
+            }
         }
     }
 
@@ -608,5 +681,44 @@ mod tests {
             "no layer-2 state, no entry"
         );
         assert_eq!(DeviceFacts::from_automatic(&v).unwrap(), f);
+    }
+
+    /// NAPALM's `get_interfaces_ip` shape, from its NX-OS mock's expected result
+    /// (`test/nxos/mocked_data/test_get_interfaces_ip/ipv6_n9k/expected_result.json`).
+    #[test]
+    fn addresses_in_napalm_get_interfaces_ip_shape_and_aggregates() {
+        let l3: Vec<crate::plan::l3::L3Interface> = serde_json::from_value(serde_json::json!([
+            {"name": "Ethernet1/1", "ipv4": ["172.16.100.1/24"]},
+            {"name": "Ethernet1/128", "ipv6": ["2001:dead:beef::1/128", "2001:c0ff:ee::1/128"]},
+            {"name": "Vlan5"}
+        ]))
+        .unwrap();
+        let mut lag = crate::plan::lag::Lag::new("Port-Channel10");
+        lag.links = Some(vec!["Ethernet1".into(), "Ethernet2".into()]);
+        lag.lacp = Some(crate::plan::lag::LacpMode::Passive);
+        let mut f = DeviceFacts::default();
+        f.interfaces.insert(
+            "Port-Channel10".into(),
+            InterfaceFacts {
+                oper_status: Some(OperStatus::Up),
+                ..Default::default()
+            },
+        );
+        f.apply_lag_l3(&[lag], &l3);
+        let a = f.to_automatic();
+        assert_eq!(
+            a["interfaces_ip"],
+            serde_json::json!({
+                "Ethernet1/1": {"ipv4": {"172.16.100.1": {"prefix_length": 24}}},
+                "Ethernet1/128": {"ipv6": {"2001:dead:beef::1": {"prefix_length": 128},
+                    "2001:c0ff:ee::1": {"prefix_length": 128}}}
+            })
+        );
+        assert_eq!(
+            a["lags"],
+            serde_json::json!({"Port-Channel10": {"members": ["Ethernet1", "Ethernet2"],
+                "lacp": "passive", "oper_status": "up"}})
+        );
+        assert_eq!(DeviceFacts::from_automatic(&a).unwrap(), f);
     }
 }

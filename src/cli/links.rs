@@ -25,9 +25,10 @@ pub(super) fn links_cmd(
         .collect();
     let declared = crate::links::declared(&topo, &driven);
     let nodes: Vec<String> = driven.into_iter().collect();
-    let (seen, errors) =
+    let (seen, errors, lags) =
         runtime()?.block_on(crate::links::gather(&inv, &nodes, concurrency, timeout));
-    let report = crate::links::compare(&declared, &seen, errors);
+    let mut report = crate::links::compare(&declared, &seen, errors);
+    report.unbundled = crate::links::judge_aggregates(&seen, &lags);
     match format {
         Format::Json => writeln!(out, "{}", pretty(&json!(report)))?,
         Format::Human => write!(out, "{}", crate::links::human(&report))?,

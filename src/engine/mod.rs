@@ -1014,6 +1014,9 @@ pub(crate) async fn prepare(
         crate::facts::gather(target, target.timeouts.operation)
     );
     let mut facts = facts.map_err(drv)?;
+    crate::facts::add_lag_l3(driver, &mut facts)
+        .await
+        .map_err(drv)?;
     if let Some(s) = &snmp.facts {
         crate::facts::merge(&mut facts, s);
     }

@@ -4,7 +4,12 @@
 //! aggregate, `netdev_l3_interface`): a two-member LACP aggregate trunking VLANs 10 and 20 and an SVI
 //! with IPv4 and IPv6 converge, the devices hold them, the aggregate is up, and the second run is up to
 //! date. Two Junos switches (ELS and EX style) joined by two links converge an LACP aggregate and an
-//! `irb` with IPv4 and IPv6 from attributes; the aggregate is up once both ends bundle.
+//! `irb` with IPv4 and IPv6 from attributes; the aggregate is up once both ends bundle. Two BIG-IPs
+//! joined by two links converge an LACP trunk carrying two VLANs and self IPs (IPv4 and IPv6) on one
+//! of them, in one iControl REST transaction each; the trunk is up once both ends bundle, the facts
+//! report it and the addresses, and `netgw links` finds it bundled. Three EOS switches where one
+//! aggregate's members go to two devices and another is bundled on one end only: `netgw links`
+//! reports both.
 
 use crate::common;
 
@@ -97,11 +102,32 @@ fn converge(d: &Path) -> Value {
         Command::new(env!("CARGO_BIN_EXE_netgw"))
             .arg("--repo")
             .arg(d.join("repo"))
+            .arg("--state-dir")
+            .arg(d.join("state"))
             .args(["converge", "--format", "json", "--inventory"])
             .arg(d.join("inventory.yml")),
     );
     assert!(report["nodes"].is_array(), "{report}\n{err}");
     report
+}
+
+/// `netgw links` over the lab's topology: exit code and JSON report.
+fn links(d: &Path, topology: &str) -> (i32, Value) {
+    let file = d.join("topo.clab.yml");
+    std::fs::write(&file, topology).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_netgw"))
+        .arg("--state-dir")
+        .arg(d.join("state"))
+        .args(["links", "--format", "json", "--timeout", "60", "--topology"])
+        .arg(&file)
+        .arg("--inventory")
+        .arg(d.join("inventory.yml"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let report = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code().unwrap_or(-1), report)
 }
 
 fn node<'a>(report: &'a Value, name: &str) -> &'a Value {
@@ -192,5 +218,219 @@ fn an_lacp_aggregate_and_an_svi_converge_from_attributes_and_ruby() {
         let r = node(&second, n);
         assert_eq!(r["status"], "success", "{r}");
         assert_eq!(r["updated"], 0, "{n}: the second run is up to date: {r}");
+    }
+}
+
+const F5_TOPO: &str = r#"
+name: lagf5
+topology:
+  nodes:
+    bigip1: {kind: f5_bigip-ve}
+    bigip2: {kind: f5_bigip-ve}
+  links:
+    - endpoints: ["bigip1:eth1", "bigip2:eth1"]
+    - endpoints: ["bigip1:eth2", "bigip2:eth2"]
+"#;
+
+fn f5_repo(d: &Path) {
+    for (n, lacp, host) in [("bigip1", "active", 1), ("bigip2", "passive", 2)] {
+        let node = json!({"name": n,
+            "run_list": ["recipe[netdev::vlans]", "recipe[netdev::lags]", "recipe[netdev::l3_interfaces]"],
+            "normal": {"netdev": {
+                "vlans": {"100": {"name": "servers"}, "110": {"name": "storage"}},
+                "lags": {"lag1": {"links": ["1.1", "1.2"], "lacp": lacp, "description": "to the other BIG-IP",
+                    "mode": "trunk", "trunk_vlans": "100,110"}},
+                "l3_interfaces": {"Vlan100": {"ipv4": [format!("10.3.100.{host}/24")],
+                    "ipv6": [format!("2001:db8:300::{host}/64")]}}}}});
+        common::write(d, &format!("repo/nodes/{n}.json"), &node.to_string());
+    }
+}
+
+#[test]
+fn an_lacp_trunk_and_self_ips_converge_between_two_big_ips() {
+    let (_rt, lab, dir) = common::lab_with_inventory(F5_TOPO);
+    let d = dir.path();
+    f5_repo(d);
+    let first = converge(d);
+    for (n, host, lacp) in [("bigip1", 1, "active"), ("bigip2", 2, "passive")] {
+        let r = node(&first, n);
+        assert_eq!(r["status"], "success", "{r}");
+        let st = lab.node(n).unwrap().device.state().clone();
+        let trunk = st
+            .trunks
+            .get("lag1")
+            .unwrap_or_else(|| panic!("{n}: no trunk"));
+        assert!(trunk.lacp, "{n}: LACP enabled");
+        assert_eq!(trunk.lacp_mode, lacp, "{n}");
+        let members: Vec<&str> = st
+            .interfaces
+            .iter()
+            .filter(|(_, f)| {
+                f.channel_group
+                    .as_ref()
+                    .is_some_and(|(g, _)| *g == trunk.id)
+            })
+            .map(|(name, _)| name.as_str())
+            .collect();
+        assert_eq!(members, ["1.1", "1.2"], "{n}");
+        let t = st.iface("lag1").unwrap();
+        assert!(t.oper_up, "{n}: active with passive bundles");
+        assert_eq!(t.trunk_allowed.to_range_string(), "100,110", "{n}");
+        assert_eq!(t.description, "to the other BIG-IP", "{n}");
+        for m in ["1.1", "1.2"] {
+            assert!(
+                st.members(100).iter().all(|x| *x != m),
+                "{n}: {m} is in VLANs through its trunk only"
+            );
+        }
+        let mut addresses: Vec<(&str, &str)> = st
+            .self_ips
+            .values()
+            .map(|s| (s.address.as_str(), s.vlan.as_str()))
+            .collect();
+        addresses.sort();
+        let (v4, v6) = (
+            format!("10.3.100.{host}/24"),
+            format!("2001:db8:300::{host}/64"),
+        );
+        assert_eq!(
+            addresses,
+            [(v4.as_str(), "servers"), (v6.as_str(), "servers")],
+            "{n}"
+        );
+    }
+    let second = converge(d);
+    // The second run's facts report the trunk and the addresses as automatic attributes.
+    for (n, host, lacp) in [("bigip1", 1, "active"), ("bigip2", 2, "passive")] {
+        let saved = common::current_file(&d.join("state"), &d.join("repo"), n);
+        let current: Value =
+            serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+        let a = &current["automatic"];
+        assert_eq!(
+            a["lags"]["lag1"],
+            json!({"members": ["1.1", "1.2"], "lacp": lacp, "oper_status": "up"}),
+            "{n}: {a}"
+        );
+        assert_eq!(
+            a["interfaces_ip"]["Vlan100"],
+            json!({"ipv4": {format!("10.3.100.{host}"): {"prefix_length": 24}},
+                "ipv6": {format!("2001:db8:300::{host}"): {"prefix_length": 64}}}),
+            "{n}: {a}"
+        );
+    }
+    let (code, r) = links(d, F5_TOPO);
+    assert_eq!(code, 0, "both ends bundle, every link seen: {r}");
+    assert_eq!(r["unbundled"], json!([]), "{r}");
+    for n in ["bigip1", "bigip2"] {
+        let r = node(&second, n);
+        assert_eq!(r["status"], "success", "{r}");
+        assert_eq!(r["updated"], 0, "{n}: the second run is up to date: {r}");
+    }
+}
+
+const SPLIT_TOPO: &str = r#"
+name: lagsplit
+topology:
+  nodes:
+    sw1: {kind: arista_ceos}
+    sw2: {kind: arista_ceos}
+    sw3: {kind: arista_ceos}
+  links:
+    - endpoints: ["sw1:eth1", "sw2:eth1"]
+    - endpoints: ["sw1:eth2", "sw3:eth1"]
+    - endpoints: ["sw2:eth2", "sw3:eth2"]
+"#;
+
+#[test]
+fn netgw_links_reports_aggregates_their_far_end_does_not_bundle() {
+    let (_rt, _lab, dir) = common::lab_with_inventory(SPLIT_TOPO);
+    let d = dir.path();
+    let lags = [
+        (
+            "sw1",
+            json!({"Port-Channel10": {"links": ["Ethernet1", "Ethernet2"], "lacp": "active"}}),
+        ),
+        (
+            "sw2",
+            json!({"Port-Channel20": {"links": ["Ethernet2"], "lacp": "active"}}),
+        ),
+        ("sw3", json!({})),
+    ];
+    for (n, l) in &lags {
+        let node = json!({"name": n, "run_list": ["recipe[netdev::lags]"],
+            "normal": {"netdev": {"lags": l}}});
+        common::write(d, &format!("repo/nodes/{n}.json"), &node.to_string());
+    }
+    let report = converge(d);
+    for (n, _) in &lags {
+        assert_eq!(node(&report, n)["status"], "success", "{report}");
+    }
+    let (code, r) = links(d, SPLIT_TOPO);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(r["missing"], json!([]), "every cable is seen: {r}");
+    let unbundled = r["unbundled"].as_array().unwrap();
+    let by = |n: &str, lag: &str| {
+        unbundled
+            .iter()
+            .find(|u| u["node"] == n && u["lag"] == lag)
+            .unwrap_or_else(|| panic!("{n}:{lag} not reported: {r}"))["reasons"]
+            .to_string()
+    };
+    let split = by("sw1", "Port-Channel10");
+    assert!(split.contains("its members go to 2 devices"), "{split}");
+    let one_side = by("sw2", "Port-Channel20");
+    assert!(
+        one_side.contains("Ethernet2 reaches sw3:Ethernet2, which is in no aggregate"),
+        "{one_side}"
+    );
+    assert_eq!(unbundled.len(), 2, "{r}");
+}
+
+const F5_FAULT_TOPO: &str = r#"
+name: lagf5faults
+topology:
+  nodes:
+    refused: {kind: f5_bigip-ve, labels: {netgw-lab.reject-commit: "change freeze"}}
+    # The simulator applies the transaction, then drops the session: the run must undo it.
+    lost: {kind: f5_bigip-ve, labels: {netgw-lab.reset-at: after-commit}}
+  links:
+    - endpoints: ["refused:eth1", "lost:eth1"]
+    - endpoints: ["refused:eth2", "lost:eth2"]
+"#;
+
+#[test]
+fn a_refused_or_interrupted_f5_trunk_change_leaves_nothing_half_applied() {
+    let (_rt, lab, dir) = common::lab_with_inventory(F5_FAULT_TOPO);
+    let d = dir.path();
+    for (n, host) in [("refused", 1), ("lost", 2)] {
+        let node = json!({"name": n,
+            "run_list": ["recipe[netdev::vlans]", "recipe[netdev::lags]", "recipe[netdev::l3_interfaces]"],
+            "normal": {"netdev": {
+                "vlans": {"100": {"name": "servers"}, "110": {"name": "storage"}},
+                "lags": {"lag1": {"links": ["1.1", "1.2"], "mode": "trunk", "trunk_vlans": "100,110"}},
+                "l3_interfaces": {"Vlan100": {"ipv4": [format!("10.4.100.{host}/24")],
+                    "ipv6": [format!("2001:db8:400::{host}/64")]}}}}});
+        common::write(d, &format!("repo/nodes/{n}.json"), &node.to_string());
+    }
+    let before: Vec<_> = ["refused", "lost"]
+        .iter()
+        .map(|n| lab.node(n).unwrap().device.state().clone())
+        .collect();
+    let report = converge(d);
+    for (i, n) in ["refused", "lost"].into_iter().enumerate() {
+        let r = node(&report, n);
+        assert_eq!(r["status"], "failed", "{n}: {r}");
+        let st = lab.node(n).unwrap().device.state().clone();
+        assert!(st.trunks.is_empty(), "{n}: no trunk left: {:?}", st.trunks);
+        assert!(
+            st.self_ips.is_empty(),
+            "{n}: no self IP left: {:?}",
+            st.self_ips
+        );
+        assert_eq!(st.vlans, before[i].vlans, "{n}: VLANs as before");
+        assert!(
+            st.interfaces.iter().all(|(_, f)| f.channel_group.is_none()),
+            "{n}: no port left in a trunk"
+        );
     }
 }

@@ -12,6 +12,9 @@
 //!   5. PATCH   interfaces and trunks (description, enabled/disabled)
 //! ```
 //!
+//! Aggregates (trunks) and self IPs go around these (`lag.rs`): self IPs removed and trunks losing
+//! members or created before step 1, trunks completed or deleted after step 4, self IPs added last.
+//!
 //! A link's VLANs are written as the member lists of the VLANs concerned (`interfaces: [{name,
 //! tagged|untagged}]`, which replaces the list), computed from the recorded member lists; a link change
 //! that does not touch mode/access/trunk/native leaves membership alone. A VLAN created without a name
@@ -23,16 +26,20 @@ use netgw_models::plan::{Action, Plan};
 use netgw_models::resource::{Link, Vlan, VlanId};
 use serde_json::{Map, Value, json};
 
+use super::lag::{self, F5Self, F5Trunk};
 use super::link::{self, F5Link};
 use super::rest::{RestMethod, RestOp};
 use super::vlan::{self, F5Vlan, VlanMember};
-use crate::driver::Observed;
+use crate::driver::{LagL3, Observed};
 
 /// What `observe` read, raw enough to render and restore from.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DeviceState {
     pub vlans: Vec<F5Vlan>,
     pub links: Vec<F5Link>,
+    pub trunks: Vec<F5Trunk>,
+    /// Self IPs; `None` when not read (only plans and restores with addresses need them).
+    pub selfs: Option<Vec<F5Self>>,
 }
 
 impl DeviceState {
@@ -41,6 +48,23 @@ impl DeviceState {
             vlans: vlan::to_model(&self.vlans),
             links: link::to_model(&self.links, &self.vlans),
         }
+    }
+
+    /// Aggregates and routed interfaces in netgw's model.
+    pub fn lag_l3(&self) -> LagL3 {
+        let links = link::to_model(&self.links, &self.vlans);
+        LagL3 {
+            lags: lag::lags_to_model(&self.trunks, &links),
+            l3: lag::l3_to_model(self.selfs.as_deref().unwrap_or_default(), &self.vlans),
+        }
+    }
+
+    fn trunk(&self, name: &str) -> Option<&F5Trunk> {
+        self.trunks.iter().find(|t| t.name == name)
+    }
+
+    fn selfs(&self) -> &[F5Self] {
+        self.selfs.as_deref().unwrap_or_default()
     }
 
     fn vlan_by_path(&self, full_path: &str) -> Option<&F5Vlan> {
@@ -60,6 +84,10 @@ pub struct Rendered {
     pub vlans: BTreeSet<String>,
     /// Names of interfaces and trunks changed.
     pub links: BTreeSet<String>,
+    /// Trunks created, changed or deleted as aggregates.
+    pub trunks: BTreeSet<String>,
+    /// Full paths of self IPs created or deleted.
+    pub selfs: BTreeSet<String>,
 }
 
 /// The name a VLAN gets on the device.
@@ -97,6 +125,8 @@ pub enum PlanError {
         "in link {link}: VLAN {vlan} does not exist on the device and this plan does not create it"
     )]
     VlanMissing { link: String, vlan: u16 },
+    #[error(transparent)]
+    Unfit(#[from] lag::Unfit),
     #[error("in VLAN {tag}: {source}")]
     Tag {
         tag: u16,
@@ -149,8 +179,15 @@ pub fn render_plan(plan: &Plan, pre: &DeviceState) -> Result<Rendered, PlanError
     let mut changed: BTreeSet<u16> = BTreeSet::new();
     plan_vlans(plan, &mut targets, &mut deletes, &mut changed, &mut out)?;
     let link_ops = plan_links(plan, pre, &mut targets, &mut changed, &mut out)?;
+    let trunk_ops = plan_trunks(plan, pre, &mut targets, &mut changed, &mut out)?;
+    let (self_deletes, self_creates) = plan_selfs(plan, pre, &targets, &mut out)?;
+    out.ops.extend(self_deletes);
+    out.ops.extend(trunk_ops.free);
+    out.ops.extend(trunk_ops.create);
     order_vlan_ops(&targets, &deletes, &changed, &mut out)?;
+    out.ops.extend(trunk_ops.finish);
     out.ops.extend(link_ops);
+    out.ops.extend(self_creates);
     Ok(out)
 }
 
@@ -271,32 +308,189 @@ fn plan_links(
             continue;
         }
         let want = link::target_membership(&lc.after);
-        for id in want.keys() {
-            if !targets.contains_key(id) {
-                return Err(PlanError::VlanMissing {
-                    link: name.clone(),
-                    vlan: *id,
-                });
-            }
-        }
-        for (tag, t) in targets.iter_mut() {
-            let before = t.members.get(name).copied();
-            let after = want.get(tag).copied();
-            if before == after {
-                continue;
-            }
-            if let Fate::Keep(v) = t.fate {
-                members_of(v)?;
-                out.vlans.insert(v.full_path.clone());
-            }
-            match after {
-                Some(tagged) => t.members.insert(name.clone(), tagged),
-                None => t.members.remove(name),
-            };
-            changed.insert(*tag);
-        }
+        set_membership(name, &want, targets, changed, out)?;
     }
     Ok(link_ops)
+}
+
+/// Make `name` (an interface or trunk) a member of exactly the VLANs of `want`.
+fn set_membership(
+    name: &str,
+    want: &link::Membership,
+    targets: &mut BTreeMap<u16, Target<'_>>,
+    changed: &mut BTreeSet<u16>,
+    out: &mut Rendered,
+) -> Result<(), PlanError> {
+    for id in want.keys() {
+        if !targets.contains_key(id) {
+            return Err(PlanError::VlanMissing {
+                link: name.to_owned(),
+                vlan: *id,
+            });
+        }
+    }
+    for (tag, t) in targets.iter_mut() {
+        let before = t.members.get(name).copied();
+        let after = want.get(tag).copied();
+        if before == after {
+            continue;
+        }
+        if let Fate::Keep(v) = t.fate {
+            members_of(v)?;
+            out.vlans.insert(v.full_path.clone());
+        }
+        match after {
+            Some(tagged) => t.members.insert(name.to_owned(), tagged),
+            None => t.members.remove(name),
+        };
+        changed.insert(*tag);
+    }
+    Ok(())
+}
+
+/// Aggregates: the trunk requests, and the VLAN memberships they change (a removed trunk leaves its
+/// VLANs, a joining member leaves its own, the trunk's declared VLANs are its memberships).
+fn plan_trunks(
+    plan: &Plan,
+    pre: &DeviceState,
+    targets: &mut BTreeMap<u16, Target<'_>>,
+    changed: &mut BTreeSet<u16>,
+    out: &mut Rendered,
+) -> Result<lag::TrunkOps, PlanError> {
+    let mut ops = lag::TrunkOps::default();
+    for c in &plan.lags {
+        let before = pre.trunk(&c.name);
+        out.trunks.insert(c.name.clone());
+        let Some(after) = &c.after else {
+            let b = before.ok_or_else(|| lag::Unfit::NoSuchTrunk(c.name.clone()))?;
+            if !b.members.is_empty() {
+                ops.free.push(RestOp::new(
+                    RestMethod::Patch,
+                    b.path(),
+                    Some(json!({"interfaces": []})),
+                ));
+            }
+            set_membership(&c.name, &link::Membership::new(), targets, changed, out)?;
+            ops.finish
+                .push(RestOp::new(RestMethod::Delete, b.path(), None));
+            continue;
+        };
+        lag::check_lag(after)?;
+        match (c.action, before) {
+            (Action::Create, Some(_)) => return Err(lag::Unfit::TrunkExists(c.name.clone()).into()),
+            (Action::Create, None) => ops.create.push(lag::trunk_create(after)),
+            (_, None) => return Err(lag::Unfit::NoSuchTrunk(c.name.clone()).into()),
+            (_, Some(b)) if !c.links_remove.is_empty() => {
+                let keep: Vec<&String> = b
+                    .members
+                    .iter()
+                    .filter(|m| !c.links_remove.contains(m))
+                    .collect();
+                ops.free.push(RestOp::new(
+                    RestMethod::Patch,
+                    b.path(),
+                    Some(json!({"interfaces": keep})),
+                ));
+            }
+            _ => {}
+        }
+        for m in &c.links_add {
+            set_membership(m, &link::Membership::new(), targets, changed, out)?;
+        }
+        if let Some(s) = &c.settings
+            && s.changes.iter().any(|x| VLAN_FIELDS.contains(&x.property))
+        {
+            set_membership(
+                &c.name,
+                &link::target_membership(&s.after),
+                targets,
+                changed,
+                out,
+            )?;
+        }
+        let mut from = before.cloned();
+        if let Some(f) = &mut from {
+            f.members.retain(|m| !c.links_remove.contains(m));
+        }
+        ops.finish.extend(lag::trunk_patch(from.as_ref(), after));
+    }
+    Ok(ops)
+}
+
+/// Routed interfaces: the self IPs to delete and to create, each on its VLAN.
+fn plan_selfs(
+    plan: &Plan,
+    pre: &DeviceState,
+    targets: &BTreeMap<u16, Target<'_>>,
+    out: &mut Rendered,
+) -> Result<(Vec<RestOp>, Vec<RestOp>), PlanError> {
+    let (mut deletes, mut creates) = (Vec::new(), Vec::new());
+    for c in &plan.l3 {
+        let n = || c.name.clone();
+        let tag = c
+            .after
+            .as_ref()
+            .or(c.before.as_ref())
+            .and_then(|l| l.vlan())
+            .ok_or_else(|| lag::Unfit::NotAVlan(n()))?;
+        if let Some(a) = &c.after {
+            check_l3(a)?;
+        }
+        for r in c.ipv4_remove.iter().chain(&c.ipv6_remove) {
+            let s = pre
+                .selfs()
+                .iter()
+                .find(|s| s.address == *r && pre_tag(pre, &s.vlan) == Some(tag.get()))
+                .ok_or_else(|| lag::Unfit::NoSelf(n(), *r))?;
+            out.selfs.insert(s.full_path.clone());
+            deletes.push(RestOp::new(RestMethod::Delete, s.path(), None));
+        }
+        let adds: Vec<&netgw_models::plan::l3::IpCidr> =
+            c.ipv4_add.iter().chain(&c.ipv6_add).collect();
+        if adds.is_empty() {
+            continue;
+        }
+        let vlan = targets
+            .get(&tag.get())
+            .map(|t| t.name.clone())
+            .ok_or_else(|| lag::Unfit::NoVlan(n(), tag.get()))?;
+        for a in adds {
+            let name = lag::self_name(tag, a);
+            out.selfs.insert(common_path(&name));
+            creates.push(lag::self_create(&name, a, &vlan));
+        }
+    }
+    Ok((deletes, creates))
+}
+
+/// The tag of the VLAN named `name` on the device.
+fn pre_tag(pre: &DeviceState, name: &str) -> Option<u16> {
+    pre.vlans
+        .iter()
+        .find(|v| v.name == name && v.full_path == common_path(name))
+        .and_then(|v| v.tag)
+}
+
+/// Vendor limits on a routed interface's target state.
+fn check_l3(a: &netgw_models::plan::l3::L3Interface) -> Result<(), lag::Unfit> {
+    let n = || a.name.clone();
+    if a.enabled == Some(false) {
+        return Err(lag::Unfit::Unsupported(n(), "enabled: false"));
+    }
+    if a.mtu.is_some() {
+        return Err(lag::Unfit::Unsupported(n(), "mtu"));
+    }
+    if a.description.is_some() {
+        return Err(lag::Unfit::Unsupported(n(), "description"));
+    }
+    let v4 = a.ipv4.as_deref().unwrap_or_default();
+    if v4.windows(2).any(|w| w[0] > w[1]) {
+        let mut sorted = v4.to_vec();
+        sorted.sort();
+        let shown: Vec<String> = sorted.iter().map(ToString::to_string).collect();
+        return Err(lag::Unfit::Order(n(), shown.join(", ")));
+    }
+    Ok(())
 }
 
 /// The VLAN requests in the order the device accepts them.
@@ -468,11 +662,22 @@ pub fn render_restore(
             ));
         }
     }
-    let mut ops = deletes;
+    let r = lag::render_restore(
+        (&pre.trunks, pre.selfs()),
+        (&now.trunks, now.selfs()),
+        (&touched.trunks, &touched.selfs),
+    );
+    let mut ops = r.self_deletes;
+    // Trunk members freed before VLANs take them back; trunks back before VLANs hold them.
+    ops.extend(r.trunks.free);
+    ops.extend(r.trunks.create);
+    ops.extend(deletes);
     // Patches that free members before creates that may take them.
     ops.extend(patches);
     ops.extend(creates);
+    ops.extend(r.trunks.finish);
     ops.extend(link_ops);
+    ops.extend(r.self_creates);
     Ok(ops)
 }
 
@@ -495,6 +700,8 @@ mod tests {
             ]})),
             links: link::parse_interfaces(&json!({"items": [
                 {"name": "1.1", "enabled": true}, {"name": "1.2", "enabled": true}, {"name": "1.3", "enabled": true}]})),
+            trunks: vec![],
+            selfs: Some(vec![]),
         }
     }
 
@@ -654,6 +861,8 @@ mod tests {
             ]})),
             links: link::parse_interfaces(&json!({"items": [
                 {"name": "1.1", "disabled": true, "description": "moved"}, {"name": "1.2", "enabled": true}, {"name": "1.3", "enabled": true}]})),
+            trunks: vec![],
+            selfs: Some(vec![]),
         };
         let ops: Vec<String> = render_restore(&pre, &now, &r)
             .unwrap()
@@ -672,5 +881,101 @@ mod tests {
             ]
         );
         assert!(render_restore(&pre, &pre, &r).unwrap().is_empty());
+    }
+
+    #[test]
+    fn f5_config_trunk_and_self_ips_in_one_transaction_and_restore() {
+        use netgw_models::plan::l3::{L3Context, L3Interface, plan_l3};
+        use netgw_models::plan::lag::{Lag, plan_lags};
+        let pre = state();
+        let o = pre.observed();
+        let mut p = make_plan(&pre, json!([]), json!([]), Policy::Merge);
+        let lags: Vec<Lag> =
+            serde_json::from_value(json!([{"name": "lag1", "links": ["1.1", "1.2"],
+            "lacp": "passive", "mode": "trunk", "trunk_vlans": "10,20"}]))
+            .unwrap();
+        let rules = PlanRules::default();
+        plan_lags(&mut p, &lags, &[], Policy::Merge, &rules);
+        let l3: Vec<L3Interface> = serde_json::from_value(
+            json!([{"name": "Vlan10", "ipv4": ["10.0.10.1/24"], "ipv6": ["2001:db8:10::1/64"]}]),
+        )
+        .unwrap();
+        let cx = L3Context {
+            desired_vlans: &[],
+            observed_vlans: &o.vlans,
+            observed_links: &o.links,
+        };
+        plan_l3(&mut p, &l3, &[], Policy::Merge, &cx);
+        let r = render_plan(&p, &pre).unwrap();
+        assert_eq!(
+            lines(&r),
+            [
+                r#"POST /mgmt/tm/net/trunk {"name":"lag1","lacp":"enabled","lacpMode":"passive"}"#,
+                r#"PATCH /mgmt/tm/net/vlan/~Common~web {"interfaces":[{"name":"1.3","tagged":true},{"name":"lag1","tagged":true}]}"#,
+                r#"PATCH /mgmt/tm/net/vlan/~Common~db {"interfaces":[{"name":"1.3","tagged":true},{"name":"lag1","tagged":true}]}"#,
+                r#"PATCH /mgmt/tm/net/trunk/lag1 {"interfaces":["1.1","1.2"]}"#,
+                r#"POST /mgmt/tm/net/self {"name":"self-10-10.0.10.1","partition":"Common","address":"10.0.10.1/24","vlan":"/Common/web","trafficGroup":"/Common/traffic-group-local-only","allowService":"none"}"#,
+                r#"POST /mgmt/tm/net/self {"name":"self-10-2001_db8_10__1","partition":"Common","address":"2001:db8:10::1/64","vlan":"/Common/web","trafficGroup":"/Common/traffic-group-local-only","allowService":"none"}"#,
+            ],
+            "1.1 leaves VLAN web before it joins the trunk"
+        );
+        // The device after the commit, and the restore that takes it back.
+        let mut now = pre.clone();
+        now.vlans = vlan::parse_vlans(&json!({"items": [
+            {"name": "web", "fullPath": "/Common/web", "tag": 10, "interfacesReference": {"items": [
+                {"name": "1.3", "tagged": true}, {"name": "lag1", "tagged": true}]}},
+            {"name": "db", "fullPath": "/Common/db", "tag": 20, "interfacesReference": {"items": [
+                {"name": "1.3", "tagged": true}, {"name": "lag1", "tagged": true}]}},
+            {"name": "old", "fullPath": "/Common/old", "tag": 30, "description": "x", "interfacesReference": {"items": []}}
+        ]}));
+        now.trunks = lag::parse_trunks(
+            &json!({"items": [{"name": "lag1", "interfaces": ["1.1", "1.2"],
+            "lacp": "enabled", "lacpMode": "passive"}]}),
+        );
+        now.selfs = Some(lag::parse_selfs(&json!({"items": [
+            {"name": "self-10-10.0.10.1", "fullPath": "/Common/self-10-10.0.10.1", "address": "10.0.10.1/24", "vlan": "/Common/web"},
+            {"name": "self-10-2001_db8_10__1", "fullPath": "/Common/self-10-2001_db8_10__1", "address": "2001:db8:10::1/64", "vlan": "/Common/web"}
+        ]})));
+        let back: Vec<String> = render_restore(&pre, &now, &r)
+            .unwrap()
+            .iter()
+            .map(RestOp::render)
+            .collect();
+        assert_eq!(
+            back,
+            [
+                "DELETE /mgmt/tm/net/self/~Common~self-10-10.0.10.1",
+                "DELETE /mgmt/tm/net/self/~Common~self-10-2001_db8_10__1",
+                r#"PATCH /mgmt/tm/net/trunk/lag1 {"interfaces":[]}"#,
+                r#"PATCH /mgmt/tm/net/vlan/~Common~db {"interfaces":[{"name":"1.3","tagged":true}]}"#,
+                r#"PATCH /mgmt/tm/net/vlan/~Common~web {"interfaces":[{"name":"1.1","untagged":true},{"name":"1.3","tagged":true}]}"#,
+                "DELETE /mgmt/tm/net/trunk/lag1",
+            ]
+        );
+        // Limits are refused before anything is sent.
+        let mut bad = p.clone();
+        bad.lags[0].after.as_mut().unwrap().minimum_links = Some(1);
+        assert!(
+            render_plan(&bad, &pre)
+                .unwrap_err()
+                .to_string()
+                .contains("in lag lag1")
+        );
+        let mut bad = p.clone();
+        bad.l3[0].after.as_mut().unwrap().ipv4 = Some(vec![
+            "10.0.10.9/24".parse().unwrap(),
+            "10.0.11.1/24".parse().unwrap(),
+        ]);
+        assert!(render_plan(&bad, &pre).is_ok());
+        bad.l3[0].after.as_mut().unwrap().ipv4 = Some(vec![
+            "10.0.11.1/24".parse().unwrap(),
+            "10.0.10.9/24".parse().unwrap(),
+        ]);
+        assert!(
+            render_plan(&bad, &pre)
+                .unwrap_err()
+                .to_string()
+                .contains("ascending")
+        );
     }
 }

@@ -4,9 +4,10 @@
 //! ```text
 //!   connect ─▶ POST /mgmt/shared/authn/login (token; refreshed before expiry and on 401)
 //!   facts   ─▶ GET sys/version, sys/hardware, sys/global-settings (else shared/.../device-info),
-//!              net/interface, net/vlan, net/lldp-neighbors (404 or no items = no neighbours)
+//!              net/interface, net/vlan, net/lldp-neighbors (404 or no items = no neighbours),
+//!              net/trunk/stats where there are trunks (their status)
 //!   observe ─▶ GET net/vlan?expandSubcollections=true (+ .../interfaces per VLAN when not expanded),
-//!              net/interface, net/trunk
+//!              net/interface, net/trunk (+ net/self for aggregates and routed interfaces, `lag.rs`)
 //!   stage   ─▶ observe (the pre-state) ─▶ config::render_plan ─▶ POST /mgmt/tm/transaction
 //!              ─▶ every operation with X-F5-REST-Coordination-Id (queued, nothing applied)
 //!              diff = the operations, one `METHOD path body` per line
@@ -28,6 +29,7 @@
 pub mod config;
 pub mod error;
 pub mod facts;
+pub mod lag;
 pub mod link;
 #[cfg(feature = "replay")]
 pub mod replay;
@@ -41,8 +43,8 @@ use netgw_models::resource::{Link, Vlan, VlanSet};
 use serde_json::{Value, json};
 
 use crate::driver::{
-    Capabilities, CommitOptions, Driver, DriverError, Observed, ObservedOnce, Platform, Staged,
-    validate_with,
+    Capabilities, CommitOptions, Driver, DriverError, LagL3, Observed, ObservedOnce, Platform,
+    Staged, validate_with,
 };
 use crate::target::DeviceTarget;
 use config::{DeviceState, Rendered};
@@ -173,6 +175,11 @@ impl F5Driver {
     /// the session's read cache: the pre-state is what facts and observe read when nothing was sent
     /// since; after a commit every read goes to the device again.
     async fn read_state(&mut self) -> Result<DeviceState, DriverError> {
+        self.read_state_with(false).await
+    }
+
+    /// [`F5Driver::read_state`], with the self IPs when `selfs`.
+    async fn read_state_with(&mut self, selfs: bool) -> Result<DeviceState, DriverError> {
         let v = self
             .rest
             .get_cached(VLANS_EXPANDED)
@@ -198,10 +205,23 @@ impl F5Driver {
             .await
             .map_err(self.err("observe"))?;
         let mut links = link::parse_interfaces(&ifs);
+        let mut trunks = Vec::new();
         if let Some(t) = self.optional(link::TRUNK_COLLECTION, "observe").await? {
             links.extend(link::parse_trunks(&t));
+            trunks = lag::parse_trunks(&t);
         }
-        Ok(DeviceState { vlans, links })
+        let selfs = if selfs {
+            let v = self.optional(lag::SELF_COLLECTION, "observe").await?;
+            Some(v.as_deref().map(lag::parse_selfs).unwrap_or_default())
+        } else {
+            None
+        };
+        Ok(DeviceState {
+            vlans,
+            links,
+            trunks,
+            selfs,
+        })
     }
 
     /// Create a transaction, queue `ops` into it; on any failure the transaction is deleted.
@@ -245,7 +265,8 @@ impl F5Driver {
 
     /// Take the touched objects back to `pre` in one transaction and verify by reading back.
     async fn restore(&mut self, pre: &DeviceState, touched: &Rendered) -> Result<(), DriverError> {
-        let now = self.read_state().await?;
+        let selfs = !touched.selfs.is_empty();
+        let now = self.read_state_with(selfs).await?;
         let ops = config::render_restore(pre, &now, touched)
             .map_err(|e| self.config_err(e.to_string()))?;
         if ops.is_empty() {
@@ -254,7 +275,7 @@ impl F5Driver {
         tracing::info!(device = %self.device, operations = ops.len(), "restoring the pre-change state");
         let id = self.open_transaction(&ops, "rollback").await?;
         self.commit_transaction(&id, "rollback").await?;
-        let after = self.read_state().await?;
+        let after = self.read_state_with(selfs).await?;
         let left = config::render_restore(pre, &after, touched)
             .map_err(|e| self.config_err(e.to_string()))?;
         if !left.is_empty() {
@@ -323,7 +344,21 @@ impl Driver for F5Driver {
             vlans: vlans.as_deref(),
             lldp_neighbors: lldp.as_deref(),
         });
-        let read = self.read_state().await.map(|s| s.observed());
+        let state = self.read_state().await;
+        if let Ok(st) = &state
+            && !st.trunks.is_empty()
+            && let Some(v) = self.optional(lag::TRUNK_STATS, "facts").await?
+        {
+            // Trunks are interfaces too (as in BIG-IP's IF-MIB): their status is their stats'.
+            for (name, up) in lag::parse_trunk_stats(&v) {
+                f.interfaces.entry(name).or_default().oper_status = Some(if up {
+                    netgw_models::facts::OperStatus::Up
+                } else {
+                    netgw_models::facts::OperStatus::Down
+                });
+            }
+        }
+        let read = state.map(|s| s.observed());
         self.observed.record(&mut f, read)?;
         Ok(f)
     }
@@ -333,6 +368,16 @@ impl Driver for F5Driver {
             return Ok(o);
         }
         Ok(self.read_state().await?.observed())
+    }
+
+    /// Trunks, VLAN memberships and self IPs go in the one transaction a plan's VLANs go in, and
+    /// a restore puts back every trunk and self IP it touched.
+    fn applies_lag_l3(&self) -> bool {
+        true
+    }
+
+    async fn observe_lag_l3(&mut self) -> Result<LagL3, DriverError> {
+        Ok(self.read_state_with(true).await?.lag_l3())
     }
 
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
@@ -345,7 +390,7 @@ impl Driver for F5Driver {
         if plan.is_empty() {
             return Ok(Staged::default());
         }
-        let pre = self.read_state().await?;
+        let pre = self.read_state_with(!plan.l3.is_empty()).await?;
         let rendered =
             config::render_plan(plan, &pre).map_err(|e| self.config_err(e.to_string()))?;
         let lines = rendered_lines(&rendered.ops);

@@ -7,6 +7,8 @@
 //! plus a name; an interface untagged in a VLAN is an access port of it (or a trunk's native VLAN),
 //! tagged membership is the trunk's allowed list.
 //!
+//! Trunks and self IPs: `f5_net.rs`.
+//!
 //! Transactions (`POST /mgmt/tm/transaction`, then requests carrying `X-F5-REST-Coordination-Id`
 //! are queued, `PATCH /mgmt/tm/transaction/ID {"state": "VALIDATING"}` runs them all on a copy and
 //! keeps the result only if every one succeeded) follow F5's iControl REST user guide; no recorded
@@ -36,7 +38,7 @@ pub struct F5Sim {
     rest: Mutex<Rest>,
 }
 
-fn err(code: u16, message: &str) -> HttpReply {
+pub(crate) fn err(code: u16, message: &str) -> HttpReply {
     HttpReply::json(
         code,
         &json!({"code": code, "message": message, "errorStack": [], "apiError": 3}),
@@ -346,6 +348,7 @@ fn set_members(st: &mut DeviceState, id: u16, members: &[Value]) -> Result<(), H
     for m in members {
         let name = m.get("name").and_then(Value::as_str).unwrap_or("");
         let tagged = m.get("tagged").and_then(Value::as_bool).unwrap_or(false);
+        super::f5_net::vlan_member_allowed(st, name)?;
         let Some(f) = st.iface_mut(name) else {
             return Err(err(
                 400,
@@ -421,6 +424,7 @@ fn apply(st: &mut DeviceState, method: &str, path: &str, body: &Value) -> Result
         ("DELETE", ["mgmt", "tm", "net", "vlan", name]) => {
             let n = obj_name(name);
             let id = vlan_or_404(st, n)?;
+            super::f5_net::vlan_in_use(st, n)?;
             set_members(st, id, &[])?;
             st.vlans.remove(&id);
             Ok(json!({}))
@@ -429,6 +433,7 @@ fn apply(st: &mut DeviceState, method: &str, path: &str, body: &Value) -> Result
             let items: Vec<Value> = st
                 .interfaces
                 .iter()
+                .filter(|(n, _)| !st.trunks.contains_key(n))
                 .map(|(n, f)| iface_json(n, f))
                 .collect();
             Ok(
@@ -446,6 +451,7 @@ fn apply(st: &mut DeviceState, method: &str, path: &str, body: &Value) -> Result
         ("PATCH" | "PUT", ["mgmt", "tm", "net", "interface", name]) => {
             update_interface(st, name, body)
         }
+        _ if let Some(r) = super::f5_net::apply_net(st, method, parts.as_slice(), body) => r,
         ("GET", _) => Err(err(
             404,
             &format!("URI path {path} not registered.  Please try again later."),

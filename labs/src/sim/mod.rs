@@ -16,6 +16,7 @@ pub mod cli;
 pub mod diff;
 pub mod eos;
 pub mod f5;
+pub mod f5_net;
 pub mod fault;
 pub mod http;
 pub mod junos;

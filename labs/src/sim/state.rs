@@ -345,6 +345,37 @@ pub struct DeviceState {
     /// A router, not a switch (containerlab's `juniper_crpd`, a `cisco_iol` without `type: l2`): VLAN and
     /// switchport configuration is refused with the device's words.
     pub routed_only: bool,
+    /// BIG-IP `net trunk`s by name. A trunk is also an interface of the same name in `interfaces`
+    /// (its VLAN membership, description and status); its members carry `channel_group` with the
+    /// trunk's `id` and their bundling mode (`on` when LACP is disabled).
+    pub trunks: BTreeMap<String, Trunk>,
+    /// BIG-IP `net self` objects by name.
+    pub self_ips: BTreeMap<String, SelfIp>,
+}
+
+/// One BIG-IP trunk's own settings (members: the interfaces whose `channel_group` names its `id`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trunk {
+    pub id: u32,
+    pub lacp: bool,
+    /// `active` or `passive` (kept while LACP is disabled, as the device does).
+    pub lacp_mode: String,
+}
+
+impl Trunk {
+    /// How the trunk's members bundle, as the far end sees it.
+    pub fn bundle_mode(&self) -> &str {
+        if self.lacp { &self.lacp_mode } else { "on" }
+    }
+}
+
+/// One BIG-IP self IP: an address with its prefix length on a VLAN (by name).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SelfIp {
+    pub address: String,
+    pub vlan: String,
+    pub traffic_group: String,
+    pub allow_service: String,
 }
 
 /// An interface's aggregate and address lines, as each dialect prints them (IOS: a dotted mask).
@@ -455,6 +486,8 @@ impl DeviceState {
             location: String::new(),
             vtp_transparent: false,
             routed_only: false,
+            trunks: BTreeMap::new(),
+            self_ips: BTreeMap::new(),
         }
     }
 
@@ -467,6 +500,7 @@ impl DeviceState {
         self.contact = startup.contact.clone();
         self.location = startup.location.clone();
         self.vtp_transparent = startup.vtp_transparent;
+        self.boot_trunks(startup);
         for (name, f) in &mut self.interfaces {
             let Some(s) = startup.iface(name) else {
                 continue;
@@ -479,6 +513,34 @@ impl DeviceState {
             f.trunk_allowed = s.trunk_allowed.clone();
             f.native_vlan = s.native_vlan;
             f.trunk_encapsulation = s.trunk_encapsulation.clone();
+        }
+    }
+
+    /// BIG-IP trunks and self IPs from `startup`: trunk interfaces it lacks go, those it has come
+    /// (down until refreshed), members bundle as it says.
+    fn boot_trunks(&mut self, startup: &DeviceState) {
+        let gone: Vec<String> = self
+            .trunks
+            .keys()
+            .filter(|t| !startup.trunks.contains_key(*t))
+            .cloned()
+            .collect();
+        self.interfaces.retain(|(n, _)| !gone.contains(n));
+        for t in startup.trunks.keys() {
+            if self.iface(t).is_none()
+                && let Some(f) = startup.iface(t)
+            {
+                let mut f = f.clone();
+                f.oper_up = false;
+                self.interfaces.push((t.clone(), f));
+            }
+        }
+        self.trunks = startup.trunks.clone();
+        self.self_ips = startup.self_ips.clone();
+        if !self.trunks.is_empty() || !gone.is_empty() {
+            for (name, f) in &mut self.interfaces {
+                f.channel_group = startup.iface(name).and_then(|s| s.channel_group.clone());
+            }
         }
     }
 
@@ -781,8 +843,13 @@ impl DeviceState {
             .filter(|(name, _, m)| bundled(name, m))
             .map(|(_, n, _)| n)
             .collect();
+        let trunks = &self.trunks;
         for (name, f) in &mut self.interfaces {
-            if let Some(n) = port_channel_number(&name.to_ascii_lowercase()) {
+            let number = match trunks.get(name) {
+                Some(t) => Some(t.id),
+                None => port_channel_number(&name.to_ascii_lowercase()),
+            };
+            if let Some(n) = number {
                 f.oper_up = up.contains(&n);
             }
         }
@@ -790,9 +857,10 @@ impl DeviceState {
 
     /// Whether the device has an aggregate or a port in one (its status then follows the far ends).
     pub fn has_aggregates(&self) -> bool {
-        self.interfaces.iter().any(|(n, f)| {
-            f.channel_group.is_some() || port_channel_number(&n.to_ascii_lowercase()).is_some()
-        })
+        !self.trunks.is_empty()
+            || self.interfaces.iter().any(|(n, f)| {
+                f.channel_group.is_some() || port_channel_number(&n.to_ascii_lowercase()).is_some()
+            })
     }
 
     /// `no interface X` for an aggregate, SVI or loopback: gone, and an aggregate's members leave it.
