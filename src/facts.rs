@@ -204,10 +204,9 @@ pub fn merge(driver: &mut DeviceFacts, snmp: &DeviceFacts) {
     driver.fill_missing_from(&gaps);
 }
 
-/// A device's facts as a converge gathers them: the driver's, with SNMP's (where configured) filling
-/// its gaps. SNMP's own failures are warnings: the driver's facts stand without them.
-/// Aggregate and address facts (`lags`, `interfaces_ip`) where the driver reads them. A lost
-/// session fails the facts like any other read; a read the device refuses only leaves them out.
+/// Aggregate and address facts (`lags`, `interfaces_ip`) where the driver reads them (`netgw facts`,
+/// `netgw links`; a converge takes them from the planner's read instead, [`lag_l3_attributes`]). A
+/// lost session fails the facts like any other read; a read the device refuses only leaves them out.
 pub async fn add_lag_l3(
     driver: &mut dyn netgw_drivers::driver::Driver,
     facts: &mut netgw_models::facts::DeviceFacts,
@@ -229,6 +228,28 @@ pub async fn add_lag_l3(
     }
 }
 
+/// A converge's `lags` and `interfaces_ip` automatic attributes, from what the planner read of a node
+/// that declares aggregates or routed interfaces: a converge asks no more of the device than its
+/// plan needs (docs/bench.md counts the round trips), so a node that declares none has them from
+/// `netgw facts`.
+pub fn lag_l3_attributes(
+    facts: &mut netgw_models::facts::DeviceFacts,
+    lags: &[netgw_models::plan::lag::Lag],
+    l3: &[netgw_models::plan::l3::L3Interface],
+    automatic: &mut serde_json::Map<String, serde_json::Value>,
+) {
+    facts.apply_lag_l3(lags, l3);
+    if let serde_json::Value::Object(mut all) = facts.to_automatic() {
+        for key in ["lags", "interfaces_ip"] {
+            if let Some(v) = all.remove(key) {
+                automatic.insert(key.to_owned(), v);
+            }
+        }
+    }
+}
+
+/// A device's facts as a converge gathers them: the driver's, with SNMP's (where configured) filling
+/// its gaps. SNMP's own failures are warnings: the driver's facts stand without them.
 pub async fn device_facts(
     target: &netgw_drivers::target::DeviceTarget,
 ) -> Result<netgw_models::facts::DeviceFacts, netgw_drivers::driver::DriverError> {

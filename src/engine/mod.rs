@@ -1014,9 +1014,6 @@ pub(crate) async fn prepare(
         crate::facts::gather(target, target.timeouts.operation)
     );
     let mut facts = facts.map_err(drv)?;
-    crate::facts::add_lag_l3(driver, &mut facts)
-        .await
-        .map_err(drv)?;
     if let Some(s) = &snmp.facts {
         crate::facts::merge(&mut facts, s);
     }
@@ -1072,7 +1069,12 @@ pub(crate) async fn prepare(
     }
 
     // 8. Observe and plan (or, with a plan file, the plan it recorded).
-    let (compiled, the_plan) = planned::plan_step(target, compiled, driver, opts, steps).await?;
+    let (compiled, the_plan, read) =
+        planned::plan_step(target, compiled, driver, opts, steps).await?;
+    let mut automatic = automatic;
+    if let Some((lags, l3)) = read {
+        crate::facts::lag_l3_attributes(&mut facts, &lags, &l3, &mut automatic);
+    }
 
     Ok(Prepared {
         view,

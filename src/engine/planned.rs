@@ -10,6 +10,8 @@ use netgw_drivers::driver::{Driver, DriverError};
 use netgw_drivers::target::DeviceTarget;
 use netgw_models::compile::Compiled;
 use netgw_models::plan::Plan;
+use netgw_models::plan::l3::L3Interface;
+use netgw_models::plan::lag::Lag;
 use netgw_models::plan_file::{
     FORMAT, FORMAT_VERSION, NodePlan, PlanFile, Snapshot, moved, plan_compiled,
 };
@@ -54,16 +56,20 @@ pub fn address(target: &DeviceTarget) -> String {
     }
 }
 
+/// The aggregates and routed interfaces the planner read (where the node declares some).
+pub(crate) type ReadLagL3 = Option<(Vec<Lag>, Vec<L3Interface>)>;
+
 /// Step 8: the node's plan, computed from the device (recorded in the report with `--plan-out`),
 /// or with a plan file the one it recorded for this node. A plan that cannot be applied whole fails
-/// the node before anything is staged.
+/// the node before anything is staged. Also what it read of aggregates and routed interfaces, for
+/// the node's facts.
 pub(crate) async fn plan_step(
     target: &DeviceTarget,
     compiled: Compiled,
     driver: &mut dyn Driver,
     opts: &EngineOptions,
     steps: &mut Steps<'_>,
-) -> StepResult<(Compiled, Plan)> {
+) -> StepResult<(Compiled, Plan, ReadLagL3)> {
     if let Some(file) = &opts.plan {
         let Some(node) = file.nodes.get(&target.name) else {
             return Err(EngineError::Config(format!(
@@ -73,9 +79,11 @@ pub(crate) async fn plan_step(
         };
         let the_plan = recorded(target, &compiled, node, driver, steps).await?;
         steps.mark("plan");
-        return Ok((node.desired.clone(), the_plan));
+        return Ok((node.desired.clone(), the_plan, None));
     }
     let observed = observe_all(driver, &compiled).await.map_err(drv)?;
+    let read = (!(compiled.lags.is_empty() && compiled.l3.is_empty()))
+        .then(|| (observed.lags.clone(), observed.l3.clone()));
     let the_plan = plan_compiled(&compiled, &observed, &driver.plan_rules());
     steps.mark("plan");
     let failures: Vec<String> = the_plan
@@ -106,7 +114,7 @@ pub(crate) async fn plan_step(
             digest,
         ));
     }
-    Ok((compiled, the_plan))
+    Ok((compiled, the_plan, read))
 }
 
 /// The plan `node` recorded, once the device is shown to hold every value it depends on; refused,
