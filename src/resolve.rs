@@ -405,7 +405,7 @@ pub async fn resolve_with(
     };
     let mut cb = Cookbooks::of_repo(&repo);
     if let Some(sync) = sync {
-        cb = cb.with_server_bags(sync.data_bags());
+        cb = cb.with_server_bags(sync.data_bags(), tokio::runtime::Handle::current());
     }
     let n = name.clone();
     let mut view = tokio::task::spawn_blocking(move || {

@@ -162,9 +162,9 @@ pub struct Cookbooks {
     /// Directories whose metadata names another cookbook than the directory (metadata name ->
     /// directory), read once when a cookbook is not found under its own name.
     renamed: Arc<OnceLock<BTreeMap<String, String>>>,
-    /// The Chef server's data bags, when the cookbooks are the server's; `None`: the root's
-    /// `data_bags/`.
-    server_bags: Option<Arc<ServerDataBags>>,
+    /// The Chef server's data bags, when the cookbooks are the server's, and the runtime their
+    /// requests are sent on; `None`: the root's `data_bags/`.
+    server_bags: Option<(Arc<ServerDataBags>, tokio::runtime::Handle)>,
 }
 
 impl Cookbooks {
@@ -194,9 +194,14 @@ impl Cookbooks {
         }
     }
 
-    /// These cookbooks, with recipes' data bags read from the Chef server instead of `data_bags/`.
-    pub fn with_server_bags(mut self, bags: Arc<ServerDataBags>) -> Cookbooks {
-        self.server_bags = Some(bags);
+    /// These cookbooks, with recipes' data bags read from the Chef server instead of `data_bags/`,
+    /// each request sent on `runtime` (recipes are evaluated outside it).
+    pub fn with_server_bags(
+        mut self,
+        bags: Arc<ServerDataBags>,
+        runtime: tokio::runtime::Handle,
+    ) -> Cookbooks {
+        self.server_bags = Some((bags, runtime));
         self
     }
 
@@ -390,8 +395,8 @@ impl Cookbooks {
                 )));
             }
         }
-        if let Some(server) = &self.server_bags {
-            return server_bag(server, bag, item, &fail);
+        if let Some((server, runtime)) = &self.server_bags {
+            return server_bag(server, runtime, bag, item, &fail);
         }
         let dir = Path::new("data_bags").join(bag);
         let Some(item) = item else {
@@ -447,12 +452,13 @@ impl Cookbooks {
 /// A data bag or item from the Chef server ([`ServerDataBags`]), checked as a local one is.
 fn server_bag(
     server: &ServerDataBags,
+    runtime: &tokio::runtime::Handle,
     bag: &str,
     item: Option<&str>,
     fail: &dyn Fn(String) -> CookbookError,
 ) -> Result<Value, CookbookError> {
     let url = server.url(bag, item);
-    let got = server.get(bag, item).map_err(fail)?;
+    let got = server.get(runtime, bag, item).map_err(fail)?;
     let Some(got) = got else {
         return Err(fail(match item {
             Some(item) => format!("no data bag item {bag}/{item} on the Chef server ({url})"),

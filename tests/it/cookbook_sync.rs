@@ -15,6 +15,8 @@ use netgw::resolve::{self, ResolveError};
 use netgw::store::NodeStore;
 use netgw::store::chef::ChefServer;
 use netgw::store::local::LocalRepo;
+use netgw_labs::lab::{Lab, LabOptions};
+use netgw_models::topology::Topology;
 use netgw_models::{Environment, Node, NodeName};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -697,6 +699,39 @@ async fn recipes_read_the_servers_data_bags() {
         let text = std::fs::read(&p).unwrap_or_default();
         assert!(!String::from_utf8_lossy(&text).contains("green"), "{p:?}");
     }
+    // The binary with --server converges a netgw-lab EOS switch from the same item.
+    let topo =
+        Topology::parse("name: databags\ntopology:\n  nodes:\n    eos1: {kind: arista_ceos}\n")
+            .unwrap();
+    let lab = Lab::start(&topo, LabOptions::default()).await.unwrap();
+    let d = tempfile::tempdir().unwrap();
+    lab.write_inventory(&d.path().join("inventory.yml"))
+        .unwrap();
+    std::fs::create_dir_all(d.path().join("repo/nodes")).unwrap();
+    node(&s, "eos1", "_default", &["recipe[net::vlans]"]).await;
+    let mut cli = Command::new(env!("CARGO_BIN_EXE_netgw"));
+    cli.arg("--repo")
+        .arg(d.path().join("repo"))
+        .args(["--server", &g.url, "--client-name", "admin", "--client-key"])
+        .arg(&g.admin_key)
+        .arg("--state-dir")
+        .arg(d.path().join("state"))
+        .args(["converge", "--format", "json", "--inventory"])
+        .arg(d.path().join("inventory.yml"));
+    let out = tokio::task::spawn_blocking(move || cli.output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let on_lab = format!("{:?}", lab.node("eos1").unwrap().device.state().vlans);
+    assert!(
+        on_lab.contains("\"blue\"") && on_lab.contains("\"green\""),
+        "{on_lab}"
+    );
     let refused = [
         (
             "no_item",

@@ -7,7 +7,7 @@
 //! (`data_bag_item('vlans', node.name)`), so the names written literally in recipes do not say what
 //! a run reads, and copying every bag the server lists would fetch, and put on disk, secrets no
 //! recipe of the run reads. The evaluator is synchronous and runs on a blocking thread
-//! (`spawn_blocking` in `crate::resolve`), so it waits there on the runtime for each request.
+//! (`spawn_blocking` in `crate::resolve`), so it waits there for each request, sent on the runtime.
 //! Answers stay in memory for the run only (each listing or item fetched once per run, however many
 //! nodes read it), bounded in count and size; values are never written to disk or logged.
 
@@ -18,6 +18,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
+use tokio::runtime::Handle;
 
 /// Distinct listings and items one run may fetch.
 pub const MAX_FETCHES: usize = 10_000;
@@ -30,9 +31,6 @@ type Answer = Result<Option<Value>, String>;
 pub struct ServerDataBags {
     server: ChefServer,
     timeout: Duration,
-    /// The runtime the requests are sent on: the one this was made in (recipes are evaluated on
-    /// threads outside it).
-    runtime: Option<tokio::runtime::Handle>,
     answers: Mutex<HashMap<String, Answer>>,
 }
 
@@ -49,7 +47,6 @@ impl ServerDataBags {
         ServerDataBags {
             server,
             timeout,
-            runtime: tokio::runtime::Handle::try_current().ok(),
             answers: Mutex::default(),
         }
     }
@@ -61,8 +58,9 @@ impl ServerDataBags {
 
     /// The bag's listing (`{ITEM: URL}`) or the item as the server stores it; `Ok(None)` when the
     /// server has no such bag or item. Names must already be Chef's data bag names (never a path).
-    /// Called from a blocking thread of a Tokio runtime, never from async code.
-    pub fn get(&self, bag: &str, item: Option<&str>) -> Answer {
+    /// The request is sent on `runtime`, which this call waits for: never call it from async code
+    /// (recipes are evaluated on threads of their own).
+    pub fn get(&self, runtime: &Handle, bag: &str, item: Option<&str>) -> Answer {
         let key = path(bag, item);
         {
             let answers = self.answers.lock().unwrap_or_else(|p| p.into_inner());
@@ -77,7 +75,7 @@ impl ServerDataBags {
                 ));
             }
         }
-        let answer = self.fetch(&key);
+        let answer = self.fetch(runtime, &key);
         self.answers
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -85,16 +83,10 @@ impl ServerDataBags {
         answer
     }
 
-    fn fetch(&self, key: &str) -> Answer {
+    fn fetch(&self, runtime: &Handle, key: &str) -> Answer {
         let api = self.server.api();
         let url = format!("{}{key}", api.base());
-        // Recipes run on a thread of their own (deep recursion); the request runs on the runtime.
-        let handle = self
-            .runtime
-            .clone()
-            .or_else(|| tokio::runtime::Handle::try_current().ok())
-            .ok_or_else(|| format!("GET {url}: no runtime to send the request on"))?;
-        let resp = handle
+        let resp = runtime
             .block_on(async {
                 let get = api.request(Method::GET, key, &[], None, None);
                 tokio::time::timeout(self.timeout, get).await
