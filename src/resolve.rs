@@ -403,7 +403,11 @@ pub async fn resolve_with(
         }
         None => (cookbooks.clone(), Vec::new()),
     };
-    let (cb, n) = (Cookbooks::of_repo(&repo), name.clone());
+    let mut cb = Cookbooks::of_repo(&repo);
+    if let Some(sync) = sync {
+        cb = cb.with_server_bags(sync.data_bags(), tokio::runtime::Handle::current());
+    }
+    let n = name.clone();
     let mut view = tokio::task::spawn_blocking(move || {
         assemble(&cb, &n, desired, current, environment, expansion, None)
     })

@@ -14,6 +14,12 @@ Requests are signed as mixlib-authentication protocol 1.3 (SHA-256, RSA PKCS#1 v
 netgw. Installed by scripts/peers/chef-upload.sh (venv .peers/venv-chef-upload).
 
 usage: chef_upload.py SERVER_URL CLIENT KEY_PEM COOKBOOK_DIR [--force]
+       chef_upload.py SERVER_URL CLIENT KEY_PEM --data-bag BAG ITEM_JSON_FILE
+
+The second form stores a data bag item as `knife data bag from file BAG FILE` does (chef's
+lib/chef/knife/data_bag_from_file.rb and lib/chef/data_bag_item.rb `save`): the bag is created
+(POST /data {"name": BAG}, 409 when it exists is fine), then PUT /data/BAG/ID, and POST /data/BAG
+when the item does not exist yet (404).
 
 COOKBOOK_DIR must hold metadata.json (knife compiles metadata.rb into it before uploading; this client
 does not run Ruby). Every file below COOKBOOK_DIR is uploaded, metadata.json included, as knife does.
@@ -81,7 +87,7 @@ class Client:
             h[f"X-Ops-Authorization-{i // 60 + 1}"] = b64[i : i + 60]
         return h
 
-    def call(self, method, url, body=b"", extra=None, json_body=True):
+    def call(self, method, url, body=b"", extra=None, json_body=True, allow=()):
         if not url.startswith("http"):
             url = self.base + url
         path = urllib.parse.urlparse(url).path
@@ -90,6 +96,8 @@ class Client:
             h["Content-Type"] = "application/json"
         h.update(extra or {})
         r = requests.request(method, url, data=body, headers=h, timeout=TIMEOUT)
+        if r.status_code in allow:
+            return None
         if r.status_code >= 300:
             raise SystemExit(f"{method} {url}: HTTP {r.status_code}: {r.text[:500]}")
         return r.json() if r.content else {}
@@ -160,10 +168,23 @@ def upload(client, root, force):
     print(f"Uploaded {name} {version} ({len(paths)} files)")
 
 
+def upload_item(client, bag, path):
+    with open(path) as f:
+        item = json.load(f)
+    client.call("POST", "/data", json.dumps({"name": bag}).encode(), allow=(409,))
+    body = json.dumps(item).encode()
+    if client.call("PUT", f"/data/{bag}/{item['id']}", body, allow=(404,)) is None:
+        client.call("POST", f"/data/{bag}", body)
+    print(f"Saved data_bag_item[{item['id']}] in {bag}")
+
+
 def main(argv):
     if len(argv) < 5:
         raise SystemExit(__doc__)
     client = Client(argv[1], argv[2], argv[3])
+    if argv[4] == "--data-bag" and len(argv) == 7:
+        upload_item(client, argv[5], argv[6])
+        return
     upload(client, argv[4], "--force" in argv[5:])
 
 

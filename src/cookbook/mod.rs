@@ -22,6 +22,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
+use sync::data_bags::{self, ServerDataBags};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -161,6 +162,9 @@ pub struct Cookbooks {
     /// Directories whose metadata names another cookbook than the directory (metadata name ->
     /// directory), read once when a cookbook is not found under its own name.
     renamed: Arc<OnceLock<BTreeMap<String, String>>>,
+    /// The Chef server's data bags, when the cookbooks are the server's, and the runtime their
+    /// requests are sent on; `None`: the root's `data_bags/`.
+    server_bags: Option<(Arc<ServerDataBags>, tokio::runtime::Handle)>,
 }
 
 impl Cookbooks {
@@ -174,6 +178,7 @@ impl Cookbooks {
             dir: Arc::new(dir),
             reads: None,
             renamed: Arc::default(),
+            server_bags: None,
         })
     }
 
@@ -185,7 +190,19 @@ impl Cookbooks {
             dir,
             reads,
             renamed: Arc::default(),
+            server_bags: None,
         }
+    }
+
+    /// These cookbooks, with recipes' data bags read from the Chef server instead of `data_bags/`,
+    /// each request sent on `runtime` (recipes are evaluated outside it).
+    pub fn with_server_bags(
+        mut self,
+        bags: Arc<ServerDataBags>,
+        runtime: tokio::runtime::Handle,
+    ) -> Cookbooks {
+        self.server_bags = Some((bags, runtime));
+        self
     }
 
     /// A file's text beneath the root, once per run when there is a run.
@@ -351,7 +368,8 @@ impl Cookbooks {
         Ok(found)
     }
 
-    /// A data bag of the repo (`data_bags/BAG/`): its item names, sorted (`data_bag`), or one item's
+    /// A data bag of the repo (`data_bags/BAG/`), or of the Chef server with
+    /// [`Cookbooks::with_server_bags`]: its item names, sorted (`data_bag`), or one item's
     /// hash (`data_bag_item`), as Chef gives them. Plain items only: an encrypted one (values with
     /// `encrypted_data`, as `knife data bag create --secret-file` writes them) is refused, never
     /// handed on as ciphertext. `at` is the call's error, given the reason.
@@ -376,6 +394,9 @@ impl Cookbooks {
                     "{name:?} is not a data bag or item name (letters, digits, - _ .)"
                 )));
             }
+        }
+        if let Some((server, runtime)) = &self.server_bags {
+            return server_bag(server, runtime, bag, item, &fail);
         }
         let dir = Path::new("data_bags").join(bag);
         let Some(item) = item else {
@@ -402,22 +423,7 @@ impl Cookbooks {
             )));
         };
         let v: Value = crate::store::local::parse_json(&path, &text)?;
-        if v.get("id").and_then(Value::as_str) != Some(item) {
-            return Err(fail(format!(
-                "{}: `id` must be {item:?}, the file's name",
-                path.display()
-            )));
-        }
-        let encrypted = v
-            .as_object()
-            .is_some_and(|m| m.values().any(|x| x.get("encrypted_data").is_some()));
-        if encrypted {
-            return Err(fail(format!(
-                "{} is an encrypted data bag item: netgw does not decrypt data bags",
-                path.display()
-            )));
-        }
-        Ok(v)
+        plain_item(v, item, &path.display().to_string()).map_err(fail)
     }
 
     /// The recipes a cookbook's `recipes/` holds (`cb::name`), for "did you mean".
@@ -441,6 +447,48 @@ impl Cookbooks {
     pub fn exists(&self, cookbook: &str) -> bool {
         self.dir.sub(&self.rel(cookbook)).is_ok()
     }
+}
+
+/// A data bag or item from the Chef server ([`ServerDataBags`]), checked as a local one is.
+fn server_bag(
+    server: &ServerDataBags,
+    runtime: &tokio::runtime::Handle,
+    bag: &str,
+    item: Option<&str>,
+    fail: &dyn Fn(String) -> CookbookError,
+) -> Result<Value, CookbookError> {
+    let url = server.url(bag, item);
+    let got = server.get(runtime, bag, item).map_err(fail)?;
+    let Some(got) = got else {
+        return Err(fail(match item {
+            Some(item) => format!("no data bag item {bag}/{item} on the Chef server ({url})"),
+            None => format!("no data bag {bag:?} on the Chef server ({url})"),
+        }));
+    };
+    let Some(item) = item else {
+        return data_bags::item_names(&got)
+            .map(Value::Array)
+            .ok_or_else(|| fail(format!("{url}: not a data bag listing")));
+    };
+    plain_item(data_bags::item_data(got), item, &url).map_err(fail)
+}
+
+/// A data bag item `item` read from `from`: its `id` is the item's name, and it is plain (an
+/// encrypted one, values with `encrypted_data` as `knife data bag create --secret-file` writes
+/// them, is refused, never handed on as ciphertext).
+fn plain_item(v: Value, item: &str, from: &str) -> Result<Value, String> {
+    if v.get("id").and_then(Value::as_str) != Some(item) {
+        return Err(format!("{from}: `id` must be {item:?}, the item's name"));
+    }
+    let encrypted = v
+        .as_object()
+        .is_some_and(|m| m.values().any(|x| x.get("encrypted_data").is_some()));
+    if encrypted {
+        return Err(format!(
+            "{from} is an encrypted data bag item: netgw does not decrypt data bags"
+        ));
+    }
+    Ok(v)
 }
 
 /// Metadata of the cookbook at `rel` beneath `root`.

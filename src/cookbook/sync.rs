@@ -19,6 +19,7 @@
 //! atomic rename of a private temporary, so two writers can only write the same bytes. Nothing
 //! downloaded is ever executed: files are only read by the cookbook loader.
 
+pub mod data_bags;
 pub mod prune;
 
 use crate::kind::NodeErrorKind;
@@ -206,6 +207,8 @@ pub struct CookbookSync {
     /// Distinct files this sync needed (cached or fetched) and bytes it downloaded, against `limits`.
     files_needed: AtomicUsize,
     bytes_downloaded: AtomicU64,
+    /// The server's data bags, read by the run's recipes ([`data_bags`]).
+    data_bags: Arc<data_bags::ServerDataBags>,
 }
 
 /// What one sync (one run; one node run under `netgw serve`) may take from the server: a server that
@@ -247,8 +250,10 @@ impl CookbookSync {
     /// `timeout` bounds each request; `downloads` the files fetched at once.
     pub fn new(server: ChefServer, state_root: &Path, timeout: Duration, downloads: usize) -> Self {
         let cache = crate::state::cookbook_cache_dir(state_root, &server.api().base());
+        let data_bags = Arc::new(data_bags::ServerDataBags::new(server.clone(), timeout));
         CookbookSync {
             server,
+            data_bags,
             cache,
             timeout,
             downloads: Semaphore::new(downloads.max(1)),
@@ -312,6 +317,11 @@ impl CookbookSync {
 
     pub fn cache_dir(&self) -> &Path {
         &self.cache
+    }
+
+    /// The server's data bags, for the recipes of this run's nodes.
+    pub fn data_bags(&self) -> Arc<data_bags::ServerDataBags> {
+        self.data_bags.clone()
     }
 
     /// The cookbooks a node's expanded run-list needs in its environment, synchronized: a repo-shaped

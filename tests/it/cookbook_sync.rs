@@ -15,6 +15,8 @@ use netgw::resolve::{self, ResolveError};
 use netgw::store::NodeStore;
 use netgw::store::chef::ChefServer;
 use netgw::store::local::LocalRepo;
+use netgw_labs::lab::{Lab, LabOptions};
+use netgw_models::topology::Topology;
 use netgw_models::{Environment, Node, NodeName};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -626,4 +628,127 @@ async fn the_cache_is_private_whatever_the_umask_and_a_writable_one_is_refused()
     std::fs::set_permissions(cache.join("sets"), std::fs::Permissions::from_mode(0o700)).unwrap();
     let (out, err) = show();
     assert!(out.contains("from-server"), "{out}\n{err}");
+}
+
+/// Store data bag item `item` in `bag` with the third-party client, as `knife data bag from file`.
+fn data_bag_item(g: &Goiardi, bag: &str, item: Value) {
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "item.json", &item.to_string());
+    let out = Command::new(uploader())
+        .arg(common::root().join("scripts/peers/chef_upload.py"))
+        .args([&g.url, "admin"])
+        .arg(&g.admin_key)
+        .args(["--data-bag", bag])
+        .arg(dir.path().join("item.json"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "data bag item {bag}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// With cookbooks from the server, recipes read the server's data bags (stored by a third-party
+/// client), not the local repo's: the device gets the item's VLANs; a missing bag or item and an
+/// encrypted item are refused naming them and the recipe's line.
+#[tokio::test(flavor = "multi_thread")]
+async fn recipes_read_the_servers_data_bags() {
+    let g = Goiardi::start();
+    let s = g.server();
+    let vlans = "item = data_bag_item('vlans', 'sw1')\n\
+                 item['vlans'].each do |v|\n  netdev_vlan v['name'] do\n    vlan_id v['id']\n  end\nend\n\
+                 names = data_bag('vlans')\n\
+                 netdev_vlan names.join('-') do\n  vlan_id 300 + data_bag('vlans').length\nend\n";
+    upload(
+        &g,
+        "net",
+        "1.0.0",
+        json!({}),
+        &[
+            ("recipes/vlans.rb", vlans),
+            ("recipes/no_item.rb", "x = data_bag_item('vlans', 'sw9')\n"),
+            ("recipes/no_bag.rb", "x = data_bag('nosuch')\n"),
+            ("recipes/secret.rb", "x = data_bag_item('creds', 'sw1')\n"),
+        ],
+    );
+    let item =
+        json!({"id": "sw1", "vlans": [{"id": 210, "name": "blue"}, {"id": 220, "name": "green"}]});
+    data_bag_item(&g, "vlans", item);
+    data_bag_item(&g, "vlans", json!({"id": "sw2", "vlans": []}));
+    let secret = json!({"id": "sw1", "password": {"encrypted_data": "abc", "iv": "x", "version": 1, "cipher": "aes-256-cbc"}});
+    data_bag_item(&g, "creds", secret);
+    node(&s, "sw1", "_default", &["recipe[net::vlans]"]).await;
+    let state = tempfile::tempdir().unwrap();
+    let dev = mem::device();
+    let report = converge_sw1(&g, state.path(), &dev).await;
+    assert!(!report.any_failed(), "{:?}", report.nodes[0].error);
+    let got: Vec<(u16, Option<String>)> = dev
+        .lock()
+        .unwrap()
+        .vlans
+        .iter()
+        .map(|v| (v.id.get(), v.name.clone()))
+        .collect();
+    for want in [(210, "blue"), (220, "green"), (302, "sw1-sw2")] {
+        assert!(got.contains(&(want.0, Some(want.1.into()))), "{got:?}");
+    }
+    // Nothing of the items' values is kept on disk.
+    for p in walk(state.path()) {
+        let text = std::fs::read(&p).unwrap_or_default();
+        assert!(!String::from_utf8_lossy(&text).contains("green"), "{p:?}");
+    }
+    // The binary with --server converges a netgw-lab EOS switch from the same item.
+    let topo =
+        Topology::parse("name: databags\ntopology:\n  nodes:\n    eos1: {kind: arista_ceos}\n")
+            .unwrap();
+    let lab = Lab::start(&topo, LabOptions::default()).await.unwrap();
+    let d = tempfile::tempdir().unwrap();
+    lab.write_inventory(&d.path().join("inventory.yml"))
+        .unwrap();
+    std::fs::create_dir_all(d.path().join("repo/nodes")).unwrap();
+    node(&s, "eos1", "_default", &["recipe[net::vlans]"]).await;
+    let mut cli = Command::new(env!("CARGO_BIN_EXE_netgw"));
+    cli.arg("--repo")
+        .arg(d.path().join("repo"))
+        .args(["--server", &g.url, "--client-name", "admin", "--client-key"])
+        .arg(&g.admin_key)
+        .arg("--state-dir")
+        .arg(d.path().join("state"))
+        .args(["converge", "--format", "json", "--inventory"])
+        .arg(d.path().join("inventory.yml"));
+    let out = tokio::task::spawn_blocking(move || cli.output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let on_lab = format!("{:?}", lab.node("eos1").unwrap().device.state().vlans);
+    assert!(
+        on_lab.contains("\"blue\"") && on_lab.contains("\"green\""),
+        "{on_lab}"
+    );
+    let refused = [
+        (
+            "no_item",
+            "no_item.rb:1",
+            "no data bag item vlans/sw9 on the Chef server",
+        ),
+        (
+            "no_bag",
+            "no_bag.rb:1",
+            "no data bag \"nosuch\" on the Chef server",
+        ),
+        ("secret", "secret.rb:1", "is an encrypted data bag item"),
+    ];
+    for (recipe, line, why) in refused {
+        node(&s, "sw2", "_default", &[&format!("recipe[net::{recipe}]")]).await;
+        let sync = sync(&g, state.path());
+        let e = resolve(&g, &sync, "sw2").await.unwrap_err().to_string();
+        assert!(e.contains(line) && e.contains(why), "{recipe}: {e}");
+    }
 }

@@ -168,6 +168,10 @@ impl Eval<'_> {
         if let Some(v) = self.platform_helper(n, s)? {
             return Ok(v);
         }
+        // Chef's resources read data bags too (`Chef::Resource` includes `Chef::DSL::DataQuery`).
+        if matches!(name, "data_bag_item" | "data_bag") && self.host.is_some() {
+            return self.data_bag(n, s);
+        }
         if self.current.is_some() {
             return self.property(n, s);
         }
@@ -187,9 +191,6 @@ impl Eval<'_> {
         if super::resources::is_host_resource(name) {
             return Err(self.host_resource(n, name));
         }
-        if matches!(name, "data_bag_item" | "data_bag") && self.host.is_some() {
-            return self.data_bag(n, s);
-        }
         if matches!(
             name,
             "data_bag_item" | "data_bag" | "search" | "encrypted_data_bag_item"
@@ -197,7 +198,7 @@ impl Eval<'_> {
             return Err(self.err(
                 n.expression(),
                 format!("call to `{name}`"),
-                "netgw reads plain data bag items in recipes only (data_bags/BAG/ITEM.json of the repo), decrypts none and runs no searches; put the values in attributes, roles or environments",
+                "netgw reads plain data bag items in recipes only (the repo's data_bags/BAG/ITEM.json, or the Chef server's when cookbooks come from it), decrypts none and runs no searches; put the values in attributes, roles or environments",
             ));
         }
         Err(self.unsupported(n))
@@ -249,7 +250,8 @@ impl Eval<'_> {
         Ok(Value::Null)
     }
 
-    /// `data_bag('bag')` or `data_bag_item('bag', 'item')`, from the repo's `data_bags/`.
+    /// `data_bag('bag')` or `data_bag_item('bag', 'item')`, from the host's data bags (the repo's
+    /// `data_bags/` or the Chef server's).
     fn data_bag(&mut self, n: &Node, s: &Send) -> Result<Value, CookbookError> {
         let args = self.args(s)?;
         let name = s.method_name.as_str();
