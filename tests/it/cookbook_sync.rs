@@ -1,4 +1,4 @@
-//! Cookbooks synchronized from a Chef server (`--cookbooks server`, src/store/chef/cookbooks.rs) against
+//! Cookbooks synchronized from a Chef server (`--cookbooks server`, src/cookbook/sync.rs) against
 //! goiardi, with cookbooks uploaded by a third-party client the way `knife cookbook upload` does it
 //! (scripts/peers/chef_upload.py: sandbox, file PUTs, commit, cookbook version PUT). Fails loudly when
 //! goiardi or the uploader's venv is missing.
