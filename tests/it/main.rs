@@ -42,6 +42,7 @@ mod nautobot;
 mod nornir_parity;
 mod peer_kill;
 mod pg_link_checks;
+mod pg_lock_loss;
 mod pg_serve;
 mod plan;
 mod races;
