@@ -23,6 +23,7 @@
 #   SOAK_BIN_DIR=<dir>                   use netgw and netgw-lab from there (no build)
 #   SOAK_SERVE_RETENTION=SOAK_RETENTION  the retention given to serve (a control: set it very high,
 #                                        pruning is in effect off, and the soak must fail)
+#   SOAK_SUMMARIZE=CSV                   only the summary of an earlier (or still running) soak's CSV
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 SOAK_SECONDS=${SOAK_SECONDS:-7200}
@@ -37,6 +38,66 @@ SOAK_SEED=${SOAK_SEED:-40}
 out=${SOAK_OUT:-$(mktemp -d -t netgw-soak.XXXXXX)}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+
+# verdict CSV SUMMARY: the summary of a soak's CSV (exit 1 when a figure exceeds its bound).
+verdict() {
+python3 - "$1" "$SOAK_RETENTION" "$2" <<'EOF'
+import csv, sys
+rows = [{k: (float(v) if v != "" else None) for k, v in r.items()} for r in csv.DictReader(open(sys.argv[1]))]
+retention = int(sys.argv[2])
+lines, failed = [], False
+def say(s):
+    lines.append(s)
+warm = next((i for i, r in enumerate(rows) if r["history_runs"] >= retention), None)
+if warm is None or len(rows) - warm < 10:
+    say(f"FAIL: fewer than 10 samples after the history first held {retention} runs "
+        f"({len(rows)} samples): run longer or lower SOAK_RETENTION")
+    failed = True
+else:
+    steady = rows[warm:]
+    k = max(1, len(steady) // 10)
+    first, last = steady[:k], steady[-k:]
+    def mean(rs, m):
+        v = [r[m] for r in rs if r[m] is not None]
+        return sum(v) / len(v) if v else 0.0
+    hours = (mean(last, "t_s") - mean(first, "t_s")) / 3600 or 1e-9
+    # metric, bound text, check(start, end, steady rows)
+    MIB = 1024
+    bounds = [
+        ("serve_rss_kib", "end - start <= 32 MiB", lambda s, e, rs: e - s <= 32 * MIB),
+        ("serve_fds", "end - start <= 8", lambda s, e, rs: e - s <= 8),
+        ("serve_threads", "end - start <= 8", lambda s, e, rs: e - s <= 8),
+        ("db_bytes", "end - start <= 8 MiB", lambda s, e, rs: e - s <= 8 * 2**20),
+        ("history_runs", f"every sample <= retention + 4 = {retention + 4}",
+         lambda s, e, rs: max(r["history_runs"] for r in rs) <= retention + 4),
+        ("history_rows", "end <= 1.25 * start + 100", lambda s, e, rs: e <= 1.25 * s + 100),
+        ("state_bytes", "end - start <= 1 MiB", lambda s, e, rs: e - s <= 2**20),
+        ("latency_ms", "end <= 2 * start + 1000", lambda s, e, rs: e <= 2 * s + 1000),
+        ("lab_rss_kib", "end - start <= 32 MiB", lambda s, e, rs: e - s <= 32 * MIB),
+    ]
+    say(f"samples {len(rows)}, warm-up {warm} (until the history held {retention} runs), "
+        f"steady {len(steady)} over {steady[-1]['t_s'] - steady[0]['t_s']:.0f} s; start/end = mean of the "
+        f"first/last {k} steady samples")
+    say(f"{'metric':<14} {'start':>12} {'end':>12} {'slope/h':>12}  bound")
+    for m, text, ok in bounds:
+        s, e = mean(first, m), mean(last, m)
+        good = ok(s, e, steady)
+        failed |= not good
+        say(f"{m:<14} {s:>12.0f} {e:>12.0f} {(e - s) / hours:>12.1f}  {text}  {'ok' if good else 'EXCEEDED'}")
+runs, failures = rows[-1]["runs"] if rows else 0, rows[-1]["failures"] if rows else 0
+updated = rows[-1]["updated"] if rows else 0
+say(f"converges {runs:.0f} ({updated:.0f} resources updated on the devices), failed {failures:.0f} (bound: 0)")
+failed |= failures > 0 or runs == 0 or updated == 0
+say("SOAK FAILED" if failed else "SOAK OK")
+open(sys.argv[3], "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
+sys.exit(1 if failed else 0)
+EOF
+}
+if [ -n "${SOAK_SUMMARIZE:-}" ]; then
+    verdict "$SOAK_SUMMARIZE" "$out/summary.txt"
+    exit
+fi
 
 if [ -z "${SOAK_BIN_DIR:-}" ]; then
     (cd "$root" && nice -n 10 cargo build -q --release -p netgw -p netgw-labs)
@@ -208,55 +269,4 @@ kill "$sampler_pid" 2>/dev/null && wait "$sampler_pid" 2>/dev/null || true
 sampler_pid=
 
 # --- the verdict ---------------------------------------------------------------------------------
-python3 - "$csv" "$SOAK_RETENTION" "$out/summary.txt" <<'EOF'
-import csv, sys
-rows = [{k: (float(v) if v != "" else None) for k, v in r.items()} for r in csv.DictReader(open(sys.argv[1]))]
-retention = int(sys.argv[2])
-lines, failed = [], False
-def say(s):
-    lines.append(s)
-warm = next((i for i, r in enumerate(rows) if r["history_runs"] >= retention), None)
-if warm is None or len(rows) - warm < 10:
-    say(f"FAIL: fewer than 10 samples after the history first held {retention} runs "
-        f"({len(rows)} samples): run longer or lower SOAK_RETENTION")
-    failed = True
-else:
-    steady = rows[warm:]
-    k = max(1, len(steady) // 10)
-    first, last = steady[:k], steady[-k:]
-    def mean(rs, m):
-        v = [r[m] for r in rs if r[m] is not None]
-        return sum(v) / len(v) if v else 0.0
-    hours = (mean(last, "t_s") - mean(first, "t_s")) / 3600 or 1e-9
-    # metric, bound text, check(start, end, steady rows)
-    MIB = 1024
-    bounds = [
-        ("serve_rss_kib", "end - start <= 32 MiB", lambda s, e, rs: e - s <= 32 * MIB),
-        ("serve_fds", "end - start <= 8", lambda s, e, rs: e - s <= 8),
-        ("serve_threads", "end - start <= 8", lambda s, e, rs: e - s <= 8),
-        ("db_bytes", "end - start <= 8 MiB", lambda s, e, rs: e - s <= 8 * 2**20),
-        ("history_runs", f"every sample <= retention + 4 = {retention + 4}",
-         lambda s, e, rs: max(r["history_runs"] for r in rs) <= retention + 4),
-        ("history_rows", "end <= 1.25 * start + 100", lambda s, e, rs: e <= 1.25 * s + 100),
-        ("state_bytes", "end - start <= 1 MiB", lambda s, e, rs: e - s <= 2**20),
-        ("latency_ms", "end <= 2 * start + 1000", lambda s, e, rs: e <= 2 * s + 1000),
-        ("lab_rss_kib", "end - start <= 32 MiB", lambda s, e, rs: e - s <= 32 * MIB),
-    ]
-    say(f"samples {len(rows)}, warm-up {warm} (until the history held {retention} runs), "
-        f"steady {len(steady)} over {steady[-1]['t_s'] - steady[0]['t_s']:.0f} s; start/end = mean of the "
-        f"first/last {k} steady samples")
-    say(f"{'metric':<14} {'start':>12} {'end':>12} {'slope/h':>12}  bound")
-    for m, text, ok in bounds:
-        s, e = mean(first, m), mean(last, m)
-        good = ok(s, e, steady)
-        failed |= not good
-        say(f"{m:<14} {s:>12.0f} {e:>12.0f} {(e - s) / hours:>12.1f}  {text}  {'ok' if good else 'EXCEEDED'}")
-runs, failures = rows[-1]["runs"] if rows else 0, rows[-1]["failures"] if rows else 0
-updated = rows[-1]["updated"] if rows else 0
-say(f"converges {runs:.0f} ({updated:.0f} resources updated on the devices), failed {failures:.0f} (bound: 0)")
-failed |= failures > 0 or runs == 0 or updated == 0
-say("SOAK FAILED" if failed else "SOAK OK")
-open(sys.argv[3], "w").write("\n".join(lines) + "\n")
-print("\n".join(lines))
-sys.exit(1 if failed else 0)
-EOF
+verdict "$csv" "$out/summary.txt"

@@ -51,6 +51,7 @@ mod secrets;
 mod security;
 mod serve;
 mod snmp_converge;
+mod soak;
 mod test_layout;
 mod trigger;
 mod two_processes;
