@@ -102,9 +102,10 @@ impl GatedDriver {
             device: self.node.clone(),
             step,
             kind: ErrorKind::Cancelled,
-            source: "the node's lock in the database was lost (its connection dropped): the device \
+            source:
+                "the node's lock in the database was lost (its connection dropped): the device \
                      session was closed at once and nothing more was sent"
-                .into(),
+                    .into(),
         }
     }
 }
@@ -196,7 +197,11 @@ impl Driver for GatedDriver {
             Err(_) => false,
         }
     }
-    async fn stage_undo(&mut self, back: &Plan, rendered: &[String]) -> Result<Staged, DriverError> {
+    async fn stage_undo(
+        &mut self,
+        back: &Plan,
+        rendered: &[String],
+    ) -> Result<Staged, DriverError> {
         gated!(self, "stage", |d| d.stage_undo(back, rendered))
     }
     async fn discard(&mut self) -> Result<(), DriverError> {

@@ -88,7 +88,10 @@ fn converge(infra: Infra) -> tokio::task::JoinHandle<NodeReport> {
 async fn wait_paused(paused: &AtomicBool) {
     let t0 = Instant::now();
     while !paused.load(Ordering::SeqCst) {
-        assert!(t0.elapsed() < Duration::from_secs(30), "A never reached the device");
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "A never reached the device"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }

@@ -59,7 +59,10 @@ fn a_short_soak_stays_within_its_bounds_and_the_count_catches_unpruned_history()
     // Both at once: each is mostly waiting, and the suite's time is what is short.
     let ok = soak(&ok_out, "5");
     let control = soak(&control_out, "1000000");
-    let (ok, control) = (ok.wait_with_output().unwrap(), control.wait_with_output().unwrap());
+    let (ok, control) = (
+        ok.wait_with_output().unwrap(),
+        control.wait_with_output().unwrap(),
+    );
 
     let text = |o: &std::process::Output| {
         format!(
@@ -68,7 +71,11 @@ fn a_short_soak_stays_within_its_bounds_and_the_count_catches_unpruned_history()
             String::from_utf8_lossy(&o.stderr)
         )
     };
-    assert!(ok.status.success(), "the soak sample failed:\n{}", text(&ok));
+    assert!(
+        ok.status.success(),
+        "the soak sample failed:\n{}",
+        text(&ok)
+    );
     let summary = std::fs::read_to_string(ok_out.join("summary.txt")).unwrap();
     for m in [
         "serve_rss_kib",
@@ -90,6 +97,12 @@ fn a_short_soak_stays_within_its_bounds_and_the_count_catches_unpruned_history()
     // The control: the same load, the history unpruned; the runs and rows outgrow their bounds.
     assert_eq!(control.status.code(), Some(1), "{}", text(&control));
     let summary = std::fs::read_to_string(control_out.join("summary.txt")).unwrap();
-    assert!(line(&summary, "history_runs").ends_with("EXCEEDED"), "{summary}");
-    assert!(line(&summary, "history_rows").ends_with("EXCEEDED"), "{summary}");
+    assert!(
+        line(&summary, "history_runs").ends_with("EXCEEDED"),
+        "{summary}"
+    );
+    assert!(
+        line(&summary, "history_rows").ends_with("EXCEEDED"),
+        "{summary}"
+    );
 }
