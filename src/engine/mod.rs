@@ -784,6 +784,10 @@ async fn run_node(
     }
 }
 
+/// How long a recovery waits for another session's configuration lock (a dead run's commit in
+/// progress) before reading the device.
+const RECOVERY_LOCK_WAIT: Duration = Duration::from_secs(120);
+
 /// How many times a run starts over on a new device session after its database lock was lost and
 /// taken back.
 const SESSION_RETRIES: usize = 2;
@@ -1368,6 +1372,12 @@ async fn recover(
         .transaction
         .as_ref()
         .is_none_or(|t| t.direction == "forward");
+    // The dead run's commit may still be landing under its session's configuration lock: the device
+    // is read once that lock is free, never before.
+    driver
+        .await_config_unlocked(RECOVERY_LOCK_WAIT.min(opts.node_timeout))
+        .await
+        .map_err(drv)?;
     let whole = intent_plan(driver, &intent, false)
         .await
         .map_err(drv)?

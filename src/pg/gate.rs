@@ -27,6 +27,7 @@ use netgw_models::resource::{Link, Vlan};
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 use tokio::sync::{Mutex, watch};
 use tracing::warn;
 
@@ -221,6 +222,9 @@ impl Driver for GatedDriver {
     }
     async fn close(&mut self) -> Result<(), DriverError> {
         gated!(self, "close", |d| d.close())
+    }
+    async fn await_config_unlocked(&mut self, limit: Duration) -> Result<(), DriverError> {
+        gated!(self, "lock candidate", |d| d.await_config_unlocked(limit))
     }
     async fn settle_pending(&mut self, keep: bool) -> Result<Settled, DriverError> {
         gated!(self, "settle", |d| d.settle_pending(keep))

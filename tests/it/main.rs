@@ -46,6 +46,7 @@ mod pg_lock_loss;
 mod pg_serve;
 mod plan;
 mod races;
+mod recovery_lock;
 mod rollout;
 mod secrets;
 mod security;

@@ -128,24 +128,31 @@ fn check_sessions(dev: &Arc<Mutex<Device>>, lost_at: Instant, cut_by: Instant) -
     text
 }
 
-/// A lost the lock for good: it failed saying its session was cut; B converged the node.
-fn check_a_stopped(a: &NodeReport, b: &NodeReport, text: &str) {
-    let text = format!(
-        "A: {:?} {:?}\nB: {:?} {:?}\n{text}",
-        a.status, a.error, b.status, b.error
-    );
-    assert_eq!(a.status, NodeStatus::Failed, "{text}");
-    assert_eq!(a.error_kind, Some(NodeErrorKind::Lock), "{text}");
-    let error = a.error.as_deref().unwrap_or("");
-    assert!(
-        error.contains("closed at once") && error.contains("nothing had been committed"),
-        "{text}"
-    );
-    assert_eq!((b.status, b.updated), (NodeStatus::Success, 1), "{text}");
+/// Who converged the node. Either A lost the lock for good: it failed saying its session was cut,
+/// and B converged the node. Or A got the lock back (it retakes it as soon as it is free, which on a
+/// loaded machine can be after B is done): it started over on a new session, and whichever of A and
+/// B ran second found the node up to date.
+fn check_outcome(a: &NodeReport, b: &NodeReport, text: &str) {
+    let text = format!("A: {a:?}\nB: {b:?}\n{text}");
+    assert_eq!(b.status, NodeStatus::Success, "{text}");
+    if a.status == NodeStatus::Failed {
+        assert_eq!(a.error_kind, Some(NodeErrorKind::Lock), "{text}");
+        let error = a.error.as_deref().unwrap_or("");
+        assert!(
+            error.contains("closed at once") && error.contains("nothing had been committed"),
+            "{text}"
+        );
+        assert_eq!(b.updated, 1, "{text}");
+    } else {
+        assert_eq!(a.status, NodeStatus::Success, "{text}");
+        assert!(a.steps.iter().any(|s| s.step == "lock_retaken"), "{text}");
+        assert_eq!(a.updated + b.updated, 1, "{text}");
+    }
 }
 
 /// The lock's connection is ended by the server, and this test, as the other gateway would, takes
-/// the lock in the same round trip (before A can reconnect): A's lock is lost for good. Then B runs.
+/// the lock in the same round trip (before A can reconnect): A cannot take it back while the test
+/// holds it. Then B runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lock_taken_over_mid_read_cuts_the_session_before_the_other_gateway_opens_one() {
     let pg = Postgres::start();
@@ -180,13 +187,12 @@ async fn a_lock_taken_over_mid_read_cuts_the_session_before_the_other_gateway_op
         .unwrap();
     let (a, b) = (run_a.await.unwrap(), run_b.await.unwrap());
     let text = check_sessions(&dev, lost_at, cut_by);
-    check_a_stopped(&a, &b, &text);
+    check_outcome(&a, &b, &text);
 }
 
 /// PostgreSQL restarted while A reads: A's session ends when the server goes, before B (started as
-/// soon as the server is back) can take the lock. Whichever of A's retake and B wins the lock: A
-/// either stops, or, holding it again, starts over on a new session and converges the node (B then
-/// finds it up to date); never two sessions at once.
+/// soon as the server is back) can take the lock; whichever of A's retake and B wins the lock, never
+/// two sessions at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_postgres_restart_mid_read_cuts_the_session_before_the_other_gateway_opens_one() {
     let pg = Postgres::start();
@@ -202,13 +208,7 @@ async fn a_postgres_restart_mid_read_cuts_the_session_before_the_other_gateway_o
     let run_b = converge(gateway(dir.path(), "b", &repo, &dev, &pg.url));
     let (a, b) = (run_a.await.unwrap(), run_b.await.unwrap());
     let text = check_sessions(&dev, lost_at, cut_by);
-    if a.status == NodeStatus::Failed {
-        return check_a_stopped(&a, &b, &text);
-    }
-    let text = format!("A: {a:?}\nB: {b:?}\n{text}");
-    assert!(a.steps.iter().any(|s| s.step == "lock_retaken"), "{text}");
-    assert_eq!((a.status, a.updated), (NodeStatus::Success, 1), "{text}");
-    assert_eq!((b.status, b.updated), (NodeStatus::Success, 0), "{text}");
+    check_outcome(&a, &b, &text);
 }
 
 /// The lock's connection ended by the server with nobody else after the lock: A's session is cut
