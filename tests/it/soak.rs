@@ -86,6 +86,7 @@ fn a_short_soak_stays_within_its_bounds_and_the_count_catches_unpruned_history()
         "history_rows",
         "state_bytes",
         "latency_ms",
+        "serve_cpu_ms_per_run",
         "lab_rss_kib",
     ] {
         assert!(line(&summary, m).ends_with(" ok"), "{summary}");
