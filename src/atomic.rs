@@ -241,7 +241,15 @@ async fn prepare_member(
     let (target, name, view) = engine::load_node(ctx, job, opts, &mut steps).await?;
     engine::check_cancel(opts)?;
     m.step = "connect";
-    let driver = connector.connect(&target).await.map_err(drv)?;
+    // With a database lock, the member's session is cut the moment that lock is not held
+    // (crate::pg::gate); a cut member fails the transaction like any device failure.
+    let driver = match &m.lock {
+        Some(lock) => match lock.while_held(connector.connect(&target)).await {
+            Some(d) => lock.gate(name.as_str(), d.map_err(drv)?, Default::default()),
+            None => return Err(EngineError::Lock(lock.cut(name.as_str(), false))),
+        },
+        None => connector.connect(&target).await.map_err(drv)?,
+    };
     let driver = m.driver.insert(driver);
     let mut steps = Steps {
         report: &mut m.report,

@@ -80,6 +80,15 @@ pub enum LockError {
         why: crate::pg::lock::Lost,
     },
 
+    #[error(
+        "node {node}: its lock in the database was lost during the device session ({why}); the session was closed at once, before anything more reached the device ({then}); the next run converges the node"
+    )]
+    SessionCut {
+        node: String,
+        why: String,
+        then: &'static str,
+    },
+
     #[error("node {node}: its lock in the database: {source}")]
     Database {
         node: String,
@@ -258,6 +267,54 @@ impl NodeRunLock {
                 why,
             }),
             None => Ok(()),
+        }
+    }
+}
+
+impl NodeRunLock {
+    /// The device session of this run, cut the moment the database lock is not held
+    /// (`crate::pg::gate`, which then sets `was_cut`); without a database, `driver` as it is.
+    pub fn gate(
+        &self,
+        node: &str,
+        driver: Box<dyn netgw_drivers::driver::Driver>,
+        was_cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> Box<dyn netgw_drivers::driver::Driver> {
+        match &self.db {
+            Some(db) => Box::new(crate::pg::gate::GatedDriver::new(
+                node,
+                driver,
+                db.watch(),
+                was_cut,
+            )),
+            None => driver,
+        }
+    }
+
+    /// `f` (opening the device session) while the database lock is held: `None`, `f` dropped,
+    /// when it is not held or stops being held before `f` ends.
+    pub async fn while_held<F: std::future::Future>(&self, f: F) -> Option<F::Output> {
+        match &self.db {
+            Some(db) => crate::pg::gate::while_held(&db.watch(), f).await,
+            None => Some(f.await),
+        }
+    }
+
+    /// The error of a run whose device session the gate cut and which cannot go on; `committing`:
+    /// whether the cut came while a commit was unconfirmed.
+    pub fn cut(&self, node: &str, committing: bool) -> LockError {
+        let why = match self.db.as_ref().map(|db| db.state()) {
+            Some(crate::pg::lock::LockState::Lost(why)) => why.to_string(),
+            _ => "its database connection dropped".to_owned(),
+        };
+        LockError::SessionCut {
+            node: node.to_owned(),
+            why,
+            then: if committing {
+                "a commit was unconfirmed: the next run of the node finishes or undoes it"
+            } else {
+                "nothing had been committed"
+            },
         }
     }
 }

@@ -539,6 +539,14 @@ pub trait Driver: Send {
     async fn rollback(&mut self) -> Result<(), DriverError>;
     /// End the session cleanly.
     async fn close(&mut self) -> Result<(), DriverError>;
+    /// Wait, at most `limit`, until no other session holds the device's configuration lock: a dead
+    /// session's commit may still be landing under it, and a recovery that read the device before
+    /// would judge a change that is about to arrive. `Err` when the lock stays held for `limit`.
+    /// Platforms without a configuration lock have nothing to wait for.
+    async fn await_config_unlocked(&mut self, limit: Duration) -> Result<(), DriverError> {
+        let _ = limit;
+        Ok(())
+    }
     /// Settle a confirmed commit an earlier, dead session left waiting for its confirmation (the
     /// node lock keeps live netgw runs out): `keep` makes it permanent (the device holds the whole
     /// change), otherwise it is undone now where the device can, else its own timer does it later.

@@ -39,6 +39,7 @@ use netgw_models::plan::{Plan, ResourceRef};
 use netgw_models::{Attrs, CurrentState, DesiredState, NodeName};
 use serde_json::Value;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
@@ -755,17 +756,77 @@ async fn run_node(
     steps: &mut Steps<'_>,
 ) -> StepResult<()> {
     let (target, name, view) = load_node(ctx, job, opts, steps).await?;
+    let mut retries = 0;
+    loop {
+        let was_cut = Arc::new(AtomicBool::new(false));
+        let result = device_session(
+            ctx,
+            (&name, &target),
+            view.clone(),
+            connector,
+            opts,
+            steps,
+            &was_cut,
+        )
+        .await;
+        let (Err(_), true, Some(lock)) = (&result, was_cut.load(Ordering::SeqCst), steps.fence)
+        else {
+            return result;
+        };
+        // The database lock was lost mid-session, which cut the session (crate::pg::gate): the run
+        // goes on only once the lock is held again, on a new session, from the start.
+        let committing = steps.session.phase() == Phase::Committing;
+        if retries == SESSION_RETRIES || lock.fence(name.as_str()).await.is_err() {
+            return Err(EngineError::Lock(lock.cut(name.as_str(), committing)));
+        }
+        retries += 1;
+        warn!(node = %name, "the device session was cut when the node's database lock was lost; the lock is held again: the run starts over on a new session");
+        steps.mark("lock_retaken");
+        steps.session.set(Phase::Idle);
+        let r = &mut *steps.report;
+        r.resources.clear();
+        (r.device_diff, r.recovered, r.startup, r.saved_to_startup) = (None, None, None, None);
+    }
+}
 
+/// How long a recovery waits for another session's configuration lock (a dead run's commit in
+/// progress) before reading the device.
+const RECOVERY_LOCK_WAIT: Duration = Duration::from_secs(120);
+
+/// How many times a run starts over on a new device session after its database lock was lost and
+/// taken back.
+const SESSION_RETRIES: usize = 2;
+
+/// One device session of a node run: connect, steps 4-10, close. With a database lock, the session
+/// is cut the moment that lock is not held (`was_cut` is then set).
+async fn device_session(
+    ctx: &Ctx,
+    (name, target): (&NodeName, &DeviceTarget),
+    view: resolve::NodeView,
+    connector: &dyn Connector,
+    opts: &EngineOptions,
+    steps: &mut Steps<'_>,
+    was_cut: &Arc<AtomicBool>,
+) -> StepResult<()> {
     // 4. Connect and gather facts.
     check_cancel(opts)?;
-    let driver = connector.connect(&target).await.map_err(drv)?;
+    let driver = match steps.fence {
+        Some(lock) => match lock.while_held(connector.connect(target)).await {
+            Some(d) => lock.gate(name.as_str(), d.map_err(drv)?, was_cut.clone()),
+            None => {
+                was_cut.store(true, Ordering::SeqCst);
+                return Err(EngineError::Lock(lock.cut(name.as_str(), false)));
+            }
+        },
+        None => connector.connect(target).await.map_err(drv)?,
+    };
     steps.mark("connect");
     // Held in the session, so a stopped run's device can still be restored (crate::session).
     let mut held = steps.session.hold(driver).await;
     let Some(driver) = held.as_mut() else {
         return Err(EngineError::Internal("the device session vanished".into()));
     };
-    let result = with_driver(ctx, &name, &target, view, driver.as_mut(), opts, steps).await;
+    let result = with_driver(ctx, name, target, view, driver.as_mut(), opts, steps).await;
     if let Some(mut driver) = held.take()
         && let Err(e) = driver.close().await
     {
@@ -1321,6 +1382,12 @@ async fn recover(
         .transaction
         .as_ref()
         .is_none_or(|t| t.direction == "forward");
+    // The dead run's commit may still be landing under its session's configuration lock: the device
+    // is read once that lock is free, never before.
+    driver
+        .await_config_unlocked(RECOVERY_LOCK_WAIT.min(opts.node_timeout))
+        .await
+        .map_err(drv)?;
     let whole = intent_plan(driver, &intent, false)
         .await
         .map_err(drv)?

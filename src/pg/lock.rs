@@ -142,6 +142,11 @@ impl PgNodeLock {
         }
     }
 
+    /// The lock's state as it changes (`crate::pg::gate` cuts the device session on it).
+    pub fn watch(&self) -> watch::Receiver<LockState> {
+        self.shared.state.subscribe()
+    }
+
     pub fn state(&self) -> LockState {
         self.shared.state.borrow().clone()
     }

@@ -6,6 +6,7 @@
 //!   migrate: one transaction, pg_advisory_xact_lock ─▶ netgw_schema_migrations ─▶ migrations/postgres/*.sql
 //!   crate::history::postgres  the run history on this connection layer (writer task + reader connection)
 //!   lock::PgNodeLock     pg_try_advisory_lock on a connection held for the device session
+//!   gate::GatedDriver    that device session, cut the moment the lock is not held
 //!   tls                  sslmode / sslrootcert as libpq reads them, rustls verifier of that strength
 //! ```
 //!
@@ -17,6 +18,7 @@
 //! a pool must not do (it would hand a connection still holding a session lock to someone else). TLS
 //! with libpq's `sslmode`/`sslrootcert` (`tls`), on rustls through tokio-postgres-rustls.
 
+pub mod gate;
 pub mod lock;
 pub mod tls;
 

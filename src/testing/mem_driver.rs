@@ -14,7 +14,7 @@ use netgw_models::plan::{Plan, PlanRules, ResourceRef};
 use netgw_models::resource::{Link, Vlan, VlanId, VlanSet};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The device's state, its faults and its counters. Share it as `Arc<Mutex<Device>>` ([`device`]).
 #[derive(Default)]
@@ -41,6 +41,10 @@ pub struct Device {
     /// Open sessions now, and the most ever open at once.
     pub sessions: usize,
     pub max_sessions: usize,
+    /// Every session as the device saw it: opened, and closed (`close`, or its connection dropped).
+    pub session_log: Vec<(Instant, Option<Instant>)>,
+    /// Every call that reached the device: the session (its index in `session_log`), what, when.
+    pub calls: Vec<(usize, &'static str, Instant)>,
 }
 
 /// A device with VLAN 1 and no links.
@@ -84,9 +88,28 @@ pub struct MemDriver {
     dev: Arc<Mutex<Device>>,
     staged: Option<Plan>,
     pre: Option<(Vec<Vlan>, Vec<Link>)>,
+    /// This session's index in the device's `session_log`; `None` once closed.
+    session: Option<usize>,
 }
 
 impl MemDriver {
+    /// The device sees a call of this session.
+    fn call(&self, what: &'static str) {
+        let mut d = self.dev.lock().unwrap();
+        if let Some(i) = self.session {
+            d.calls.push((i, what, Instant::now()));
+        }
+    }
+
+    /// The device sees this session end (once).
+    fn end(&mut self) {
+        if let Some(i) = self.session.take() {
+            let mut d = self.dev.lock().unwrap();
+            d.sessions = d.sessions.saturating_sub(1);
+            d.session_log[i].1 = Some(Instant::now());
+        }
+    }
+
     /// Apply the first `n` VLAN changes (the links go last, as on a device that applies lines in
     /// order), keeping what was there for a rollback.
     fn apply_first(&mut self, n: usize) {
@@ -131,6 +154,7 @@ impl Driver for MemDriver {
             .collect()
     }
     async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {
+        self.call("facts");
         pause(&self.dev, false).await;
         if self.dev.lock().unwrap().panic_in_facts {
             panic!("facts parser bug");
@@ -142,6 +166,7 @@ impl Driver for MemDriver {
         })
     }
     async fn observe(&mut self) -> Result<Observed, DriverError> {
+        self.call("observe");
         pause(&self.dev, false).await;
         let d = self.dev.lock().unwrap();
         Ok(Observed {
@@ -150,6 +175,7 @@ impl Driver for MemDriver {
         })
     }
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
+        self.call("stage");
         pause(&self.dev, false).await;
         self.staged = Some(plan.clone());
         Ok(Staged {
@@ -158,10 +184,12 @@ impl Driver for MemDriver {
         })
     }
     async fn discard(&mut self) -> Result<(), DriverError> {
+        self.call("discard");
         self.staged = None;
         Ok(())
     }
     async fn commit(&mut self, _o: &CommitOptions) -> Result<(), DriverError> {
+        self.call("commit");
         pause(&self.dev, false).await;
         let hang = {
             let mut d = self.dev.lock().unwrap();
@@ -196,11 +224,13 @@ impl Driver for MemDriver {
         )
     }
     async fn confirm(&mut self) -> Result<(), DriverError> {
+        self.call("confirm");
         pause(&self.dev, false).await;
         self.pre = None;
         Ok(())
     }
     async fn rollback(&mut self) -> Result<(), DriverError> {
+        self.call("rollback");
         if let Some((v, l)) = self.pre.take() {
             let mut d = self.dev.lock().unwrap();
             d.rollbacks += 1;
@@ -210,9 +240,15 @@ impl Driver for MemDriver {
         Ok(())
     }
     async fn close(&mut self) -> Result<(), DriverError> {
-        let mut d = self.dev.lock().unwrap();
-        d.sessions = d.sessions.saturating_sub(1);
+        self.end();
         Ok(())
+    }
+}
+
+/// A session dropped without `close` is a connection cut: the device sees it end too.
+impl Drop for MemDriver {
+    fn drop(&mut self) {
+        self.end();
     }
 }
 
@@ -230,7 +266,7 @@ impl Connector for MemConnector {
                 source: "connection refused".into(),
             });
         };
-        {
+        let session = {
             let mut d = dev.lock().unwrap();
             if d.auth_fail {
                 return Err(DriverError::Transport {
@@ -242,15 +278,19 @@ impl Connector for MemConnector {
             }
             d.sessions += 1;
             d.max_sessions = d.max_sessions.max(d.sessions);
-        }
-        // Let other tasks run inside the session, so overlaps would show.
-        pause(dev, true).await;
-        Ok(Box::new(MemDriver {
+            d.session_log.push((Instant::now(), None));
+            d.session_log.len() - 1
+        };
+        let driver = MemDriver {
             name: t.name.clone(),
             dev: dev.clone(),
             staged: None,
             pre: None,
-        }))
+            session: Some(session),
+        };
+        // Let other tasks run inside the session, so overlaps would show.
+        pause(dev, true).await;
+        Ok(Box::new(driver))
     }
 }
 

@@ -1241,8 +1241,9 @@ const NODE_LOCK_BACKENDS: &str = "SELECT pid FROM pg_locks WHERE locktype = 'adv
      AND classid = $1::bigint::oid AND objid = hashtext($2)::bigint::oid";
 
 /// A run whose database lock is lost mid-session, and taken by another holder before the run can
-/// take it back, stops at its fence before the commit: the device keeps its configuration, the
-/// report says why. Without the fence the run would commit on a node another holder owns.
+/// take it back, stops: its device session is cut at once (`crate::pg::gate`), the device keeps its
+/// configuration, the report says why. Without the cut and the fence the run would commit on a node
+/// another holder owns.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_whose_database_lock_is_taken_meanwhile_stops_before_the_commit() {
     let pg = Postgres::start();
@@ -1300,7 +1301,7 @@ async fn a_run_whose_database_lock_is_taken_meanwhile_stops_before_the_commit() 
     assert_eq!(node["error_kind"], "lock", "{report:#}");
     let error = node["error"].as_str().unwrap();
     assert!(
-        error.contains("lost during the run") && error.contains("nothing was changed"),
+        error.contains("lost during the device session") && error.contains("closed at once"),
         "{error}"
     );
     assert!(!has_campaign_vlan(&sim, "sw-1"), "the device was changed");
@@ -1314,8 +1315,9 @@ async fn a_run_whose_database_lock_is_taken_meanwhile_stops_before_the_commit() 
     assert!(has_campaign_vlan(&sim, "sw-1"));
 }
 
-/// PostgreSQL restarted while a run holds a node's lock: the run takes its lock back when the
-/// database answers again and finishes; nothing else held the node meanwhile.
+/// PostgreSQL restarted while a run holds a node's lock: its device session is cut at once; the run
+/// takes its lock back when the database answers again and finishes on a new session; nothing else
+/// held the node meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_takes_its_lock_back_after_a_postgres_restart_and_finishes() {
     let pg = Postgres::start();

@@ -38,6 +38,7 @@ use netgw_models::plan::{Plan, PlanRules, ResourceRef};
 use netgw_models::resource::{Link, Vlan, VlanId, VlanSet};
 use render::El;
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// Per-port LLDP reads one facts step may send (ports whose brief entry has no remote port id).
 const MAX_LLDP_PORT_QUERIES: usize = 64;
@@ -104,6 +105,13 @@ fn netconf_err(device: &str, step: &'static str, e: NetconfError) -> DriverError
         kind,
         source: Box::new(e),
     }
+}
+
+/// Whether the device refused a lock because another session holds it.
+fn lock_denied(e: &NetconfError) -> bool {
+    e.rpc_errors()
+        .iter()
+        .any(|r| r.tag == Some(crate::transport::netconf::ErrorTag::LockDenied))
 }
 
 fn txn_err(device: &str, e: TxnError) -> DriverError {
@@ -643,6 +651,41 @@ impl Driver for JunosDriver {
                 .await
                 .map_err(|e| netconf_err(&device, "close-session", e)),
             None => Ok(()),
+        }
+    }
+
+    /// Takes the candidate lock (and gives it back) to learn it is free: `lock-denied` means another
+    /// session holds it, perhaps a dead gateway's whose commit is still in progress.
+    async fn await_config_unlocked(&mut self, limit: Duration) -> Result<(), DriverError> {
+        let device = self.device.clone();
+        let started = std::time::Instant::now();
+        let mut pause = Duration::from_millis(100);
+        loop {
+            let s = sess(&mut self.session, &device)?;
+            match s.lock(Datastore::Candidate).await {
+                Ok(_) => {
+                    s.unlock(Datastore::Candidate)
+                        .await
+                        .map_err(|e| netconf_err(&device, "unlock candidate", e))?;
+                    // What facts read before the wait is not what the device holds now.
+                    self.observed.forget();
+                    return Ok(());
+                }
+                Err(e) if lock_denied(&e) && started.elapsed() < limit => {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(1));
+                }
+                Err(e) if lock_denied(&e) => {
+                    return Err(DriverError::Rejected {
+                        device,
+                        step: "lock candidate",
+                        message: format!(
+                            "the candidate configuration stayed locked by another session for {limit:?} (a dead run's commit still in progress, or an operator's `configure exclusive`); the device was not read: retry once that session has ended, or end it (`request system logout session ID`)"
+                        ),
+                    });
+                }
+                Err(e) => return Err(netconf_err(&device, "lock candidate", e)),
+            }
         }
     }
 
