@@ -151,6 +151,22 @@ fn converge(dir: &Path) {
 /// device counts for the changing and the unchanged run (docs/bench.md, "Round trips"), one per write
 /// of the floor (a NETCONF client's hello is not answered, so not counted).
 fn check(kind: &str, port: &str, floor: Floor, round_trips: (u64, u64)) {
+    // tracing can cache a callsite's interest as "never" when it registers while another test's
+    // dispatcher comes or goes; then the recorder sees none of what the device answered. Such a run
+    // proves nothing either way, so it is made once more in a fresh lab (seen once in a CI run).
+    let (counted, runs) = match record(kind, port) {
+        Some(r) => r,
+        None => {
+            tracing::callsite::rebuild_interest_cache();
+            record(kind, port).unwrap_or_else(|| panic!("{kind}: the recorder saw nothing, twice"))
+        }
+    };
+    compare(kind, floor, round_trips, counted, runs);
+}
+
+/// The device's round trips and the recorded calls of a changing and an unchanged converge; `None`
+/// when the recorder saw nothing of a run the device answered.
+fn record(kind: &str, port: &str) -> Option<(Vec<u64>, Vec<Vec<FloorCall>>)> {
     let recorder = Recorder::default();
     let (_rt, lab, dir) = recorded_lab(
         &format!("name: floor\ntopology:\n  nodes:\n    sw:\n      kind: {kind}\n"),
@@ -173,8 +189,22 @@ fn check(kind: &str, port: &str, floor: Floor, round_trips: (u64, u64)) {
         converge(d);
         counted.push(device.exchanges.get().0 - before);
         let calls = recorder.take();
+        if calls.is_empty() && counted.last() > Some(&0) {
+            return None;
+        }
         runs.push(bench::normalise(&calls));
     }
+    drop(lab);
+    Some((counted, runs))
+}
+
+fn compare(
+    kind: &str,
+    floor: Floor,
+    round_trips: (u64, u64),
+    counted: Vec<u64>,
+    mut runs: Vec<Vec<FloorCall>>,
+) {
     let unanswered = |calls: &[FloorCall]| {
         calls
             .iter()
@@ -203,7 +233,6 @@ fn check(kind: &str, port: &str, floor: Floor, round_trips: (u64, u64)) {
         "{kind}: the floor (labs/bench/floors/) differs from what netgw sent:\n{}",
         bench::render(&sent)
     );
-    drop(lab);
 }
 
 #[test]
