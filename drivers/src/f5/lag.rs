@@ -28,6 +28,7 @@ use netgw_models::resource::{Link, LinkMode, VlanId};
 use serde_json::{Map, Value, json};
 
 use super::rest::{RestMethod, RestOp};
+use super::text;
 use super::vlan::F5Vlan;
 
 pub const SELF_COLLECTION: &str = "/mgmt/tm/net/self";
@@ -72,20 +73,9 @@ impl F5Self {
     }
 }
 
-fn text(v: &Value, k: &str) -> Option<String> {
-    v.get(k)
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-}
-
 /// `GET /mgmt/tm/net/trunk` (a collection, or one trunk object as in F5's MOCK).
 pub fn parse_trunks(v: &Value) -> Vec<F5Trunk> {
-    let items: Vec<&Value> = match v.get("items").and_then(Value::as_array) {
-        Some(a) => a.iter().collect(),
-        None if v.get("name").is_some() => vec![v],
-        None => vec![],
-    };
+    let items = super::items_or_one(v);
     items
         .into_iter()
         .filter_map(|t| {

@@ -22,6 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use netgw_models::resource::{Link, LinkMode, VlanId, VlanSet};
 use serde_json::{Map, Value, json};
 
+use super::text;
 use super::vlan::F5Vlan;
 
 pub const INTERFACE_COLLECTION: &str = "/mgmt/tm/net/interface";
@@ -60,13 +61,6 @@ pub fn link_path(kind: LinkKind, name: &str) -> String {
     }
 }
 
-fn text(v: &Value, k: &str) -> Option<String> {
-    v.get(k)
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-}
-
 fn enabled_of(item: &Value) -> Option<bool> {
     if item.get("disabled").and_then(Value::as_bool) == Some(true) {
         Some(false)
@@ -99,11 +93,7 @@ pub fn parse_interfaces(v: &Value) -> Vec<F5Link> {
 /// `GET /mgmt/tm/net/trunk` (the real 14.1 answer is an empty `items`; a single trunk object, as in
 /// F5's MOCK, is accepted too).
 pub fn parse_trunks(v: &Value) -> Vec<F5Link> {
-    let items: Vec<&Value> = match v.get("items").and_then(Value::as_array) {
-        Some(a) => a.iter().collect(),
-        None if v.get("name").is_some() => vec![v],
-        None => vec![],
-    };
+    let items = super::items_or_one(v);
     items
         .into_iter()
         .filter_map(|item| {

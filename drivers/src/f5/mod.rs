@@ -61,6 +61,24 @@ pub(crate) fn items(v: &Value) -> impl Iterator<Item = &Value> {
         .flatten()
 }
 
+/// A collection's `items`, or the answer itself when it is one object (F5's MOCK answers some
+/// collections with a single one).
+pub(crate) fn items_or_one(v: &Value) -> Vec<&Value> {
+    match v.get("items").and_then(Value::as_array) {
+        Some(a) => a.iter().collect(),
+        None if v.get("name").is_some() => vec![v],
+        None => vec![],
+    }
+}
+
+/// A non-empty string field.
+pub(crate) fn text(v: &Value, k: &str) -> Option<String> {
+    v.get(k)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+}
+
 /// What the driver declares (see the module docs).
 pub const CAPABILITIES: Capabilities = Capabilities {
     candidate: true,
