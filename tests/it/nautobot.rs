@@ -55,31 +55,11 @@ fn client_python() -> PathBuf {
 
 impl Nautobot {
     fn start() -> Nautobot {
-        let dir = tempfile::tempdir().unwrap();
-        let out = Command::new("bash")
-            .arg(script())
-            .arg("start")
-            .arg(dir.path())
-            .env("NETGW_PEER_WATCH_PID", std::process::id().to_string())
-            .output()
-            .expect("running scripts/peers/nautobot.sh");
-        assert!(
-            out.status.success(),
-            "PEER FAILED: Nautobot did not start (scripts/peers/nautobot.sh install installs it): {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let env = std::fs::read_to_string(dir.path().join("nautobot.env")).unwrap();
-        let get = |k: &str| {
-            env.lines()
-                .find_map(|l| l.strip_prefix(&format!("{k}=")))
-                .unwrap_or_else(|| panic!("{k} missing from nautobot.env"))
-                .to_owned()
-        };
+        let peer = common::start_peer("nautobot", "Nautobot", true);
         Nautobot {
-            url: get("NAUTOBOT_URL"),
-            token: get("NAUTOBOT_TOKEN"),
-            dir,
+            url: peer.get("NAUTOBOT_URL"),
+            token: peer.get("NAUTOBOT_TOKEN"),
+            dir: peer.dir,
         }
     }
 

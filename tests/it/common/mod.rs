@@ -57,6 +57,49 @@ pub struct Goiardi {
     pub admin_key: PathBuf,
 }
 
+/// A peer started by `scripts/peers/NAME.sh start DIR`, with the `KEY=VALUE` lines of the `NAME.env`
+/// the script writes in DIR.
+pub struct PeerEnv {
+    pub dir: tempfile::TempDir,
+    file: String,
+    vars: String,
+}
+
+impl PeerEnv {
+    /// A value of the env file; a missing key fails the test, naming the file.
+    pub fn get(&self, k: &str) -> String {
+        self.vars
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .unwrap_or_else(|| panic!("{k} missing from {}", self.file))
+            .to_owned()
+    }
+}
+
+/// Start the peer `name` (`what` in messages) in a new directory; `watch`: the script also stops it
+/// when this test process exits (`NETGW_PEER_WATCH_PID`).
+pub fn start_peer(name: &str, what: &str, watch: bool) -> PeerEnv {
+    let dir = tempfile::tempdir().unwrap();
+    let script = root().join(format!("scripts/peers/{name}.sh"));
+    let mut cmd = Command::new("bash");
+    cmd.arg(&script).arg("start").arg(dir.path());
+    if watch {
+        cmd.env("NETGW_PEER_WATCH_PID", std::process::id().to_string());
+    }
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
+    assert!(
+        out.status.success(),
+        "PEER FAILED: {what} did not start (scripts/peers/{name}.sh install installs it): {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = format!("{name}.env");
+    let vars = std::fs::read_to_string(dir.path().join(&file)).unwrap();
+    PeerEnv { dir, file, vars }
+}
+
 fn goiardi_script() -> PathBuf {
     root().join("scripts/peers/goiardi.sh")
 }
@@ -67,29 +110,11 @@ impl Goiardi {
             Path::new("/usr/bin/goiardi").exists(),
             "PEER MISSING: goiardi is not installed; run `scripts/peers/goiardi.sh install`"
         );
-        let dir = tempfile::tempdir().unwrap();
-        let out = Command::new(goiardi_script())
-            .arg("start")
-            .arg(dir.path())
-            .output()
-            .expect("running scripts/peers/goiardi.sh");
-        assert!(
-            out.status.success(),
-            "PEER FAILED: goiardi did not start: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let env = std::fs::read_to_string(dir.path().join("goiardi.env")).unwrap();
-        let get = |k: &str| {
-            env.lines()
-                .find_map(|l| l.strip_prefix(&format!("{k}=")))
-                .unwrap_or_else(|| panic!("{k} missing from goiardi.env"))
-                .to_owned()
-        };
+        let peer = start_peer("goiardi", "goiardi", false);
         Goiardi {
-            url: get("GOIARDI_URL"),
-            admin_key: PathBuf::from(get("GOIARDI_ADMIN_KEY")),
-            dir,
+            url: peer.get("GOIARDI_URL"),
+            admin_key: PathBuf::from(peer.get("GOIARDI_ADMIN_KEY")),
+            dir: peer.dir,
         }
     }
 
@@ -264,31 +289,11 @@ impl Postgres {
             installed,
             "PEER MISSING: PostgreSQL is not installed; run `scripts/peers/postgres.sh install`"
         );
-        let dir = tempfile::tempdir().unwrap();
-        let out = Command::new("bash")
-            .arg(postgres_script())
-            .arg("start")
-            .arg(dir.path())
-            .env("NETGW_PEER_WATCH_PID", std::process::id().to_string())
-            .output()
-            .expect("running scripts/peers/postgres.sh");
-        assert!(
-            out.status.success(),
-            "PEER FAILED: PostgreSQL did not start: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let env = std::fs::read_to_string(dir.path().join("postgres.env")).unwrap();
-        let get = |k: &str| {
-            env.lines()
-                .find_map(|l| l.strip_prefix(&format!("{k}=")))
-                .unwrap_or_else(|| panic!("{k} missing from postgres.env"))
-                .to_owned()
-        };
+        let peer = start_peer("postgres", "PostgreSQL", true);
         Postgres {
-            url: get("PG_URL"),
-            password: get("PG_PASSWORD"),
-            dir,
+            url: peer.get("PG_URL"),
+            password: peer.get("PG_PASSWORD"),
+            dir: peer.dir,
         }
     }
 
