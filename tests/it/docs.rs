@@ -70,8 +70,8 @@ fn relative_links(text: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn readme_and_docs_links_resolve() {
+/// README.md, containerlab/README.md and every docs/*.md.
+fn markdown_docs() -> Vec<PathBuf> {
     let mut docs = vec![
         root().join("README.md"),
         root().join("containerlab/README.md"),
@@ -81,6 +81,39 @@ fn readme_and_docs_links_resolve() {
             docs.push(e.path());
         }
     }
+    docs
+}
+
+/// Docs state current truth; how a figure or a feature got there is git's history, so a numbered
+/// issue, change, round or stop has no place in them, and the README stays a map a newcomer reads.
+#[test]
+fn docs_are_a_map_not_a_diary() {
+    let diary = regex::Regex::new(r"(?i)\b(issue|change|round|stop)\s+#?[0-9]+\b").expect("regex");
+    let mut found = Vec::new();
+    for doc in markdown_docs() {
+        let text = fs::read_to_string(&doc).expect("readable doc");
+        for (i, line) in text.lines().enumerate() {
+            if let Some(m) = diary.find(line) {
+                found.push(format!("{}:{}: {}", doc.display(), i + 1, m.as_str()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "history narration in docs:\n{}",
+        found.join("\n")
+    );
+    let readme = fs::read_to_string(root().join("README.md")).expect("README.md");
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 260,
+        "README.md has {lines} lines: move detail to docs/ (at most about 250)"
+    );
+}
+
+#[test]
+fn readme_and_docs_links_resolve() {
+    let docs = markdown_docs();
     assert!(
         docs.iter().any(|d| d.ends_with("docs/design.md")),
         "docs/design.md is missing"
