@@ -8,11 +8,19 @@
 //!   rpc(op)  = timeout(operation) { send <rpc message-id=N>  (one write per message)
 //!                                   read until rpc-reply with message-id N
 //!                                   (notifications and replies to abandoned ids skipped) }
+//!   send_ahead([op...])              the RPCs written at once, before their replies (RFC 6241 §4.1
+//!                                   answers in order); each later rpc(op) naming the next one sent
+//!                                   ahead reads its reply instead of sending it again
 //! ```
 //! Reads go through a `Framed` buffer, so a timed-out RPC leaves the stream consistent: its late reply
 //! is recognised by message-id and dropped. A framing or I/O error poisons the session.
+//!
+//! Sending ahead is for a driver that knows its next requests, to spend one round trip on several
+//! (what a device far away costs is round trips). A request sent ahead that the caller then does not
+//! ask for (an earlier reply changed its course) has still been executed by the server: send ahead only
+//! reads, and writes that are harmless in every course; its reply is dropped.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 
 use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
@@ -68,8 +76,10 @@ pub struct NetconfClient<S> {
     timeouts: Timeouts,
     hello: ServerHello,
     next_id: u64,
-    /// message-ids of RPCs whose reply we stopped waiting for (timeouts).
+    /// message-ids of RPCs whose reply we stopped waiting for (timeouts), or have not asked for yet.
     abandoned: HashSet<String>,
+    /// RPCs sent ahead, in order: the operation's XML and its message-id.
+    ahead: VecDeque<(String, String)>,
     /// Why the session can no longer be used, after a framing/I/O/protocol error.
     broken: Option<String>,
 }
@@ -154,6 +164,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> NetconfClient<S> {
             hello,
             next_id: 1,
             abandoned: HashSet::new(),
+            ahead: VecDeque::new(),
             broken: None,
         })
     }
@@ -203,25 +214,81 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> NetconfClient<S> {
             .map_err(|e| e.context(format!("{} on {}", op.name(), self.device)))
     }
 
+    /// Write `ops` at once, before any reply: each is answered by the next [`Client::rpc`] (or any
+    /// call that sends an operation) asking for the same operation in the same order. Asking for
+    /// anything else first drops what was sent ahead and not yet asked for (its replies skipped as
+    /// they come). Bounded by `Timeouts.operation`.
+    pub async fn send_ahead(&mut self, ops: &[Operation]) -> Result<()> {
+        if let Some(why) = &self.broken {
+            return Err(NetconfError::Protocol(format!(
+                "session unusable after an earlier error: {why}"
+            )));
+        }
+        self.drop_ahead();
+        let mut msgs = Vec::with_capacity(ops.len());
+        for op in ops {
+            let xml = op.to_xml()?;
+            let id = self.next_id.to_string();
+            self.next_id += 1;
+            msgs.push(rpc_envelope(&id, &xml));
+            // Abandoned until asked for: a reply nobody asks for is skipped.
+            self.abandoned.insert(id.clone());
+            self.ahead.push_back((xml, id));
+        }
+        let limit = self.timeouts.operation;
+        let write = async {
+            for m in msgs {
+                self.framed.feed(Bytes::from(m)).await?;
+            }
+            SinkExt::<Bytes>::flush(&mut self.framed).await
+        };
+        match tokio::time::timeout(limit, write).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(self.poison(e)),
+            Err(_) => Err(self.poison(NetconfError::Timeout {
+                operation: "send-ahead".into(),
+                device: self.device.clone(),
+                limit,
+            })),
+        }
+    }
+
+    /// Forget what was sent ahead and not asked for: its replies are skipped when they come.
+    fn drop_ahead(&mut self) {
+        self.ahead.clear();
+    }
+
     /// Send one operation and wait for its reply (its `rpc-error`s not yet judged), bounded by
-    /// `Timeouts.operation`.
+    /// `Timeouts.operation`. An operation sent ahead is not sent again: its reply is read.
     async fn send(&mut self, op: &Operation) -> Result<RpcReply> {
         let name = op.name();
         let limit = self.timeouts.operation;
-        let id = self.next_id.to_string();
+        let xml = op.to_xml()?;
+        let sent = match self.ahead.front() {
+            Some((x, _)) if *x == xml => self.ahead.pop_front().map(|(_, id)| id),
+            _ => {
+                self.drop_ahead();
+                None
+            }
+        };
+        let id = sent.clone().unwrap_or_else(|| self.next_id.to_string());
         let fut = async {
             if let Some(why) = &self.broken {
                 return Err(NetconfError::Protocol(format!(
                     "session unusable after an earlier error: {why}"
                 )));
             }
-            let msg = rpc_envelope(&id, &op.to_xml()?);
-            self.next_id += 1;
-            // Abandoned until answered: a caller that drops this future (a node timeout or an
-            // abort stops a run at any await) leaves the id here, so its late reply is skipped by
-            // the next request on the session instead of being taken for that request's answer.
-            self.abandoned.insert(id.clone());
-            let r = self.exchange(&id, msg).await;
+            if sent.is_none() {
+                self.next_id += 1;
+                // Abandoned until answered: a caller that drops this future (a node timeout or an
+                // abort stops a run at any await) leaves the id here, so its late reply is skipped by
+                // the next request on the session instead of being taken for that request's answer.
+                self.abandoned.insert(id.clone());
+                if let Err(e) = self.framed.send(Bytes::from(rpc_envelope(&id, &xml))).await {
+                    return Err(self.poison(e));
+                }
+            }
+            let r = self.receive(&id).await;
             self.abandoned.remove(&id);
             r
         };
@@ -244,10 +311,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> NetconfClient<S> {
         e
     }
 
-    async fn exchange(&mut self, id: &str, msg: String) -> Result<RpcReply> {
-        if let Err(e) = self.framed.send(Bytes::from(msg)).await {
-            return Err(self.poison(e));
-        }
+    /// Read until the reply to `id`, skipping notifications and replies to abandoned requests.
+    async fn receive(&mut self, id: &str) -> Result<RpcReply> {
         loop {
             let raw = match read_message(&mut self.framed).await {
                 Ok(raw) => raw,
@@ -269,7 +334,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> NetconfClient<S> {
             match reply.message_id.as_deref() {
                 Some(got) if got == id => return Ok(reply),
                 Some(got) if self.abandoned.remove(got) => {
-                    tracing::debug!(device = %self.device, message_id = got, "dropping late reply to a timed-out rpc");
+                    tracing::debug!(device = %self.device, message_id = got, "dropping a reply nobody waits for");
                 }
                 Some(got) => {
                     let e = NetconfError::MessageIdMismatch {
@@ -279,8 +344,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> NetconfClient<S> {
                     return Err(self.poison(e));
                 }
                 // RFC 6241 §4.1: a server that cannot read the message-id answers without one
-                // (malformed-message); it can only be about the one outstanding request.
-                None => return Ok(reply),
+                // (malformed-message); with requests sent ahead it cannot be matched to one.
+                None if self.ahead.is_empty() => return Ok(reply),
+                None => {
+                    return Err(self.poison(NetconfError::Protocol(
+                        "a reply without a message-id while several requests were outstanding"
+                            .into(),
+                    )));
+                }
             }
         }
     }
@@ -628,6 +699,58 @@ Could not connect to re0 : No route to host
         let _s = srv.await.unwrap();
         let err = c.commit().await.unwrap_err();
         assert!(err.to_string().contains("unusable"), "{err}");
+    }
+
+    const OK: &str = r#"<rpc-reply xmlns="urn:ietf:params:xml:ns:netconf:base:1.0" message-id="{id}"><ok/></rpc-reply>"#;
+
+    /// Requests sent ahead all reach the server before it answers any (one round trip), and each is
+    /// answered to the call that asks for it, in order, without being sent twice.
+    #[tokio::test]
+    async fn requests_sent_ahead_are_answered_to_the_calls_that_ask_for_them() {
+        let (mut c, mut s) = pair(SERVER_HELLO_11, opts()).await;
+        c.send_ahead(&[
+            Operation::Lock(Datastore::Candidate),
+            Operation::DiscardChanges,
+        ])
+        .await
+        .unwrap();
+        // The server reads both before answering: a client waiting for the first reply would hang.
+        let (lock, discard) = (s.recv().await, s.recv().await);
+        assert!(lock.contains("<lock>") && discard.contains("<discard-changes/>"));
+        let srv = tokio::spawn(async move {
+            s.send(&OK.replace("{id}", &message_id(&lock))).await;
+            s.send(&OK.replace("{id}", &message_id(&discard))).await;
+            let next = s.reply(OK).await;
+            assert!(next.contains("<commit/>"), "{next}");
+        });
+        assert!(c.lock(Datastore::Candidate).await.unwrap().ok);
+        assert!(c.discard_changes().await.unwrap().ok);
+        assert!(c.commit().await.unwrap().ok);
+        srv.await.unwrap();
+    }
+
+    /// Asking for something else than what was sent ahead drops it: its reply is skipped, never taken
+    /// for the answer to the request actually made.
+    #[tokio::test]
+    async fn a_request_sent_ahead_and_not_asked_for_is_skipped() {
+        let (mut c, mut s) = pair(SERVER_HELLO_11, opts()).await;
+        c.send_ahead(&[
+            Operation::Lock(Datastore::Candidate),
+            Operation::DiscardChanges,
+        ])
+        .await
+        .unwrap();
+        let srv = tokio::spawn(async move {
+            let (lock, discard) = (s.recv().await, s.recv().await);
+            s.send(&OK.replace("{id}", &message_id(&lock))).await;
+            s.send(&format!(r#"<rpc-reply xmlns="urn:ietf:params:xml:ns:netconf:base:1.0" message-id="{}"><rpc-error><error-type>protocol</error-type><error-tag>in-use</error-tag><error-severity>error</error-severity></rpc-error></rpc-reply>"#, message_id(&discard))).await;
+            let next = s.reply(OK).await;
+            assert!(next.contains("<unlock>"), "{next}");
+        });
+        assert!(c.lock(Datastore::Candidate).await.unwrap().ok);
+        // Not the discard sent ahead: an unlock, answered with its own reply.
+        assert!(c.unlock(Datastore::Candidate).await.unwrap().ok);
+        srv.await.unwrap();
     }
 
     #[tokio::test]
