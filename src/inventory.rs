@@ -882,6 +882,7 @@ const NETGW_KEYS: &[&str] = &[
     "eos_sessions",
     "eos_write_memory",
     "cli_batch",
+    "netconf_pipelining",
 ];
 
 /// `connection_options` names: netgw's transports, then Nornir plugins' blocks netgw leaves alone

@@ -15,8 +15,8 @@
 
 use crate::transport::netconf::ops::{CAP_CONFIRMED_COMMIT_10, CAP_CONFIRMED_COMMIT_11};
 use crate::transport::netconf::{
-    Datastore, EditConfig, ErrorInfo, ErrorTag, ErrorType, NetconfClient, NetconfError, RpcError,
-    RpcReply, Severity, XmlElement,
+    Datastore, EditConfig, ErrorInfo, ErrorTag, ErrorType, NetconfClient, NetconfError, Operation,
+    RpcError, RpcReply, Severity, XmlElement,
 };
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -81,6 +81,9 @@ pub struct NetconfTxn {
     /// dead session's lock and dirty candidate; on a real device both simply fail when someone else
     /// holds them).
     pub clear_stale: bool,
+    /// Requests the transaction knows come next are written with the one before (Junos; see
+    /// [`NetconfClient::send_ahead`]); off for a server that cannot take two requests in one write.
+    pub pipelined: bool,
     state: TxnState,
     locked: bool,
 }
@@ -90,6 +93,7 @@ impl NetconfTxn {
         NetconfTxn {
             dialect,
             clear_stale,
+            pipelined: dialect == Dialect::Junos,
             state: TxnState::Idle,
             locked: false,
         }
@@ -110,7 +114,20 @@ impl NetconfTxn {
     pub async fn begin<S: AsyncRead + AsyncWrite + Unpin + Send>(
         &mut self,
         c: &mut NetconfClient<S>,
+        then: &[Operation],
     ) -> Result<()> {
+        // Pipelined: the lock, the discard that follows it, and the caller's first read under the
+        // lock in one write. A refused lock makes the discard the first step of clearing a stale
+        // candidate (what it would be anyway); the read, made before the lock, is dropped and made
+        // again.
+        if self.pipelined {
+            let mut ahead = vec![
+                Operation::Lock(Datastore::Candidate),
+                Operation::DiscardChanges,
+            ];
+            ahead.extend_from_slice(then);
+            c.send_ahead(&ahead).await.map_err(step("lock candidate"))?;
+        }
         match c.lock(Datastore::Candidate).await {
             Ok(_) => {}
             // Cleared only when the lock is refused: a fresh session to a device that frees a dead
@@ -138,9 +155,15 @@ impl NetconfTxn {
         c: &mut NetconfClient<S>,
         config: &str,
     ) -> Result<()> {
-        c.edit_config(EditConfig::new(Datastore::Candidate, config))
-            .await
-            .map_err(step("edit-config"))?;
+        let edit = Operation::EditConfig(EditConfig::new(Datastore::Candidate, config));
+        if self.pipelined && self.dialect == Dialect::Junos {
+            // The diff that follows every edit is a read: written with the edit, it costs no round
+            // trip, and after a refused edit its reply is dropped.
+            c.send_ahead(&[edit.clone(), Operation::Raw(COMPARE.into())])
+                .await
+                .map_err(step("edit-config"))?;
+        }
+        c.rpc(&edit).await.map_err(step("edit-config"))?;
         Ok(())
     }
 
@@ -154,9 +177,7 @@ impl NetconfTxn {
             Dialect::Rfc6241 => Ok(None),
             Dialect::Junos => {
                 let reply = c
-                    .rpc_raw(
-                        "<get-configuration compare=\"rollback\" rollback=\"0\" format=\"text\"/>",
-                    )
+                    .rpc_raw(COMPARE)
                     .await
                     .map_err(step("get-configuration compare"))?;
                 let text = reply
@@ -172,12 +193,15 @@ impl NetconfTxn {
     }
 
     /// A commit the server reverts unless confirmed within `timeout`; a plain commit when the server has
-    /// no confirmed commit (then there is nothing to confirm, and `cancel` cannot undo it).
+    /// no confirmed commit (then there is nothing to confirm, and `cancel` cannot undo it). `then`:
+    /// reads written with the commit (Junos), the verification's, answered after it in the same round
+    /// trip (after a refused commit, dropped).
     pub async fn commit_confirmed<S: AsyncRead + AsyncWrite + Unpin + Send>(
         &mut self,
         c: &mut NetconfClient<S>,
         timeout: Duration,
         comment: &str,
+        then: &[Operation],
     ) -> Result<()> {
         let confirmed = Self::has_confirmed_commit(c);
         match self.dialect {
@@ -192,6 +216,13 @@ impl NetconfTxn {
                 } else {
                     commit_configuration(comment)
                 };
+                if self.pipelined {
+                    let mut ahead = vec![Operation::Raw(xml.clone())];
+                    ahead.extend_from_slice(then);
+                    c.send_ahead(&ahead)
+                        .await
+                        .map_err(step("commit confirmed"))?;
+                }
                 let r = c.rpc_raw(&xml).await.map_err(step("commit confirmed"))?;
                 nested_errors(&r).map_err(step("commit confirmed"))?;
             }
@@ -291,6 +322,9 @@ impl NetconfTxn {
             .map_err(step("unlock"))
     }
 }
+
+/// Junos `show | compare`: the candidate's diff against the running configuration, as text.
+const COMPARE: &str = "<get-configuration compare=\"rollback\" rollback=\"0\" format=\"text\"/>";
 
 fn commit_configuration(comment: &str) -> String {
     format!(

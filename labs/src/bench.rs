@@ -9,7 +9,9 @@
 //!   CLI (ios, nxos)   one line per command, as typed; `#` lines are comments; a line starting
 //!                     with `+ ` is written together with the one before it (one write, one round
 //!                     trip: the device answers each line with its prompt)
-//!   NETCONF (junos)   one message per block (the client hello first), blocks separated by a `%%` line
+//!   NETCONF (junos)   one message per block (the client hello first), blocks separated by a `%%` line;
+//!                     a block after a `%% +` line is written with the one before it (pipelined:
+//!                     one write, one round trip, a reply each)
 //!   HTTP (eos, f5)    `METHOD PATH[?QUERY]`, `Header: value` lines, then the body; blocks as NETCONF
 //! ```
 //! A line `# unchanged` (CLI) or `%% unchanged` starts the unchanged run; the floors send the changing
@@ -31,11 +33,12 @@ pub const LOGIN: &str = "LOGIN";
 /// F5: the header that queues a request into a transaction.
 pub const COORDINATION_HEADER: &str = "X-F5-REST-Coordination-Id";
 
-/// One thing a client sends: CLI lines written at once, a NETCONF message, or an HTTP request.
+/// One thing a client sends: CLI lines written at once, NETCONF messages written at once, or an HTTP
+/// request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FloorCall {
     Lines(Vec<String>),
-    Netconf(String),
+    Netconf(Vec<String>),
     Http {
         method: String,
         /// Path, with `?query` when there is one.
@@ -109,12 +112,20 @@ fn parse_blocks(text: &str, make: fn(&str) -> FloorCall) -> Floor {
     let mut sections: [Vec<FloorCall>; 2] = [Vec::new(), Vec::new()];
     let mut at = 0;
     let mut block: Vec<&str> = Vec::new();
+    let mut joined = false;
     for l in text.lines().chain(std::iter::once("%%")) {
-        if l == "%%" || l == "%% unchanged" {
+        if l == "%%" || l == "%% +" || l == "%% unchanged" {
             if !block.is_empty() {
-                sections[at].push(make(&block.join("\n")));
+                let call = make(&block.join("\n"));
+                match (joined, call, sections[at].last_mut()) {
+                    (true, FloorCall::Netconf(more), Some(FloorCall::Netconf(write))) => {
+                        write.extend(more)
+                    }
+                    (_, call, _) => sections[at].push(call),
+                }
                 block.clear();
             }
+            joined = l == "%% +";
             if l == "%% unchanged" {
                 at = 1;
             }
@@ -127,7 +138,7 @@ fn parse_blocks(text: &str, make: fn(&str) -> FloorCall) -> Floor {
 }
 
 fn netconf_block(b: &str) -> FloorCall {
-    FloorCall::Netconf(b.to_owned())
+    FloorCall::Netconf(vec![b.to_owned()])
 }
 
 fn http_block(b: &str) -> FloorCall {
@@ -159,7 +170,7 @@ fn http_block(b: &str) -> FloorCall {
 fn render_call(c: &FloorCall, out: &mut String) {
     match c {
         FloorCall::Lines(lines) => out.push_str(&lines.join("\n+ ")),
-        FloorCall::Netconf(l) => out.push_str(l),
+        FloorCall::Netconf(msgs) => out.push_str(&msgs.join("\n%% +\n")),
         FloorCall::Http {
             method,
             path,
@@ -245,7 +256,9 @@ pub fn normalise(calls: &[FloorCall]) -> Vec<FloorCall> {
         .iter()
         .map(|c| match c {
             FloorCall::Lines(l) => FloorCall::Lines(l.iter().map(|l| mask_run_ids(l)).collect()),
-            FloorCall::Netconf(m) => FloorCall::Netconf(mask_run_ids(m)),
+            FloorCall::Netconf(m) => {
+                FloorCall::Netconf(m.iter().map(|m| mask_run_ids(m)).collect())
+            }
             FloorCall::Http {
                 method,
                 path,

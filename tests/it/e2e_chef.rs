@@ -35,7 +35,7 @@ async fn converge_through_a_chef_server() {
         d,
         "inventory.yml",
         &format!(
-            "hosts:\n  eos1:\n    hostname: 127.0.0.1\n    platform: eos\n    connection_options: {{eapi: {{port: {eapi}, extras: {{transport: http}}}}}}\n  junos1:\n    hostname: 127.0.0.1\n    port: {netconf}\n    platform: junos\n    data: {{netgw: {{junos_style: ex}}}}\ndefaults:\n  username: admin\n  password: admin\n  data: {{netgw: {{known_hosts: {kh}, accept_new_host_keys: true}}}}\n",
+            "hosts:\n  eos1:\n    hostname: 127.0.0.1\n    platform: eos\n    connection_options: {{eapi: {{port: {eapi}, extras: {{transport: http}}}}}}\n  junos1:\n    hostname: 127.0.0.1\n    port: {netconf}\n    platform: junos\n    data: {{netgw: {{junos_style: ex, netconf_pipelining: false}}}}\ndefaults:\n  username: admin\n  password: admin\n  data: {{netgw: {{known_hosts: {kh}, accept_new_host_keys: true}}}}\n",
             kh = d.join("known_hosts").display()
         ),
     );

@@ -64,7 +64,7 @@ fn lab() -> Lab {
     hostname: 127.0.0.1
     port: {junos_port}
     platform: juniper_junos
-    data: {{netgw: {{junos_style: ex}}}}
+    data: {{netgw: {{junos_style: ex, netconf_pipelining: false}}}}
 defaults:
   username: admin
   password: admin

@@ -1,11 +1,13 @@
-//! Issue 9: a gateway killed with SIGKILL between commit and confirm leaves a Junos (NETCONF) device
-//! rolled back by the device's own confirmed-commit timer.
+//! A gateway killed with SIGKILL between commit and confirm leaves a Junos (NETCONF) device rolled
+//! back by the device's own confirmed-commit timer.
 //!
 //! The real `netgw converge` process drives a netgw-lab Junos device whose replies are slowed
-//! (`latency-ms`), so the process sits between its confirmed commit and its confirming commit for
-//! seconds. The test polls the device until the confirmed commit is pending, kills the process with
-//! SIGKILL, checks the change is live, then waits past the timer (`--confirm-timeout 10`: Junos counts
-//! minutes, so one minute) and reads the running configuration back: exactly as before the run.
+//! (`latency-ms`). The verifying reads travel with the confirmed commit, so the confirming commit
+//! follows it at once; the device drops the session when the confirming commit arrives (`reset-at:
+//! confirm`, never applying it), and the test kills the process with SIGKILL once that reset fired,
+//! while it would reconnect. It checks the change is live and pending, then waits past the timer
+//! (`--confirm-timeout 10`: Junos counts minutes, so one minute) and reads the running configuration
+//! back: exactly as before the run.
 
 use crate::common;
 
@@ -18,7 +20,10 @@ fn sigkill_between_commit_and_confirm_is_rolled_back_by_the_device() {
     let (rt, lab, dir) = common::lab_with_options(
         "name: kill\ntopology:\n  nodes:\n    jx1: {kind: juniper_vjunosswitch}\n",
         LabOptions {
-            faults: vec![("jx1".into(), "latency-ms".into(), "700".into())],
+            faults: vec![
+                ("jx1".into(), "latency-ms".into(), "700".into()),
+                ("jx1".into(), "reset-at".into(), "confirm".into()),
+            ],
             ..LabOptions::default()
         },
     );
@@ -60,13 +65,15 @@ fn sigkill_between_commit_and_confirm_is_rolled_back_by_the_device() {
         ))
         .spawn()
         .unwrap();
-    // Wait (bounded) for the confirmed commit, then SIGKILL the gateway before it can confirm.
+    // Wait (bounded) for the confirmed commit and the refused confirm, then SIGKILL the gateway
+    // before it reconnects (a round trip of 700 ms at least).
+    let faults = &lab.node("jx1").unwrap().device.faults;
     let t = Instant::now();
     let mut killed = false;
     let started = Instant::now();
     let mut killed_at = Duration::ZERO;
     while t.elapsed() < Duration::from_secs(90) {
-        if junos.pending_confirm() {
+        if junos.pending_confirm() && faults.reset_fired() {
             child.kill().unwrap(); // SIGKILL
             killed_at = started.elapsed();
             killed = true;

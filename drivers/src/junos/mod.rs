@@ -30,7 +30,9 @@ use crate::driver::{
 use crate::netconf_txn::{Dialect, NetconfTxn, TxnError};
 use crate::target::DeviceTarget;
 use crate::transport::netconf::ops::{CAP_CANDIDATE, CAP_CONFIRMED_COMMIT_11};
-use crate::transport::netconf::{Datastore, NetconfError, NetconfSsh, XmlElement, connect_ssh};
+use crate::transport::netconf::{
+    Datastore, NetconfError, NetconfSsh, Operation, XmlElement, connect_ssh,
+};
 use async_trait::async_trait;
 use config::{JunosConfig, Style, detect_style_xml, parse_config, style_from_model};
 use netgw_models::facts::DeviceFacts;
@@ -119,6 +121,11 @@ fn txn_err(device: &str, e: TxnError) -> DriverError {
 }
 
 /// The target option `junos_style` (`ex`, `els`, `mx`), checked.
+/// `netconf_pipelining` (default true): RPCs the driver knows come next written with the one before.
+fn pipelining_option(target: &DeviceTarget) -> Result<bool, DriverError> {
+    Ok(target.bool_option("netconf_pipelining")?.unwrap_or(true))
+}
+
 fn style_option(target: &DeviceTarget) -> Result<Option<Style>, DriverError> {
     let Some(v) = target.options.get("junos_style") else {
         return Ok(None);
@@ -143,6 +150,38 @@ fn sess<'a>(
     })
 }
 
+/// `get-interface-information terse`: the interface names observe reads beside the configuration.
+const TERSE: &str = "<get-interface-information><terse/></get-interface-information>";
+
+fn running_config() -> Operation {
+    Operation::GetConfig {
+        source: Datastore::Running,
+        filter: None,
+    }
+}
+
+/// What `observe` reads, in its order.
+fn observe_reads() -> [Operation; 2] {
+    [running_config(), Operation::Raw(TERSE.into())]
+}
+
+/// What `facts` reads when the device answers each (no fallbacks, no per-port LLDP), in its order:
+/// written at once, one round trip ([`NetconfClient::send_ahead`]).
+fn facts_reads() -> Vec<Operation> {
+    let mut reads: Vec<Operation> = [
+        "<get-software-information/>",
+        "<get-chassis-inventory/>",
+        "<get-interface-information/>",
+        "<get-lldp-neighbors-information/>",
+        "<get-vlan-information/>",
+    ]
+    .into_iter()
+    .map(|x| Operation::Raw(x.into()))
+    .collect();
+    reads.extend(observe_reads());
+    reads
+}
+
 impl JunosDriver {
     /// Connect over SSH and NETCONF. The target option `junos_style` (`ex`, `els`, `mx`) overrides the
     /// style read from the configuration.
@@ -164,7 +203,9 @@ impl JunosDriver {
                 source: Box::new(e),
             }
         })?;
-        Ok(JunosDriver::from_session(device, session, style_option))
+        let mut d = JunosDriver::from_session(device, session, style_option);
+        d.set_pipelining(pipelining_option(target)?);
+        Ok(d)
     }
 
     /// A session with a recorded device served in process (`transport::replay`), the target's
@@ -177,11 +218,9 @@ impl JunosDriver {
         let session = crate::transport::replay::netconf_session(&target.name, rec)
             .await
             .map_err(|e| netconf_err(&target.name, "netconf connect", e))?;
-        Ok(JunosDriver::from_session(
-            target.name.clone(),
-            session,
-            style_option(target)?,
-        ))
+        let mut d = JunosDriver::from_session(target.name.clone(), session, style_option(target)?);
+        d.set_pipelining(pipelining_option(target)?);
+        Ok(d)
     }
 
     /// Wrap an open session (tests, or a caller that connects itself).
@@ -209,6 +248,25 @@ impl JunosDriver {
 
     fn session(&mut self) -> Result<&mut NetconfSsh, DriverError> {
         sess(&mut self.session, &self.device)
+    }
+
+    /// Whether RPCs that come next are written together (`netconf_pipelining`, default true): off
+    /// for a server that cannot take a second request before it answered the first.
+    pub fn set_pipelining(&mut self, on: bool) {
+        self.txn.pipelined = on;
+    }
+
+    /// Write `ops` at once; the calls that follow read their replies (a fallback taken on the way
+    /// drops the rest, which are then asked one by one).
+    async fn send_ahead(&mut self, ops: &[Operation]) -> Result<(), DriverError> {
+        if !self.txn.pipelined {
+            return Ok(());
+        }
+        let device = self.device.clone();
+        self.session()?
+            .send_ahead(ops)
+            .await
+            .map_err(|e| netconf_err(&device, "netconf send", e))
     }
 
     /// A read-only vendor RPC the device may not implement: `Ok(None)` when it answers with an
@@ -286,10 +344,7 @@ impl JunosDriver {
     ) -> Result<(JunosConfig, Observed), DriverError> {
         let cfg = parse_config(root);
         let terse = self
-            .optional_rpc(
-                "<get-interface-information><terse/></get-interface-information>",
-                "get-interface-information",
-            )
+            .optional_rpc(TERSE, "get-interface-information")
             .await?;
         let names = terse
             .as_ref()
@@ -424,6 +479,7 @@ impl Driver for JunosDriver {
     }
 
     async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {
+        self.send_ahead(&facts_reads()).await?;
         let software = self
             .optional_rpc("<get-software-information/>", "get-software-information")
             .await?;
@@ -435,10 +491,7 @@ impl Driver for JunosDriver {
             .await?;
         if interfaces.is_none() {
             interfaces = self
-                .optional_rpc(
-                    "<get-interface-information><terse/></get-interface-information>",
-                    "get-interface-information",
-                )
+                .optional_rpc(TERSE, "get-interface-information")
                 .await?;
         }
         let lldp = self
@@ -506,6 +559,7 @@ impl Driver for JunosDriver {
         if let Some(o) = self.observed.take() {
             return Ok(o);
         }
+        self.send_ahead(&observe_reads()).await?;
         let root = self.config(Datastore::Running).await?;
         self.note_style(&root);
         Ok(self.observe_with(&root).await?.1)
@@ -519,6 +573,7 @@ impl Driver for JunosDriver {
 
     /// The running configuration's aggregates and addresses; their own settings from its links.
     async fn observe_lag_l3(&mut self) -> Result<LagL3, DriverError> {
+        self.send_ahead(&observe_reads()).await?;
         let root = self.config(Datastore::Running).await?;
         self.note_style(&root);
         let (_, observed) = self.observe_with(&root).await?;
@@ -539,7 +594,9 @@ impl Driver for JunosDriver {
             return Ok(Staged::default());
         }
         let s = sess(&mut self.session, &device)?;
-        if let Err(e) = self.txn.begin(s).await {
+        // The pre-state read of `stage_locked`, under the lock.
+        let pre_state = [running_config()];
+        if let Err(e) = self.txn.begin(s, &pre_state).await {
             let err = txn_err(&device, e);
             self.abort().await;
             return Err(err);
@@ -567,7 +624,12 @@ impl Driver for JunosDriver {
         let s = sess(&mut self.session, &device)?;
         match self
             .txn
-            .commit_confirmed(s, options.confirm_timeout, &options.comment)
+            .commit_confirmed(
+                s,
+                options.confirm_timeout,
+                &options.comment,
+                &observe_reads(),
+            )
             .await
         {
             Ok(()) => {
@@ -709,7 +771,10 @@ impl Driver for JunosDriver {
         let s = sess(&mut self.session, &device)?;
         // Locked, so nobody's candidate is committed with it; a plain commit confirms (RFC 6241
         // §8.4.1, Junos `commit` after `commit confirmed`).
-        self.txn.begin(s).await.map_err(|e| txn_err(&device, e))?;
+        self.txn
+            .begin(s, &[])
+            .await
+            .map_err(|e| txn_err(&device, e))?;
         if let Err(e) = self
             .txn
             .confirm(s, "netgw: confirms the change of an interrupted run")

@@ -65,6 +65,9 @@ fn fake_target(peer: &Peer, port: u16, style: &str) -> DeviceTarget {
     t.accept_new_host_keys = true;
     t.timeouts = timeouts();
     t.options.insert("junos_style".into(), json!(style));
+    // fake-switches' NETCONF server ends the session when a second request arrives before it
+    // answered the first (RFC 6241 §4.5 allows it; Junos and netgw-lab answer in order).
+    t.options.insert("netconf_pipelining".into(), json!(false));
     t
 }
 
@@ -625,7 +628,7 @@ async fn netconfd_unverified_confirmed_commit_is_reverted_by_the_server() {
     assert!(NetconfTxn::has_confirmed_commit(&s));
     let mut txn = NetconfTxn::new(Dialect::Rfc6241, true);
 
-    txn.begin(&mut s)
+    txn.begin(&mut s, &[])
         .await
         .unwrap_or_else(|e| panic!("begin: {e}"));
     txn.edit(&mut s, &render_description("eth-verify0", "wanted <desc>"))
@@ -637,7 +640,7 @@ async fn netconfd_unverified_confirmed_commit_is_reverted_by_the_server() {
         "RFC 6241 has no device diff"
     );
     let started = Instant::now();
-    txn.commit_confirmed(&mut s, Duration::from_secs(3), "netgw run verify-fail")
+    txn.commit_confirmed(&mut s, Duration::from_secs(3), "netgw run verify-fail", &[])
         .await
         .expect("commit confirmed");
     let now = descriptions(&mut s).await;
@@ -671,11 +674,11 @@ async fn netconfd_unverified_confirmed_commit_is_reverted_by_the_server() {
         .expect("discard + unlock after the revert");
 
     // cancel-commit (confirmed-commit:1.1) reverts at once.
-    txn.begin(&mut s).await.expect("begin again");
+    txn.begin(&mut s, &[]).await.expect("begin again");
     txn.edit(&mut s, &render_description("eth-cancel0", "x"))
         .await
         .expect("edit");
-    txn.commit_confirmed(&mut s, Duration::from_secs(120), "netgw run cancel")
+    txn.commit_confirmed(&mut s, Duration::from_secs(120), "netgw run cancel", &[])
         .await
         .expect("commit confirmed");
     assert_eq!(descriptions(&mut s).await.len(), 1);
@@ -689,11 +692,11 @@ async fn netconfd_unverified_confirmed_commit_is_reverted_by_the_server() {
     );
 
     // A confirmed change stays after its timeout.
-    txn.begin(&mut s).await.expect("begin 3");
+    txn.begin(&mut s, &[]).await.expect("begin 3");
     txn.edit(&mut s, &render_description("eth-keep0", "kept"))
         .await
         .expect("edit");
-    txn.commit_confirmed(&mut s, Duration::from_secs(3), "netgw run keep")
+    txn.commit_confirmed(&mut s, Duration::from_secs(3), "netgw run keep", &[])
         .await
         .expect("commit confirmed");
     txn.confirm(&mut s, "netgw run keep")

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use netgw_drivers::transport::Timeouts;
 use netgw_drivers::transport::netconf::{
     Datastore, DefaultOperation, EditConfig, ErrorTag, Filter, Framing, NetconfError, NetconfSsh,
-    connect_ssh,
+    Operation, connect_ssh,
 };
 use netgw_drivers::transport::ssh::{HostKeyPolicy, SshAuth, SshTarget};
 use netgw_models::secret::Secret;
@@ -149,6 +149,52 @@ async fn netconfd_candidate_edit_commit_read_back() {
         state.raw()
     );
     s.close().await.expect("close-session");
+}
+
+/// RFC 6241 §4.5 pipelining against a server nobody here wrote: the lock, an edit and two reads
+/// written at once before any reply, each reply taken by the call that asks for it, in order; the
+/// edit really landed in the candidate (read back by the pipelined read), and the session goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn netconfd_answers_requests_sent_ahead_in_order() {
+    let peer = start_netconfd();
+    let mut s = netconfd_session(&peer).await;
+    let edit = EditConfig::new(
+        Datastore::Candidate,
+        interface_xml("eth-ahead0", "sent ahead"),
+    )
+    .default_operation(DefaultOperation::Merge);
+    let read = |ds| Operation::GetConfig {
+        source: ds,
+        filter: interfaces_filter(),
+    };
+    s.send_ahead(&[
+        Operation::Lock(Datastore::Candidate),
+        Operation::EditConfig(edit.clone()),
+        read(Datastore::Candidate),
+        read(Datastore::Running),
+    ])
+    .await
+    .expect("send ahead");
+    s.lock(Datastore::Candidate)
+        .await
+        .expect("lock, sent ahead");
+    s.edit_config(edit).await.expect("edit-config, sent ahead");
+    let candidate = configured_interfaces(&mut s, Datastore::Candidate).await;
+    assert_eq!(
+        candidate,
+        vec![("eth-ahead0".to_string(), "sent ahead".to_string())]
+    );
+    assert_eq!(
+        configured_interfaces(&mut s, Datastore::Running).await,
+        vec![]
+    );
+    // Nothing more was sent ahead: the next request goes on the wire and is answered.
+    s.discard_changes().await.expect("discard-changes");
+    s.unlock(Datastore::Candidate).await.expect("unlock");
+    assert_eq!(
+        configured_interfaces(&mut s, Datastore::Candidate).await,
+        vec![]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

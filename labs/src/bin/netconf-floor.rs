@@ -3,10 +3,10 @@
 //! The benchmark's NETCONF floor (docs/bench.md): the least any tool must do to drive the Junos
 //! simulator. For every `netconf` host of a netgw-lab inventory: TCP connect, key exchange, host key
 //! checked against the lab's key, password authentication, the `netconf` subsystem, the server's hello
-//! read, then each message of `labs/bench/floors/junos.txt` (what one changing `netgw converge` sends,
-//! checked by tests/it/bench_floor.rs) sent in turn: the client hello in end-of-message framing, chunked
-//! framing after it when both hellos say base:1.1 (RFC 6242), and one reply read per RPC. No XML
-//! parsing, no planning, no state saved.
+//! read, then each write of `labs/bench/floors/junos.txt` (what one changing `netgw converge` sends,
+//! checked by tests/it/bench_floor.rs) in turn: the client hello in end-of-message framing, chunked
+//! framing after it when both hellos say base:1.1 (RFC 6242), then the RPCs of each write sent at once
+//! and one reply read per RPC. No XML parsing, no planning, no state saved.
 
 use clap::Parser;
 use futures::{SinkExt, StreamExt};
@@ -35,7 +35,7 @@ async fn run_host(
     h: FloorHost,
     key: PublicKey,
     config: Arc<client::Config>,
-    msgs: Arc<Vec<String>>,
+    writes: Arc<Vec<Vec<String>>>,
 ) -> Result<(), String> {
     let handle = floor::ssh_connect(&h, key, config)
         .await
@@ -56,32 +56,42 @@ async fn run_host(
     let chunked = String::from_utf8_lossy(&server_hello).contains(BASE11);
     let run_id = bench::fresh_run_id();
     let mut locked = false;
-    for (i, m) in msgs.iter().enumerate() {
-        let m = m.replace(bench::RUN_ID, &run_id);
-        framed
-            .send(m.as_str())
+    for (i, write) in writes.iter().enumerate() {
+        let write: Vec<String> = write
+            .iter()
+            .map(|m| m.replace(bench::RUN_ID, &run_id))
+            .collect();
+        for m in &write {
+            framed
+                .feed(m.as_str())
+                .await
+                .map_err(|e| format!("send write {i}: {e}"))?;
+        }
+        SinkExt::<&str>::flush(&mut framed)
             .await
-            .map_err(|e| format!("send message {i}: {e}"))?;
+            .map_err(|e| format!("send write {i}: {e}"))?;
         if i == 0 {
             // The client hello has no reply; the framing changes after it.
-            if chunked && m.contains(BASE11) {
+            if chunked && write.iter().any(|m| m.contains(BASE11)) {
                 framed.codec_mut().set_framing(Framing::Chunked);
             }
             continue;
         }
-        let reply = framed
-            .next()
-            .await
-            .ok_or_else(|| format!("closed before reply {i}"))?
-            .map_err(|e| format!("reply {i}: {e}"))?;
-        // netgw unlocks before it locks (a lock its session may hold) and expects the refusal.
-        let expected_refusal = !locked && m.contains("<unlock>");
-        locked |= m.contains("<lock>");
-        if !expected_refusal && reply.windows(11).any(|w| w == b"<rpc-error>") {
-            return Err(format!(
-                "message {i}: rpc-error: {}",
-                String::from_utf8_lossy(&reply)
-            ));
+        for m in &write {
+            let reply = framed
+                .next()
+                .await
+                .ok_or_else(|| format!("closed before a reply to write {i}"))?
+                .map_err(|e| format!("reply to write {i}: {e}"))?;
+            // netgw unlocks before it locks (a lock its session may hold) and expects the refusal.
+            let expected_refusal = !locked && m.contains("<unlock>");
+            locked |= m.contains("<lock>");
+            if !expected_refusal && reply.windows(11).any(|w| w == b"<rpc-error>") {
+                return Err(format!(
+                    "write {i}: rpc-error: {}",
+                    String::from_utf8_lossy(&reply)
+                ));
+            }
         }
     }
     floor::ssh_bye(handle).await;
@@ -90,7 +100,7 @@ async fn run_host(
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let msgs: Vec<String> = bench::junos()
+    let writes: Vec<Vec<String>> = bench::junos()
         .calls
         .into_iter()
         .filter_map(|c| match c {
@@ -98,5 +108,5 @@ fn main() -> ExitCode {
             _ => None,
         })
         .collect();
-    floor::run_ssh("netconf-floor", &cli.floor, "netconf", msgs, run_host)
+    floor::run_ssh("netconf-floor", &cli.floor, "netconf", writes, run_host)
 }

@@ -968,14 +968,33 @@ impl JunosSim {
         if base11 {
             framed.codec_mut().set_framing(Framing::Chunked);
         }
-        while let Some(msg) = framed.next().await {
-            let Ok(bytes) = msg else { break };
+        loop {
+            // A message already here before this read was written with the one before it, without
+            // waiting for that one's reply (RFC 6241 §4.5 pipelining): the same round trip.
+            let joined = framed
+                .read_buffer()
+                .iter()
+                .any(|b| !b.is_ascii_whitespace());
+            let Some(Ok(bytes)) = framed.next().await else {
+                break;
+            };
             let text = String::from_utf8_lossy(&bytes).into_owned();
             // What tests/it/bench_floor.rs compares with the benchmark's NETCONF floor.
-            tracing::trace!(device = %self.dev.name, rpc = %text, "netconf message");
-            self.dev.answer_request().await;
+            tracing::trace!(device = %self.dev.name, rpc = %text, joined, "netconf message");
+            if joined {
+                self.dev.answer_joined();
+            } else {
+                self.dev.answer_request().await;
+            }
             let (reply, close) = self.clone().handle_rpc(&text, session).await;
             let Some(reply) = reply else {
+                if joined {
+                    // The replies to the requests written before this one were sent: they reach
+                    // the client before the reset, as on a network where the device drops the
+                    // session while reading what follows them.
+                    let _ = SinkExt::<&str>::flush(&mut framed).await;
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
                 ctl.kill();
                 break;
             };

@@ -62,11 +62,12 @@ pub struct Device {
 /// What a device answered, counted where it answers: the benchmark's round trips per device.
 ///
 /// A **round trip** is one message of the client's the device replied to, after which a client that
-/// waits for the reply waits once: an HTTP request (eAPI, iControl REST), a NETCONF RPC, or one SSH
-/// channel data message of an interactive shell (whatever complete lines it holds, answered with their
-/// output and a prompt each, or the echo of a line typed so far). A **command** is one request the
-/// device answered: an HTTP request, an RPC, or one CLI line. Several CLI lines written at once are one
-/// round trip and as many commands; a client that sends a command's characters and its return apart
+/// waits for the reply waits once: an HTTP request (eAPI, iControl REST), a NETCONF RPC (with the RPCs
+/// written after it before its reply, pipelined), or one SSH channel data message of an interactive
+/// shell (whatever complete lines it holds, answered with their output and a prompt each, or the echo
+/// of a line typed so far). A **command** is one request the device answered: an HTTP request, an RPC,
+/// or one CLI line. Several CLI lines or RPCs written at once are one round trip and as many commands;
+/// a client that sends a command's characters and its return apart
 /// (waiting for the echo between them) makes two round trips of one command. The latency fault
 /// (`latency-ms`) delays each round trip once, as a network does.
 #[derive(Debug, Default)]
@@ -162,6 +163,12 @@ impl Device {
         self.exchanges.round_trip();
         self.exchanges.command();
         self.faults.delay().await;
+    }
+
+    /// A request written with the one before it, without waiting for its reply: a command of the
+    /// same round trip, whose latency was paid once.
+    pub fn answer_joined(&self) {
+        self.exchanges.command();
     }
 
     /// `write memory`, `copy running-config startup-config`, `save sys config`: the running

@@ -8,7 +8,7 @@
 //!   rpc(op)  = timeout(operation) { send <rpc message-id=N>  (one write per message)
 //!                                   read until rpc-reply with message-id N
 //!                                   (notifications and replies to abandoned ids skipped) }
-//!   send_ahead([op...])              the RPCs written at once, before their replies (RFC 6241 §4.1
+//!   send_ahead([op...])              the RPCs written at once, before their replies (RFC 6241 §4.5
 //!                                   answers in order); each later rpc(op) naming the next one sent
 //!                                   ahead reads its reply instead of sending it again
 //! ```
@@ -217,17 +217,25 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> NetconfClient<S> {
     /// Write `ops` at once, before any reply: each is answered by the next [`Client::rpc`] (or any
     /// call that sends an operation) asking for the same operation in the same order. Asking for
     /// anything else first drops what was sent ahead and not yet asked for (its replies skipped as
-    /// they come). Bounded by `Timeouts.operation`.
+    /// they come). Operations already sent ahead, next in line and in this order, are not sent again.
+    /// Bounded by `Timeouts.operation`.
     pub async fn send_ahead(&mut self, ops: &[Operation]) -> Result<()> {
         if let Some(why) = &self.broken {
             return Err(NetconfError::Protocol(format!(
                 "session unusable after an earlier error: {why}"
             )));
         }
+        let xmls = ops
+            .iter()
+            .map(Operation::to_xml)
+            .collect::<Result<Vec<_>>>()?;
+        if xmls.len() <= self.ahead.len() && xmls.iter().zip(&self.ahead).all(|(x, (a, _))| x == a)
+        {
+            return Ok(());
+        }
         self.drop_ahead();
         let mut msgs = Vec::with_capacity(ops.len());
-        for op in ops {
-            let xml = op.to_xml()?;
+        for xml in xmls {
             let id = self.next_id.to_string();
             self.next_id += 1;
             msgs.push(rpc_envelope(&id, &xml));
@@ -724,6 +732,8 @@ Could not connect to re0 : No route to host
             assert!(next.contains("<commit/>"), "{next}");
         });
         assert!(c.lock(Datastore::Candidate).await.unwrap().ok);
+        // Already sent ahead and next in line: not sent twice.
+        c.send_ahead(&[Operation::DiscardChanges]).await.unwrap();
         assert!(c.discard_changes().await.unwrap().ok);
         assert!(c.commit().await.unwrap().ok);
         srv.await.unwrap();
