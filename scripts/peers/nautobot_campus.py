@@ -7,17 +7,21 @@ NAUTOBOT_URL and NAUTOBOT_TOKEN (scripts/peers/nautobot.sh's nautobot.env) name 
     {"context": {...},                       # config context for every device (e.g. the lab's trust)
      "secrets": {"username": "ENV", "password": "ENV", "secret": "ENV"},
      "vlans": [{"vid": 10, "name": "users", "location": "bldg-a"}],
+     "vlan_groups": [{"name": "servers", "location": "campus-1",   # location optional
+                      "vlans": [{"vid": 310, "name": "app"}]}],
      "devices": [{"name": "eos1", "network_driver": "arista_eos", "address": "127.0.0.1",
                   "port": 4431, "role": "access", "location": "bldg-a", "tags": ["lab"],
                   "context": {...},         # the device's local config context (optional)
-                  "interfaces": [{"name": "Ethernet1", "mode": "access", "untagged_vlan": 10,
+                  "interfaces": [{"name": "Port-Channel10", "type": "lag", "lacp": "passive"},
+                                 {"name": "Ethernet5", "lag": "Port-Channel10"},
+                                 {"name": "Ethernet1", "mode": "access", "untagged_vlan": 10,
                                   "tagged_vlans": [], "description": "...", "mtu": 9000,
                                   "enabled": true,
                                   "addresses": ["10.0.4.1/24"]}]}]}   # IP addresses (optional)
 
 Everything else a campus needs is made here: location types and locations (campus > buildings),
-roles, manufacturers, device types, platforms (one per network_driver), the `netgw_port` custom
-field, tags, a secrets group whose secrets use the environment-variable provider, and a config
+roles, manufacturers, device types, platforms (one per network_driver), the `netgw_port` (device)
+and `netgw_lacp` (interface, set on LAGs) custom fields, tags, VLAN groups with their VLANs, a secrets group whose secrets use the environment-variable provider, and a config
 context. Each device's address sits in a namespace of its own: every netgw-lab device answers on
 127.0.0.1, and Nautobot keeps one IP address unique within a namespace. Prints {"devices": {name: id}}.
 """
@@ -44,7 +48,7 @@ def get_or_create(endpoint, lookup, **extra):
 
 def structure(nb, campus):
     active = nb.extras.statuses.get(name="Active")
-    ct = ["dcim.device", "ipam.vlan", "ipam.prefix"]
+    ct = ["dcim.device", "ipam.vlan", "ipam.vlangroup", "ipam.prefix"]
     campus_t = get_or_create(nb.dcim.location_types, {"name": "Campus"}, content_types=ct, nestable=False)
     bldg_t = get_or_create(nb.dcim.location_types, {"name": "Building"}, parent=campus_t.id, content_types=ct)
     top = get_or_create(nb.dcim.locations, {"name": "campus-1"}, location_type=campus_t.id, status=active.id)
@@ -59,13 +63,22 @@ def structure(nb, campus):
     for d in campus["devices"]:
         if d["role"] not in roles:
             roles[d["role"]] = get_or_create(nb.extras.roles, {"name": d["role"]}, content_types=["dcim.device"])
-    if not any(cf.key == "netgw_port" for cf in nb.extras.custom_fields.all()):
+    fields = {cf.key for cf in nb.extras.custom_fields.all()}
+    if "netgw_port" not in fields:
         nb.extras.custom_fields.create(
         key="netgw_port",
         label="netgw port",
         type="integer",
         content_types=["dcim.device"],
         description="The management port netgw connects to (the driver's default when empty)",
+        )
+    if "netgw_lacp" not in fields:
+        nb.extras.custom_fields.create(
+            key="netgw_lacp",
+            label="netgw LACP mode",
+            type="text",
+            content_types=["dcim.interface"],
+            description="A LAG's LACP mode: active (when empty), passive or on",
         )
     return active, locations, roles
 
@@ -105,6 +118,15 @@ def vlans(nb, campus, active, locations):
         if nb.ipam.vlan_location_assignments.get(vlan=vlan.id, location=loc) is None:
             nb.ipam.vlan_location_assignments.create(vlan=vlan.id, location=loc)
         out[v["vid"]] = vlan
+    for g in campus.get("vlan_groups", []):
+        loc = nb.dcim.locations.get(name=g["location"]).id if g.get("location") else None
+        group = get_or_create(nb.ipam.vlan_groups, {"name": g["name"]}, location=loc)
+        for v in g["vlans"]:
+            vlan = get_or_create(
+                nb.ipam.vlans, {"vid": v["vid"], "name": v["name"]}, status=active.id, vlan_group=group.id
+            )
+            # Interfaces name VLANs by VID: a location's VLAN keeps it when a group has the same VID.
+            out.setdefault(v["vid"], vlan)
     return out
 
 
@@ -131,11 +153,12 @@ def device(nb, d, ctx):
     mgmt = nb.dcim.interfaces.create(device=dev.id, name="mgmt0", type="virtual", status=active.id, mgmt_only=True)
     nb.ipam.ip_address_to_interface.create(ip_address=ip.id, interface=mgmt.id)
     dev.update({"primary_ip4": ip.id})
+    ifaces = {}
     for i in d.get("interfaces", []):
         body = {
             "device": dev.id,
             "name": i["name"],
-            "type": "1000base-t",
+            "type": i.get("type", "1000base-t"),
             "status": active.id,
             "enabled": i.get("enabled", True),
             "description": i.get("description", ""),
@@ -148,7 +171,12 @@ def device(nb, d, ctx):
             body["untagged_vlan"] = vlan_ids[i["untagged_vlan"]].id
         if i.get("tagged_vlans"):
             body["tagged_vlans"] = [vlan_ids[v].id for v in i["tagged_vlans"]]
+        if i.get("lag"):
+            body["lag"] = ifaces[i["lag"]].id
+        if i.get("lacp"):
+            body["custom_fields"] = {"netgw_lacp": i["lacp"]}
         iface = nb.dcim.interfaces.create(**body)
+        ifaces[i["name"]] = iface
         for a in i.get("addresses", []):
             ip = nb.ipam.ip_addresses.create(address=a, namespace=campus_ns(nb, active).id, status=active.id)
             nb.ipam.ip_address_to_interface.create(ip_address=ip.id, interface=iface.id)

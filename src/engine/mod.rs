@@ -259,6 +259,11 @@ impl InventoryIntent {
                 RecipeSource::BuiltinLinks,
             ),
             (
+                "lags",
+                resolve::BUILTIN_RECIPES[2],
+                RecipeSource::BuiltinLags,
+            ),
+            (
                 "l3_interfaces",
                 resolve::BUILTIN_RECIPES[3],
                 RecipeSource::BuiltinL3,

@@ -101,6 +101,20 @@ pub struct SourceSpec {
     /// Seconds one request may take (default 30).
     #[serde(default)]
     pub timeout: Option<f64>,
+    /// Whether the VLANs Nautobot does not list for a device are left alone or removed.
+    #[serde(default)]
+    pub vlan_policy: VlanPolicy,
+}
+
+/// What a run does with a device's VLANs that Nautobot does not list for it.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum VlanPolicy {
+    /// Left as they are.
+    #[default]
+    Merge,
+    /// Removed (netdev's `vlan_policy: purge`; reserved VLANs never are).
+    Purge,
 }
 
 fn yes() -> bool {
@@ -156,6 +170,7 @@ pub(super) fn spec_from_url(arg: &str) -> Result<Option<SourceSpec>, InventoryEr
         tls_ca: None,
         tls_verify: true,
         timeout: None,
+        vlan_policy: VlanPolicy::Merge,
     }))
 }
 
@@ -240,12 +255,9 @@ struct Fetched {
     devices: Vec<Value>,
     /// Secrets group id -> its associations (depth 1: each with its secret).
     secrets: BTreeMap<String, Vec<Value>>,
-    /// Device id -> its interfaces (depth 1: VLANs with their `vid`).
-    interfaces: BTreeMap<String, Vec<Value>>,
-    /// Location name -> the VLANs assigned to it.
-    vlans: BTreeMap<String, Vec<Value>>,
-    /// Device id -> the IP addresses on its interfaces (depth 1: with their interfaces).
-    addresses: BTreeMap<String, Vec<Value>>,
+    intent: IntentObjects,
+    /// Whether the intent owns the device's VLANs (`vlan_policy: purge`).
+    purge_vlans: bool,
 }
 
 async fn fetch(spec: &SourceSpec, client: &HttpClient) -> Result<Fetched, String> {
@@ -269,45 +281,126 @@ async fn fetch(spec: &SourceSpec, client: &HttpClient) -> Result<Fetched, String
             secrets.insert(id.to_owned(), list(client, &base, path).await?);
         }
     }
-    let (interfaces, vlans, addresses) = fetch_intent(client, &base, &devices).await?;
+    let intent = fetch_intent(client, &base, &devices).await?;
     Ok(Fetched {
         devices,
         secrets,
-        interfaces,
-        vlans,
-        addresses,
+        intent,
+        purge_vlans: spec.vlan_policy == VlanPolicy::Purge,
     })
 }
 
 type Objects = BTreeMap<String, Vec<Value>>;
-type IntentObjects = (Objects, Objects, Objects);
 
-/// Each device's interfaces (one listing per device) and each of their locations' VLANs.
+/// What Nautobot holds for the devices' intent.
+#[derive(Default)]
+struct IntentObjects {
+    /// Device id -> its interfaces (depth 1: VLANs with their `vid`, the LAG with its id).
+    interfaces: Objects,
+    /// Location name -> the VLANs assigned to it.
+    vlans: Objects,
+    /// Device id -> the IP addresses on its interfaces (depth 1: with their interfaces).
+    addresses: Objects,
+    /// VLAN group name (as the devices' config contexts name it) -> the group (depth 1) and its
+    /// VLANs; `None`: Nautobot has no group of that name.
+    vlan_groups: BTreeMap<String, Option<(Value, Vec<Value>)>>,
+    /// Location id -> its parent's id: the ancestry of the devices' locations, read when one of
+    /// their VLAN groups has a location.
+    parents: BTreeMap<String, Option<String>>,
+}
+
+/// The config-context key naming the VLAN groups whose VLANs a device carries.
+pub const VLAN_GROUPS_KEY: &str = "netgw_vlan_groups";
+/// Deepest location tree walked up from a device's location.
+const MAX_LOCATION_DEPTH: usize = 32;
+
+/// The VLAN group names a device's config context lists (strings only; the intent reports others).
+fn group_names(d: &Value) -> Vec<&str> {
+    d["config_context"][VLAN_GROUPS_KEY]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
+/// Each device's interfaces and addresses (one listing each per device), each of their locations'
+/// VLANs, and the VLAN groups their config contexts name.
 async fn fetch_intent(
     client: &HttpClient,
     base: &str,
     devices: &[Value],
 ) -> Result<IntentObjects, String> {
-    let mut interfaces = BTreeMap::new();
-    let mut vlans = BTreeMap::new();
-    let mut addresses = BTreeMap::new();
+    let mut o = IntentObjects::default();
     for d in devices {
         if let Some(id) = d["id"].as_str() {
             let path = format!("api/dcim/interfaces/?depth=1&limit={PAGE}&device_id={id}");
-            interfaces.insert(id.to_owned(), list(client, base, path).await?);
+            o.interfaces
+                .insert(id.to_owned(), list(client, base, path).await?);
             let path = format!("api/ipam/ip-addresses/?depth=1&limit={PAGE}&device_id={id}");
-            addresses.insert(id.to_owned(), list(client, base, path).await?);
+            o.addresses
+                .insert(id.to_owned(), list(client, base, path).await?);
         }
         if let Some(loc) = d["location"]["name"].as_str()
-            && !vlans.contains_key(loc)
+            && !o.vlans.contains_key(loc)
         {
             let mut q = form_urlencoded::Serializer::new(String::new());
             q.append_pair("location", loc);
             let path = format!("api/ipam/vlans/?depth=0&limit={PAGE}&{}", q.finish());
-            vlans.insert(loc.to_owned(), list(client, base, path).await?);
+            o.vlans
+                .insert(loc.to_owned(), list(client, base, path).await?);
         }
+        fetch_groups(client, base, d, &mut o).await?;
     }
-    Ok((interfaces, vlans, addresses))
+    Ok(o)
+}
+
+/// The VLAN groups `d`'s config context names (each once), and, when one has a location, the
+/// ancestry of `d`'s location.
+async fn fetch_groups(
+    client: &HttpClient,
+    base: &str,
+    d: &Value,
+    o: &mut IntentObjects,
+) -> Result<(), String> {
+    let mut located = false;
+    for g in group_names(d) {
+        if !o.vlan_groups.contains_key(g) {
+            let mut q = form_urlencoded::Serializer::new(String::new());
+            q.append_pair("name", g);
+            let path = format!("api/ipam/vlan-groups/?depth=1&limit={PAGE}&{}", q.finish());
+            let group = list(client, base, path).await?.into_iter().next();
+            let found = match group {
+                Some(group) => {
+                    let id = group["id"].as_str().unwrap_or_default();
+                    let path = format!("api/ipam/vlans/?depth=0&limit={PAGE}&vlan_group={id}");
+                    Some((group.clone(), list(client, base, path).await?))
+                }
+                None => None,
+            };
+            o.vlan_groups.insert(g.to_owned(), found);
+        }
+        located |= o.vlan_groups[g]
+            .as_ref()
+            .is_some_and(|(group, _)| !group["location"].is_null());
+    }
+    let mut at = d["location"]["id"].as_str().map(str::to_owned);
+    for _ in 0..MAX_LOCATION_DEPTH {
+        let Some(id) = at
+            .take()
+            .filter(|id| located && !o.parents.contains_key(id))
+        else {
+            return Ok(());
+        };
+        let loc: Value = client
+            .get_json(&format!("api/dcim/locations/{id}/?depth=0"))
+            .await
+            .map_err(|e| e.to_string())?;
+        let parent = loc["parent"]["id"].as_str().map(str::to_owned);
+        o.parents.insert(id, parent.clone());
+        at = parent;
+    }
+    Ok(())
 }
 
 /// The hosts (with their groups) and, per host, where each value came from and what is wrong with it.
@@ -316,11 +409,15 @@ pub(super) struct Read {
     pub device_ids: BTreeMap<String, String>,
     /// Host name -> the id of its device's location (which VLAN changes affect it).
     pub location_ids: BTreeMap<String, String>,
+    /// Host name -> the ids of the VLAN groups its config context names (which VLAN changes
+    /// affect it).
+    pub vlan_group_ids: BTreeMap<String, Vec<String>>,
     pub hosts: BTreeMap<String, Entry>,
     pub groups: BTreeMap<String, Entry>,
     pub origins: BTreeMap<String, BTreeMap<String, String>>,
     pub host_errors: BTreeMap<String, String>,
-    /// Per host, Nautobot's intent as attributes (`netdev.vlans`, `netdev.links`).
+    /// Per host, Nautobot's intent as attributes (`netdev.vlans`, `netdev.links`, `netdev.lags`,
+    /// `netdev.l3_interfaces`).
     pub intent: BTreeMap<String, Map<String, Value>>,
     pub warnings: Vec<String>,
 }
@@ -333,6 +430,7 @@ pub struct Results {
     at: PathBuf,
     device_ids: BTreeMap<String, String>,
     location_ids: BTreeMap<String, String>,
+    vlan_group_ids: BTreeMap<String, Vec<String>>,
 }
 
 impl Results {
@@ -342,6 +440,7 @@ impl Results {
             at: at.to_owned(),
             device_ids: read.device_ids.clone(),
             location_ids: read.location_ids.clone(),
+            vlan_group_ids: read.vlan_group_ids.clone(),
         }
     }
 
@@ -350,8 +449,8 @@ impl Results {
         self.at.display().to_string()
     }
 
-    /// `host`'s intent as Nautobot holds it now (its device, interfaces and location's VLANs read
-    /// again), with the warnings reading it gave. Errors name the device and Nautobot's field.
+    /// `host`'s intent as Nautobot holds it now (its device, interfaces, location's VLANs and VLAN
+    /// groups read again), with the warnings reading it gave. Errors name the device and Nautobot's field.
     pub fn intent_of(
         &self,
         host: &str,
@@ -364,16 +463,15 @@ impl Results {
         let client = client(&self.spec, &self.at)?;
         let base = self.spec.url.trim_end_matches('/').to_owned();
         let fetched = on_own_runtime(|| async {
-            let path = format!("api/dcim/devices/{id}/?depth=1");
+            let path = format!("api/dcim/devices/{id}/?depth=1&include=config_context");
             let device: Value = client.get_json(&path).await.map_err(|e| e.to_string())?;
             let devices = vec![device];
-            let (interfaces, vlans, addresses) = fetch_intent(&client, &base, &devices).await?;
+            let intent = fetch_intent(&client, &base, &devices).await?;
             Ok(Fetched {
                 devices,
                 secrets: BTreeMap::new(),
-                interfaces,
-                vlans,
-                addresses,
+                intent,
+                purge_vlans: self.spec.vlan_policy == VlanPolicy::Purge,
             })
         })
         .map_err(err)?;
@@ -384,13 +482,14 @@ impl Results {
 
     /// The hosts a change Nautobot's webhook describes (its JSON body) affects, and the change in
     /// words. A device: that device; an interface: its device; a VLAN: the devices of its locations
-    /// (before and after the change) and those whose interfaces carry it (asked of Nautobot).
+    /// and of its VLAN group (before and after the change) and those whose interfaces carry it
+    /// (asked of Nautobot).
     pub fn affected(&self, event: &Value) -> Result<(Vec<String>, String), ChangeError> {
         let change = Change::of(event).map_err(ChangeError::Body)?;
-        let mut hosts = self.hosts_of(&change.devices, &change.locations);
+        let mut hosts = self.hosts_of(&change.devices, &change.locations, &change.vlan_groups);
         if let Some(vlan) = &change.vlan {
             let carried = self.devices_carrying(vlan).map_err(ChangeError::Nautobot)?;
-            for h in self.hosts_of(&carried, &[]) {
+            for h in self.hosts_of(&carried, &[], &[]) {
                 if !hosts.contains(&h) {
                     hosts.push(h);
                 }
@@ -399,9 +498,9 @@ impl Results {
         Ok((hosts, change.what))
     }
 
-    /// The hosts whose device is one of `devices` or whose location is one of `locations`, in
-    /// inventory order.
-    fn hosts_of(&self, devices: &[String], locations: &[String]) -> Vec<String> {
+    /// The hosts whose device is one of `devices`, whose location is one of `locations`, or whose
+    /// config context names one of `groups`, in inventory order.
+    fn hosts_of(&self, devices: &[String], locations: &[String], groups: &[String]) -> Vec<String> {
         self.device_ids
             .iter()
             .filter(|(host, id)| {
@@ -410,6 +509,10 @@ impl Results {
                         .location_ids
                         .get(*host)
                         .is_some_and(|l| locations.contains(l))
+                    || self
+                        .vlan_group_ids
+                        .get(*host)
+                        .is_some_and(|gs| gs.iter().any(|g| groups.contains(g)))
             })
             .map(|(host, _)| host.clone())
             .collect()
@@ -474,6 +577,7 @@ pub enum ChangeError {
 struct Change {
     devices: Vec<String>,
     locations: Vec<String>,
+    vlan_groups: Vec<String>,
     vlan: Option<String>,
     what: String,
 }
@@ -492,6 +596,7 @@ impl Change {
         let mut c = Change {
             devices: Vec::new(),
             locations: Vec::new(),
+            vlan_groups: Vec::new(),
             vlan: None,
             what: format!(
                 "{object_type} {} {} by {}",
@@ -529,6 +634,10 @@ impl Change {
                         if let Some(l) = id(l).filter(|l| !c.locations.contains(l)) {
                             c.locations.push(l);
                         }
+                    }
+                    if let Some(g) = id(&snap["vlan_group"]).filter(|g| !c.vlan_groups.contains(g))
+                    {
+                        c.vlan_groups.push(g);
                     }
                 }
                 c.vlan = Some(object_id);
@@ -574,6 +683,7 @@ fn build(f: &Fetched) -> Read {
     let mut r = Read {
         device_ids: BTreeMap::new(),
         location_ids: BTreeMap::new(),
+        vlan_group_ids: BTreeMap::new(),
         hosts: BTreeMap::new(),
         groups: BTreeMap::new(),
         origins: BTreeMap::new(),
@@ -593,6 +703,12 @@ fn build(f: &Fetched) -> Read {
         if let Some(id) = d["location"]["id"].as_str() {
             r.location_ids.insert(name.clone(), id.to_owned());
         }
+        let group_ids: Vec<String> = group_names(d)
+            .into_iter()
+            .filter_map(|g| f.intent.vlan_groups.get(g)?.as_ref())
+            .filter_map(|(group, _)| group["id"].as_str().map(str::to_owned))
+            .collect();
+        r.vlan_group_ids.insert(name.clone(), group_ids);
         let (entry, problem) = host(d, &name, f, &mut origins);
         if let Some(message) = problem {
             r.host_errors.insert(name.clone(), message);
@@ -831,46 +947,69 @@ fn reference(secret: &Value) -> Result<String, String> {
 }
 
 /// A device's intent from Nautobot as netgw attributes: `netdev.vlans` (the VLANs of its location,
-/// and any its interfaces carry) and `netdev.links` (every interface but management-only ones).
-/// Errors name the device, the interface and the field Nautobot holds wrongly.
+/// of the VLAN groups its config context names, and any its interfaces carry), `netdev.links`
+/// (every interface but management-only ones and LAGs), `netdev.lags` (each LAG with its members)
+/// and `netdev.l3_interfaces`. Errors name the device, the interface and the field Nautobot holds
+/// wrongly.
 fn intent(
     d: &Value,
     name: &str,
     f: &Fetched,
     warnings: &mut Vec<String>,
 ) -> Result<Map<String, Value>, String> {
-    let mut vlans = Map::new();
-    let loc = d["location"]["name"].as_str().unwrap_or_default();
-    for v in f.vlans.get(loc).into_iter().flatten() {
-        add_vlan(&mut vlans, v);
-    }
+    let mut vlans = device_vlans(d, name, f)?;
+    let ifaces: Vec<&Value> = d["id"]
+        .as_str()
+        .and_then(|id| f.intent.interfaces.get(id))
+        .into_iter()
+        .flatten()
+        .filter(|i| i["mgmt_only"] != true)
+        .collect();
     let mut links = Map::new();
-    let ifaces = d["id"].as_str().and_then(|id| f.interfaces.get(id));
-    for i in ifaces.into_iter().flatten() {
+    let mut lags = Map::new();
+    for i in &ifaces {
         let iname = i["name"].as_str().unwrap_or_default();
-        if i["mgmt_only"] == true {
-            continue;
-        }
-        if !i["lag"].is_null() || i["type"]["value"] == "lag" {
-            warnings.push(format!(
-                "nautobot device {name} interface {iname}: LAG membership is not read from Nautobot; \
-                 the interface is left alone"
-            ));
-            continue;
-        }
-        for v in std::iter::once(&i["untagged_vlan"])
-            .chain(i["tagged_vlans"].as_array().into_iter().flatten())
-        {
+        let at = |m: String| format!("nautobot device {name} interface {iname} {m}");
+        for (field, v) in std::iter::once(("untagged_vlan", &i["untagged_vlan"])).chain(
+            i["tagged_vlans"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|v| ("tagged_vlans", v)),
+        ) {
             if !v.is_null() {
-                add_vlan(&mut vlans, v);
+                vlans.add(v, &format!("interface {iname} field {field}"), name)?;
             }
         }
-        let link = link(i).map_err(|m| format!("nautobot device {name} interface {iname} {m}"))?;
+        let mut link = link(i).map_err(at)?;
+        if i["type"]["value"] == "lag" {
+            let lag = lag(i, link, &ifaces).map_err(at)?;
+            if lag["links"].as_array().is_some_and(Vec::is_empty) {
+                warnings.push(format!(
+                    "nautobot device {name} interface {iname}: a LAG without members (no interface \
+                     names it as its lag); netgw declares it with none"
+                ));
+            }
+            lags.insert(iname.to_owned(), Value::Object(lag));
+            continue;
+        }
+        if !i["lag"].is_null() {
+            follow_lag(i, &mut link, &ifaces).map_err(at)?;
+        }
         links.insert(iname.to_owned(), Value::Object(link));
     }
-    let l3 = l3_interfaces(d, name, f, &links)?;
+    let mut routable = links.clone();
+    routable.extend(lags.clone());
+    let l3 = l3_interfaces(d, name, f, &routable)?;
     let mut netdev = Map::new();
-    for (key, map) in [("vlans", vlans), ("links", links), ("l3_interfaces", l3)] {
+    let vlans = vlans.into_map();
+    if f.purge_vlans || !vlans.is_empty() {
+        netdev.insert("vlans".into(), Value::Object(vlans));
+    }
+    if f.purge_vlans {
+        netdev.insert("vlan_policy".into(), Value::from("purge"));
+    }
+    for (key, map) in [("links", links), ("lags", lags), ("l3_interfaces", l3)] {
         if !map.is_empty() {
             netdev.insert(key.into(), Value::Object(map));
         }
@@ -880,6 +1019,179 @@ fn intent(
         out.insert("netdev".into(), Value::Object(netdev));
     }
     Ok(out)
+}
+
+/// The VLANs a device's location and the VLAN groups its config context names hold. A named group
+/// Nautobot lacks, or one whose location is neither the device's nor one of its ancestors, is an
+/// error naming the device, the group and the field.
+fn device_vlans(d: &Value, name: &str, f: &Fetched) -> Result<VlanIntent, String> {
+    let mut vlans = VlanIntent::default();
+    let loc = d["location"]["name"].as_str().unwrap_or_default();
+    for v in f.intent.vlans.get(loc).into_iter().flatten() {
+        vlans.add(v, &format!("location {loc}"), name)?;
+    }
+    let field = format!("nautobot device {name} field config_context.{VLAN_GROUPS_KEY}");
+    let named = &d["config_context"][VLAN_GROUPS_KEY];
+    let all_strings = named
+        .as_array()
+        .is_some_and(|a| a.iter().all(Value::is_string));
+    if !named.is_null() && !all_strings {
+        return Err(format!(
+            "{field}: {named} is not a list of VLAN group names"
+        ));
+    }
+    for g in group_names(d) {
+        let Some(Some((group, members))) = f.intent.vlan_groups.get(g) else {
+            return Err(format!("{field}: Nautobot has no VLAN group named {g:?}"));
+        };
+        if let Some(gloc) = group["location"]["id"].as_str()
+            && !location_line(d, f).contains(&gloc)
+        {
+            return Err(format!(
+                "{field}: VLAN group {g} belongs to location {}, which is not the device's \
+                 location {loc} nor one of its parents",
+                group["location"]["name"].as_str().unwrap_or(gloc)
+            ));
+        }
+        for v in members {
+            vlans.add(v, &format!("VLAN group {g}"), name)?;
+        }
+    }
+    Ok(vlans)
+}
+
+/// The device's location and its ancestors' ids (as far as they were read).
+fn location_line<'a>(d: &'a Value, f: &'a Fetched) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut at = d["location"]["id"].as_str();
+    while let Some(id) = at.filter(|id| !out.contains(id) && out.len() <= MAX_LOCATION_DEPTH) {
+        out.push(id);
+        at = f.intent.parents.get(id).and_then(Option::as_deref);
+    }
+    out
+}
+
+/// The VLANs of a device's intent, each with its name and where it came from, so that two sources
+/// naming one VID differently are an error naming both.
+#[derive(Default)]
+struct VlanIntent(BTreeMap<u64, (String, String)>);
+
+impl VlanIntent {
+    fn add(&mut self, v: &Value, source: &str, device: &str) -> Result<(), String> {
+        let Some(vid) = v["vid"].as_u64() else {
+            return Ok(());
+        };
+        let vname = v["name"].as_str().unwrap_or_default();
+        match self.0.get(&vid) {
+            Some((n, first)) if n != vname => Err(format!(
+                "nautobot device {device}: VLAN {vid} is {n:?} in {first} and {vname:?} in \
+                 {source}; a VID has one name on a device: rename one of them or take it out \
+                 of one source"
+            )),
+            Some(_) => Ok(()),
+            None => {
+                self.0.insert(vid, (vname.to_owned(), source.to_owned()));
+                Ok(())
+            }
+        }
+    }
+
+    /// As `netdev.vlans`: `VID: {name: NAME}`.
+    fn into_map(self) -> Map<String, Value> {
+        self.0
+            .into_iter()
+            .map(|(vid, (n, _))| {
+                let mut props = Map::new();
+                if !n.is_empty() {
+                    props.insert("name".into(), Value::from(n));
+                }
+                (vid.to_string(), Value::Object(props))
+            })
+            .collect()
+    }
+}
+
+/// The interface custom field holding a LAG's LACP mode (`active`, `passive`, `on`).
+pub const LACP_FIELD: &str = "netgw_lacp";
+/// The switchport settings a LAG's members take from it.
+const SWITCHPORT: [&str; 4] = ["mode", "access_vlan", "trunk_vlans", "native_vlan"];
+
+/// A LAG interface as a `netdev.lags` entry: its members (the interfaces whose `lag` is it), the
+/// LACP mode from the custom field `netgw_lacp` (`active` when empty), and its own link settings.
+fn lag(
+    i: &Value,
+    mut l: Map<String, Value>,
+    ifaces: &[&Value],
+) -> Result<Map<String, Value>, String> {
+    let members: Vec<Value> = ifaces
+        .iter()
+        .filter(|m| !i["id"].is_null() && m["lag"]["id"] == i["id"])
+        .filter_map(|m| m["name"].as_str().map(Value::from))
+        .collect();
+    let lacp = match &i["custom_fields"][LACP_FIELD] {
+        Value::Null => "active",
+        Value::String(s) if matches!(s.as_str(), "active" | "passive" | "on") => s.as_str(),
+        v => {
+            return Err(format!(
+                "custom field {LACP_FIELD}: {v} is not active, passive or on"
+            ));
+        }
+    };
+    l.insert("links".into(), Value::Array(members));
+    l.insert("lacp".into(), Value::from(lacp));
+    Ok(l)
+}
+
+/// A LAG member's link: its switchport settings are its LAG's. The same as the LAG's are dropped
+/// (the aggregate carries them); others are an error naming the member, its LAG and both settings.
+fn follow_lag(i: &Value, member: &mut Map<String, Value>, ifaces: &[&Value]) -> Result<(), String> {
+    let lag_id = &i["lag"]["id"];
+    let Some(parent) = ifaces.iter().find(|p| p["id"] == *lag_id) else {
+        return Err(format!(
+            "field lag: LAG {} is no interface of this device",
+            i["lag"]["name"].as_str().or(lag_id.as_str()).unwrap_or("?")
+        ));
+    };
+    let pname = parent["name"].as_str().unwrap_or_default();
+    let own: Map<String, Value> = SWITCHPORT
+        .iter()
+        .filter_map(|k| Some(((*k).to_owned(), member.get(*k)?.clone())))
+        .collect();
+    if own.is_empty() {
+        return Ok(());
+    }
+    let theirs: Map<String, Value> = match link(parent) {
+        Ok(l) => SWITCHPORT
+            .iter()
+            .filter_map(|k| Some(((*k).to_owned(), l.get(*k)?.clone())))
+            .collect(),
+        Err(_) => Map::new(),
+    };
+    if own != theirs {
+        let show = |m: &Map<String, Value>| {
+            if m.is_empty() {
+                "none".to_owned()
+            } else {
+                m.iter()
+                    .map(|(k, v)| {
+                        format!("{k} {}", v.as_str().map_or(v.to_string(), str::to_owned))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        };
+        return Err(format!(
+            "field mode: a member of LAG {pname} with VLAN settings of its own ({}) that differ \
+             from interface {pname}'s ({}); a member follows its LAG: clear the member's mode and \
+             VLANs or make them the LAG's",
+            show(&own),
+            show(&theirs)
+        ));
+    }
+    for k in SWITCHPORT {
+        member.remove(k);
+    }
+    Ok(())
 }
 
 /// The IP addresses Nautobot assigns to the device's interfaces, as `netdev.l3_interfaces`
@@ -894,7 +1206,7 @@ fn l3_interfaces(
 ) -> Result<Map<String, Value>, String> {
     let dev = d["id"].as_str().unwrap_or_default();
     let mut l3 = Map::new();
-    for ip in f.addresses.get(dev).into_iter().flatten() {
+    for ip in f.intent.addresses.get(dev).into_iter().flatten() {
         let Some(addr) = ip["address"].as_str() else {
             continue;
         };
@@ -920,16 +1232,6 @@ fn l3_interfaces(
         }
     }
     Ok(l3)
-}
-
-fn add_vlan(vlans: &mut Map<String, Value>, v: &Value) {
-    if let Some(vid) = v["vid"].as_u64() {
-        let mut props = Map::new();
-        if let Some(n) = v["name"].as_str().filter(|n| !n.is_empty()) {
-            props.insert("name".into(), Value::from(n));
-        }
-        vlans.insert(vid.to_string(), Value::Object(props));
-    }
 }
 
 /// One interface as a `netdev.links` entry: description (when set), enabled, mtu (when set), and the
@@ -1073,15 +1375,26 @@ mod tests {
             ("sw2", "d2", "l2"),
             ("sw3", "d3", "l3"),
         ]);
-        assert_eq!(r.hosts_of(&["d3".into()], &["l1".into()]), ["sw1", "sw3"]);
-        assert!(r.hosts_of(&["d9".into()], &[]).is_empty());
+        assert_eq!(
+            r.hosts_of(&["d3".into()], &["l1".into()], &[]),
+            ["sw1", "sw3"]
+        );
+        assert!(r.hosts_of(&["d9".into()], &[], &[]).is_empty());
+        let grouped = json!({"model": "vlan", "data": {"id": "v2", "object_type": "ipam.vlan",
+            "locations": [], "vlan_group": {"id": "g2"}},
+            "snapshots": {"prechange": {"vlan_group": null}}});
+        let c = Change::of(&grouped).unwrap();
+        assert_eq!(c.vlan_groups, ["g2"]);
+        let mut r = r;
+        r.vlan_group_ids.insert("sw2".into(), vec!["g2".into()]);
+        assert_eq!(r.hosts_of(&[], &[], &c.vlan_groups), ["sw2"]);
     }
 
     #[test]
     fn addresses_on_an_interface_route_it_and_a_switched_one_with_addresses_is_an_error() {
         let mut f = fetched(device(json!(null)), vec![]);
         let on = |iface: &str, dev: &str| json!({"name": iface, "device": {"id": dev}});
-        f.addresses.insert(
+        f.intent.addresses.insert(
             "d1".into(),
             vec![
                 json!({"address": "10.0.4.1/24", "interfaces": [on("Ethernet4", "d1"), on("Ethernet9", "d2")]}),
@@ -1141,9 +1454,8 @@ mod tests {
         Fetched {
             devices: vec![device],
             secrets,
-            interfaces: BTreeMap::new(),
-            vlans: BTreeMap::new(),
-            addresses: BTreeMap::new(),
+            intent: IntentObjects::default(),
+            purge_vlans: false,
         }
     }
 
@@ -1224,5 +1536,155 @@ mod tests {
         }
         let f = fetched(device(json!({"name": "bare"})), vec![]);
         assert!(build(&f).host_errors["sw1"].contains("platform (bare) has no network_driver"));
+    }
+
+    fn iface(id: &str, name: &str, extra: Value) -> Value {
+        let mut i = json!({"id": id, "name": name, "enabled": true, "type": {"value": "1000base-t"},
+            "mode": null, "untagged_vlan": null, "tagged_vlans": [], "lag": null});
+        for (k, v) in extra.as_object().unwrap() {
+            i[k] = v.clone();
+        }
+        i
+    }
+
+    fn with_ifaces(ifaces: Vec<Value>) -> Fetched {
+        let mut f = fetched(device(json!(null)), vec![]);
+        f.intent.interfaces.insert("d1".into(), ifaces);
+        f
+    }
+
+    #[test]
+    fn a_lag_takes_its_members_and_lacp_mode_and_members_follow_it() {
+        let v = |vid: u64| json!({"vid": vid, "name": format!("v{vid}")});
+        let po = iface(
+            "i10",
+            "Port-Channel10",
+            json!({"type": {"value": "lag"}, "description": "to dist", "mode": {"value": "tagged"},
+                   "tagged_vlans": [v(310), v(320)], "custom_fields": {"netgw_lacp": "passive"}}),
+        );
+        let member = |id: &str, name: &str, extra: Value| {
+            let mut m = iface(id, name, extra);
+            m["lag"] = json!({"id": "i10", "name": "Port-Channel10"});
+            m
+        };
+        let agreeing = json!({"mode": {"value": "tagged"}, "tagged_vlans": [v(310), v(320)]});
+        let f = with_ifaces(vec![
+            po.clone(),
+            member("i5", "Ethernet5", json!({"description": "m1"})),
+            member("i6", "Ethernet6", agreeing),
+        ]);
+        let mut warnings = Vec::new();
+        let got = intent(&f.devices[0], "sw1", &f, &mut warnings).unwrap();
+        assert_eq!(
+            got["netdev"]["lags"],
+            json!({"Port-Channel10": {"description": "to dist", "enabled": true, "mode": "trunk",
+                   "trunk_vlans": "310,320", "links": ["Ethernet5", "Ethernet6"], "lacp": "passive"}})
+        );
+        assert_eq!(
+            got["netdev"]["links"],
+            json!({"Ethernet5": {"description": "m1", "enabled": true},
+                   "Ethernet6": {"enabled": true}}),
+            "members carry no switchport settings of their own"
+        );
+        assert_eq!(
+            got["netdev"]["vlans"],
+            json!({"310": {"name": "v310"}, "320": {"name": "v320"}})
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
+
+        let f = with_ifaces(vec![
+            po.clone(),
+            member(
+                "i5",
+                "Ethernet5",
+                json!({"mode": {"value": "access"}, "untagged_vlan": v(310)}),
+            ),
+        ]);
+        let e = intent(&f.devices[0], "sw1", &f, &mut warnings).unwrap_err();
+        for want in [
+            "nautobot device sw1 interface Ethernet5 field mode",
+            "member of LAG Port-Channel10",
+            "(mode access, access_vlan 310)",
+            "interface Port-Channel10's (mode trunk, trunk_vlans 310,320)",
+        ] {
+            assert!(e.contains(want), "{want:?} in {e}");
+        }
+        let mut bad = po.clone();
+        bad["custom_fields"]["netgw_lacp"] = json!("fast");
+        let f = with_ifaces(vec![bad]);
+        let e = intent(&f.devices[0], "sw1", &f, &mut warnings).unwrap_err();
+        assert!(e.contains("custom field netgw_lacp: \"fast\""), "{e}");
+        let mut default = po;
+        default["custom_fields"] = json!({});
+        let f = with_ifaces(vec![default]);
+        let got = intent(&f.devices[0], "sw1", &f, &mut warnings).unwrap();
+        assert_eq!(got["netdev"]["lags"]["Port-Channel10"]["lacp"], "active");
+        assert!(
+            warnings[0].contains("a LAG without members"),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn vlan_groups_named_in_the_config_context_add_their_vlans_and_conflicts_name_both() {
+        let mut d = device(json!(null));
+        d["location"] = json!({"id": "l-a", "name": "bldg a"});
+        d["config_context"][VLAN_GROUPS_KEY] = json!(["servers"]);
+        let mut f = fetched(d, vec![]);
+        f.intent
+            .vlans
+            .insert("bldg a".into(), vec![json!({"vid": 110, "name": "users"})]);
+        f.intent.parents.insert("l-a".into(), Some("campus".into()));
+        f.intent.parents.insert("campus".into(), None);
+        let group = json!({"id": "g1", "name": "servers", "location": {"id": "campus", "name": "campus-1"}});
+        f.intent.vlan_groups.insert(
+            "servers".into(),
+            Some((group.clone(), vec![json!({"vid": 310, "name": "app"})])),
+        );
+        let got = intent(&f.devices[0], "sw1", &f, &mut Vec::new()).unwrap();
+        assert_eq!(
+            got["netdev"]["vlans"],
+            json!({"110": {"name": "users"}, "310": {"name": "app"}}),
+            "a group at an ancestor of the device's location"
+        );
+        assert_eq!(build(&f).vlan_group_ids["sw1"], ["g1"]);
+
+        let clash = vec![json!({"vid": 110, "name": "staff"})];
+        f.intent
+            .vlan_groups
+            .insert("servers".into(), Some((group, clash)));
+        let e = intent(&f.devices[0], "sw1", &f, &mut Vec::new()).unwrap_err();
+        assert!(
+            e.contains(
+                "nautobot device sw1: VLAN 110 is \"users\" in location bldg a and \"staff\" in VLAN group servers"
+            ),
+            "{e}"
+        );
+        let elsewhere =
+            json!({"id": "g1", "name": "servers", "location": {"id": "l-b", "name": "bldg b"}});
+        f.intent
+            .vlan_groups
+            .insert("servers".into(), Some((elsewhere, vec![])));
+        let e = intent(&f.devices[0], "sw1", &f, &mut Vec::new()).unwrap_err();
+        assert!(
+            e.contains(
+                "config_context.netgw_vlan_groups: VLAN group servers belongs to location bldg b"
+            ),
+            "{e}"
+        );
+        f.intent.vlan_groups.insert("servers".into(), None);
+        let e = intent(&f.devices[0], "sw1", &f, &mut Vec::new()).unwrap_err();
+        assert!(e.contains("no VLAN group named \"servers\""), "{e}");
+        f.devices[0]["config_context"][VLAN_GROUPS_KEY] = json!("servers");
+        let e = intent(&f.devices[0], "sw1", &f, &mut Vec::new()).unwrap_err();
+        assert!(e.contains("is not a list of VLAN group names"), "{e}");
+    }
+
+    #[test]
+    fn purge_owns_the_vlans_even_when_nautobot_lists_none() {
+        let mut f = fetched(device(json!(null)), vec![]);
+        f.purge_vlans = true;
+        let got = intent(&f.devices[0], "sw1", &f, &mut Vec::new()).unwrap();
+        assert_eq!(got["netdev"], json!({"vlans": {}, "vlan_policy": "purge"}));
     }
 }
