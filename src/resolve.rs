@@ -403,7 +403,7 @@ pub async fn resolve_with(
         }
         None => (cookbooks.clone(), Vec::new()),
     };
-    let mut cb = Cookbooks::of_repo(&repo);
+    let mut cb = Cookbooks::of_repo(&repo).with_data_bag_secret(cookbooks.data_bag_secret());
     if let Some(sync) = sync {
         cb = cb.with_server_bags(sync.data_bags(), tokio::runtime::Handle::current());
     }

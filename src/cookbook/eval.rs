@@ -92,6 +92,17 @@ pub trait Host {
     ) -> Result<Value, CookbookError> {
         Err(at.because("this evaluation has no data bags".into()))
     }
+
+    /// `Chef::EncryptedDataBagItem.load(BAG, ITEM)`: the item decrypted
+    /// (`crate::cookbook::Cookbooks::encrypted_data_bag_item`).
+    fn encrypted_data_bag_item(
+        &mut self,
+        _bag: &str,
+        _item: &str,
+        at: &CookbookError,
+    ) -> Result<Value, CookbookError> {
+        Err(at.because("this evaluation has no data bags".into()))
+    }
 }
 
 /// The resource names a recipe may declare: Chef's netdev cookbook's, netgw's own, and the vendor

@@ -297,4 +297,13 @@ impl Host for Runner<'_> {
     ) -> Result<Value, CookbookError> {
         self.cookbooks.data_bag(bag, item, at)
     }
+
+    fn encrypted_data_bag_item(
+        &mut self,
+        bag: &str,
+        item: &str,
+        at: &CookbookError,
+    ) -> Result<Value, CookbookError> {
+        self.cookbooks.encrypted_data_bag_item(bag, item, at)
+    }
 }
