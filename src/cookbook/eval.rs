@@ -161,11 +161,19 @@ pub fn recipe(
 }
 
 /// The value of one expression of `program` with no node in scope (the arguments of a Ruby role's or
-/// environment's DSL calls), bounded as every evaluation is.
+/// environment's DSL calls), bounded as every evaluation is, as its JSON document holds it: Symbols
+/// as their Strings (what `to_json` writes); a value JSON cannot hold (a Range) is refused.
 pub fn expression(program: &Program, n: &Node) -> Result<Value, CookbookError> {
     let mut attrs = AttributeSet::new();
     let mut e = Eval::new(program, &mut attrs, Source::Node, None);
-    e.eval(n)
+    let v = e.eval(n)?;
+    value::chef_value(&v).map_err(|what| {
+        program.error(
+            n.expression(),
+            describe(n),
+            format!("holds {what}, which a JSON document cannot"),
+        )
+    })
 }
 
 const PRECEDENCES: [(&str, Component); 5] = [
