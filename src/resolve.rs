@@ -531,7 +531,8 @@ fn load_cookbooks(
     attrs: &mut AttributeSet,
 ) -> Result<Vec<(String, RecipeSource)>, ResolveError> {
     let run_list: Vec<String> = expansion.recipes.iter().map(|r| r.name.clone()).collect();
-    load_run(cookbooks, &run_list, attrs).map_err(|e| match e {
+    let cookbooks = cookbooks.clone().with_node_name(name.as_str());
+    load_run(&cookbooks, &run_list, attrs).map_err(|e| match e {
         CookbookError::UnknownRecipe { recipe, path, hint } => ResolveError::UnknownRecipe {
             node: name.to_string(),
             recipe,

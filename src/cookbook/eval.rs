@@ -103,6 +103,11 @@ pub trait Host {
     ) -> Result<Value, CookbookError> {
         Err(at.because("this evaluation has no data bags".into()))
     }
+
+    /// The name of the node evaluated for (`node.name`), when there is one.
+    fn node_name(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The resource names a recipe may declare: Chef's netdev cookbook's, netgw's own, and the vendor
@@ -132,6 +137,11 @@ pub trait AttributeLoader {
         attrs: &mut AttributeSet,
         at: CookbookError,
     ) -> Result<(), CookbookError>;
+
+    /// The name of the node evaluated for (`node.name`), when there is one.
+    fn node_name(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Evaluate an attribute file: its assignments become layers of `attrs` from `source`. Without a

@@ -168,6 +168,8 @@ pub struct Cookbooks {
     server_bags: Option<(Arc<ServerDataBags>, tokio::runtime::Handle)>,
     /// The secret of encrypted data bag items; `None`: encrypted items are refused.
     secret: Option<encrypted::DataBagSecret>,
+    /// The node the cookbooks are evaluated for (`node.name`); `None`: no node, `node.name` refused.
+    node_name: Option<String>,
 }
 
 impl Cookbooks {
@@ -183,6 +185,7 @@ impl Cookbooks {
             renamed: Arc::default(),
             server_bags: None,
             secret: None,
+            node_name: None,
         })
     }
 
@@ -196,7 +199,19 @@ impl Cookbooks {
             renamed: Arc::default(),
             server_bags: None,
             secret: repo.data_bag_secret().map(encrypted::DataBagSecret::new),
+            node_name: None,
         }
+    }
+
+    /// These cookbooks evaluated for node `name`: what `node.name` is in their files.
+    pub fn with_node_name(mut self, name: &str) -> Cookbooks {
+        self.node_name = Some(name.to_owned());
+        self
+    }
+
+    /// The node of [`Cookbooks::with_node_name`].
+    pub fn node_name(&self) -> Option<&str> {
+        self.node_name.as_deref()
     }
 
     /// These cookbooks, with recipes' encrypted data bag items decrypted with the secret in `path`

@@ -698,3 +698,52 @@ fn role_and_environment_files_chef_refuses_are_refused() {
         assert!(e.contains(&path.display().to_string()), "{e}");
     }
 }
+
+/// `node.name` is the node's name (Chef's `Node#name`), not an attribute nor a fact: attribute files
+/// computing from it give what Chef gives; recipes see it too; without a node it is refused.
+#[test]
+fn node_name_is_the_nodes_name_as_chef_has_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    common::write(
+        root,
+        "cookbooks/site/attributes/default.rb",
+        "default['site']['me'] = node.name\n\
+         default['site']['vlan'] = \"v_#{node.name.upcase}\"\n\
+         default['site']['pod'] = node.name.split('-').first\n\
+         default['site']['is_me'] = node.name == node['hostname']\n",
+    );
+    common::write(
+        root,
+        "cookbooks/site/recipes/default.rb",
+        "netdev_vlan \"for_#{node.name}\" do\n  vlan_id node.name.length + 100\nend\n",
+    );
+    let before = json!({"name": "lon2-sw1", "automatic": {"hostname": "device7"}});
+    let (ok, chef) = oracle(root, &["site"], &before);
+    assert!(ok, "{chef}");
+    let cookbooks = Cookbooks::open(root).unwrap().with_node_name("lon2-sw1");
+    let mut attrs = AttributeSet::new();
+    seed(&mut attrs, &json!({"automatic": before["automatic"]}));
+    let recipes = load_run(&cookbooks, &["site".to_owned()], &mut attrs).unwrap();
+    assert_eq!(Value::Object(attrs.merged()), chef["merged"]);
+    assert_eq!(chef["merged"]["site"]["vlan"], "v_LON2-SW1");
+    let compiled = netgw_models::compile::compile(&attrs.merged(), &recipes);
+    assert!(compiled.errors.is_empty(), "{:?}", compiled.errors);
+    let vlan = &compiled.vlans[0].resource;
+    assert_eq!(
+        (vlan.id.get(), vlan.name.as_deref()),
+        (108, Some("for_lon2-sw1"))
+    );
+    // No node (a cookbook evaluated on its own): refused, naming file and line.
+    let e = load_run(
+        &Cookbooks::open(root).unwrap(),
+        &["site".to_owned()],
+        &mut AttributeSet::new(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("attributes/default.rb:1") && e.contains("`node.name`"),
+        "{e}"
+    );
+}

@@ -1165,10 +1165,12 @@ fn cookbooks_are_found_by_their_metadata_name() {
 
 // Encrypted data bag items, made by Chef's own encryptor in each of its three formats.
 
-/// The recipe reading one item of each format, by both forms cookbooks use.
+/// The recipe reading one item of each format, by both forms cookbooks use (and naming a VLAN
+/// after the node, `node.name`, as a run sees it).
 const ENCRYPTED_RECIPE: &str = "items = [data_bag_item('vlans', 'v1'), data_bag_item('vlans', 'v2'),\n\
      Chef::EncryptedDataBagItem.load('vlans', 'v3')]\n\
-     items.each do |item|\n  item['vlans'].each do |v|\n    netdev_vlan v['name'] do\n      vlan_id v['id']\n    end\n  end\nend\n";
+     items.each do |item|\n  item['vlans'].each do |v|\n    netdev_vlan v['name'] do\n      vlan_id v['id']\n    end\n  end\nend\n\
+     netdev_vlan \"node_#{node.name}\" do\n  vlan_id 199\nend\n";
 
 /// A repo whose `data_bags/vlans/v{1,2,3}.json` are encrypted by Chef in format 1, 2 and 3 with
 /// the secret in `secret` (written with surrounding whitespace, which Chef strips).
@@ -1241,6 +1243,7 @@ fn encrypted_data_bag_items_of_each_chef_format_converge_a_lab_switch() {
         let want = format!("enc_{v}");
         assert_eq!(vlans.get(&(100 + v)), Some(&want), "{vlans:?}\n{text}");
     }
+    assert_eq!(vlans.get(&199).map(String::as_str), Some("node_sw1"));
     assert!(!text.contains("s3cret"), "{text}");
     for p in common::walk(&state) {
         let body = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();

@@ -445,6 +445,9 @@ impl Eval<'_> {
         {
             return Ok(self.level(c));
         }
+        if name == "name" && s.args.is_empty() {
+            return self.node_name(n);
+        }
         let args = self.args(s)?;
         let merged = self.merged().clone();
         let refuse = |why: super::Refusal| {
@@ -466,6 +469,22 @@ impl Eval<'_> {
                 "not an attribute read netgw can evaluate before the run (use node['...'])",
             )),
         }
+    }
+
+    /// `node.name`: the name of the node the run is for (Chef's `Node#name`, not an attribute).
+    fn node_name(&self, n: &Node) -> Result<Value, CookbookError> {
+        let name = match (self.host.as_deref(), self.loader.as_deref()) {
+            (Some(h), _) => h.node_name(),
+            (None, Some(l)) => l.node_name(),
+            (None, None) => None,
+        };
+        name.map(Value::String).ok_or_else(|| {
+            self.err(
+                n.expression(),
+                "`node.name`",
+                "this evaluation is for no node (its name is known only in a node's run)",
+            )
+        })
     }
 
     pub(super) fn block(&mut self, n: &Node, b: &Block) -> Result<Value, CookbookError> {
