@@ -104,6 +104,8 @@ pub struct ServeArgs {
     /// The global `--repo`, used when the file names none.
     pub repo: PathBuf,
     pub classifier: Option<PathBuf>,
+    /// The global `--encrypted-data-bag-secret`.
+    pub data_bag_secret: Option<PathBuf>,
     /// The global `--state-dir` (run locks, intent journals; `crate::state`).
     pub state_dir: Option<PathBuf>,
     /// `--current-state repo`: current state in the repo's `nodes/current/`, not the state directory.

@@ -403,7 +403,7 @@ pub async fn resolve_with(
         }
         None => (cookbooks.clone(), Vec::new()),
     };
-    let mut cb = Cookbooks::of_repo(&repo);
+    let mut cb = Cookbooks::of_repo(&repo).with_data_bag_secret(cookbooks.data_bag_secret());
     if let Some(sync) = sync {
         cb = cb.with_server_bags(sync.data_bags(), tokio::runtime::Handle::current());
     }
@@ -531,7 +531,8 @@ fn load_cookbooks(
     attrs: &mut AttributeSet,
 ) -> Result<Vec<(String, RecipeSource)>, ResolveError> {
     let run_list: Vec<String> = expansion.recipes.iter().map(|r| r.name.clone()).collect();
-    load_run(cookbooks, &run_list, attrs).map_err(|e| match e {
+    let cookbooks = cookbooks.clone().with_node_name(name.as_str());
+    load_run(&cookbooks, &run_list, attrs).map_err(|e| match e {
         CookbookError::UnknownRecipe { recipe, path, hint } => ResolveError::UnknownRecipe {
             node: name.to_string(),
             recipe,

@@ -8,6 +8,11 @@
 #                                         run of the oracle
 #   scripts/peers/chef-attrs.sh run       the oracle: request JSON on stdin, attributes JSON on stdout
 #                                         (format: the top of chef-attrs/chef_attrs.rb)
+#   scripts/peers/chef-attrs.sh encrypt VERSION SECRET_FILE
+#                                         Chef's encryptor: a data bag item JSON on stdin, encrypted
+#                                         as knife does (format VERSION 1, 2 or 3) on stdout
+#   scripts/peers/chef-attrs.sh roles role|environment FILE...
+#                                         Chef's Role/Environment#from_file: each file's to_h, JSON
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -35,8 +40,22 @@ run)
     }
     exec ruby "$HERE/chef-attrs/chef_attrs.rb"
     ;;
+encrypt)
+    command -v ruby >/dev/null 2>&1 || {
+        echo "PEER MISSING: ruby is not installed; run scripts/peers/chef-attrs.sh install" >&2
+        exit 3
+    }
+    exec ruby "$HERE/chef-attrs/chef_encrypt.rb" "$2" "$3"
+    ;;
+roles)
+    command -v ruby >/dev/null 2>&1 || {
+        echo "PEER MISSING: ruby is not installed; run scripts/peers/chef-attrs.sh install" >&2
+        exit 3
+    }
+    exec ruby "$HERE/chef-attrs/chef_roles.rb" "${@:2}"
+    ;;
 *)
-    echo "usage: $0 install|run" >&2
+    echo "usage: $0 install|run|encrypt VERSION SECRET_FILE|roles role|environment FILE..." >&2
     exit 2
     ;;
 esac

@@ -179,6 +179,8 @@ pub struct Settings {
     /// Certificate chain and key (PEM) when `serve` speaks TLS itself.
     pub tls: Option<(PathBuf, PathBuf)>,
     pub classifier: Option<PathBuf>,
+    /// The secret file of encrypted data bag items (`--encrypted-data-bag-secret`).
+    pub data_bag_secret: Option<PathBuf>,
     pub state_dir: Option<PathBuf>,
     /// `--current-state repo` (see `crate::store::local::CurrentAt`).
     pub current_in_repo: bool,
@@ -408,6 +410,7 @@ impl Settings {
                 }
             },
             classifier: args.classifier.clone(),
+            data_bag_secret: args.data_bag_secret.clone(),
             state_dir: args.state_dir.clone(),
             current_in_repo: args.current_in_repo,
             auth: Auth::new(tokens, clients),

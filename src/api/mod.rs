@@ -240,7 +240,8 @@ pub async fn serve(
     connector: Arc<dyn Connector>,
     shutdown: CancellationToken,
 ) -> Result<scheduler::ShutdownReport, ServeError> {
-    let cookbooks = LocalRepo::open(&settings.repo)?;
+    let cookbooks =
+        LocalRepo::open(&settings.repo)?.with_data_bag_secret(settings.data_bag_secret.clone());
     let inventory = load_inventory(&settings).await?;
     let links_topology = match &settings.links_topology {
         Some(p) => {

@@ -74,6 +74,12 @@ pub struct Cli {
     #[arg(long, global = true, env = "NETGW_CHEF_KEY")]
     pub client_key: Option<PathBuf>,
 
+    /// The secret file of encrypted data bag items (Chef's `encrypted_data_bag_secret`, the file
+    /// `knife data bag ... --secret-file` encrypted them with); recipes' `data_bag_item` decrypts
+    /// with it. Without it an encrypted item is refused.
+    #[arg(long, global = true, env = "NETGW_ENCRYPTED_DATA_BAG_SECRET")]
+    pub encrypted_data_bag_secret: Option<PathBuf>,
+
     /// External node classifier (Puppet ENC contract), run with each node's name.
     #[arg(long, global = true, env = "NETGW_CLASSIFIER")]
     pub classifier: Option<PathBuf>,
@@ -555,7 +561,8 @@ pub fn run(
             node_show(cli, &repo, name, attribute.as_deref(), *format, out)
         }
         Command::Expand { name, format } => {
-            let repo = LocalRepo::open(&cli.repo)?;
+            let repo = LocalRepo::open(&cli.repo)?
+                .with_data_bag_secret(cli.encrypted_data_bag_secret.clone());
             if cli.server.is_some() {
                 return expand_from_server(cli, &repo, name, *format, out);
             }
@@ -636,7 +643,8 @@ pub fn run(
 /// The repo `--repo` names, its current state kept where `--current-state` says (a warning when
 /// the state directory keeps it but the repo still holds some).
 pub(super) fn open_repo(cli: &Cli) -> Result<LocalRepo, Failure> {
-    let repo = LocalRepo::open(&cli.repo)?;
+    let repo =
+        LocalRepo::open(&cli.repo)?.with_data_bag_secret(cli.encrypted_data_bag_secret.clone());
     let at = current_at(cli.current_state, cli.state_dir.as_deref(), repo.root());
     let repo = repo.with_current(at);
     if let Some(note) = repo.repo_current_note() {

@@ -33,6 +33,7 @@ pub(super) fn serve_cmd(
         concurrency: concurrency.map(|n| n as usize),
         repo: cli.repo.clone(),
         classifier: cli.classifier.clone(),
+        data_bag_secret: cli.encrypted_data_bag_secret.clone(),
         state_dir: cli.state_dir.clone(),
         current_in_repo: cli.current_state == CurrentStateAt::Repo,
         trust: trust(cli),

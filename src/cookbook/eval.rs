@@ -92,6 +92,22 @@ pub trait Host {
     ) -> Result<Value, CookbookError> {
         Err(at.because("this evaluation has no data bags".into()))
     }
+
+    /// `Chef::EncryptedDataBagItem.load(BAG, ITEM)`: the item decrypted
+    /// (`crate::cookbook::Cookbooks::encrypted_data_bag_item`).
+    fn encrypted_data_bag_item(
+        &mut self,
+        _bag: &str,
+        _item: &str,
+        at: &CookbookError,
+    ) -> Result<Value, CookbookError> {
+        Err(at.because("this evaluation has no data bags".into()))
+    }
+
+    /// The name of the node evaluated for (`node.name`), when there is one.
+    fn node_name(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The resource names a recipe may declare: Chef's netdev cookbook's, netgw's own, and the vendor
@@ -121,6 +137,11 @@ pub trait AttributeLoader {
         attrs: &mut AttributeSet,
         at: CookbookError,
     ) -> Result<(), CookbookError>;
+
+    /// The name of the node evaluated for (`node.name`), when there is one.
+    fn node_name(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Evaluate an attribute file: its assignments become layers of `attrs` from `source`. Without a
@@ -150,11 +171,19 @@ pub fn recipe(
 }
 
 /// The value of one expression of `program` with no node in scope (the arguments of a Ruby role's or
-/// environment's DSL calls), bounded as every evaluation is.
+/// environment's DSL calls), bounded as every evaluation is, as its JSON document holds it: Symbols
+/// as their Strings (what `to_json` writes); a value JSON cannot hold (a Range) is refused.
 pub fn expression(program: &Program, n: &Node) -> Result<Value, CookbookError> {
     let mut attrs = AttributeSet::new();
     let mut e = Eval::new(program, &mut attrs, Source::Node, None);
-    e.eval(n)
+    let v = e.eval(n)?;
+    value::chef_value(&v).map_err(|what| {
+        program.error(
+            n.expression(),
+            describe(n),
+            format!("holds {what}, which a JSON document cannot"),
+        )
+    })
 }
 
 const PRECEDENCES: [(&str, Component); 5] = [

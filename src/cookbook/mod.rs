@@ -4,6 +4,7 @@
 //! own declarative format. A cookbook may mix both.
 
 pub mod dsl;
+pub mod encrypted;
 pub mod eval;
 pub mod metadata;
 pub mod netdev;
@@ -165,6 +166,10 @@ pub struct Cookbooks {
     /// The Chef server's data bags, when the cookbooks are the server's, and the runtime their
     /// requests are sent on; `None`: the root's `data_bags/`.
     server_bags: Option<(Arc<ServerDataBags>, tokio::runtime::Handle)>,
+    /// The secret of encrypted data bag items; `None`: encrypted items are refused.
+    secret: Option<encrypted::DataBagSecret>,
+    /// The node the cookbooks are evaluated for (`node.name`); `None`: no node, `node.name` refused.
+    node_name: Option<String>,
 }
 
 impl Cookbooks {
@@ -179,6 +184,8 @@ impl Cookbooks {
             reads: None,
             renamed: Arc::default(),
             server_bags: None,
+            secret: None,
+            node_name: None,
         })
     }
 
@@ -191,7 +198,27 @@ impl Cookbooks {
             reads,
             renamed: Arc::default(),
             server_bags: None,
+            secret: repo.data_bag_secret().map(encrypted::DataBagSecret::new),
+            node_name: None,
         }
+    }
+
+    /// These cookbooks evaluated for node `name`: what `node.name` is in their files.
+    pub fn with_node_name(mut self, name: &str) -> Cookbooks {
+        self.node_name = Some(name.to_owned());
+        self
+    }
+
+    /// The node of [`Cookbooks::with_node_name`].
+    pub fn node_name(&self) -> Option<&str> {
+        self.node_name.as_deref()
+    }
+
+    /// These cookbooks, with recipes' encrypted data bag items decrypted with the secret in `path`
+    /// (Chef's `encrypted_data_bag_secret`); `None`: refused.
+    pub fn with_data_bag_secret(mut self, path: Option<&Path>) -> Cookbooks {
+        self.secret = path.map(encrypted::DataBagSecret::new);
+        self
     }
 
     /// These cookbooks, with recipes' data bags read from the Chef server instead of `data_bags/`,
@@ -370,13 +397,35 @@ impl Cookbooks {
 
     /// A data bag of the repo (`data_bags/BAG/`), or of the Chef server with
     /// [`Cookbooks::with_server_bags`]: its item names, sorted (`data_bag`), or one item's
-    /// hash (`data_bag_item`), as Chef gives them. Plain items only: an encrypted one (values with
-    /// `encrypted_data`, as `knife data bag create --secret-file` writes them) is refused, never
-    /// handed on as ciphertext. `at` is the call's error, given the reason.
+    /// hash (`data_bag_item`), as Chef gives them. An encrypted item (every value but `id` as
+    /// `knife data bag create --secret-file` writes it) is decrypted with the secret of
+    /// [`Cookbooks::with_data_bag_secret`], as Chef's `data_bag_item` does, or refused without one;
+    /// never handed on as ciphertext. `at` is the call's error, given the reason.
     pub fn data_bag(
         &self,
         bag: &str,
         item: Option<&str>,
+        at: &CookbookError,
+    ) -> Result<Value, CookbookError> {
+        self.read_bag(bag, item, ItemRead::Auto, at)
+    }
+
+    /// `Chef::EncryptedDataBagItem.load(BAG, ITEM)`: the item, every value but `id` decrypted
+    /// (refused when one is not encrypted, as Chef fails to decrypt it).
+    pub fn encrypted_data_bag_item(
+        &self,
+        bag: &str,
+        item: &str,
+        at: &CookbookError,
+    ) -> Result<Value, CookbookError> {
+        self.read_bag(bag, Some(item), ItemRead::Encrypted, at)
+    }
+
+    fn read_bag(
+        &self,
+        bag: &str,
+        item: Option<&str>,
+        mode: ItemRead,
         at: &CookbookError,
     ) -> Result<Value, CookbookError> {
         let fail = |why: String| at.because(why);
@@ -395,9 +444,23 @@ impl Cookbooks {
                 )));
             }
         }
-        if let Some((server, runtime)) = &self.server_bags {
-            return server_bag(server, runtime, bag, item, &fail);
+        let (v, from) = match &self.server_bags {
+            Some((server, runtime)) => server_bag(server, runtime, bag, item, &fail)?,
+            None => self.local_bag(bag, item, &fail)?,
+        };
+        match item {
+            Some(item) => self.item_value(v, bag, item, &from, mode).map_err(fail),
+            None => Ok(v),
         }
+    }
+
+    /// `data_bags/BAG/`'s item names, or `data_bags/BAG/ITEM.json` and where it was read.
+    fn local_bag(
+        &self,
+        bag: &str,
+        item: Option<&str>,
+        fail: &dyn Fn(String) -> CookbookError,
+    ) -> Result<(Value, String), CookbookError> {
         let dir = Path::new("data_bags").join(bag);
         let Some(item) = item else {
             let Some(listed) = self.listing(&dir)? else {
@@ -412,7 +475,7 @@ impl Cookbooks {
                 .map(Value::from)
                 .collect();
             names.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
-            return Ok(Value::Array(names));
+            return Ok((Value::Array(names), dir.display().to_string()));
         };
         let rel = dir.join(format!("{item}.json"));
         let path = self.root().join(&rel);
@@ -423,7 +486,42 @@ impl Cookbooks {
             )));
         };
         let v: Value = crate::store::local::parse_json(&path, &text)?;
-        plain_item(v, item, &path.display().to_string()).map_err(fail)
+        Ok((v, path.display().to_string()))
+    }
+
+    /// Item `item` of `bag` read from `from`: its `id` is the item's name; plain, or decrypted
+    /// ([`encrypted`]).
+    fn item_value(
+        &self,
+        v: Value,
+        bag: &str,
+        item: &str,
+        from: &str,
+        mode: ItemRead,
+    ) -> Result<Value, String> {
+        if v.get("id").and_then(Value::as_str) != Some(item) {
+            return Err(format!("{from}: `id` must be {item:?}, the item's name"));
+        }
+        match (encrypted::shape(&v), mode) {
+            (encrypted::Shape::Plain, ItemRead::Auto) => return Ok(v),
+            (encrypted::Shape::Mixed, ItemRead::Auto) => {
+                return Err(format!(
+                    "{from}: some values of data bag item {bag}/{item} look encrypted \
+                     (`encrypted_data`) and others do not, so Chef would hand the ciphertext on as \
+                     plain data; encrypt every value but `id` with one secret (`knife data bag \
+                     from file BAG FILE --secret-file SECRET`)"
+                ));
+            }
+            _ => {}
+        }
+        let Some(secret) = &self.secret else {
+            return Err(format!(
+                "{from} is an encrypted data bag item and no secret is configured: give \
+                 --encrypted-data-bag-secret FILE (or NETGW_ENCRYPTED_DATA_BAG_SECRET), the secret \
+                 file knife encrypted it with"
+            ));
+        };
+        encrypted::decrypt_item(v, secret, &format!("{bag}/{item}"), from)
     }
 
     /// The recipes a cookbook's `recipes/` holds (`cb::name`), for "did you mean".
@@ -449,14 +547,24 @@ impl Cookbooks {
     }
 }
 
-/// A data bag or item from the Chef server ([`ServerDataBags`]), checked as a local one is.
+/// How a recipe reads a data bag item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ItemRead {
+    /// `data_bag_item`: decrypted when it looks encrypted (Chef 12 and later).
+    Auto,
+    /// `Chef::EncryptedDataBagItem.load`: always decrypted.
+    Encrypted,
+}
+
+/// A data bag's item names, or an item as the Chef server stores it ([`ServerDataBags`]), and the
+/// URL it was read from.
 fn server_bag(
     server: &ServerDataBags,
     runtime: &tokio::runtime::Handle,
     bag: &str,
     item: Option<&str>,
     fail: &dyn Fn(String) -> CookbookError,
-) -> Result<Value, CookbookError> {
+) -> Result<(Value, String), CookbookError> {
     let url = server.url(bag, item);
     let got = server.get(runtime, bag, item).map_err(fail)?;
     let Some(got) = got else {
@@ -465,30 +573,13 @@ fn server_bag(
             None => format!("no data bag {bag:?} on the Chef server ({url})"),
         }));
     };
-    let Some(item) = item else {
-        return data_bags::item_names(&got)
-            .map(Value::Array)
-            .ok_or_else(|| fail(format!("{url}: not a data bag listing")));
-    };
-    plain_item(data_bags::item_data(got), item, &url).map_err(fail)
-}
-
-/// A data bag item `item` read from `from`: its `id` is the item's name, and it is plain (an
-/// encrypted one, values with `encrypted_data` as `knife data bag create --secret-file` writes
-/// them, is refused, never handed on as ciphertext).
-fn plain_item(v: Value, item: &str, from: &str) -> Result<Value, String> {
-    if v.get("id").and_then(Value::as_str) != Some(item) {
-        return Err(format!("{from}: `id` must be {item:?}, the item's name"));
+    if item.is_none() {
+        return match data_bags::item_names(&got) {
+            Some(names) => Ok((Value::Array(names), url)),
+            None => Err(fail(format!("{url}: not a data bag listing"))),
+        };
     }
-    let encrypted = v
-        .as_object()
-        .is_some_and(|m| m.values().any(|x| x.get("encrypted_data").is_some()));
-    if encrypted {
-        return Err(format!(
-            "{from} is an encrypted data bag item: netgw does not decrypt data bags"
-        ));
-    }
-    Ok(v)
+    Ok((data_bags::item_data(got), url))
 }
 
 /// Metadata of the cookbook at `rel` beneath `root`.

@@ -155,6 +155,10 @@ impl AttributeLoader<'_> {
 }
 
 impl eval::AttributeLoader for AttributeLoader<'_> {
+    fn node_name(&self) -> Option<String> {
+        self.cookbooks.node_name().map(str::to_owned)
+    }
+
     fn include_attribute(
         &mut self,
         full: &str,
@@ -271,6 +275,10 @@ impl Runner<'_> {
 }
 
 impl Host for Runner<'_> {
+    fn node_name(&self) -> Option<String> {
+        self.cookbooks.node_name().map(str::to_owned)
+    }
+
     fn include_recipe(
         &mut self,
         name: &str,
@@ -296,5 +304,14 @@ impl Host for Runner<'_> {
         at: &CookbookError,
     ) -> Result<Value, CookbookError> {
         self.cookbooks.data_bag(bag, item, at)
+    }
+
+    fn encrypted_data_bag_item(
+        &mut self,
+        bag: &str,
+        item: &str,
+        at: &CookbookError,
+    ) -> Result<Value, CookbookError> {
+        self.cookbooks.encrypted_data_bag_item(bag, item, at)
     }
 }

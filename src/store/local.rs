@@ -62,6 +62,9 @@ pub struct LocalRepo {
     dir: Arc<RootDir>,
     /// Reads of roles, environments and cookbooks kept for one run ([`LocalRepo::for_run`]).
     reads: Option<Arc<RunReads>>,
+    /// The file holding the secret of encrypted data bag items (Chef's `encrypted_data_bag_secret`),
+    /// for recipes evaluated with this repo's settings; the path only, never its contents.
+    data_bag_secret: Option<PathBuf>,
 }
 
 /// What one run read of a repo's shared files (roles, environments, cookbook files and directory
@@ -144,6 +147,7 @@ impl LocalRepo {
             current: CurrentAt::Repo,
             dir: Arc::new(dir),
             reads: None,
+            data_bag_secret: None,
         })
     }
 
@@ -189,6 +193,17 @@ impl LocalRepo {
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// This repo, with recipes' encrypted data bag items decrypted with the secret in `path`.
+    pub fn with_data_bag_secret(mut self, path: Option<PathBuf>) -> LocalRepo {
+        self.data_bag_secret = path;
+        self
+    }
+
+    /// The secret file of [`LocalRepo::with_data_bag_secret`].
+    pub fn data_bag_secret(&self) -> Option<&Path> {
+        self.data_bag_secret.as_deref()
     }
 
     /// The opened root and this run's reads, which the cookbooks beneath the repo share

@@ -533,3 +533,217 @@ fn public_cookbooks_never_give_a_wrong_value() {
         "{equal} of {total} equal, under 85%"
     );
 }
+
+// Ruby roles and environments: netgw's reading (src/cookbook/dsl.rs, then the role or environment
+// model a run uses) against Chef's own `Chef::Role#from_file` / `Chef::Environment#from_file` and
+// `#to_h` (vendored, scripts/peers/chef-attrs/chef_roles.rb). Corpus: tests/fixtures/chef-roles
+// (rcbops' public roles, Apache-2.0, and files written for this test; docs/fixture-sources.md).
+
+/// Chef's `to_h` of each file (`{"error": ...}` where Chef raised), by path.
+fn chef_objects(kind: &str, files: &[PathBuf]) -> Value {
+    let out = Command::new("bash")
+        .arg(common::root().join("scripts/peers/chef-attrs.sh"))
+        .args(["roles", kind])
+        .args(files)
+        .output()
+        .expect("running scripts/peers/chef-attrs.sh");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "chef-attrs roles: {stderr}");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"))
+}
+
+fn dsl_files(dir: &str) -> Vec<PathBuf> {
+    let root = common::root().join("tests/fixtures/chef-roles");
+    let mut out = Vec::new();
+    for source in std::fs::read_dir(&root).unwrap() {
+        let d = source.unwrap().path().join(dir);
+        for f in std::fs::read_dir(&d).into_iter().flatten() {
+            out.push(f.unwrap().path());
+        }
+    }
+    out.sort();
+    out
+}
+
+/// What a run takes from a role: its run-list in each environment (`Role#run_list_for`), which
+/// environments have their own, its description and attributes.
+fn role_view(role: &netgw_models::node::Role, envs: &[String]) -> Value {
+    let lists: serde_json::Map<String, Value> = envs
+        .iter()
+        .map(|e| (e.clone(), json!(role.run_list_for(e))))
+        .collect();
+    let own: Vec<&String> = role.env_run_lists.0.iter().map(|(e, _)| e).collect();
+    json!({"name": role.name, "description": role.description, "run_list_for": lists,
+        "env_run_lists": own, "default_attributes": role.default_attributes,
+        "override_attributes": role.override_attributes})
+}
+
+/// The same of Chef's `to_h`.
+fn chef_role_view(h: &Value, envs: &[String]) -> Value {
+    let lists: serde_json::Map<String, Value> = envs
+        .iter()
+        .map(|e| {
+            let l = h["env_run_lists"].get(e).unwrap_or(&h["run_list"]);
+            (e.clone(), l.clone())
+        })
+        .collect();
+    let own: Vec<&String> = h["env_run_lists"].as_object().unwrap().keys().collect();
+    json!({"name": h["name"], "description": h["description"], "run_list_for": lists,
+        "env_run_lists": own, "default_attributes": h["default_attributes"],
+        "override_attributes": h["override_attributes"]})
+}
+
+#[test]
+fn ruby_roles_and_environments_read_as_chefs_from_file_reads_them() {
+    let roles = dsl_files("roles");
+    let chef = chef_objects("role", &roles);
+    let mut equal = 0;
+    for f in &roles {
+        let want = &chef[f.to_str().unwrap()];
+        assert!(
+            want.get("error").is_none(),
+            "Chef refused {}: {want}",
+            f.display()
+        );
+        let text = std::fs::read_to_string(f).unwrap();
+        let doc = netgw::cookbook::dsl::role(f, &text).unwrap_or_else(|e| panic!("{e}"));
+        let role: netgw_models::node::Role =
+            serde_json::from_value(doc).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let mut envs = vec!["_default".to_owned(), "never_named".to_owned()];
+        envs.extend(want["env_run_lists"].as_object().unwrap().keys().cloned());
+        assert_eq!(
+            role_view(&role, &envs),
+            chef_role_view(want, &envs),
+            "{}",
+            f.display()
+        );
+        equal += 1;
+    }
+    let envs = dsl_files("environments");
+    let chef = chef_objects("environment", &envs);
+    for f in &envs {
+        let want = &chef[f.to_str().unwrap()];
+        assert!(
+            want.get("error").is_none(),
+            "Chef refused {}: {want}",
+            f.display()
+        );
+        let text = std::fs::read_to_string(f).unwrap();
+        let doc = netgw::cookbook::dsl::environment(f, &text).unwrap_or_else(|e| panic!("{e}"));
+        let env: netgw_models::node::Environment =
+            serde_json::from_value(doc).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let got = json!({"name": env.name, "description": env.description,
+            "cookbook_versions": env.cookbook_versions,
+            "default_attributes": env.default_attributes,
+            "override_attributes": env.override_attributes});
+        let keys = [
+            "name",
+            "description",
+            "cookbook_versions",
+            "default_attributes",
+            "override_attributes",
+        ];
+        let want: serde_json::Map<String, Value> = keys
+            .iter()
+            .map(|k| ((*k).to_owned(), want[*k].clone()))
+            .collect();
+        assert_eq!(got, Value::Object(want), "{}", f.display());
+        equal += 1;
+    }
+    assert!(roles.len() >= 12 && envs.len() >= 2, "{roles:?} {envs:?}");
+    assert_eq!(equal, roles.len() + envs.len());
+}
+
+/// Where Chef's `from_file` raises, netgw's repo refuses the file too (naming it), never reads a
+/// value from it.
+#[test]
+fn role_and_environment_files_chef_refuses_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("nodes")).unwrap();
+    let cases = [
+        (
+            "roles",
+            "no_default",
+            "env_run_lists 'prod' => ['recipe[a]']",
+        ),
+        ("environments", "one_arg", "cookbook 'netdev'"),
+        ("roles", "not_a_hash", "default_attributes 'a'"),
+        (
+            "environments",
+            "bad_constraint",
+            "cookbook 'netdev', 'soon'",
+        ),
+    ];
+    let repo = netgw::store::local::LocalRepo::open(dir.path()).unwrap();
+    for (kind, name, line) in cases {
+        let path = dir.path().join(kind).join(format!("{name}.rb"));
+        common::write(
+            dir.path(),
+            &format!("{kind}/{name}.rb"),
+            &format!("name '{name}'\n{line}\n"),
+        );
+        let chef = chef_objects(&kind[..kind.len() - 1], std::slice::from_ref(&path));
+        let chef = &chef[path.to_str().unwrap()];
+        assert!(
+            chef.get("error").is_some(),
+            "Chef accepted {}: {chef}",
+            path.display()
+        );
+        let e = match kind {
+            "roles" => netgw::resolve::repo_role(&repo, name).map(|_| ()),
+            _ => netgw::resolve::repo_environment(&repo, name).map(|_| ()),
+        }
+        .expect_err(&format!("netgw accepted {} (Chef: {chef})", path.display()))
+        .to_string();
+        assert!(e.contains(&path.display().to_string()), "{e}");
+    }
+}
+
+/// `node.name` is the node's name (Chef's `Node#name`), not an attribute nor a fact: attribute files
+/// computing from it give what Chef gives; recipes see it too; without a node it is refused.
+#[test]
+fn node_name_is_the_nodes_name_as_chef_has_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    common::write(
+        root,
+        "cookbooks/site/attributes/default.rb",
+        "default['site']['me'] = node.name\n\
+         default['site']['vlan'] = \"v_#{node.name.upcase}\"\n\
+         default['site']['pod'] = node.name.split('-').first\n\
+         default['site']['is_me'] = node.name == node['hostname']\n",
+    );
+    common::write(
+        root,
+        "cookbooks/site/recipes/default.rb",
+        "netdev_vlan \"for_#{node.name}\" do\n  vlan_id node.name.length + 100\nend\n",
+    );
+    let before = json!({"name": "lon2-sw1", "automatic": {"hostname": "device7"}});
+    let (ok, chef) = oracle(root, &["site"], &before);
+    assert!(ok, "{chef}");
+    let cookbooks = Cookbooks::open(root).unwrap().with_node_name("lon2-sw1");
+    let mut attrs = AttributeSet::new();
+    seed(&mut attrs, &json!({"automatic": before["automatic"]}));
+    let recipes = load_run(&cookbooks, &["site".to_owned()], &mut attrs).unwrap();
+    assert_eq!(Value::Object(attrs.merged()), chef["merged"]);
+    assert_eq!(chef["merged"]["site"]["vlan"], "v_LON2-SW1");
+    let compiled = netgw_models::compile::compile(&attrs.merged(), &recipes);
+    assert!(compiled.errors.is_empty(), "{:?}", compiled.errors);
+    let vlan = &compiled.vlans[0].resource;
+    assert_eq!(
+        (vlan.id.get(), vlan.name.as_deref()),
+        (108, Some("for_lon2-sw1"))
+    );
+    // No node (a cookbook evaluated on its own): refused, naming file and line.
+    let e = load_run(
+        &Cookbooks::open(root).unwrap(),
+        &["site".to_owned()],
+        &mut AttributeSet::new(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("attributes/default.rb:1") && e.contains("`node.name`"),
+        "{e}"
+    );
+}

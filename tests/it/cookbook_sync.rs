@@ -295,7 +295,7 @@ async fn a_converge_uses_the_allowed_version_and_reports_it() {
     let human = netgw::report::human_summary(&report);
     assert!(human.contains("net 1.0.0"), "{human}");
     // The set this run read is marked used and lists its files' checksums (what pruning keeps).
-    let sets = walk(state.path());
+    let sets = common::walk(state.path());
     assert!(sets.iter().any(|p| p.ends_with(".used")), "{sets:?}");
     assert!(sets.iter().any(|p| p.ends_with(".checksums")), "{sets:?}");
     // `node show` and `expand` with --server see the server's cookbooks as converge does.
@@ -463,7 +463,7 @@ async fn two_runs_at_once_share_the_cache_safely() {
     }
     let (da, db) = (a.report().files_downloaded, b.report().files_downloaded);
     assert!((4..=8).contains(&(da + db)), "{da} + {db}");
-    let leftovers: Vec<PathBuf> = walk(state.path())
+    let leftovers: Vec<PathBuf> = common::walk(state.path())
         .into_iter()
         .filter(|p| p.to_string_lossy().contains(".tmp-"))
         .collect();
@@ -513,7 +513,7 @@ async fn bad_or_missing_files_are_named_and_never_used() {
     assert_eq!(dev.lock().unwrap().commits, 0);
     assert!(
         !state.path().join("cookbooks").exists()
-            || !walk(&state.path().join("cookbooks"))
+            || !common::walk(&state.path().join("cookbooks"))
                 .iter()
                 .any(|p| p.ends_with(&sum)),
         "a mismatching file is never cached"
@@ -537,22 +537,6 @@ fn md5_hex(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_owned()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                todo.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out
 }
 
 /// `netgw node show --server` under `umask 000`: the cookbook cache it creates is 0700/0600 all
@@ -695,7 +679,7 @@ async fn recipes_read_the_servers_data_bags() {
         assert!(got.contains(&(want.0, Some(want.1.into()))), "{got:?}");
     }
     // Nothing of the items' values is kept on disk.
-    for p in walk(state.path()) {
+    for p in common::walk(state.path()) {
         let text = std::fs::read(&p).unwrap_or_default();
         assert!(!String::from_utf8_lossy(&text).contains("green"), "{p:?}");
     }
@@ -751,4 +735,81 @@ async fn recipes_read_the_servers_data_bags() {
         let e = resolve(&g, &sync, "sw2").await.unwrap_err().to_string();
         assert!(e.contains(line) && e.contains(why), "{recipe}: {e}");
     }
+}
+
+/// Encrypted items on the Chef server, made by Chef's own encryptor in its formats 1, 2 and 3 and
+/// stored as `knife data bag from file --secret-file` stores them: the binary with --server and
+/// --encrypted-data-bag-secret converges a netgw-lab switch from their decrypted values; with a
+/// wrong secret it fails naming the item and key (and the URL), never the secret.
+#[tokio::test(flavor = "multi_thread")]
+async fn recipes_decrypt_the_servers_encrypted_data_bag_items() {
+    let g = Goiardi::start();
+    let s = g.server();
+    let recipe = "[data_bag_item('creds', 'v1'), data_bag_item('creds', 'v2'),\n\
+                  Chef::EncryptedDataBagItem.load('creds', 'v3')].each do |item|\n\
+                  netdev_vlan item['name'] do\n    vlan_id item['vlan']\n  end\nend\n";
+    upload(&g, "net", "1.0.0", json!({}), &[("recipes/enc.rb", recipe)]);
+    let d = tempfile::tempdir().unwrap();
+    let (secret, wrong) = (d.path().join("secret"), d.path().join("wrong"));
+    std::fs::write(&secret, "server-Secret-42\n").unwrap();
+    std::fs::write(&wrong, "server-Secret-43\n").unwrap();
+    for v in 1..=3u16 {
+        let item = json!({"id": format!("v{v}"), "name": format!("srv_{v}"), "vlan": 400 + v});
+        data_bag_item(&g, "creds", common::chef_encrypt(v as u8, &secret, &item));
+    }
+    let topo =
+        Topology::parse("name: encbags\ntopology:\n  nodes:\n    eos1: {kind: arista_ceos}\n")
+            .unwrap();
+    let lab = Lab::start(&topo, LabOptions::default()).await.unwrap();
+    lab.write_inventory(&d.path().join("inventory.yml"))
+        .unwrap();
+    std::fs::create_dir_all(d.path().join("repo/nodes")).unwrap();
+    node(&s, "eos1", "_default", &["recipe[net::enc]"]).await;
+    let converge = |secret: &Path| {
+        let mut cli = Command::new(env!("CARGO_BIN_EXE_netgw"));
+        cli.arg("--repo")
+            .arg(d.path().join("repo"))
+            .args(["--server", &g.url, "--client-name", "admin", "--client-key"])
+            .arg(&g.admin_key)
+            .arg("--state-dir")
+            .arg(d.path().join("state"))
+            .arg("--encrypted-data-bag-secret")
+            .arg(secret)
+            .args(["converge", "--format", "json", "--inventory"])
+            .arg(d.path().join("inventory.yml"));
+        tokio::task::spawn_blocking(move || {
+            let o = cli.output().unwrap();
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            (o.status.success(), text)
+        })
+    };
+    let (ok, text) = converge(&secret).await.unwrap();
+    assert!(ok, "{text}");
+    let vlans = lab.node("eos1").unwrap().device.state().vlans.clone();
+    for v in 1..=3u16 {
+        assert_eq!(
+            vlans.get(&(400 + v)),
+            Some(&format!("srv_{v}")),
+            "{vlans:?}"
+        );
+    }
+    assert!(!text.contains("server-Secret"), "{text}");
+    for p in common::walk(&d.path().join("state")) {
+        let body = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+        assert!(!body.contains("server-Secret"), "{p:?}");
+    }
+    let (ok, text) = converge(&wrong).await.unwrap();
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("enc.rb:1")
+            && text.contains("/data/creds/v1")
+            && text.contains("data bag item creds/v1, key ")
+            && text.contains("cannot decrypt"),
+        "{text}"
+    );
+    assert!(!text.contains("server-Secret"), "{text}");
 }

@@ -1162,3 +1162,194 @@ fn cookbooks_are_found_by_their_metadata_name() {
     let e = run_err(d, &["chef"]);
     assert!(e.contains("chef"), "{e}");
 }
+
+// Encrypted data bag items, made by Chef's own encryptor in each of its three formats.
+
+/// The recipe reading one item of each format, by both forms cookbooks use (and naming a VLAN
+/// after the node, `node.name`, as a run sees it).
+const ENCRYPTED_RECIPE: &str = "items = [data_bag_item('vlans', 'v1'), data_bag_item('vlans', 'v2'),\n\
+     Chef::EncryptedDataBagItem.load('vlans', 'v3')]\n\
+     items.each do |item|\n  item['vlans'].each do |v|\n    netdev_vlan v['name'] do\n      vlan_id v['id']\n    end\n  end\nend\n\
+     netdev_vlan \"node_#{node.name}\" do\n  vlan_id 199\nend\n";
+
+/// A repo whose `data_bags/vlans/v{1,2,3}.json` are encrypted by Chef in format 1, 2 and 3 with
+/// the secret in `secret` (written with surrounding whitespace, which Chef strips).
+fn encrypted_repo(repo: &Path, secret: &Path) {
+    std::fs::create_dir_all(repo).unwrap();
+    std::fs::write(secret, "  s3cret-Of-the-Shop \n\n").unwrap();
+    for v in 1..=3u8 {
+        let item = json!({"id": format!("v{v}"), "vlans": [{"id": 100 + u16::from(v), "name": format!("enc_{v}")}],
+            "note": "only the vlans key is read"});
+        let enc = common::chef_encrypt(v, secret, &item);
+        assert!(!enc.to_string().contains("enc_"), "encrypted: {enc}");
+        write(
+            repo,
+            &format!("data_bags/vlans/v{v}.json"),
+            &enc.to_string(),
+        );
+    }
+    write(
+        repo,
+        "cookbooks/site/metadata.rb",
+        "name 'site'\nversion '1.0.0'\ndepends 'netdev'\n",
+    );
+    write(repo, "cookbooks/site/recipes/default.rb", ENCRYPTED_RECIPE);
+    write(
+        repo,
+        "nodes/sw1.json",
+        r#"{"name":"sw1","run_list":["recipe[site]"]}"#,
+    );
+}
+
+/// The recipe's error with the data bag secret `secret` (none: not configured).
+fn encrypted_err(repo: &Path, secret: Option<&Path>) -> String {
+    let cookbooks = Cookbooks::open(repo).unwrap().with_data_bag_secret(secret);
+    let mut attrs = AttributeSet::new();
+    match load_run(&cookbooks, &["site".to_owned()], &mut attrs) {
+        Ok(_) => panic!("evaluated"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn encrypted_data_bag_items_of_each_chef_format_converge_a_lab_switch() {
+    let (_rt, lab, dir, inv) = eos_lab("enc");
+    let d = dir.path();
+    let (repo, secret) = (d.join("repo"), d.join("secret"));
+    encrypted_repo(&repo, &secret);
+    let state = d.join("state");
+    let converge = |secret: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .arg("--repo")
+            .arg(&repo)
+            .arg("--encrypted-data-bag-secret")
+            .arg(secret)
+            .args(["converge", "--format", "json", "--inventory"])
+            .arg(&inv)
+            .env("NETGW_STATE_DIR", &state)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = converge(&secret);
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    let vlans = lab.node("sw1").unwrap().device.state().vlans.clone();
+    for v in 1..=3u16 {
+        let want = format!("enc_{v}");
+        assert_eq!(vlans.get(&(100 + v)), Some(&want), "{vlans:?}\n{text}");
+    }
+    assert_eq!(vlans.get(&199).map(String::as_str), Some("node_sw1"));
+    assert!(!text.contains("s3cret"), "{text}");
+    for p in common::walk(&state) {
+        let body = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+        assert!(!body.contains("s3cret"), "{}", p.display());
+    }
+    // A wrong secret: the converge fails before the device, naming the item and key, not the secret.
+    let wrong = d.join("wrong");
+    std::fs::write(&wrong, "not-the-secret\n").unwrap();
+    let out = converge(&wrong);
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("default.rb:1")
+            && text.contains("data bag item vlans/v1, key ")
+            && text.contains("cannot decrypt"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("not-the-secret") && !text.contains("s3cret"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_wrong_secret_a_forged_item_or_none_is_refused_for_each_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, secret) = (dir.path().join("repo"), dir.path().join("secret"));
+    encrypted_repo(&repo, &secret);
+    let wrong = dir.path().join("wrong");
+    std::fs::write(&wrong, "s3cret-Of-the-Shop!").unwrap();
+    // Each format alone, first with the wrong secret, then forged (one byte of its ciphertext or
+    // tag changed), then with no secret at all.
+    let formats = [
+        ("v1", "data_bag_item('vlans', 'v1')", "bad decrypt"),
+        ("v2", "data_bag_item('vlans', 'v2')", "invalid hmac"),
+        (
+            "v3",
+            "Chef::EncryptedDataBagItem.load('vlans', 'v3')",
+            "authentication failed",
+        ),
+    ];
+    for (item, call, why) in formats {
+        let recipe =
+            format!("x = {call}\nnetdev_vlan 'a' do\n  vlan_id x['vlans'][0]['id']\nend\n");
+        write(&repo, "cookbooks/site/recipes/default.rb", &recipe);
+        let e = encrypted_err(&repo, Some(&wrong));
+        let named = format!("data bag item vlans/{item}, key \"vlans\": cannot decrypt:");
+        assert!(
+            e.contains("default.rb:1") && e.contains(&named),
+            "{item}: {e}"
+        );
+        assert!(item == "v1" || e.contains(why), "{item}: {e}");
+        assert!(!e.contains("s3cret"), "{e}");
+        // The right secret reads it.
+        let cookbooks = Cookbooks::open(&repo)
+            .unwrap()
+            .with_data_bag_secret(Some(&secret));
+        let mut attrs = AttributeSet::new();
+        load_run(&cookbooks, &["site".to_owned()], &mut attrs)
+            .unwrap_or_else(|e| panic!("{item}: {e}"));
+        // Forged: the last character of a base64 field before its padding changed.
+        let path = repo.join(format!("data_bags/vlans/{item}.json"));
+        let good = std::fs::read_to_string(&path).unwrap();
+        let mut v: Value = serde_json::from_str(&good).unwrap();
+        let field = if item == "v3" {
+            "auth_tag"
+        } else {
+            "encrypted_data"
+        };
+        let text = v["vlans"][field].as_str().unwrap().to_owned();
+        let at = text.trim_end().trim_end_matches('=').len() - 2;
+        let flip = if &text[at..=at] == "A" { "B" } else { "A" };
+        v["vlans"][field] = Value::from(format!("{}{flip}{}", &text[..at], &text[at + 1..]));
+        std::fs::write(&path, v.to_string()).unwrap();
+        let e = encrypted_err(&repo, Some(&secret));
+        assert!(e.contains(&named), "{item} forged: {e}");
+        if item != "v1" {
+            assert!(e.contains(why), "{item} forged: {e}");
+        }
+        std::fs::write(&path, good).unwrap();
+        let e = encrypted_err(&repo, None);
+        assert!(
+            e.contains("is an encrypted data bag item and no secret is configured")
+                && e.contains("--encrypted-data-bag-secret"),
+            "{item}: {e}"
+        );
+    }
+    // A secret of the recipe's own names a file on the Chef node: refused by name.
+    for call in [
+        "data_bag_item('vlans', 'v1', 'x')",
+        "Chef::EncryptedDataBagItem.load('vlans', 'v1', s)",
+        "Chef::EncryptedDataBagItem.load_secret('/etc/chef/encrypted_data_bag_secret')",
+    ] {
+        write(
+            &repo,
+            "cookbooks/site/recipes/default.rb",
+            &format!("s = 1\nx = {call}\n"),
+        );
+        let e = encrypted_err(&repo, Some(&secret));
+        assert!(
+            e.contains("default.rb:2") && e.contains("with a secret of its own"),
+            "{call}: {e}"
+        );
+    }
+}

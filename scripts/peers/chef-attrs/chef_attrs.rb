@@ -7,7 +7,8 @@
 #   ruby chef_attrs.rb < REQUEST.json
 #   REQUEST: {"root": DIR (holds cookbooks/), "run_list": ["cb", "cb::recipe", ...],
 #             "automatic": {...}, "normal": {...}, "role_default": {...}, "env_default": {...},
-#             "role_override": {...}, "env_override": {...}}   (all but root and run_list optional)
+#             "role_override": {...}, "env_override": {...},
+#             "name": NODE_NAME}   (all but root and run_list optional)
 #   OUTPUT:  {"cookbook_order": [...], "files": [...], "merged": {...},
 #             "default": {...}, "normal": {...}, "override": {...}, "automatic": {...}}
 #   A Ruby error in an attribute file: exit 1, {"error": CLASS, "message": ..., "file": ..., "line": N}.
@@ -41,6 +42,9 @@ class OracleNode
   def initialize
     @attributes = Chef::Node::Attribute.new({}, {}, {}, {}, self)
   end
+
+  # Chef::Node#name's reader (lib/chef/node.rb): the node's name, not an attribute.
+  attr_accessor :name
 
   def node
     self
@@ -223,6 +227,7 @@ end
 
 request = JSON.parse($stdin.read)
 node = OracleNode.new
+node.name = request["name"]
 attrs = node.attributes
 %w{automatic normal role_default env_default role_override env_override}.each do |level|
   attrs.public_send("#{level}=", request[level]) if request[level]

@@ -13,6 +13,12 @@ fn is_chef_log(n: &Node) -> bool {
         && matches!(c.scope.as_deref(), Some(Node::Const(p)) if p.name == "Chef" && p.scope.is_none()))
 }
 
+/// `Chef::EncryptedDataBagItem`.
+fn is_encrypted_item_class(n: &Node) -> bool {
+    matches!(n, Node::Const(c) if c.name == "EncryptedDataBagItem"
+        && matches!(c.scope.as_deref(), Some(Node::Const(p)) if p.name == "Chef" && p.scope.is_none()))
+}
+
 /// A block parameter: a name, or `(a, b)` destructuring.
 enum Param {
     Name(String),
@@ -36,6 +42,9 @@ impl Eval<'_> {
         }
         if is_node(r) {
             return self.node_method(n, s);
+        }
+        if is_encrypted_item_class(r) {
+            return self.data_bag(n, s);
         }
         if let Some(v) = self.literal_match(n, r, s)? {
             return Ok(v);
@@ -198,7 +207,7 @@ impl Eval<'_> {
             return Err(self.err(
                 n.expression(),
                 format!("call to `{name}`"),
-                "netgw reads plain data bag items in recipes only (the repo's data_bags/BAG/ITEM.json, or the Chef server's when cookbooks come from it), decrypts none and runs no searches; put the values in attributes, roles or environments",
+                "netgw reads data bag items in recipes only (the repo's data_bags/BAG/ITEM.json, or the Chef server's when cookbooks come from it; `data_bag_item` or `Chef::EncryptedDataBagItem.load`) and runs no searches; put the values in attributes, roles or environments",
             ));
         }
         Err(self.unsupported(n))
@@ -250,32 +259,57 @@ impl Eval<'_> {
         Ok(Value::Null)
     }
 
-    /// `data_bag('bag')` or `data_bag_item('bag', 'item')`, from the host's data bags (the repo's
-    /// `data_bags/` or the Chef server's).
+    /// `data_bag('bag')`, `data_bag_item('bag', 'item')` or `Chef::EncryptedDataBagItem.load('bag',
+    /// 'item')`, from the host's data bags (the repo's `data_bags/` or the Chef server's), encrypted
+    /// items decrypted with the run's configured secret. A secret given in the recipe (a third
+    /// argument, `load_secret(PATH)`) names a file on the Chef node, not on the gateway: refused.
     fn data_bag(&mut self, n: &Node, s: &Send) -> Result<Value, CookbookError> {
+        let name = match s.recv {
+            Some(_) => format!("Chef::EncryptedDataBagItem.{}", s.method_name),
+            None => s.method_name.clone(),
+        };
+        let explicit = matches!(
+            name.as_str(),
+            "data_bag_item" | "Chef::EncryptedDataBagItem.load"
+        ) && s.args.len() == 3;
+        if explicit || name == "Chef::EncryptedDataBagItem.load_secret" {
+            return Err(self.err(
+                n.expression(),
+                format!("`{name}` with a secret of its own"),
+                "netgw decrypts data bag items with the secret file it is given \
+                 (--encrypted-data-bag-secret, Chef's encrypted_data_bag_secret); drop the secret \
+                 argument, as chef-client decrypts with that setting too",
+            ));
+        }
         let args = self.args(s)?;
-        let name = s.method_name.as_str();
         let texts: Vec<&str> = args.iter().filter_map(Value::as_str).collect();
-        let (bag, item) = match (name, texts.as_slice()) {
+        let (bag, item) = match (name.as_str(), texts.as_slice()) {
             ("data_bag", [bag]) if args.len() == 1 => (*bag, None),
-            ("data_bag_item", [bag, item]) if args.len() == 2 => (*bag, Some(*item)),
+            ("data_bag_item" | "Chef::EncryptedDataBagItem.load", [bag, item])
+                if args.len() == 2 =>
+            {
+                (*bag, Some(*item))
+            }
             _ => {
-                let want = if name == "data_bag" {
-                    "a bag name"
-                } else {
-                    "a bag name and an item name"
+                let want = match name.as_str() {
+                    "data_bag" => "takes a bag name (a string)",
+                    "data_bag_item" | "Chef::EncryptedDataBagItem.load" => {
+                        "takes a bag name and an item name (strings)"
+                    }
+                    _ => "is not evaluated (netgw reads items with `load`)",
                 };
-                return Err(self.err(
-                    n.expression(),
-                    format!("`{name}`"),
-                    format!("takes {want} (strings)"),
-                ));
+                return Err(self.err(n.expression(), format!("`{name}`"), want));
             }
         };
         let at = self.err(n.expression(), format!("`{name}`"), "");
-        match self.host.as_deref_mut() {
-            Some(host) => host.data_bag(bag, item, &at),
-            None => Err(at),
+        match (self.host.as_deref_mut(), item) {
+            (Some(host), Some(item)) if s.recv.is_some() => {
+                host.encrypted_data_bag_item(bag, item, &at)
+            }
+            (Some(host), _) => host.data_bag(bag, item, &at),
+            (None, _) => Err(at.because(
+                "data bags are read in recipes only (Chef's attribute files have none)".into(),
+            )),
         }
     }
 
@@ -411,6 +445,9 @@ impl Eval<'_> {
         {
             return Ok(self.level(c));
         }
+        if name == "name" && s.args.is_empty() {
+            return self.node_name(n);
+        }
         let args = self.args(s)?;
         let merged = self.merged().clone();
         let refuse = |why: super::Refusal| {
@@ -432,6 +469,22 @@ impl Eval<'_> {
                 "not an attribute read netgw can evaluate before the run (use node['...'])",
             )),
         }
+    }
+
+    /// `node.name`: the name of the node the run is for (Chef's `Node#name`, not an attribute).
+    fn node_name(&self, n: &Node) -> Result<Value, CookbookError> {
+        let name = match (self.host.as_deref(), self.loader.as_deref()) {
+            (Some(h), _) => h.node_name(),
+            (None, Some(l)) => l.node_name(),
+            (None, None) => None,
+        };
+        name.map(Value::String).ok_or_else(|| {
+            self.err(
+                n.expression(),
+                "`node.name`",
+                "this evaluation is for no node (its name is known only in a node's run)",
+            )
+        })
     }
 
     pub(super) fn block(&mut self, n: &Node, b: &Block) -> Result<Value, CookbookError> {

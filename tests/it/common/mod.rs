@@ -51,6 +51,61 @@ pub fn write(dir: &Path, rel: &str, body: &str) {
     std::fs::write(p, body).unwrap();
 }
 
+/// Data bag item `item` encrypted by Chef's own encryptor (vendored, run on Debian's ruby by
+/// `scripts/peers/chef-attrs.sh encrypt`) in format `version` (1, 2 or 3) with the secret in
+/// `secret_file`, as `knife data bag from file --secret-file` writes it.
+pub fn chef_encrypt(version: u8, secret_file: &Path, item: &Value) -> Value {
+    use std::io::Write;
+    let mut child = Command::new("bash")
+        .arg(root().join("scripts/peers/chef-attrs.sh"))
+        .args(["encrypt", &version.to_string()])
+        .arg(secret_file)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running scripts/peers/chef-attrs.sh");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(item.to_string().as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "Chef's encryptor failed (run `scripts/peers/chef-attrs.sh install`): {stderr}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let want = match version {
+        1 => "aes-256-cbc",
+        2 => "aes-256-cbc",
+        _ => "aes-256-gcm",
+    };
+    for (k, x) in v.as_object().unwrap() {
+        if k != "id" {
+            assert_eq!(x["version"], version, "{k}: {x}");
+            assert_eq!(x["cipher"], want, "{k}: {x}");
+        }
+    }
+    v
+}
+
+/// Every file beneath `dir`.
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_owned()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
 pub struct Goiardi {
     pub dir: tempfile::TempDir,
     pub url: String,
