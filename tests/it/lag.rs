@@ -434,3 +434,220 @@ fn a_refused_or_interrupted_f5_trunk_change_leaves_nothing_half_applied() {
         );
     }
 }
+
+/// One vendor's pair of switches joined by two links, for the same aggregate and SVIs on each: `a` is
+/// converged from the example repo's `distribution` role with this vendor's interface names, `b` from
+/// a Ruby recipe with `netdev_lag`, `netdev_l2_interface` on the aggregate and `netdev_l3_interface`.
+struct Vendor {
+    /// The containerlab node's kind and labels, as written after `kind: `.
+    kind: &'static str,
+    /// The two links' endpoint names on both nodes.
+    ports: [&'static str; 2],
+    lag: &'static str,
+    members: [&'static str; 2],
+    /// The VLAN interfaces of VLANs 100 and 110.
+    svis: [&'static str; 2],
+    /// What the platform lacks, left out of both declarations: BIG-IP trunks have no minimum links
+    /// and its self IPs no description (both refused, docs/usage.md).
+    minimum_links: bool,
+    svi_description: bool,
+}
+
+const IOS: Vendor = Vendor {
+    kind: "cisco_iol, type: L2, labels: {netgw-lab.archive-path: \"flash:netgw\"}",
+    ports: ["Ethernet0/1", "Ethernet0/2"],
+    lag: "Port-channel10",
+    members: ["Ethernet0/1", "Ethernet0/2"],
+    svis: ["Vlan100", "Vlan110"],
+    minimum_links: true,
+    svi_description: true,
+};
+
+const NXOS: Vendor = Vendor {
+    kind: "cisco_n9kv",
+    ports: ["eth1", "eth2"],
+    lag: "port-channel10",
+    members: ["Ethernet1/1", "Ethernet1/2"],
+    svis: ["Vlan100", "Vlan110"],
+    minimum_links: true,
+    svi_description: true,
+};
+
+const JUNOS: Vendor = Vendor {
+    kind: "juniper_vjunosswitch",
+    ports: ["eth1", "eth2"],
+    lag: "ae0",
+    members: ["ge-0/0/0", "ge-0/0/1"],
+    svis: ["irb.100", "irb.110"],
+    minimum_links: true,
+    svi_description: true,
+};
+
+const F5: Vendor = Vendor {
+    kind: "f5_bigip-ve",
+    ports: ["eth1", "eth2"],
+    lag: "lag1",
+    members: ["1.1", "1.2"],
+    svis: ["Vlan100", "Vlan110"],
+    minimum_links: false,
+    svi_description: false,
+};
+
+impl Vendor {
+    fn topology(&self) -> String {
+        let [p, q] = self.ports;
+        format!(
+            "name: lagv\ntopology:\n  nodes:\n    dist1: {{kind: {k}}}\n    acc1: {{kind: {k}}}\n  links:\n    \
+             - endpoints: [\"dist1:{p}\", \"acc1:{p}\"]\n    - endpoints: [\"dist1:{q}\", \"acc1:{q}\"]\n",
+            k = self.kind
+        )
+    }
+
+    /// The example repo's name for this vendor's name.
+    fn rename(&self, name: &str) -> String {
+        let pairs = [
+            ("Port-Channel10", self.lag),
+            ("Ethernet1", self.members[0]),
+            ("Ethernet2", self.members[1]),
+            ("Vlan100", self.svis[0]),
+            ("Vlan110", self.svis[1]),
+        ];
+        let found = pairs.iter().find(|(from, _)| *from == name);
+        found.map_or(name, |(_, to)| to).to_owned()
+    }
+
+    /// The `distribution` role's attributes with this vendor's names, less what it lacks.
+    fn role(&self) -> Value {
+        let path = common::root().join("examples/repo/roles/distribution.json");
+        let role: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut netdev = role["default_attributes"]["netdev"].clone();
+        for key in ["lags", "l3_interfaces"] {
+            let renamed = netdev[key].as_object().unwrap().iter().map(|(name, v)| {
+                let mut v = v.clone();
+                if let Some(links) = v.get_mut("links").and_then(Value::as_array_mut) {
+                    for l in links {
+                        *l = json!(self.rename(l.as_str().unwrap()));
+                    }
+                }
+                let obj = v.as_object_mut().unwrap();
+                if !self.minimum_links {
+                    obj.remove("minimum_links");
+                }
+                if key == "l3_interfaces" && !self.svi_description {
+                    obj.remove("description");
+                }
+                (self.rename(name), v)
+            });
+            netdev[key] = Value::Object(renamed.collect());
+        }
+        netdev
+    }
+
+    /// The same aggregate (LACP passive, the far end's partner) and VLAN 100's SVI in Ruby.
+    fn recipe(&self) -> String {
+        let minimum = if self.minimum_links {
+            "  minimum_links 1\n"
+        } else {
+            ""
+        };
+        format!(
+            "netdev_vlan 'servers' do\n  vlan_id 100\nend\n\nnetdev_vlan 'storage' do\n  vlan_id 110\nend\n\n\
+             netdev_lag '{lag}' do\n  links ['{m0}', '{m1}']\n  lacp 'passive'\n{minimum}end\n\n\
+             netdev_l2_interface '{lag}' do\n  description 'to dist1'\n  vlan_tagging true\n  \
+             tagged_vlans ['servers', 'storage']\nend\n\n\
+             netdev_l3_interface '{svi}' do\n  ipv4 '10.1.100.2/24'\n  ipv6 ['2001:db8:100::2/64']\nend\n",
+            lag = self.lag,
+            m0 = self.members[0],
+            m1 = self.members[1],
+            svi = self.svis[0],
+        )
+    }
+
+    fn repo(&self, d: &Path) {
+        let dist1 = json!({"name": "dist1",
+            "run_list": ["recipe[netdev::vlans]", "recipe[netdev::lags]", "recipe[netdev::l3_interfaces]"],
+            "normal": {"netdev": self.role()}});
+        common::write(d, "repo/nodes/dist1.json", &dist1.to_string());
+        let acc1 = json!({"name": "acc1", "run_list": ["recipe[access]"]});
+        common::write(d, "repo/nodes/acc1.json", &acc1.to_string());
+        common::write(
+            d,
+            "repo/cookbooks/access/metadata.rb",
+            "name 'access'\nversion '1.0.0'\n",
+        );
+        common::write(
+            d,
+            "repo/cookbooks/access/recipes/default.rb",
+            &self.recipe(),
+        );
+    }
+
+    /// What each node declared: (node, LACP mode, SVI addresses by interface).
+    fn declared(&self) -> [(&'static str, &'static str, Value); 2] {
+        let ip = |v4: &str, v6: Option<&str>| {
+            let mut a = json!({"ipv4": {v4: {"prefix_length": 24}}});
+            if let Some(v6) = v6 {
+                a["ipv6"] = json!({v6: {"prefix_length": 64}});
+            }
+            a
+        };
+        let dist1 = json!({self.svis[0]: ip("10.1.100.1", Some("2001:db8:100::1")),
+            self.svis[1]: ip("10.1.110.1", None)});
+        let acc1 = json!({self.svis[0]: ip("10.1.100.2", Some("2001:db8:100::2"))});
+        [("dist1", "active", dist1), ("acc1", "passive", acc1)]
+    }
+}
+
+/// Both nodes converge, their facts report the aggregate (up, both members, its LACP mode) and the
+/// SVIs' addresses as declared, and the second run is up to date.
+fn converge_vendor(v: &Vendor) {
+    let (_rt, _lab, dir) = common::lab_with_inventory(&v.topology());
+    let d = dir.path();
+    v.repo(d);
+    let first = converge(d);
+    for (n, _, _) in v.declared() {
+        let r = node(&first, n);
+        assert_eq!(r["status"], "success", "{n}: {r}");
+    }
+    let second = converge(d);
+    for (n, lacp, addresses) in v.declared() {
+        let r = node(&second, n);
+        assert_eq!(r["status"], "success", "{n}: {r}");
+        assert_eq!(r["updated"], 0, "{n}: the second run is up to date: {r}");
+        let saved = common::current_file(&d.join("state"), &d.join("repo"), n);
+        let current: Value =
+            serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+        let a = &current["automatic"];
+        assert_eq!(
+            a["lags"][v.lag],
+            json!({"members": v.members, "lacp": lacp, "oper_status": "up"}),
+            "{n}: {a}"
+        );
+        let sp = &a["interfaces"][v.lag]["switchport"];
+        assert_eq!(sp["mode"], "trunk", "{n}: {a}");
+        assert_eq!(sp["trunk_vlans"], "100,110", "{n}: {a}");
+        for (svi, want) in addresses.as_object().unwrap() {
+            assert_eq!(&a["interfaces_ip"][svi], want, "{n}: {svi}: {a}");
+        }
+    }
+}
+
+#[test]
+fn ios_converges_an_aggregate_and_svis_from_attributes_and_ruby() {
+    converge_vendor(&IOS);
+}
+
+#[test]
+fn nxos_converges_an_aggregate_and_svis_from_attributes_and_ruby() {
+    converge_vendor(&NXOS);
+}
+
+#[test]
+fn junos_converges_an_aggregate_and_svis_from_attributes_and_ruby() {
+    converge_vendor(&JUNOS);
+}
+
+#[test]
+fn f5_converges_a_trunk_and_self_ips_from_attributes_and_ruby() {
+    converge_vendor(&F5);
+}
