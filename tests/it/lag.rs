@@ -9,7 +9,10 @@
 //! of them, in one iControl REST transaction each; the trunk is up once both ends bundle, the facts
 //! report it and the addresses, and `netgw links` finds it bundled. Three EOS switches where one
 //! aggregate's members go to two devices and another is bundled on one end only: `netgw links`
-//! reports both.
+//! reports both. Then per vendor (EOS, IOS with an archive, NX-OS, Junos, F5), two switches where one
+//! converges the example repo's `distribution` role in the vendor's names and the other a Ruby recipe:
+//! facts, a second run up to date, and what a third-party client reads back (NAPALM, bigrest) equal to
+//! the declaration.
 
 use crate::common;
 
@@ -451,7 +454,31 @@ struct Vendor {
     /// and its self IPs no description (both refused, docs/usage.md).
     minimum_links: bool,
     svi_description: bool,
+    /// The third-party client that reads the result back.
+    peer: Peer,
 }
+
+/// A third-party client, run from its venv under `.peers` (installed by `scripts/peers/NAME.sh
+/// install`, which scripts/test.sh runs).
+#[derive(Clone, Copy)]
+enum Peer {
+    /// NAPALM with this driver: scripts/peers/napalm_read.py.
+    Napalm(&'static str),
+    /// bigrest over iControl REST, the certificate checked against the lab CA:
+    /// scripts/peers/bigrest_read.py.
+    Bigrest,
+}
+
+const EOS: Vendor = Vendor {
+    kind: "arista_ceos",
+    ports: ["eth1", "eth2"],
+    lag: "Port-Channel10",
+    members: ["Ethernet1", "Ethernet2"],
+    svis: ["Vlan100", "Vlan110"],
+    minimum_links: true,
+    svi_description: true,
+    peer: Peer::Napalm("eos"),
+};
 
 const IOS: Vendor = Vendor {
     kind: "cisco_iol, type: L2, labels: {netgw-lab.archive-path: \"flash:netgw\"}",
@@ -461,6 +488,7 @@ const IOS: Vendor = Vendor {
     svis: ["Vlan100", "Vlan110"],
     minimum_links: true,
     svi_description: true,
+    peer: Peer::Napalm("ios"),
 };
 
 const NXOS: Vendor = Vendor {
@@ -471,6 +499,7 @@ const NXOS: Vendor = Vendor {
     svis: ["Vlan100", "Vlan110"],
     minimum_links: true,
     svi_description: true,
+    peer: Peer::Napalm("nxos_ssh"),
 };
 
 const JUNOS: Vendor = Vendor {
@@ -481,6 +510,7 @@ const JUNOS: Vendor = Vendor {
     svis: ["irb.100", "irb.110"],
     minimum_links: true,
     svi_description: true,
+    peer: Peer::Napalm("junos"),
 };
 
 const F5: Vendor = Vendor {
@@ -491,6 +521,7 @@ const F5: Vendor = Vendor {
     svis: ["Vlan100", "Vlan110"],
     minimum_links: false,
     svi_description: false,
+    peer: Peer::Bigrest,
 };
 
 impl Vendor {
@@ -598,10 +629,140 @@ impl Vendor {
     }
 }
 
+/// What `scripts/peers/SCRIPT ARGS` prints as JSON, run in `.peers/venv-VENV` (a missing venv fails
+/// with the install command).
+fn run_peer(venv: &str, install: &str, script: &str, args: &[String]) -> Value {
+    let python = common::root().join(format!(".peers/venv-{venv}/bin/python"));
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/peers/{install}.sh install (scripts/test.sh does)",
+        python.display()
+    );
+    let out = Command::new(python)
+        .arg(common::root().join("scripts/peers").join(script))
+        .args(args)
+        // requests prefers these to a session's own `verify` (the lab CA bigrest is given).
+        .env_remove("REQUESTS_CA_BUNDLE")
+        .env_remove("CURL_CA_BUNDLE")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{script} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// NAPALM's `get_interfaces_ip` shape without link-local addresses (the interface's own, never
+/// declared) or empty families.
+fn declared_shape(ip: &Value) -> Value {
+    let mut out = json!({});
+    for family in ["ipv4", "ipv6"] {
+        let Some(addresses) = ip[family].as_object() else {
+            continue;
+        };
+        let kept: serde_json::Map<String, Value> = addresses
+            .iter()
+            .filter(|(a, _)| !a.to_ascii_lowercase().starts_with("fe80:"))
+            .map(|(a, v)| (a.clone(), v.clone()))
+            .collect();
+        if !kept.is_empty() {
+            out[family] = Value::Object(kept);
+        }
+    }
+    out
+}
+
+/// What the vendor's third-party client reads of node `n`: the aggregate's members (`None` where it
+/// reads none), the VLANs the aggregate carries (`None` likewise) and the addresses per interface in
+/// NAPALM's `get_interfaces_ip` shape.
+fn read_back(
+    v: &Vendor,
+    lab: &netgw_labs::lab::Lab,
+    d: &Path,
+    n: &str,
+    lacp: &str,
+) -> (Option<Vec<String>>, Option<Vec<u16>>, Value) {
+    let port = lab.node(n).unwrap().port.to_string();
+    let creds = ["127.0.0.1".to_owned(), port, "admin".into(), "admin".into()];
+    match v.peer {
+        Peer::Napalm(driver) => {
+            let mut args = vec![driver.to_owned()];
+            args.extend(creds);
+            let got = run_peer("napalm", "napalm", "napalm_read.py", &args);
+            let members: Vec<String> = got["lag_members"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .filter(|(_, lag)| lag.as_str().is_some_and(|l| l.eq_ignore_ascii_case(v.lag)))
+                .map(|(m, _)| m.clone())
+                .collect();
+            let vlans = got["trunk_vlans"][v.lag].as_str().map(|t| {
+                let set = netgw_models::resource::VlanSet::parse(t).unwrap();
+                set.ids().map(|id| id.get()).collect()
+            });
+            (Some(members), vlans, got["interfaces_ip"].clone())
+        }
+        Peer::Bigrest => {
+            let mut args = creds.to_vec();
+            args.push(d.join("lab-ca.pem").display().to_string());
+            let got = run_peer("bigrest", "bigrest", "bigrest_read.py", &args);
+            let trunk = &got["trunks"][v.lag];
+            assert_eq!(trunk["lacp"], "enabled", "{n}: {got}");
+            assert_eq!(trunk["lacpMode"], lacp, "{n}: {got}");
+            let members = trunk["interfaces"].as_array().unwrap();
+            let members = members.iter().map(|m| m.as_str().unwrap().to_owned());
+            let vlans = got["vlans"].as_object().unwrap().values();
+            let carried = vlans
+                .filter(|x| x["tagged"].as_array().unwrap().iter().any(|t| t == v.lag))
+                .map(|x| x["tag"].as_u64().unwrap() as u16);
+            let mut ip = json!({});
+            for s in got["selfips"].as_object().unwrap().values() {
+                let vlan = s["vlan"].as_str().unwrap().rsplit('/').next().unwrap();
+                let tag = &got["vlans"][vlan]["tag"];
+                let (addr, len) = s["address"].as_str().unwrap().split_once('/').unwrap();
+                let family = if addr.contains(':') { "ipv6" } else { "ipv4" };
+                let len: u64 = len.parse().unwrap();
+                ip[format!("Vlan{tag}")][family][addr] = json!({"prefix_length": len});
+            }
+            (Some(members.collect()), Some(carried.collect()), ip)
+        }
+    }
+}
+
+/// The vendor's third-party client finds what node `n` declared: the aggregate's members, the
+/// VLANs it carries, the SVIs' addresses.
+fn assert_read_back(
+    v: &Vendor,
+    lab: &netgw_labs::lab::Lab,
+    d: &Path,
+    n: &str,
+    lacp: &str,
+    addresses: &Value,
+) {
+    let (members, vlans, ip) = read_back(v, lab, d, n, lacp);
+    if let Some(mut members) = members {
+        members.sort();
+        assert_eq!(members, v.members, "{n}: members read back");
+    }
+    if let Some(mut vlans) = vlans {
+        vlans.sort();
+        assert_eq!(vlans, [100, 110], "{n}: VLANs on {} read back", v.lag);
+    }
+    for (svi, want) in addresses.as_object().unwrap() {
+        assert_eq!(
+            &declared_shape(&ip[svi]),
+            want,
+            "{n}: {svi} read back: {ip}"
+        );
+    }
+}
+
 /// Both nodes converge, their facts report the aggregate (up, both members, its LACP mode) and the
 /// SVIs' addresses as declared, and the second run is up to date.
 fn converge_vendor(v: &Vendor) {
-    let (_rt, _lab, dir) = common::lab_with_inventory(&v.topology());
+    let (_rt, lab, dir) = common::lab_with_inventory(&v.topology());
     let d = dir.path();
     v.repo(d);
     let first = converge(d);
@@ -629,7 +790,13 @@ fn converge_vendor(v: &Vendor) {
         for (svi, want) in addresses.as_object().unwrap() {
             assert_eq!(&a["interfaces_ip"][svi], want, "{n}: {svi}: {a}");
         }
+        assert_read_back(v, &lab, d, n, lacp, &addresses);
     }
+}
+
+#[test]
+fn eos_converges_an_aggregate_and_svis_from_attributes_and_ruby() {
+    converge_vendor(&EOS);
 }
 
 #[test]

@@ -9,7 +9,8 @@
 //!     replace, delete, create, remove; default-operation) / lock / unlock / discard-changes /
 //!     validate / commit [confirmed] / commit-configuration [confirmed, log] / cancel-commit /
 //!     get-commit-information /
-//!     get-software-information / get-chassis-inventory / get-interface-information [terse] /
+//!     get-software-information / get-chassis-inventory / get-interface-information [terse: with
+//!     the VLAN interfaces' addresses] /
 //!     get-lldp-neighbors-information / get-vlan-information / close-session / kill-session
 //! ```
 //!
@@ -476,6 +477,49 @@ fn config_interfaces(cfg: &Node) -> impl Iterator<Item = (&str, &Node)> {
         .into_iter()
         .flat_map(|i| i.children_named("interface"))
         .filter_map(|n| Some((n.key()?, n)))
+}
+
+/// The VLAN interfaces (`irb`, EX `vlan`) in `show interfaces terse`'s shape: one logical
+/// interface per unit, its `inet`/`inet6` addresses as `interface-address` `ifa-local` rows (what
+/// NAPALM's `get_interfaces_ip` reads). Always up: the simulator runs no VLAN state machine.
+fn vlan_interfaces_terse(running: &Node, only: Option<&str>, s: &mut String) {
+    for (name, c) in config_interfaces(running) {
+        if !matches!(name, "irb" | "vlan") || only.is_some_and(|o| !name_matches(o, name)) {
+            continue;
+        }
+        let _ = write!(
+            s,
+            "<physical-interface><name>{name}</name><admin-status>up</admin-status><oper-status>up</oper-status>"
+        );
+        for unit in c.children_named("unit") {
+            let Some(u) = unit.key() else { continue };
+            let _ = write!(
+                s,
+                "<logical-interface><name>{name}.{}</name><admin-status>up</admin-status><oper-status>up</oper-status>\
+                 <filter-information></filter-information>",
+                xml_escape(u)
+            );
+            for fam in ["inet", "inet6"] {
+                let Some(f) = unit.child("family").and_then(|f| f.child(fam)) else {
+                    continue;
+                };
+                let _ = write!(
+                    s,
+                    "<address-family><address-family-name>{fam}</address-family-name>"
+                );
+                for a in f.children_named("address").filter_map(Node::key) {
+                    let _ = write!(
+                        s,
+                        "<interface-address><ifa-local junos:emit=\"emit\">{}</ifa-local></interface-address>",
+                        xml_escape(a)
+                    );
+                }
+                s.push_str("</address-family>");
+            }
+            s.push_str("</logical-interface>");
+        }
+        s.push_str("</physical-interface>");
+    }
 }
 
 /// The aggregate a member is bundled into (`ether-options` or `gigether-options` `802.3ad aeN`).
@@ -1629,6 +1673,9 @@ impl JunosSim {
             s.push_str("</physical-interface>");
         }
         self.aggregates_information(&running, only, &mut s);
+        if terse {
+            vlan_interfaces_terse(&running, only, &mut s);
+        }
         s.push_str("</interface-information>");
         Reply::Data(s)
     }
