@@ -29,8 +29,17 @@ fn short(d: Dialect, name: &str) -> String {
         .unwrap_or_else(|| name.to_owned())
 }
 
-/// The aggregates: (number, interface name, interface, members with their LACP modes).
-fn aggregates(st: &DeviceState) -> Vec<(u32, &str, &Iface, Vec<(&str, &str)>)> {
+/// An aggregate as the summaries print it.
+struct Aggregate<'a> {
+    number: u32,
+    name: &'a str,
+    iface: &'a Iface,
+    /// Its members with their LACP modes (`on` for a static bundle).
+    members: Vec<(&'a str, &'a str)>,
+}
+
+/// The aggregates, by number.
+fn aggregates(st: &DeviceState) -> Vec<Aggregate<'_>> {
     let mut out = Vec::new();
     for (name, f) in &st.interfaces {
         let lower = name.to_ascii_lowercase();
@@ -48,9 +57,14 @@ fn aggregates(st: &DeviceState) -> Vec<(u32, &str, &Iface, Vec<(&str, &str)>)> {
                 _ => None,
             })
             .collect();
-        out.push((n, name.as_str(), f, members));
+        out.push(Aggregate {
+            number: n,
+            name: name.as_str(),
+            iface: f,
+            members,
+        });
     }
-    out.sort_by_key(|a| a.0);
+    out.sort_by_key(|a| a.number);
     out
 }
 
@@ -111,7 +125,13 @@ pub fn show_port_channel_summary(st: &DeviceState, d: Dialect) -> String {
             lags.len()
         );
     }
-    for (n, name, f, members) in lags {
+    for Aggregate {
+        number: n,
+        name,
+        iface: f,
+        members,
+    } in lags
+    {
         let lacp = members.iter().any(|(_, m)| *m != "on");
         let status = format!("S{}", if f.status_up() { "U" } else { "D" });
         let po = format!("{}({status})", short(d, name));
