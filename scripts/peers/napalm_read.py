@@ -1,10 +1,11 @@
 """Read a device with NAPALM and print what it found as JSON: {"interfaces_ip": get_interfaces_ip(),
-"lag_members": {MEMBER: AGGREGATE}} and, for EOS, "trunk_vlans": {INTERFACE: "100,110"}. NAPALM has no
-getter for aggregate members; they come from the driver's own session: IOS `show etherchannel summary`
-and NX-OS `show port-channel summary` through Netmiko with `use_textfsm` (ntc-templates; the bundled
-members only), names expanded by NAPALM's `canonical_interface_name`; EOS, pyeapi's `interfaces` and
-`switchports` APIs (the active members, the trunks' allowed VLANs); Junos, PyEZ's `get_config` of the
-interfaces (each member's `802.3ad` bundle).
+"lag_members": {MEMBER: AGGREGATE}, "trunk_vlans": {INTERFACE: "100,110"}}. NAPALM has no getter for
+aggregate members or trunks; they come from the driver's own session: IOS `show etherchannel summary` /
+`show interfaces switchport` and NX-OS `show port-channel summary` / `show interface switchport` through
+Netmiko with `use_textfsm` (ntc-templates; the bundled members only), names expanded by NAPALM's
+`canonical_interface_name`; EOS, pyeapi's `interfaces` and `switchports` APIs (the active members, the
+trunks' allowed VLANs); Junos, PyEZ's `get_config` of the interfaces and VLANs (each member's `802.3ad`
+bundle, unit 0's `ethernet-switching` VLAN members).
 Usage: napalm_read.py DRIVER HOST PORT USERNAME PASSWORD (e.g. `junos 127.0.0.1 2830 admin admin`;
 host keys and the eAPI certificate are not checked, as NAPALM's drivers do by default)."""
 import json
@@ -14,6 +15,27 @@ from napalm import get_network_driver
 from napalm.base.helpers import canonical_interface_name
 
 SUMMARY = {"ios": "show etherchannel summary", "nxos_ssh": "show port-channel summary"}
+SWITCHPORT = {"ios": "show interfaces switchport", "nxos_ssh": "show interface switchport"}
+
+
+def parsed(command):
+    """`command`'s rows as ntc-templates parses them (Netmiko's `use_textfsm`)."""
+    rows = device.device.send_command(command, use_textfsm=True)
+    if not isinstance(rows, list):
+        raise SystemExit(f"ntc-templates could not parse `{command}`:\n{rows}")
+    return rows
+
+
+def junos_trunk_vlans(interfaces):
+    """The VLAN ids each Junos interface's unit 0 carries, its members resolved through `vlans`."""
+    vlans = device.device.rpc.get_config(filter_xml="vlans")
+    ids = {v.findtext("name"): v.findtext("vlan-id") for v in vlans.xpath("vlans/vlan")}
+    out = {}
+    for i in interfaces.xpath("interfaces/interface[unit/family/ethernet-switching]"):
+        members = i.xpath("unit[name='0']/family/ethernet-switching/vlan/members/text()")
+        out[i.findtext("name")] = ",".join(ids.get(m, m) for m in members)
+    return out
+
 
 driver, host, port, user, password = sys.argv[1:6]
 optional = {"port": int(port)}
@@ -24,13 +46,15 @@ device.open()
 try:
     out = {"interfaces_ip": device.get_interfaces_ip(), "lag_members": {}}
     if driver in SUMMARY:
-        rows = device.device.send_command(SUMMARY[driver], use_textfsm=True)
-        if not isinstance(rows, list):
-            raise SystemExit(f"ntc-templates could not parse `{SUMMARY[driver]}`:\n{rows}")
-        for r in rows:
+        for r in parsed(SUMMARY[driver]):
             for m, flags in zip(r["member_interface"], r["member_interface_status"]):
                 if "P" in flags:  # bundled in the port-channel
                     out["lag_members"][canonical_interface_name(m)] = canonical_interface_name(r["bundle_name"])
+        out["trunk_vlans"] = {}
+        for r in parsed(SWITCHPORT[driver]):
+            vlans = r["trunking_vlans"]
+            vlans = vlans if isinstance(vlans, str) else ",".join(vlans)
+            out["trunk_vlans"][canonical_interface_name(r["interface"])] = vlans
     elif driver == "eos":
         # pyeapi, the eAPI client NAPALM's driver holds: its own parsers of the running configuration
         # and of `show port-channel N all-ports` (the active members).
@@ -45,6 +69,7 @@ try:
         config = device.device.rpc.get_config(filter_xml="interfaces")
         for i in config.xpath("interfaces/interface[*/ieee-802.3ad/bundle]"):
             out["lag_members"][i.findtext("name")] = i.findtext("*/ieee-802.3ad/bundle")
+        out["trunk_vlans"] = junos_trunk_vlans(config)
 finally:
     device.close()
 print(json.dumps(out))

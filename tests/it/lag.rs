@@ -674,16 +674,15 @@ fn declared_shape(ip: &Value) -> Value {
     out
 }
 
-/// What the vendor's third-party client reads of node `n`: the aggregate's members (`None` where it
-/// reads none), the VLANs the aggregate carries (`None` likewise) and the addresses per interface in
-/// NAPALM's `get_interfaces_ip` shape.
+/// What the vendor's third-party client reads of node `n`: the aggregate's (bundled) members, the
+/// VLANs it carries and the addresses per interface in NAPALM's `get_interfaces_ip` shape.
 fn read_back(
     v: &Vendor,
     lab: &netgw_labs::lab::Lab,
     d: &Path,
     n: &str,
     lacp: &str,
-) -> (Option<Vec<String>>, Option<Vec<u16>>, Value) {
+) -> (Vec<String>, Vec<u16>, Value) {
     let port = lab.node(n).unwrap().port.to_string();
     let creds = ["127.0.0.1".to_owned(), port, "admin".into(), "admin".into()];
     match v.peer {
@@ -698,11 +697,14 @@ fn read_back(
                 .filter(|(_, lag)| lag.as_str().is_some_and(|l| l.eq_ignore_ascii_case(v.lag)))
                 .map(|(m, _)| m.clone())
                 .collect();
-            let vlans = got["trunk_vlans"][v.lag].as_str().map(|t| {
-                let set = netgw_models::resource::VlanSet::parse(t).unwrap();
-                set.ids().map(|id| id.get()).collect()
-            });
-            (Some(members), vlans, got["interfaces_ip"].clone())
+            let trunks = got["trunk_vlans"].as_object().unwrap();
+            let (_, t) = trunks
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case(v.lag))
+                .unwrap_or_else(|| panic!("{n}: no trunk {} read back: {got}", v.lag));
+            let set = netgw_models::resource::VlanSet::parse(t.as_str().unwrap()).unwrap();
+            let vlans = set.ids().map(|id| id.get()).collect();
+            (members, vlans, got["interfaces_ip"].clone())
         }
         Peer::Bigrest => {
             let mut args = creds.to_vec();
@@ -726,7 +728,7 @@ fn read_back(
                 let len: u64 = len.parse().unwrap();
                 ip[format!("Vlan{tag}")][family][addr] = json!({"prefix_length": len});
             }
-            (Some(members.collect()), Some(carried.collect()), ip)
+            (members.collect(), carried.collect(), ip)
         }
     }
 }
@@ -741,15 +743,11 @@ fn assert_read_back(
     lacp: &str,
     addresses: &Value,
 ) {
-    let (members, vlans, ip) = read_back(v, lab, d, n, lacp);
-    if let Some(mut members) = members {
-        members.sort();
-        assert_eq!(members, v.members, "{n}: members read back");
-    }
-    if let Some(mut vlans) = vlans {
-        vlans.sort();
-        assert_eq!(vlans, [100, 110], "{n}: VLANs on {} read back", v.lag);
-    }
+    let (mut members, mut vlans, ip) = read_back(v, lab, d, n, lacp);
+    members.sort();
+    assert_eq!(members, v.members, "{n}: members read back");
+    vlans.sort();
+    assert_eq!(vlans, [100, 110], "{n}: VLANs on {} read back", v.lag);
     for (svi, want) in addresses.as_object().unwrap() {
         assert_eq!(
             &declared_shape(&ip[svi]),
