@@ -4,13 +4,14 @@ aggregate members or trunks; they come from the driver's own session: IOS `show 
 `show interfaces switchport` and NX-OS `show port-channel summary` / `show interface switchport` through
 Netmiko with `use_textfsm` (ntc-templates; the bundled members only), names expanded by NAPALM's
 `canonical_interface_name`; EOS, pyeapi's `interfaces` and `switchports` APIs (the active members, the
-trunks' allowed VLANs); Junos, PyEZ's `get_config` of the interfaces and VLANs (each member's `802.3ad`
-bundle, unit 0's `ethernet-switching` VLAN members).
+trunks' allowed VLANs); Junos, PyEZ's `LacpPortTable` (the members collecting and distributing) and
+`get_config` of the interfaces and VLANs (unit 0's `ethernet-switching` VLAN members).
 Usage: napalm_read.py DRIVER HOST PORT USERNAME PASSWORD (e.g. `junos 127.0.0.1 2830 admin admin`;
 host keys and the eAPI certificate are not checked, as NAPALM's drivers do by default)."""
 import json
 import sys
 
+from jnpr.junos.op.lacp import LacpPortTable
 from napalm import get_network_driver
 from napalm.base.helpers import canonical_interface_name
 
@@ -66,9 +67,13 @@ try:
             name: sp["trunk_allowed_vlans"] for name, sp in node.api("switchports").getall().items()
         }
     elif driver == "junos":
+        # PyEZ's LacpPortTable (`show lacp interfaces`): the members whose own (Actor) end collects
+        # and distributes.
+        for lag in LacpPortTable(device.device).get():
+            for (member, role), state in lag.state.items():
+                if role == "Actor" and dict(state)["distributing"]:
+                    out["lag_members"][member] = lag.name
         config = device.device.rpc.get_config(filter_xml="interfaces")
-        for i in config.xpath("interfaces/interface[*/ieee-802.3ad/bundle]"):
-            out["lag_members"][i.findtext("name")] = i.findtext("*/ieee-802.3ad/bundle")
         out["trunk_vlans"] = junos_trunk_vlans(config)
 finally:
     device.close()

@@ -11,7 +11,8 @@
 //!     get-commit-information /
 //!     get-software-information / get-chassis-inventory / get-interface-information [terse: with
 //!     the VLAN interfaces' addresses] /
-//!     get-lldp-neighbors-information / get-vlan-information / close-session / kill-session
+//!     get-lldp-neighbors-information / get-lacp-interface-information / get-vlan-information /
+//!     close-session / kill-session
 //! ```
 //!
 //! The configuration is an XML tree, kept whole: every style the drivers write (EX `port-mode`, ELS
@@ -541,6 +542,18 @@ fn lacp_mode(ae: Option<&Node>) -> &'static str {
     }
 }
 
+/// The far end's mode when member `m` (bundling in `mode`) is bundled: both ends enabled and up,
+/// and the far end bundling in a mode that bundles with this one.
+fn partner_mode(cfg: &Node, st: &DeviceState, m: &str, mode: &str) -> Option<&'static str> {
+    if port_disabled(cfg, m) || !st.iface(m).is_some_and(|f| f.oper_up) {
+        return None;
+    }
+    st.neighbors
+        .iter()
+        .filter(|n| n.local_port == m && n.seen())
+        .find_map(|n| n.peer_up.bundle().filter(|p| modes_bundle(mode, p)))
+}
+
 /// Members bundled into aggregates: member -> (aggregate, mode).
 fn bundles(cfg: &Node) -> BTreeMap<String, (String, &'static str)> {
     let ifs: BTreeMap<&str, &Node> = config_interfaces(cfg).collect();
@@ -920,15 +933,66 @@ impl JunosSim {
         let st = self.dev.state();
         bundles(&running)
             .iter()
-            .filter(|(m, (a, _))| a == ae && !port_disabled(&running, m))
-            .any(|(m, (_, mode))| {
-                st.iface(m).is_some_and(|f| f.oper_up)
-                    && st.neighbors.iter().any(|n| {
-                        n.local_port == *m
-                            && n.seen()
-                            && n.peer_up.bundle().is_some_and(|p| modes_bundle(mode, p))
-                    })
-            })
+            .filter(|(_, (a, _))| a == ae)
+            .any(|(m, (_, mode))| partner_mode(&running, &st, m, mode).is_some())
+    }
+
+    /// `get-lacp-interface-information` (`show lacp interfaces [aeN]`), as Junos answers it (the
+    /// elements PyEZ's `LacpPortTable` reads): per LACP aggregate, each member's Actor and Partner
+    /// state and its receive/transmit/mux machines; a member is collecting and distributing while
+    /// its far end bundles.
+    fn lacp_information(&self, only: Option<&str>) -> String {
+        let running = self.db().running.clone();
+        let st = self.dev.state().clone();
+        let mut by_ae: BTreeMap<String, Vec<(String, &'static str)>> = BTreeMap::new();
+        for (m, (ae, mode)) in bundles(&running) {
+            if mode != "on" && only.is_none_or(|o| o == ae) {
+                by_ae.entry(ae).or_default().push((m, mode));
+            }
+        }
+        let yes = |b: bool| if b { "Yes" } else { "No" };
+        let activity = |m: &str| if m == "active" { "Active" } else { "Passive" };
+        let mut s = String::from("<lacp-interface-information-list>");
+        for (ae, members) in by_ae {
+            let _ = write!(
+                s,
+                "<lacp-interface-information><lag-lacp-header><aggregate-name>{}</aggregate-name></lag-lacp-header>",
+                xml_escape(&ae)
+            );
+            let mut protocols = String::new();
+            for (m, mode) in members {
+                let partner = partner_mode(&running, &st, &m, mode);
+                let up = partner.is_some();
+                let m = xml_escape(&m);
+                for (role, act) in [("Actor", mode), ("Partner", partner.unwrap_or("passive"))] {
+                    let _ = write!(
+                        s,
+                        "<lag-lacp-state><name>{m}</name><lacp-role>{role}</lacp-role><lacp-expired>No</lacp-expired>\
+                         <lacp-defaulted>{defaulted}</lacp-defaulted><lacp-distributing>{on}</lacp-distributing>\
+                         <lacp-collecting>{on}</lacp-collecting><lacp-synchronization>{on}</lacp-synchronization>\
+                         <lacp-aggregation>Yes</lacp-aggregation><lacp-timeout>Fast</lacp-timeout>\
+                         <lacp-activity>{}</lacp-activity></lag-lacp-state>",
+                        activity(act),
+                        on = yes(up),
+                        defaulted = yes(!up),
+                    );
+                }
+                let (rx, mux) = if up {
+                    ("Current", "Collecting distributing")
+                } else {
+                    ("Defaulted", "Detached")
+                };
+                let _ = write!(
+                    protocols,
+                    "<lag-lacp-protocol><name>{m}</name><lacp-receive-state>{rx}</lacp-receive-state>\
+                     <lacp-transmit-state>Fast periodic</lacp-transmit-state><lacp-mux-state>{mux}</lacp-mux-state></lag-lacp-protocol>"
+                );
+            }
+            s.push_str(&protocols);
+            s.push_str("</lacp-interface-information>");
+        }
+        s.push_str("</lacp-interface-information-list>");
+        s
     }
 
     /// The running configuration as XML (tests).
@@ -1197,6 +1261,10 @@ impl JunosSim {
                 self.interface_information(terse, only.as_deref())
             }
             "get-lldp-neighbors-information" => Reply::Data(self.lldp_information()),
+            "get-lacp-interface-information" => {
+                let only = op.child_text("interface-name").map(|s| s.trim().to_owned());
+                Reply::Data(self.lacp_information(only.as_deref()))
+            }
             "get-vlan-information" if self.style == JunosStyle::Els => {
                 Reply::Data(self.vlan_information())
             }
