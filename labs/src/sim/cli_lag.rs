@@ -221,13 +221,16 @@ pub fn ios_show_ip_interface(st: &DeviceState) -> String {
         s.push_str(
             "  Broadcast address is 255.255.255.255\n  Address determined by non-volatile memory\n",
         );
-        let _ = writeln!(s, "  MTU is {} bytes", f.mtu);
+        let _ = writeln!(
+            s,
+            "  MTU is {} bytes\n  Helper address is not set\n  Directed broadcast forwarding is disabled",
+            f.mtu
+        );
         for a in secondaries {
             let _ = writeln!(s, "  Secondary address {a}");
         }
         s.push_str(
-            "  Helper address is not set\n  Directed broadcast forwarding is disabled\n  \
-             Outgoing access list is not set\n  Inbound  access list is not set\n  Proxy ARP is enabled\n",
+            "  Outgoing access list is not set\n  Inbound  access list is not set\n  Proxy ARP is enabled\n",
         );
     }
     s
