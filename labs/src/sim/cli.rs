@@ -8,7 +8,8 @@
 //!
 //! Output shapes follow the ntc-templates raw samples (IOS `show version`, `show vlan brief`, `show
 //! interfaces`, `show interfaces switchport`, `show running-config interface`) and, for NX-OS `| json`,
-//! the napalm `nxos_ssh` / NX-API samples (`TABLE_vlanbriefxbrief`, `TABLE_interface`).
+//! the napalm `nxos_ssh` / NX-API samples (`TABLE_vlanbriefxbrief`, `TABLE_interface`). Aggregates'
+//! and addresses' show commands are in [`super::cli_lag`].
 //!
 //! NX-OS configuration checkpoints (the NX-OS driver's transaction, Cisco Nexus "Configuring
 //! Rollback"):
@@ -31,6 +32,7 @@
 //! wording is ours: no captured sample of them was found.
 
 use super::archive::Archive;
+use super::cli_lag;
 use super::fault::{ConnCtl, Step, StepFault};
 use super::state::{ConfigSession, Context, DeviceState, Dialect, Mode};
 use super::{Device, dotted_mac};
@@ -478,6 +480,28 @@ impl CliSim {
                 return self.show_checkpoint(&rest[1..]);
             }
             (["lldp", "neighbors", "detail"], false) => return Some(show_lldp_detail(st, d)),
+            (["etherchannel", "summary"], false) if d == Dialect::Ios => {
+                return Some(cli_lag::show_port_channel_summary(st, d));
+            }
+            (["port-channel", "summary"], false) if d == Dialect::Nxos => {
+                return Some(cli_lag::show_port_channel_summary(st, d));
+            }
+            (["ip", "interface"], false) if d == Dialect::Ios => {
+                return Some(cli_lag::ios_show_ip_interface(st));
+            }
+            (["ipv6", "interface"], false) if d == Dialect::Ios => {
+                return Some(cli_lag::ios_show_ipv6_interface(st));
+            }
+            (["ip", "interface", "vrf", "all"] | ["ip", "interface"], false)
+                if d == Dialect::Nxos =>
+            {
+                return Some(cli_lag::nx_show_ip_interface(st));
+            }
+            (["ipv6", "interface", "vrf", "all"] | ["ipv6", "interface"], false)
+                if d == Dialect::Nxos =>
+            {
+                return Some(cli_lag::nx_show_ipv6_interface(st));
+            }
             (["vlan", "brief"] | ["vlan"], false) => return Some(show_vlan_brief(st, d)),
             (["vlan", "brief"] | ["vlan"], true) => nx_vlan_brief(st),
             (["interfaces" | "interface", "switchport"], false) => {

@@ -2,7 +2,9 @@
 //!
 //! Shapes follow the real replies recorded in napalm (`arista_eos/eapi/*`) and pyeapi: `show version`,
 //! `show hostname`, `show interfaces`, `show vlan`, `show lldp neighbors [detail]`; `show interfaces
-//! switchport` follows arista-eosplus/goeapi's model (no recorded sample exists). Errors are eAPI's: code
+//! switchport` follows arista-eosplus/goeapi's model (no recorded sample exists); `show ip interface` and
+//! `show ipv6 interface` the fields napalm's `get_interfaces_ip` reads; `show port-channel N all-ports`
+//! (text) pyeapi's recorded sample. Errors are eAPI's: code
 //! 1002 "invalid command" with a `data` list holding one entry per command that ran and the failed
 //! one's `errors`; 1000 for a command that could not run; 1003 for a text-only command asked as JSON.
 //!
@@ -535,8 +537,16 @@ impl EosSim {
                 show_interfaces(&st, Some(&n))
             }
             ["vlan"] => show_vlan(&st),
+            ["ip", "interface"] => show_ip_interface(&st),
+            ["ipv6", "interface"] => show_ipv6_interface(&st)?,
             ["lldp", "neighbors"] => show_lldp(&st),
             ["lldp", "neighbors", "detail"] => show_lldp_detail(&st),
+            ["port-channel", n, "all-ports"] if text => {
+                let n: u32 = n
+                    .parse()
+                    .map_err(|_| invalid(format!("Invalid input (at token 1: '{n}')")))?;
+                return text_only(port_channel_all_ports(&st, n));
+            }
             ["running-config"] => return text_only(st.running_config(Dialect::Eos)),
             ["startup-config"] => {
                 drop(st);
@@ -609,6 +619,98 @@ fn interface_address(f: &super::state::Iface) -> Value {
         .collect();
     json!([{"primaryIp": split(primary), "secondaryIps": keyed, "secondaryIpsOrderedList": secondaries,
         "virtualIp": {"address": "0.0.0.0", "maskLen": 0}, "broadcastAddress": "255.255.255.255"}])
+}
+
+/// `show port-channel N all-ports` as text (pyeapi's `interfaces` API reads the members from it; its
+/// recorded sample is `Port Channel Port-Channel1:` / `  Active Ports: Ethernet5 Ethernet6 `): the
+/// bundled members, then the configured ones that are not.
+fn port_channel_all_ports(st: &DeviceState, n: u32) -> String {
+    let members: Vec<&str> = st
+        .interfaces
+        .iter()
+        .filter(|(_, f)| f.channel_group.as_ref().is_some_and(|(g, _)| *g == n))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let (active, inactive): (Vec<&str>, Vec<&str>) =
+        members.iter().partition(|m| st.member_bundled(m));
+    let mut s = format!("Port Channel Port-Channel{n}:\n  Active Ports: ");
+    for m in active {
+        s.push_str(m);
+        s.push(' ');
+    }
+    s.push('\n');
+    if !inactive.is_empty() {
+        s.push_str(
+            "  Configured, but inactive ports:\n       Port            Reason unconfigured\n    \
+             --------------- ---------------------------\n",
+        );
+        for m in inactive {
+            s.push_str(&format!("       {m:<15} Waiting for LACP response\n"));
+        }
+    }
+    s
+}
+
+/// `show ip interface`: the routed interfaces (an address or `no switchport`), as EOS 4.2x answers
+/// (napalm's `get_interfaces_ip` reads `interfaceAddress`).
+fn show_ip_interface(st: &DeviceState) -> Value {
+    let mut m = Map::new();
+    for (name, f) in &st.interfaces {
+        if f.ipv4.is_empty() && f.mode != Mode::Routed {
+            continue;
+        }
+        let address = interface_address(f)
+            .get(0)
+            .cloned()
+            .unwrap_or_else(|| json!({"primaryIp": {"address": "0.0.0.0", "maskLen": 0},
+                "secondaryIps": {}, "secondaryIpsOrderedList": [],
+                "virtualIp": {"address": "0.0.0.0", "maskLen": 0}, "broadcastAddress": "255.255.255.255"}));
+        m.insert(
+            name.clone(),
+            json!({"name": name, "description": f.description, "enabled": f.enabled, "mtu": f.mtu,
+                "lineProtocolStatus": if f.status_up() { "up" } else { "down" },
+                "interfaceStatus": if f.status_up() { "connected" } else { "notconnect" },
+                "interfaceAddress": address, "proxyArp": false, "localProxyArp": false,
+                "urpf": "disable", "ipv4Routable240": false, "ipv4Routable0": false}),
+        );
+    }
+    json!({"interfaces": m})
+}
+
+/// `show ipv6 interface`: the interfaces with an IPv6 address; with none, EOS refuses the command
+/// with "No IPv6 configured interfaces" (napalm's `get_interfaces_ip` expects that error).
+fn show_ipv6_interface(st: &DeviceState) -> Result<Value, CmdError> {
+    let mut m = Map::new();
+    for (name, f) in st.interfaces.iter().filter(|(_, f)| !f.ipv6.is_empty()) {
+        let addresses: Vec<Value> = f
+            .ipv6
+            .iter()
+            .map(|a| {
+                let (ip, len) = a.split_once('/').unwrap_or((a, "128"));
+                let subnet = ipv6_subnet(ip, len);
+                json!({"address": ip, "subnet": subnet, "active": true, "dadfailed": false})
+            })
+            .collect();
+        m.insert(
+            name.clone(),
+            json!({"description": f.description, "mtu": f.mtu, "addresses": addresses,
+                "state": if f.status_up() { "up" } else { "down" },
+                "lineProtocolStatus": if f.status_up() { "up" } else { "down" }}),
+        );
+    }
+    if m.is_empty() {
+        return Err(cannot_run("No IPv6 configured interfaces"));
+    }
+    Ok(json!({"interfaces": m}))
+}
+
+/// `2001:db8:100::/64` for `2001:db8:100::1` and `64`: the network an address is in.
+fn ipv6_subnet(ip: &str, len: &str) -> String {
+    let (Ok(a), Ok(n)) = (ip.parse::<std::net::Ipv6Addr>(), len.parse::<u32>()) else {
+        return format!("{ip}/{len}");
+    };
+    let mask = u128::MAX.checked_shl(128 - n.min(128)).unwrap_or(0);
+    format!("{}/{n}", std::net::Ipv6Addr::from(u128::from(a) & mask))
 }
 
 fn show_interfaces(st: &DeviceState, only: Option<&str>) -> Value {

@@ -9,8 +9,10 @@
 //!     replace, delete, create, remove; default-operation) / lock / unlock / discard-changes /
 //!     validate / commit [confirmed] / commit-configuration [confirmed, log] / cancel-commit /
 //!     get-commit-information /
-//!     get-software-information / get-chassis-inventory / get-interface-information [terse] /
-//!     get-lldp-neighbors-information / get-vlan-information / close-session / kill-session
+//!     get-software-information / get-chassis-inventory / get-interface-information [terse: with
+//!     the VLAN interfaces' addresses] /
+//!     get-lldp-neighbors-information / get-lacp-interface-information / get-vlan-information /
+//!     close-session / kill-session
 //! ```
 //!
 //! The configuration is an XML tree, kept whole: every style the drivers write (EX `port-mode`, ELS
@@ -478,6 +480,49 @@ fn config_interfaces(cfg: &Node) -> impl Iterator<Item = (&str, &Node)> {
         .filter_map(|n| Some((n.key()?, n)))
 }
 
+/// The VLAN interfaces (`irb`, EX `vlan`) in `show interfaces terse`'s shape: one logical
+/// interface per unit, its `inet`/`inet6` addresses as `interface-address` `ifa-local` rows (what
+/// NAPALM's `get_interfaces_ip` reads). Always up: the simulator runs no VLAN state machine.
+fn vlan_interfaces_terse(running: &Node, only: Option<&str>, s: &mut String) {
+    for (name, c) in config_interfaces(running) {
+        if !matches!(name, "irb" | "vlan") || only.is_some_and(|o| !name_matches(o, name)) {
+            continue;
+        }
+        let _ = write!(
+            s,
+            "<physical-interface><name>{name}</name><admin-status>up</admin-status><oper-status>up</oper-status>"
+        );
+        for unit in c.children_named("unit") {
+            let Some(u) = unit.key() else { continue };
+            let _ = write!(
+                s,
+                "<logical-interface><name>{name}.{}</name><admin-status>up</admin-status><oper-status>up</oper-status>\
+                 <filter-information></filter-information>",
+                xml_escape(u)
+            );
+            for fam in ["inet", "inet6"] {
+                let Some(f) = unit.child("family").and_then(|f| f.child(fam)) else {
+                    continue;
+                };
+                let _ = write!(
+                    s,
+                    "<address-family><address-family-name>{fam}</address-family-name>"
+                );
+                for a in f.children_named("address").filter_map(Node::key) {
+                    let _ = write!(
+                        s,
+                        "<interface-address><ifa-local junos:emit=\"emit\">{}</ifa-local></interface-address>",
+                        xml_escape(a)
+                    );
+                }
+                s.push_str("</address-family>");
+            }
+            s.push_str("</logical-interface>");
+        }
+        s.push_str("</physical-interface>");
+    }
+}
+
 /// The aggregate a member is bundled into (`ether-options` or `gigether-options` `802.3ad aeN`).
 fn bundle_of(i: &Node) -> Option<&str> {
     ["ether-options", "gigether-options"]
@@ -495,6 +540,18 @@ fn lacp_mode(ae: Option<&Node>) -> &'static str {
         Some(_) => "active",
         None => "on",
     }
+}
+
+/// The far end's mode when member `m` (bundling in `mode`) is bundled: both ends enabled and up,
+/// and the far end bundling in a mode that bundles with this one.
+fn partner_mode(cfg: &Node, st: &DeviceState, m: &str, mode: &str) -> Option<&'static str> {
+    if port_disabled(cfg, m) || !st.iface(m).is_some_and(|f| f.oper_up) {
+        return None;
+    }
+    st.neighbors
+        .iter()
+        .filter(|n| n.local_port == m && n.seen())
+        .find_map(|n| n.peer_up.bundle().filter(|p| modes_bundle(mode, p)))
 }
 
 /// Members bundled into aggregates: member -> (aggregate, mode).
@@ -876,15 +933,66 @@ impl JunosSim {
         let st = self.dev.state();
         bundles(&running)
             .iter()
-            .filter(|(m, (a, _))| a == ae && !port_disabled(&running, m))
-            .any(|(m, (_, mode))| {
-                st.iface(m).is_some_and(|f| f.oper_up)
-                    && st.neighbors.iter().any(|n| {
-                        n.local_port == *m
-                            && n.seen()
-                            && n.peer_up.bundle().is_some_and(|p| modes_bundle(mode, p))
-                    })
-            })
+            .filter(|(_, (a, _))| a == ae)
+            .any(|(m, (_, mode))| partner_mode(&running, &st, m, mode).is_some())
+    }
+
+    /// `get-lacp-interface-information` (`show lacp interfaces [aeN]`), as Junos answers it (the
+    /// elements PyEZ's `LacpPortTable` reads): per LACP aggregate, each member's Actor and Partner
+    /// state and its receive/transmit/mux machines; a member is collecting and distributing while
+    /// its far end bundles.
+    fn lacp_information(&self, only: Option<&str>) -> String {
+        let running = self.db().running.clone();
+        let st = self.dev.state().clone();
+        let mut by_ae: BTreeMap<String, Vec<(String, &'static str)>> = BTreeMap::new();
+        for (m, (ae, mode)) in bundles(&running) {
+            if mode != "on" && only.is_none_or(|o| o == ae) {
+                by_ae.entry(ae).or_default().push((m, mode));
+            }
+        }
+        let yes = |b: bool| if b { "Yes" } else { "No" };
+        let activity = |m: &str| if m == "active" { "Active" } else { "Passive" };
+        let mut s = String::from("<lacp-interface-information-list>");
+        for (ae, members) in by_ae {
+            let _ = write!(
+                s,
+                "<lacp-interface-information><lag-lacp-header><aggregate-name>{}</aggregate-name></lag-lacp-header>",
+                xml_escape(&ae)
+            );
+            let mut protocols = String::new();
+            for (m, mode) in members {
+                let partner = partner_mode(&running, &st, &m, mode);
+                let up = partner.is_some();
+                let m = xml_escape(&m);
+                for (role, act) in [("Actor", mode), ("Partner", partner.unwrap_or("passive"))] {
+                    let _ = write!(
+                        s,
+                        "<lag-lacp-state><name>{m}</name><lacp-role>{role}</lacp-role><lacp-expired>No</lacp-expired>\
+                         <lacp-defaulted>{defaulted}</lacp-defaulted><lacp-distributing>{on}</lacp-distributing>\
+                         <lacp-collecting>{on}</lacp-collecting><lacp-synchronization>{on}</lacp-synchronization>\
+                         <lacp-aggregation>Yes</lacp-aggregation><lacp-timeout>Fast</lacp-timeout>\
+                         <lacp-activity>{}</lacp-activity></lag-lacp-state>",
+                        activity(act),
+                        on = yes(up),
+                        defaulted = yes(!up),
+                    );
+                }
+                let (rx, mux) = if up {
+                    ("Current", "Collecting distributing")
+                } else {
+                    ("Defaulted", "Detached")
+                };
+                let _ = write!(
+                    protocols,
+                    "<lag-lacp-protocol><name>{m}</name><lacp-receive-state>{rx}</lacp-receive-state>\
+                     <lacp-transmit-state>Fast periodic</lacp-transmit-state><lacp-mux-state>{mux}</lacp-mux-state></lag-lacp-protocol>"
+                );
+            }
+            s.push_str(&protocols);
+            s.push_str("</lacp-interface-information>");
+        }
+        s.push_str("</lacp-interface-information-list>");
+        s
     }
 
     /// The running configuration as XML (tests).
@@ -1172,6 +1280,10 @@ impl JunosSim {
                 self.interface_information(terse, only.as_deref())
             }
             "get-lldp-neighbors-information" => Reply::Data(self.lldp_information()),
+            "get-lacp-interface-information" => {
+                let only = op.child_text("interface-name").map(|s| s.trim().to_owned());
+                Reply::Data(self.lacp_information(only.as_deref()))
+            }
             "get-vlan-information" if self.style == JunosStyle::Els => {
                 Reply::Data(self.vlan_information())
             }
@@ -1648,6 +1760,9 @@ impl JunosSim {
             s.push_str("</physical-interface>");
         }
         self.aggregates_information(&running, only, &mut s);
+        if terse {
+            vlan_interfaces_terse(&running, only, &mut s);
+        }
         s.push_str("</interface-information>");
         Reply::Data(s)
     }

@@ -13,6 +13,7 @@
 
 pub mod archive;
 pub mod cli;
+mod cli_lag;
 pub mod diff;
 pub mod eos;
 pub mod f5;

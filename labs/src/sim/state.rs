@@ -728,6 +728,19 @@ impl DeviceState {
                     f.access_vlan, f.native_vlan
                 ));
             }
+            if let Some((g, mode)) = &f.channel_group {
+                s.push_str(&format!("   channel-group {g} mode {mode}\n"));
+            }
+            if port_channel_number(&n.to_ascii_lowercase()).is_some() {
+                s.push_str(&format!("   port-channel min-links {}\n", f.min_links));
+            }
+            for (i, a) in f.ipv4.iter().enumerate() {
+                let secondary = if i == 0 { "" } else { " secondary" };
+                s.push_str(&format!("   ip address {a}{secondary}\n"));
+            }
+            for a in &f.ipv6 {
+                s.push_str(&format!("   ipv6 address {a}\n"));
+            }
             s.push_str(if f.enabled {
                 "   no shutdown\n"
             } else {
@@ -825,23 +838,31 @@ impl DeviceState {
         name
     }
 
+    /// Whether port `name` is bundled in its aggregate: up, in one, and its far end bundles in a
+    /// mode that bundles with its own (LACP with an active end, or static on both ends).
+    pub fn member_bundled(&self, name: &str) -> bool {
+        let Some((_, mode)) = self
+            .iface(name)
+            .filter(|f| f.status_up())
+            .and_then(|f| f.channel_group.as_ref())
+        else {
+            return false;
+        };
+        self.neighbors.iter().any(|n| {
+            n.local_port == name
+                && n.seen()
+                && n.peer_up.bundle().is_some_and(|m| modes_bundle(mode, m))
+        })
+    }
+
     /// An aggregate is up while one of its members is: up, and bundled by the far end in a mode that
     /// bundles with its own (LACP with an active end, or static on both ends).
     pub fn refresh_port_channels(&mut self) {
-        let bundled = |name: &str, mode: &str| {
-            self.neighbors.iter().any(|n| {
-                n.local_port == name
-                    && n.seen()
-                    && n.peer_up.bundle().is_some_and(|m| modes_bundle(mode, m))
-            })
-        };
         let up: Vec<u32> = self
             .interfaces
             .iter()
-            .filter(|(_, f)| f.status_up())
-            .filter_map(|(name, f)| f.channel_group.as_ref().map(|(n, m)| (name, *n, m)))
-            .filter(|(name, _, m)| bundled(name, m))
-            .map(|(_, n, _)| n)
+            .filter(|(name, _)| self.member_bundled(name))
+            .filter_map(|(_, f)| f.channel_group.as_ref().map(|(n, _)| *n))
             .collect();
         let trunks = &self.trunks;
         for (name, f) in &mut self.interfaces {

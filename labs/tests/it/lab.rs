@@ -2152,3 +2152,81 @@ async fn devices_count_round_trips_and_commands_exactly() {
     assert_eq!((all.round_trips_min, all.round_trips_max), (0, 9));
     sh.close().await.unwrap();
 }
+
+/// The aggregate and address tables of IOS (`show etherchannel summary`, `show ip interface`) and
+/// NX-OS (`show port-channel summary`, `show ip interface vrf all`), read by ntc-templates as
+/// Netmiko's `use_textfsm` does: one end of a two-link pair bundles (its members suspended until the
+/// far end does, bundled after), and an SVI's primary and secondary addresses.
+#[tokio::test]
+async fn ios_and_nxos_aggregate_and_address_text_parses_with_ntc_templates() {
+    for (kind, ports, platform, members, summary, ip) in [
+        (
+            PlatformKind::Ios,
+            ["Ethernet0/1", "Ethernet0/2"],
+            "cisco_ios",
+            ["Et0/1", "Et0/2"],
+            "show etherchannel summary",
+            "show ip interface",
+        ),
+        (
+            PlatformKind::Nxos,
+            ["eth1", "eth2"],
+            "cisco_nxos",
+            ["Eth1/1", "Eth1/2"],
+            "show port-channel summary",
+            "show ip interface vrf all",
+        ),
+    ] {
+        let topo = match kind {
+            PlatformKind::Nxos => pair("cisco_n9kv", ports),
+            _ => pair("cisco_iol", ports),
+        };
+        let env = start(&topo, &[]).await;
+        let port_names = match kind {
+            PlatformKind::Nxos => ["Ethernet1/1", "Ethernet1/2"],
+            _ => ports,
+        };
+        let mut flags = Vec::new();
+        for node in ["dist1", "acc1"] {
+            let (_ssh, mut sh) = enabled_shell(&env, node, kind).await;
+            let mut lines: Vec<String> = Vec::new();
+            if kind == PlatformKind::Nxos {
+                lines.extend(["feature lacp".into(), "feature interface-vlan".into()]);
+            }
+            for l in [
+                "vlan 100",
+                "interface Vlan100",
+                "ip address 10.1.100.1 255.255.255.0",
+                "ip address 10.1.101.1 255.255.255.0 secondary",
+            ] {
+                lines.push(l.into());
+            }
+            for p in port_names {
+                lines.extend([
+                    format!("interface {p}"),
+                    "channel-group 10 mode active".into(),
+                ]);
+            }
+            let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+            sh.config(&lines).await.unwrap();
+            let rows = ntc_parse(platform, summary, &sh.command(summary).await.unwrap());
+            let addresses = ntc_parse(platform, ip, &sh.command(ip).await.unwrap());
+            let svi = addresses
+                .iter()
+                .find(|r| field(r, &["interface"]) == "Vlan100")
+                .unwrap_or_else(|| panic!("{node}: no Vlan100 in {addresses:?}"));
+            let v4 = svi["ip_address"].to_string();
+            assert!(v4.contains("10.1.100.1"), "{node}: {svi}");
+            if kind == PlatformKind::Ios {
+                assert!(v4.contains("10.1.101.1"), "{node}: the secondary: {svi}");
+            }
+            assert_eq!(rows.len(), 1, "{node}: {rows:?}");
+            assert_eq!(rows[0]["bundle_name"], "Po10", "{rows:?}");
+            assert_eq!(rows[0]["member_interface"], json!(members), "{rows:?}");
+            flags.push(rows[0]["member_interface_status"].clone());
+            sh.close().await.unwrap();
+        }
+        // dist1 bundled alone (suspended), then acc1 bundled with it.
+        assert_eq!(flags, [json!(["s", "s"]), json!(["P", "P"])], "{kind:?}");
+    }
+}
