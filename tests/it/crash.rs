@@ -24,7 +24,7 @@
 
 use crate::common;
 
-use common::sim::{Rng, snapshot};
+use common::sim::{LAG_L3_RECIPES, Rng, draw_lag_l3, snapshot};
 use netgw_labs::lab::{Lab, LabOptions, Sim};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -171,14 +171,66 @@ fn finish(mut child: Child) -> Vec<u8> {
     out
 }
 
-/// A lab with `names` (vendor index per name), their desired state written, latency on every node.
+/// Whether the vendor's driver applies aggregates and routed interfaces: IOS does only under its
+/// configuration archive's revert timer (`iosarc`), the one restore that covers them there.
+fn applies_lag_l3(v: usize) -> bool {
+    VENDORS[v].0 != "ios"
+}
+
+/// A lab with `names` (vendor index per name), latency on every node, each device that
+/// [`applies_lag_l3`] holding an aggregate and a routed interface from a first converge, and the
+/// desired state of the change under test written: VLANs and a link as [`start_with`] draws them, and
+/// there that aggregate and routed interface removed, another aggregate with two members trunking the
+/// VLANs and a routed interface with IPv4 and IPv6 addresses on one of them created
+/// ([`draw_lag_l3`]).
 fn start(
     rt: &tokio::runtime::Runtime,
     rng: &mut Rng,
     names: &[(String, usize)],
     journal: bool,
 ) -> Env {
-    start_with(rt, rng, names, journal, &[])
+    let env = start_with(rt, rng, names, journal, &[]);
+    let mut change = Vec::new();
+    for (n, v) in names {
+        if !applies_lag_l3(*v) {
+            continue;
+        }
+        let file = env.repo().join(format!("nodes/{n}.json"));
+        let mut body: Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let nd = &body["normal"]["netdev"];
+        let access = nd["links"].as_object().unwrap().values().next().unwrap()["access_vlan"]
+            .as_u64()
+            .unwrap() as u16;
+        let mut vlans: Vec<u16> = vec![access];
+        for k in nd["vlans"].as_object().unwrap().keys() {
+            let id: u16 = k.parse().unwrap();
+            if !vlans.contains(&id) {
+                vlans.push(id);
+            }
+        }
+        let dialect = env.lab.node(n).unwrap().device.dialect;
+        let draw = draw_lag_l3(rng, dialect, &vlans);
+        let mut run_list = vec!["recipe[netdev::vlans]"];
+        run_list.extend(LAG_L3_RECIPES);
+        let seed =
+            serde_json::json!({"name": n, "run_list": run_list, "normal": {"netdev": draw.seed}});
+        std::fs::write(&file, seed.to_string()).unwrap();
+        let list = body["run_list"].as_array_mut().unwrap();
+        list.extend(LAG_L3_RECIPES.map(Value::from));
+        body["normal"]["netdev"]["lags"] = draw.lags;
+        body["normal"]["netdev"]["l3_interfaces"] = draw.l3_interfaces;
+        change.push((n.clone(), file, body));
+    }
+    let nodes: Vec<String> = change.iter().map(|(n, _, _)| n.clone()).collect();
+    let first = env.report(&["converge"], &nodes);
+    for node in first["nodes"].as_array().unwrap() {
+        assert_eq!(node["status"], "success", "the first converge: {node:#}");
+    }
+    for (_, file, body) in change {
+        std::fs::write(file, body.to_string()).unwrap();
+    }
+    env
 }
 
 /// [`start`] with netgw-lab settings `extra` on every node, after the vendor's own.
