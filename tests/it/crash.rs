@@ -190,6 +190,13 @@ fn start(
     journal: bool,
 ) -> Env {
     let env = start_with(rt, rng, names, journal, &[]);
+    seed_lag_l3(&env, rng, names);
+    env
+}
+
+/// [`start`]'s first converge of the aggregate and routed interface, and the change's desired state
+/// written over [`start_with`]'s.
+fn seed_lag_l3(env: &Env, rng: &mut Rng, names: &[(String, usize)]) {
     let mut change = Vec::new();
     for (n, v) in names {
         if !applies_lag_l3(*v) {
@@ -230,7 +237,6 @@ fn start(
     for (_, file, body) in change {
         std::fs::write(file, body.to_string()).unwrap();
     }
-    env
 }
 
 /// [`start`] with netgw-lab settings `extra` on every node, after the vendor's own.
@@ -1456,5 +1462,83 @@ fn a_dead_trunk_change_on_ios_is_undone_with_its_encapsulation() {
         assert_eq!(last["nodes"][0]["status"], "success", "{what}: {last:#}");
         drop(env);
     }
+    rt.shutdown_timeout(Duration::from_secs(5));
+}
+
+/// The session of an NX-OS converge reset right after one of its configuration lines (spread over
+/// the change: the VLANs, the link, the old aggregate and SVI leaving, the new ones coming), the
+/// gateway SIGKILLed while it reconnects to roll back: NX-OS applies lines as they arrive, so the
+/// device holds part of the change, aggregates and addresses included. The next run's exact inverse
+/// must put the device back exactly as before (the removed aggregate with its members, LACP mode and
+/// trunk, the removed SVI's addresses), naming the recovery. The change's lines are counted on a
+/// fault-free twin lab first (`lines_applied`): the same seed draws the same change.
+#[test]
+fn a_dead_aggregate_change_on_nxos_is_undone_by_the_exact_inverse() {
+    let rt = common::runtime();
+    let seed = env_u64("CRASH_SEED", 15);
+    let names: Vec<(String, usize)> = vec![("nxos-lag".into(), 3)];
+    let n = names[0].0.clone();
+    let lines = |env: &Env| env.lab.node(&n).unwrap().device.faults.lines_applied();
+    let (before, after) = {
+        let mut rng = Rng(seed);
+        let env = start_with(&rt, &mut rng, &names, true, &[]);
+        seed_lag_l3(&env, &mut rng, &names);
+        let before = lines(&env);
+        let r = env.report(&["converge"], std::slice::from_ref(&n));
+        assert_eq!(r["nodes"][0]["status"], "success", "{r:#}");
+        (before, lines(&env))
+    };
+    assert!(after > before + 8, "the change is {} lines", after - before);
+    let mut touched = 0;
+    for k in [2, 4, 6, 8].map(|q| before + (after - before) * q / 10 + 1) {
+        let mut rng = Rng(seed);
+        let line = k.to_string();
+        let faults = [("latency-ms", "250"), ("reset-at-line", line.as_str())];
+        let env = start_with(&rt, &mut rng, &names, true, &faults);
+        seed_lag_l3(&env, &mut rng, &names);
+        let old = snapshot(&env.lab, &n, &n);
+        let mut c = env
+            .netgw(&["converge"], std::slice::from_ref(&n))
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        while lines(&env) < k {
+            assert!(
+                c.try_wait().unwrap().is_none() && t.elapsed() < PROC_LIMIT,
+                "line {k} (change {before}..{after}, now {}): no reset",
+                lines(&env)
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        c.kill().unwrap();
+        let _ = c.wait();
+        let killed = settled(&env.lab, &n);
+        let next = env.report(&["converge", "--why-run"], std::slice::from_ref(&n));
+        assert_eq!(next["nodes"][0]["status"], "success", "line {k}: {next:#}");
+        assert_eq!(
+            snapshot(&env.lab, &n, &n),
+            old,
+            "line {k}: not exactly as before\nkilled:\n{killed}\n{next:#}"
+        );
+        if killed != old {
+            let rec = &next["nodes"][0]["recovered"];
+            assert_eq!(rec["found"], "partial", "line {k}: {next:#}");
+            assert_eq!(rec["via"], "exact inverse", "line {k}: {next:#}");
+        }
+        let lag_l3 = |s: &str| -> Vec<String> {
+            s.lines()
+                .filter(|l| l.contains("channel-group") || l.contains("ipv4="))
+                .map(str::to_owned)
+                .collect()
+        };
+        if lag_l3(&killed) != lag_l3(&old) {
+            touched += 1;
+        }
+        drop(env);
+    }
+    assert!(
+        touched >= 2,
+        "the resets left aggregates or addresses changed on {touched} devices: move the lines"
+    );
     rt.shutdown_timeout(Duration::from_secs(5));
 }
