@@ -669,6 +669,7 @@ topology:
             members: members.iter().map(|m| m.to_string()).collect(),
             lacp: Some(lacp),
             oper_status: None,
+            member_state: BTreeMap::new(),
         }
     }
 

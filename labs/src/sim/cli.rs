@@ -479,6 +479,12 @@ impl CliSim {
             }
             (["lldp", "neighbors", "detail"], false) => return Some(show_lldp_detail(st, d)),
             (["vlan", "brief"] | ["vlan"], false) => return Some(show_vlan_brief(st, d)),
+            (["etherchannel", "summary"], false) if d == Dialect::Ios => {
+                return Some(super::bundles::show_summary(st, d));
+            }
+            (["port-channel", "summary"], false) if d == Dialect::Nxos => {
+                return Some(super::bundles::show_summary(st, d));
+            }
             (["vlan", "brief"] | ["vlan"], true) => nx_vlan_brief(st),
             (["interfaces" | "interface", "switchport"], false) => {
                 return Some(show_switchport(st, d, None));

@@ -538,6 +538,9 @@ impl EosSim {
             ["lldp", "neighbors"] => show_lldp(&st),
             ["lldp", "neighbors", "detail"] => show_lldp_detail(&st),
             ["running-config"] => return text_only(st.running_config(Dialect::Eos)),
+            ["port-channel", "summary"] => {
+                return text_only(super::bundles::show_summary(&st, Dialect::Eos));
+            }
             ["startup-config"] => {
                 drop(st);
                 return text_only(self.dev.startup().running_config(Dialect::Eos));

@@ -12,6 +12,7 @@
 //! ```
 
 pub mod archive;
+pub mod bundles;
 pub mod cli;
 pub mod diff;
 pub mod eos;

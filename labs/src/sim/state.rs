@@ -828,19 +828,12 @@ impl DeviceState {
     /// An aggregate is up while one of its members is: up, and bundled by the far end in a mode that
     /// bundles with its own (LACP with an active end, or static on both ends).
     pub fn refresh_port_channels(&mut self) {
-        let bundled = |name: &str, mode: &str| {
-            self.neighbors.iter().any(|n| {
-                n.local_port == name
-                    && n.seen()
-                    && n.peer_up.bundle().is_some_and(|m| modes_bundle(mode, m))
-            })
-        };
         let up: Vec<u32> = self
             .interfaces
             .iter()
             .filter(|(_, f)| f.status_up())
             .filter_map(|(name, f)| f.channel_group.as_ref().map(|(n, m)| (name, *n, m)))
-            .filter(|(name, _, m)| bundled(name, m))
+            .filter(|(name, _, m)| self.member_bundled(name, m))
             .map(|(_, n, _)| n)
             .collect();
         let trunks = &self.trunks;
@@ -853,6 +846,16 @@ impl DeviceState {
                 f.oper_up = up.contains(&n);
             }
         }
+    }
+
+    /// Whether port `name`, bundling in `mode`, has a far end seen over LLDP that bundles its end in
+    /// a mode that bundles with `mode`.
+    pub fn member_bundled(&self, name: &str, mode: &str) -> bool {
+        self.neighbors.iter().any(|n| {
+            n.local_port == name
+                && n.seen()
+                && n.peer_up.bundle().is_some_and(|m| modes_bundle(mode, m))
+        })
     }
 
     /// Whether the device has an aggregate or a port in one (its status then follows the far ends).
