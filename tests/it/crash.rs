@@ -6,7 +6,9 @@
 //! judging helpers here.
 //!
 //! Each round starts a lab (one device per vendor, every reply delayed by `latency-ms` so each step of
-//! a converge lasts long enough to be hit), starts one real `netgw converge` process per device and
+//! a converge lasts long enough to be hit; each device that applies aggregates and routed interfaces
+//! given one of each by a first converge, which the change under test removes while it creates
+//! another of each beside its VLANs and link: [`start`]), starts one real `netgw converge` process per device and
 //! SIGKILLs it after a seeded random delay spread over the whole length of that vendor's converge
 //! (measured first on fault-free calibration devices, with the steps' own timings, so each kill is
 //! attributed to the step it landed in). Then, through the simulator (never through netgw):
