@@ -509,6 +509,40 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn member_states_join_the_configured_aggregate_and_members() {
+        let mut f = DeviceFacts::default();
+        f.lags.insert(
+            "port-channel10".into(),
+            LagFacts {
+                members: vec!["Ethernet1/1".into(), "Ethernet1/2".into()],
+                ..Default::default()
+            },
+        );
+        f.apply_lag_members(&[
+            (
+                "Port-channel10".into(),
+                vec![
+                    ("Ethernet1/1".into(), MemberState::Bundled),
+                    ("Ethernet1/2".into(), MemberState::Suspended),
+                ],
+            ),
+            (
+                "Port-channel20".into(),
+                vec![("Ethernet1/3".into(), MemberState::Down)],
+            ),
+        ]);
+        let a = serde_json::to_value(&f.lags).unwrap();
+        assert_eq!(
+            a,
+            json!({
+                "port-channel10": {"members": ["Ethernet1/1", "Ethernet1/2"],
+                    "member_state": {"Ethernet1/1": "bundled", "Ethernet1/2": "suspended"}},
+                "Port-channel20": {"members": ["Ethernet1/3"], "member_state": {"Ethernet1/3": "down"}}
+            })
+        );
+    }
+
+    #[test]
     fn macs_normalise() {
         assert_eq!(
             normalize_mac("2c60.0cad.30de").as_deref(),
