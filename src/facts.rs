@@ -204,25 +204,35 @@ pub fn merge(driver: &mut DeviceFacts, snmp: &DeviceFacts) {
     driver.fill_missing_from(&gaps);
 }
 
-/// Aggregate and address facts (`lags`, `interfaces_ip`) where the driver reads them (`netgw facts`,
-/// `netgw links`; a converge takes them from the planner's read instead, [`lag_l3_attributes`]). A
-/// lost session fails the facts like any other read; a read the device refuses only leaves them out.
+/// Aggregate and address facts (`lags`, `interfaces_ip`) where the driver reads them, and each
+/// aggregate member's bundling state (`lags.NAME.member_state`) where the platform reports one
+/// (`netgw facts`, `netgw links`; a converge takes the rest from the planner's read instead,
+/// [`lag_l3_attributes`], and reads no member states). A lost session fails the facts like any
+/// other read; a read the device refuses only leaves them out.
 pub async fn add_lag_l3(
     driver: &mut dyn netgw_drivers::driver::Driver,
     facts: &mut netgw_models::facts::DeviceFacts,
 ) -> Result<(), netgw_drivers::driver::DriverError> {
     use netgw_drivers::driver::ErrorKind;
-    if !driver.applies_lag_l3() {
-        return Ok(());
+    let lost = |e: &netgw_drivers::driver::DriverError| {
+        matches!(e.kind(), ErrorKind::Transport | ErrorKind::Timeout)
+    };
+    if driver.applies_lag_l3() {
+        match driver.observe_lag_l3().await {
+            Ok(x) => facts.apply_lag_l3(&x.lags, &x.l3),
+            Err(e) if lost(&e) => return Err(e),
+            Err(e) => tracing::warn!(error = %e, "aggregate and address facts not gathered"),
+        }
     }
-    match driver.observe_lag_l3().await {
-        Ok(x) => {
-            facts.apply_lag_l3(&x.lags, &x.l3);
+    match driver.lag_members().await {
+        Ok(lags) => {
+            let lags: Vec<_> = lags.into_iter().map(|l| (l.name, l.members)).collect();
+            facts.apply_lag_members(&lags);
             Ok(())
         }
-        Err(e) if matches!(e.kind(), ErrorKind::Transport | ErrorKind::Timeout) => Err(e),
+        Err(e) if lost(&e) => Err(e),
         Err(e) => {
-            tracing::warn!(error = %e, "aggregate and address facts not gathered");
+            tracing::warn!(error = %e, "aggregate members' states not gathered");
             Ok(())
         }
     }

@@ -12,8 +12,10 @@
 //! An aggregate's members are judged by where LLDP says they go: members reaching two devices, a
 //! member whose far end port is in no aggregate (LACP or a static bundle on one side only), far-end
 //! ports split over two aggregates, or LACP modes that never bundle (passive with passive, LACP with
-//! static) make it unbundled. Members whose far end was not seen, or is a device that was not read,
-//! are left to the link checks.
+//! static) make it unbundled, and so does a member the device itself reports suspended or not
+//! bundled (`lags.NAME.member_state`, where the platform reports one) though both ends' configurations
+//! bundle. Members whose far end was not seen, or is a device that was not read, are left to the link
+//! checks.
 //!
 //! "Not there" and "could not read" are different answers: a link is missing only when an end whose
 //! neighbours were read does not see it; an end that could not be read at all (no session, no answer,
@@ -25,7 +27,7 @@
 //! is the node's name or starts with it and a dot (`leaf1.example.net`).
 
 use crate::inventory::Inventory;
-use netgw_models::facts::{LagFacts, LldpNeighbor};
+use netgw_models::facts::{LagFacts, LldpNeighbor, MemberState};
 use netgw_models::kinds::device_port_name;
 use netgw_models::plan::lag::LacpMode;
 use netgw_models::topology::Topology;
@@ -307,6 +309,17 @@ fn far_end<'a>(
     Some((peer.as_str(), adj.peer_port.as_str()))
 }
 
+/// How the device itself reports member `m` held out of its aggregate (`lags.NAME.member_state`:
+/// suspended or not bundled), where it reports one: two configurations that should bundle and a
+/// negotiation that did not.
+fn held_out(lag: &LagFacts, m: &str) -> Option<&'static str> {
+    match lag.member_state.get(m)? {
+        MemberState::Suspended => Some("suspended"),
+        MemberState::NotBundled => Some("not bundled"),
+        _ => None,
+    }
+}
+
 /// Why one aggregate is not bundled by its far end (none: it is, as far as was read).
 fn unbundled_reasons(
     node: &str,
@@ -352,6 +365,10 @@ fn unbundled_reasons(
                 {
                     reasons.push(format!(
                         "{m}: LACP {a} here and {b} on {peer}:{name} do not bundle (one end active, or both on)"
+                    ));
+                } else if let Some(state) = held_out(lag, m) {
+                    reasons.push(format!(
+                        "{m} reaches {peer}:{name}, but the device reports it {state} (its own summary)"
                     ));
                 }
             }
@@ -669,6 +686,7 @@ topology:
             members: members.iter().map(|m| m.to_string()).collect(),
             lacp: Some(lacp),
             oper_status: None,
+            member_state: BTreeMap::new(),
         }
     }
 
@@ -700,6 +718,27 @@ topology:
             )],
         );
         assert!(judge_aggregates(&seen, &both).is_empty());
+        // The same configurations, and the device reports a member suspended (LACP not answered):
+        // only its own summary shows it.
+        let mut held = both.clone();
+        let s1 = held
+            .get_mut("s1")
+            .unwrap()
+            .get_mut("Port-Channel1")
+            .unwrap();
+        s1.member_state
+            .insert("Ethernet2".into(), MemberState::Suspended);
+        s1.member_state
+            .insert("Ethernet1".into(), MemberState::Bundled);
+        let u = judge_aggregates(&seen, &held);
+        assert_eq!(u.len(), 1, "{u:?}");
+        assert_eq!(
+            u[0].reasons,
+            [
+                "Ethernet2 reaches a1:Port-channel1, but the device reports it suspended (its own summary)"
+            ],
+            "{u:?}"
+        );
         let one_side = node_lags(
             vec![(
                 "Port-Channel1",

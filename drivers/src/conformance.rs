@@ -17,7 +17,8 @@
 //! `show vlan` answers `show vlan brief` (one parser reads both), an IOS `show running-config interface`
 //! answers `show running-config`, a Junos `get-configuration` (the Junos RPC) answers `get-config`.
 //! The sources' own expectations in a case are not part of the recording. Getters: `facts`
-//! (`Driver::facts`), `vlans` and `links` (`Driver::observe`).
+//! (`Driver::facts`), `vlans` and `links` (`Driver::observe`), `lags` (`Driver::lag_members`: IOS
+//! `show_etherchannel_summary.txt`, NX-OS and EOS `show_port-channel_summary.txt`).
 
 use std::collections::BTreeMap;
 
@@ -105,9 +106,10 @@ pub async fn run(
         "facts" => serde_json::to_value(driver.facts().await.map_err(|e| e.to_string())?),
         "vlans" => serde_json::to_value(driver.observe().await.map_err(|e| e.to_string())?.vlans),
         "links" => serde_json::to_value(driver.observe().await.map_err(|e| e.to_string())?.links),
+        "lags" => serde_json::to_value(driver.lag_members().await.map_err(|e| e.to_string())?),
         other => {
             return Err(format!(
-                "no conformance getter {other:?} (facts, vlans, links)"
+                "no conformance getter {other:?} (facts, vlans, links, lags)"
             ));
         }
     };

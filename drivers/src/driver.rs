@@ -507,6 +507,12 @@ pub trait Driver: Send {
     async fn observe_lag_l3(&mut self) -> Result<LagL3, DriverError> {
         Ok(LagL3::default())
     }
+    /// Each aggregate member's bundling state as the platform reports it (`netgw facts`, `netgw
+    /// links`; never a converge, whose round trips are its plan's). Empty where the driver reads
+    /// none.
+    async fn lag_members(&mut self) -> Result<Vec<crate::lag_state::LagMembers>, DriverError> {
+        Ok(Vec::new())
+    }
     /// Stage a plan on the device and return its diff. Nothing is active yet.
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError>;
     /// Whether undoing a change that sent `rendered` takes back more than its plan's resources show

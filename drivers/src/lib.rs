@@ -16,6 +16,7 @@ pub mod f5;
 pub mod ios;
 pub mod junos;
 pub mod lag_cli;
+pub mod lag_state;
 pub mod netconf_txn;
 pub mod nxos;
 pub mod registry;

@@ -68,8 +68,9 @@ pub struct DeviceFacts {
     pub lldp_unreadable: Option<String>,
 }
 
-/// One aggregate: its members, how they negotiate, and whether it is up (its interface's
-/// `oper_status`, where the device reports one).
+/// One aggregate: its members, how they negotiate, whether it is up (its interface's
+/// `oper_status`, where the device reports one), and each member's bundling state (`netgw facts` and
+/// `netgw links`, where the platform reports one).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LagFacts {
@@ -78,6 +79,26 @@ pub struct LagFacts {
     pub lacp: Option<crate::plan::lag::LacpMode>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub oper_status: Option<OperStatus>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub member_state: BTreeMap<String, MemberState>,
+}
+
+/// How one member of an aggregate stands, as the platform's summary reports it (IOS `show
+/// etherchannel summary`, NX-OS and EOS `show port-channel summary`, Junos LACP mux state).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemberState {
+    /// Carrying the aggregate's traffic (`P`, `bndl`; Junos `Collecting distributing`).
+    Bundled,
+    /// Held out by the aggregate (`s`, `susp`: LACP not answered where individual ports are
+    /// suspended).
+    Suspended,
+    /// LACP hot standby (`H`).
+    Standby,
+    /// The link is down (`D`).
+    Down,
+    /// Up and not in the bundle (`I` stand-alone / individual, `w` waiting, `u` unsuitable).
+    NotBundled,
 }
 
 /// One interface's addresses, as NAPALM's `get_interfaces_ip` gives them.
@@ -333,6 +354,7 @@ impl DeviceFacts {
                     members: l.members().to_vec(),
                     lacp: l.lacp,
                     oper_status,
+                    member_state: BTreeMap::new(),
                 },
             );
         }
@@ -353,6 +375,32 @@ impl DeviceFacts {
             }
             if !(ip.ipv4.is_empty() && ip.ipv6.is_empty()) {
                 self.interfaces_ip.insert(i.name.clone(), ip);
+            }
+        }
+    }
+
+    /// Each member's bundling state (`lags`: aggregate name, then member and state, names as the
+    /// device printed them): onto the aggregate and member of the same interface already in the
+    /// facts (`Po10` is `Port-Channel10`), else as new entries.
+    pub fn apply_lag_members(&mut self, lags: &[(String, Vec<(String, MemberState)>)]) {
+        use crate::resource::same_interface;
+        for (name, members) in lags {
+            let key = self
+                .lags
+                .keys()
+                .find(|k| same_interface(k, name))
+                .cloned()
+                .unwrap_or_else(|| name.clone());
+            let lag = self.lags.entry(key).or_default();
+            for (member, state) in members {
+                let m = match lag.members.iter().find(|m| same_interface(m, member)) {
+                    Some(m) => m.clone(),
+                    None => {
+                        lag.members.push(member.clone());
+                        member.clone()
+                    }
+                };
+                lag.member_state.insert(m, *state);
             }
         }
     }
@@ -459,6 +507,40 @@ pub fn format_mac(bytes: &[u8]) -> Option<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn member_states_join_the_configured_aggregate_and_members() {
+        let mut f = DeviceFacts::default();
+        f.lags.insert(
+            "port-channel10".into(),
+            LagFacts {
+                members: vec!["Ethernet1/1".into(), "Ethernet1/2".into()],
+                ..Default::default()
+            },
+        );
+        f.apply_lag_members(&[
+            (
+                "Port-channel10".into(),
+                vec![
+                    ("Ethernet1/1".into(), MemberState::Bundled),
+                    ("Ethernet1/2".into(), MemberState::Suspended),
+                ],
+            ),
+            (
+                "Port-channel20".into(),
+                vec![("Ethernet1/3".into(), MemberState::Down)],
+            ),
+        ]);
+        let a = serde_json::to_value(&f.lags).unwrap();
+        assert_eq!(
+            a,
+            json!({
+                "port-channel10": {"members": ["Ethernet1/1", "Ethernet1/2"],
+                    "member_state": {"Ethernet1/1": "bundled", "Ethernet1/2": "suspended"}},
+                "Port-channel20": {"members": ["Ethernet1/3"], "member_state": {"Ethernet1/3": "down"}}
+            })
+        );
+    }
 
     #[test]
     fn macs_normalise() {

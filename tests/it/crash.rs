@@ -6,7 +6,9 @@
 //! judging helpers here.
 //!
 //! Each round starts a lab (one device per vendor, every reply delayed by `latency-ms` so each step of
-//! a converge lasts long enough to be hit), starts one real `netgw converge` process per device and
+//! a converge lasts long enough to be hit; each device that applies aggregates and routed interfaces
+//! given one of each by a first converge, which the change under test removes while it creates
+//! another of each beside its VLANs and link: [`start`]), starts one real `netgw converge` process per device and
 //! SIGKILLs it after a seeded random delay spread over the whole length of that vendor's converge
 //! (measured first on fault-free calibration devices, with the steps' own timings, so each kill is
 //! attributed to the step it landed in). Then, through the simulator (never through netgw):
@@ -24,7 +26,7 @@
 
 use crate::common;
 
-use common::sim::{Rng, snapshot};
+use common::sim::{LAG_L3_RECIPES, Rng, draw_lag_l3, snapshot};
 use netgw_labs::lab::{Lab, LabOptions, Sim};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -171,14 +173,72 @@ fn finish(mut child: Child) -> Vec<u8> {
     out
 }
 
-/// A lab with `names` (vendor index per name), their desired state written, latency on every node.
+/// Whether the vendor's driver applies aggregates and routed interfaces: IOS does only under its
+/// configuration archive's revert timer (`iosarc`), the one restore that covers them there.
+fn applies_lag_l3(v: usize) -> bool {
+    VENDORS[v].0 != "ios"
+}
+
+/// A lab with `names` (vendor index per name), latency on every node, each device that
+/// [`applies_lag_l3`] holding an aggregate and a routed interface from a first converge, and the
+/// desired state of the change under test written: VLANs and a link as [`start_with`] draws them, and
+/// there that aggregate and routed interface removed, another aggregate with two members trunking the
+/// VLANs and a routed interface with IPv4 and IPv6 addresses on one of them created
+/// ([`draw_lag_l3`]).
 fn start(
     rt: &tokio::runtime::Runtime,
     rng: &mut Rng,
     names: &[(String, usize)],
     journal: bool,
 ) -> Env {
-    start_with(rt, rng, names, journal, &[])
+    let env = start_with(rt, rng, names, journal, &[]);
+    seed_lag_l3(&env, rng, names);
+    env
+}
+
+/// [`start`]'s first converge of the aggregate and routed interface, and the change's desired state
+/// written over [`start_with`]'s.
+fn seed_lag_l3(env: &Env, rng: &mut Rng, names: &[(String, usize)]) {
+    let mut change = Vec::new();
+    for (n, v) in names {
+        if !applies_lag_l3(*v) {
+            continue;
+        }
+        let file = env.repo().join(format!("nodes/{n}.json"));
+        let mut body: Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let nd = &body["normal"]["netdev"];
+        let access = nd["links"].as_object().unwrap().values().next().unwrap()["access_vlan"]
+            .as_u64()
+            .unwrap() as u16;
+        let mut vlans: Vec<u16> = vec![access];
+        for k in nd["vlans"].as_object().unwrap().keys() {
+            let id: u16 = k.parse().unwrap();
+            if !vlans.contains(&id) {
+                vlans.push(id);
+            }
+        }
+        let dialect = env.lab.node(n).unwrap().device.dialect;
+        let draw = draw_lag_l3(rng, dialect, &vlans);
+        let mut run_list = vec!["recipe[netdev::vlans]"];
+        run_list.extend(LAG_L3_RECIPES);
+        let seed =
+            serde_json::json!({"name": n, "run_list": run_list, "normal": {"netdev": draw.seed}});
+        std::fs::write(&file, seed.to_string()).unwrap();
+        let list = body["run_list"].as_array_mut().unwrap();
+        list.extend(LAG_L3_RECIPES.map(Value::from));
+        body["normal"]["netdev"]["lags"] = draw.lags;
+        body["normal"]["netdev"]["l3_interfaces"] = draw.l3_interfaces;
+        change.push((n.clone(), file, body));
+    }
+    let nodes: Vec<String> = change.iter().map(|(n, _, _)| n.clone()).collect();
+    let first = env.report(&["converge"], &nodes);
+    for node in first["nodes"].as_array().unwrap() {
+        assert_eq!(node["status"], "success", "the first converge: {node:#}");
+    }
+    for (_, file, body) in change {
+        std::fs::write(file, body.to_string()).unwrap();
+    }
 }
 
 /// [`start`] with netgw-lab settings `extra` on every node, after the vendor's own.
@@ -1404,5 +1464,83 @@ fn a_dead_trunk_change_on_ios_is_undone_with_its_encapsulation() {
         assert_eq!(last["nodes"][0]["status"], "success", "{what}: {last:#}");
         drop(env);
     }
+    rt.shutdown_timeout(Duration::from_secs(5));
+}
+
+/// The session of an NX-OS converge reset right after one of its configuration lines (spread over
+/// the change: the VLANs, the link, the old aggregate and SVI leaving, the new ones coming), the
+/// gateway SIGKILLed while it reconnects to roll back: NX-OS applies lines as they arrive, so the
+/// device holds part of the change, aggregates and addresses included. The next run's exact inverse
+/// must put the device back exactly as before (the removed aggregate with its members, LACP mode and
+/// trunk, the removed SVI's addresses), naming the recovery. The change's lines are counted on a
+/// fault-free twin lab first (`lines_applied`): the same seed draws the same change.
+#[test]
+fn a_dead_aggregate_change_on_nxos_is_undone_by_the_exact_inverse() {
+    let rt = common::runtime();
+    let seed = env_u64("CRASH_SEED", 15);
+    let names: Vec<(String, usize)> = vec![("nxos-lag".into(), 3)];
+    let n = names[0].0.clone();
+    let lines = |env: &Env| env.lab.node(&n).unwrap().device.faults.lines_applied();
+    let (before, after) = {
+        let mut rng = Rng(seed);
+        let env = start_with(&rt, &mut rng, &names, true, &[]);
+        seed_lag_l3(&env, &mut rng, &names);
+        let before = lines(&env);
+        let r = env.report(&["converge"], std::slice::from_ref(&n));
+        assert_eq!(r["nodes"][0]["status"], "success", "{r:#}");
+        (before, lines(&env))
+    };
+    assert!(after > before + 8, "the change is {} lines", after - before);
+    let mut touched = 0;
+    for k in [2, 4, 6, 8].map(|q| before + (after - before) * q / 10 + 1) {
+        let mut rng = Rng(seed);
+        let line = k.to_string();
+        let faults = [("latency-ms", "250"), ("reset-at-line", line.as_str())];
+        let env = start_with(&rt, &mut rng, &names, true, &faults);
+        seed_lag_l3(&env, &mut rng, &names);
+        let old = snapshot(&env.lab, &n, &n);
+        let mut c = env
+            .netgw(&["converge"], std::slice::from_ref(&n))
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        while lines(&env) < k {
+            assert!(
+                c.try_wait().unwrap().is_none() && t.elapsed() < PROC_LIMIT,
+                "line {k} (change {before}..{after}, now {}): no reset",
+                lines(&env)
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        c.kill().unwrap();
+        let _ = c.wait();
+        let killed = settled(&env.lab, &n);
+        let next = env.report(&["converge", "--why-run"], std::slice::from_ref(&n));
+        assert_eq!(next["nodes"][0]["status"], "success", "line {k}: {next:#}");
+        assert_eq!(
+            snapshot(&env.lab, &n, &n),
+            old,
+            "line {k}: not exactly as before\nkilled:\n{killed}\n{next:#}"
+        );
+        if killed != old {
+            let rec = &next["nodes"][0]["recovered"];
+            assert_eq!(rec["found"], "partial", "line {k}: {next:#}");
+            assert_eq!(rec["via"], "exact inverse", "line {k}: {next:#}");
+        }
+        let lag_l3 = |s: &str| -> Vec<String> {
+            s.lines()
+                .filter(|l| l.contains("channel-group") || l.contains("ipv4="))
+                .map(str::to_owned)
+                .collect()
+        };
+        if lag_l3(&killed) != lag_l3(&old) {
+            touched += 1;
+        }
+        drop(env);
+    }
+    assert!(
+        touched >= 2,
+        "the resets left aggregates or addresses changed on {touched} devices: move the lines"
+    );
     rt.shutdown_timeout(Duration::from_secs(5));
 }

@@ -16,7 +16,7 @@
 
 use crate::common;
 
-use common::sim::{Rng, pending_timer, snapshot};
+use common::sim::{LAG_L3_RECIPES, Rng, draw_lag_l3, pending_timer, snapshot};
 use netgw::engine::{self, EngineOptions, Job, RegistryConnector};
 use netgw::inventory::Inventory;
 use netgw::report::{NodeReport, NodeStatus};
@@ -71,6 +71,11 @@ impl Vendor {
             Vendor::Nxos => Dialect::Nxos,
             Vendor::F5 => Dialect::F5,
         }
+    }
+    /// Whether the driver applies aggregates and routed interfaces here: IOS does only under a
+    /// configuration archive's revert timer, which these devices have not.
+    fn applies_lag_l3(self) -> bool {
+        self != Vendor::Ios
     }
     fn ssh(self) -> bool {
         matches!(self, Vendor::Junos | Vendor::Ios | Vendor::Nxos)
@@ -226,6 +231,36 @@ fn desired_json(name: &str, vendor: Vendor, vlans: &[(u16, String)], desc: &str)
     .to_string()
 }
 
+/// The aggregate and routed interface a round's change creates on a vendor ([`draw_lag_l3`]'s
+/// creations; the devices start without any): an LACP or static aggregate of two ports trunking the
+/// round's VLANs, and IPv4 and IPv6 addresses on the first VLAN's interface.
+fn draw_created(rng: &mut Rng, v: Vendor, vlans: &[u16]) -> (serde_json::Value, serde_json::Value) {
+    let draw = draw_lag_l3(rng, v.dialect(), vlans);
+    let created = |m: serde_json::Value| -> serde_json::Value {
+        let m = m.as_object().unwrap().clone();
+        m.into_iter()
+            .filter(|(_, r)| r["state"] != "absent")
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    };
+    (created(draw.lags), created(draw.l3_interfaces))
+}
+
+/// `body` (a node's JSON) with `lag_l3`'s aggregates and routed interfaces, and their recipes.
+fn with_lag_l3(body: String, lag_l3: &Option<(serde_json::Value, serde_json::Value)>) -> String {
+    let Some((lags, l3)) = lag_l3 else {
+        return body;
+    };
+    let mut b: serde_json::Value = serde_json::from_str(&body).unwrap();
+    b["run_list"]
+        .as_array_mut()
+        .unwrap()
+        .extend(LAG_L3_RECIPES.map(serde_json::Value::from));
+    b["normal"]["netdev"]["lags"] = lags.clone();
+    b["normal"]["netdev"]["l3_interfaces"] = l3.clone();
+    b.to_string()
+}
+
 /// One round: one lab with `per_vendor` faulted nodes and one control node per vendor, one converge
 /// run over all of them (`save`: every node's save fails).
 struct Round {
@@ -269,13 +304,16 @@ async fn run_round(
             }
         }
         let desc = format!("fault round {round}");
+        let ids: Vec<u16> = vlans.iter().map(|(id, _)| *id).collect();
+        let lag_l3 = v.applies_lag_l3().then(|| draw_created(rng, v, &ids));
+        let body = |name: &str| with_lag_l3(desired_json(name, v, &vlans, &desc), &lag_l3);
         let control = format!("{}-r{round}-ctl", v.name());
         topo.push_str(&format!("    {control}: {{kind: {}}}\n", v.kind()));
-        desired.insert(control.clone(), desired_json(&control, v, &vlans, &desc));
+        desired.insert(control.clone(), body(&control));
         for i in 0..per_vendor {
             let node = format!("{}-r{round}-n{i:02}", v.name());
             topo.push_str(&format!("    {node}: {{kind: {}}}\n", v.kind()));
-            desired.insert(node.clone(), desired_json(&node, v, &vlans, &desc));
+            desired.insert(node.clone(), body(&node));
             let fault = if save {
                 Fault::Save
             } else {

@@ -36,6 +36,7 @@ mod faults;
 mod fn_length;
 mod kill_confirm;
 mod lag;
+mod lag_facts;
 mod layers;
 mod links_cli;
 mod nautobot;

@@ -519,6 +519,16 @@ impl Driver for EosDriver {
         Ok(LagL3 { lags, l3 })
     }
 
+    /// `show port-channel summary` as text: its flag table is the one IOS and NX-OS print.
+    async fn lag_members(&mut self) -> Result<Vec<crate::lag_state::LagMembers>, DriverError> {
+        let text = self
+            .eapi
+            .run_text(&["show port-channel summary".to_owned()])
+            .await
+            .map_err(self.err("facts"))?;
+        Ok(crate::lag_state::parse_bundle_summary(&text.concat()))
+    }
+
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
         self.observed.forget();
         self.prefetched.clear();

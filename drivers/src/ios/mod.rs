@@ -329,6 +329,11 @@ impl Driver for IosDriver {
         Ok(LagL3 { lags, l3 })
     }
 
+    async fn lag_members(&mut self) -> Result<Vec<crate::lag_state::LagMembers>, DriverError> {
+        let text = self.conn.run("facts", "show etherchannel summary").await?;
+        Ok(crate::lag_state::parse_bundle_summary(&text))
+    }
+
     async fn observe(&mut self) -> Result<Observed, DriverError> {
         if let Some(o) = self.observed.take() {
             return Ok(o);

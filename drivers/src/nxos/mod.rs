@@ -377,6 +377,11 @@ impl Driver for NxosDriver {
         Ok(LagL3 { lags, l3 })
     }
 
+    async fn lag_members(&mut self) -> Result<Vec<crate::lag_state::LagMembers>, DriverError> {
+        let text = self.conn.run("facts", "show port-channel summary").await?;
+        Ok(crate::lag_state::parse_bundle_summary(&text))
+    }
+
     async fn observe(&mut self) -> Result<Observed, DriverError> {
         if let Some(o) = self.observed.take() {
             return Ok(o);

@@ -17,8 +17,9 @@ use serde_json::Value;
 
 /// (vendor, source, minimum cases compared).
 const MINIMUM: &[(&str, &str, usize)] = &[
-    ("ios", "ntc", 28),
-    ("nxos", "ntc", 27),
+    ("ios", "ntc", 30),
+    ("nxos", "ntc", 30),
+    ("eos", "ntc", 2),
     ("ios", "napalm", 11),
     ("nxos", "napalm", 14),
     ("eos", "napalm", 8),
@@ -346,6 +347,8 @@ fn ntc(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
                 None => d.0.push(format!("vlan {id}: missing in netgw")),
             }
         }
+    } else if case.getter == "lags" {
+        lag_members(got, want, d);
     } else if case.getter == "links" {
         let by_name: BTreeMap<String, &Value> = got
             .as_array()
@@ -388,6 +391,81 @@ fn ntc(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
                 );
             }
         }
+    }
+}
+
+/// Definition (docs/parsing.md): a member's flags in the summary tables as netgw's states.
+fn member_state(flags: &str) -> &'static str {
+    match flags {
+        "bndl" => "bundled",
+        "susp" => "suspended",
+        f if f.contains('P') => "bundled",
+        f if f.contains('s') => "suspended",
+        f if f.contains('H') => "standby",
+        f if f.contains('D') => "down",
+        _ => "not_bundled",
+    }
+}
+
+/// ntc-templates' etherchannel / port-channel summary rows (bundle, members, member flags) against
+/// `Driver::lag_members` (`[{name, members: [[member, state]]}]`): every aggregate, its members in
+/// order, each member's state.
+fn lag_members(got: &Value, want: &Value, d: &mut Diff) {
+    let by_name: BTreeMap<String, &Value> = got
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| Some((s(&v["name"])?, v)))
+        .collect();
+    let list = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| a.iter().filter_map(s).collect())
+            .unwrap_or_default()
+    };
+    for r in rows(want) {
+        let Some(po) = s(&r["bundle_name"]).map(|p| short_if(&p)) else {
+            continue;
+        };
+        let Some(g) = by_name.get(&po) else {
+            d.0.push(format!("{po}: missing in netgw"));
+            continue;
+        };
+        let got_members: Vec<(String, String)> = g["members"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| Some((s(&m[0])?, s(&m[1])?)))
+            .collect();
+        // Definition: NX-OS prints `--` for an aggregate without members; ntc-templates keeps it as
+        // a member's name.
+        let names: Vec<String> = list(&r["member_interface"])
+            .iter()
+            .filter(|n| *n != "--")
+            .map(|n| short_if(n))
+            .collect();
+        let got_names: Vec<String> = got_members.iter().map(|m| m.0.clone()).collect();
+        d.eq(
+            &format!("{po}.members"),
+            Some(got_names.join(",")),
+            Some(names.join(",")),
+        );
+        for (name, flags) in names.iter().zip(list(&r["member_interface_status"])) {
+            let got_state = got_members
+                .iter()
+                .find(|m| &m.0 == name)
+                .map(|m| m.1.clone());
+            d.eq(
+                &format!("{po}.{name}.state"),
+                got_state,
+                Some(member_state(&flags).to_owned()),
+            );
+        }
+    }
+    if rows(want).is_empty() && !by_name.is_empty() {
+        d.0.push(format!(
+            "netgw has {} aggregate(s), the source none",
+            by_name.len()
+        ));
     }
 }
 

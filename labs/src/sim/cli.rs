@@ -480,12 +480,6 @@ impl CliSim {
                 return self.show_checkpoint(&rest[1..]);
             }
             (["lldp", "neighbors", "detail"], false) => return Some(show_lldp_detail(st, d)),
-            (["etherchannel", "summary"], false) if d == Dialect::Ios => {
-                return Some(cli_lag::show_port_channel_summary(st, d));
-            }
-            (["port-channel", "summary"], false) if d == Dialect::Nxos => {
-                return Some(cli_lag::show_port_channel_summary(st, d));
-            }
             (["ip", "interface"], false) if d == Dialect::Ios => {
                 return Some(cli_lag::ios_show_ip_interface(st));
             }
@@ -503,6 +497,12 @@ impl CliSim {
                 return Some(cli_lag::nx_show_ipv6_interface(st));
             }
             (["vlan", "brief"] | ["vlan"], false) => return Some(show_vlan_brief(st, d)),
+            (["etherchannel", "summary"], false) if d == Dialect::Ios => {
+                return Some(super::bundles::show_summary(st, d));
+            }
+            (["port-channel", "summary"], false) if d == Dialect::Nxos => {
+                return Some(super::bundles::show_summary(st, d));
+            }
             (["vlan", "brief"] | ["vlan"], true) => nx_vlan_brief(st),
             (["interfaces" | "interface", "switchport"], false) => {
                 return Some(show_switchport(st, d, None));

@@ -1,158 +1,10 @@
-//! IOS and NX-OS show commands for aggregates and routed interfaces, in the devices' text shapes:
-//! IOS `show etherchannel summary` and NX-OS `show port-channel summary` (ntc-templates' raw samples
-//! `cisco_ios/show_etherchannel_summary`, `cisco_nxos/show_port-channel_summary2`), IOS `show ip
+//! IOS and NX-OS show commands for routed interfaces, in the devices' text shapes: IOS `show ip
 //! interface` / `show ipv6 interface` and NX-OS `show ip interface vrf all` / `show ipv6 interface vrf
 //! all` (the lines NAPALM's `ios` and `nxos_ssh` `get_interfaces_ip` read, as its docstrings quote
-//! them).
+//! them). The aggregate summaries are `bundles.rs`'.
 
-use super::state::{DeviceState, Dialect, Iface};
+use super::state::{DeviceState, Iface};
 use std::fmt::Write as _;
-
-/// `Et0/1`, `Po10` (IOS) and `Eth1/1`, `Po10` (NX-OS): the short names these tables print.
-fn short(d: Dialect, name: &str) -> String {
-    let lower = name.to_ascii_lowercase();
-    if let Some(n) = lower.strip_prefix("port-channel") {
-        return format!("Po{n}");
-    }
-    let prefixes: &[(&str, &str)] = match d {
-        Dialect::Nxos => &[("Ethernet", "Eth")],
-        _ => &[
-            ("GigabitEthernet", "Gi"),
-            ("FastEthernet", "Fa"),
-            ("TenGigabitEthernet", "Te"),
-            ("Ethernet", "Et"),
-        ],
-    };
-    prefixes
-        .iter()
-        .find_map(|(long, s)| name.strip_prefix(long).map(|rest| format!("{s}{rest}")))
-        .unwrap_or_else(|| name.to_owned())
-}
-
-/// An aggregate as the summaries print it.
-struct Aggregate<'a> {
-    number: u32,
-    name: &'a str,
-    iface: &'a Iface,
-    /// Its members with their LACP modes (`on` for a static bundle).
-    members: Vec<(&'a str, &'a str)>,
-}
-
-/// The aggregates, by number.
-fn aggregates(st: &DeviceState) -> Vec<Aggregate<'_>> {
-    let mut out = Vec::new();
-    for (name, f) in &st.interfaces {
-        let lower = name.to_ascii_lowercase();
-        let Some(n) = lower
-            .strip_prefix("port-channel")
-            .and_then(|r| r.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let members = st
-            .interfaces
-            .iter()
-            .filter_map(|(m, mf)| match &mf.channel_group {
-                Some((g, mode)) if *g == n => Some((m.as_str(), mode.as_str())),
-                _ => None,
-            })
-            .collect();
-        out.push(Aggregate {
-            number: n,
-            name: name.as_str(),
-            iface: f,
-            members,
-        });
-    }
-    out.sort_by_key(|a| a.number);
-    out
-}
-
-/// A member's flag: bundled, down, or up but not bundled (IOS stand-alone/suspended, NX-OS
-/// suspended).
-fn member_flag(st: &DeviceState, name: &str) -> &'static str {
-    if st.member_bundled(name) {
-        "P"
-    } else if st.iface(name).is_some_and(Iface::status_up) {
-        "s"
-    } else {
-        "D"
-    }
-}
-
-const IOS_FLAGS: &str = "Flags:  D - down        P - bundled in port-channel\n\
-\x20       I - stand-alone s - suspended\n\
-\x20       H - Hot-standby (LACP only)\n\
-\x20       R - Layer3      S - Layer2\n\
-\x20       U - in use      N - not in use, no aggregation\n\
-\x20       f - failed to allocate aggregator\n\n\
-\x20       M - not in use, minimum links not met\n\
-\x20       m - not in use, port not aggregated due to minimum links not met\n\
-\x20       u - unsuitable for bundling\n\
-\x20       w - waiting to be aggregated\n\
-\x20       d - default port\n\n\
-\x20       A - formed by Auto LAG\n\n\n";
-
-const NXOS_FLAGS: &str = "Flags:  D - Down        P - Up in port-channel (members)\n\
-\x20       I - Individual  H - Hot-standby (LACP only)\n\
-\x20       s - Suspended   r - Module-removed\n\
-\x20       b - BFD Session Wait\n\
-\x20       S - Switched    R - Routed\n\
-\x20       U - Up (port-channel)\n\
-\x20       p - Up in delay-lacp mode (member)\n\
-\x20       M - Not in use. Min-links not met\n";
-
-const RULE: &str =
-    "--------------------------------------------------------------------------------\n";
-
-/// IOS `show etherchannel summary` and NX-OS `show port-channel summary`.
-pub fn show_port_channel_summary(st: &DeviceState, d: Dialect) -> String {
-    let lags = aggregates(st);
-    let mut s = String::new();
-    if d == Dialect::Nxos {
-        s.push_str(NXOS_FLAGS);
-        s.push_str(RULE);
-        s.push_str("Group Port-       Type     Protocol  Member Ports\n      Channel\n");
-        s.push_str(RULE);
-    } else {
-        s.push_str(IOS_FLAGS);
-        let _ = write!(
-            s,
-            "Number of channel-groups in use: {}\nNumber of aggregators:           {}\n\n\
-             Group  Port-channel  Protocol    Ports\n\
-             ------+-------------+-----------+-----------------------------------------------\n",
-            lags.len(),
-            lags.len()
-        );
-    }
-    for Aggregate {
-        number: n,
-        name,
-        iface: f,
-        members,
-    } in lags
-    {
-        let lacp = members.iter().any(|(_, m)| *m != "on");
-        let status = format!("S{}", if f.status_up() { "U" } else { "D" });
-        let po = format!("{}({status})", short(d, name));
-        let ports: String = members
-            .iter()
-            .map(|(m, _)| format!("{}({})", short(d, m), member_flag(st, m)))
-            .map(|p| match d {
-                Dialect::Nxos => format!("{p:<13}"),
-                _ => format!("{p:<15}"),
-            })
-            .collect();
-        let line = match (d, lacp) {
-            (Dialect::Nxos, true) => format!("{n:<6}{po:<12}Eth      LACP      {ports}"),
-            (Dialect::Nxos, false) => format!("{n:<6}{po:<12}Eth      NONE      {ports}"),
-            (_, true) => format!("{n:<7}{po:<16}LACP      {ports}"),
-            (_, false) => format!("{n:<7}{po:<16}-         {ports}"),
-        };
-        let _ = writeln!(s, "{}", line.trim_end());
-    }
-    s
-}
 
 /// `fe80::...` from a MAC (modified EUI-64), the link-local address an interface takes.
 fn link_local(mac: &str) -> String {
@@ -340,11 +192,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn short_names_and_networks() {
-        assert_eq!(short(Dialect::Ios, "Ethernet0/1"), "Et0/1");
-        assert_eq!(short(Dialect::Ios, "Port-channel10"), "Po10");
-        assert_eq!(short(Dialect::Nxos, "Ethernet1/2"), "Eth1/2");
-        assert_eq!(short(Dialect::Nxos, "port-channel10"), "Po10");
+    fn networks() {
         assert_eq!(network("2001:db8:100::1/64"), "2001:db8:100::/64");
         assert_eq!(network4("10.1.100.1/24"), "10.1.100.0/24");
         assert_eq!(link_local("02:00:00:00:01:02"), "fe80::ff:fe00:102");

@@ -548,6 +548,9 @@ impl EosSim {
                 return text_only(port_channel_all_ports(&st, n));
             }
             ["running-config"] => return text_only(st.running_config(Dialect::Eos)),
+            ["port-channel", "summary"] => {
+                return text_only(super::bundles::show_summary(&st, Dialect::Eos));
+            }
             ["startup-config"] => {
                 drop(st);
                 return text_only(self.dev.startup().running_config(Dialect::Eos));

@@ -320,6 +320,11 @@ impl Faults {
     }
 
     /// Called after a configuration-mode line was applied: whether to reset now (`reset-at-line`).
+    /// Configuration-mode lines applied so far (where a `reset-at-line` would land).
+    pub fn lines_applied(&self) -> u64 {
+        self.lines_applied.load(Ordering::SeqCst)
+    }
+
     pub fn line_applied(&self) -> bool {
         let n = self.lines_applied.fetch_add(1, Ordering::SeqCst) + 1;
         self.reset_at_line == Some(n)

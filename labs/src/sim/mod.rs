@@ -12,6 +12,7 @@
 //! ```
 
 pub mod archive;
+pub mod bundles;
 pub mod cli;
 mod cli_lag;
 pub mod diff;

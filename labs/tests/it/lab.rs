@@ -2155,7 +2155,7 @@ async fn devices_count_round_trips_and_commands_exactly() {
 
 /// The aggregate and address tables of IOS (`show etherchannel summary`, `show ip interface`) and
 /// NX-OS (`show port-channel summary`, `show ip interface vrf all`), read by ntc-templates as
-/// Netmiko's `use_textfsm` does: one end of a two-link pair bundles (its members suspended until the
+/// Netmiko's `use_textfsm` does: one end of a two-link pair bundles (its members individual until the
 /// far end does, bundled after), and an SVI's primary and secondary addresses.
 #[tokio::test]
 async fn ios_and_nxos_aggregate_and_address_text_parses_with_ntc_templates() {
@@ -2226,7 +2226,132 @@ async fn ios_and_nxos_aggregate_and_address_text_parses_with_ntc_templates() {
             flags.push(rows[0]["member_interface_status"].clone());
             sh.close().await.unwrap();
         }
-        // dist1 bundled alone (suspended), then acc1 bundled with it.
-        assert_eq!(flags, [json!(["s", "s"]), json!(["P", "P"])], "{kind:?}");
+        // dist1 bundled alone (stand-alone / individual), then acc1 bundled with it.
+        assert_eq!(flags, [json!(["I", "I"]), json!(["P", "P"])], "{kind:?}");
     }
+}
+
+/// The aggregate summaries the drivers read for members' states (IOS `show etherchannel summary`,
+/// NX-OS and EOS `show port-channel summary`), parsed by ntc-templates and by netgw's parser, agree
+/// with each other and with the simulated links: a member whose far end bundles in a compatible mode
+/// is bundled, one whose far end does not is not, a port without a link is down.
+#[tokio::test]
+async fn aggregate_summaries_parse_with_ntc_templates_to_the_members_states() {
+    use netgw_labs::sim::state::{ConfigSession, Dialect};
+    use netgw_models::facts::MemberState;
+    let env = start(FABRIC, &[]).await;
+    // leaf1: Ethernet3 (to acc1 Et0/1) in Port-Channel9, LACP active.
+    {
+        let mut st = env.lab.node("leaf1").unwrap().device.state();
+        let mut cfg = ConfigSession::new(Dialect::Eos);
+        for line in ["interface Ethernet3", "channel-group 9 mode active", "exit"] {
+            cfg.apply(&mut st, line).unwrap();
+        }
+    }
+    let cases = [
+        // acc1 Et0/1 bundles with leaf1 (active/passive); Et0/2 has no link.
+        (
+            "acc1",
+            "cisco_ios",
+            PlatformKind::Ios,
+            "show etherchannel summary",
+            &[
+                "interface Ethernet0/1",
+                "channel-group 5 mode passive",
+                "interface Ethernet0/2",
+                "channel-group 5 mode passive",
+            ][..],
+            vec![(
+                "Port-channel5",
+                vec![
+                    ("Ethernet0/1", MemberState::Bundled),
+                    ("Ethernet0/2", MemberState::Down),
+                ],
+            )],
+        ),
+        // nx1 Eth1/1's far end (leaf1 Ethernet4) bundles nothing.
+        (
+            "nx1",
+            "cisco_nxos",
+            PlatformKind::Nxos,
+            "show port-channel summary",
+            &[
+                "feature lacp",
+                "interface Ethernet1/1",
+                "channel-group 7 mode active",
+            ][..],
+            vec![(
+                "Port-channel7",
+                vec![("Ethernet1/1", MemberState::NotBundled)],
+            )],
+        ),
+    ];
+    for (node, platform, kind, cmd, lines, want) in cases {
+        let (_ssh, mut sh) = enabled_shell(&env, node, kind).await;
+        sh.config(lines).await.unwrap();
+        let out = sh.command(cmd).await.unwrap();
+        sh.close().await.unwrap();
+        check_summary(node, platform, cmd, &out, &want);
+    }
+    let mut d = EosDriver::connect(&env.target("leaf1")).await.unwrap();
+    let got = d.lag_members().await.unwrap();
+    let want = vec![("Port-channel9", vec![("Ethernet3", MemberState::Bundled)])];
+    let text = {
+        let st = env.lab.node("leaf1").unwrap().device.state().clone();
+        netgw_labs::sim::bundles::show_summary(&st, Dialect::Eos)
+    };
+    check_summary(
+        "leaf1",
+        "arista_eos",
+        "show port-channel summary",
+        &text,
+        &want,
+    );
+    let got: Vec<(String, Vec<(String, MemberState)>)> =
+        got.into_iter().map(|l| (l.name, l.members)).collect();
+    assert_eq!(got, owned(&want), "leaf1 over eAPI");
+}
+
+type Summary<'a> = Vec<(&'a str, Vec<(&'a str, netgw_models::facts::MemberState)>)>;
+
+fn owned(s: &Summary) -> Vec<(String, Vec<(String, netgw_models::facts::MemberState)>)> {
+    s.iter()
+        .map(|(n, m)| {
+            (
+                n.to_string(),
+                m.iter().map(|(a, b)| (a.to_string(), *b)).collect(),
+            )
+        })
+        .collect()
+}
+
+/// `text` read by netgw's parser is `want`, and by ntc-templates the same aggregates and members.
+fn check_summary(node: &str, platform: &str, cmd: &str, text: &str, want: &Summary) {
+    let got: Vec<_> = netgw_drivers::lag_state::parse_bundle_summary(text)
+        .into_iter()
+        .map(|l| (l.name, l.members))
+        .collect();
+    assert_eq!(got, owned(want), "{node}: {text}");
+    let rows = ntc_parse(platform, cmd, text);
+    let ntc: Vec<(String, Vec<String>)> = rows
+        .iter()
+        .map(|r| {
+            let po = netgw_models::resource::normalize_interface_name(
+                r["bundle_name"].as_str().unwrap_or(""),
+            );
+            let members = r["member_interface"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(netgw_models::resource::normalize_interface_name)
+                .collect();
+            (po, members)
+        })
+        .collect();
+    let mine: Vec<(String, Vec<String>)> = got
+        .iter()
+        .map(|(n, m)| (n.clone(), m.iter().map(|x| x.0.clone()).collect()))
+        .collect();
+    assert_eq!(ntc, mine, "{node}: ntc-templates rows {rows:?}\n{text}");
 }
