@@ -463,31 +463,11 @@ impl EosSim {
     }
 
     fn show(&self, ctx: &Ctx, rest: &[&str], text: bool) -> Result<Value, CmdError> {
-        // `show configuration sessions [detail]`, in the JSON shape pyeapi and aio-eapi document.
         if matches!(
             rest,
             ["configuration", "sessions"] | ["configuration", "sessions", "detail"]
         ) {
-            let sessions = self.sessions();
-            // A session committed under a timer stays listed until confirmed or rolled back; its
-            // state's spelling is ours (no recorded sample), the pending one follows pyeapi.
-            let timed = sessions
-                .timed
-                .as_ref()
-                .map(|t| (&t.session, "pendingCommitTimer"));
-            let map: serde_json::Map<String, Value> = sessions
-                .open
-                .keys()
-                .map(|n| (n, "pending"))
-                .chain(timed)
-                .map(|(n, state)| {
-                    (
-                        n.clone(),
-                        json!({"instances": {}, "state": state, "commitUser": "", "description": ""}),
-                    )
-                })
-                .collect();
-            return Ok(json!({"maxSavedSessions": 1, "maxOpenSessions": 5, "sessions": map}));
+            return Ok(self.show_configuration_sessions());
         }
         let st = match ctx {
             Ctx::Session(name, _) if rest == ["session-config", "diffs"] => {
@@ -582,6 +562,30 @@ impl EosSim {
         } else {
             Ok(v)
         }
+    }
+
+    /// `show configuration sessions [detail]`, in the JSON shape pyeapi and aio-eapi document.
+    fn show_configuration_sessions(&self) -> Value {
+        let sessions = self.sessions();
+        // A session committed under a timer stays listed until confirmed or rolled back; its
+        // state's spelling is ours (no recorded sample), the pending one follows pyeapi.
+        let timed = sessions
+            .timed
+            .as_ref()
+            .map(|t| (&t.session, "pendingCommitTimer"));
+        let map: serde_json::Map<String, Value> = sessions
+            .open
+            .keys()
+            .map(|n| (n, "pending"))
+            .chain(timed)
+            .map(|(n, state)| {
+                (
+                    n.clone(),
+                    json!({"instances": {}, "state": state, "commitUser": "", "description": ""}),
+                )
+            })
+            .collect();
+        json!({"maxSavedSessions": 1, "maxOpenSessions": 5, "sessions": map})
     }
 
     fn show_version(&self, st: &DeviceState) -> Value {
