@@ -198,7 +198,8 @@ fn no_secret_in_any_output() {
             // were used successfully.
             assert!(
                 stdout.contains("snmpsw") || args[1] != "eos1",
-                "{inventory}: SNMP facts were not gathered:\n{stdout}"
+                "{inventory}: SNMP facts were not gathered:\n{stdout}\n{}",
+                String::from_utf8_lossy(&o.stderr)
             );
         }
         all.push_str(&stdout);

@@ -519,14 +519,21 @@ impl Driver for EosDriver {
         Ok(LagL3 { lags, l3 })
     }
 
-    /// `show port-channel summary` as text: its flag table is the one IOS and NX-OS print.
+    /// `show port-channel summary` as text: its flag table is the one IOS and NX-OS print. A device
+    /// that does not answer it (an eAPI without the command) reports no member states.
     async fn lag_members(&mut self) -> Result<Vec<crate::lag_state::LagMembers>, DriverError> {
-        let text = self
+        match self
             .eapi
             .run_text(&["show port-channel summary".to_owned()])
             .await
-            .map_err(self.err("facts"))?;
-        Ok(crate::lag_state::parse_bundle_summary(&text.concat()))
+        {
+            Ok(text) => Ok(crate::lag_state::parse_bundle_summary(&text.concat())),
+            Err(e) if e.is_unavailable() => {
+                tracing::debug!(device = %self.device, error = %e, "show port-channel summary unavailable: no member states");
+                Ok(Vec::new())
+            }
+            Err(e) => Err(e.into_driver(&self.device, "facts")),
+        }
     }
 
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
