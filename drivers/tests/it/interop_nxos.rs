@@ -93,6 +93,12 @@ impl FakeNos {
             idle: Duration::from_secs(60),
             operation: Duration::from_secs(15),
         };
+        // fakenos loses the first characters of a line typed ahead while it still prints the
+        // answer to the one before (seen on a loaded machine: `show interface switchport` arrived
+        // as `how interface switchport`); a real NX-OS buffers them. Line by line, as for a console
+        // server that drops typed-ahead input.
+        t.options
+            .insert("cli_batch".into(), serde_json::Value::Bool(false));
         t
     }
 }
