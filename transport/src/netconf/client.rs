@@ -220,11 +220,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> NetconfClient<S> {
     /// they come). Operations already sent ahead, next in line and in this order, are not sent again.
     /// Bounded by `Timeouts.operation`.
     pub async fn send_ahead(&mut self, ops: &[Operation]) -> Result<()> {
-        if let Some(why) = &self.broken {
-            return Err(NetconfError::Protocol(format!(
-                "session unusable after an earlier error: {why}"
-            )));
-        }
+        self.usable()?;
         let xmls = ops
             .iter()
             .map(Operation::to_xml)
@@ -233,7 +229,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> NetconfClient<S> {
         {
             return Ok(());
         }
-        self.drop_ahead();
+        // What was sent ahead and not asked for stays abandoned: its replies are skipped.
+        self.ahead.clear();
         let mut msgs = Vec::with_capacity(ops.len());
         for xml in xmls {
             let id = self.next_id.to_string();
@@ -261,9 +258,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> NetconfClient<S> {
         }
     }
 
-    /// Forget what was sent ahead and not asked for: its replies are skipped when they come.
-    fn drop_ahead(&mut self) {
-        self.ahead.clear();
+    /// An error once a framing, I/O or protocol error has made the session unusable.
+    fn usable(&self) -> Result<()> {
+        match &self.broken {
+            Some(why) => Err(NetconfError::Protocol(format!(
+                "session unusable after an earlier error: {why}"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Send one operation and wait for its reply (its `rpc-error`s not yet judged), bounded by
@@ -275,17 +277,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> NetconfClient<S> {
         let sent = match self.ahead.front() {
             Some((x, _)) if *x == xml => self.ahead.pop_front().map(|(_, id)| id),
             _ => {
-                self.drop_ahead();
+                self.ahead.clear();
                 None
             }
         };
         let id = sent.clone().unwrap_or_else(|| self.next_id.to_string());
         let fut = async {
-            if let Some(why) = &self.broken {
-                return Err(NetconfError::Protocol(format!(
-                    "session unusable after an earlier error: {why}"
-                )));
-            }
+            self.usable()?;
             if sent.is_none() {
                 self.next_id += 1;
                 // Abandoned until answered: a caller that drops this future (a node timeout or an
