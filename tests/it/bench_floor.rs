@@ -272,5 +272,5 @@ fn floor_sends_what_a_changing_eos_converge_sends() {
 
 #[test]
 fn floor_sends_what_a_changing_f5_converge_sends() {
-    check("f5_bigip-ve", "1.1", bench::f5(), (19, 11));
+    check("f5_bigip-ve", "1.1", bench::f5(), (16, 8));
 }

@@ -3,8 +3,10 @@
 //!
 //! ```text
 //!   connect ─▶ POST /mgmt/shared/authn/login (token; refreshed before expiry and on 401)
-//!   facts   ─▶ GET sys/version, sys/hardware, sys/global-settings (else shared/.../device-info),
-//!              net/interface, net/vlan, net/lldp-neighbors (404 or no items = no neighbours),
+//!   facts   ─▶ GET shared/identified-devices/config/device-info (sys/version, sys/hardware,
+//!              sys/global-settings only for what it lacks), net/interface,
+//!              net/vlan?expandSubcollections=true (observe's read too), net/lldp-neighbors (404 or
+//!              no items = no neighbours),
 //!              net/trunk/stats where there are trunks (their status)
 //!   observe ─▶ GET net/vlan?expandSubcollections=true (+ .../interfaces per VLAN when not expanded),
 //!              net/interface, net/trunk (+ net/self for aggregates and routed interfaces, `lag.rs`)
@@ -52,6 +54,15 @@ use rest::{ReqwestTransport, Rest, RestError, RestMethod, RestOp, RestSettings, 
 
 pub const VLANS_EXPANDED: &str = "/mgmt/tm/net/vlan?expandSubcollections=true";
 pub const SAVE_CONFIG_PATH: &str = "/mgmt/tm/sys/config";
+pub const DEVICE_INFO: &str = "/mgmt/shared/identified-devices/config/device-info";
+
+/// `device-info`, `sys/version`, `sys/hardware`, `sys/global-settings`, each when read.
+type SystemDocs = (
+    Option<std::sync::Arc<Value>>,
+    Option<std::sync::Arc<Value>>,
+    Option<std::sync::Arc<Value>>,
+    Option<std::sync::Arc<Value>>,
+);
 
 /// The entries of an iControl REST collection (`items`; none when it has none).
 pub(crate) fn items(v: &Value) -> impl Iterator<Item = &Value> {
@@ -187,6 +198,33 @@ impl F5Driver {
             Ok(v) => Ok(v),
             Err(e) => Err(e.into_driver(&self.device, step)),
         }
+    }
+
+    /// The system's identity: the REST framework's `device-info` answers hostname, version, model and
+    /// serial in one request (F5's own f5-conx-core reads a device's identity there at connect); the
+    /// `sys/*` documents are read only for what it did not answer (a release or a user without it).
+    async fn system_facts(&mut self) -> Result<SystemDocs, DriverError> {
+        let di = self.optional(DEVICE_INFO, "facts").await?;
+        let known = di
+            .as_deref()
+            .map(facts::parse_device_info)
+            .unwrap_or_default();
+        let version = match known.platform_version {
+            Some(_) => None,
+            None => self.optional("/mgmt/tm/sys/version", "facts").await?,
+        };
+        let hardware = match (&known.model, &known.serial) {
+            (Some(_), Some(_)) => None,
+            _ => self.optional("/mgmt/tm/sys/hardware", "facts").await?,
+        };
+        let global = match known.hostname {
+            Some(_) => None,
+            None => {
+                self.optional("/mgmt/tm/sys/global-settings", "facts")
+                    .await?
+            }
+        };
+        Ok((di, version, hardware, global))
     }
 
     /// VLANs with members, interfaces and trunks, raw enough to render and restore from. Read through
@@ -329,27 +367,10 @@ impl Driver for F5Driver {
     }
 
     async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {
-        let version = self.optional("/mgmt/tm/sys/version", "facts").await?;
-        let hardware = self.optional("/mgmt/tm/sys/hardware", "facts").await?;
-        let global = self
-            .optional("/mgmt/tm/sys/global-settings", "facts")
-            .await?;
-        let device_info = if version.is_none()
-            || global
-                .as_deref()
-                .and_then(facts::parse_global_settings)
-                .is_none()
-        {
-            self.optional(
-                "/mgmt/shared/identified-devices/config/device-info",
-                "facts",
-            )
-            .await?
-        } else {
-            None
-        };
+        let (device_info, version, hardware, global) = self.system_facts().await?;
         let interfaces = self.optional(link::INTERFACE_COLLECTION, "facts").await?;
-        let vlans = self.optional(vlan::VLAN_COLLECTION, "facts").await?;
+        // The expanded listing is a superset of the plain one and is what observe reads next.
+        let vlans = self.optional(VLANS_EXPANDED, "facts").await?;
         let lldp = self
             .optional("/mgmt/tm/net/lldp-neighbors", "facts")
             .await?;

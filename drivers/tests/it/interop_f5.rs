@@ -68,6 +68,8 @@ struct Sim {
     logouts: u32,
     unauthorized: u32,
     saves: u32,
+    /// Answer `device-info` (f5-conx-core's 15.1.0.4 recording); else 404, as a release without it.
+    device_info: bool,
     /// `METHOD path [txn]` of every request, for assertions on what was sent.
     log: Vec<String>,
 }
@@ -453,6 +455,9 @@ fn answer(
             "/mgmt/tm/net/lldp-neighbors" => {
                 (200, fixture(&format!("{GENIE}/net_lldp-neighbors.json")))
             }
+            "/mgmt/shared/identified-devices/config/device-info" if !sim.device_info => {
+                not_found("path", &path)
+            }
             "/mgmt/shared/identified-devices/config/device-info" => (
                 200,
                 fixture(
@@ -608,6 +613,7 @@ impl Server {
             logouts: 0,
             unauthorized: 0,
             saves: 0,
+            device_info: false,
             log: vec![],
         }));
         let app = axum::Router::new().fallback(handle).with_state(sim.clone());
@@ -706,6 +712,32 @@ async fn apply_plan(d: &mut F5Driver, p: &Plan) {
     d.stage(p).await.unwrap();
     d.commit(&CommitOptions::default()).await.unwrap();
     d.confirm().await.unwrap();
+}
+
+/// A BIG-IP that answers `device-info` gives its identity in one request, no `sys/*` read, and the
+/// VLANs come from the expanded listing observe reads anyway: one VLAN read in all.
+#[tokio::test]
+async fn f5_facts_identity_from_device_info_alone() {
+    let srv = Server::start().await;
+    srv.sim().device_info = true;
+    let mut d = srv.driver().await;
+    let f = d.facts().await.unwrap();
+    assert_eq!(f.hostname.as_deref(), Some("testHost1"));
+    assert_eq!(f.fqdn.as_deref(), Some("testHost1.lab.net"));
+    assert_eq!(f.platform_version.as_deref(), Some("15.1.0.4"));
+    assert_eq!(f.model.as_deref(), Some("BIG-IP Virtual Edition"));
+    assert_eq!(f.serial.as_deref(), Some("42167068-xxxx-xxxx-1e7aac1ada72"));
+    assert_eq!(
+        f.vlans.get(&4094).and_then(|v| v.name.as_deref()),
+        Some("External")
+    );
+    d.observe().await.unwrap();
+    let log = srv.sim().log.clone();
+    assert!(!log.iter().any(|l| l.contains("/mgmt/tm/sys/")), "{log:#?}");
+    let vlan_reads = log
+        .iter()
+        .filter(|l| l.starts_with("GET /mgmt/tm/net/vlan"));
+    assert_eq!(vlan_reads.count(), 1, "{log:#?}");
 }
 
 #[tokio::test]
@@ -1019,16 +1051,14 @@ async fn f5_reads_each_collection_once_before_a_change_and_afresh_after_it() {
         "/mgmt/tm/net/vlan",
     ];
     for path in collections {
-        // `net/vlan` twice: facts' plain list and the expanded one (`?expandSubcollections=true`).
-        let want = if path.ends_with("vlan") { 2 } else { 1 };
-        assert_eq!(gets(&srv, path), want, "{path}: {:#?}", srv.sim().log);
+        // `net/vlan` is the expanded listing (`?expandSubcollections=true`) for facts and observe.
+        assert_eq!(gets(&srv, path), 1, "{path}: {:#?}", srv.sim().log);
     }
     d.commit(&CommitOptions::default()).await.unwrap();
     let after = d.observe().await.unwrap();
     assert!(after.vlans.iter().any(|v| v.id.get() == 100), "{after:?}");
     for path in collections {
-        let want = if path.ends_with("vlan") { 3 } else { 2 };
-        assert_eq!(gets(&srv, path), want, "{path} after the commit");
+        assert_eq!(gets(&srv, path), 2, "{path} after the commit");
     }
     d.confirm().await.unwrap();
     d.close().await.unwrap();
@@ -1153,6 +1183,7 @@ fn shape_of(v: &Value) -> BTreeSet<String> {
 #[tokio::test]
 async fn f5_test_server_speaks_real_shapes() {
     let srv = Server::start().await;
+    srv.sim().device_info = true;
     let (status, login) = srv.login(PASSWORD).await;
     assert_eq!(status, 200);
     let real_login = fixture("f5/authn_login.json");

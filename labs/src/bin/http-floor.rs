@@ -116,7 +116,7 @@ async fn run_host(
             .await
             .map_err(|e| format!("{} {}: {e}", c.method, c.path))?
             .to_bytes();
-        // netgw reads some resources a device may lack (F5 `sys/hardware` on the simulator) and takes
+        // netgw reads some resources a device may lack (F5 `net/lldp-neighbors` on the simulator) and takes
         // the 404 as "not there"; every other answer must be a success.
         let absent =
             status == 404 && matches!(c.method, hyper::Method::GET | hyper::Method::DELETE);

@@ -1,5 +1,5 @@
-//! F5 BIG-IP iControl REST (HTTPS): token auth, `sys/version`, `net/vlan` (+ `interfaces`
-//! subcollection), `net/interface`, and transactions.
+//! F5 BIG-IP iControl REST (HTTPS): token auth, `shared/identified-devices/config/device-info`,
+//! `sys/version`, `net/vlan` (+ `interfaces` subcollection), `net/interface`, and transactions.
 //!
 //! Shapes per the recorded samples in `fixtures/real/f5` (genieparser 14.1.2.1 `sys/version`,
 //! `net/vlan`, `net/interface`; CiscoTestAutomation/rest `authn/login`; error bodies `{"code",
@@ -144,6 +144,12 @@ impl F5Sim {
         if req.method != "GET" && faults.reset_now(Step::BeforeCommit) {
             ctl.kill();
             return err(500, "reset");
+        }
+        if req.method == "GET" && req.path == DEVICE_INFO {
+            return HttpReply::json(
+                200,
+                &device_info(&self.dev.state().hostname, &self.dev.serial()),
+            );
         }
         let mut st = self.dev.state().clone();
         match apply(&mut st, &req.method, &req.path, &body) {
@@ -367,6 +373,28 @@ fn set_members(st: &mut DeviceState, id: u16, members: &[Value]) -> Result<(), H
         }
     }
     Ok(())
+}
+
+const DEVICE_INFO: &str = "/mgmt/shared/identified-devices/config/device-info";
+
+/// The REST framework's `device-info`, in the shape of f5-conx-core's 15.1.0.4 recording (a VE
+/// licensed for LTM).
+fn device_info(hostname: &str, serial: &str) -> Value {
+    json!({"baseMac": "00:50:56:00:00:01", "hostMac": "00:50:56:00:00:01", "halUuid": serial,
+        "chassisSerialNumber": serial,
+        "slots": [{"volume": "HD1.1", "product": "BIG-IP", "version": VERSION, "build": "0.0.6",
+            "isActive": true}],
+        "license": {"licenseEndDateTime": "2027-01-01T00:00:00-00:00", "registrationKey": "NETGW-LAB",
+            "activeModules": ["LTM, Base, VE|NETGW-LAB"], "generation": 0, "lastUpdateMicros": 0},
+        "interfaces": ["1.0", "mgmt"], "isIControlRestSupported": true, "icrdPort": 8100,
+        "time": 0, "physicalMemory": 8192, "platform": "Z100", "cpu": "netgw-lab",
+        "machineId": serial, "address": "127.0.0.1", "hostname": hostname, "version": VERSION,
+        "product": "BIG-IP", "platformMarketingName": "BIG-IP Virtual Edition", "edition": "Final",
+        "build": "0.0.6", "restFrameworkVersion": format!("{VERSION}-0.0.6"),
+        "managementAddress": "127.0.0.1", "mcpDeviceName": format!("/Common/{hostname}"),
+        "isClustered": false, "isVirtual": true, "hypervisorType": "0", "generation": 0,
+        "lastUpdateMicros": 0, "kind": "shared:resolver:device-groups:deviceinfostate",
+        "selfLink": "https://localhost/mgmt/shared/identified-devices/config/device-info"})
 }
 
 /// One REST call on a state (also the body of a transaction step).

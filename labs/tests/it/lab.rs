@@ -1370,6 +1370,12 @@ async fn f5_rest_tokens_vlans_transactions() {
     );
     let ifs: Value = c.get_json("/mgmt/tm/net/interface").await.unwrap();
     same_shape(&real_json("f5/net_interface.json"), &ifs, "interfaces", &[]);
+    let di: Value = c
+        .get_json("/mgmt/shared/identified-devices/config/device-info")
+        .await
+        .unwrap();
+    same_shape(&real_json("f5/device_info.json"), &di, "device-info", &[]);
+    assert_eq!(di["hostname"], "lb1");
     // A transaction: queued, then applied at once.
     let tx: Value = c
         .post_json("/mgmt/tm/transaction", &json!({}))
