@@ -18,7 +18,8 @@
 //! answers `show running-config`, a Junos `get-configuration` (the Junos RPC) answers `get-config`.
 //! The sources' own expectations in a case are not part of the recording. Getters: `facts`
 //! (`Driver::facts`), `vlans` and `links` (`Driver::observe`), `lags` (`Driver::lag_members`: IOS
-//! `show_etherchannel_summary.txt`, NX-OS and EOS `show_port-channel_summary.txt`).
+//! `show_etherchannel_summary.txt`, NX-OS and EOS `show_port-channel_summary.txt`, Junos
+//! `get-lacp-interface-information.xml`).
 
 use std::collections::BTreeMap;
 

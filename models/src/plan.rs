@@ -3,8 +3,8 @@
 //! Collection policies (docs/design.md §3 step 8):
 //! * `merge` (default): only declared properties change; a trunk's allowed VLANs are added to.
 //! * `replace`: declared resources are fully owned: undeclared `description` is cleared, `enabled`
-//!   defaults to true, `native_vlan` to the platform default, and a trunk's allowed list is replaced
-//!   as a whole.
+//!   defaults to true (where the device has an admin state for the link), `native_vlan` to the
+//!   platform default, and a trunk's allowed list is replaced as a whole.
 //!
 //! Under every policy a declared link without `enabled` is read as `enabled: true` (netdev's
 //! `netdev_interface` default) wherever the device reports the link's admin state.
@@ -427,10 +427,9 @@ pub(crate) fn link_change(d: &Link, b: &Link, replace: bool, rules: &PlanRules) 
     }
     // A declared link is in use: without `enabled` it is read as enabled, as Chef's
     // `netdev_interface` defaults `enable` to true, so a port shut behind netgw's back is drift
-    // under every policy. A device that reports no admin state for the link (an F5 trunk) is not
-    // compared unless the declaration says or `replace` owns it.
-    let implied = replace || b.enabled.is_some();
-    let want_enabled = d.enabled.or(implied.then_some(true));
+    // under every policy. A link the device reports no admin state for (a BIG-IP trunk has none)
+    // has no default to go back to, under `replace` either: only a declaration compares it.
+    let want_enabled = d.enabled.or(b.enabled.is_some().then_some(true));
     if let Some(w) = want_enabled {
         set("enabled", opt(&b.enabled), json!(w));
         after.enabled = Some(w);

@@ -1,11 +1,13 @@
 """Read a Junos device with Juniper's PyEZ (junos-eznc) over NETCONF and print what it found as JSON:
 its facts (hostname, model, version, serialnumber), PhyPortTable (the physical ports, with PyEZ's own
-interface-name pattern) and LLDPNeighborTable.
+interface-name pattern), LLDPNeighborTable and LacpPortTable (per LACP aggregate, each member's receive,
+transmit and mux states).
 Usage: pyez_read.py HOST PORT USERNAME PASSWORD (the host key is not checked, as PyEZ does by default)."""
 import json
 import sys
 
 from jnpr.junos import Device
+from jnpr.junos.op.lacp import LacpPortTable
 from jnpr.junos.op.lldp import LLDPNeighborTable
 from jnpr.junos.op.phyport import PhyPortTable
 
@@ -32,6 +34,10 @@ try:
         }
         for n in LLDPNeighborTable(dev).get()
     }
+    lacp = {
+        a.name: {p.name: {"rx_state": p.rx_state, "tx_state": p.tx_state, "mx_state": p.mx_state} for p in a.proto}
+        for a in LacpPortTable(dev).get()
+    }
 finally:
     dev.close()
-print(json.dumps({"facts": facts, "ports": ports, "lldp": lldp}, default=str))
+print(json.dumps({"facts": facts, "ports": ports, "lldp": lldp, "lacp": lacp}, default=str))

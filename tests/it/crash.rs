@@ -1544,3 +1544,58 @@ fn a_dead_aggregate_change_on_nxos_is_undone_by_the_exact_inverse() {
     );
     rt.shutdown_timeout(Duration::from_secs(5));
 }
+
+/// A BIG-IP converge of the aggregate change (the old trunk and its self IPs removed, another trunk
+/// and self IPs created) SIGKILLed once its transaction has landed, while it verifies or confirms:
+/// the next run must find the device wholly new (`found: new`) and leave it so, and a last converge
+/// must succeed with nothing to do. Four seeded draws (LACP modes, addresses). BIG-IP trunks report no
+/// admin state: a plan that wanted one (the recovery plans under `replace`) fails every round.
+#[test]
+fn a_bigip_converge_killed_after_its_commit_is_found_new_by_the_next_run() {
+    let rt = common::runtime();
+    let seed = env_u64("CRASH_SEED", 15);
+    let names: Vec<(String, usize)> = vec![("f5-new".into(), 4)];
+    let n = names[0].0.clone();
+    for round in 0..4 {
+        let mut rng = Rng(seed + round);
+        let env = start(&rt, &mut rng, &names, true);
+        let old = snapshot(&env.lab, &n, &n);
+        let mut c = env
+            .netgw(&["converge"], std::slice::from_ref(&n))
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        while snapshot(&env.lab, &n, &n) == old {
+            assert!(
+                c.try_wait().unwrap().is_none() && t.elapsed() < PROC_LIMIT,
+                "round {round}: the converge ended before its transaction was seen"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        c.kill().unwrap();
+        let _ = c.wait();
+        let killed = settled(&env.lab, &n);
+        let next = env.report(&["converge", "--why-run"], std::slice::from_ref(&n));
+        assert_eq!(
+            next["nodes"][0]["status"], "success",
+            "round {round}: {next:#}\nold:\n{old}\nkilled:\n{killed}"
+        );
+        assert_eq!(
+            next["nodes"][0]["recovered"]["found"], "new",
+            "round {round}: {next:#}"
+        );
+        assert_eq!(
+            snapshot(&env.lab, &n, &n),
+            killed,
+            "round {round}: {next:#}"
+        );
+        let last = env.report(&["converge"], std::slice::from_ref(&n));
+        assert_eq!(
+            last["nodes"][0]["status"], "success",
+            "round {round}: {last:#}"
+        );
+        assert_eq!(last["nodes"][0]["updated"], 0, "round {round}: {last:#}");
+        drop(env);
+    }
+    rt.shutdown_timeout(Duration::from_secs(5));
+}

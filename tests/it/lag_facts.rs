@@ -1,7 +1,8 @@
 //! Aggregate members' bundling states as facts: `netgw facts` on netgw-lab devices reads each
-//! platform's summary (EOS and NX-OS `show port-channel summary`, IOS `show etherchannel summary`)
-//! and reports `lags.NAME.member_state` under the aggregate's own name: a member whose far end
-//! bundles in a compatible mode is bundled, one whose far end does not is not.
+//! platform's summary (EOS and NX-OS `show port-channel summary`, IOS `show etherchannel summary`,
+//! Junos `get-lacp-interface-information`) and reports `lags.NAME.member_state` under the
+//! aggregate's own name: a member whose far end bundles in a compatible mode is bundled, one whose far
+//! end does not is not, and `netgw links` reports that aggregate.
 
 use crate::common;
 
@@ -83,4 +84,115 @@ fn facts_report_each_aggregate_members_bundling_state() {
             "{n}: {lags:#}"
         );
     }
+}
+
+const JUNOS_TOPO: &str = r#"
+name: lagfactsjunos
+topology:
+  nodes:
+    j1: {kind: juniper_vjunosswitch}
+    j2: {kind: juniper_vjunosswitch}
+  links:
+    - endpoints: ["j1:eth1", "j2:eth1"]
+    - endpoints: ["j1:eth2", "j2:eth2"]
+"#;
+
+/// Junos reports its members' LACP states (`get-lacp-interface-information`, the mux state): j1's
+/// `ae0` bundles both ports with LACP active, j2 only the first (passive), so j1's first member
+/// collects and distributes and its second, whose far end sends no LACPDU, is up and detached (not
+/// bundled); Juniper's PyEZ (`LacpPortTable`, scripts/peers/pyez.sh) reads the same from the lab's
+/// reply, and `netgw links` reports `ae0` unbundled, naming that member.
+#[test]
+fn junos_facts_report_lacp_member_states_and_links_the_member_left_out() {
+    let (_rt, lab, dir) = common::lab_with_inventory(JUNOS_TOPO);
+    let d = dir.path();
+    for (n, links, lacp) in [
+        ("j1", json!(["ge-0/0/0", "ge-0/0/1"]), "active"),
+        ("j2", json!(["ge-0/0/0"]), "passive"),
+    ] {
+        let node = json!({"name": n, "run_list": ["recipe[netdev::lags]"],
+            "normal": {"netdev": {"lags": {"ae0": {"links": links, "lacp": lacp}}}}});
+        common::write(d, &format!("repo/nodes/{n}.json"), &node.to_string());
+    }
+    let (code, report, err) = common::run_json(
+        Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .arg("--repo")
+            .arg(d.join("repo"))
+            .arg("--state-dir")
+            .arg(d.join("state"))
+            .args(["converge", "--format", "json", "--inventory"])
+            .arg(d.join("inventory.yml")),
+    );
+    assert_eq!(code, 0, "{report}\n{err}");
+    let (code, facts, err) = common::run_json(
+        Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .arg("--state-dir")
+            .arg(d.join("state"))
+            .args(["facts", "j1", "--inventory"])
+            .arg(d.join("inventory.yml")),
+    );
+    assert_eq!(code, 0, "{err}");
+    let ae0 = &facts["lags"]["ae0"];
+    assert_eq!(
+        ae0["member_state"],
+        json!({"ge-0/0/0": "bundled", "ge-0/0/1": "not_bundled"}),
+        "{:#}",
+        facts["lags"]
+    );
+    assert_eq!(ae0["members"], json!(["ge-0/0/0", "ge-0/0/1"]), "{ae0:#}");
+    let pyez = pyez_read(&lab, "j1");
+    let row = |m: &str| {
+        let p = &pyez["lacp"]["ae0"][m];
+        (p["rx_state"].clone(), p["mx_state"].clone())
+    };
+    assert_eq!(
+        row("ge-0/0/0"),
+        (json!("Current"), json!("Collecting distributing")),
+        "{pyez:#}"
+    );
+    assert_eq!(
+        row("ge-0/0/1"),
+        (json!("Defaulted"), json!("Detached")),
+        "{pyez:#}"
+    );
+    let file = d.join("topo.clab.yml");
+    std::fs::write(&file, JUNOS_TOPO).unwrap();
+    let (code, r, err) = common::run_json(
+        Command::new(env!("CARGO_BIN_EXE_netgw"))
+            .arg("--state-dir")
+            .arg(d.join("state"))
+            .args(["links", "--format", "json", "--timeout", "60", "--topology"])
+            .arg(&file)
+            .arg("--inventory")
+            .arg(d.join("inventory.yml")),
+    );
+    assert_eq!(code, 1, "{r:#}\n{err}");
+    let unbundled = r["unbundled"].as_array().unwrap();
+    let j1 = unbundled
+        .iter()
+        .find(|u| u["node"] == "j1" && u["lag"] == "ae0")
+        .unwrap_or_else(|| panic!("j1:ae0 not reported: {r:#}"));
+    assert!(j1["reasons"].to_string().contains("ge-0/0/1"), "{j1:#}");
+}
+
+/// What Juniper's PyEZ reads from `node` (scripts/peers/pyez_read.py, in .peers/venv-pyez).
+fn pyez_read(lab: &netgw_labs::lab::Lab, node: &str) -> Value {
+    let python = common::root().join(".peers/venv-pyez/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/peers/pyez.sh install (scripts/test.sh does)",
+        python.display()
+    );
+    let port = lab.node(node).unwrap().port.to_string();
+    let out = Command::new(python)
+        .arg(common::root().join("scripts/peers/pyez_read.py"))
+        .args(["127.0.0.1", port.as_str(), "admin", "admin"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "PyEZ could not read {node}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }

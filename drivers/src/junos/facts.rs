@@ -1,16 +1,17 @@
 //! Facts from Junos RPC replies (`get-software-information`, `get-chassis-inventory`,
 //! `get-interface-information`, `get-lldp-neighbors-information`, `get-vlan-information` /
-//! `get-bridge-instance-information`), with the running configuration as the fall-back for what a
+//! `get-bridge-instance-information`, and for aggregate members `get-lacp-interface-information`), with the running configuration as the fall-back for what a
 //! device does not answer (fake-switches answers none of these RPCs but `get-interface-information
 //! terse`).
 
 use super::config::JunosConfig;
 use super::render::{find, text};
 use super::vlan::{VlanInfo, parse_vlan_information};
+use crate::lag_state::LagMembers;
 use crate::transport::netconf::XmlElement;
 use netgw_models::facts::{
-    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, OperStatus, VlanFacts, normalize_mac,
-    split_hostname,
+    AdminStatus, DeviceFacts, InterfaceFacts, LldpNeighbor, MemberState, OperStatus, VlanFacts,
+    normalize_mac, split_hostname,
 };
 use std::collections::BTreeMap;
 
@@ -191,6 +192,67 @@ pub fn parse_lldp_neighbors(root: &XmlElement) -> BTreeMap<String, Vec<LldpNeigh
     out
 }
 
+/// A member's state from its `lag-lacp-protocol` entry, by Junos' `show lacp interfaces` field
+/// descriptions: `Collecting distributing` is the bundled state. `Attached`, `Waiting`, and
+/// `Collecting` or `Distributing` alone (independent control) are on the way in or held there until
+/// the partner is in sync, so the member carries nothing: not bundled. Junos' standby is no mux state
+/// (link protection prints it beside the name). `Detached` is down when the receive machine says the
+/// port is inoperable (`Port disabled`) or says nothing; with any other receive state (`Defaulted`:
+/// no LACPDU from the far end, `Expired`, `Current`) the port is up and LACP runs, but the far end
+/// does not bundle it: not bundled, as IOS flags a stand-alone port `I`.
+pub fn lacp_member_state(mux: &str, receive: Option<&str>) -> MemberState {
+    let norm = |s: &str| s.trim().to_ascii_lowercase().replace(['_', '-'], " ");
+    match norm(mux).as_str() {
+        "collecting distributing" => MemberState::Bundled,
+        "detached" => match receive.map(norm).as_deref() {
+            None | Some("port disabled") => MemberState::Down,
+            Some(_) => MemberState::NotBundled,
+        },
+        _ => MemberState::NotBundled,
+    }
+}
+
+/// `get-lacp-interface-information`: per `lacp-interface-information`, the aggregate
+/// (`lag-lacp-header/aggregate-name`) and its members' states from `lag-lacp-protocol` (`name`,
+/// `lacp-mux-state`, `lacp-receive-state`), the paths of PyEZ's `LacpPortTable`, in the reply's
+/// order. Static aggregates (no LACP) are not in the reply, so their members have no state.
+pub fn parse_lacp_members(root: &XmlElement) -> Vec<LagMembers> {
+    let mut out: Vec<LagMembers> = Vec::new();
+    let mut infos = Vec::new();
+    collect_named(root, "lacp-interface-information", &mut infos);
+    for info in infos {
+        let Some(name) = info
+            .child("lag-lacp-header")
+            .and_then(|h| text(h, "aggregate-name"))
+        else {
+            continue;
+        };
+        let members = info
+            .children_named("lag-lacp-protocol")
+            .filter_map(|p| {
+                let m = text(p, "name")?;
+                let mux = text(p, "lacp-mux-state")?;
+                let rx = text(p, "lacp-receive-state");
+                Some((m, lacp_member_state(&mux, rx.as_deref())))
+            })
+            .collect();
+        out.push(LagMembers { name, members });
+    }
+    out
+}
+
+/// Every element named `name` under `el` (itself included), in document order, not looking inside
+/// a match.
+fn collect_named<'a>(el: &'a XmlElement, name: &str, out: &mut Vec<&'a XmlElement>) {
+    if el.name == name {
+        out.push(el);
+        return;
+    }
+    for c in el.elements() {
+        collect_named(c, name, out);
+    }
+}
+
 /// Local ports whose neighbour in `get-lldp-neighbors-information` has no remote port id: the brief
 /// table leaves it out for some neighbours (a locally assigned id), the per-port
 /// `get-lldp-interface-neighbors` has it, as NAPALM reads it.
@@ -344,6 +406,56 @@ mod tests {
     use crate::transport::netconf::reply::parse_document;
     use serde_json::Value;
     use std::path::Path;
+
+    /// The mux states Junos documents for `show lacp interfaces`, each with the receive state a
+    /// member shows beside it, as member states; the aggregates and members in the reply's order.
+    #[test]
+    fn lacp_mux_states_as_member_states() {
+        use MemberState::*;
+        for (mux, rx, want) in [
+            ("Collecting distributing", Some("Current"), Bundled),
+            ("Attached", Some("Current"), NotBundled),
+            ("Waiting", Some("Current"), NotBundled),
+            ("Collecting", Some("Current"), NotBundled),
+            ("Detached", Some("Defaulted"), NotBundled),
+            ("Detached", Some("Port disabled"), Down),
+            ("Detached", None, Down),
+        ] {
+            assert_eq!(lacp_member_state(mux, rx), want, "{mux} {rx:?}");
+        }
+        let root = parse_document(
+            "<rpc-reply><lacp-interface-information-list>\
+             <lacp-interface-information><lag-lacp-header><aggregate-name>ae2</aggregate-name></lag-lacp-header>\
+             <lag-lacp-protocol><name>ge-0/0/3</name><lacp-receive-state>Current</lacp-receive-state>\
+             <lacp-mux-state>Collecting distributing</lacp-mux-state></lag-lacp-protocol>\
+             <lag-lacp-protocol><name>ge-0/0/1</name><lacp-receive-state>Port disabled</lacp-receive-state>\
+             <lacp-mux-state>Detached</lacp-mux-state></lag-lacp-protocol></lacp-interface-information>\
+             <lacp-interface-information><lag-lacp-header><aggregate-name>ae0</aggregate-name></lag-lacp-header>\
+             <lag-lacp-protocol><name>xe-0/0/0:1</name><lacp-receive-state>Defaulted</lacp-receive-state>\
+             <lacp-mux-state>Detached</lacp-mux-state></lag-lacp-protocol></lacp-interface-information>\
+             </lacp-interface-information-list></rpc-reply>",
+        )
+        .unwrap();
+        let got = parse_lacp_members(&root);
+        let flat: Vec<(String, Vec<(String, MemberState)>)> =
+            got.into_iter().map(|l| (l.name, l.members)).collect();
+        assert_eq!(
+            flat,
+            [
+                (
+                    "ae2".to_owned(),
+                    vec![
+                        ("ge-0/0/3".to_owned(), Bundled),
+                        ("ge-0/0/1".to_owned(), Down)
+                    ]
+                ),
+                (
+                    "ae0".to_owned(),
+                    vec![("xe-0/0/0:1".to_owned(), NotBundled)]
+                ),
+            ]
+        );
+    }
 
     fn real(path: &str) -> XmlElement {
         let p = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -4,7 +4,8 @@
 //! ```text
 //!  facts    get-software-information, get-chassis-inventory, get-interface-information,
 //!           get-lldp-neighbors-information, get-vlan-information | get-bridge-instance-information,
-//!           get-config running (the fall-back for every RPC the device does not answer)
+//!           get-config running (the fall-back for every RPC the device does not answer);
+//!           get-lacp-interface-information for aggregate members' states (`netgw facts`, `links`)
 //!  observe  get-config running + get-interface-information terse
 //!  stage    lock (refused: discard-changes, unlock, lock again), get-config running (recorded
 //!           pre-state), edit-config, get-configuration compare rollback 0 (or a diff computed from
@@ -553,6 +554,21 @@ impl Driver for JunosDriver {
         };
         self.observed.record(&mut f, read)?;
         Ok(f)
+    }
+
+    /// `get-lacp-interface-information`: the members of LACP aggregates. A device without LACP
+    /// running refuses it ("lacp subsystem not running"): no member states.
+    async fn lag_members(&mut self) -> Result<Vec<crate::lag_state::LagMembers>, DriverError> {
+        let reply = self
+            .optional_rpc(
+                "<get-lacp-interface-information/>",
+                "get-lacp-interface-information",
+            )
+            .await?;
+        Ok(reply
+            .as_ref()
+            .map(facts::parse_lacp_members)
+            .unwrap_or_default())
     }
 
     async fn observe(&mut self) -> Result<Observed, DriverError> {

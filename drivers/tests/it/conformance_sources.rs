@@ -27,7 +27,8 @@ const MINIMUM: &[(&str, &str, usize)] = &[
     ("eos", "goeapi", 1),
     ("eos", "anta", 38),
     ("junos", "napalm", 11),
-    ("junos", "pyez", 22),
+    ("junos", "ntc", 1),
+    ("junos", "pyez", 24),
     ("junos", "opennti", 1),
     ("f5", "f5", 12),
     ("ios", "genie", 91),
@@ -407,9 +408,21 @@ fn member_state(flags: &str) -> &'static str {
     }
 }
 
-/// ntc-templates' etherchannel / port-channel summary rows (bundle, members, member flags) against
-/// `Driver::lag_members` (`[{name, members: [[member, state]]}]`): every aggregate, its members in
-/// order, each member's state.
+/// Definition (docs/parsing.md): a Junos member's LACP mux state (with its receive state) as netgw's
+/// state: `Collecting distributing` bundled; `Detached` down when the port is disabled, else not
+/// bundled; any other mux state not bundled.
+fn junos_mux_state(mux: &str, receive: Option<&str>) -> &'static str {
+    match (mux.to_ascii_lowercase().as_str(), receive) {
+        ("collecting distributing", _) => "bundled",
+        ("detached", None | Some("Port disabled")) => "down",
+        _ => "not_bundled",
+    }
+}
+
+/// ntc-templates' etherchannel / port-channel summary rows (bundle, members, member flags; Junos
+/// `show lacp interfaces`: members' mux and receive states) against `Driver::lag_members`
+/// (`[{name, members: [[member, state]]}]`): every aggregate, its members in order, each member's
+/// state.
 fn lag_members(got: &Value, want: &Value, d: &mut Diff) {
     let by_name: BTreeMap<String, &Value> = got
         .as_array()
@@ -449,7 +462,20 @@ fn lag_members(got: &Value, want: &Value, d: &mut Diff) {
             Some(got_names.join(",")),
             Some(names.join(",")),
         );
-        for (name, flags) in names.iter().zip(list(&r["member_interface_status"])) {
+        let states: Vec<&'static str> = if r.get("mux_state").is_some() {
+            let rx = list(&r["receive_state"]);
+            list(&r["mux_state"])
+                .iter()
+                .enumerate()
+                .map(|(i, m)| junos_mux_state(m, rx.get(i).map(String::as_str)))
+                .collect()
+        } else {
+            list(&r["member_interface_status"])
+                .iter()
+                .map(|f| member_state(f))
+                .collect()
+        };
+        for (name, state) in names.iter().zip(states) {
             let got_state = got_members
                 .iter()
                 .find(|m| &m.0 == name)
@@ -457,7 +483,7 @@ fn lag_members(got: &Value, want: &Value, d: &mut Diff) {
             d.eq(
                 &format!("{po}.{name}.state"),
                 got_state,
-                Some(member_state(&flags).to_owned()),
+                Some(state.to_owned()),
             );
         }
     }
@@ -803,7 +829,11 @@ fn napalm(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
 /// py-junos-eznc's results as its unit tests assert them (`pyez_expected.json`, transcribed from the
 /// named test): `facts` (`hostname`, `model`, `version`, `serialnumber`), PhyPortTable `interfaces`
 /// (name -> `mtu`), LLDPNeighborTable `lldp_ports`.
-fn pyez(_case: &Case, got: &Value, want: &Value, d: &mut Diff) {
+fn pyez(case: &Case, got: &Value, want: &Value, d: &mut Diff) {
+    if case.getter == "lags" {
+        pyez_lacp(got, &want["lacp"], d);
+        return;
+    }
     let f = &want["facts"];
     d.src("hostname", s(&got["hostname"]), s(&f["hostname"]));
     // Definition: PyEZ upper-cases `product-model`; netgw keeps the device's spelling.
@@ -828,6 +858,68 @@ fn pyez(_case: &Case, got: &Value, want: &Value, d: &mut Diff) {
     }
     // LLDPNeighborTable keys: the local ports that have a neighbour.
     lldp_ports(got, &want["lldp_ports"], d);
+}
+
+/// PyEZ's `LacpPortTable` (aggregate -> member -> `mx_state`, `rx_state`) against
+/// `Driver::lag_members`: the same aggregates, the same members, each member's state by the Junos
+/// definition above.
+fn pyez_lacp(got: &Value, want: &Value, d: &mut Diff) {
+    let mut got_lags: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for l in got.as_array().into_iter().flatten() {
+        let members = l["members"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| Some((s(&m[0])?, s(&m[1])?)))
+            .collect();
+        got_lags.insert(s(&l["name"]).unwrap_or_default(), members);
+    }
+    let want_names: Vec<&String> = want
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, _)| k)
+        .collect();
+    d.eq(
+        "aggregates",
+        Some(got_lags.keys().cloned().collect::<Vec<_>>().join(",")),
+        Some(
+            want_names
+                .iter()
+                .map(|k| k.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+    );
+    for (lag, proto) in want.as_object().into_iter().flatten() {
+        let got_members = got_lags.get(lag).cloned().unwrap_or_default();
+        let names: Vec<&String> = proto
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+            .collect();
+        d.eq(
+            &format!("{lag}.members"),
+            Some(got_members.keys().cloned().collect::<Vec<_>>().join(",")),
+            Some(
+                names
+                    .iter()
+                    .map(|k| k.as_str())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+        );
+        for (m, row) in proto.as_object().into_iter().flatten() {
+            let want_state = s(&row["mx_state"])
+                .map(|mux| junos_mux_state(&mux, s(&row["rx_state"]).as_deref()).to_owned());
+            d.eq(
+                &format!("{lag}.{m}.state"),
+                got_members.get(m).cloned(),
+                want_state,
+            );
+        }
+    }
 }
 
 /// Juniper open-nti's reading of `get-software-information` (`opennti_expected.json`): the host name its

@@ -963,6 +963,8 @@ impl JunosSim {
             for (m, mode) in members {
                 let partner = partner_mode(&running, &st, &m, mode);
                 let up = partner.is_some();
+                let port_up =
+                    !port_disabled(&running, &m) && st.iface(&m).is_some_and(|f| f.oper_up);
                 let m = xml_escape(&m);
                 for (role, act) in [("Actor", mode), ("Partner", partner.unwrap_or("passive"))] {
                     let _ = write!(
@@ -977,15 +979,18 @@ impl JunosSim {
                         defaulted = yes(!up),
                     );
                 }
-                let (rx, mux) = if up {
-                    ("Current", "Collecting distributing")
-                } else {
-                    ("Defaulted", "Detached")
+                // Junos: a bundled member is `Current` and `Collecting distributing`; one whose far
+                // end sends no LACPDU `Defaulted` and `Detached`; a port that is down `Port disabled`,
+                // `No periodic` and `Detached`.
+                let (rx, tx, mux) = match (up, port_up) {
+                    (true, _) => ("Current", "Fast periodic", "Collecting distributing"),
+                    (false, true) => ("Defaulted", "Fast periodic", "Detached"),
+                    (false, false) => ("Port disabled", "No periodic", "Detached"),
                 };
                 let _ = write!(
                     protocols,
                     "<lag-lacp-protocol><name>{m}</name><lacp-receive-state>{rx}</lacp-receive-state>\
-                     <lacp-transmit-state>Fast periodic</lacp-transmit-state><lacp-mux-state>{mux}</lacp-mux-state></lag-lacp-protocol>"
+                     <lacp-transmit-state>{tx}</lacp-transmit-state><lacp-mux-state>{mux}</lacp-mux-state></lag-lacp-protocol>"
                 );
             }
             s.push_str(&protocols);

@@ -651,6 +651,42 @@ mod tests {
         assert!(planned(&d, &applied, Policy::Replace).is_empty());
     }
 
+    /// An aggregate the device reports no admin state for (a BIG-IP trunk: `net trunk` has no
+    /// enabled/disabled) is up to date under `replace` too when it is as declared: `replace` has no
+    /// default to take a missing setting back to, and the journal's exact inverse plans with it. A
+    /// declared `enabled` is still compared, and a trunk with an admin state still defaults to true.
+    #[test]
+    fn replace_leaves_the_admin_state_of_an_aggregate_without_one_alone() {
+        let trunk = json!({"name": "lag3", "links": ["1.5", "1.6"], "lacp": "on",
+            "mode": "trunk", "trunk_vlans": "13"});
+        let o = lags(json!([trunk]));
+        let d = lags(json!([trunk]));
+        // BIG-IP's rules: no built-in VLAN, no default native VLAN.
+        let f5 = PlanRules::default();
+        let planned = |d: &[Lag], policy| {
+            let mut p = plan(&[], &[], Policy::Merge, &[], &[], Policy::Merge, &f5);
+            plan_lags(&mut p, d, &o, policy, &f5);
+            p
+        };
+        for policy in [Policy::Merge, Policy::Replace, Policy::Purge] {
+            let p = planned(&d, policy);
+            assert!(p.is_empty(), "{policy:?}: {:?}", p.lags);
+        }
+        let declared = lags(json!([{"name": "lag3", "enabled": true}]));
+        assert!(planned(&declared, Policy::Replace).lags[0].changed("enabled"));
+        let shut =
+            lags(json!([{"name": "Port-Channel1", "links": ["Ethernet1"], "enabled": false}]));
+        let p = self::planned(
+            &lags(json!([{"name": "Port-Channel1", "links": ["Ethernet1"]}])),
+            &shut,
+            Policy::Replace,
+        );
+        assert!(
+            p.lags[0].changed("enabled"),
+            "an admin state reported: enabled by default"
+        );
+    }
+
     #[test]
     fn a_port_moving_between_aggregates_leaves_the_old_one_first() {
         let o = lags(
