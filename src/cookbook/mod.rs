@@ -277,7 +277,11 @@ impl Cookbooks {
     /// `eos`), as knife and chef-client name a cookbook by its metadata.
     fn rel(&self, cookbook: &str) -> PathBuf {
         let own = Path::new("cookbooks").join(cookbook);
-        if self.dir.sub(&own).is_ok() {
+        let is_dir = match &self.reads {
+            Some(reads) => reads.is_dir(&self.dir, &own),
+            None => self.dir.sub(&own).is_ok(),
+        };
+        if is_dir {
             return own;
         }
         let renamed = self.renamed.get_or_init(|| self.scan_renamed());

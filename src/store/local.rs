@@ -70,7 +70,7 @@ pub struct LocalRepo {
 /// What one run read of a repo's shared files (roles, environments, cookbook files and directory
 /// listings), so a run of 1,000 nodes reads `environments/_default.json` or probes
 /// `cookbooks/netdev/recipes/vlans.rb` once, not once per node and compile (that was 38 of the 43 file
-/// opens per device, issue 18). Scoped to a run, like chef-client's cookbook synchronisation: a
+/// opens per device). Scoped to a run, like chef-client's cookbook synchronisation: a
 /// long-lived `netgw serve` starts every run with a fresh one, so an edit between runs is seen by the
 /// next run, and every node of one run compiles against the same files. Node files (desired and
 /// current state) are never kept: they are the operator's and the run's own. Failed reads are not kept
@@ -79,6 +79,7 @@ pub struct LocalRepo {
 pub struct RunReads {
     files: std::sync::Mutex<std::collections::HashMap<PathBuf, Option<Arc<str>>>>,
     dirs: std::sync::Mutex<std::collections::HashMap<PathBuf, Option<Arc<[String]>>>>,
+    is_dir: std::sync::Mutex<std::collections::HashMap<PathBuf, bool>>,
 }
 
 impl RunReads {
@@ -102,6 +103,21 @@ impl RunReads {
             Some(reads) => reads.text(root, rel),
             None => Ok(read_text_in(root, rel)?.map(Arc::from)),
         }
+    }
+
+    /// Whether `rel` beneath `root` is a directory, looked at once per run (every compile of every
+    /// node asks for its cookbooks' directories).
+    pub fn is_dir(&self, root: &RootDir, rel: &Path) -> bool {
+        if let Some(hit) = lock(&self.is_dir).get(rel) {
+            return *hit;
+        }
+        let is = match root.sub(rel) {
+            Ok(_) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(_) => return false,
+        };
+        lock(&self.is_dir).insert(rel.to_owned(), is);
+        is
     }
 
     /// The names in directory `rel` beneath `root` (`None`: no such directory), listed once per run.
@@ -350,6 +366,17 @@ impl LocalRepo {
         Ok(d)
     }
 
+    /// Whether the repo's `nodes/current/` may hold a node's state. In a run that keeps state in the
+    /// state directory, netgw never writes there, so one look per run answers for every node.
+    fn may_have_repo_current(&self) -> bool {
+        match (&self.current, &self.reads) {
+            (CurrentAt::State(_), Some(reads)) => {
+                reads.is_dir(&self.dir, Path::new("nodes/current"))
+            }
+            _ => true,
+        }
+    }
+
     /// The current state last saved for a node, if any.
     pub fn load_current(&self, name: &NodeName) -> Result<Option<CurrentState>, StoreError> {
         let mut path = self.current_path(name);
@@ -357,7 +384,7 @@ impl LocalRepo {
             CurrentAt::Repo => None,
             CurrentAt::State(dir) => read_private_in(dir, Path::new(&format!("{name}.json")))?,
         };
-        if text.is_none() {
+        if text.is_none() && self.may_have_repo_current() {
             path = self.repo_current_path(name);
             text = self.read_optional_shared(&path)?;
         }

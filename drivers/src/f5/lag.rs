@@ -209,8 +209,10 @@ pub fn self_name(tag: VlanId, a: &IpCidr) -> String {
 pub enum Unfit {
     #[error("in lag {0}: BIG-IP trunks have no minimum links; remove minimum_links")]
     MinimumLinks(String),
-    #[error("in lag {0}: a BIG-IP trunk has no enabled flag; remove enabled: false")]
-    TrunkDisabled(String),
+    #[error(
+        "in lag {0}: a BIG-IP trunk has no enabled flag (it carries traffic while a member is up; disable members instead); remove enabled"
+    )]
+    TrunkEnabled(String),
     #[error("in lag {0}: BIG-IP sets the MTU per VLAN, not per trunk; remove mtu")]
     TrunkMtu(String),
     #[error("in lag {0}: BIG-IP trunks have no routed mode (layer 3 lives on VLAN self IPs)")]
@@ -269,8 +271,9 @@ pub fn check_lag(after: &Lag) -> Result<(), Unfit> {
     if after.minimum_links.is_some() {
         return Err(Unfit::MinimumLinks(n()));
     }
-    if after.enabled == Some(false) {
-        return Err(Unfit::TrunkDisabled(n()));
+    // Either value: `true` could never be read back, so it would be a change on every run.
+    if after.enabled.is_some() {
+        return Err(Unfit::TrunkEnabled(n()));
     }
     if after.mtu.is_some() {
         return Err(Unfit::TrunkMtu(n()));
@@ -501,6 +504,11 @@ mod tests {
             trunk_patch(Some(&before), &l).unwrap().render(),
             r#"PATCH /mgmt/tm/net/trunk/lag1 {"lacp":"disabled"}"#
         );
+        for enabled in [true, false] {
+            let mut e = l.clone();
+            e.enabled = Some(enabled);
+            assert_eq!(check_lag(&e), Err(Unfit::TrunkEnabled("lag1".into())));
+        }
         l.minimum_links = Some(1);
         assert_eq!(check_lag(&l), Err(Unfit::MinimumLinks("lag1".into())));
         let a: IpCidr = "2001:db8::1/64".parse().unwrap();
