@@ -149,7 +149,11 @@ pub(crate) fn interface_header(raw: &str) -> Option<(&str, &str)> {
         "testing",
     ]
     .iter()
-    .any(|s| status == *s || status.starts_with(&format!("{s} ")));
+    .any(|s| {
+        status
+            .strip_prefix(s)
+            .is_some_and(|r| r.is_empty() || r.starts_with(' '))
+    });
     // A name with spaces only in the full IOS form (`Control Plane Interface is down, line protocol is`).
     let one_word = !name.contains(' ') || line.contains(", line protocol is ");
     (!name.is_empty() && one_word && state).then_some((name, status))
