@@ -251,13 +251,13 @@ fn floor_sends_what_a_changing_ios_converge_sends() {
         "cisco_iol\n      type: L2",
         "Ethernet0/1",
         bench::ios(),
-        (5, 3),
+        (4, 2),
     );
 }
 
 #[test]
 fn floor_sends_what_a_changing_nxos_converge_sends() {
-    check("cisco_n9kv", "Ethernet1/1", bench::nxos(), (6, 2));
+    check("cisco_n9kv", "Ethernet1/1", bench::nxos(), (5, 1));
 }
 
 #[test]

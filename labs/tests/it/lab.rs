@@ -2083,24 +2083,25 @@ async fn lldp_follows_the_links_and_a_shut_port_on_either_end() {
 async fn devices_count_round_trips_and_commands_exactly() {
     let env = start(FABRIC, &[]).await;
     let counts = |name: &str| env.lab.node(name).unwrap().device.exchanges.get();
-    // IOS: the shell's two on-open lines in one write, then each command written with its return:
-    // one round trip each.
+    // IOS: the shell's two on-open lines wait for the first command and go in its write; then each
+    // command written with its return: one round trip each.
     let ssh = SshSession::connect(&env.ssh_target("acc1")).await.unwrap();
     let ios = CliPlatform::get(PlatformKind::Ios);
     let mut sh = ssh.shell(ios).await.unwrap();
     assert_eq!(ios.on_open.len(), 2);
-    assert_eq!(counts("acc1"), (1, 2));
+    assert_eq!(counts("acc1"), (0, 0));
     sh.command("show version").await.unwrap();
+    assert_eq!(counts("acc1"), (1, 3));
     // `configure terminal`, two lines, `end`.
     sh.config(&["vlan 10", "name web"]).await.unwrap();
-    assert_eq!(counts("acc1"), (6, 7));
+    assert_eq!(counts("acc1"), (5, 7));
     // The same in one write, with a read after it: one round trip; the device answers every line with
     // its prompt and the shell splits the answers.
     let reads = sh
         .config_batch(&["vlan 20", "name db", "exit"], &["show vlan brief"])
         .await
         .unwrap();
-    assert_eq!(counts("acc1"), (7, 7 + 6));
+    assert_eq!(counts("acc1"), (6, 7 + 6));
     assert!(
         reads[0].output.lines().any(|l| l.starts_with("20   db ")),
         "{reads:?}"
@@ -2125,7 +2126,7 @@ async fn devices_count_round_trips_and_commands_exactly() {
         "{e}"
     );
     assert_eq!(sh.mode(), CliMode::Privileged);
-    assert_eq!(counts("acc1"), (8, 13 + 5));
+    assert_eq!(counts("acc1"), (7, 13 + 5));
     let rc = sh
         .command("show running-config interface Ethernet0/3")
         .await
@@ -2153,9 +2154,9 @@ async fn devices_count_round_trips_and_commands_exactly() {
     }
     assert_eq!(counts("leaf1"), (3, 3));
     let all = env.lab.counts();
-    assert_eq!(all.round_trips, 9 + 2 + 3);
+    assert_eq!(all.round_trips, 8 + 2 + 3);
     assert_eq!(all.commands, 19 + 2 + 3);
-    assert_eq!((all.round_trips_min, all.round_trips_max), (0, 9));
+    assert_eq!((all.round_trips_min, all.round_trips_max), (0, 8));
     sh.close().await.unwrap();
 }
 

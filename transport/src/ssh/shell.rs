@@ -62,8 +62,10 @@ pub struct CliShell {
     raw: Vec<u8>,
     mode: CliMode,
     prompt: String,
-    /// On-open commands that failed before `enable` (retried after it).
-    pending_on_open: Vec<String>,
+    /// The platform's on-open commands (paging off, a wide terminal), not sent yet: they go in the
+    /// same write as the first commands the caller sends, after `enable`, which saves the device a
+    /// round trip and runs them in privileged mode where some platforms require it.
+    on_open: Vec<String>,
     /// Set once the shell cannot be trusted any more (timeout, channel closed).
     broken: Option<String>,
 }
@@ -123,7 +125,7 @@ impl CliShell {
             raw: Vec::new(),
             mode: CliMode::User,
             prompt: String::new(),
-            pending_on_open: Vec::new(),
+            on_open: platform.on_open.clone(),
             broken: None,
         };
 
@@ -142,24 +144,18 @@ impl CliShell {
             shell.prompt = prompt;
         }
         debug!(device = %shell.device, prompt = %shell.prompt, mode = ?shell.mode, "shell open");
+        Ok(shell)
+    }
 
-        // One write for all of them: the device answers each with its prompt (one round trip).
-        let on_open = platform.on_open.clone();
-        let refs: Vec<&str> = on_open.iter().map(String::as_str).collect();
-        let (outputs, broke) = shell.batch_raw(&refs).await;
-        broke?;
-        for (cmd, out) in on_open.into_iter().zip(outputs) {
+    /// Note what the on-open commands answered (the first `n` of `outputs`, which are taken off).
+    fn on_open_answered(&self, sent: &[String], outputs: &mut Vec<CommandOutput>) {
+        let n = sent.len().min(outputs.len());
+        for (cmd, out) in sent.iter().zip(outputs.drain(..n)) {
             if let Some(f) = out.failure {
-                debug!(device = %shell.device, command = %cmd, failure = %f,
-                    "on-open command failed; will retry after enable");
-                shell.pending_on_open.push(cmd);
+                warn!(device = %self.device, command = %cmd, failure = %f,
+                    "on-open command failed (paging may stay on)");
             }
         }
-        if !shell.pending_on_open.is_empty() && shell.platform.enable.is_none() {
-            warn!(device = %shell.device, commands = ?shell.pending_on_open,
-                "on-open commands failed (paging may stay on)");
-        }
-        Ok(shell)
     }
 
     pub fn mode(&self) -> CliMode {
@@ -204,6 +200,17 @@ impl CliShell {
                 device: self.device.clone(),
                 command: abbreviate(command),
                 reason: "it contains a line break (send one command per call)",
+            });
+        }
+        if !self.on_open.is_empty() {
+            // The on-open commands and this one in one write.
+            let (mut outputs, broke) = self.batch_expecting(&[command], None).await;
+            broke?;
+            return outputs.pop().ok_or_else(|| SshError::Mode {
+                device: self.device.clone(),
+                operation: format!("command `{}`", abbreviate(command)),
+                expected: "any prompt",
+                prompt: self.prompt.clone(),
             });
         }
         let operation = format!("command `{}`", abbreviate(command));
@@ -285,16 +292,6 @@ impl CliShell {
             }
         }
         debug!(device = %self.device, prompt = %self.prompt, "privileged mode");
-        let pending = std::mem::take(&mut self.pending_on_open);
-        let refs: Vec<&str> = pending.iter().map(String::as_str).collect();
-        let (outputs, broke) = self.batch_raw(&refs).await;
-        broke?;
-        for (cmd, out) in pending.iter().zip(outputs) {
-            if let Some(f) = out.failure {
-                warn!(device = %self.device, command = %cmd, failure = %f,
-                    "on-open command failed in privileged mode (paging may stay on)");
-            }
-        }
         Ok(())
     }
 
@@ -402,6 +399,24 @@ impl CliShell {
     /// prompt after a `show` in configuration mode). Their answers are left unread; the caller
     /// brings the shell back to a known mode.
     async fn batch_expecting(
+        &mut self,
+        commands: &[&str],
+        expect: Option<(usize, CliMode)>,
+    ) -> (Vec<CommandOutput>, Result<(), SshError>) {
+        let sent = std::mem::take(&mut self.on_open);
+        let all: Vec<&str> = sent
+            .iter()
+            .map(String::as_str)
+            .chain(commands.iter().copied())
+            .collect();
+        let expect = expect.map(|(at, mode)| (at + sent.len(), mode));
+        let (mut outputs, broke) = self.batch_written(&all, expect).await;
+        self.on_open_answered(&sent, &mut outputs);
+        (outputs, broke)
+    }
+
+    /// [`CliShell::batch_expecting`] of exactly `commands`.
+    async fn batch_written(
         &mut self,
         commands: &[&str],
         expect: Option<(usize, CliMode)>,
