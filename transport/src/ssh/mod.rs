@@ -531,7 +531,8 @@ impl SshSession {
         })
     }
 
-    /// Open an interactive shell for a network CLI: PTY, login prompt, on-open commands (paging off).
+    /// Open an interactive shell for a network CLI: PTY, login prompt; the on-open commands (paging
+    /// off) go ahead of the first command, in its write.
     pub async fn shell(&self, platform: &CliPlatform) -> Result<CliShell, SshError> {
         CliShell::open(self, platform).await
     }

@@ -50,8 +50,9 @@ pub struct PlatformSpec {
     pub config_prompt: Option<&'static str>,
     /// Output containing one of these means the command failed.
     pub failure_strings: &'static [&'static str],
-    /// Sent once the first prompt is seen (paging off, wide terminal). Re-sent after `enable` if they
-    /// failed before it (fake-switches accepts `terminal` only in privileged mode).
+    /// Paging off, a wide terminal: written ahead of the first command the shell sends, in its write,
+    /// so after `enable` (fake-switches accepts `terminal` only in privileged mode) and before any
+    /// output is read.
     pub on_open: &'static [&'static str],
     /// Command that enters privileged mode, and its password prompt.
     pub enable: Option<(&'static str, &'static str)>,
