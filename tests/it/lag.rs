@@ -115,7 +115,7 @@ fn converge(d: &Path) -> Value {
 }
 
 /// `netgw links` over the lab's topology: exit code and JSON report.
-fn links(d: &Path, topology: &str) -> (i32, Value) {
+pub(crate) fn links(d: &Path, topology: &str) -> (i32, Value) {
     let file = d.join("topo.clab.yml");
     std::fs::write(&file, topology).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_netgw"))
@@ -631,7 +631,7 @@ impl Vendor {
 
 /// What `scripts/peers/SCRIPT ARGS` prints as JSON, run in `.peers/venv-VENV` (a missing venv fails
 /// with the install command).
-fn run_peer(venv: &str, install: &str, script: &str, args: &[String]) -> Value {
+pub(crate) fn run_peer(venv: &str, install: &str, script: &str, args: &[String]) -> Value {
     let python = common::root().join(format!(".peers/venv-{venv}/bin/python"));
     assert!(
         python.exists(),

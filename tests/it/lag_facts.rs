@@ -155,18 +155,8 @@ fn junos_facts_report_lacp_member_states_and_links_the_member_left_out() {
         (json!("Defaulted"), json!("Detached")),
         "{pyez:#}"
     );
-    let file = d.join("topo.clab.yml");
-    std::fs::write(&file, JUNOS_TOPO).unwrap();
-    let (code, r, err) = common::run_json(
-        Command::new(env!("CARGO_BIN_EXE_netgw"))
-            .arg("--state-dir")
-            .arg(d.join("state"))
-            .args(["links", "--format", "json", "--timeout", "60", "--topology"])
-            .arg(&file)
-            .arg("--inventory")
-            .arg(d.join("inventory.yml")),
-    );
-    assert_eq!(code, 1, "{r:#}\n{err}");
+    let (code, r) = crate::lag::links(d, JUNOS_TOPO);
+    assert_eq!(code, 1, "{r:#}");
     let unbundled = r["unbundled"].as_array().unwrap();
     let j1 = unbundled
         .iter()
@@ -177,22 +167,7 @@ fn junos_facts_report_lacp_member_states_and_links_the_member_left_out() {
 
 /// What Juniper's PyEZ reads from `node` (scripts/peers/pyez_read.py, in .peers/venv-pyez).
 fn pyez_read(lab: &netgw_labs::lab::Lab, node: &str) -> Value {
-    let python = common::root().join(".peers/venv-pyez/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run scripts/peers/pyez.sh install (scripts/test.sh does)",
-        python.display()
-    );
     let port = lab.node(node).unwrap().port.to_string();
-    let out = Command::new(python)
-        .arg(common::root().join("scripts/peers/pyez_read.py"))
-        .args(["127.0.0.1", port.as_str(), "admin", "admin"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "PyEZ could not read {node}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let args = ["127.0.0.1", port.as_str(), "admin", "admin"].map(str::to_owned);
+    crate::lag::run_peer("pyez", "pyez", "pyez_read.py", &args)
 }
