@@ -1081,13 +1081,17 @@ impl JunosSim {
         if base11 {
             framed.codec_mut().set_framing(Framing::Chunked);
         }
+        // Whether a request was answered yet: the client's hello is not, so a request that came
+        // with it still pays a round trip of its own.
+        let mut answered = false;
         loop {
             // A message already here before this read was written with the one before it, without
             // waiting for that one's reply (RFC 6241 §4.5 pipelining): the same round trip.
-            let joined = framed
-                .read_buffer()
-                .iter()
-                .any(|b| !b.is_ascii_whitespace());
+            let joined = answered
+                && framed
+                    .read_buffer()
+                    .iter()
+                    .any(|b| !b.is_ascii_whitespace());
             let Some(Ok(bytes)) = framed.next().await else {
                 break;
             };
@@ -1114,6 +1118,7 @@ impl JunosSim {
             if framed.send(reply.as_str()).await.is_err() {
                 break;
             }
+            answered = true;
             if close {
                 break;
             }
