@@ -118,17 +118,24 @@ pub fn eos(data: &[u8]) {
         black_box(vlan::validate_vlan(&vl).is_ok());
     }
     let cmds = ["show version".to_owned(), "show vlan".to_owned()];
-    let full: Value = serde_json::from_slice(data).unwrap_or(Value::Null);
-    black_box(
-        eos::eapi::parse_reply("fuzz", "1", &cmds, full.clone())
-            .map_err(|e| e.to_string())
-            .err(),
-    );
-    black_box(
-        eos::eapi::parse_reply("fuzz", "1", &cmds[..1], full)
-            .map_err(|e| e.to_string())
-            .err(),
-    );
+    // The reply's own decoding is serde_json's; what netgw does with it starts here.
+    if let Ok(reply) = serde_json::from_slice::<eos::eapi::Reply>(data) {
+        black_box(
+            eos::eapi::parse_reply("fuzz", "1", &cmds, eos::eapi::Format::Json, reply)
+                .map_err(|e| e.to_string())
+                .err(),
+        );
+    }
+    let answers = ["show interfaces", "show interfaces switchport", "show vlan"];
+    let shapes = answers.iter().map(|c| (*c).to_owned()).collect::<Vec<_>>();
+    let wrapped = format!("{{\"result\": [{{}}, {0}, {0}, {0}]}}", String::from_utf8_lossy(data));
+    if let Ok(reply) = serde_json::from_str::<eos::eapi::Reply>(&wrapped) {
+        black_box(
+            eos::eapi::parse_reply("fuzz", "1", &shapes, eos::eapi::Format::Json, reply)
+                .map_err(|e| e.to_string())
+                .err(),
+        );
+    }
 }
 
 /// Every F5 BIG-IP iControl REST parser: `sys/*`, `net/interface`, `net/trunk` (and its stats),

@@ -222,7 +222,7 @@ pub fn cookbook(data: &[u8]) {
         cookbook: "fuzz".into(),
         file: "default.rb".into(),
     };
-    if eval::attribute_file(&program, &mut attrs, file).is_ok() {
+    if eval::attribute_file(&program, &mut attrs, file, None).is_ok() {
         black_box(attrs.merged());
     }
     let recipe = Source::Recipe {

@@ -9,6 +9,7 @@
 //!        │
 //!        ▼
 //!   {"result": [...]} ─▶ one Value per command      {"error": {code, message, data}} ─▶ EapiError::Command
+//!        (each decoded from its own text by answer::decode)
 //! ```
 //!
 //! Every request starts with `enable` (pyeapi does the same), so configuration and `show running-config`
@@ -20,6 +21,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use netgw_models::secret::Secret;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::driver::{DriverError, ErrorKind};
@@ -45,8 +48,28 @@ impl Format {
 /// from fixtures, so everything above the bytes runs for real.
 #[async_trait]
 pub trait EapiTransport: Send + Sync {
-    /// POST one JSON-RPC request to `/command-api` and return the decoded JSON body.
-    async fn post(&self, request: &Value) -> Result<Value, HttpError>;
+    /// POST one JSON-RPC request to `/command-api` and return its reply.
+    async fn post(&self, request: &Value) -> Result<Reply, HttpError>;
+}
+
+/// A `runCmds` reply, each command's answer left as its JSON text until [`parse_reply`] decodes it
+/// for the command it answers (`super::answer`).
+#[derive(Debug, Deserialize)]
+pub struct Reply {
+    #[serde(default)]
+    id: Value,
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(default)]
+    result: Option<Vec<Box<RawValue>>>,
+}
+
+impl Reply {
+    /// The reply a JSON value spells (test doubles, recordings); an error when it is no JSON-RPC
+    /// reply object.
+    pub fn from_value(v: &Value) -> Result<Reply, serde_json::Error> {
+        serde_json::from_str(&v.to_string())
+    }
 }
 
 /// eAPI over the shared HTTP client.
@@ -63,7 +86,7 @@ impl HttpEapi {
 
 #[async_trait]
 impl EapiTransport for HttpEapi {
-    async fn post(&self, request: &Value) -> Result<Value, HttpError> {
+    async fn post(&self, request: &Value) -> Result<Reply, HttpError> {
         self.client.post_json("/command-api", request).await
     }
 }
@@ -265,43 +288,33 @@ impl Eapi {
         self.requests.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(device = %self.device, commands = cmds.len(), format = format.as_str(), "eAPI runCmds");
         let reply = self.transport.post(&request).await?;
-        parse_reply(&self.device, &id, cmds, reply)
+        parse_reply(&self.device, &id, cmds, format, reply)
     }
 }
 
-/// Decode a `runCmds` reply for `cmds` (sent after the implicit `enable`). Pure, for tests.
+/// Decode a `runCmds` reply for `cmds` (sent after the implicit `enable`) asked in `format`: one
+/// value per command. Pure, for tests.
 pub fn parse_reply(
     device: &str,
     id: &str,
     cmds: &[String],
-    reply: Value,
+    format: Format,
+    reply: Reply,
 ) -> Result<Vec<Value>, EapiError> {
     let proto = |reason: String| EapiError::Protocol {
         device: device.to_owned(),
         reason,
     };
-    // Taken apart, not copied: a `show` reply's tree is most of what a converge allocates.
-    let mut obj = match reply {
-        Value::Object(o) => o,
-        other => {
-            return Err(proto(format!(
-                "the reply is not a JSON object: {}",
-                excerpt(&other)
-            )));
-        }
-    };
-    if let Some(reply_id) = obj.get("id")
-        && !reply_id.is_null()
-        && reply_id.as_str() != Some(id)
-    {
+    if !reply.id.is_null() && reply.id.as_str() != Some(id) {
         return Err(proto(format!(
-            "reply id {reply_id} does not match request id {id:?}"
+            "reply id {} does not match request id {id:?}",
+            reply.id
         )));
     }
-    if let Some(err) = obj.get("error").filter(|e| !e.is_null()) {
+    if let Some(err) = reply.error.as_ref().filter(|e| !e.is_null()) {
         return Err(parse_error_object(device, cmds, err));
     }
-    let Some(Value::Array(mut result)) = obj.remove("result") else {
+    let Some(result) = reply.result else {
         return Err(proto(
             "neither `result` (array) nor `error` in the reply".into(),
         ));
@@ -313,9 +326,20 @@ pub fn parse_reply(
             cmds.len()
         )));
     }
-    // The implicit `enable`'s result.
-    result.remove(0);
-    Ok(result)
+    // After the implicit `enable`'s result, one per command.
+    let decoded = cmds.iter().zip(&result[1..]).map(|(cmd, raw)| {
+        let answer = match format {
+            Format::Json => super::answer::decode(cmd, raw),
+            Format::Text => serde_json::from_str(raw.get()),
+        };
+        answer.map_err(|e| {
+            proto(format!(
+                "the answer to {cmd:?}: {e}: {}",
+                excerpt(raw.get())
+            ))
+        })
+    });
+    decoded.collect()
 }
 
 /// The JSON-RPC error object: `{"code": 1002, "message": "CLI command 3 of 4 'x' failed: invalid command",
@@ -363,8 +387,7 @@ fn parse_error_object(device: &str, cmds: &[String], err: &Value) -> EapiError {
     }
 }
 
-fn excerpt(v: &Value) -> String {
-    let s = v.to_string();
+fn excerpt(s: &str) -> String {
     if s.len() > 200 {
         let mut end = 200;
         while !s.is_char_boundary(end) {
@@ -372,7 +395,7 @@ fn excerpt(v: &Value) -> String {
         }
         format!("{}...", &s[..end])
     } else {
-        s
+        s.to_owned()
     }
 }
 
@@ -382,6 +405,10 @@ mod tests {
 
     fn cmds(c: &[&str]) -> Vec<String> {
         c.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn reply(v: Value) -> Reply {
+        Reply::from_value(&v).unwrap()
     }
 
     #[test]
@@ -409,21 +436,25 @@ mod tests {
         let c = cmds(&["show vlan", "show hostname"]);
         let ok =
             json!({"jsonrpc": "2.0", "id": "i", "result": [{}, {"vlans": {}}, {"hostname": "a"}]});
-        let r = parse_reply("sw1", "i", &c, ok).unwrap();
+        let r = parse_reply("sw1", "i", &c, Format::Json, reply(ok)).unwrap();
         assert_eq!(r, vec![json!({"vlans": {}}), json!({"hostname": "a"})]);
         let short = json!({"jsonrpc": "2.0", "id": "i", "result": [{}, {}]});
         assert!(matches!(
-            parse_reply("sw1", "i", &c, short),
+            parse_reply("sw1", "i", &c, Format::Json, reply(short)),
             Err(EapiError::Protocol { .. })
         ));
         let wrong_id = json!({"jsonrpc": "2.0", "id": "other", "result": [{}, {}, {}]});
         assert!(
-            parse_reply("sw1", "i", &c, wrong_id)
+            parse_reply("sw1", "i", &c, Format::Json, reply(wrong_id))
                 .unwrap_err()
                 .to_string()
                 .contains("does not match")
         );
-        assert!(parse_reply("sw1", "i", &c, json!([1])).is_err());
+        for not_a_reply in [json!([1]), json!("x"), json!({"result": {}})] {
+            let parsed = Reply::from_value(&not_a_reply)
+                .map(|r| parse_reply("sw1", "i", &c, Format::Json, r));
+            assert!(!matches!(parsed, Ok(Ok(_))), "{not_a_reply}");
+        }
     }
 
     #[test]
@@ -436,7 +467,7 @@ mod tests {
             "switchport mode access",
         ]);
         let reply = json!({"jsonrpc": "2.0", "id": "1", "error": {"data": [{"sourceDetail": ""}, {"sourceDetail": ""}, {"sourceDetail": ""}, {"sourceDetail": ""}, {"sourceDetail": "", "errors": ["Invalid input"]}], "message": "CLI command 5 of 5 'switchport mode access' failed: invalid command", "code": 1002}});
-        let e = parse_reply("sw1", "1", &c, reply).unwrap_err();
+        let e = parse_reply("sw1", "1", &c, Format::Json, self::reply(reply)).unwrap_err();
         match &e {
             EapiError::Command {
                 code,
@@ -465,7 +496,15 @@ mod tests {
 
         // A failing `enable` (wrong enable secret) is reported as such.
         let reply = json!({"id": "1", "error": {"code": 1002, "message": "CLI command 1 of 2 'enable' failed", "data": [{"errors": ["Bad secret"]}]}});
-        match parse_reply("sw1", "1", &cmds(&["show vlan"]), reply).unwrap_err() {
+        match parse_reply(
+            "sw1",
+            "1",
+            &cmds(&["show vlan"]),
+            Format::Json,
+            self::reply(reply),
+        )
+        .unwrap_err()
+        {
             EapiError::Command {
                 command,
                 failed_index,
@@ -507,7 +546,7 @@ mod tests {
     struct Never;
     #[async_trait]
     impl EapiTransport for Never {
-        async fn post(&self, _: &Value) -> Result<Value, HttpError> {
+        async fn post(&self, _: &Value) -> Result<Reply, HttpError> {
             Err(HttpError::Transport {
                 device: "x".into(),
                 op: "POST /command-api".into(),

@@ -17,6 +17,7 @@
 //! `eapi_transport` (same values), `eos_sessions` (bool, overrides the version rule) and
 //! `eos_write_memory` (bool, default `save_config`'s, itself default true: `write memory` on confirm). Default port 443 (80 over http).
 
+mod answer;
 pub mod config;
 pub mod eapi;
 pub mod facts;

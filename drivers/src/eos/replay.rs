@@ -1,7 +1,7 @@
 //! eAPI answered from a recorded session (feature `replay`); the recording itself is
 //! `netgw_transport::replay`.
 
-use super::eapi::EapiTransport;
+use super::eapi::{EapiTransport, Reply};
 use async_trait::async_trait;
 use netgw_transport::http::HttpError;
 use netgw_transport::replay::Recording;
@@ -14,7 +14,19 @@ pub struct ReplayEapi(pub Recording);
 
 #[async_trait]
 impl EapiTransport for ReplayEapi {
-    async fn post(&self, request: &Value) -> Result<Value, HttpError> {
+    async fn post(&self, request: &Value) -> Result<Reply, HttpError> {
+        let reply = self.answer(request);
+        Reply::from_value(&reply).map_err(|e| HttpError::Transport {
+            device: "replay".into(),
+            op: "POST /command-api".into(),
+            reason: e.to_string(),
+        })
+    }
+}
+
+impl ReplayEapi {
+    /// The reply the recording gives to `request`.
+    fn answer(&self, request: &Value) -> Value {
         let params = &request["params"];
         let text = params["format"] == "text";
         let cmds: Vec<&str> = params["cmds"]
@@ -36,14 +48,14 @@ impl EapiTransport for ReplayEapi {
             };
             let Some(v) = parsed else {
                 results.push(json!({"errors": ["Invalid input (not in the recording)"]}));
-                return Ok(json!({
+                return json!({
                     "jsonrpc": "2.0", "id": request["id"],
                     "error": {"code": 1002, "data": results,
                               "message": format!("CLI command {} of {} '{cmd}' failed: invalid command", i + 2, cmds.len() + 1)},
-                }));
+                });
             };
             results.push(v);
         }
-        Ok(json!({"jsonrpc": "2.0", "id": request["id"], "result": results}))
+        json!({"jsonrpc": "2.0", "id": request["id"], "result": results})
     }
 }

@@ -14,7 +14,7 @@ use netgw_models::plan::{Policy, plan};
 use netgw_models::resource::{Link, Vlan};
 use serde_json::{Value, json};
 
-use super::eapi::{Eapi, EapiTransport};
+use super::eapi::{Eapi, EapiTransport, Reply};
 use super::*;
 use crate::driver::ErrorKind;
 use crate::transport::http::HttpError;
@@ -192,7 +192,14 @@ struct Fake(Arc<Mutex<Device>>);
 
 #[async_trait]
 impl EapiTransport for Fake {
-    async fn post(&self, request: &Value) -> Result<Value, HttpError> {
+    async fn post(&self, request: &Value) -> Result<Reply, HttpError> {
+        self.answer(request)
+            .map(|v| Reply::from_value(&v).expect("the fake answers JSON-RPC"))
+    }
+}
+
+impl Fake {
+    fn answer(&self, request: &Value) -> Result<Value, HttpError> {
         let cmds: Vec<String> = request["params"]["cmds"]
             .as_array()
             .unwrap()

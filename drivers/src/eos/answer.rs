@@ -1,0 +1,194 @@
+//! One command's JSON answer decoded from its text in a `runCmds` reply. The two large answers a
+//! converge reads twice (`show interfaces`, `show interfaces switchport`) are decoded into the fields
+//! this driver's parsers read and nothing else; every other answer whole.
+//!
+//! Why: a generic tree of `show interfaces` holds every counter of every port (about 40 values an
+//! interface, two thirds of an EOS converge's reply bytes), none of which a converge reads, and
+//! building it was about a tenth of an EOS converge's CPU. Skipping what is not read costs a scan of
+//! the text, about five times less than the tree (docs/bench.md). The parsers still take a tree, the same
+//! shape with fewer keys, so they read real captures and these answers alike; the conformance cases
+//! and `facts::tests`' projection test hold the two to the same result.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use std::collections::BTreeMap;
+
+/// The tree of `cmd`'s JSON answer `raw`.
+pub fn decode(cmd: &str, raw: &RawValue) -> Result<Value, serde_json::Error> {
+    match cmd {
+        "show interfaces" => project::<ShowInterfaces>(raw),
+        "show interfaces switchport" => project::<ShowSwitchports>(raw),
+        _ => serde_json::from_str(raw.get()),
+    }
+}
+
+fn project<T: DeserializeOwned + Serialize>(raw: &RawValue) -> Result<Value, serde_json::Error> {
+    serde_json::to_value(serde_json::from_str::<T>(raw.get())?)
+}
+
+/// Scalars stay values: a device that prints one in another type than expected degrades to an absent
+/// field in the parser, as with the whole tree, rather than failing the reply.
+type Scalar = Option<Value>;
+
+/// `show interfaces`: what `link::parse_show_interfaces` and `facts::parse_interfaces_facts` read.
+#[derive(Deserialize, Serialize)]
+struct ShowInterfaces {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    interfaces: Option<BTreeMap<String, Interface>>,
+}
+
+#[derive(Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Interface {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    description: Scalar,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    interface_status: Scalar,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    line_protocol_status: Scalar,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mtu: Scalar,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bandwidth: Scalar,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    physical_address: Scalar,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    forwarding_model: Scalar,
+}
+
+/// `show interfaces switchport`: what `link::apply_switchports` reads.
+#[derive(Deserialize, Serialize)]
+struct ShowSwitchports {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    switchports: Option<BTreeMap<String, Switchport>>,
+}
+
+#[derive(Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Switchport {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    enabled: Scalar,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    switchport_info: Option<SwitchportInfo>,
+}
+
+#[derive(Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SwitchportInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mode: Scalar,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    access_vlan_id: Scalar,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trunk_allowed_vlans: Scalar,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trunking_native_vlan_id: Scalar,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eos::{facts, link};
+    use serde_json::json;
+    use std::path::Path;
+
+    fn projected(cmd: &str, v: &Value) -> Value {
+        decode(cmd, &RawValue::from_string(v.to_string()).unwrap()).unwrap()
+    }
+
+    /// The `show interfaces` captures of the conformance cases (pyeapi records a result list).
+    fn captures(dir: &Path, out: &mut Vec<(String, Value)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                captures(&path, out);
+            } else if path
+                .file_name()
+                .is_some_and(|n| n == "show_interfaces.json")
+            {
+                let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap())
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let v = match v {
+                    Value::Array(mut a) if a.len() == 1 => a.remove(0),
+                    other => other,
+                };
+                out.push((path.display().to_string(), v));
+            }
+        }
+    }
+
+    #[test]
+    fn real_show_interfaces_read_the_same_projected_as_whole() {
+        let mut all = Vec::new();
+        captures(
+            Path::new(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/conformance/eos"
+            )),
+            &mut all,
+        );
+        assert!(all.len() >= 20, "{} captures", all.len());
+        for (path, whole) in &all {
+            let p = projected("show interfaces", whole);
+            assert_eq!(
+                facts::parse_interfaces_facts(&p),
+                facts::parse_interfaces_facts(whole),
+                "{path}"
+            );
+            assert_eq!(
+                link::parse_show_interfaces(&p),
+                link::parse_show_interfaces(whole),
+                "{path}"
+            );
+            // What is left out is what nothing reads, such as the counters.
+            for (name, i) in p["interfaces"].as_object().unwrap() {
+                assert!(i.get("interfaceCounters").is_none(), "{path}: {name}");
+            }
+        }
+    }
+
+    #[test]
+    fn switchports_read_the_same_projected_as_whole() {
+        // EOS's shape, every field it prints for a port (fake-switches' Arista model prints the same).
+        let whole = json!({"switchports": {
+            "Ethernet1": {"enabled": true, "switchportInfo": {
+                "accessVlanId": 1, "accessVlanName": "default", "dynamicAllowedVlans": {},
+                "dynamicTrunkGroups": [], "macLearning": true, "mode": "trunk",
+                "sourceportFilterMode": "enabled", "staticTrunkGroups": [], "tpid": "0x8100",
+                "tpidStatus": true, "trunkAllowedVlans": "10,20-22", "trunkingNativeVlanId": 20,
+                "trunkingNativeVlanName": "VLAN0020"}},
+            "Ethernet2": {"enabled": true, "switchportInfo": {"mode": "access", "accessVlanId": 30,
+                "trunkAllowedVlans": "ALL", "trunkingNativeVlanId": 1}},
+            "Ethernet3": {"enabled": false, "switchportInfo": {}},
+            "Ethernet4": {"enabled": true}
+        }});
+        let names = [
+            "Ethernet1",
+            "Ethernet2",
+            "Ethernet3",
+            "Ethernet4",
+            "Ethernet5",
+        ];
+        let links = || -> Vec<_> {
+            names
+                .iter()
+                .map(|n| netgw_models::resource::Link::new(*n))
+                .collect()
+        };
+        let (mut a, mut b) = (links(), links());
+        link::apply_switchports(&mut a, &whole);
+        link::apply_switchports(&mut b, &projected("show interfaces switchport", &whole));
+        assert_eq!(a, b);
+        assert_eq!(a[0].native_vlan.map(|v| v.get()), Some(20));
+    }
+
+    #[test]
+    fn other_answers_are_decoded_whole_and_bad_ones_fail() {
+        let v = json!({"vlans": {"1": {"name": "default", "status": "active", "interfaces": {}}}});
+        assert_eq!(projected("show vlan", &v), v);
+        let bad = RawValue::from_string(r#"{"interfaces": {"Ethernet1": 3}}"#.into()).unwrap();
+        assert!(decode("show interfaces", &bad).is_err());
+    }
+}
