@@ -35,7 +35,7 @@ pub mod vlan;
 use std::collections::{BTreeMap, BTreeSet};
 
 use async_trait::async_trait;
-use netgw_models::facts::DeviceFacts;
+use netgw_models::facts::{DeviceFacts, InterfaceFacts};
 use netgw_models::plan::{Plan, PlanRules, ResourceRef};
 use netgw_models::resource::{Link, LinkMode, Vlan, VlanId};
 
@@ -142,7 +142,8 @@ impl IosDriver {
         let vlans = self.conn.run("observe", "show vlan brief").await?;
         let run = self.conn.run("observe", "show running-config").await?;
         let interfaces = self.conn.optional("show interfaces").await?;
-        Ok(observed_from(&vlans, &run, interfaces.as_deref()))
+        let interfaces = interfaces.as_deref().map(facts::parse_show_interfaces);
+        Ok(observed_from(&vlans, &run, &mtus(interfaces.as_ref())))
     }
 
     /// Take what `p.plan` touched back to `p.pre`; verify by reading back. Returns the lines sent.
@@ -222,18 +223,21 @@ async fn find_archive(conn: &mut CliConn) -> Result<(bool, bool), DriverError> {
 }
 
 /// The device as configured and as the planner sees it, from `show vlan brief`, `show running-config`
-/// and (for MTUs) `show interfaces`.
-fn observed_from(vlans: &str, run: &str, interfaces: Option<&str>) -> (DeviceState, Observed) {
+/// and the MTUs `show interfaces` gave ([`mtus`]).
+fn observed_from(vlans: &str, run: &str, mtu: &BTreeMap<String, u32>) -> (DeviceState, Observed) {
     let rows = vlan::parse_show_vlan_brief(vlans);
     let state = DeviceState::new(&rows, link::parse_running_config_interfaces(run));
-    let mtu: BTreeMap<String, u32> = interfaces
-        .map(facts::parse_show_interfaces)
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|(n, f)| f.mtu.map(|m| (n, m)))
-        .collect();
-    let observed = state.observed(&rows, &mtu);
+    let observed = state.observed(&rows, mtu);
     (state, observed)
+}
+
+/// Each interface's MTU from parsed `show interfaces` (none without it).
+fn mtus(interfaces: Option<&BTreeMap<String, InterfaceFacts>>) -> BTreeMap<String, u32> {
+    interfaces
+        .into_iter()
+        .flatten()
+        .filter_map(|(n, f)| f.mtu.map(|m| (n.clone(), m)))
+        .collect()
 }
 
 /// IOS plan rules: VLAN 1 and 1002-1005 are reserved; a trunk's native VLAN defaults to 1.
@@ -300,14 +304,16 @@ impl Driver for IosDriver {
             show_running_config: running.as_deref(),
         };
         let mut f = facts::build_facts(&inputs);
-        // The planner's read, from the answers the facts step already has.
+        // The planner's read, from the answers the facts step already has (`show interfaces` parsed
+        // once: the facts' interfaces are its parse whenever it was answered).
+        let mtu = mtus(interfaces.is_some().then_some(&f.interfaces));
         let read = match (&vlans, running) {
-            (Some(v), Some(run)) => Ok(observed_from(v, &run, interfaces.as_deref()).1),
+            (Some(v), Some(run)) => Ok(observed_from(v, &run, &mtu).1),
             (Some(v), None) => self
                 .conn
                 .run("observe", "show running-config")
                 .await
-                .map(|run| observed_from(v, &run, interfaces.as_deref()).1),
+                .map(|run| observed_from(v, &run, &mtu).1),
             (None, _) => self.read().await.map(|(_, o)| o),
         };
         self.observed.record(&mut f, read)?;
