@@ -515,6 +515,13 @@ pub trait Driver: Send {
     }
     /// Stage a plan on the device and return its diff. Nothing is active yet.
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError>;
+    /// What `stage` will send for `plan` (its `Staged::rendered`), where the driver knows it before
+    /// sending anything; `None` where it depends on what `stage` reads first. With it, the engine
+    /// makes the change's intent durable during the staging round trip instead of after it.
+    fn rendered_ahead(&self, plan: &Plan) -> Option<Vec<String>> {
+        let _ = plan;
+        None
+    }
     /// Whether undoing a change that sent `rendered` takes back more than its plan's resources show
     /// (IOS: the trunk encapsulation a port was given so it could become a trunk), so an undo is
     /// due even when the resources already hold their state from before.

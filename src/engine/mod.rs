@@ -1190,42 +1190,61 @@ async fn apply(
 ) -> StepResult<()> {
     check_cancel(opts)?;
     steps.session.set(Phase::Staging);
-    let staged = match driver.stage(the_plan).await {
-        Ok(s) => s,
-        Err(e) => {
-            if let Err(d) = driver.discard().await {
-                warn!(error = %d, "discard after a failed stage failed");
-            }
-            steps.session.set(Phase::Done);
-            return Err(drv(e));
-        }
+    let name = NodeName::new(&steps.report.name).map_err(|e| EngineError::Config(e.to_string()))?;
+    let platform = driver.platform();
+    let intent_of = |rendered| {
+        Intent::new(
+            &opts.run_id,
+            name.as_str(),
+            platform.as_str(),
+            the_plan,
+            rendered,
+        )
     };
-    steps.report.device_diff = Some(staged.diff);
-    steps.mark("stage");
-    if let Err(e) = ready_to_commit(opts, steps).await {
-        if let Err(d) = driver.discard().await {
-            warn!(error = %d, "discard before the commit failed");
+    // Where the driver knows what it will send, the intent is made durable during the staging
+    // round trip rather than after it.
+    let ahead = driver.rendered_ahead(the_plan).map(intent_of);
+    let (staged, written) = match &ahead {
+        Some(intent) => {
+            let (s, w) = tokio::join!(driver.stage(the_plan), steps.journal.write(intent));
+            (s, w.is_ok())
         }
-        steps.session.set(Phase::Done);
-        return Err(e);
-    }
+        None => (driver.stage(the_plan).await, false),
+    };
+    let ready = match staged {
+        Ok(s) => {
+            steps.report.device_diff = Some(s.diff);
+            steps.mark("stage");
+            ready_to_commit(opts, steps).await.map(|()| s.rendered)
+        }
+        Err(e) => Err(drv(e)),
+    };
     // Durable intent before the first change reaches the device: a gateway that dies from here on
     // leaves what the next run needs to finish or undo it.
-    let name = NodeName::new(&steps.report.name).map_err(|e| EngineError::Config(e.to_string()))?;
-    let intent = Intent::new(
-        &opts.run_id,
-        name.as_str(),
-        driver.platform().as_str(),
-        the_plan,
-        staged.rendered,
-    );
-    if let Err(e) = steps.journal.write(&intent).await {
-        if let Err(d) = driver.discard().await {
-            warn!(error = %d, "discard after a failed journal write failed");
+    let intent = match ready {
+        Ok(rendered) => match ahead {
+            Some(intent) if written && intent.rendered == rendered => Ok(intent),
+            _ => {
+                let intent = intent_of(rendered);
+                steps.journal.write(&intent).await.map(|()| intent)
+            }
         }
-        steps.session.set(Phase::Done);
-        return Err(e.into());
-    }
+        .map_err(EngineError::from),
+        Err(e) => Err(e),
+    };
+    let intent = match intent {
+        Ok(intent) => intent,
+        Err(e) => {
+            if let Err(d) = driver.discard().await {
+                warn!(error = %d, "discard of a change that will not be committed failed");
+            }
+            if written {
+                forget(steps.journal, &name).await;
+            }
+            steps.session.set(Phase::Done);
+            return Err(e);
+        }
+    };
     let commit_opts = CommitOptions {
         comment: format!("netgw run {}", opts.run_id),
         confirm_timeout: opts.confirm_timeout,
@@ -2497,6 +2516,66 @@ mod journal_tests {
 
     fn journal_of(repo: &LocalRepo) -> std::path::PathBuf {
         crate::state::journal_dir(&test_state(), repo.root()).join("sw1.json")
+    }
+
+    /// A driver that knows what it will send before staging: the intent is on disk while the
+    /// device is still staging, holds what was staged when that differs, and is gone after a
+    /// change that was never committed.
+    #[tokio::test]
+    async fn an_intent_rendered_ahead_is_written_while_staging_and_holds_what_was_staged() {
+        for (ahead, staged) in [("vlan 10", "vlan 10"), ("vlan 10", "vlan 10\nname ten")] {
+            let (_d, repo) = repo_with(&[("sw1", SW1)]);
+            let dev = device();
+            let hold = Arc::new(tokio::sync::Notify::new());
+            {
+                let mut d = dev.lock().unwrap();
+                d.renders_ahead = Some(vec![ahead.into()]);
+                d.rendered = vec![staged.into()];
+                d.hold_stage = Some(hold.clone());
+                d.hang_in_commit = Some(2);
+            }
+            let (r, dv) = (repo.clone(), dev.clone());
+            let run = tokio::spawn(async move {
+                super::engine_tests_support::run(&r, &[("sw1", dv)], &["sw1"], Default::default())
+                    .await
+            });
+            let entry = || std::fs::read_to_string(journal_of(&repo)).ok();
+            for _ in 0..2000 {
+                if entry().is_some() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            assert!(entry().unwrap().contains(ahead), "written while staging");
+            assert_eq!(dev.lock().unwrap().commits_started, 0);
+            hold.notify_one();
+            while dev.lock().unwrap().commits_started == 0 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            run.abort();
+            let _ = run.await;
+            let written: Intent = serde_json::from_str(&entry().unwrap()).unwrap();
+            assert_eq!(
+                written.rendered,
+                [staged],
+                "the entry holds what was staged"
+            );
+        }
+
+        let (_d, repo) = repo_with(&[("sw1", SW1)]);
+        let dev = device();
+        {
+            let mut d = dev.lock().unwrap();
+            d.renders_ahead = Some(vec!["vlan 10".into()]);
+            d.reject_stage = true;
+        }
+        let r = run(&repo, &[("sw1", dev.clone())], &["sw1"], Default::default()).await;
+        assert_eq!(r.nodes[0].status, NodeStatus::Failed);
+        assert!(
+            !journal_of(&repo).exists(),
+            "no entry for a change never committed"
+        );
+        assert_eq!(dev.lock().unwrap().commits_started, 0);
     }
 
     #[tokio::test]

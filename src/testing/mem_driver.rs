@@ -32,6 +32,14 @@ pub struct Device {
     pub auth_fail: bool,
     /// Facts panic (a bug in a driver).
     pub panic_in_facts: bool,
+    /// Stage is refused (`% Invalid input`).
+    pub reject_stage: bool,
+    /// What stage says it sent (`Staged::rendered`), and what `rendered_ahead` says it will send
+    /// (`None`: it does not know ahead).
+    pub rendered: Vec<String>,
+    pub renders_ahead: Option<Vec<String>>,
+    /// Stage waits for this before it answers.
+    pub hold_stage: Option<Arc<tokio::sync::Notify>>,
     /// A delay in microseconds drawn before connect, facts, observe, stage, commit and confirm (the
     /// races' seeded latency). Without it connect only yields, and nothing else waits.
     pub latency: Option<Box<dyn FnMut() -> u64 + Send>>,
@@ -174,13 +182,31 @@ impl Driver for MemDriver {
             links: d.links.clone(),
         })
     }
+    fn rendered_ahead(&self, _plan: &Plan) -> Option<Vec<String>> {
+        self.dev.lock().unwrap().renders_ahead.clone()
+    }
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
         self.call("stage");
         pause(&self.dev, false).await;
+        let hold = self.dev.lock().unwrap().hold_stage.clone();
+        if let Some(h) = hold {
+            h.notified().await;
+        }
+        let (reject, rendered) = {
+            let d = self.dev.lock().unwrap();
+            (d.reject_stage, d.rendered.clone())
+        };
+        if reject {
+            return Err(DriverError::Rejected {
+                device: self.name.clone(),
+                step: "stage",
+                message: "% Invalid input".into(),
+            });
+        }
         self.staged = Some(plan.clone());
         Ok(Staged {
             diff: format!("+{} vlan change(s)", plan.vlans.len()),
-            rendered: vec![],
+            rendered,
         })
     }
     async fn discard(&mut self) -> Result<(), DriverError> {

@@ -537,6 +537,14 @@ impl Driver for EosDriver {
         }
     }
 
+    /// The plan's lines: rendered from the plan alone, whatever the device holds.
+    fn rendered_ahead(&self, plan: &Plan) -> Option<Vec<String>> {
+        match plan.is_empty() {
+            true => Some(Vec::new()),
+            false => self.render(plan).ok(),
+        }
+    }
+
     async fn stage(&mut self, plan: &Plan) -> Result<Staged, DriverError> {
         self.observed.forget();
         self.prefetched.clear();

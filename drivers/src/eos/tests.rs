@@ -328,7 +328,10 @@ async fn session_with_commit_timer_stage_commit_confirm() {
     let p = sample_plan(&mut d).await;
     log(&dev);
 
+    let ahead = d.rendered_ahead(&p);
     let staged = d.stage(&p).await.unwrap();
+    // What the engine wrote to the journal during the stage is what the stage sent.
+    assert_eq!(ahead.as_ref(), Some(&staged.rendered));
     let sent = log(&dev);
     assert_eq!(
         sent.len(),
@@ -541,7 +544,9 @@ async fn no_sessions_without_version_commit_applies_plainly() {
     );
     let p = sample_plan(&mut d).await;
     log(&dev);
+    let ahead = d.rendered_ahead(&p);
     let staged = d.stage(&p).await.unwrap();
+    assert_eq!(ahead.as_ref(), Some(&staged.rendered));
     assert_eq!(staged.diff, staged.rendered.join("\n"));
     assert!(
         log(&dev)
