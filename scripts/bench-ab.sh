@@ -43,6 +43,9 @@ run() { # label bin dir want_updated
     local label=$1 bin=$2 d=$3 want=$4
     local perf=()
     $perf_ok && perf=(/usr/bin/perf stat -x, -o "$work/perf.txt" -e instructions:u,instructions:k)
+    # netgw's saves end in a `syncfs`, which also writes whatever else is dirty on the file system
+    # (a build just before: seconds): flushed first, so each run pays for its own writes only.
+    sync
     /usr/bin/time -f '%U %S %e %M' -o "$work/time.txt" "${perf[@]}" "$bin" converge \
         --inventory "$d/inventory.yml" --repo "$d/repo" --concurrency "${BENCH_CONCURRENCY:-100}" --format json > "$work/out.json"
     python3 - "$work/out.json" "$n" "$want" <<'EOF' || { echo "$label: NOT VERIFIED" >&2; exit 1; }

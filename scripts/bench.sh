@@ -123,6 +123,9 @@ measure() { # name stdout-file -- cmd...
     local name=$1 so=$2
     shift 3
     lab_counts "$lab_out" > "$work/counts-before.json"
+    # netgw's saves end in a `syncfs`, which also writes whatever else is dirty on the file system
+    # (a build just before: seconds): flushed first, so each run pays for its own writes only.
+    sync
     "$py" labs/bench/measure.py --out "$work/m.json" --limit "$limit" --lab-pid "$lab_pid" --stdout "$so" -- "$@" \
         2> "$work/measure.err" || true
     lab_counts "$lab_out" > "$work/counts-after.json"
