@@ -317,8 +317,8 @@ impl Journal {
             .map_err(|e| io(&path, e))?;
         // Beneath the journal directory, never through a symlink (crate::rootdir), by the writer
         // thread that syncs the saves and entries queued at that moment as one group: a converge
-        // stages hundreds of nodes at once. Into the inode of the node's last entry when `clear` kept
-        // it as the spare.
+        // stages hundreds of nodes at once. `clear` removed the last entry, so there is no spare to
+        // reuse: the file is new.
         durable::write(durable::Root::Dir(self.dir.clone()), file, body)
             .await
             .map_err(|e| match e {
@@ -348,14 +348,8 @@ impl Journal {
     /// writeback within seconds otherwise), and only a host crash, not a killed gateway, can lose it.
     /// A transaction's record is removed only after the journal directory is synced
     /// ([`Journal::close_tx_if_settled`]).
-    ///
-    /// The entry becomes the hidden spare (`.NAME.json.spare`) whose inode the node's next entry is
-    /// written into (`crate::store::durable`), as the current state's saves are: an inode freed and
-    /// allocated again on every change costs ext4 a scan of the inodes freed lately. No reader looks
-    /// at a dot-file ([`unfinished`] lists `NAME.json` only).
     pub async fn clear(&self, node: &NodeName) -> Result<(), JournalError> {
-        let spare = self.dir.join(format!(".{node}.json.spare"));
-        blocking(self.path(node), move |p| match std::fs::rename(p, &spare) {
+        blocking(self.path(node), |p| match std::fs::remove_file(p) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(p, e)),
             _ => Ok(()),
         })
@@ -817,17 +811,9 @@ mod tests {
         j.write(&i).await.unwrap();
         assert_eq!(j.read(&n).await.unwrap(), Some(i.clone()));
         assert_eq!(unfinished(&j.dir), ["sw1"]);
-        let inode = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
-        let first = inode(&j.path(&n));
         j.clear(&n).await.unwrap();
         assert_eq!(j.read(&n).await.unwrap(), None);
         assert!(unfinished(&j.dir).is_empty());
-        // The next entry is written into the cleared one's inode, and cleared again at once.
-        j.write(&i).await.unwrap();
-        assert_eq!(inode(&j.path(&n)), first);
-        assert_eq!(j.read(&n).await.unwrap(), Some(i.clone()));
-        j.clear(&n).await.unwrap();
-        j.clear(&n).await.unwrap();
         std::fs::write(j.path(&n), "{").unwrap();
         let e = j.read(&n).await.unwrap_err().to_string();
         assert!(e.contains("sw1.json"), "{e}");
