@@ -28,17 +28,20 @@ use serde_json::{Value, json};
 use crate::driver::{DriverError, ErrorKind};
 use crate::transport::http::{HttpClient, HttpError};
 
-/// Output encoding asked of the device.
+/// Output encoding asked of the device. `Json` answers are decoded into what the driver reads
+/// (`super::answer`); `JsonWhole` asks the same of the device and decodes every answer whole, for
+/// what wants a device's full output (the lab's shape tests).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Json,
+    JsonWhole,
     Text,
 }
 
 impl Format {
     fn as_str(self) -> &'static str {
         match self {
-            Format::Json => "json",
+            Format::Json | Format::JsonWhole => "json",
             Format::Text => "text",
         }
     }
@@ -330,7 +333,7 @@ pub fn parse_reply(
     let decoded = cmds.iter().zip(&result[1..]).map(|(cmd, raw)| {
         let answer = match format {
             Format::Json => super::answer::decode(cmd, raw),
-            Format::Text => serde_json::from_str(raw.get()),
+            Format::JsonWhole | Format::Text => serde_json::from_str(raw.get()),
         };
         answer.map_err(|e| {
             proto(format!(

@@ -305,6 +305,7 @@ async fn eos_shapes_match_real_samples() {
     let t = env.target("leaf1");
     let d = EosDriver::connect(&t).await.unwrap();
     let eapi = d.eapi();
+    use netgw_drivers::eos::eapi::Format;
     let keyed = ["interfaces", "vlans", "lldpNeighbors", "switchports"];
     for (cmd, file) in [
         ("show version", "eos/show_version.json"),
@@ -316,7 +317,8 @@ async fn eos_shapes_match_real_samples() {
             "eos/show_lldp_neighbors__detail.json",
         ),
     ] {
-        let sim = eapi.run_one_json(cmd).await.unwrap();
+        let whole = eapi.run(&[cmd.to_owned()], Format::JsonWhole).await;
+        let sim = whole.unwrap().remove(0);
         let real = real_json(file);
         same_shape(&real, &sim, cmd, &keyed);
     }
