@@ -137,8 +137,12 @@ fn quoted_after(line: &str, key: &str) -> Option<String> {
 /// `NAME is STATUS[, line protocol is ...]`: the interface name (one word, or any with the line protocol) and the status text up to
 /// the first comma, when STATUS is an interface state (`up`, `down`, `administratively down`, ...).
 pub(crate) fn interface_header(raw: &str) -> Option<(&str, &str)> {
+    // Called on every line of the output: one prebuilt searcher, not one set up per line.
+    static IS: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(" is "));
     let line = raw.trim();
-    let (name, rest) = line.split_once(" is ")?;
+    let at = IS.find(line.as_bytes())?;
+    let (name, rest) = (&line[..at], &line[at + 4..]);
     let status = rest.split(',').next().unwrap_or("").trim();
     let state = [
         "up",

@@ -141,17 +141,25 @@ pub fn parse<T: DeserializeOwned>(path: &Path, text: &[u8], f: &Format) -> Resul
     T::deserialize(Value::Object(doc)).map_err(|e| parse(version, e.to_string()))
 }
 
-/// Parse naming the field that was wrong (`vlans[2]`).
+/// Parse naming the field that was wrong (`vlans[2]`). The path is tracked only for a file that
+/// fails to parse (tracking costs on every element; the second pass gives the same error with its
+/// field).
 fn from_slice_named<T: DeserializeOwned>(text: &[u8]) -> Result<T, String> {
+    if let Ok(v) = serde_json::from_slice(text) {
+        return Ok(v);
+    }
     let de = &mut serde_json::Deserializer::from_slice(text);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
         let field = e.path().to_string();
         if field == "." || field.is_empty() {
             e.into_inner().to_string()
         } else {
             format!("field `{field}`: {}", e.into_inner())
         }
-    })
+    })?;
+    // One document per file: text after it is an error, not ignored.
+    de.end().map_err(|e| e.to_string())?;
+    Ok(value)
 }
 
 /// `value` with its format version first, for writing.

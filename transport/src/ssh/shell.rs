@@ -717,7 +717,7 @@ impl CliShell {
     ) -> Option<(String, CliMode, String)> {
         let next = next.trim();
         let mut start = *scanned;
-        while let Some(nl) = self.raw[start..].iter().position(|&b| b == b'\n') {
+        while let Some(nl) = memchr::memchr(b'\n', &self.raw[start..]) {
             let end = start + nl;
             let line = &self.raw[start..end];
             if start > 0
@@ -740,7 +740,7 @@ impl CliShell {
     /// found in the raw bytes: the next answer then starts without it).
     fn prompt_then(&self, line: &[u8], next: &str) -> Option<(CliMode, String, usize)> {
         // Most lines are output: without escapes or backspaces, the raw line must end in the echo.
-        let plain = !line.iter().any(|&b| b == 0x1b || b == 0x08);
+        let plain = memchr::memchr2(0x1b, 0x08, line).is_none();
         if plain && !line.trim_ascii_end().ends_with(next.as_bytes()) {
             return None;
         }
@@ -832,16 +832,19 @@ static ANSI: LazyLock<Regex> = LazyLock::new(|| {
 pub fn clean(raw: &[u8]) -> String {
     // Almost all output: valid UTF-8 with neither escapes (every ANSI match starts with ESC) nor
     // backspaces. Then dropping the CR, NUL and BEL bytes is all there is to do, and byte by byte is
-    // the same as character by character (they are ASCII, never inside a multi-byte character).
-    if !raw.iter().any(|&b| b == 0x1b || b == 0x08) && std::str::from_utf8(raw).is_ok() {
-        let mut out = Vec::with_capacity(raw.len());
-        for part in raw.split(|&b| matches!(b, b'\r' | 0 | 7)) {
-            out.extend_from_slice(part);
-        }
-        return String::from_utf8(out)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    // the same as character by character (they are ASCII, never inside a multi-byte character, so
+    // the result is valid UTF-8 exactly when `raw` is).
+    if memchr::memchr2(0x1b, 0x08, raw).is_some() {
+        return clean_general(raw);
     }
-    clean_general(raw)
+    let mut out = Vec::with_capacity(raw.len());
+    let mut from = 0;
+    for at in memchr::memchr3_iter(b'\r', 0, 7, raw) {
+        out.extend_from_slice(&raw[from..at]);
+        from = at + 1;
+    }
+    out.extend_from_slice(&raw[from..]);
+    String::from_utf8(out).unwrap_or_else(|_| clean_general(raw))
 }
 
 /// The general path of [`clean`]: lossy UTF-8, escapes removed, backspaces applied.
