@@ -28,6 +28,7 @@
 //! labs, `login_provider`), TLS per the target, option `save_config`. See `vlan.rs` and `link.rs` for
 //! how BIG-IP VLANs, interfaces and trunks map onto netgw's model, and what that mapping cannot say.
 
+pub mod answer;
 pub mod config;
 pub mod error;
 pub mod facts;

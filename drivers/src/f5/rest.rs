@@ -632,7 +632,7 @@ impl Rest {
             if resp.body.iter().all(u8::is_ascii_whitespace) {
                 return Ok(Value::Null);
             }
-            return serde_json::from_slice(&resp.body).map_err(|e| RestError::Decode {
+            return super::answer::decode(op, &resp.body).map_err(|e| RestError::Decode {
                 op: op.to_owned(),
                 reason: e.to_string(),
             });
