@@ -15,6 +15,7 @@
 //!                device): reconnect once and roll back over the new session
 //! ```
 
+pub mod answer;
 pub mod config;
 pub mod facts;
 pub mod link;
@@ -142,7 +143,7 @@ impl NxosDriver {
     ) -> Result<Option<Reply>, DriverError> {
         if self.json {
             if let Some(t) = self.conn.optional(&format!("{cmd} | json")).await? {
-                match serde_json::from_str::<Value>(t.trim()) {
+                match answer::decode(cmd, t.trim()) {
                     Ok(v @ Value::Object(_)) => return Ok(Some(Reply::Json(v))),
                     _ => {
                         tracing::debug!(device = %self.device, command = cmd, "no `| json` answer; using text output");
