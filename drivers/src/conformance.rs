@@ -29,6 +29,29 @@ use crate::driver::Platform;
 use crate::target::DeviceTarget;
 use crate::transport::replay::Recording;
 
+/// Every file called `file` in the conformance cases of `vendor`, as (its path, its text): the real
+/// answers the drivers' unit tests hold their projections to.
+#[cfg(test)]
+pub(crate) fn captures(vendor: &str, file: &str) -> Vec<(String, String)> {
+    fn walk(dir: &std::path::Path, file: &str, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, file, out);
+            } else if path.file_name().is_some_and(|n| n == file) {
+                let text = std::fs::read_to_string(&path).unwrap();
+                out.push((path.display().to_string(), text));
+            }
+        }
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/conformance")
+        .join(vendor);
+    let mut out = Vec::new();
+    walk(&dir, file, &mut out);
+    out
+}
+
 /// Files of a case that hold a source's expectation, never a device's answer.
 fn is_expectation(name: &str) -> bool {
     name == "expected.json"

@@ -92,43 +92,26 @@ mod tests {
     use super::*;
     use crate::eos::{facts, link};
     use serde_json::json;
-    use std::path::Path;
 
     fn projected(cmd: &str, v: &Value) -> Value {
         decode(cmd, &RawValue::from_string(v.to_string()).unwrap()).unwrap()
     }
 
-    /// The `show interfaces` captures of the conformance cases (pyeapi records a result list).
-    fn captures(dir: &Path, out: &mut Vec<(String, Value)>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                captures(&path, out);
-            } else if path
-                .file_name()
-                .is_some_and(|n| n == "show_interfaces.json")
-            {
-                let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap())
-                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    #[test]
+    fn real_show_interfaces_read_the_same_projected_as_whole() {
+        // pyeapi records a result list.
+        let all: Vec<(String, Value)> = crate::conformance::captures("eos", "show_interfaces.json")
+            .into_iter()
+            .map(|(path, text)| {
+                let v: Value =
+                    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
                 let v = match v {
                     Value::Array(mut a) if a.len() == 1 => a.remove(0),
                     other => other,
                 };
-                out.push((path.display().to_string(), v));
-            }
-        }
-    }
-
-    #[test]
-    fn real_show_interfaces_read_the_same_projected_as_whole() {
-        let mut all = Vec::new();
-        captures(
-            Path::new(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/fixtures/conformance/eos"
-            )),
-            &mut all,
-        );
+                (path, v)
+            })
+            .collect();
         assert!(all.len() >= 20, "{} captures", all.len());
         for (path, whole) in &all {
             let p = projected("show interfaces", whole);

@@ -117,20 +117,6 @@ mod tests {
     use super::*;
     use crate::nxos::{facts, link};
     use serde_json::json;
-    use std::path::Path;
-
-    /// Every `show_interface.json` of the conformance cases (NAPALM's NX-API captures).
-    fn captures(dir: &Path, out: &mut Vec<(String, String)>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                captures(&path, out);
-            } else if path.file_name().is_some_and(|n| n == "show_interface.json") {
-                let text = std::fs::read_to_string(&path).unwrap();
-                out.push((path.display().to_string(), text));
-            }
-        }
-    }
 
     fn same(path: &str, text: &str) {
         let whole: Value = serde_json::from_str(text).unwrap();
@@ -149,12 +135,8 @@ mod tests {
 
     #[test]
     fn real_show_interface_reads_the_same_projected_as_whole() {
-        let mut all = Vec::new();
-        let dir = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/conformance/nxos"
-        );
-        captures(Path::new(dir), &mut all);
+        // NAPALM's NX-API captures.
+        let all = crate::conformance::captures("nxos", "show_interface.json");
         assert!(all.len() >= 3, "{} captures", all.len());
         for (path, text) in &all {
             same(path, text);
