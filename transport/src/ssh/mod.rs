@@ -619,7 +619,6 @@ impl SshSession {
     }
 }
 
-/// Password or public-key authentication (RFC 4252) on a fresh connection; the method used.
 /// The TCP connection of a session, with Nagle's algorithm off. russh's `Config::nodelay` is applied
 /// only by `client::connect`, which dials for itself; a session dialled here (for its errors) sets it
 /// here. With Nagle on, a small packet written while the previous one is unacknowledged (the key
@@ -633,6 +632,7 @@ async fn dial(host: &str, port: u16) -> std::io::Result<tokio::net::TcpStream> {
     Ok(socket)
 }
 
+/// Password or public-key authentication (RFC 4252) on a fresh connection; the method used.
 async fn authenticate(
     handle: &mut Handle<ClientHandler>,
     target: &SshTarget,
