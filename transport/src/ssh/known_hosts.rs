@@ -101,11 +101,29 @@ fn stamp(m: &std::fs::Metadata) -> Stamp {
     (m.len(), m.modified().ok(), m.ino())
 }
 
+/// The file's stamp, `None` when there is no file.
+async fn file_stamp(path: &Path) -> Result<Option<Stamp>, SshError> {
+    match tokio::fs::metadata(path).await {
+        Ok(m) => Ok(Some(stamp(&m))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(SshError::KnownHostsIo {
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}
+
 /// Path -> its stamp when parsed, and the parse.
 type ParseCache = HashMap<PathBuf, (Stamp, Arc<Parsed>)>;
 
 /// Last parse of each file this process read.
 static CACHE: Mutex<Option<ParseCache>> = Mutex::new(None);
+
+/// Held while a file is read and parsed, so that one load parses and the others wait for its parse.
+/// A converge opens its first sessions all at once, and each found the cache empty: with 100 at once
+/// and a 10,000-line file, 100 parses of about 4.5 MB each, up to 1.5 CPU-s and 150 MB of peak RSS
+/// (docs/bench.md). Only a miss takes it; a file that changed is parsed again under it.
+static PARSING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 #[derive(Debug, Clone)]
 struct Entry {
@@ -146,48 +164,69 @@ impl KnownHosts {
 
     /// Read a known-hosts file without blocking the runtime. A missing file is an empty one (the first
     /// accepted key creates it). The parse is reused while the file's size, modification time and
-    /// inode are unchanged (one `stat` per call), so thousands of sessions share one parse.
+    /// inode are unchanged (one `stat` per call), so thousands of sessions share one parse; sessions
+    /// that load it at once wait for one parse ([`PARSING`]).
     pub async fn load(path: &Path) -> Result<KnownHosts, SshError> {
+        let Some(before) = file_stamp(path).await? else {
+            return Ok(Self::empty(path));
+        };
+        if let Some(kh) = Self::cached(path, &before) {
+            return Ok(kh);
+        }
+        let _parsing = PARSING.lock().await;
+        // Stamped again under the lock: the wait may have been for a parse of this very file.
+        let Some(before) = file_stamp(path).await? else {
+            return Ok(Self::empty(path));
+        };
+        if let Some(kh) = Self::cached(path, &before) {
+            return Ok(kh);
+        }
+        Self::read_and_cache(path, before).await
+    }
+
+    fn empty(path: &Path) -> KnownHosts {
+        KnownHosts {
+            path: path.to_owned(),
+            parsed: Arc::default(),
+        }
+    }
+
+    /// The cached parse of `path` when it was made of the file as `stamp` describes it.
+    fn cached(path: &Path, stamp: &Stamp) -> Option<KnownHosts> {
+        let (_, parsed) = CACHE
+            .lock()
+            .ok()
+            .and_then(|c| c.as_ref()?.get(path).cloned())
+            .filter(|(s, _)| s == stamp)?;
+        Some(KnownHosts {
+            path: path.to_owned(),
+            parsed,
+        })
+    }
+
+    /// Read and parse the file (the parse off the runtime: milliseconds for a fleet's file), and cache
+    /// the parse when the file did not change while it was read.
+    async fn read_and_cache(path: &Path, before: Stamp) -> Result<KnownHosts, SshError> {
         let io = |source| SshError::KnownHostsIo {
             path: path.to_owned(),
             source,
         };
-        let before = match tokio::fs::metadata(path).await {
-            Ok(m) => stamp(&m),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(KnownHosts {
-                    path: path.to_owned(),
-                    parsed: Arc::default(),
-                });
-            }
-            Err(e) => return Err(io(e)),
-        };
-        let cached = CACHE
-            .lock()
-            .ok()
-            .and_then(|c| c.as_ref()?.get(path).cloned())
-            .filter(|(s, _)| *s == before);
-        if let Some((_, parsed)) = cached {
-            return Ok(KnownHosts {
-                path: path.to_owned(),
-                parsed,
-            });
-        }
         let bytes = match tokio::fs::read(path).await {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(KnownHosts {
-                    path: path.to_owned(),
-                    parsed: Arc::default(),
-                });
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::empty(path)),
             Err(e) => return Err(io(e)),
         };
-        let kh = KnownHosts::parse(path, &String::from_utf8_lossy(&bytes));
+        let len = bytes.len() as u64;
+        let owned = path.to_owned();
+        let kh = tokio::task::spawn_blocking(move || {
+            KnownHosts::parse(owned, &String::from_utf8_lossy(&bytes))
+        })
+        .await
+        .map_err(|e| io(std::io::Error::other(e)))?;
         // Cache only a parse known to match the stamp: the file must not have changed while read.
         if let Ok(m) = tokio::fs::metadata(path).await
             && stamp(&m) == before
-            && m.len() == bytes.len() as u64
+            && m.len() == len
             && let Ok(mut c) = CACHE.lock()
         {
             c.get_or_insert_with(HashMap::new)
@@ -567,6 +606,27 @@ mod tests {
                 .check("h", 1, &key(ED)),
             Verdict::Unknown
         );
+    }
+
+    /// The sessions a converge opens at once load the file together: one parse, shared by all.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sessions_loading_at_once_share_one_parse() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("known_hosts");
+        let text: String = (1..=3000).map(|p| format!("[h]:{p} {ED}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        let loads: Vec<_> = (0..32)
+            .map(|_| {
+                let path = path.clone();
+                tokio::spawn(async move { KnownHosts::load(&path).await.unwrap() })
+            })
+            .collect();
+        let mut parsed = Vec::new();
+        for l in loads {
+            parsed.push(l.await.unwrap().parsed);
+        }
+        assert!(parsed.iter().all(|p| Arc::ptr_eq(p, &parsed[0])));
+        assert_eq!(parsed[0].entries.len(), 3000);
     }
 
     #[test]
