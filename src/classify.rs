@@ -278,8 +278,7 @@ pub fn parse(text: &str) -> Result<Classification, ParseProblem> {
     if text.trim().is_empty() {
         return Err(ParseProblem::Empty);
     }
-    let doc: Value =
-        netgw_models::yaml::from_str(text).map_err(|e| ParseProblem::Yaml(e.to_string()))?;
+    let doc = netgw_models::yaml::to_json(text).map_err(|e| ParseProblem::Yaml(e.to_string()))?;
     let doc = match doc {
         Value::Object(m) => m,
         // A document of only `---` (or `~`) says nothing: the node is unknown.

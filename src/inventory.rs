@@ -195,9 +195,7 @@ fn parse<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, I
 
 /// YAML (or JSON, which is YAML) text as a document: syntax errors with their line and column.
 fn parse_doc(path: &Path, text: &str) -> Result<Value, InventoryError> {
-    let value: serde_norway::Value = netgw_models::yaml::from_str(text)
-        .map_err(|e| file_err(path, format!("invalid YAML: {e}")))?;
-    serde_path_to_error::deserialize(value).map_err(|e| file_err(path, e.into_inner().to_string()))
+    netgw_models::yaml::to_json(text).map_err(|e| file_err(path, format!("invalid YAML: {e}")))
 }
 
 /// A parsed document in its typed shape, errors naming the path of the wrong field. The text is
@@ -1067,6 +1065,26 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("bad.yaml") && e.contains("invalid YAML"), "{e}");
+        // VLAN ids as keys of host data are YAML integers: kept as their text, as Ansible does.
+        let inv = Inventory::from_text(
+            Path::new("hosts.yaml"),
+            "sw1:\n  hostname: h\n  platform: ios\n  data:\n    vlans: {100: {name: users}}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            inv.hosts["sw1"].data["vlans"],
+            serde_json::json!({"100": {"name": "users"}})
+        );
+        let e = Inventory::from_text(
+            Path::new("hosts.yaml"),
+            "sw1:\n  hostname: h\n  data:\n    mtu: .inf\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("hosts.yaml") && e.contains("sw1.data.mtu: number .inf is not finite"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -383,10 +383,7 @@ fn parse_endpoint(v: &Value) -> Option<Endpoint> {
 impl Topology {
     /// Parse a topology file's text.
     pub fn parse(text: &str) -> Result<Topology, TopologyError> {
-        let yaml: serde_norway::Value =
-            crate::yaml::from_str(text).map_err(|e| TopologyError::Yaml(e.to_string()))?;
-        let v: Value =
-            serde_json::to_value(&yaml).map_err(|e| TopologyError::Yaml(e.to_string()))?;
+        let v = crate::yaml::to_json(text).map_err(|e| TopologyError::Yaml(e.to_string()))?;
         Self::from_value(&v)
     }
 

@@ -33,6 +33,89 @@ pub fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, YamlErr
     serde_norway::from_str(text).map_err(|e| YamlError(e.to_string()))
 }
 
+/// A YAML text as a JSON value, the shape every netgw file is read into: mapping keys that are numbers
+/// or booleans become their text (`100:` under `vlans:` is the key `"100"`, as in Chef's attribute
+/// hashes and Ansible's inventories); a tag, an infinite or NaN number, or a key that is itself a
+/// collection or null is refused, naming where it is (`hosts.sw1.data.mtu: number .inf is not
+/// finite`), never turned into `null` or dropped.
+pub fn to_json(text: &str) -> Result<serde_json::Value, YamlError> {
+    let doc: serde_norway::Value = from_str(text)?;
+    let mut path = Vec::new();
+    yaml_to_json(doc, &mut path).map_err(|reason| {
+        if path.is_empty() {
+            YamlError(reason)
+        } else {
+            YamlError(format!("{}: {reason}", path.join(".")))
+        }
+    })
+}
+
+/// One node of the tree; on error `path` is left holding where it happened.
+fn yaml_to_json(
+    v: serde_norway::Value,
+    path: &mut Vec<String>,
+) -> Result<serde_json::Value, String> {
+    use serde_json::Value as J;
+    use serde_norway::Value as Y;
+    Ok(match v {
+        Y::Null => J::Null,
+        Y::Bool(b) => J::Bool(b),
+        Y::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                J::from(i)
+            } else if let Some(u) = n.as_u64() {
+                J::from(u)
+            } else {
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                serde_json::Number::from_f64(f)
+                    .map(J::Number)
+                    .ok_or_else(|| format!("number {n} is not finite"))?
+            }
+        }
+        Y::String(s) => J::String(s),
+        Y::Sequence(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.into_iter().enumerate() {
+                path.push(i.to_string());
+                out.push(yaml_to_json(item, path)?);
+                path.pop();
+            }
+            J::Array(out)
+        }
+        Y::Mapping(m) => {
+            let mut out = serde_json::Map::new();
+            for (k, v) in m {
+                let key = match k {
+                    Y::String(s) => s,
+                    Y::Number(n) => n.to_string(),
+                    Y::Bool(b) => b.to_string(),
+                    other => {
+                        return Err(format!(
+                            "mapping key {} must be a string, a number or a boolean",
+                            key_text(&other)
+                        ));
+                    }
+                };
+                path.push(key);
+                let value = yaml_to_json(v, path)?;
+                out.insert(path.pop().unwrap_or_default(), value);
+            }
+            J::Object(out)
+        }
+        Y::Tagged(t) => return Err(format!("YAML tag {} is not supported", t.tag)),
+    })
+}
+
+/// A refused key as its YAML (a collection) or `null`, short enough for an error.
+fn key_text(k: &serde_norway::Value) -> String {
+    let text = serde_norway::to_string(k).unwrap_or_default();
+    let text = text.trim();
+    match text.char_indices().nth(60) {
+        Some((i, _)) => format!("`{}...`", &text[..i]),
+        None => format!("`{text}`"),
+    }
+}
+
 /// Scanner state carried from character to character.
 #[derive(Default)]
 struct Scan {
@@ -126,6 +209,32 @@ fn scan_line(s: &mut Scan, line: &str, indent: usize) -> usize {
 mod tests {
     use super::*;
     use std::time::{Duration, Instant};
+
+    #[test]
+    fn to_json_turns_scalar_keys_into_text_and_names_what_it_refuses() {
+        let v = to_json("vlans:\n  100: {name: a}\n  true: b\n  1.5: c\nmtu: 9000\n").unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"vlans": {"100": {"name": "a"}, "true": "b", "1.5": "c"}, "mtu": 9000})
+        );
+        let err = |text: &str| to_json(text).unwrap_err().0;
+        assert_eq!(
+            err("hosts:\n  sw1:\n    data:\n      mtu: .inf\n"),
+            "hosts.sw1.data.mtu: number .inf is not finite"
+        );
+        assert_eq!(
+            err("a:\n  - x\n  - !vault abc\n"),
+            "a.1: YAML tag !vault is not supported"
+        );
+        assert_eq!(
+            err("a:\n  [1, 2]: x\n"),
+            "a: mapping key `- 1\n- 2` must be a string, a number or a boolean"
+        );
+        assert_eq!(
+            err("a:\n  ~: x\n"),
+            "a: mapping key `null` must be a string, a number or a boolean"
+        );
+    }
 
     #[test]
     fn deep_flow_nesting_is_refused_fast_and_names_its_line() {

@@ -874,51 +874,10 @@ pub fn parse_json<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, Sto
     Ok(value)
 }
 
-/// Parse YAML into a JSON value (mapping keys become strings, as in Chef's attribute hashes).
+/// Parse YAML into a JSON value ([`netgw_models::yaml::to_json`]: mapping keys become strings, as in
+/// Chef's attribute hashes).
 pub fn parse_yaml(path: &Path, text: &str) -> Result<Value, StoreError> {
-    let v: serde_norway::Value = netgw_models::yaml::from_str(text)
-        .map_err(|e| parse_err(path, format!("invalid YAML: {e}")))?;
-    yaml_to_json(v).map_err(|m| parse_err(path, m))
-}
-
-fn yaml_to_json(v: serde_norway::Value) -> Result<Value, String> {
-    use serde_norway::Value as Y;
-    Ok(match v {
-        Y::Null => Value::Null,
-        Y::Bool(b) => Value::Bool(b),
-        Y::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                Value::from(i)
-            } else if let Some(u) = n.as_u64() {
-                Value::from(u)
-            } else {
-                let f = n.as_f64().unwrap_or(f64::NAN);
-                serde_json::Number::from_f64(f)
-                    .map(Value::Number)
-                    .ok_or_else(|| format!("number {n} is not finite"))?
-            }
-        }
-        Y::String(s) => Value::String(s),
-        Y::Sequence(s) => Value::Array(s.into_iter().map(yaml_to_json).collect::<Result<_, _>>()?),
-        Y::Mapping(m) => {
-            let mut out = serde_json::Map::new();
-            for (k, v) in m {
-                let key = match k {
-                    Y::String(s) => s,
-                    Y::Number(n) => n.to_string(),
-                    Y::Bool(b) => b.to_string(),
-                    other => {
-                        return Err(format!(
-                            "mapping key {other:?} must be a string or a number"
-                        ));
-                    }
-                };
-                out.insert(key, yaml_to_json(v)?);
-            }
-            Value::Object(out)
-        }
-        Y::Tagged(t) => return Err(format!("YAML tag {} is not supported", t.tag)),
-    })
+    netgw_models::yaml::to_json(text).map_err(|e| parse_err(path, format!("invalid YAML: {e}")))
 }
 
 /// Write JSON atomically to `rel` beneath `root`: a temp file in the same directory, fsync, rename
