@@ -293,10 +293,10 @@ mod tests {
         t.port = Some(22);
         t.connection_options.insert(
             "snmp".into(),
-            ConnectionOptions {
+            Box::new(ConnectionOptions {
                 extras: extras.as_object().cloned().unwrap_or_default(),
                 ..Default::default()
-            },
+            }),
         );
         t
     }

@@ -691,12 +691,12 @@ fn settings_from_target() {
     extras.insert("transport".into(), json!("http"));
     t.connection_options.insert(
         "eapi".into(),
-        ConnectionOptions {
+        Box::new(ConnectionOptions {
             hostname: Some("127.0.0.1".into()),
             port: Some(8080),
             extras,
             ..Default::default()
-        },
+        }),
     );
     t.tls.verify = false;
     let s = EapiSettings::from_target(&t).unwrap();
@@ -709,10 +709,10 @@ fn settings_from_target() {
     extras.insert("optional_args".into(), json!({"transport": "http"}));
     t.connection_options.insert(
         "eapi".into(),
-        ConnectionOptions {
+        Box::new(ConnectionOptions {
             extras,
             ..Default::default()
-        },
+        }),
     );
     t.tls.ca_file = Some("/etc/ca.pem".into());
     let s = EapiSettings::from_target(&t).unwrap();

@@ -880,11 +880,11 @@ mod tests {
         extras.insert("scheme".into(), json!("http"));
         t.connection_options.insert(
             "rest".into(),
-            ConnectionOptions {
+            Box::new(ConnectionOptions {
                 port: Some(8080),
                 extras,
                 ..Default::default()
-            },
+            }),
         );
         t.options.insert("save_config".into(), json!(false));
         t.tls.verify = false;

@@ -51,11 +51,11 @@ impl FakeArista {
         extras.insert("transport".into(), json!("http"));
         t.connection_options.insert(
             "eapi".into(),
-            ConnectionOptions {
+            Box::new(ConnectionOptions {
                 port: Some(self.http_port),
                 extras,
                 ..Default::default()
-            },
+            }),
         );
         t
     }

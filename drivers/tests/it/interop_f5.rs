@@ -637,11 +637,11 @@ impl Server {
         extras.insert("scheme".into(), json!("http"));
         t.connection_options.insert(
             "rest".into(),
-            ConnectionOptions {
+            Box::new(ConnectionOptions {
                 port: Some(self.addr.port()),
                 extras,
                 ..Default::default()
-            },
+            }),
         );
         t
     }
