@@ -121,8 +121,8 @@ static CACHE: Mutex<Option<ParseCache>> = Mutex::new(None);
 
 /// Held while a file is read and parsed, so that one load parses and the others wait for its parse.
 /// A converge opens its first sessions all at once, and each found the cache empty: with 100 at once
-/// and a 10,000-line file, 100 parses of about 4.5 MB each, up to 1.5 CPU-s and 150 MB of peak RSS
-/// (docs/bench.md). Only a miss takes it; a file that changed is parsed again under it.
+/// and a 10,000-line file, 100 parses of about 4.5 MB each (what that cost: docs/bench.md). Only a
+/// miss takes it; a file that changed is parsed again under it.
 static PARSING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 #[derive(Debug, Clone)]
