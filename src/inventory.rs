@@ -1077,6 +1077,17 @@ mod tests {
             inv.hosts["sw1"].data["vlans"],
             serde_json::json!({"100": {"name": "users"}})
         );
+        // A merge key, as Nornir's loader (ruamel.yaml) merges it: the host's own keys win.
+        let inv = Inventory::from_text(
+            Path::new("hosts.yaml"),
+            "sw1: &base\n  hostname: h1\n  platform: ios\nsw2:\n  <<: *base\n  hostname: h2\n",
+        )
+        .unwrap();
+        let sw2 = &inv.hosts["sw2"];
+        assert_eq!(
+            (sw2.hostname.as_deref(), sw2.platform.as_deref()),
+            (Some("h2"), Some("ios"))
+        );
         let e = Inventory::from_text(
             Path::new("hosts.yaml"),
             "sw1:\n  hostname: h\n  data:\n    mtu: .inf\n",

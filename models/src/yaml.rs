@@ -35,11 +35,13 @@ pub fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, YamlErr
 
 /// A YAML text as a JSON value, the shape every netgw file is read into: mapping keys that are numbers
 /// or booleans become their text (`100:` under `vlans:` is the key `"100"`, as in Chef's attribute
-/// hashes and Ansible's inventories); a tag, an infinite or NaN number, or a key that is itself a
-/// collection or null is refused, naming where it is (`hosts.sw1.data.mtu: number .inf is not
-/// finite`), never turned into `null` or dropped.
+/// hashes and Ansible's inventories); merge keys (`<<: *base`) are merged, the mapping's own keys
+/// winning, as PyYAML and ruamel.yaml (Ansible's and Nornir's loaders) merge them; a tag, an
+/// infinite or NaN number, or a key that is itself a collection or null is refused, naming where it
+/// is (`hosts.sw1.data.mtu: number .inf is not finite`), never turned into `null` or dropped.
 pub fn to_json(text: &str) -> Result<serde_json::Value, YamlError> {
-    let doc: serde_norway::Value = from_str(text)?;
+    let mut doc: serde_norway::Value = from_str(text)?;
+    doc.apply_merge().map_err(|e| YamlError(e.to_string()))?;
     let mut path = Vec::new();
     yaml_to_json(doc, &mut path).map_err(|reason| {
         if path.is_empty() {
@@ -217,6 +219,8 @@ mod tests {
             v,
             serde_json::json!({"vlans": {"100": {"name": "a"}, "true": "b", "1.5": "c"}, "mtu": 9000})
         );
+        let merged = to_json("a: &base {x: 1, y: 2}\nb:\n  <<: *base\n  y: 3\n").unwrap();
+        assert_eq!(merged["b"], serde_json::json!({"x": 1, "y": 3}));
         let err = |text: &str| to_json(text).unwrap_err().0;
         assert_eq!(
             err("hosts:\n  sw1:\n    data:\n      mtu: .inf\n"),

@@ -21,7 +21,7 @@ h2:
   groups: [g2, g1]
   password: hpass
   data: {netgw: {transport: eapi}}
-h3:
+h3: &edge
   hostname: 127.0.0.3
   platform: junos
   port: 830
@@ -32,6 +32,10 @@ h4:
   hostname: 127.0.0.4
   platform: cisco_ios
   password: 1234
+h5:
+  <<: *edge
+  hostname: 127.0.0.5
+  data: {vlans: {100: {name: users}, 200: {name: voice}}}
 "#;
 
 const GROUPS: &str = r#"
@@ -127,7 +131,7 @@ fn every_host_resolves_as_nornir_resolves_it() {
     );
     let nornir: Value = serde_json::from_slice(&o.stdout).unwrap();
     let inv = Inventory::load(dir.path()).unwrap();
-    assert_eq!(inv.names(), ["h1", "h2", "h3", "h4"]);
+    assert_eq!(inv.names(), ["h1", "h2", "h3", "h4", "h5"]);
     for name in inv.names() {
         let want = &nornir[&name];
         let got = inv.resolved(&name).unwrap();
@@ -181,6 +185,16 @@ fn every_host_resolves_as_nornir_resolves_it() {
     assert_eq!(
         nornir["h1"]["connection_options"]["eapi"]["extras"],
         json!({"transport": "http"})
+    );
+    assert_eq!(
+        (&nornir["h5"]["platform"], &nornir["h5"]["port"]),
+        (&json!("junos"), &json!(830)),
+        "a merge key (`<<: *edge`) merged"
+    );
+    assert_eq!(
+        nornir["h5"]["data"]["vlans"]["100"],
+        json!({"name": "users"}),
+        "an integer key, as its text"
     );
 }
 
