@@ -33,7 +33,7 @@ pub fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, YamlErr
     serde_norway::from_str(text).map_err(|e| YamlError(e.to_string()))
 }
 
-/// A YAML text as a JSON value, the shape every netgw file is read into: mapping keys that are numbers
+/// A YAML text as a JSON value, the shape netgw's data files are read into: mapping keys that are numbers
 /// or booleans become their text (`100:` under `vlans:` is the key `"100"`, as in Chef's attribute
 /// hashes and Ansible's inventories); merge keys (`<<: *base`) are merged, the mapping's own keys
 /// winning, as PyYAML and ruamel.yaml (Ansible's and Nornir's loaders) merge them; a tag, an
