@@ -22,6 +22,8 @@ platform=${BENCH_AB_PLATFORM:-ios}
 . scripts/bench-lib.sh
 lab_bin=${BENCH_LAB_BIN:-target/release/netgw-lab}
 work=$(mktemp -d -t netgw-ab.XXXXXX)
+# The gateway's state goes with the labs (as in scripts/bench.sh).
+export NETGW_STATE_DIR="$work/state"
 lab_pid=
 stop_lab() {
     [ -n "$lab_pid" ] || return 0

@@ -15,8 +15,16 @@ write_topology() { # platform file
     printf 'name: bench\ntopology:\n  nodes:\n    sw:\n      kind: %b\n' "$kind" > "$2"
     # BENCH_LATENCY_MS: every device delays each round trip (netgw-lab's latency-ms, a node label that
     # --count copies to every device).
+    # BENCH_PORTS: front-panel ports a device has (netgw-lab's `ports`; by default what the lab's
+    # smallest device of the kind has), for access switches of real size.
+    if [ "${BENCH_LATENCY_MS:-0}" != 0 ] || [ -n "${BENCH_PORTS:-}" ]; then
+        printf '      labels:\n' >> "$2"
+    fi
     if [ "${BENCH_LATENCY_MS:-0}" != 0 ]; then
-        printf '      labels:\n        netgw-lab.latency-ms: "%s"\n' "$BENCH_LATENCY_MS" >> "$2"
+        printf '        netgw-lab.latency-ms: "%s"\n' "$BENCH_LATENCY_MS" >> "$2"
+    fi
+    if [ -n "${BENCH_PORTS:-}" ]; then
+        printf '        netgw-lab.ports: "%s"\n' "$BENCH_PORTS" >> "$2"
     fi
 }
 

@@ -18,6 +18,8 @@
 #   BENCH_PY_MAX_N largest N the Python peers are run at (default 1000; Ansible: BENCH_ANSIBLE_MAX_N,
 #                  default 1000)
 #   BENCH_LATENCY_MS   every device delays each round trip by this much (netgw-lab latency-ms; default 0)
+#   BENCH_PORTS    front-panel ports of every device (netgw-lab's `ports` label; default 8, the lab's
+#                  smallest device), e.g. 48 for access switches of real size
 #   BENCH_VENV     the Python peers' venv, used as it is (default .peers/venv-bench, installed from
 #                  labs/bench/requirements.txt when missing or stale)
 #   BENCH_NO_BUILD=1   use the binaries already in BENCH_BIN_DIR (default target/release)
@@ -68,6 +70,9 @@ mkdir -p "$out/raw"
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 raw="$out/raw/$stamp.jsonl"
 work=$(mktemp -d -t netgw-bench.XXXXXX)
+# The gateway's state (current state, locks, journal) goes with the labs, not into ~/.local/state/netgw:
+# every lab is a new repo path, about 12 KB of state a device, that nothing would ever remove.
+export NETGW_STATE_DIR="$work/state"
 lab_pid=
 lab_out=
 stop_lab() {
@@ -96,6 +101,7 @@ echo "== machine"
     echo "ulimit -n: $(ulimit -n) (netgw-lab raises its own to the hard limit $(ulimit -Hn))"
     echo "uptime: $(uptime)"
     echo "device latency: $latency ms per round trip"
+    echo "ports per device: ${BENCH_PORTS:-8}"
 } | tee "$work/machine.txt"
 
 start_lab() { # platform n dir [extra args]
@@ -134,11 +140,12 @@ measure() { # name stdout-file -- cmd...
 
 # Append one result line: tool n run measure.json stdout-file
 record() {
-    "$py" - "$@" "$work/counts-before.json" "$work/counts-after.json" "$latency" >> "$raw" <<'EOF'
+    "$py" - "$@" "$work/counts-before.json" "$work/counts-after.json" "$latency" "${BENCH_PORTS:-8}" >> "$raw" <<'EOF'
 import json, sys
-tool, n, run, mfile, sofile, conc, c0file, c1file, latency = sys.argv[1:10]
+tool, n, run, mfile, sofile, conc, c0file, c1file, latency, ports = sys.argv[1:11]
 m = json.load(open(mfile))
-r = {"tool": tool, "n": int(n), "run": run, "concurrency": int(conc), "latency_ms": int(latency), **m}
+r = {"tool": tool, "n": int(n), "run": run, "concurrency": int(conc), "latency_ms": int(latency),
+     "ports": int(ports), **m}
 try:
     c0, c1 = json.load(open(c0file)), json.load(open(c1file))
     r["round_trips_per_device"] = round((c1["round_trips"] - c0["round_trips"]) / int(n), 2)

@@ -16,6 +16,12 @@ for script in scripts/peers/*.sh; do
     bash "$script" install
 done
 
+# The state of every netgw the tests start (a new repo path each) goes into one directory removed at the
+# end, not into the user's ~/.local/state/netgw; tests that check the default location set their own.
+NETGW_STATE_DIR=$(mktemp -d -t netgw-test-state.XXXXXX)
+export NETGW_STATE_DIR
+trap 'rm -rf "$NETGW_STATE_DIR"' EXIT
+
 # A fresh machine builds everything once: incremental state would only add gigabytes of disk.
 export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 

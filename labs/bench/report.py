@@ -10,8 +10,8 @@ seconds (user + sys of the tool's own process tree, not the simulator's), which 
 load on the shared cores moves far less than wall time. RT/dev and cmd/dev: the round trips and commands
 the simulated devices answered during the run, per device (a first run changes every device, second
 and third change none); peak conn: the most device sessions open at once. A later line for the same
-(tool, N, run, device latency) replaces an earlier one (re-runs on a quieter machine); each device
-latency gets its own table.
+(tool, N, run, device latency, ports per device) replaces an earlier one (re-runs on a quieter
+machine); each device latency and port count gets its own table.
 """
 import json
 import sys
@@ -46,7 +46,7 @@ def main():
             line = line.strip()
             if line:
                 r = json.loads(line)
-                rows[(r["tool"], r["n"], r["run"], r.get("latency_ms", 0))] = r
+                rows[(r["tool"], r["n"], r["run"], lab_of(r))] = r
     if as_json:
         print(json.dumps(sorted(rows.values(), key=lambda r: (r["n"], r["tool"], r["run"])), indent=1))
         return
@@ -62,7 +62,7 @@ def main():
         print("```\n" + machine.strip() + "\n```\n")
     order = ORDER
     for lat in sorted({k[3] for k in rows}):
-        print(f"\ndevice latency {lat} ms per round trip\n")
+        print(f"\ndevice latency {lat[0]} ms per round trip, {lat[1]} ports per device\n")
         print("| tool | N | run | wall s | devices/s | CPU s | peak RSS MB | lab CPU s | load | RT/dev | cmd/dev "
               "| peak conn | netgw/tool | netgw/floor | CPU/floor |")
         print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -70,6 +70,12 @@ def main():
         for key in sorted(keys, key=lambda k: (k[1], order.index(k[0]) if k[0] in order else 99, k[2])):
             print_row(rows[key], key, first)
     atomic(rows, first)
+
+
+def lab_of(r):
+    """The lab a row was measured on: device latency (ms) and ports per device (8 before the count was
+    recorded)."""
+    return (r.get("latency_ms", 0), r.get("ports", 8))
 
 
 def print_row(r, key, first):
@@ -108,7 +114,7 @@ def atomic(rows, first):
     for n, lat in sorted({(k[1], k[3]) for k in rows}):
         a, plain = first("netgw-atomic", n, lat), first("netgw-ios", n, lat)
         if a and plain and plain["wall_secs"] > 0 and plain["cpu_secs"] > 0:
-            print(f"\natomic/plain at N={n}, {lat} ms (first run): wall {a['wall_secs'] / plain['wall_secs']:.2f}x, "
+            print(f"\natomic/plain at N={n}, {lat[0]} ms, {lat[1]} ports (first run): wall {a['wall_secs'] / plain['wall_secs']:.2f}x, "
                   f"CPU {a['cpu_secs'] / plain['cpu_secs']:.2f}x")
 
 

@@ -246,18 +246,16 @@ pub fn replicate(topo: &Topology, count: usize) -> Topology {
 }
 
 /// A Junos node's layer-2 style: the `netgw-lab.junos-style` label, else from the kind (vMX: MX).
-fn junos_style(n: &netgw_models::topology::Node) -> JunosStyle {
-    if let Some(s) = n
-        .labels
-        .get("netgw-lab.junos-style")
-        .and_then(|s| JunosStyle::parse(s))
-    {
-        return s;
+fn junos_style(n: &netgw_models::topology::Node) -> Result<JunosStyle, String> {
+    if let Some(s) = n.labels.get("netgw-lab.junos-style") {
+        return JunosStyle::parse(s).ok_or_else(|| {
+            format!("label netgw-lab.junos-style: {s:?} is not a style (ex, els, qfx or mx)")
+        });
     }
-    match n.kind.as_deref() {
+    Ok(match n.kind.as_deref() {
         Some("juniper_vmx" | "vr-vmx" | "juniper_vjunosrouter") => JunosStyle::Mx,
         _ => JunosStyle::Els,
-    }
+    })
 }
 
 /// The agents' shared settings (the SNMPv3 passwords are hashed here, once per lab).
@@ -367,9 +365,22 @@ fn link_end(ends: &mut BTreeMap<(String, String), PortFlag>, node: &str, port: &
         .clone()
 }
 
+/// The `netgw-lab.ports` label: how many front-panel ports the device has.
+fn ports_label(value: &str) -> Result<usize, String> {
+    match value.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_PORTS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "label netgw-lab.ports: {value:?} is not a port count (a whole number from 1 to {MAX_PORTS})"
+        )),
+    }
+}
+
+/// Most ports a simulated device has (and the highest port a link may name).
+const MAX_PORTS: usize = 256;
+
 fn ports_needed(dialect: Dialect, used: &[String]) -> usize {
     let mut n = 8;
-    for i in 0..256 {
+    for i in 0..MAX_PORTS {
         if used.contains(&dialect.port_name(i)) {
             n = n.max(i + 1);
         }
@@ -424,6 +435,10 @@ fn plan_devices(
             node: name.clone(),
             source,
         })?;
+        junos_style(node).map_err(|message| LabError::Node {
+            node: name.clone(),
+            message,
+        })?;
         for (k, v) in extra.get(name.as_str()).into_iter().flatten() {
             faults.set(k, v).map_err(|source| LabError::Fault {
                 node: name.clone(),
@@ -438,7 +453,11 @@ fn plan_devices(
             (name, node),
             (index, dialect),
             faults,
-        );
+        )
+        .map_err(|message| LabError::Node {
+            node: name.clone(),
+            message,
+        })?;
         devices.push((
             name.clone(),
             node.platform.unwrap_or("?"),
@@ -459,7 +478,7 @@ fn wire_device(
     (name, node): (&str, &netgw_models::topology::Node),
     (index, dialect): (u32, Dialect),
     faults: Faults,
-) -> Device {
+) -> Result<Device, String> {
     let neighbors: Vec<(String, String, String)> = topo
         .neighbors(name)
         .into_iter()
@@ -473,11 +492,10 @@ fn wire_device(
         })
         .collect();
     let used: Vec<String> = neighbors.iter().map(|(l, _, _)| l.clone()).collect();
-    let ports = node
-        .labels
-        .get("netgw-lab.ports")
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| ports_needed(dialect, &used));
+    let ports = match node.labels.get("netgw-lab.ports") {
+        Some(p) => ports_label(p)?,
+        None => ports_needed(dialect, &used),
+    };
     let clab = opts.clab.as_ref().and_then(|p| p.node(name));
     let (user, pass) = clab.map_or((&opts.username, &opts.password), |c| {
         (&c.username, &c.password)
@@ -504,7 +522,7 @@ fn wire_device(
         });
     }
     *dev.state() = st;
-    dev
+    Ok(dev)
 }
 
 /// One UDP socket for every device's SNMP agent, unless each can have its own: the open-file limit
@@ -730,7 +748,10 @@ impl Lab {
                 )
             }
             Dialect::Junos => {
-                let style = node.map_or(JunosStyle::Els, junos_style);
+                // A label that names no style stopped the lab in `plan_devices`.
+                let style = node
+                    .map_or(Ok(JunosStyle::Els), junos_style)
+                    .unwrap_or(JunosStyle::Els);
                 let s = JunosSim::new(dev.clone(), style);
                 (
                     Sim::Junos(s.clone()),

@@ -2364,3 +2364,39 @@ fn check_summary(node: &str, platform: &str, cmd: &str, text: &str, want: &Summa
         .collect();
     assert_eq!(ntc, mine, "{node}: ntc-templates rows {rows:?}\n{text}");
 }
+
+#[tokio::test]
+async fn the_ports_label_sizes_a_device_and_a_bad_label_names_the_node() {
+    let env = start(
+        "name: p\ntopology: {nodes: {sw: {kind: arista_ceos, labels: {netgw-lab.ports: \"48\"}}}}",
+        &[],
+    )
+    .await;
+    let mut d = EosDriver::connect(&env.target("sw")).await.unwrap();
+    let f = d.facts().await.unwrap();
+    let ethernet = f.interfaces.keys().filter(|n| n.starts_with("Ethernet"));
+    assert_eq!(ethernet.count(), 48, "{:?}", f.interfaces.keys());
+
+    for (label, bad) in [
+        ("ports", "forty"),
+        ("ports", "0"),
+        ("ports", "100000"),
+        ("junos-style", "srx"),
+    ] {
+        let yaml = format!(
+            "name: p\ntopology: {{nodes: {{sw: {{kind: juniper_vjunosswitch, labels: {{netgw-lab.{label}: \"{bad}\"}}}}}}}}"
+        );
+        let topo = Topology::parse(&yaml).unwrap();
+        let e = Lab::start(&topo, LabOptions::default())
+            .await
+            .err()
+            .unwrap();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("node sw")
+                && msg.contains(&format!("netgw-lab.{label}"))
+                && msg.contains(bad),
+            "{msg}"
+        );
+    }
+}
