@@ -9,8 +9,8 @@
 //! shape with fewer keys, so they read real captures and these answers alike; the conformance cases
 //! and `facts::tests`' projection test hold the two to the same result.
 
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
@@ -24,8 +24,75 @@ pub fn decode(cmd: &str, raw: &RawValue) -> Result<Value, serde_json::Error> {
     }
 }
 
-fn project<T: DeserializeOwned + Serialize>(raw: &RawValue) -> Result<Value, serde_json::Error> {
-    serde_json::to_value(serde_json::from_str::<T>(raw.get())?)
+fn project<T: DeserializeOwned + IntoTree>(raw: &RawValue) -> Result<Value, serde_json::Error> {
+    Ok(serde_json::from_str::<T>(raw.get())?.into_tree())
+}
+
+/// A projection's tree, its values moved into it: converting through `serde_json::to_value` copied
+/// every key and value once more, a tenth of an EOS reply's decoding.
+trait IntoTree {
+    fn into_tree(self) -> Value;
+}
+
+/// An object of the fields that are present, under EOS' names.
+fn object<const N: usize>(fields: [(&str, Option<Value>); N]) -> Value {
+    Value::Object(
+        fields
+            .into_iter()
+            .filter_map(|(k, v)| Some((k.to_owned(), v?)))
+            .collect(),
+    )
+}
+
+/// `{NAME: tree}` under `key`, or `{}` when the answer had no `key`.
+fn named<T: IntoTree>(key: &str, map: Option<BTreeMap<String, T>>) -> Value {
+    let trees =
+        map.map(|m| Value::Object(m.into_iter().map(|(k, v)| (k, v.into_tree())).collect()));
+    object([(key, trees)])
+}
+
+impl IntoTree for ShowInterfaces {
+    fn into_tree(self) -> Value {
+        named("interfaces", self.interfaces)
+    }
+}
+
+impl IntoTree for Interface {
+    fn into_tree(self) -> Value {
+        object([
+            ("description", self.description),
+            ("interfaceStatus", self.interface_status),
+            ("lineProtocolStatus", self.line_protocol_status),
+            ("mtu", self.mtu),
+            ("bandwidth", self.bandwidth),
+            ("physicalAddress", self.physical_address),
+            ("forwardingModel", self.forwarding_model),
+        ])
+    }
+}
+
+impl IntoTree for ShowSwitchports {
+    fn into_tree(self) -> Value {
+        named("switchports", self.switchports)
+    }
+}
+
+impl IntoTree for Switchport {
+    fn into_tree(self) -> Value {
+        let info = self.switchport_info.map(IntoTree::into_tree);
+        object([("enabled", self.enabled), ("switchportInfo", info)])
+    }
+}
+
+impl IntoTree for SwitchportInfo {
+    fn into_tree(self) -> Value {
+        object([
+            ("mode", self.mode),
+            ("accessVlanId", self.access_vlan_id),
+            ("trunkAllowedVlans", self.trunk_allowed_vlans),
+            ("trunkingNativeVlanId", self.trunking_native_vlan_id),
+        ])
+    }
 }
 
 /// Scalars stay values: a device that prints one in another type than expected degrades to an absent
@@ -33,57 +100,57 @@ fn project<T: DeserializeOwned + Serialize>(raw: &RawValue) -> Result<Value, ser
 type Scalar = Option<Value>;
 
 /// `show interfaces`: what `link::parse_show_interfaces` and `facts::parse_interfaces_facts` read.
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize)]
 struct ShowInterfaces {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     interfaces: Option<BTreeMap<String, Interface>>,
 }
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Interface {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     description: Scalar,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     interface_status: Scalar,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     line_protocol_status: Scalar,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     mtu: Scalar,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     bandwidth: Scalar,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     physical_address: Scalar,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     forwarding_model: Scalar,
 }
 
 /// `show interfaces switchport`: what `link::apply_switchports` reads.
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize)]
 struct ShowSwitchports {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     switchports: Option<BTreeMap<String, Switchport>>,
 }
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Switchport {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     enabled: Scalar,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     switchport_info: Option<SwitchportInfo>,
 }
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct SwitchportInfo {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     mode: Scalar,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     access_vlan_id: Scalar,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     trunk_allowed_vlans: Scalar,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     trunking_native_vlan_id: Scalar,
 }
 
