@@ -22,8 +22,6 @@ platform=${BENCH_AB_PLATFORM:-ios}
 . scripts/bench-lib.sh
 lab_bin=${BENCH_LAB_BIN:-target/release/netgw-lab}
 work=$(mktemp -d -t netgw-ab.XXXXXX)
-# The gateway's state goes with the labs (as in scripts/bench.sh).
-export NETGW_STATE_DIR="$work/state"
 lab_pid=
 stop_lab() {
     [ -n "$lab_pid" ] || return 0
@@ -49,7 +47,7 @@ run() { # label bin dir want_updated
     # (a build just before: seconds): flushed first, so each run pays for its own writes only.
     sync
     /usr/bin/time -f '%U %S %e %M' -o "$work/time.txt" "${perf[@]}" "$bin" converge \
-        --inventory "$d/inventory.yml" --repo "$d/repo" --concurrency "${BENCH_CONCURRENCY:-100}" --format json > "$work/out.json"
+        --inventory "$d/inventory.yml" --repo "$d/bench-repo" --concurrency "${BENCH_CONCURRENCY:-100}" --format json > "$work/out.json"
     python3 - "$work/out.json" "$n" "$want" <<'EOF' || { echo "$label: NOT VERIFIED" >&2; exit 1; }
 import json, sys
 s = json.load(open(sys.argv[1]))["summary"]

@@ -21,7 +21,7 @@ for s in syncfs fsync openat openat2 renameat renameat2 unlink statx flock futex
 done
 for run in first unchanged; do
     NETGW_STATE_DIR="$work/state" perf stat -x, -e "$events" -o "$work/$run.stat" "$bin" converge \
-        --inventory "$work/inventory.yml" --repo "$work/repo" --concurrency 100 --format json > "$work/$run.json"
+        --inventory "$work/inventory.yml" --repo "$work/bench-repo" --concurrency 100 --format json > "$work/$run.json"
     python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]; print(sys.argv[2], "run:", s["succeeded"], "succeeded,", s["updated"], "updated")' \
         "$work/$run.json" "$run"
     awk -F, -v n="$n" '/^[0-9]/ { sub(/^syscalls:sys_enter_/, "", $3); printf "  %-18s %9d  %6.2f per device\n", $3, $1, $1 / n }' "$work/$run.stat"

@@ -41,16 +41,22 @@ lab_counts() { # lab.out
     grep '^STATS ' "$1" | tail -n 1 | cut -c7-
 }
 
-# The repo: one node per inventory host, one VLAN and one interface description each.
+# The repo, DIR/bench-repo: one node per inventory host, one VLAN and one interface description each.
+# netgw keeps each lab's state where a user's goes (~/.local/state/netgw/repos/bench_repo-HASH, about
+# 12 KB a device): a long-lived state directory, as a gateway's is. Not in the work directory, nor
+# removed at exit: on ext4 without a journal, creating a file scans past every inode of its block
+# group freed in the last minutes, and first converges whose state went where thousands of files had
+# just been removed took up to twice the CPU (docs/bench.md). After benchmarking:
+#   rm -rf ~/.local/state/netgw/repos/bench_repo-*
 write_repo() { # platform dir
     "${py:-python3}" - "$1" "$2" <<'EOF'
 import json, os, re, sys
 platform, d = sys.argv[1], sys.argv[2]
 port = {"ios": "Ethernet0/1", "nxos": "Ethernet1/1", "eos": "Ethernet1", "junos": "ge-0/0/1", "f5": "1.1"}[platform]
 names = re.findall(r"^  (\S+):$", open(os.path.join(d, "inventory.yml")).read(), re.M)
-os.makedirs(os.path.join(d, "repo", "nodes"), exist_ok=True)
+os.makedirs(os.path.join(d, "bench-repo", "nodes"), exist_ok=True)
 for n in names:
-    with open(os.path.join(d, "repo", "nodes", n + ".json"), "w") as f:
+    with open(os.path.join(d, "bench-repo", "nodes", n + ".json"), "w") as f:
         json.dump({"name": n, "chef_environment": "_default",
                    "run_list": ["recipe[netdev::vlans]", "recipe[netdev::links]"],
                    "normal": {"netdev": {"vlans": {"100": {"name": "bench"}},

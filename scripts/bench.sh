@@ -70,9 +70,6 @@ mkdir -p "$out/raw"
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 raw="$out/raw/$stamp.jsonl"
 work=$(mktemp -d -t netgw-bench.XXXXXX)
-# The gateway's state (current state, locks, journal) goes with the labs, not into ~/.local/state/netgw:
-# every lab is a new repo path, about 12 KB of state a device, that nothing would ever remove.
-export NETGW_STATE_DIR="$work/state"
 lab_pid=
 lab_out=
 stop_lab() {
@@ -214,7 +211,7 @@ run_netgw() { # tool platform n [lab args]
     write_repo "$platform" "$d" > /dev/null
     for run in first second third; do
         measure "$tool" "$d/$run.json" -- "$bin/netgw" converge "${mode[@]}" --inventory "$d/inventory.yml" \
-            --repo "$d/repo" --concurrency "$conc" --format json > "$d/m-$run.json"
+            --repo "$d/bench-repo" --concurrency "$conc" --format json > "$d/m-$run.json"
         record "$tool" "$n" "$run" "$d/m-$run.json" "$d/$run.json" "$conc"
     done
     stop_lab
