@@ -10,7 +10,7 @@
 
 use crate::common;
 
-use common::{Postgres, write};
+use common::{Postgres, refused_port, write};
 use serde_json::{Value, json};
 use std::io::Read;
 use std::net::TcpListener;
@@ -49,12 +49,6 @@ fn slow_device() -> (u16, Sessions) {
         }
     });
     (port, sessions)
-}
-
-/// A port nobody listens on (connection refused).
-fn dead_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
 }
 
 /// Pairs of sessions that were open together for more than `slack` (the moment a client's socket
@@ -101,7 +95,7 @@ fn lab_of(pg: &Postgres, op_secs: f64, n: usize) -> Lab {
     for i in 1..=2 {
         hosts += &format!(
             "  dead{i}:\n    connection_options: {{eapi: {{port: {}}}}}\n",
-            dead_port()
+            refused_port()
         );
     }
     write(

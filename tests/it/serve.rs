@@ -5,24 +5,17 @@
 //! the inventory's operation timeout) and closed ports (devices that fail at once). None of the
 //! scheduling, history or shutdown assertions depends on a working device.
 
-use crate::common::{self, stalling_port};
+use crate::common::{self, refused_port, stalling_port};
 
 use common::{fake_switches, write};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const TRIGGER: &str = "trigger-token-0123456789";
 const READ: &str = "read-only-token-abcdef";
-
-/// A port nobody listens on (connection refused).
-fn closed_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
 
 struct Lab {
     dir: tempfile::TempDir,
@@ -50,7 +43,7 @@ fn lab(operation_timeout: f64, config_extra: &str, extra_hosts: &str) -> Lab {
     for i in 1..=3 {
         hosts += &format!(
             "  dead{i}:\n    groups: [dead]\n    connection_options: {{eapi: {{port: {}}}}}\n",
-            closed_port()
+            refused_port()
         );
     }
     hosts += extra_hosts;

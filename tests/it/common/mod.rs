@@ -32,6 +32,20 @@ pub fn stalling_port() -> u16 {
     port
 }
 
+/// A device port that refuses connections for as long as the test process runs. The socket stays
+/// bound and never listens: a port only probed free and released was taken, now and then, by a server
+/// another test started meanwhile, and the "dead" device answered HTTP 404.
+pub fn refused_port() -> u16 {
+    use socket2::{Domain, Socket, Type};
+    let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    s.bind(&std::net::SocketAddr::from(([127, 0, 0, 1], 0)).into())
+        .unwrap();
+    let port = s.local_addr().unwrap().as_socket().unwrap().port();
+    // Held to the end of the process, like `stalling_port`'s listener.
+    std::mem::forget(s);
+    port
+}
+
 /// Run a `netgw ... --format json` command to its end: its exit code (-1 when killed), its stdout as
 /// JSON (`Null` when it is not), and stdout and stderr as text for assertion messages.
 pub fn run_json(cmd: &mut Command) -> (i32, Value, String) {
