@@ -389,7 +389,8 @@ fn ports_needed(dialect: Dialect, used: &[String]) -> usize {
 }
 
 /// A node's device, made before anything listens: name, platform, dialect, index, device.
-type PlannedDevice = (String, &'static str, Dialect, u32, Arc<Device>);
+/// A node planned: name, platform, dialect, index, Junos style (the simulator's when Junos), device.
+type PlannedDevice = (String, &'static str, Dialect, u32, JunosStyle, Arc<Device>);
 
 /// What pass 1 learns of the topology: each simulated node's index and dialect.
 type NodeIndex = BTreeMap<String, (u32, Dialect)>;
@@ -435,7 +436,7 @@ fn plan_devices(
             node: name.clone(),
             source,
         })?;
-        junos_style(node).map_err(|message| LabError::Node {
+        let style = junos_style(node).map_err(|message| LabError::Node {
             node: name.clone(),
             message,
         })?;
@@ -463,6 +464,7 @@ fn plan_devices(
             node.platform.unwrap_or("?"),
             dialect,
             index,
+            style,
             Arc::new(dev),
         ));
     }
@@ -653,7 +655,8 @@ impl Lab {
             gauge: Arc::default(),
             tasks: Vec::new(),
         };
-        for (seq, (name, platform, dialect, _index, dev)) in devices.into_iter().enumerate() {
+        for (seq, (name, platform, dialect, _index, style, dev)) in devices.into_iter().enumerate()
+        {
             dev.sessions.join_lab(lab.gauge.clone());
             let (addr, port, snmp_port) = node_address(&opts, &name, dialect, seq);
             let (listener, port) = bind_tcp(&name, addr, port).await?;
@@ -664,8 +667,7 @@ impl Lab {
                 }
                 _ => None,
             };
-            let node = topo.nodes.get(&name);
-            let sim = lab.serve_sim(listener, &ssh_config, dialect, node, &dev);
+            let sim = lab.serve_sim(listener, &ssh_config, dialect, style, &dev);
             let (snmp_port, snmp) = match udp {
                 Some((sock, udp_port, cfg)) => {
                     let agent = SnmpAgent::new(dev.clone(), state_source(&sim), cfg);
@@ -709,7 +711,7 @@ impl Lab {
         listener: TcpListener,
         ssh_config: &Arc<russh::server::Config>,
         dialect: Dialect,
-        node: Option<&netgw_models::topology::Node>,
+        style: JunosStyle,
         dev: &Arc<Device>,
     ) -> Sim {
         let limit = dev.faults.reset_after_bytes;
@@ -748,10 +750,6 @@ impl Lab {
                 )
             }
             Dialect::Junos => {
-                // A label that names no style stopped the lab in `plan_devices`.
-                let style = node
-                    .map_or(Ok(JunosStyle::Els), junos_style)
-                    .unwrap_or(JunosStyle::Els);
                 let s = JunosSim::new(dev.clone(), style);
                 (
                     Sim::Junos(s.clone()),
