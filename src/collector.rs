@@ -8,7 +8,7 @@
 use crate::report::{EventSink, RunEvent};
 use crate::report::{NodeStatus, ResourceReport};
 use netgw_models::secret::Secret;
-use netgw_transport::http::{ClientError, TlsMode, build_client, redirect_reason};
+use netgw_transport::http::{ClientError, TlsTrust, build_client, redirect_reason};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -43,7 +43,7 @@ pub fn start(
     cfg: CollectorConfig,
 ) -> Result<(EventSink, tokio::task::JoinHandle<()>), CollectorError> {
     // The one HTTP client builder: the token is for the URL the user named, so no redirect is followed.
-    let client = build_client(cfg.timeout, cfg.timeout, &TlsMode::Verify).map_err(|source| {
+    let client = build_client(cfg.timeout, cfg.timeout, TlsTrust::Platform).map_err(|source| {
         CollectorError::Client {
             url: cfg.url.clone(),
             source,

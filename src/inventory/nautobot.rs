@@ -200,7 +200,8 @@ fn token(spec: &SourceSpec, at: &Path) -> Result<Secret, InventoryError> {
     Ok(t)
 }
 
-fn client(spec: &SourceSpec, at: &Path) -> Result<HttpClient, InventoryError> {
+/// The client's settings: its token resolved, its timeout checked.
+fn client_config(spec: &SourceSpec, at: &Path) -> Result<HttpConfig, InventoryError> {
     let token = token(spec, at)?;
     let mut cfg = HttpConfig::new(format!("nautobot {}", spec.url), spec.url.clone());
     cfg.auth = HttpAuth::Header {
@@ -221,7 +222,12 @@ fn client(spec: &SourceSpec, at: &Path) -> Result<HttpClient, InventoryError> {
         }
         cfg.request_timeout = Duration::from_secs_f64(t);
     }
-    HttpClient::new(cfg).map_err(|e| super::file_err(at, e.to_string()))
+    Ok(cfg)
+}
+
+/// The client of `cfg`, built on the runtime that uses it (its CA file read there).
+async fn client(cfg: HttpConfig) -> Result<HttpClient, String> {
+    HttpClient::new(cfg).await.map_err(|e| e.to_string())
 }
 
 /// Every object of a paginated listing: `path` (relative to the server's URL, with its query), then
@@ -460,9 +466,10 @@ impl Results {
             .device_ids
             .get(host)
             .ok_or_else(|| err(format!("{host} is no Nautobot device of this inventory")))?;
-        let client = client(&self.spec, &self.at)?;
+        let cfg = client_config(&self.spec, &self.at)?;
         let base = self.spec.url.trim_end_matches('/').to_owned();
         let fetched = on_own_runtime(|| async {
+            let client = client(cfg).await?;
             let path = format!("api/dcim/devices/{id}/?depth=1&include=config_context");
             let device: Value = client.get_json(&path).await.map_err(|e| e.to_string())?;
             let devices = vec![device];
@@ -520,12 +527,12 @@ impl Results {
 
     /// The ids of the devices whose interfaces carry VLAN `id` (tagged or untagged).
     fn devices_carrying(&self, id: &str) -> Result<Vec<String>, String> {
-        let client = client(&self.spec, &self.at).map_err(|e| e.to_string())?;
+        let cfg = client_config(&self.spec, &self.at).map_err(|e| e.to_string())?;
         let base = self.spec.url.trim_end_matches('/').to_owned();
         let mut q = form_urlencoded::Serializer::new(String::new());
         q.append_pair("vlan_id", id);
         let path = format!("api/dcim/interfaces/?depth=0&limit={PAGE}&{}", q.finish());
-        let ifaces = on_own_runtime(|| list(&client, &base, path))?;
+        let ifaces = on_own_runtime(|| async { list(&client(cfg).await?, &base, path).await })?;
         Ok(ifaces
             .iter()
             .filter_map(|i| i["device"]["id"].as_str().map(str::to_owned))
@@ -536,7 +543,7 @@ impl Results {
     /// device's Notes tab, kept with its time and the token's user), so the intent fields and their
     /// change log stay the operators'. Hosts without a device are skipped. Returns the first error.
     pub fn record(&self, notes: &[(String, String)]) -> Result<usize, InventoryError> {
-        let client = client(&self.spec, &self.at)?;
+        let cfg = client_config(&self.spec, &self.at)?;
         let bodies: Vec<Value> = notes
             .iter()
             .filter_map(|(host, text)| {
@@ -548,6 +555,7 @@ impl Results {
             })
             .collect();
         on_own_runtime(|| async {
+            let client = client(cfg).await?;
             for b in &bodies {
                 client
                     .post_json::<_, Value>("api/extras/notes/", b)
@@ -674,8 +682,9 @@ fn on_own_runtime<T: Send, F: std::future::Future<Output = Result<T, String>>>(
 /// Read the devices `spec` selects. `at` names the source in errors. Runs its own runtime on a thread
 /// of its own, so it is callable from sync code and from a blocking task of an async one.
 pub(super) fn read(spec: &SourceSpec, at: &Path) -> Result<Read, InventoryError> {
-    let client = client(spec, at)?;
-    let fetched = on_own_runtime(|| fetch(spec, &client)).map_err(|m| super::file_err(at, m))?;
+    let cfg = client_config(spec, at)?;
+    let fetched = on_own_runtime(|| async { fetch(spec, &client(cfg).await?).await })
+        .map_err(|m| super::file_err(at, m))?;
     Ok(build(&fetched))
 }
 

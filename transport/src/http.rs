@@ -280,44 +280,68 @@ pub enum ClientError {
     Build(String),
 }
 
+/// What a client trusts: a [`TlsMode`] with its CA file read ([`TlsMode::trust`]).
+#[derive(Debug, Clone)]
+pub enum TlsTrust {
+    /// The platform's trust store (webpki roots).
+    Platform,
+    /// Only these certificates.
+    Only(Vec<reqwest::Certificate>),
+    /// Nothing is checked.
+    Insecure,
+}
+
+impl TlsMode {
+    /// The trust this mode names, its CA file read without blocking the runtime: a client is built
+    /// inside a device's async connect, thousands at once.
+    pub async fn trust(&self) -> Result<TlsTrust, ClientError> {
+        let path = match self {
+            TlsMode::Verify => return Ok(TlsTrust::Platform),
+            TlsMode::Insecure => return Ok(TlsTrust::Insecure),
+            TlsMode::CaFile(path) => path,
+        };
+        let pem = tokio::fs::read(path)
+            .await
+            .map_err(|source| ClientError::CaRead {
+                path: path.clone(),
+                source,
+            })?;
+        let certs =
+            reqwest::Certificate::from_pem_bundle(&pem).map_err(|source| ClientError::CaPem {
+                path: path.clone(),
+                source,
+            })?;
+        if certs.is_empty() {
+            return Err(ClientError::CaEmpty { path: path.clone() });
+        }
+        Ok(TlsTrust::Only(certs))
+    }
+}
+
 /// The one HTTP client of netgw, for eAPI ([`HttpClient`]), iControl REST (`drivers/src/f5/rest.rs`) and
-/// the Chef server (`src/store/chef/api.rs`): rustls, `tls` checking the server, both timeouts, and
+/// the Chef server (`src/store/chef/api.rs`): rustls, `trust` checking the server, both timeouts, and
 /// redirects never followed. A request carries credentials or a signature made for the URL the user
 /// named; following a redirect would send them to another address, so a 3xx answer is an error naming
 /// its Location instead ([`redirect_reason`]). Errors are the reason only; the caller names the device.
 pub fn build_client(
     connect: Duration,
     request: Duration,
-    tls: &TlsMode,
+    trust: TlsTrust,
 ) -> Result<reqwest::Client, ClientError> {
     let mut builder = reqwest::Client::builder()
         .connect_timeout(connect)
         .timeout(request)
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("netgw/", env!("CARGO_PKG_VERSION")));
-    match tls {
-        TlsMode::Verify => {}
-        TlsMode::CaFile(path) => {
-            // A small file read once, when the client is built, before any request.
-            let pem = std::fs::read(path).map_err(|source| ClientError::CaRead {
-                path: path.clone(),
-                source,
-            })?;
-            let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|source| {
-                ClientError::CaPem {
-                    path: path.clone(),
-                    source,
-                }
-            })?;
-            if certs.is_empty() {
-                return Err(ClientError::CaEmpty { path: path.clone() });
-            }
+    match trust {
+        TlsTrust::Platform => {}
+        TlsTrust::Only(certs) => {
             builder = builder.tls_built_in_root_certs(false);
             for cert in certs {
                 builder = builder.add_root_certificate(cert);
             }
         }
-        TlsMode::Insecure => builder = builder.danger_accept_invalid_certs(true),
+        TlsTrust::Insecure => builder = builder.danger_accept_invalid_certs(true),
     }
     builder.build().map_err(|e| ClientError::Build(chain(&e)))
 }
@@ -371,7 +395,7 @@ pub fn redirect_reason(status: u16, headers: &reqwest::header::HeaderMap) -> Opt
 }
 
 impl HttpClient {
-    pub fn new(config: HttpConfig) -> Result<Self, HttpError> {
+    pub async fn new(config: HttpConfig) -> Result<Self, HttpError> {
         let cfg_err = |reason: String| HttpError::Config {
             device: config.device.clone(),
             reason,
@@ -392,7 +416,12 @@ impl HttpClient {
         if config.request_timeout.is_zero() || config.connect_timeout.is_zero() {
             return Err(cfg_err("timeouts must be above zero".into()));
         }
-        let client = build_client(config.connect_timeout, config.request_timeout, &config.tls)
+        let trust = config
+            .tls
+            .trust()
+            .await
+            .map_err(|e| cfg_err(e.to_string()))?;
+        let client = build_client(config.connect_timeout, config.request_timeout, trust)
             .map_err(|e| cfg_err(e.to_string()))?;
         Ok(HttpClient {
             config,
@@ -668,24 +697,33 @@ mod tests {
         assert!(decode_json::<serde_json::Value>(b"{} trailing").is_err());
     }
 
-    #[test]
-    fn http_config_rejects_bad_urls() {
-        let err = HttpClient::new(HttpConfig::new("sw1", "ftp://x")).unwrap_err();
+    #[tokio::test]
+    async fn http_config_rejects_bad_urls() {
+        let err = HttpClient::new(HttpConfig::new("sw1", "ftp://x"))
+            .await
+            .unwrap_err();
         assert!(err.to_string().contains("sw1"));
-        assert!(HttpClient::new(HttpConfig::new("sw1", "not a url")).is_err());
+        assert!(
+            HttpClient::new(HttpConfig::new("sw1", "not a url"))
+                .await
+                .is_err()
+        );
         let mut cfg = HttpConfig::new("sw1", "https://127.0.0.1:1");
         cfg.tls = TlsMode::CaFile("/nonexistent/ca.pem".into());
         assert!(
             HttpClient::new(cfg)
+                .await
                 .unwrap_err()
                 .to_string()
                 .contains("/nonexistent/ca.pem")
         );
     }
 
-    #[test]
-    fn http_urls_join_under_the_base_path() {
-        let c = HttpClient::new(HttpConfig::new("f5", "https://127.0.0.1:8443/mgmt")).unwrap();
+    #[tokio::test]
+    async fn http_urls_join_under_the_base_path() {
+        let c = HttpClient::new(HttpConfig::new("f5", "https://127.0.0.1:8443/mgmt"))
+            .await
+            .unwrap();
         assert_eq!(
             c.url("GET", "/tm/net/vlan").unwrap().as_str(),
             "https://127.0.0.1:8443/mgmt/tm/net/vlan"
@@ -696,14 +734,14 @@ mod tests {
         );
     }
 
-    #[test]
-    fn http_redacts_secrets_in_excerpts_and_debug() {
+    #[tokio::test]
+    async fn http_redacts_secrets_in_excerpts_and_debug() {
         let mut cfg = HttpConfig::new("f5", "https://127.0.0.1:8443");
         cfg.auth = HttpAuth::Basic {
             username: "admin".into(),
             password: Secret::new("s3cr3t-pw"),
         };
-        let c = HttpClient::new(cfg).unwrap();
+        let c = HttpClient::new(cfg).await.unwrap();
         let err = c.status_error(
             "POST /mgmt/shared/authn/login",
             StatusCode::UNAUTHORIZED,
@@ -745,7 +783,7 @@ mod tests {
         let mut cfg = HttpConfig::new("sw1", base);
         cfg.connect_timeout = Duration::from_secs(5);
         cfg.request_timeout = Duration::from_secs(5);
-        let c = HttpClient::new(cfg).unwrap();
+        let c = HttpClient::new(cfg).await.unwrap();
         let err = c
             .get_json::<serde_json::Value>("command-api")
             .await

@@ -175,6 +175,7 @@ impl EosDriver {
     pub async fn connect(target: &DeviceTarget) -> Result<Self, DriverError> {
         let s = EapiSettings::from_target(target)?;
         let client = HttpClient::new(s.http.clone())
+            .await
             .map_err(|e| EapiError::Http(e).into_driver(&target.name, "connect"))?;
         let eapi = Eapi::new(
             target.name.clone(),

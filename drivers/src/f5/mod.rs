@@ -135,6 +135,7 @@ impl F5Driver {
     pub async fn connect(target: &DeviceTarget) -> Result<Self, DriverError> {
         let s = RestSettings::from_target(target)?;
         let transport = ReqwestTransport::new(&s)
+            .await
             .map_err(|e| RestError::Http(e).into_driver(&target.name, "connect"))?;
         Self::with_transport(&s, Box::new(transport)).await
     }

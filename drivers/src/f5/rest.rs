@@ -231,7 +231,7 @@ pub struct ReqwestTransport {
 }
 
 impl ReqwestTransport {
-    pub fn new(s: &RestSettings) -> Result<Self, HttpError> {
+    pub async fn new(s: &RestSettings) -> Result<Self, HttpError> {
         let cfg_err = |reason: String| HttpError::Config {
             device: s.device.clone(),
             reason,
@@ -244,7 +244,8 @@ impl ReqwestTransport {
         if s.connect_timeout.is_zero() || s.request_timeout.is_zero() {
             return Err(cfg_err("timeouts must be above zero".into()));
         }
-        let client = build_client(s.connect_timeout, s.request_timeout, &s.tls)
+        let trust = s.tls.trust().await.map_err(|e| cfg_err(e.to_string()))?;
+        let client = build_client(s.connect_timeout, s.request_timeout, trust)
             .map_err(|e| cfg_err(e.to_string()))?;
         Ok(ReqwestTransport {
             device: s.device.clone(),

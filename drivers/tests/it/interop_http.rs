@@ -159,7 +159,9 @@ fn config(server: &Server, tls: TlsMode) -> HttpConfig {
 #[tokio::test]
 async fn http_verification_on_rejects_a_self_signed_certificate() {
     let server = start_server().await;
-    let client = HttpClient::new(config(&server, TlsMode::Verify)).unwrap();
+    let client = HttpClient::new(config(&server, TlsMode::Verify))
+        .await
+        .unwrap();
     let err = client.get_json::<Value>("/command-api").await.unwrap_err();
     assert!(matches!(err, HttpError::Tls { .. }), "{err}");
     let msg = err.to_string();
@@ -173,7 +175,7 @@ async fn http_verification_on_rejects_a_self_signed_certificate() {
 async fn http_ca_file_accepts_the_device_certificate() {
     let server = start_server().await;
     let ca = TlsMode::CaFile(server.ca_file.path().to_path_buf());
-    let client = HttpClient::new(config(&server, ca)).unwrap();
+    let client = HttpClient::new(config(&server, ca)).await.unwrap();
     let reply: Value = client
         .post_json(
             "/command-api",
@@ -187,7 +189,9 @@ async fn http_ca_file_accepts_the_device_certificate() {
 #[tokio::test]
 async fn http_insecure_accepts_any_certificate() {
     let server = start_server().await;
-    let client = HttpClient::new(config(&server, TlsMode::Insecure)).unwrap();
+    let client = HttpClient::new(config(&server, TlsMode::Insecure))
+        .await
+        .unwrap();
     let reply: Value = client.get_json("/command-api").await.unwrap();
     assert_eq!(reply["jsonrpc"], "2.0");
 }
@@ -197,7 +201,7 @@ async fn http_request_timeout_names_op_device_and_limit() {
     let server = start_server().await;
     let mut cfg = config(&server, TlsMode::Insecure);
     cfg.request_timeout = Duration::from_millis(400);
-    let client = HttpClient::new(cfg).unwrap();
+    let client = HttpClient::new(cfg).await.unwrap();
     let err = client.get_json::<Value>("/slow").await.unwrap_err();
     match &err {
         HttpError::Timeout { phase, limit, .. } => {
@@ -218,7 +222,7 @@ async fn http_status_error_has_a_bounded_redacted_excerpt() {
     let server = start_server().await;
     let mut cfg = config(&server, TlsMode::Insecure);
     cfg.auth = HttpAuth::Bearer(Secret::new(TOKEN));
-    let client = HttpClient::new(cfg).unwrap();
+    let client = HttpClient::new(cfg).await.unwrap();
     let err = client.get_json::<Value>("/denied").await.unwrap_err();
     assert_eq!(err.status(), Some(401));
     let HttpError::Status { body_excerpt, .. } = &err else {
@@ -243,7 +247,9 @@ async fn http_status_error_has_a_bounded_redacted_excerpt() {
 #[tokio::test]
 async fn http_truncated_and_mistyped_json_are_decode_errors_with_a_path() {
     let server = start_server().await;
-    let client = HttpClient::new(config(&server, TlsMode::Insecure)).unwrap();
+    let client = HttpClient::new(config(&server, TlsMode::Insecure))
+        .await
+        .unwrap();
     let err = client
         .get_json::<Value>("/truncated-json")
         .await
@@ -288,7 +294,7 @@ async fn http_response_size_limit() {
     let server = start_server().await;
     let mut cfg = config(&server, TlsMode::Insecure);
     cfg.max_response_bytes = 100_000;
-    let client = HttpClient::new(cfg).unwrap();
+    let client = HttpClient::new(cfg).await.unwrap();
     let err = client.get_json::<Value>("/big").await.unwrap_err();
     assert!(
         matches!(err, HttpError::TooLarge { limit: 100_000, .. }),
@@ -305,7 +311,7 @@ async fn http_sends_basic_and_bearer_auth() {
         username: "admin".into(),
         password: Secret::new("admin-pw"),
     };
-    let mut client = HttpClient::new(cfg).unwrap();
+    let mut client = HttpClient::new(cfg).await.unwrap();
     let reply: Value = client.get_json("/echo-auth").await.unwrap();
     // base64("admin:admin-pw")
     assert_eq!(reply["authorization"], "Basic YWRtaW46YWRtaW4tcHc=");
@@ -321,8 +327,9 @@ async fn http_closed_port_is_a_connect_error() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let client =
-        HttpClient::new(HttpConfig::new("gone", format!("https://127.0.0.1:{port}"))).unwrap();
+    let client = HttpClient::new(HttpConfig::new("gone", format!("https://127.0.0.1:{port}")))
+        .await
+        .unwrap();
     let err = client.get_json::<Value>("/command-api").await.unwrap_err();
     assert!(matches!(err, HttpError::Connect { .. }), "{err}");
     assert!(err.to_string().contains("gone"));

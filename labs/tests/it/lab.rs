@@ -172,12 +172,12 @@ impl Env {
         }
     }
 
-    fn http(&self, name: &str, auth: HttpAuth) -> HttpClient {
+    async fn http(&self, name: &str, auth: HttpAuth) -> HttpClient {
         let n = self.lab.node(name).unwrap();
         let mut c = HttpConfig::new(name, format!("https://127.0.0.1:{}", n.port));
         c.tls = TlsMode::CaFile(self.dir.path().join("lab-ca.pem"));
         c.auth = auth;
-        HttpClient::new(c).unwrap()
+        HttpClient::new(c).await.unwrap()
     }
 }
 
@@ -606,7 +606,7 @@ async fn eos_confirm_aborts_abandoned_netgw_sessions() {
         .unwrap()
         .as_secs();
     let recent = format!("netgw-{:x}-99-1", now - 60);
-    let c = env.http("leaf1", basic());
+    let c = env.http("leaf1", basic()).await;
     for name in ["jeremy1", "netgw-5f5e0ff-1a2b-1", recent.as_str()] {
         let r: Value = c
             .post_json(
@@ -1346,7 +1346,7 @@ async fn nxos_failed_commits_roll_back_to_the_checkpoint() {
 #[tokio::test]
 async fn f5_rest_tokens_vlans_transactions() {
     let env = start(FABRIC, &[]).await;
-    let anon = env.http("lb1", HttpAuth::None);
+    let anon = env.http("lb1", HttpAuth::None).await;
     let login: Value = anon
         .post_json(
             "/mgmt/shared/authn/login",
@@ -1356,13 +1356,15 @@ async fn f5_rest_tokens_vlans_transactions() {
         .unwrap();
     same_shape(&real_json("f5/authn_login.json"), &login, "login", &[]);
     let token = login["token"]["token"].as_str().unwrap().to_owned();
-    let c = env.http(
-        "lb1",
-        HttpAuth::Header {
-            name: "X-F5-Auth-Token".into(),
-            value: Secret::new(token.clone()),
-        },
-    );
+    let c = env
+        .http(
+            "lb1",
+            HttpAuth::Header {
+                name: "X-F5-Auth-Token".into(),
+                value: Secret::new(token.clone()),
+            },
+        )
+        .await;
     let v: Value = c.get_json("/mgmt/tm/sys/version").await.unwrap();
     same_shape(
         &real_json("f5/sys_version.json"),
@@ -1475,7 +1477,7 @@ async fn many_devices_start_and_answer() {
     let n = lab.node("sw-150").unwrap();
     let mut c = HttpConfig::new("sw-150", format!("http://127.0.0.1:{}", n.port));
     c.auth = basic();
-    let client = HttpClient::new(c).unwrap();
+    let client = HttpClient::new(c).await.unwrap();
     let r: Value = client.post_json("/command-api", &json!({"jsonrpc": "2.0", "method": "runCmds", "params": {"version": 1, "cmds": ["show hostname"]}, "id": "1"})).await.unwrap();
     assert_eq!(r["result"][0]["hostname"], "sw-150");
 }
@@ -2143,7 +2145,7 @@ async fn devices_count_round_trips_and_commands_exactly() {
     nc.close().await.unwrap();
     assert_eq!(counts("leaf2"), (2, 2));
     // eAPI: one POST is one round trip, whatever number of commands it carries.
-    let eapi = env.http("leaf1", basic());
+    let eapi = env.http("leaf1", basic()).await;
     for _ in 0..3 {
         let _: Value = eapi
             .post_json(

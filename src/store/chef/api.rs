@@ -8,7 +8,7 @@
 
 use super::ChefError;
 use super::auth::{self, ClientKey, SignRequest, SignVersion};
-use netgw_transport::http::{BodyError, TlsMode, build_client, read_body, redirect_reason};
+use netgw_transport::http::{BodyError, TlsTrust, build_client, read_body, redirect_reason};
 use reqwest::{Method, Url};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -147,7 +147,7 @@ impl Api {
         let http = build_client(
             Duration::from_secs(10).min(timeout),
             timeout,
-            &TlsMode::Verify,
+            TlsTrust::Platform,
         )
         .map_err(|e| bad(&e.to_string()))?;
         Ok(Api {
