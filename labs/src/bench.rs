@@ -12,7 +12,9 @@
 //!   NETCONF (junos)   one message per block (the client hello first), blocks separated by a `%%` line;
 //!                     a block after a `%% +` line is written with the one before it (pipelined:
 //!                     one write, one round trip, a reply each)
-//!   HTTP (eos, f5)    `METHOD PATH[?QUERY]`, `Header: value` lines, then the body; blocks as NETCONF
+//!   HTTP (eos, f5)    `METHOD PATH[?QUERY]`, `Header: value` lines, then the body; blocks as NETCONF,
+//!                     but a block after `%% +` is sent with the one before it on another connection
+//!                     (at once: one round trip), and such requests are in the order of their text
 //! ```
 //! A line `# unchanged` (CLI) or `%% unchanged` starts the unchanged run; the floors send the changing
 //! one. Placeholders for what differs between runs: `RUN_ID` (the run id netgw puts in commit comments,
@@ -33,20 +35,24 @@ pub const LOGIN: &str = "LOGIN";
 /// F5: the header that queues a request into a transaction.
 pub const COORDINATION_HEADER: &str = "X-F5-REST-Coordination-Id";
 
-/// One thing a client sends: CLI lines written at once, NETCONF messages written at once, or an HTTP
-/// request.
+/// One thing a client sends: CLI lines written at once, NETCONF messages written at once, or HTTP
+/// requests sent at once (each on a connection of its own).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FloorCall {
     Lines(Vec<String>),
     Netconf(Vec<String>),
-    Http {
-        method: String,
-        /// Path, with `?query` when there is one.
-        path: String,
-        /// Headers beyond host, authentication and content type.
-        headers: Vec<(String, String)>,
-        body: String,
-    },
+    Http(Vec<HttpCall>),
+}
+
+/// One HTTP request.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct HttpCall {
+    pub method: String,
+    /// Path, with `?query` when there is one.
+    pub path: String,
+    /// Headers beyond host, authentication and content type.
+    pub headers: Vec<(String, String)>,
+    pub body: String,
 }
 
 /// A floor: the calls of a changing converge, and of an unchanged one.
@@ -121,6 +127,7 @@ fn parse_blocks(text: &str, make: fn(&str) -> FloorCall) -> Floor {
                     (true, FloorCall::Netconf(more), Some(FloorCall::Netconf(write))) => {
                         write.extend(more)
                     }
+                    (true, FloorCall::Http(more), Some(FloorCall::Http(sent))) => sent.extend(more),
                     (_, call, _) => sections[at].push(call),
                 }
                 block.clear();
@@ -159,35 +166,36 @@ fn http_block(b: &str) -> FloorCall {
             _ => body.push(l),
         }
     }
-    FloorCall::Http {
+    FloorCall::Http(vec![HttpCall {
         method: method.to_owned(),
         path: path.to_owned(),
         headers,
         body: body.join("\n"),
-    }
+    }])
 }
 
 fn render_call(c: &FloorCall, out: &mut String) {
     match c {
         FloorCall::Lines(lines) => out.push_str(&lines.join("\n+ ")),
         FloorCall::Netconf(msgs) => out.push_str(&msgs.join("\n%% +\n")),
-        FloorCall::Http {
-            method,
-            path,
-            headers,
-            body,
-        } => {
-            out.push_str(&format!("{method} {path}"));
-            for (k, v) in headers {
-                out.push_str(&format!("\n{k}: {v}"));
-            }
-            if !body.is_empty() {
-                out.push('\n');
-                out.push_str(body);
-            }
+        FloorCall::Http(requests) => {
+            let texts: Vec<String> = requests.iter().map(render_http).collect();
+            out.push_str(&texts.join("\n%% +\n"));
         }
     }
     out.push('\n');
+}
+
+fn render_http(r: &HttpCall) -> String {
+    let mut out = format!("{} {}", r.method, r.path);
+    for (k, v) in &r.headers {
+        out.push_str(&format!("\n{k}: {v}"));
+    }
+    if !r.body.is_empty() {
+        out.push('\n');
+        out.push_str(&r.body);
+    }
+    out
 }
 
 /// A floor in its file's format (what a test failure prints, to compare with or replace the file).
@@ -259,39 +267,43 @@ pub fn normalise(calls: &[FloorCall]) -> Vec<FloorCall> {
             FloorCall::Netconf(m) => {
                 FloorCall::Netconf(m.iter().map(|m| mask_run_ids(m)).collect())
             }
-            FloorCall::Http {
-                method,
-                path,
-                headers,
-                body,
-            } => {
-                let path = after(&mask_run_ids(path), "/authz/tokens/", TOKEN);
-                let path = after(&path, "/mgmt/tm/transaction/", TXN);
-                let headers = headers
-                    .iter()
-                    .map(|(k, v)| {
-                        let v = if k.eq_ignore_ascii_case(COORDINATION_HEADER) {
-                            TXN
-                        } else {
-                            v
-                        };
-                        (k.clone(), v.to_owned())
-                    })
-                    .collect();
-                let body = if path.contains("/authn/") && !body.is_empty() {
-                    LOGIN.to_owned()
-                } else {
-                    mask_run_ids(body)
-                };
-                FloorCall::Http {
-                    method: method.clone(),
-                    path,
-                    headers,
-                    body,
-                }
+            FloorCall::Http(requests) => {
+                let mut requests: Vec<HttpCall> =
+                    requests.iter().map(|r| normalise_http(r, &after)).collect();
+                // Sent at once, they arrive in any order.
+                requests.sort();
+                FloorCall::Http(requests)
             }
         })
         .collect()
+}
+
+fn normalise_http(r: &HttpCall, after: &dyn Fn(&str, &str, &str) -> String) -> HttpCall {
+    let path = after(&mask_run_ids(&r.path), "/authz/tokens/", TOKEN);
+    let path = after(&path, "/mgmt/tm/transaction/", TXN);
+    let headers = r
+        .headers
+        .iter()
+        .map(|(k, v)| {
+            let v = if k.eq_ignore_ascii_case(COORDINATION_HEADER) {
+                TXN
+            } else {
+                v
+            };
+            (k.clone(), v.to_owned())
+        })
+        .collect();
+    let body = if path.contains("/authn/") && !r.body.is_empty() {
+        LOGIN.to_owned()
+    } else {
+        mask_run_ids(&r.body)
+    };
+    HttpCall {
+        method: r.method.clone(),
+        path,
+        headers,
+        body,
+    }
 }
 
 /// A run id of the shape netgw's (`src/engine.rs`, `new_run_id`): seconds and pid in hex, a sequence.
@@ -366,38 +378,51 @@ mod tests {
     }
 
     #[test]
-    fn f5_session_values_become_placeholders() {
+    fn f5_session_values_become_placeholders_and_requests_sent_at_once_any_order() {
+        let call =
+            |method: &str, path: &str, headers: Vec<(String, String)>, body: &str| HttpCall {
+                method: method.into(),
+                path: path.into(),
+                headers,
+                body: body.into(),
+            };
         let got = normalise(&[
-            FloorCall::Http {
-                method: "POST".into(),
-                path: "/mgmt/shared/authn/login".into(),
-                headers: vec![],
-                body: "<66 bytes>".into(),
-            },
-            FloorCall::Http {
-                method: "POST".into(),
-                path: "/mgmt/tm/net/vlan".into(),
-                headers: vec![(COORDINATION_HEADER.into(), "1700000000002".into())],
-                body: "{}".into(),
-            },
-            FloorCall::Http {
-                method: "DELETE".into(),
-                path: "/mgmt/shared/authz/tokens/NGWLAB01".into(),
-                headers: vec![],
-                body: String::new(),
-            },
+            FloorCall::Http(vec![call(
+                "POST",
+                "/mgmt/shared/authn/login",
+                vec![],
+                "<66 bytes>",
+            )]),
+            FloorCall::Http(vec![call(
+                "POST",
+                "/mgmt/tm/net/vlan",
+                vec![(COORDINATION_HEADER.into(), "1700000000002".into())],
+                "{}",
+            )]),
+            FloorCall::Http(vec![call(
+                "DELETE",
+                "/mgmt/shared/authz/tokens/NGWLAB01",
+                vec![],
+                "",
+            )]),
+            FloorCall::Http(vec![
+                call("GET", "/mgmt/tm/net/vlan", vec![], ""),
+                call("GET", "/mgmt/tm/net/interface", vec![], ""),
+            ]),
         ]);
-        let FloorCall::Http { body, .. } = &got[0] else {
-            panic!()
+        let one = |i: usize| match &got[i] {
+            FloorCall::Http(r) if r.len() == 1 => r[0].clone(),
+            other => panic!("{other:?}"),
         };
-        assert_eq!(body, LOGIN);
-        let FloorCall::Http { headers, .. } = &got[1] else {
-            panic!()
-        };
-        assert_eq!(headers[0].1, TXN);
-        let FloorCall::Http { path, .. } = &got[2] else {
-            panic!()
-        };
-        assert_eq!(path, "/mgmt/shared/authz/tokens/TOKEN");
+        assert_eq!(one(0).body, LOGIN);
+        assert_eq!(one(1).headers[0].1, TXN);
+        assert_eq!(one(2).path, "/mgmt/shared/authz/tokens/TOKEN");
+        assert_eq!(
+            got[3],
+            FloorCall::Http(vec![
+                call("GET", "/mgmt/tm/net/interface", vec![], ""),
+                call("GET", "/mgmt/tm/net/vlan", vec![], ""),
+            ])
+        );
     }
 }

@@ -3,13 +3,14 @@
 //!
 //! ```text
 //!   connect ─▶ POST /mgmt/shared/authn/login (token; refreshed before expiry and on 401)
-//!   facts   ─▶ GET shared/identified-devices/config/device-info (sys/version, sys/hardware,
-//!              sys/global-settings only for what it lacks), net/interface,
+//!   facts   ─▶ GET shared/identified-devices/config/device-info, net/interface,
 //!              net/vlan?expandSubcollections=true (observe's read too), net/lldp-neighbors (404 or
-//!              no items = no neighbours),
-//!              net/trunk/stats where there are trunks (their status)
-//!   observe ─▶ GET net/vlan?expandSubcollections=true (+ .../interfaces per VLAN when not expanded),
-//!              net/interface, net/trunk (+ net/self for aggregates and routed interfaces, `lag.rs`)
+//!              no items = no neighbours), net/trunk: at once, each on a connection of its own
+//!              (`Rest::prefetch`); then sys/version, sys/hardware, sys/global-settings only for what
+//!              device-info lacks, net/trunk/stats where there are trunks (their status)
+//!   observe ─▶ GET net/vlan?expandSubcollections=true, net/interface, net/trunk (+ net/self for
+//!              aggregates and routed interfaces, `lag.rs`; + .../interfaces of each VLAN a committed
+//!              change touched) at once; then .../interfaces of the other VLANs not expanded, at once
 //!   stage   ─▶ observe (the pre-state) ─▶ config::render_plan ─▶ POST /mgmt/tm/transaction
 //!              ─▶ every operation with X-F5-REST-Coordination-Id (queued, nothing applied)
 //!              diff = the operations, one `METHOD path body` per line
@@ -56,6 +57,7 @@ use rest::{ReqwestTransport, Rest, RestError, RestMethod, RestOp, RestSettings, 
 pub const VLANS_EXPANDED: &str = "/mgmt/tm/net/vlan?expandSubcollections=true";
 pub const SAVE_CONFIG_PATH: &str = "/mgmt/tm/sys/config";
 pub const DEVICE_INFO: &str = "/mgmt/shared/identified-devices/config/device-info";
+pub const LLDP: &str = "/mgmt/tm/net/lldp-neighbors";
 
 /// `device-info`, `sys/version`, `sys/hardware`, `sys/global-settings`, each when read.
 type SystemDocs = (
@@ -124,6 +126,11 @@ pub struct F5Driver {
     save_config: bool,
     state: State,
     observed: ObservedOnce,
+}
+
+/// A VLAN's member interfaces and trunks (`/mgmt/tm/net/vlan/~Common~web/interfaces`).
+fn members_path(vlan_path: &str) -> String {
+    format!("{vlan_path}/interfaces")
 }
 
 fn rendered_lines(ops: &[RestOp]) -> Vec<String> {
@@ -236,16 +243,58 @@ impl F5Driver {
         self.read_state_with(false).await
     }
 
-    /// [`F5Driver::read_state`], with the self IPs when `selfs`.
+    /// [`F5Driver::read_state`], with the self IPs when `selfs`. The collections are read at once
+    /// ([`Rest::prefetch`]), with the members of every VLAN a committed change touched (the expanded
+    /// listing may show them without an `items` list); then the members of any other VLAN shown so.
     async fn read_state_with(&mut self, selfs: bool) -> Result<DeviceState, DriverError> {
+        let touched = match &self.state {
+            State::Committed { rendered, .. } => rendered.vlans.iter().cloned().collect(),
+            _ => Vec::new(),
+        };
+        self.read_state_touched(selfs, &touched).await
+    }
+
+    /// [`F5Driver::read_state_with`] after a change that touched the VLANs `touched` (full paths).
+    async fn read_state_touched(
+        &mut self,
+        selfs: bool,
+        touched: &[String],
+    ) -> Result<DeviceState, DriverError> {
+        let members: Vec<String> = touched
+            .iter()
+            .map(|v| members_path(&vlan::vlan_path(v)))
+            .collect();
+        let mut batch = vec![
+            VLANS_EXPANDED,
+            link::INTERFACE_COLLECTION,
+            link::TRUNK_COLLECTION,
+        ];
+        if selfs {
+            batch.push(lag::SELF_COLLECTION);
+        }
+        batch.extend(members.iter().map(String::as_str));
+        self.rest
+            .prefetch(&batch)
+            .await
+            .map_err(self.err("observe"))?;
         let v = self
             .rest
             .get_cached(VLANS_EXPANDED)
             .await
             .map_err(self.err("observe"))?;
         let mut vlans = vlan::parse_vlans(&v);
+        let unexpanded: Vec<String> = vlans
+            .iter()
+            .filter(|v| v.members.is_none())
+            .map(|v| members_path(&v.path()))
+            .collect();
+        let paths: Vec<&str> = unexpanded.iter().map(String::as_str).collect();
+        self.rest
+            .prefetch(&paths)
+            .await
+            .map_err(self.err("observe"))?;
         for v in vlans.iter_mut().filter(|v| v.members.is_none()) {
-            let path = format!("{}/interfaces", v.path());
+            let path = members_path(&v.path());
             let m = self
                 .rest
                 .get_optional_cached(&path)
@@ -324,7 +373,8 @@ impl F5Driver {
     /// Take the touched objects back to `pre` in one transaction and verify by reading back.
     async fn restore(&mut self, pre: &DeviceState, touched: &Rendered) -> Result<(), DriverError> {
         let selfs = !touched.selfs.is_empty();
-        let now = self.read_state_with(selfs).await?;
+        let vlans: Vec<String> = touched.vlans.iter().cloned().collect();
+        let now = self.read_state_touched(selfs, &vlans).await?;
         let ops = config::render_restore(pre, &now, touched)
             .map_err(|e| self.config_err(e.to_string()))?;
         if ops.is_empty() {
@@ -333,7 +383,7 @@ impl F5Driver {
         tracing::info!(device = %self.device, operations = ops.len(), "restoring the pre-change state");
         let id = self.open_transaction(&ops, "rollback").await?;
         self.commit_transaction(&id, "rollback").await?;
-        let after = self.read_state_with(selfs).await?;
+        let after = self.read_state_touched(selfs, &vlans).await?;
         let left = config::render_restore(pre, &after, touched)
             .map_err(|e| self.config_err(e.to_string()))?;
         if !left.is_empty() {
@@ -369,13 +419,21 @@ impl Driver for F5Driver {
     }
 
     async fn facts(&mut self) -> Result<DeviceFacts, DriverError> {
+        self.rest
+            .prefetch(&[
+                DEVICE_INFO,
+                link::INTERFACE_COLLECTION,
+                VLANS_EXPANDED,
+                LLDP,
+                link::TRUNK_COLLECTION,
+            ])
+            .await
+            .map_err(self.err("facts"))?;
         let (device_info, version, hardware, global) = self.system_facts().await?;
         let interfaces = self.optional(link::INTERFACE_COLLECTION, "facts").await?;
         // The expanded listing is a superset of the plain one and is what observe reads next.
         let vlans = self.optional(VLANS_EXPANDED, "facts").await?;
-        let lldp = self
-            .optional("/mgmt/tm/net/lldp-neighbors", "facts")
-            .await?;
+        let lldp = self.optional(LLDP, "facts").await?;
         let mut f = facts::build_facts(&facts::FactsInputs {
             sys_version: version.as_deref(),
             sys_hardware: hardware.as_deref(),

@@ -654,6 +654,83 @@ impl Rest {
         }
     }
 
+    /// Log in when there is no token or it is about to expire.
+    async fn fresh_token(&mut self) -> Result<(), RestError> {
+        if self
+            .token
+            .as_ref()
+            .is_none_or(|(_, at)| Instant::now() >= *at)
+        {
+            self.login().await?;
+        }
+        Ok(())
+    }
+
+    /// Read `paths` into the read cache at once. HTTP/1.1 answers one request at a time on a
+    /// connection, so each read goes on a connection of its own (the client opens them as needed
+    /// and keeps them for the session): reads that do not depend on one another cost the device's
+    /// answer time once, not once each. Answers are kept, and 404 as `None`; a read that failed
+    /// is left out, for the caller's own request to make again and report (logging in again on 401).
+    pub async fn prefetch(&mut self, paths: &[&str]) -> Result<(), RestError> {
+        let todo: Vec<&str> = paths
+            .iter()
+            .copied()
+            .filter(|p| !self.read_cache.contains_key(*p))
+            .collect();
+        if todo.len() < 2 {
+            return Ok(());
+        }
+        for attempt in 0..2 {
+            self.fresh_token().await?;
+            let answers = self.send_gets(&todo).await;
+            if attempt == 0
+                && answers
+                    .iter()
+                    .any(|(_, a)| matches!(a, Ok(r) if r.status == 401))
+            {
+                tracing::info!(device = %self.device, "token refused (expired?); logging in again");
+                self.token = None;
+                continue;
+            }
+            for (path, (op, answer)) in todo.iter().zip(answers) {
+                let Ok(resp) = answer else { continue };
+                match self.decode(&op, resp) {
+                    Ok(v) => self
+                        .read_cache
+                        .insert((*path).to_owned(), Some(Arc::new(v))),
+                    Err(e) if e.is_not_found() => self.read_cache.insert((*path).to_owned(), None),
+                    Err(_) => continue,
+                };
+            }
+            break;
+        }
+        Ok(())
+    }
+
+    /// GET each of `paths` at once with the session's token: each answer with its request's name.
+    async fn send_gets(&self, paths: &[&str]) -> Vec<(String, Result<RestResponse, HttpError>)> {
+        let Some((token, _)) = &self.token else {
+            return Vec::new();
+        };
+        let secrets = self.secrets();
+        let sends = paths.iter().map(|path| {
+            let op = format!("GET {}", path.split('?').next().unwrap_or(path));
+            let req = RestRequest {
+                method: RestMethod::Get,
+                path,
+                token: Some(token),
+                transaction: None,
+                body: None,
+            };
+            let secrets = &secrets;
+            async move {
+                let answer = self.transport.send(&op, req, secrets).await;
+                (op, answer)
+            }
+        });
+        futures::future::join_all(sends).await
+    }
+
     /// One request with the session token; logs in first when the token is missing or about to expire,
     /// and once more when the device answers 401 (expired or revoked token).
     pub async fn call(
@@ -668,13 +745,7 @@ impl Rest {
             self.read_cache.clear();
         }
         for attempt in 0..2 {
-            if self
-                .token
-                .as_ref()
-                .is_none_or(|(_, at)| Instant::now() >= *at)
-            {
-                self.login().await?;
-            }
+            self.fresh_token().await?;
             let Some((token, _)) = &self.token else {
                 continue;
             };

@@ -1,11 +1,12 @@
 //! `http-floor --inventory FILE --platform eos|f5 [--concurrency N]`
 //!
 //! The benchmark's HTTPS floor (docs/bench.md): the least any tool must do to drive the eAPI (EOS) or
-//! iControl REST (F5) simulator. For every `eapi` / `rest` host of a netgw-lab inventory: one TCP
+//! iControl REST (F5) simulator. For every `eapi` / `rest` host of a netgw-lab inventory: a TCP
 //! connection, a TLS handshake checked against the lab CA (`lab-ca.pem` beside the inventory; no
 //! session resumption: each device is another server), then each request of `labs/bench/floors/eos.txt`
 //! or `f5.txt` (what one changing `netgw converge` sends, checked by tests/it/bench_floor.rs) in turn on
-//! that HTTP/1.1 keep-alive connection, each response read whole and its status checked. EOS requests
+//! that HTTP/1.1 keep-alive connection, each response read whole and its status checked; the requests
+//! the file sends at once (`%% +`) go at once, one on each connection, more opened as needed. EOS requests
 //! carry basic authentication; F5's first request is the login, whose token the others carry, and the
 //! transaction id of `POST /mgmt/tm/transaction` goes where the file says `TXN`. No JSON decoding
 //! beyond the token and the transaction id, no planning, no state saved.
@@ -49,12 +50,13 @@ fn login_body(h: &FloorHost) -> String {
         .to_string()
 }
 
-async fn run_host(
-    h: FloorHost,
-    tls: TlsConnector,
-    f5: bool,
-    calls: Arc<Vec<Call>>,
-) -> Result<(), String> {
+/// One HTTP/1.1 keep-alive connection to the device: TCP, TLS checked against the lab CA.
+type Conn = (
+    http1::SendRequest<Full<Bytes>>,
+    tokio::task::JoinHandle<Result<(), hyper::Error>>,
+);
+
+async fn open(h: &FloorHost, tls: &TlsConnector) -> Result<Conn, String> {
     let tcp = TcpStream::connect(("127.0.0.1", h.port))
         .await
         .map_err(|e| format!("connect: {e}"))?;
@@ -64,76 +66,130 @@ async fn run_host(
         .connect(name, tcp)
         .await
         .map_err(|e| format!("TLS: {e}"))?;
-    let (mut send, conn) = http1::handshake(TokioIo::new(stream))
+    let (send, conn) = http1::handshake(TokioIo::new(stream))
         .await
         .map_err(|e| format!("HTTP: {e}"))?;
-    let conn = tokio::spawn(conn);
-    let basic = format!(
-        "Basic {}",
-        data_encoding::BASE64.encode(format!("{}:{}", h.username, h.password).as_bytes())
-    );
-    let run_id = bench::fresh_run_id();
-    let mut token: Option<String> = None;
-    let mut txn = String::new();
-    for c in calls.iter() {
-        let fill = |s: &str| {
-            s.replace(bench::RUN_ID, &run_id)
-                .replace(bench::TXN, &txn)
-                .replace(bench::TOKEN, token.as_deref().unwrap_or(""))
-        };
+    Ok((send, tokio::spawn(conn)))
+}
+
+/// What a request's placeholders stand for on this device, so far.
+struct Session {
+    run_id: String,
+    token: Option<String>,
+    txn: String,
+    basic: String,
+}
+
+impl Session {
+    fn fill(&self, s: &str) -> String {
+        s.replace(bench::RUN_ID, &self.run_id)
+            .replace(bench::TXN, &self.txn)
+            .replace(bench::TOKEN, self.token.as_deref().unwrap_or(""))
+    }
+
+    fn request(
+        &self,
+        h: &FloorHost,
+        c: &Call,
+        f5: bool,
+    ) -> Result<hyper::Request<Full<Bytes>>, String> {
         let body = if c.body == bench::LOGIN {
-            login_body(&h)
+            login_body(h)
         } else {
-            fill(&c.body)
+            self.fill(&c.body)
         };
         let mut req = hyper::Request::builder()
             .method(c.method.clone())
-            .uri(fill(&c.path))
+            .uri(self.fill(&c.path))
             .header("host", format!("127.0.0.1:{}", h.port));
         for (k, v) in &c.headers {
-            req = req.header(k.as_str(), fill(v));
+            req = req.header(k.as_str(), self.fill(v));
         }
         if !body.is_empty() {
             req = req.header("content-type", "application/json");
         }
-        req = match (&token, f5) {
+        req = match (&self.token, f5) {
             (Some(t), _) => req.header("x-f5-auth-token", t.as_str()),
-            (None, false) => req.header("authorization", basic.as_str()),
+            (None, false) => req.header("authorization", self.basic.as_str()),
             (None, true) => req,
         };
-        let req = req
-            .body(Full::new(Bytes::from(body)))
-            .map_err(|e| e.to_string())?;
-        send.ready().await.map_err(|e| format!("HTTP: {e}"))?;
-        let resp = send
-            .send_request(req)
-            .await
-            .map_err(|e| format!("{} {}: {e}", c.method, c.path))?;
-        let status = resp.status();
-        let data = resp
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| format!("{} {}: {e}", c.method, c.path))?
-            .to_bytes();
-        // netgw reads some resources a device may lack (F5 `net/lldp-neighbors` on the simulator) and takes
-        // the 404 as "not there"; every other answer must be a success.
-        let absent =
-            status == 404 && matches!(c.method, hyper::Method::GET | hyper::Method::DELETE);
-        if !(status.is_success() || absent) {
-            return Err(format!("{} {}: HTTP {status}", c.method, c.path));
+        req.body(Full::new(Bytes::from(body)))
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Send `req` on `send`, read the answer whole; a success, or a 404 to a GET or DELETE (netgw reads
+/// some resources a device may lack, F5 `net/lldp-neighbors` on the simulator, and takes the 404 as
+/// "not there").
+async fn exchange(
+    send: &mut http1::SendRequest<Full<Bytes>>,
+    c: &Call,
+    req: hyper::Request<Full<Bytes>>,
+) -> Result<Bytes, String> {
+    let what = |e: &dyn std::fmt::Display| format!("{} {}: {e}", c.method, c.path);
+    send.ready().await.map_err(|e| format!("HTTP: {e}"))?;
+    let resp = send.send_request(req).await.map_err(|e| what(&e))?;
+    let status = resp.status();
+    let data = resp
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| what(&e))?
+        .to_bytes();
+    let absent = status == 404 && matches!(c.method, hyper::Method::GET | hyper::Method::DELETE);
+    if !(status.is_success() || absent) {
+        return Err(format!("{} {}: HTTP {status}", c.method, c.path));
+    }
+    Ok(data)
+}
+
+async fn run_host(
+    h: FloorHost,
+    tls: TlsConnector,
+    f5: bool,
+    groups: Arc<Vec<Vec<Call>>>,
+) -> Result<(), String> {
+    let mut conns = vec![open(&h, &tls).await?];
+    let mut s = Session {
+        run_id: bench::fresh_run_id(),
+        token: None,
+        txn: String::new(),
+        basic: format!(
+            "Basic {}",
+            data_encoding::BASE64.encode(format!("{}:{}", h.username, h.password).as_bytes())
+        ),
+    };
+    for group in groups.iter() {
+        // A group is sent at once, a request on each connection: more are opened as needed.
+        let more = group.len().saturating_sub(conns.len());
+        let opened = futures::future::join_all((0..more).map(|_| open(&h, &tls))).await;
+        for c in opened {
+            conns.push(c?);
         }
-        if f5 && token.is_none() {
-            token = json_str(&data, "/token/token");
-            if token.is_none() {
-                return Err("login: no token in the reply".into());
+        let reqs = group
+            .iter()
+            .map(|c| s.request(&h, c, f5))
+            .collect::<Result<Vec<_>, _>>()?;
+        let sends = conns
+            .iter_mut()
+            .zip(group.iter().zip(reqs))
+            .map(|((send, _), (c, req))| exchange(send, c, req));
+        let answers = futures::future::join_all(sends).await;
+        for (c, data) in group.iter().zip(answers) {
+            let data = data?;
+            if f5 && s.token.is_none() {
+                s.token =
+                    Some(json_str(&data, "/token/token").ok_or("login: no token in the reply")?);
+            } else if f5 && c.path == "/mgmt/tm/transaction" && c.method == hyper::Method::POST {
+                s.txn =
+                    json_str(&data, "/transId").ok_or("transaction: no transId in the reply")?;
             }
-        } else if f5 && c.path == "/mgmt/tm/transaction" && c.method == hyper::Method::POST {
-            txn = json_str(&data, "/transId").ok_or("transaction: no transId in the reply")?;
         }
     }
-    drop(send);
-    let _ = conn.await;
+    for (send, conn) in conns {
+        drop(send);
+        let _ = conn.await;
+    }
     Ok(())
 }
 
@@ -187,27 +243,28 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let calls: Arc<Vec<Call>> = Arc::new(
+    let groups: Arc<Vec<Vec<Call>>> = Arc::new(
         floor_calls
             .calls
             .into_iter()
             .filter_map(|c| match c {
-                FloorCall::Http {
-                    method,
-                    path,
-                    headers,
-                    body,
-                } => Some(Call {
-                    method: method.parse().ok()?,
-                    path,
-                    headers,
-                    body,
-                }),
+                FloorCall::Http(group) => group
+                    .into_iter()
+                    .map(|r| {
+                        Some(Call {
+                            method: r.method.parse().ok()?,
+                            path: r.path,
+                            headers: r.headers,
+                            body: r.body,
+                        })
+                    })
+                    .collect(),
                 _ => None,
             })
             .collect(),
     );
-    floor::run("http-floor", &cli.floor, conn, calls.len(), move |h| {
-        run_host(h, tls.clone(), f5, calls.clone())
+    let requests = groups.iter().map(Vec::len).sum();
+    floor::run("http-floor", &cli.floor, conn, requests, move |h| {
+        run_host(h, tls.clone(), f5, groups.clone())
     })
 }

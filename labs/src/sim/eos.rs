@@ -115,7 +115,7 @@ impl EosSim {
 
     /// The HTTP entry point.
     pub async fn handle_http(self: Arc<Self>, req: HttpRequest, ctl: Arc<ConnCtl>) -> HttpReply {
-        self.dev.answer_request().await;
+        self.dev.answer_http(req.joined).await;
         match req.basic_auth() {
             Some((u, p)) if self.dev.check_login(&u, &p) => {}
             _ => {

@@ -59,7 +59,7 @@ impl F5Sim {
 
     pub async fn handle_http(self: Arc<Self>, req: HttpRequest, ctl: Arc<ConnCtl>) -> HttpReply {
         let faults = &self.dev.faults;
-        self.dev.answer_request().await;
+        self.dev.answer_http(req.joined).await;
         let body: Value = if req.body.is_empty() {
             Value::Null
         } else {

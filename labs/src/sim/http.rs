@@ -16,6 +16,7 @@ use hyper::body::Incoming;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls;
@@ -32,6 +33,9 @@ pub struct HttpRequest {
     pub query: Option<String>,
     pub headers: Vec<(String, String)>,
     pub body: Bytes,
+    /// It came while another request to this device was being answered (a client reading on
+    /// several connections at once): part of that request's round trip ([`super::Device`]).
+    pub joined: bool,
 }
 
 impl HttpRequest {
@@ -151,6 +155,7 @@ pub async fn serve(
     handler: Handler,
     sessions: Arc<Sessions>,
 ) {
+    let answering = Arc::new(AtomicUsize::new(0));
     loop {
         let (tcp, _) = match listener.accept().await {
             Ok(c) => c,
@@ -167,26 +172,38 @@ pub async fn serve(
         let handler = handler.clone();
         let tls = tls.clone();
         let session = sessions.open();
+        let answering = answering.clone();
         tokio::spawn(async move {
             let _session = session;
             match tls {
                 Some(acc) => match acc.accept(stream).await {
-                    Ok(s) => serve_conn(TokioIo::new(s), ctl, handler).await,
+                    Ok(s) => serve_conn(TokioIo::new(s), ctl, handler, answering).await,
                     Err(e) => tracing::debug!(error = %e, "TLS handshake failed"),
                 },
-                None => serve_conn(TokioIo::new(stream), ctl, handler).await,
+                None => serve_conn(TokioIo::new(stream), ctl, handler, answering).await,
             }
         });
     }
 }
 
-async fn serve_conn<I>(io: I, ctl: Arc<ConnCtl>, handler: Handler)
+/// One request fewer being answered, when dropped.
+struct Answered(Arc<AtomicUsize>);
+
+impl Drop for Answered {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Requests of this device being answered (`answering`), over all its connections.
+async fn serve_conn<I>(io: I, ctl: Arc<ConnCtl>, handler: Handler, answering: Arc<AtomicUsize>)
 where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
     let svc = hyper::service::service_fn(move |req: Request<Incoming>| {
         let handler = handler.clone();
         let ctl = ctl.clone();
+        let answering = answering.clone();
         async move {
             let (parts, body) = req.into_parts();
             let body = match Limited::new(body, MAX_BODY).collect().await {
@@ -213,7 +230,10 @@ where
                     })
                     .collect(),
                 body,
+                joined: answering.fetch_add(1, Ordering::SeqCst) > 0,
             };
+            // Counted down however the answer ends (a fault may drop it).
+            let _answered = Answered(answering);
             // What tests/it/bench_floor.rs compares with the benchmark's HTTP floor. A login body holds
             // the password: only its length is traced.
             if tracing::enabled!(tracing::Level::TRACE) {
@@ -224,7 +244,7 @@ where
                 };
                 let txn = request.header("x-f5-rest-coordination-id").unwrap_or("");
                 tracing::trace!(method = %request.method, path = %request.path, query = ?request.query,
-                    txn, body = %body, "http request");
+                    txn, body = %body, joined = request.joined, "http request");
             }
             let reply = handler(request, ctl).await;
             let mut b = Response::builder().status(reply.status);

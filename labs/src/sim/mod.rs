@@ -70,7 +70,10 @@ pub struct Device {
 /// of a line typed so far). A **command** is one request the device answered: an HTTP request, an RPC,
 /// or one CLI line. Several CLI lines or RPCs written at once are one round trip and as many commands;
 /// a client that sends a command's characters and its return apart
-/// (waiting for the echo between them) makes two round trips of one command. The latency fault
+/// (waiting for the echo between them) makes two round trips of one command. HTTP requests that
+/// come while another of the device's is being answered (on other connections: HTTP/1.1 answers one
+/// at a time on each) are commands of that round trip; without a latency, whether they overlap is a
+/// matter of timing, so such a client's count is exact only under latency. The latency fault
 /// (`latency-ms`) delays each round trip once, as a network does.
 #[derive(Debug, Default)]
 pub struct Exchanges {
@@ -165,6 +168,22 @@ impl Device {
         self.exchanges.round_trip();
         self.exchanges.command();
         self.faults.delay().await;
+    }
+
+    /// A request that came while another of this device's was being answered, on another
+    /// connection: a command of that round trip, its latency paid alongside.
+    pub async fn answer_alongside(&self) {
+        self.exchanges.command();
+        self.faults.delay().await;
+    }
+
+    /// An HTTP request: [`Device::answer_alongside`] when it joined another's round trip.
+    pub async fn answer_http(&self, joined: bool) {
+        if joined {
+            self.answer_alongside().await
+        } else {
+            self.answer_request().await
+        }
     }
 
     /// A request written with the one before it, without waiting for its reply: a command of the
