@@ -14,6 +14,9 @@
 //!                 PATCH /mgmt/tm/transaction/transId {"state":"VALIDATING"} ─▶ COMPLETED | FAILED
 //!                 (polled with GET while VALIDATING); DELETE /mgmt/tm/transaction/transId discards
 //!   close:        DELETE /mgmt/shared/authz/tokens/TOKEN
+//!
+//!   Rest::prefetch(paths) ─▶ GETs at once (READS_AT_ONCE), a connection each ─▶ the read cache;
+//!        any 401 ─▶ log in again, send them once more
 //! ```
 //!
 //! A token is refreshed before it expires: its lifetime is `expirationMicros - lastUpdateMicros` of the
@@ -32,6 +35,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures::StreamExt as _;
 use netgw_models::secret::Secret;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -52,6 +56,10 @@ pub const COORDINATION_HEADER: &str = "X-F5-REST-Coordination-Id";
 pub const LOGIN_PATH: &str = "/mgmt/shared/authn/login";
 pub const TRANSACTION_PATH: &str = "/mgmt/tm/transaction";
 /// Token lifetime when the login answer says nothing (BIG-IP's default `timeout`).
+/// Reads sent at once to one device ([`Rest::prefetch`]), each on a connection of its own: BIG-IP's
+/// REST server (restjavad) answers a handful of requests at a time, and every connection is a TLS
+/// handshake the device's management plane pays.
+pub const READS_AT_ONCE: usize = 5;
 pub const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(1200);
 
 /// HTTP methods iControl REST uses.
@@ -666,9 +674,9 @@ impl Rest {
         Ok(())
     }
 
-    /// Read `paths` into the read cache at once. HTTP/1.1 answers one request at a time on a
-    /// connection, so each read goes on a connection of its own (the client opens them as needed
-    /// and keeps them for the session): reads that do not depend on one another cost the device's
+    /// Read `paths` into the read cache at once ([`READS_AT_ONCE`] at a time). HTTP/1.1 answers one
+    /// request at a time on a connection, so each read goes on a connection of its own (the client
+    /// opens them as needed and keeps them for the session): reads that do not depend on one another cost the device's
     /// answer time once, not once each. Answers are kept, and 404 as `None`; a read that failed
     /// is left out, for the caller's own request to make again and report (logging in again on 401).
     pub async fn prefetch(&mut self, paths: &[&str]) -> Result<(), RestError> {
@@ -713,22 +721,30 @@ impl Rest {
             return Vec::new();
         };
         let secrets = self.secrets();
-        let sends = paths.iter().map(|path| {
-            let op = format!("GET {}", path.split('?').next().unwrap_or(path));
-            let req = RestRequest {
-                method: RestMethod::Get,
-                path,
-                token: Some(token),
-                transaction: None,
-                body: None,
-            };
-            let secrets = &secrets;
-            async move {
-                let answer = self.transport.send(&op, req, secrets).await;
-                (op, answer)
-            }
-        });
-        futures::future::join_all(sends).await
+        // Boxed first: a lazy iterator of futures borrowing `self` is not `Send` for the compiler.
+        let sends: Vec<futures::future::BoxFuture<'_, (String, Result<RestResponse, HttpError>)>> =
+            paths
+                .iter()
+                .map(|path| {
+                    let op = format!("GET {}", path.split('?').next().unwrap_or(path));
+                    let req = RestRequest {
+                        method: RestMethod::Get,
+                        path,
+                        token: Some(token),
+                        transaction: None,
+                        body: None,
+                    };
+                    let secrets = &secrets;
+                    Box::pin(async move {
+                        let answer = self.transport.send(&op, req, secrets).await;
+                        (op, answer)
+                    }) as futures::future::BoxFuture<'_, _>
+                })
+                .collect();
+        futures::stream::iter(sends)
+            .buffered(READS_AT_ONCE)
+            .collect()
+            .await
     }
 
     /// One request with the session token; logs in first when the token is missing or about to expire,
@@ -966,6 +982,87 @@ mod tests {
         assert!(!format!("{s:?}").contains("\"pw\""));
         t.options.insert("save_config".into(), json!("yes"));
         assert!(RestSettings::from_target(&t).is_err());
+    }
+
+    /// Answers after a pause, counting the requests it is answering at once: `.../missing` is a 404,
+    /// `.../broken` a 500, anything else `{}`.
+    #[derive(Debug, Default)]
+    struct Slow {
+        at_once: std::sync::atomic::AtomicUsize,
+        peak: std::sync::atomic::AtomicUsize,
+        gets: std::sync::Mutex<Vec<String>>,
+    }
+
+    #[async_trait]
+    impl RestTransport for Arc<Slow> {
+        async fn send(
+            &self,
+            _op: &str,
+            req: RestRequest<'_>,
+            _secrets: &[&str],
+        ) -> Result<RestResponse, HttpError> {
+            use std::sync::atomic::Ordering::SeqCst;
+            if req.path == LOGIN_PATH {
+                let body = r#"{"token":{"token":"T","timeout":1200}}"#;
+                return Ok(RestResponse {
+                    status: 200,
+                    body: body.into(),
+                });
+            }
+            self.gets.lock().unwrap().push(req.path.to_owned());
+            let now = self.at_once.fetch_add(1, SeqCst) + 1;
+            self.peak.fetch_max(now, SeqCst);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            self.at_once.fetch_sub(1, SeqCst);
+            let (status, body) = match req.path.rsplit('/').next() {
+                Some("missing") => (404, r#"{"code":404,"message":"not found"}"#),
+                Some("broken") => (500, r#"{"code":500,"message":"restjavad is down"}"#),
+                _ => (200, "{}"),
+            };
+            Ok(RestResponse {
+                status,
+                body: body.into(),
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn f5_rest_prefetch_reads_at_once_within_the_bound_and_leaves_failures_to_the_caller() {
+        let slow = Arc::new(Slow::default());
+        let mut t = DeviceTarget::new("bigip1", Platform::F5, "10.0.0.5");
+        t.username = "admin".into();
+        t.password = Some(Secret::new("pw"));
+        let mut rest = Rest::new(
+            &RestSettings::from_target(&t).unwrap(),
+            Box::new(slow.clone()),
+        );
+        let paths: Vec<String> = (0..8).map(|i| format!("/mgmt/tm/net/vlan/v{i}")).collect();
+        let mut batch: Vec<&str> = paths.iter().map(String::as_str).collect();
+        batch.extend(["/mgmt/tm/x/missing", "/mgmt/tm/x/broken"]);
+        rest.prefetch(&batch).await.unwrap();
+        let peak = slow.peak.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(
+            peak, READS_AT_ONCE,
+            "at once, but never more than the bound"
+        );
+        assert_eq!(slow.gets.lock().unwrap().len(), 10);
+        // Answers and the 404 come from the cache; the failed read is asked again and reported.
+        rest.get_cached(&paths[3]).await.unwrap();
+        assert_eq!(
+            rest.get_optional_cached("/mgmt/tm/x/missing")
+                .await
+                .unwrap(),
+            None
+        );
+        assert_eq!(slow.gets.lock().unwrap().len(), 10);
+        let e = rest.get_cached("/mgmt/tm/x/broken").await.unwrap_err();
+        assert!(e.to_string().contains("restjavad is down"), "{e}");
+        assert_eq!(slow.gets.lock().unwrap().len(), 11);
+        // What is cached is not asked again; a single read is left to the caller.
+        rest.prefetch(&[paths[0].as_str(), paths[1].as_str(), "/mgmt/tm/y"])
+            .await
+            .unwrap();
+        assert_eq!(slow.gets.lock().unwrap().len(), 11);
     }
 
     #[test]

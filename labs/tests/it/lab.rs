@@ -2164,6 +2164,49 @@ async fn devices_count_round_trips_and_commands_exactly() {
     sh.close().await.unwrap();
 }
 
+/// HTTP requests that reach a device while another of its requests is being answered (a client
+/// reading on several connections at once) are commands of that round trip, each still answered
+/// after the device's latency; a request after them all is a round trip of its own.
+#[tokio::test]
+async fn http_requests_answered_at_once_are_one_round_trip() {
+    let env = start(FABRIC, &[("lb1", "latency-ms", "300")]).await;
+    let counts = || env.lab.node("lb1").unwrap().device.exchanges.get();
+    let anon = env.http("lb1", HttpAuth::None).await;
+    let login: Value = anon
+        .post_json(
+            "/mgmt/shared/authn/login",
+            &json!({"username": "admin", "password": "admin", "loginProviderName": "tmos"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(counts(), (1, 1));
+    let token = login["token"]["token"].as_str().unwrap().to_owned();
+    let c = env
+        .http(
+            "lb1",
+            HttpAuth::Header {
+                name: "X-F5-Auth-Token".into(),
+                value: Secret::new(token),
+            },
+        )
+        .await;
+    let paths = [
+        "/mgmt/tm/net/interface",
+        "/mgmt/tm/net/vlan",
+        "/mgmt/tm/net/trunk",
+    ];
+    let started = std::time::Instant::now();
+    let answers = futures::future::join_all(paths.iter().map(|p| c.get_json::<Value>(p))).await;
+    assert!(answers.iter().all(Result::is_ok), "{answers:?}");
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "each waited the latency"
+    );
+    assert_eq!(counts(), (2, 4));
+    let _: Value = c.get_json("/mgmt/tm/net/vlan").await.unwrap();
+    assert_eq!(counts(), (3, 5));
+}
+
 /// The aggregate and address tables of IOS (`show etherchannel summary`, `show ip interface`) and
 /// NX-OS (`show port-channel summary`, `show ip interface vrf all`), read by ntc-templates as
 /// Netmiko's `use_textfsm` does: one end of a two-link pair bundles (its members individual until the
