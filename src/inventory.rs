@@ -883,6 +883,7 @@ const NETGW_KEYS: &[&str] = &[
     "eos_write_memory",
     "cli_batch",
     "netconf_pipelining",
+    "rest_parallel_reads",
 ];
 
 /// `connection_options` names: netgw's transports, then Nornir plugins' blocks netgw leaves alone

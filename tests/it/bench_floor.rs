@@ -277,8 +277,13 @@ fn floor_sends_what_a_changing_eos_converge_sends() {
 
 #[test]
 fn floor_sends_what_a_changing_f5_converge_sends() {
-    // Under latency, so that the reads netgw sends at once are answered at once, whatever the load
-    // (each on its own connection, whose TLS handshake is not charged): they are one round trip.
+    // Under latency, so that netgw sends its reads at once (a device slow to log in) and they are
+    // answered at once, whatever the load (each on its own connection, whose TLS handshake is not
+    // charged): they are one round trip. The floor decides as netgw does.
+    assert_eq!(
+        bench::PARALLEL_AFTER,
+        netgw_drivers::f5::rest::PARALLEL_AFTER
+    );
     check(
         "f5_bigip-ve\n      labels:\n        netgw-lab.latency-ms: \"300\"",
         "1.1",

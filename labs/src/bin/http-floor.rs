@@ -2,11 +2,12 @@
 //!
 //! The benchmark's HTTPS floor (docs/bench.md): the least any tool must do to drive the eAPI (EOS) or
 //! iControl REST (F5) simulator. For every `eapi` / `rest` host of a netgw-lab inventory: a TCP
-//! connection, a TLS handshake checked against the lab CA (`lab-ca.pem` beside the inventory; no
-//! session resumption: each device is another server), then each request of `labs/bench/floors/eos.txt`
+//! connection, a TLS handshake checked against the lab CA (`lab-ca.pem` beside the inventory; a
+//! device's further connections resume its session, never another device's), then each request of `labs/bench/floors/eos.txt`
 //! or `f5.txt` (what one changing `netgw converge` sends, checked by tests/it/bench_floor.rs) in turn on
 //! that HTTP/1.1 keep-alive connection, each response read whole and its status checked; the requests
-//! the file sends at once (`%% +`) go at once, one on each connection, more opened as needed. EOS requests
+//! the file sends at once (`%% +`) go at once, one on each connection, more opened as needed, where
+//! netgw's would (a device whose login took `bench::PARALLEL_AFTER` or longer). EOS requests
 //! carry basic authentication; F5's first request is the login, whose token the others carry, and the
 //! transaction id of `POST /mgmt/tm/transaction` goes where the file says `TXN`. No JSON decoding
 //! beyond the token and the transaction id, no planning, no state saved.
@@ -143,12 +144,33 @@ async fn exchange(
     Ok(data)
 }
 
+/// Send `group` at once, a request on each connection, more opened as needed.
+async fn send_at_once(
+    h: &FloorHost,
+    tls: &TlsConnector,
+    conns: &mut Vec<Conn>,
+    group: &[Call],
+    reqs: Vec<hyper::Request<Full<Bytes>>>,
+) -> Result<Vec<Result<Bytes, String>>, String> {
+    let more = group.len().saturating_sub(conns.len());
+    let opened = futures::future::join_all((0..more).map(|_| open(h, tls))).await;
+    for c in opened {
+        conns.push(c?);
+    }
+    let sends = conns
+        .iter_mut()
+        .zip(group.iter().zip(reqs))
+        .map(|((send, _), (c, req))| exchange(send, c, req));
+    Ok(futures::future::join_all(sends).await)
+}
+
 async fn run_host(
     h: FloorHost,
     tls: TlsConnector,
     f5: bool,
     groups: Arc<Vec<Vec<Call>>>,
 ) -> Result<(), String> {
+    let started = std::time::Instant::now();
     let mut conns = vec![open(&h, &tls).await?];
     let mut s = Session {
         run_id: bench::fresh_run_id(),
@@ -159,22 +181,23 @@ async fn run_host(
             data_encoding::BASE64.encode(format!("{}:{}", h.username, h.password).as_bytes())
         ),
     };
-    for group in groups.iter() {
-        // A group is sent at once, a request on each connection: more are opened as needed.
-        let more = group.len().saturating_sub(conns.len());
-        let opened = futures::future::join_all((0..more).map(|_| open(&h, &tls))).await;
-        for c in opened {
-            conns.push(c?);
-        }
+    // As netgw's F5 session: a group goes at once only to a device whose login (its connection
+    // included) took `PARALLEL_AFTER` or longer; to a quicker one, a request at a time.
+    let mut at_once = false;
+    for (i, group) in groups.iter().enumerate() {
         let reqs = group
             .iter()
             .map(|c| s.request(&h, c, f5))
             .collect::<Result<Vec<_>, _>>()?;
-        let sends = conns
-            .iter_mut()
-            .zip(group.iter().zip(reqs))
-            .map(|((send, _), (c, req))| exchange(send, c, req));
-        let answers = futures::future::join_all(sends).await;
+        let answers = if at_once {
+            send_at_once(&h, &tls, &mut conns, group, reqs).await?
+        } else {
+            let mut answers = Vec::new();
+            for (c, req) in group.iter().zip(reqs) {
+                answers.push(exchange(&mut conns[0].0, c, req).await);
+            }
+            answers
+        };
         for (c, data) in group.iter().zip(answers) {
             let data = data?;
             if f5 && s.token.is_none() {
@@ -184,6 +207,9 @@ async fn run_host(
                 s.txn =
                     json_str(&data, "/transId").ok_or("transaction: no transId in the reply")?;
             }
+        }
+        if i == 0 {
+            at_once = started.elapsed() >= bench::PARALLEL_AFTER;
         }
     }
     for (send, conn) in conns {
@@ -203,7 +229,8 @@ fn json_str(data: &[u8], pointer: &str) -> Option<String> {
     }
 }
 
-fn tls_connector(args: &FloorArgs) -> Result<TlsConnector, String> {
+/// The TLS client configuration every device starts from: the lab CA, nothing else.
+fn tls_config(args: &FloorArgs) -> Result<rustls::ClientConfig, String> {
     use rustls::pki_types::pem::PemObject;
     let ca = args.beside("lab-ca.pem");
     let mut roots = rustls::RootCertStore::empty();
@@ -213,17 +240,24 @@ fn tls_connector(args: &FloorArgs) -> Result<TlsConnector, String> {
             .add(cert)
             .map_err(|e| format!("{}: {e}", ca.display()))?;
     }
-    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
     .with_safe_default_protocol_versions()
     .map_err(|e| e.to_string())?
     .with_root_certificates(roots)
     .with_no_client_auth();
-    // Every lab device listens on 127.0.0.1 behind one lab certificate: a shared session cache would
-    // resume one device's session on another, which real devices (each its own key) never allow.
-    config.resumption = rustls::client::Resumption::disabled();
-    Ok(TlsConnector::from(Arc::new(config)))
+    Ok(config)
+}
+
+/// A device's own connector: its connections resume its own TLS sessions, as netgw's client of that
+/// device does. Every lab device listens on 127.0.0.1 behind one lab certificate, so one session cache
+/// for all would resume one device's session on another, which real devices (each its own key) never
+/// allow.
+fn device_connector(base: &rustls::ClientConfig) -> TlsConnector {
+    let mut config = base.clone();
+    config.resumption = rustls::client::Resumption::in_memory_sessions(8);
+    TlsConnector::from(Arc::new(config))
 }
 
 fn main() -> ExitCode {
@@ -236,7 +270,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let tls = match tls_connector(&cli.floor) {
+    let tls = match tls_config(&cli.floor) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("http-floor: {e}");
@@ -265,6 +299,6 @@ fn main() -> ExitCode {
     );
     let requests = groups.iter().map(Vec::len).sum();
     floor::run("http-floor", &cli.floor, conn, requests, move |h| {
-        run_host(h, tls.clone(), f5, groups.clone())
+        run_host(h, device_connector(&tls), f5, groups.clone())
     })
 }

@@ -134,12 +134,16 @@ impl LabTls {
             .push(rcgen::DnType::CommonName, "netgw-lab device");
         let leaf = leaf_params.signed_by(&leaf_key, &issuer)?;
         let key = rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into());
-        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
             rustls::crypto::ring::default_provider(),
         ))
         .with_safe_default_protocol_versions()?
         .with_no_client_auth()
         .with_single_cert(vec![leaf.der().clone(), ca_cert.der().clone()], key)?;
+        // Session tickets a device can take back whatever the number of devices (a session cache
+        // shared by the lab's devices would hold a few hundred): a client's further connections to
+        // a device resume its session, as with a real device's web server.
+        config.ticketer = rustls::crypto::ring::Ticketer::new()?;
         Ok(LabTls {
             acceptor: TlsAcceptor::from(Arc::new(config)),
             ca_pem: ca_cert.pem(),
