@@ -7,9 +7,10 @@
 #
 # Environment:
 #   BENCH_TOOLS    what to run (default all): netgw-ios netgw-nxos netgw-eos-https netgw-eos-http
-#                  netgw-junos netgw-f5, netgw-atomic (IOS, `converge --atomic`: its ratio to netgw-ios
-#                  is printed under the table), the floors floor (IOS) floor-nxos floor-eos floor-junos floor-f5
-#                  floor-peer, the Python peers scrapli netmiko nornir ansible (IOS), scrapli-nxos
+#                  netgw-junos netgw-f5, netgw-f5-parallel (F5 with `rest_parallel_reads: true`),
+#                  netgw-atomic (IOS, `converge --atomic`: its ratio to netgw-ios is printed under the
+#                  table), the floors floor (IOS) floor-nxos floor-eos floor-junos floor-f5
+#                  floor-f5-parallel floor-peer, the Python peers scrapli netmiko nornir ansible (IOS), scrapli-nxos
 #                  netmiko-nxos (NX-OS), pyeapi (EOS eAPI over HTTPS), ncclient (Junos NETCONF), bigrest
 #                  (F5 iControl REST over HTTPS)
 #   BENCH_CONCURRENCY  sessions at once for netgw, the floor, scrapli, Netmiko and Nornir (default 100)
@@ -36,7 +37,7 @@ root=$PWD
 
 sizes=("$@")
 [ ${#sizes[@]} -eq 0 ] && sizes=(1 100 1000 10000)
-tools=${BENCH_TOOLS:-"netgw-ios netgw-atomic netgw-nxos netgw-eos-https netgw-eos-http netgw-junos netgw-f5 floor floor-nxos floor-eos floor-junos floor-f5 floor-peer scrapli netmiko nornir ansible scrapli-nxos netmiko-nxos pyeapi ncclient bigrest"}
+tools=${BENCH_TOOLS:-"netgw-ios netgw-atomic netgw-nxos netgw-eos-https netgw-eos-http netgw-junos netgw-f5 netgw-f5-parallel floor floor-nxos floor-eos floor-junos floor-f5 floor-f5-parallel floor-peer scrapli netmiko nornir ansible scrapli-nxos netmiko-nxos pyeapi ncclient bigrest"}
 conc=${BENCH_CONCURRENCY:-100}
 forks=${BENCH_FORKS:-50}
 limit=${BENCH_LIMIT:-900}
@@ -208,6 +209,10 @@ run_netgw() { # tool platform n [lab args]
     [ "$tool" = netgw-atomic ] && mode=(--atomic)
     mkdir -p "$d"
     start_lab "$platform" "$n" "$d" "$@"
+    if [ "$tool" = netgw-f5-parallel ]; then
+        # Every host's `data.netgw` (netgw-lab writes one per host, with its CA file).
+        sed -i 's|^      netgw:$|      netgw:\n        rest_parallel_reads: true|' "$d/inventory.yml"
+    fi
     write_repo "$platform" "$d" > /dev/null
     for run in first second third; do
         measure "$tool" "$d/$run.json" -- "$bin/netgw" converge "${mode[@]}" --inventory "$d/inventory.yml" \
@@ -233,6 +238,9 @@ run_peer() { # tool platform n
         floor-eos | floor-f5)
             measure "$tool" "$d/out.json" -- "$bin/http-floor" --inventory "$d/inventory.yml" \
                 --platform "$platform" --concurrency "$conc" > "$d/m.json" ;;
+        floor-f5-parallel)
+            measure "$tool" "$d/out.json" -- "$bin/http-floor" --inventory "$d/inventory.yml" \
+                --platform f5 --parallel --concurrency "$conc" > "$d/m.json" ;;
         floor-peer)
             measure "$tool" "$d/out.json" -- "$bin/ssh-floor" --inventory "$d/inventory.yml" \
                 --concurrency "$conc" --commands labs/bench/floor-peer-commands.txt > "$d/m.json" ;;
@@ -287,12 +295,12 @@ for n in "${sizes[@]}"; do
             netgw-eos-https) run_netgw "$t" eos "$n" ;;
             netgw-eos-http) run_netgw "$t" eos "$n" --eapi-http ;;
             netgw-junos) run_netgw "$t" junos "$n" ;;
-            netgw-f5) run_netgw "$t" f5 "$n" ;;
+            netgw-f5 | netgw-f5-parallel) run_netgw "$t" f5 "$n" ;;
             floor | floor-peer) run_peer "$t" ios "$n" ;;
             floor-nxos) run_peer "$t" nxos "$n" ;;
             floor-eos) run_peer "$t" eos "$n" ;;
             floor-junos) run_peer "$t" junos "$n" ;;
-            floor-f5) run_peer "$t" f5 "$n" ;;
+            floor-f5 | floor-f5-parallel) run_peer "$t" f5 "$n" ;;
             scrapli | netmiko | nornir | scrapli-nxos | netmiko-nxos | pyeapi | ncclient | bigrest)
                 if [ "$n" -le "$py_max" ]; then run_peer "$t" "$(peer_platform "$t")" "$n"; else echo "   $t N=$n skipped (BENCH_PY_MAX_N=$py_max)"; fi ;;
             ansible)

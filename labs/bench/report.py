@@ -17,18 +17,19 @@ import json
 import sys
 
 ORDER = ["netgw-ios", "netgw-atomic", "netgw-nxos", "netgw-eos-https", "netgw-eos-http", "netgw-junos", "netgw-f5",
-         "floor", "floor-nxos", "floor-eos", "floor-junos", "floor-f5", "floor-peer",
+         "netgw-f5-parallel", "floor", "floor-nxos", "floor-eos", "floor-junos", "floor-f5", "floor-f5-parallel",
+         "floor-peer",
          "scrapli", "netmiko", "nornir", "ansible", "scrapli-nxos", "netmiko-nxos", "pyeapi", "ncclient", "bigrest"]
 # The netgw row a floor or a peer is compared with (same vendor, same transport).
 VENDOR = {"floor": "netgw-ios", "floor-peer": "netgw-ios", "scrapli": "netgw-ios", "netmiko": "netgw-ios",
           "nornir": "netgw-ios", "ansible": "netgw-ios", "floor-nxos": "netgw-nxos",
           "scrapli-nxos": "netgw-nxos", "netmiko-nxos": "netgw-nxos", "floor-eos": "netgw-eos-https",
           "pyeapi": "netgw-eos-https", "floor-junos": "netgw-junos", "ncclient": "netgw-junos",
-          "floor-f5": "netgw-f5", "bigrest": "netgw-f5"}
+          "floor-f5": "netgw-f5", "bigrest": "netgw-f5", "floor-f5-parallel": "netgw-f5-parallel"}
 # Each netgw row's floor: the bare client sending what that converge sends (docs/bench.md). eAPI over
 # plain HTTP has none (the HTTPS floor is not its work).
 FLOOR = {"netgw-ios": "floor", "netgw-nxos": "floor-nxos", "netgw-eos-https": "floor-eos",
-         "netgw-junos": "floor-junos", "netgw-f5": "floor-f5"}
+         "netgw-junos": "floor-junos", "netgw-f5": "floor-f5", "netgw-f5-parallel": "floor-f5-parallel"}
 
 
 def main():

@@ -13,9 +13,9 @@
 //!                     a block after a `%% +` line is written with the one before it (pipelined:
 //!                     one write, one round trip, a reply each)
 //!   HTTP (eos, f5)    `METHOD PATH[?QUERY]`, `Header: value` lines, then the body; blocks as NETCONF,
-//!                     but a block after `%% +` is sent with the one before it on another connection
-//!                     (at once: one round trip; on F5 only to a device slow to log in, as netgw,
-//!                     [`PARALLEL_AFTER`]), and such requests are in the order of their text
+//!                     but a block after `%% +` may be sent with the one before it on another
+//!                     connection (at once: one round trip; F5 with `rest_parallel_reads: true`),
+//!                     and such requests are in the order of their text
 //! ```
 //! A line `# unchanged` (CLI) or `%% unchanged` starts the unchanged run; the floors send the changing
 //! one. Placeholders for what differs between runs: `RUN_ID` (the run id netgw puts in commit comments,
@@ -33,10 +33,6 @@ pub const TOKEN: &str = "TOKEN";
 pub const TXN: &str = "TXN";
 /// F5: the login body.
 pub const LOGIN: &str = "LOGIN";
-/// F5: requests the floor file sends at once go at once to a device whose login took this long or
-/// longer, one at a time to a quicker one, as netgw's session does (`netgw_drivers::f5::rest`, whose
-/// `PARALLEL_AFTER` a test holds this to).
-pub const PARALLEL_AFTER: std::time::Duration = std::time::Duration::from_millis(40);
 /// F5: the header that queues a request into a transaction.
 pub const COORDINATION_HEADER: &str = "X-F5-REST-Coordination-Id";
 

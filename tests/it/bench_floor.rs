@@ -164,30 +164,43 @@ fn converge(dir: &Path) {
 /// Record one changing and one unchanged converge of a one-device lab of `kind` with the benchmark's
 /// desired state (scripts/bench.sh, write_repo), and compare both with `floor`. `round_trips`: what the
 /// device counts for the changing and the unchanged run (docs/bench.md, "Round trips"), one per write
-/// of the floor (a NETCONF client's hello is not answered, so not counted).
-fn check(kind: &str, port: &str, floor: Floor, round_trips: (u64, u64)) {
+/// of the floor (a NETCONF client's hello is not answered, so not counted). `options`: `data.netgw`
+/// settings every host gets; `at_once`: whether netgw sends what the floor sends at once (`%% +`)
+/// at once; if not, one at a time, in any order within such a group.
+fn check(
+    kind: &str,
+    port: &str,
+    floor: Floor,
+    round_trips: (u64, u64),
+    options: &str,
+    at_once: bool,
+) {
     // tracing can cache a callsite's interest as "never" when it registers while another test's
     // dispatcher comes or goes; then the recorder misses some or all of what the device answered
     // (seen in CI runs). Such a run proves nothing either way, so it is made once more in a fresh lab.
-    let (counted, runs) = match record(kind, port) {
+    let (counted, runs) = match record(kind, port, options) {
         Some(r) => r,
         None => {
             tracing::callsite::rebuild_interest_cache();
-            record(kind, port).unwrap_or_else(|| panic!("{kind}: the recorder saw nothing, twice"))
+            record(kind, port, options)
+                .unwrap_or_else(|| panic!("{kind}: the recorder saw nothing, twice"))
         }
     };
-    compare(kind, floor, round_trips, counted, runs);
+    compare(kind, floor, round_trips, counted, runs, at_once);
 }
 
 /// The device's round trips and the recorded calls of a changing and an unchanged converge; `None`
 /// when the recorder saw fewer writes than the device answered.
-fn record(kind: &str, port: &str) -> Option<(Vec<u64>, Vec<Vec<FloorCall>>)> {
+fn record(kind: &str, port: &str, options: &str) -> Option<(Vec<u64>, Vec<Vec<FloorCall>>)> {
     let recorder = Recorder::default();
     let (_rt, lab, dir) = recorded_lab(
         &format!("name: floor\ntopology:\n  nodes:\n    sw:\n      kind: {kind}\n"),
         &recorder,
     );
     let d = dir.path();
+    let inventory = std::fs::read_to_string(d.join("inventory.yml")).unwrap();
+    let with = inventory.replace("      netgw:\n", &format!("      netgw:\n{options}"));
+    std::fs::write(d.join("inventory.yml"), with).unwrap();
     std::fs::create_dir_all(d.join("repo/nodes")).unwrap();
     std::fs::write(
         d.join("repo/nodes/sw.json"),
@@ -222,12 +235,40 @@ fn answered(calls: &[FloorCall]) -> u64 {
     (calls.len() - hellos) as u64
 }
 
+/// `calls`, sent one at a time, grouped as `shape` sends them at once (HTTP requests only).
+fn grouped_as(calls: Vec<FloorCall>, shape: &[FloorCall]) -> Vec<FloorCall> {
+    let mut calls = calls.into_iter();
+    let mut out = Vec::new();
+    for s in shape {
+        let n = match s {
+            FloorCall::Http(group) => group.len(),
+            _ => 1,
+        };
+        let taken: Vec<FloorCall> = calls.by_ref().take(n).collect();
+        let requests: Vec<HttpCall> = taken
+            .iter()
+            .filter_map(|c| match c {
+                FloorCall::Http(r) if r.len() == 1 => Some(r[0].clone()),
+                _ => None,
+            })
+            .collect();
+        if n > 1 && requests.len() == n {
+            out.extend(bench::normalise(&[FloorCall::Http(requests)]));
+        } else {
+            out.extend(taken);
+        }
+    }
+    out.extend(calls);
+    out
+}
+
 fn compare(
     kind: &str,
     floor: Floor,
     round_trips: (u64, u64),
     counted: Vec<u64>,
     mut runs: Vec<Vec<FloorCall>>,
+    at_once: bool,
 ) {
     assert_eq!(
         (counted[0], counted[1]),
@@ -239,8 +280,12 @@ fn compare(
         round_trips,
         "{kind}: round trips of a changing and an unchanged converge"
     );
-    let unchanged = runs.pop().unwrap();
-    let calls = runs.pop().unwrap();
+    let mut unchanged = runs.pop().unwrap();
+    let mut calls = runs.pop().unwrap();
+    if !at_once {
+        calls = grouped_as(calls, &floor.calls);
+        unchanged = grouped_as(unchanged, &floor.unchanged);
+    }
     let sent = Floor { calls, unchanged };
     // On a difference, what netgw sent in the floor file's format: to compare with the file.
     assert!(
@@ -257,37 +302,56 @@ fn floor_sends_what_a_changing_ios_converge_sends() {
         "Ethernet0/1",
         bench::ios(),
         (4, 2),
+        "",
+        false,
     );
 }
 
 #[test]
 fn floor_sends_what_a_changing_nxos_converge_sends() {
-    check("cisco_n9kv", "Ethernet1/1", bench::nxos(), (5, 1));
+    check(
+        "cisco_n9kv",
+        "Ethernet1/1",
+        bench::nxos(),
+        (5, 1),
+        "",
+        false,
+    );
 }
 
 #[test]
 fn floor_sends_what_a_changing_junos_converge_sends() {
-    check("juniper_vjunosswitch", "ge-0/0/1", bench::junos(), (7, 2));
+    check(
+        "juniper_vjunosswitch",
+        "ge-0/0/1",
+        bench::junos(),
+        (7, 2),
+        "",
+        false,
+    );
 }
 
 #[test]
 fn floor_sends_what_a_changing_eos_converge_sends() {
-    check("arista_ceos", "Ethernet1", bench::eos(), (4, 1));
+    check("arista_ceos", "Ethernet1", bench::eos(), (4, 1), "", false);
 }
 
 #[test]
 fn floor_sends_what_a_changing_f5_converge_sends() {
-    // Under latency, so that netgw sends its reads at once (a device slow to log in) and they are
-    // answered at once, whatever the load (each on its own connection, whose TLS handshake is not
-    // charged): they are one round trip. The floor decides as netgw does.
-    assert_eq!(
-        bench::PARALLEL_AFTER,
-        netgw_drivers::f5::rest::PARALLEL_AFTER
-    );
+    // One read at a time: the requests the floor file sends at once come in 16 and 8 round trips.
+    check("f5_bigip-ve", "1.1", bench::f5(), (16, 8), "", false);
+}
+
+#[test]
+fn floor_sends_what_a_changing_f5_converge_with_parallel_reads_sends() {
+    // Under latency, so that the reads netgw sends at once are answered at once whatever the load
+    // (each on its own connection, whose TLS handshake the lab does not delay): one round trip.
     check(
         "f5_bigip-ve\n      labels:\n        netgw-lab.latency-ms: \"300\"",
         "1.1",
         bench::f5(),
         (9, 4),
+        "        rest_parallel_reads: true\n",
+        true,
     );
 }

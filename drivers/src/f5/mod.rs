@@ -5,12 +5,13 @@
 //!   connect ─▶ POST /mgmt/shared/authn/login (token; refreshed before expiry and on 401)
 //!   facts   ─▶ GET shared/identified-devices/config/device-info, net/interface,
 //!              net/vlan?expandSubcollections=true (observe's read too), net/lldp-neighbors (404 or
-//!              no items = no neighbours), net/trunk: at once, each on a connection of its own
-//!              (`Rest::prefetch`); then sys/version, sys/hardware, sys/global-settings only for what
-//!              device-info lacks, net/trunk/stats where there are trunks (their status)
+//!              no items = no neighbours), net/trunk (`Rest::prefetch`: at once, each on a connection
+//!              of its own, with option rest_parallel_reads); then sys/version, sys/hardware,
+//!              sys/global-settings only for what device-info lacks, net/trunk/stats where there are
+//!              trunks (their status)
 //!   observe ─▶ GET net/vlan?expandSubcollections=true, net/interface, net/trunk (+ net/self for
-//!              aggregates and routed interfaces, `lag.rs`; + .../interfaces of each VLAN a committed
-//!              change touched) at once; then .../interfaces of the other VLANs not expanded, at once
+//!              aggregates and routed interfaces, `lag.rs`; at once, + .../interfaces of each VLAN a
+//!              committed change touched); then .../interfaces of the other VLANs not expanded
 //!   stage   ─▶ observe (the pre-state) ─▶ config::render_plan ─▶ POST /mgmt/tm/transaction
 //!              ─▶ every operation with X-F5-REST-Coordination-Id (queued, nothing applied)
 //!              diff = the operations, one `METHOD path body` per line
@@ -243,9 +244,10 @@ impl F5Driver {
         self.read_state_with(false).await
     }
 
-    /// [`F5Driver::read_state`], with the self IPs when `selfs`. The collections are read at once
-    /// ([`Rest::prefetch`]), with the members of every VLAN a committed change touched (the expanded
-    /// listing may show them without an `items` list); then the members of any other VLAN shown so.
+    /// [`F5Driver::read_state`], with the self IPs when `selfs`. The collections are read first
+    /// ([`Rest::prefetch`]); read at once, with them the members of every VLAN a committed change
+    /// touched (the expanded listing may show them without an `items` list); then the members of any
+    /// other VLAN shown so.
     async fn read_state_with(&mut self, selfs: bool) -> Result<DeviceState, DriverError> {
         let touched = match &self.state {
             State::Committed { rendered, .. } => rendered.vlans.iter().cloned().collect(),
@@ -260,7 +262,13 @@ impl F5Driver {
         selfs: bool,
         touched: &[String],
     ) -> Result<DeviceState, DriverError> {
-        let members: Vec<String> = touched
+        // One at a time, a touched VLAN's members are read only if the listing does not show them.
+        let ahead = if self.rest.parallel_reads() {
+            touched
+        } else {
+            &[]
+        };
+        let members: Vec<String> = ahead
             .iter()
             .map(|v| members_path(&vlan::vlan_path(v)))
             .collect();

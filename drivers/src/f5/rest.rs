@@ -60,12 +60,6 @@ pub const TRANSACTION_PATH: &str = "/mgmt/tm/transaction";
 /// REST server (restjavad) answers a handful of requests at a time, and every connection is a TLS
 /// handshake the device's management plane pays.
 pub const READS_AT_ONCE: usize = 5;
-
-/// Unless told (`rest_parallel_reads`), reads go at once only to a device whose login took this
-/// long or longer: one that answers sooner is near and quick, and the connections cost more CPU, on
-/// both ends, than the waits they save (1,000 lab devices on loopback, where CPU is the bound: a
-/// changing run 1.97 s one read at a time, 3.06 s at once).
-pub const PARALLEL_AFTER: Duration = Duration::from_millis(40);
 pub const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(1200);
 
 /// HTTP methods iControl REST uses.
@@ -182,10 +176,12 @@ pub struct RestSettings {
     pub max_response_bytes: usize,
     /// `save_config` in the target's options (default true): `save sys config` on confirm.
     pub save_config: bool,
-    /// `rest_parallel_reads` in the target's options: reads that do not depend on one another at once
-    /// ([`Rest::prefetch`]) or one at a time on one connection; unset, at once when the device's
-    /// login took [`PARALLEL_AFTER`] or longer.
-    pub parallel_reads: Option<bool>,
+    /// `rest_parallel_reads` in the target's options (default false): reads that do not depend on one
+    /// another at once ([`Rest::prefetch`]), or one at a time on one connection. At once, a converge
+    /// waits for the device's answers 9 times instead of 16, and opens up to five TLS connections
+    /// instead of one: worth it where answers are slow (BIG-IP's REST server takes tens to hundreds
+    /// of milliseconds), not where CPU is the bound (docs/bench.md, "Round trips").
+    pub parallel_reads: bool,
 }
 
 impl RestSettings {
@@ -212,7 +208,7 @@ impl RestSettings {
             return Err(cfg_err("iControl REST needs a username".into()));
         }
         let save_config = t.save_config()?;
-        let parallel_reads = t.bool_option("rest_parallel_reads")?;
+        let parallel_reads = t.bool_option("rest_parallel_reads")?.unwrap_or(false);
         Ok(RestSettings {
             device: t.name.clone(),
             base_url,
@@ -543,9 +539,7 @@ pub struct Rest {
     /// reply's tree is most of what a converge allocates.
     read_cache: HashMap<String, Option<Arc<Value>>>,
     /// Whether [`Rest::prefetch`] reads at once ([`RestSettings::parallel_reads`]).
-    parallel_reads: Option<bool>,
-    /// How long the last login took, its connection included.
-    login_took: Duration,
+    parallel_reads: bool,
 }
 
 impl fmt::Debug for Rest {
@@ -581,7 +575,6 @@ impl Rest {
             poll_limit: settings.request_timeout,
             read_cache: HashMap::new(),
             parallel_reads: settings.parallel_reads,
-            login_took: Duration::ZERO,
         }
     }
 
@@ -619,9 +612,7 @@ impl Rest {
             body: Some(&body),
         };
         let secrets = self.secrets();
-        let sent = Instant::now();
         let resp = self.transport.send(&op, req, &secrets).await?;
-        self.login_took = sent.elapsed();
         let v = self.decode(&op, resp)?;
         let t = parse_login(&v).map_err(|e| RestError::Decode {
             op: op.clone(),
@@ -682,6 +673,11 @@ impl Rest {
         }
     }
 
+    /// Whether [`Rest::prefetch`] reads at once.
+    pub fn parallel_reads(&self) -> bool {
+        self.parallel_reads
+    }
+
     /// Log in when there is no token or it is about to expire.
     async fn fresh_token(&mut self) -> Result<(), RestError> {
         if self
@@ -698,25 +694,23 @@ impl Rest {
     /// request at a time on a connection, so each read goes on a connection of its own (the client
     /// opens them as needed and keeps them for the session): reads that do not depend on one another
     /// cost the device's answer time once, not once each. Answers are kept, and 404 as `None`; a read
-    /// that failed is left out, for the caller's own request to make again and report. Nothing is
-    /// read ahead where reads go one at a time ([`RestSettings::parallel_reads`], [`PARALLEL_AFTER`]).
+    /// that failed is left out, for the caller's own request to make again and report. Where reads
+    /// go one at a time ([`RestSettings::parallel_reads`]), they are made in turn, the first error
+    /// returned.
     pub async fn prefetch(&mut self, paths: &[&str]) -> Result<(), RestError> {
         let todo: Vec<&str> = paths
             .iter()
             .copied()
             .filter(|p| !self.read_cache.contains_key(*p))
             .collect();
-        if todo.len() < 2 {
+        if todo.len() < 2 || !self.parallel_reads {
+            for path in todo {
+                self.get_optional_cached(path).await?;
+            }
             return Ok(());
         }
         for attempt in 0..2 {
             self.fresh_token().await?;
-            if !self
-                .parallel_reads
-                .unwrap_or(self.login_took >= PARALLEL_AFTER)
-            {
-                return Ok(());
-            }
             let answers = self.send_gets(&todo).await;
             if attempt == 0
                 && answers
@@ -1012,11 +1006,9 @@ mod tests {
     }
 
     /// Answers after a pause, counting the requests it is answering at once: `.../missing` is a 404,
-    /// `.../broken` a 500, anything else `{}`; the login after `login_ms`, and the next `refuse` reads
-    /// with 401.
+    /// `.../broken` a 500, anything else `{}`; the next `refuse` reads with 401.
     #[derive(Debug, Default)]
     struct Slow {
-        login_ms: u64,
         refuse: std::sync::atomic::AtomicUsize,
         at_once: std::sync::atomic::AtomicUsize,
         peak: std::sync::atomic::AtomicUsize,
@@ -1039,7 +1031,6 @@ mod tests {
                 })
             };
             if req.path == LOGIN_PATH {
-                tokio::time::sleep(Duration::from_millis(self.login_ms)).await;
                 return answer(200, r#"{"token":{"token":"T","timeout":1200}}"#);
             }
             self.gets.lock().unwrap().push(req.path.to_owned());
@@ -1085,12 +1076,9 @@ mod tests {
         let paths: Vec<String> = (0..8).map(|i| format!("/mgmt/tm/net/vlan/v{i}")).collect();
         let mut batch: Vec<&str> = paths.iter().map(String::as_str).collect();
         batch.extend(["/mgmt/tm/x/missing", "/mgmt/tm/x/broken"]);
-        // A device slow to log in: its reads at once, never more than the bound.
-        let slow = Arc::new(Slow {
-            login_ms: PARALLEL_AFTER.as_millis() as u64 + 10,
-            ..Slow::default()
-        });
-        let mut rest = session(&slow, None).await;
+        // Told to: reads at once, never more than the bound.
+        let slow = Arc::new(Slow::default());
+        let mut rest = session(&slow, Some(true)).await;
         rest.prefetch(&batch).await.unwrap();
         let peak = slow.peak.load(std::sync::atomic::Ordering::SeqCst);
         assert_eq!(peak, READS_AT_ONCE, "at once, within the bound");
@@ -1103,30 +1091,36 @@ mod tests {
         let e = rest.get_cached("/mgmt/tm/x/broken").await.unwrap_err();
         assert!(e.to_string().contains("restjavad is down"), "{e}");
         assert_eq!(gets(&slow), 11);
-        // What is cached is not asked again; a single read is left to the caller.
+        // What is cached is not asked again; one read left is made alone.
         let again = [paths[0].as_str(), paths[1].as_str(), "/mgmt/tm/y"];
         rest.prefetch(&again).await.unwrap();
-        assert_eq!(gets(&slow), 11);
-        // Told not to: nothing ahead, every read the caller's own, one at a time.
-        session(&slow, Some(false))
-            .await
-            .prefetch(&batch)
-            .await
-            .unwrap();
-        assert_eq!(gets(&slow), 11);
+        assert_eq!(gets(&slow), 12);
+        // Not told (or told not to): one at a time, in order, the first failure returned.
+        for told in [None, Some(false)] {
+            let one = Arc::new(Slow::default());
+            let mut rest = session(&one, told).await;
+            let e = rest.prefetch(&batch).await.unwrap_err();
+            assert!(e.to_string().contains("restjavad is down"), "{e}");
+            assert_eq!(
+                *one.gets.lock().unwrap(),
+                batch,
+                "in order, up to the failure"
+            );
+            assert_eq!(one.peak.load(std::sync::atomic::Ordering::SeqCst), 1);
+            rest.get_cached(&paths[7]).await.unwrap();
+            assert_eq!(gets(&one), batch.len(), "what was read is cached");
+        }
     }
 
     #[tokio::test]
-    async fn f5_rest_prefetch_only_for_a_slow_device_unless_told_and_logs_in_again_on_401() {
+    async fn f5_rest_prefetch_logs_in_again_on_401() {
         let quick = Arc::new(Slow::default());
         let batch = [
             "/mgmt/tm/net/vlan",
             "/mgmt/tm/net/interface",
             "/mgmt/tm/net/trunk",
         ];
-        session(&quick, None).await.prefetch(&batch).await.unwrap();
-        assert_eq!(gets(&quick), 0, "a quick device: one read at a time");
-        // Told to; the token expired: every read refused, one login, all sent again.
+        // The token expired: every read refused, one login, all sent again.
         quick.refuse.store(3, std::sync::atomic::Ordering::SeqCst);
         let mut rest = session(&quick, Some(true)).await;
         rest.prefetch(&batch).await.unwrap();

@@ -6,8 +6,8 @@
 //! device's further connections resume its session, never another device's), then each request of `labs/bench/floors/eos.txt`
 //! or `f5.txt` (what one changing `netgw converge` sends, checked by tests/it/bench_floor.rs) in turn on
 //! that HTTP/1.1 keep-alive connection, each response read whole and its status checked; the requests
-//! the file sends at once (`%% +`) go at once, one on each connection, more opened as needed, where
-//! netgw's would (a device whose login took `bench::PARALLEL_AFTER` or longer). EOS requests
+//! the file sends at once (`%% +`) go at once with `--parallel`, one on each connection, more opened
+//! as needed (netgw's F5 session with `rest_parallel_reads: true`), else one at a time. EOS requests
 //! carry basic authentication; F5's first request is the login, whose token the others carry, and the
 //! transaction id of `POST /mgmt/tm/transaction` goes where the file says `TXN`. No JSON decoding
 //! beyond the token and the transaction id, no planning, no state saved.
@@ -36,6 +36,10 @@ struct Cli {
     /// Whose converge to replay: `eos` (eAPI) or `f5` (iControl REST).
     #[arg(long)]
     platform: String,
+    /// Send the requests the file sends at once at once, as netgw's F5 session does with
+    /// `rest_parallel_reads: true`; without it, one at a time on one connection.
+    #[arg(long)]
+    parallel: bool,
 }
 
 struct Call {
@@ -169,8 +173,8 @@ async fn run_host(
     tls: TlsConnector,
     f5: bool,
     groups: Arc<Vec<Vec<Call>>>,
+    at_once: bool,
 ) -> Result<(), String> {
-    let started = std::time::Instant::now();
     let mut conns = vec![open(&h, &tls).await?];
     let mut s = Session {
         run_id: bench::fresh_run_id(),
@@ -181,10 +185,7 @@ async fn run_host(
             data_encoding::BASE64.encode(format!("{}:{}", h.username, h.password).as_bytes())
         ),
     };
-    // As netgw's F5 session: a group goes at once only to a device whose login (its connection
-    // included) took `PARALLEL_AFTER` or longer; to a quicker one, a request at a time.
-    let mut at_once = false;
-    for (i, group) in groups.iter().enumerate() {
+    for group in groups.iter() {
         let reqs = group
             .iter()
             .map(|c| s.request(&h, c, f5))
@@ -207,9 +208,6 @@ async fn run_host(
                 s.txn =
                     json_str(&data, "/transId").ok_or("transaction: no transId in the reply")?;
             }
-        }
-        if i == 0 {
-            at_once = started.elapsed() >= bench::PARALLEL_AFTER;
         }
     }
     for (send, conn) in conns {
@@ -298,7 +296,8 @@ fn main() -> ExitCode {
             .collect(),
     );
     let requests = groups.iter().map(Vec::len).sum();
+    let parallel = cli.parallel;
     floor::run("http-floor", &cli.floor, conn, requests, move |h| {
-        run_host(h, device_connector(&tls), f5, groups.clone())
+        run_host(h, device_connector(&tls), f5, groups.clone(), parallel)
     })
 }
