@@ -695,8 +695,9 @@ impl Rest {
     /// opens them as needed and keeps them for the session): reads that do not depend on one another
     /// cost the device's answer time once, not once each. Answers are kept, and 404 as `None`; a read
     /// that failed is left out, for the caller's own request to make again and report. Where reads
-    /// go one at a time ([`RestSettings::parallel_reads`]), they are made in turn, the first error
-    /// returned.
+    /// go one at a time ([`RestSettings::parallel_reads`]), they are made in turn up to the first that
+    /// fails, which is left with the rest for the callers (a caller that can do without the read,
+    /// as the facts without trunks, still can).
     pub async fn prefetch(&mut self, paths: &[&str]) -> Result<(), RestError> {
         let todo: Vec<&str> = paths
             .iter()
@@ -705,7 +706,9 @@ impl Rest {
             .collect();
         if todo.len() < 2 || !self.parallel_reads {
             for path in todo {
-                self.get_optional_cached(path).await?;
+                if self.get_optional_cached(path).await.is_err() {
+                    break;
+                }
             }
             return Ok(());
         }
@@ -1095,20 +1098,25 @@ mod tests {
         let again = [paths[0].as_str(), paths[1].as_str(), "/mgmt/tm/y"];
         rest.prefetch(&again).await.unwrap();
         assert_eq!(gets(&slow), 12);
-        // Not told (or told not to): one at a time, in order, the first failure returned.
+        // Not told (or told not to): one at a time, in order, up to the first failure, which is
+        // left with the rest for the callers.
+        let in_turn = [paths[0].as_str(), "/mgmt/tm/x/broken", paths[1].as_str()];
         for told in [None, Some(false)] {
             let one = Arc::new(Slow::default());
             let mut rest = session(&one, told).await;
-            let e = rest.prefetch(&batch).await.unwrap_err();
-            assert!(e.to_string().contains("restjavad is down"), "{e}");
+            rest.prefetch(&in_turn).await.unwrap();
             assert_eq!(
                 *one.gets.lock().unwrap(),
-                batch,
-                "in order, up to the failure"
+                in_turn[..2],
+                "in order, to the failure"
             );
             assert_eq!(one.peak.load(std::sync::atomic::Ordering::SeqCst), 1);
-            rest.get_cached(&paths[7]).await.unwrap();
-            assert_eq!(gets(&one), batch.len(), "what was read is cached");
+            rest.get_cached(&paths[0]).await.unwrap();
+            assert_eq!(gets(&one), 2, "what was read is cached");
+            rest.get_cached(&paths[1]).await.unwrap();
+            let e = rest.get_cached("/mgmt/tm/x/broken").await.unwrap_err();
+            assert!(e.to_string().contains("restjavad is down"), "{e}");
+            assert_eq!(gets(&one), 4);
         }
     }
 
