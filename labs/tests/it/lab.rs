@@ -179,6 +179,25 @@ impl Env {
         c.auth = auth;
         HttpClient::new(c).await.unwrap()
     }
+
+    /// An iControl REST login to F5 node `name` (its answer) and a client carrying its token.
+    async fn f5_login(&self, name: &str) -> (Value, HttpClient) {
+        let login: Value = self
+            .http(name, HttpAuth::None)
+            .await
+            .post_json(
+                "/mgmt/shared/authn/login",
+                &json!({"username": "admin", "password": "admin", "loginProviderName": "tmos"}),
+            )
+            .await
+            .unwrap();
+        let token = login["token"]["token"].as_str().unwrap().to_owned();
+        let auth = HttpAuth::Header {
+            name: "X-F5-Auth-Token".into(),
+            value: Secret::new(token),
+        };
+        (login, self.http(name, auth).await)
+    }
 }
 
 fn basic() -> HttpAuth {
@@ -1346,25 +1365,8 @@ async fn nxos_failed_commits_roll_back_to_the_checkpoint() {
 #[tokio::test]
 async fn f5_rest_tokens_vlans_transactions() {
     let env = start(FABRIC, &[]).await;
-    let anon = env.http("lb1", HttpAuth::None).await;
-    let login: Value = anon
-        .post_json(
-            "/mgmt/shared/authn/login",
-            &json!({"username": "admin", "password": "admin", "loginProviderName": "tmos"}),
-        )
-        .await
-        .unwrap();
+    let (login, c) = env.f5_login("lb1").await;
     same_shape(&real_json("f5/authn_login.json"), &login, "login", &[]);
-    let token = login["token"]["token"].as_str().unwrap().to_owned();
-    let c = env
-        .http(
-            "lb1",
-            HttpAuth::Header {
-                name: "X-F5-Auth-Token".into(),
-                value: Secret::new(token.clone()),
-            },
-        )
-        .await;
     let v: Value = c.get_json("/mgmt/tm/sys/version").await.unwrap();
     same_shape(
         &real_json("f5/sys_version.json"),
@@ -1415,7 +1417,9 @@ async fn f5_rest_tokens_vlans_transactions() {
         .await
         .unwrap_err();
     assert_eq!(e.status(), Some(404));
-    let e = anon
+    let e = env
+        .http("lb1", HttpAuth::None)
+        .await
         .get_json::<Value>("/mgmt/tm/net/vlan")
         .await
         .unwrap_err();
@@ -2171,25 +2175,8 @@ async fn devices_count_round_trips_and_commands_exactly() {
 async fn http_requests_answered_at_once_are_one_round_trip() {
     let env = start(FABRIC, &[("lb1", "latency-ms", "300")]).await;
     let counts = || env.lab.node("lb1").unwrap().device.exchanges.get();
-    let anon = env.http("lb1", HttpAuth::None).await;
-    let login: Value = anon
-        .post_json(
-            "/mgmt/shared/authn/login",
-            &json!({"username": "admin", "password": "admin", "loginProviderName": "tmos"}),
-        )
-        .await
-        .unwrap();
+    let (_, c) = env.f5_login("lb1").await;
     assert_eq!(counts(), (1, 1));
-    let token = login["token"]["token"].as_str().unwrap().to_owned();
-    let c = env
-        .http(
-            "lb1",
-            HttpAuth::Header {
-                name: "X-F5-Auth-Token".into(),
-                value: Secret::new(token),
-            },
-        )
-        .await;
     let paths = [
         "/mgmt/tm/net/interface",
         "/mgmt/tm/net/vlan",
