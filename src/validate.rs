@@ -193,7 +193,7 @@ fn node(repo: &LocalRepo, name: &str, v: &mut Validation) {
     for e in &compile(&merged, &view.recipes).errors {
         v.problems.push(compile_problem(repo, &view, e));
     }
-    unread_netdev_keys(repo, &view, &merged, v);
+    unread_netdev_problems(repo, &view, &merged, v);
 }
 
 /// A compile error with the file that set the attribute it is about, and the path inside it.
@@ -221,7 +221,13 @@ fn compile_problem(repo: &LocalRepo, view: &resolve::NodeView, e: &CompileError)
 /// when no repo file set it. Reads no file (a run calls it on its async threads).
 pub fn origin_note(repo: &LocalRepo, view: &resolve::NodeView, e: &CompileError) -> String {
     resource_attribute(&e.resource)
-        .and_then(|attr| origin(repo, view, &attr))
+        .map(|attr| attribute_note(repo, view, &attr))
+        .unwrap_or_default()
+}
+
+/// Where the attribute at `attr` was set: ` (set in FILE at PATH)`, or nothing. Reads no file.
+pub fn attribute_note(repo: &LocalRepo, view: &resolve::NodeView, attr: &[String]) -> String {
+    origin(repo, view, attr)
         .map(|(file, path)| format!(" (set in {} at {})", file.display(), path.join(".")))
         .unwrap_or_default()
 }
@@ -288,21 +294,35 @@ fn role_key(c: Component) -> String {
     }
 }
 
-/// Keys under `netdev` no built-in recipe reads: warnings with the nearest known key.
-fn unread_netdev_keys(
+/// Keys under `netdev` no built-in recipe reads, each with why: `attribute netdev.vlan is read by no
+/// built-in recipe; did you mean netdev.vlans?`. A repo recipe may read such a key, so it is a warning,
+/// given by `validate` and by every run.
+pub fn unread_netdev_keys(merged: &netgw_models::node::Attrs) -> Vec<(String, String)> {
+    let Some(netdev) = merged.get("netdev").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    netdev
+        .keys()
+        .filter(|k| !NETDEV_KEYS.contains(&k.as_str()))
+        .map(|key| {
+            let hint = crate::inventory::nearest(key, &NETDEV_KEYS)
+                .map(|n| format!("; did you mean netdev.{n}?"))
+                .unwrap_or_default();
+            let why = format!("attribute netdev.{key} is read by no built-in recipe{hint}");
+            (key.clone(), why)
+        })
+        .collect()
+}
+
+/// [`unread_netdev_keys`] as warnings naming the file, line and path that set each.
+fn unread_netdev_problems(
     repo: &LocalRepo,
     view: &resolve::NodeView,
     merged: &netgw_models::node::Attrs,
     v: &mut Validation,
 ) {
-    let Some(netdev) = merged.get("netdev").and_then(Value::as_object) else {
-        return;
-    };
-    for key in netdev.keys().filter(|k| !NETDEV_KEYS.contains(&k.as_str())) {
-        let hint = crate::inventory::nearest(key, &NETDEV_KEYS)
-            .map(|n| format!("; did you mean netdev.{n}?"))
-            .unwrap_or_default();
-        let attr = vec!["netdev".to_owned(), key.clone()];
+    for (key, message) in unread_netdev_keys(merged) {
+        let attr = vec!["netdev".to_owned(), key];
         let (file, path) = origin(repo, view, &attr).unzip();
         v.problems.push(Problem {
             severity: Severity::Warning,
@@ -313,7 +333,7 @@ fn unread_netdev_keys(
                 .and_then(|(f, p)| line_of(f, p)),
             path: path.map(|p| p.join(".")),
             file,
-            message: format!("attribute netdev.{key} is read by no built-in recipe{hint}"),
+            message,
         });
     }
 }

@@ -286,7 +286,54 @@ pub fn plan(
     let mut p = Plan::default();
     plan_vlans(&mut p, desired_vlans, observed_vlans, vlan_policy, rules);
     plan_links(&mut p, desired_links, observed_links, link_policy, rules);
+    let users = desired_links
+        .iter()
+        .flat_map(|l| vlan_users("link", &l.name, l.access_vlan, l.native_vlan));
+    refuse_used_deletes(&mut p, users);
     p
+}
+
+/// What a declared port uses a VLAN as: `(resource, property, VLAN)` for its access and native VLAN.
+pub(crate) fn vlan_users(
+    kind: &'static str,
+    name: &str,
+    access: Option<VlanId>,
+    native: Option<VlanId>,
+) -> impl Iterator<Item = (String, &'static str, VlanId)> {
+    let resource = format!("{kind}[{name}]");
+    [("access_vlan", access), ("native_vlan", native)]
+        .into_iter()
+        .filter_map(move |(property, id)| Some((resource.clone(), property, id?)))
+}
+
+/// A VLAN the plan removes (declared absent, or undeclared under `purge`) while a declared port uses
+/// it is an error instead: the port would be left in a VLAN that no longer exists and forward
+/// nothing, most often because a `vlans` key was misspelt and its VLANs were never declared.
+pub(crate) fn refuse_used_deletes(
+    p: &mut Plan,
+    users: impl Iterator<Item = (String, &'static str, VlanId)>,
+) {
+    for (user, property, id) in users {
+        let deleted = |c: &VlanChange| c.id == id && c.action == Action::Delete;
+        if !p.vlans.iter().any(deleted) {
+            continue;
+        }
+        p.vlans.retain(|c| !deleted(c));
+        let error = format!(
+            "VLAN {id} would be removed from the device (declared absent, or not declared under \
+             vlan_policy purge), but {user} uses it as {property}; declare vlan[{id}] (is a `vlans` \
+             key misspelt?) or change the port"
+        );
+        if let Some(r) = p
+            .resources
+            .iter_mut()
+            .find(|r| r.resource == ResourceRef::Vlan { id })
+        {
+            r.action = None;
+            r.changes.clear();
+            r.error = Some(error);
+        }
+    }
 }
 
 fn plan_vlans(
@@ -711,6 +758,85 @@ mod tests {
                 .contains("reserved")
         );
         assert!(p.is_empty());
+    }
+
+    #[test]
+    fn a_vlan_a_declared_port_uses_is_never_removed() {
+        let o = vlans(json!([{"id": 1}, {"id": 99}, {"id": 100, "name": "servers"}]));
+        let ports = links(json!([
+            {"name": "Gi0/1", "mode": "access", "access_vlan": 100},
+            {"name": "Gi0/2", "mode": "trunk", "trunk_vlans": "1-4094", "native_vlan": 99}
+        ]));
+        let port_o = links(json!([
+            {"name": "Gi0/1", "mode": "access", "access_vlan": 100, "enabled": true},
+            {"name": "Gi0/2", "mode": "trunk", "trunk_vlans": "1-4094", "native_vlan": 99, "enabled": true}
+        ]));
+        // A misspelt `vlans` key declares nothing: purge would remove both VLANs the ports use.
+        let p = plan(
+            &[],
+            &o,
+            Policy::Purge,
+            &ports,
+            &port_o,
+            Policy::Merge,
+            &cisco(),
+        );
+        assert_eq!(p.vlan_deletes().count(), 0, "{:?}", p.vlans);
+        let errors: Vec<&str> = p.failures().filter_map(|r| r.error.as_deref()).collect();
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with("VLAN 100 would be removed")
+                    && e.contains("link[Gi0/1] uses it as access_vlan")),
+            "{errors:?}"
+        );
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.contains("link[Gi0/2] uses it as native_vlan")),
+            "{errors:?}"
+        );
+        // Declared absent while a port uses it: the same refusal.
+        let d = vlans(json!([{"id": 100, "state": "absent"}]));
+        let p = plan(
+            &d,
+            &o,
+            Policy::Merge,
+            &ports[..1],
+            &port_o,
+            Policy::Merge,
+            &cisco(),
+        );
+        assert!(p.is_empty(), "{:?}", p.vlans);
+        assert!(p.failures().any(|r| r.resource
+            == ResourceRef::Vlan {
+                id: VlanId::new(100).unwrap()
+            }));
+        // A VLAN no declared port uses is still purged; the declared ones stay.
+        let d = vlans(json!([{"id": 100, "name": "servers"}, {"id": 99}]));
+        let p = plan(
+            &d,
+            &o,
+            Policy::Purge,
+            &ports,
+            &port_o,
+            Policy::Merge,
+            &cisco(),
+        );
+        assert_eq!(p.failures().count(), 0);
+        let o = vlans(json!([{"id": 1}, {"id": 99}, {"id": 100, "name": "servers"}, {"id": 300}]));
+        let p = plan(
+            &d,
+            &o,
+            Policy::Purge,
+            &ports,
+            &port_o,
+            Policy::Merge,
+            &cisco(),
+        );
+        let deleted: Vec<u16> = p.vlan_deletes().map(|v| v.id.get()).collect();
+        assert_eq!(deleted, [300]);
     }
 
     #[test]

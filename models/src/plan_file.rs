@@ -11,8 +11,8 @@
 use crate::compile::Compiled;
 use crate::plan::l3::{L3Context, L3Interface, plan_l3};
 use crate::plan::lag::{Lag, plan_lags};
-use crate::plan::{Plan, PlanRules, Policy, ResourceRef, plan};
-use crate::resource::{Link, Vlan};
+use crate::plan::{Plan, PlanRules, Policy, ResourceRef, plan, refuse_used_deletes, vlan_users};
+use crate::resource::{Link, Presence, Vlan};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -88,6 +88,13 @@ pub fn plan_compiled(compiled: &Compiled, observed: &Snapshot, rules: &PlanRules
         compiled.lag_policy,
         rules,
     );
+    let users = compiled
+        .lags
+        .iter()
+        .map(|d| &d.resource)
+        .filter(|l| l.state == Presence::Present)
+        .flat_map(|l| vlan_users("lag", &l.name, l.access_vlan, l.native_vlan));
+    refuse_used_deletes(&mut the_plan, users);
     let cx = L3Context {
         desired_vlans: &vlans,
         observed_vlans: &observed.vlans,

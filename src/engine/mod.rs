@@ -688,6 +688,26 @@ fn compile_errors(
     )))
 }
 
+/// Keys under `netdev` no built-in recipe reads (a typo such as `vlan` for `vlans` would otherwise
+/// leave its VLANs unmanaged without a word): the same warnings `netgw validate` gives, with the file
+/// that set each.
+fn unread_netdev_keys(
+    ctx: &Ctx,
+    view: &resolve::NodeView,
+    merged: &netgw_models::node::Attrs,
+    steps: &mut Steps<'_>,
+) {
+    for (key, why) in crate::validate::unread_netdev_keys(merged) {
+        let origin = match ctx.store.as_local() {
+            Some(repo) => crate::validate::attribute_note(repo, view, &["netdev".to_owned(), key]),
+            None => String::new(),
+        };
+        let warning = format!("{why}{origin}");
+        warn!(node = %view.name, "{warning}");
+        steps.report.warnings.push(warning);
+    }
+}
+
 /// Aggregates and routed interfaces on a driver that does not apply them fail the node before
 /// anything is sent, never leave the run quietly without them.
 fn unapplied_kinds(
@@ -1115,6 +1135,7 @@ pub(crate) async fn prepare(
     let compiled = compile(&merged, &view.recipes);
     steps.mark("compile");
     compile_errors(ctx, &view, &compiled, steps)?;
+    unread_netdev_keys(ctx, &view, &merged, steps);
     unapplied_kinds(&compiled, driver, steps)?;
     let vlans = compiled.vlan_list();
     let links = compiled.link_list();

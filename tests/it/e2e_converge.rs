@@ -178,6 +178,64 @@ fn why_run_then_converge_then_nothing_left() {
     assert_eq!(code, 0, "{text}");
 }
 
+/// A misspelt `vlans` key under `vlan_policy: purge` declares no VLAN: the run says which key no
+/// recipe reads and where it was set, and refuses to remove a VLAN a declared port still uses,
+/// changing nothing; with the key spelt right the same node converges.
+#[test]
+fn a_misspelt_vlans_key_is_named_and_purges_no_vlan_a_port_uses() {
+    let lab = lab();
+    let (code, _, text) = netgw(&lab, &["converge", "eos1"]);
+    assert_eq!(code, 0, "{text}");
+    let node = |vlans_key: &str, links: &str| {
+        format!(
+            r#"{{"name":"eos1","run_list":["recipe[netdev::vlans]","recipe[netdev::links]"],
+                "normal":{{"netdev":{{"vlan_policy":"purge","{vlans_key}":{{"10":{{"name":"web"}}}},
+                "links":{links}}}}}}}"#
+        )
+    };
+    let access_port = r#"{"Et2":{"mode":"access","access_vlan":10}}"#;
+    write(
+        lab.dir.path(),
+        "repo/nodes/eos1.json",
+        &node("vlan", access_port),
+    );
+    let before = eos_vlans(lab.eapi_port);
+    assert!(before.contains(&"10:web".to_string()), "{before:?}");
+
+    let (code, report, text) = netgw(&lab, &["converge", "eos1"]);
+    assert_ne!(code, 0, "{text}");
+    let n = &report["nodes"][0];
+    assert_eq!(n["status"], "failed", "{text}");
+    let warnings = n["warnings"].to_string();
+    assert!(
+        warnings.contains(
+            "attribute netdev.vlan is read by no built-in recipe; did you mean netdev.vlans?"
+        ) && warnings.contains("nodes/eos1.json at normal.netdev.vlan"),
+        "{text}"
+    );
+    assert!(
+        text.contains("VLAN 10 would be removed")
+            && text.contains("link[Ethernet2] uses it as access_vlan"),
+        "{text}"
+    );
+    assert_eq!(
+        eos_vlans(lab.eapi_port),
+        before,
+        "a refused plan changed the device"
+    );
+
+    // fake-switches takes no `switchport access vlan`: the port is left out of the converge that applies.
+    write(lab.dir.path(), "repo/nodes/eos1.json", &node("vlans", "{}"));
+    let (code, report, text) = netgw(&lab, &["converge", "eos1"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(report["nodes"][0]["warnings"].is_null(), "{text}");
+    let after = eos_vlans(lab.eapi_port);
+    assert!(
+        after.contains(&"10:web".to_string()) && !after.iter().any(|v| v.starts_with("20:")),
+        "purge keeps the declared VLAN and removes the other: {after:?}"
+    );
+}
+
 /// A converged device keeps its change across a reload, and the report says it was saved to the
 /// startup configuration, on every vendor of netgw-lab; a host with `save_config: false` is
 /// reported NOT saved, and a reload loses its change (drift shows it again).
