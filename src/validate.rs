@@ -93,7 +93,21 @@ pub fn validate(repo: &LocalRepo, inv: Option<&Inventory>, names: &[String]) -> 
         v.nodes.push(name.clone());
         if let Some(inv) = inv {
             match inv.target(name) {
-                Ok(_) | Err(InventoryError::NotDriven { .. }) => {}
+                Ok(t) => {
+                    if let Err(e) = netgw_drivers::registry::check(&t) {
+                        let why = match e {
+                            netgw_drivers::driver::DriverError::Config { message, .. } => message,
+                            other => other.to_string(),
+                        };
+                        v.push(
+                            Severity::Error,
+                            Some(name),
+                            Some(inv.source.clone()),
+                            format!("inventory host {name}: {why}"),
+                        );
+                    }
+                }
+                Err(InventoryError::NotDriven { .. }) => {}
                 Err(e) => v.push(
                     Severity::Error,
                     Some(name),

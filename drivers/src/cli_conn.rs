@@ -67,6 +67,13 @@ pub(crate) fn ssh_err(device: &str, step: &'static str, e: SshError) -> DriverEr
     }
 }
 
+/// The settings [`CliConn::connect`] and the CLI drivers refuse, checked without a connection.
+pub(crate) fn check(target: &DeviceTarget) -> Result<(), DriverError> {
+    target.ssh_target("ssh", 22)?;
+    target.bool_option("cli_batch")?;
+    target.save_config().map(drop)
+}
+
 impl CliConn {
     /// Connect over SSH (`connection_options.ssh` over the host's settings, port 22), open a shell of
     /// `kind` and enter privileged mode with the target's enable secret.

@@ -57,6 +57,17 @@ impl Platform {
         }
     }
 
+    /// The one transport netgw drives the platform over: the `connection_options` block it reads,
+    /// and the only value `data.netgw.transport` may take.
+    pub fn transport(self) -> &'static str {
+        match self {
+            Platform::Junos => "netconf",
+            Platform::Eos => "eapi",
+            Platform::Ios | Platform::Nxos | Platform::Linux => "ssh",
+            Platform::F5 => "rest",
+        }
+    }
+
     /// netgw's names and the Nornir / NAPALM / Netmiko / scrapli spellings.
     pub fn parse(name: &str) -> Option<Platform> {
         Some(match name.trim().to_ascii_lowercase().as_str() {

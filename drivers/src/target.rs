@@ -97,7 +97,8 @@ pub struct DeviceTarget {
     pub password: Option<Secret>,
     /// Private key for SSH public-key authentication.
     pub key_file: Option<PathBuf>,
-    /// Preferred transport where a platform has several (`eapi` or `ssh` on EOS).
+    /// `data.netgw.transport` as written: it must name the platform's one transport
+    /// ([`Platform::transport`]; `registry::check` refuses another).
     pub transport: Option<String>,
     /// Boxed: a map's node holds eleven values, and a target names one or two connections; unboxed,
     /// that was 2 KB a target, 20 MB of a 10,000-device run.

@@ -126,6 +126,93 @@ fn a_broken_repo_is_reported_by_file_line_and_path_without_touching_a_device() {
     assert_eq!(snapshot(dir.path()), before, "validate wrote something");
 }
 
+/// The settings a run's drivers would refuse are errors of `validate` too, each naming the inventory,
+/// the host and the setting, whichever setting wins: a boolean written `"no"`, a transport the
+/// platform is not driven over, an eAPI scheme, an EOS host without a username, an SSH host without a
+/// password or key. The good host passes.
+#[test]
+fn inventory_settings_a_run_would_refuse_fail_validate() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let hosts = [
+        ("good", "platform: eos, username: u, password: p"),
+        (
+            "save",
+            "platform: eos, username: u, password: p, data: {netgw: {save_config: \"no\"}}",
+        ),
+        (
+            "sess",
+            "platform: eos, username: u, password: p, data: {netgw: {eos_sessions: maybe}}",
+        ),
+        (
+            "wmem",
+            "platform: eos, username: u, password: p, data: {netgw: {eos_write_memory: 3}}",
+        ),
+        (
+            "tport",
+            "platform: eos, username: u, password: p, data: {netgw: {transport: ssh}}",
+        ),
+        // The connection's own `transport` wins over `eapi_transport`, whose bad value is still named.
+        (
+            "shadow",
+            "platform: eos, username: u, password: p, data: {netgw: {eapi_transport: htps}}, connection_options: {eapi: {extras: {transport: https}}}",
+        ),
+        (
+            "scheme",
+            "platform: eos, username: u, password: p, connection_options: {eapi: {extras: {transport: htps}}}",
+        ),
+        ("nouser", "platform: eos, password: p"),
+        ("nopass", "platform: ios, username: u"),
+        (
+            "batch",
+            "platform: nxos, username: u, password: p, data: {netgw: {cli_batch: 1}}",
+        ),
+        (
+            "style",
+            "platform: junos, username: u, password: p, data: {netgw: {junos_style: srx}}",
+        ),
+        (
+            "reads",
+            "platform: f5, username: u, password: p, data: {netgw: {rest_parallel_reads: yes please}}",
+        ),
+    ];
+    let mut inv_text = String::from("hosts:\n");
+    for (n, settings) in hosts {
+        common::write(
+            &repo,
+            &format!("nodes/{n}.json"),
+            &format!(r#"{{"name":"{n}"}}"#),
+        );
+        inv_text.push_str(&format!("  {n}: {{hostname: 127.0.0.1, {settings}}}\n"));
+    }
+    let inv = dir.path().join("inventory.yml");
+    std::fs::write(&inv, inv_text).unwrap();
+    let (code, text) = validate(&repo, &["--inventory", inv.to_str().unwrap()]);
+    assert_eq!(code, 1, "{text}");
+    let expect = [
+        "inventory host save: option save_config must be true or false, not \"no\"",
+        "inventory host sess: option eos_sessions must be true or false, not \"maybe\"",
+        "inventory host wmem: option eos_write_memory must be true or false, not 3",
+        "inventory host tport: data.netgw.transport: eos devices are driven over eapi only, not \"ssh\"",
+        "inventory host shadow: option eapi_transport must be http or https, not \"htps\"",
+        "inventory host scheme: eAPI transport \"htps\" is not http or https",
+        "inventory host nouser: eAPI needs a username",
+        "inventory host nopass: no password or key file for the ssh connection",
+        "inventory host batch: option cli_batch must be true or false, not 1",
+        "inventory host style: junos_style must be ex, els or mx, not \"srx\"",
+        "inventory host reads: option rest_parallel_reads must be true or false",
+        "12 node(s) checked: 11 error(s)",
+    ];
+    for e in expect {
+        assert!(text.contains(e), "lacks {e:?}:\n{text}");
+    }
+    assert!(
+        text.contains(&format!("{}: error: node save:", inv.display())),
+        "{text}"
+    );
+    assert!(!text.contains("host good"), "{text}");
+}
+
 /// Every file under `dir` with its bytes.
 fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();

@@ -75,14 +75,31 @@ impl EapiSettings {
             .unwrap_or("https")
             .to_ascii_lowercase();
         let (base_url, ep) = t.http_base("eapi", &scheme, "eAPI transport")?;
+        // Checked even where the connection's own `transport` wins: a bad value is never passed over.
+        if let Some(v) = t.options.get("eapi_transport")
+            && !v
+                .as_str()
+                .is_some_and(|s| matches!(s.to_ascii_lowercase().as_str(), "http" | "https"))
+        {
+            return Err(DriverError::Config {
+                device: t.name.clone(),
+                message: format!("option eapi_transport must be http or https, not {v}"),
+            });
+        }
+        if ep.username.is_empty() {
+            return Err(DriverError::Config {
+                device: t.name.clone(),
+                message: "eAPI needs a username: set the host's username or \
+                          connection_options.eapi.username"
+                    .into(),
+            });
+        }
         let mut http = HttpConfig::new(t.name.clone(), base_url.clone());
         http.tls = t.tls_mode();
-        if !ep.username.is_empty() {
-            http.auth = HttpAuth::Basic {
-                username: ep.username.clone(),
-                password: ep.password.clone().unwrap_or_default(),
-            };
-        }
+        http.auth = HttpAuth::Basic {
+            username: ep.username.clone(),
+            password: ep.password.clone().unwrap_or_default(),
+        };
         http.connect_timeout = t.timeouts.connect;
         http.request_timeout = t.timeouts.operation;
         Ok(EapiSettings {

@@ -715,17 +715,23 @@ fn settings_from_target() {
         }),
     );
     t.tls.ca_file = Some("/etc/ca.pem".into());
+    // eAPI answers no request without credentials: no username is an error before any connection.
+    let e = EapiSettings::from_target(&t).unwrap_err().to_string();
+    assert!(e.contains("eAPI needs a username"), "{e}");
+    t.username = "admin".into();
     let s = EapiSettings::from_target(&t).unwrap();
     assert_eq!(s.base_url, "http://[::1]:80");
-    assert_eq!(s.http.auth, HttpAuth::None);
+    assert!(matches!(&s.http.auth, HttpAuth::Basic { username, .. } if username == "admin"));
 
     let mut t = DeviceTarget::new("sw3", Platform::Eos, "h");
+    t.username = "admin".into();
     t.options.insert("eapi_transport".into(), json!("telnet"));
     assert_eq!(
         EapiSettings::from_target(&t).unwrap_err().kind(),
         ErrorKind::Config
     );
     let mut t = DeviceTarget::new("sw3", Platform::Eos, "h");
+    t.username = "admin".into();
     t.options.insert("eos_sessions".into(), json!("yes"));
     assert!(EapiSettings::from_target(&t).is_err());
     t.options.insert("eos_sessions".into(), json!(false));

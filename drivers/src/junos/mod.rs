@@ -121,6 +121,14 @@ fn txn_err(device: &str, e: TxnError) -> DriverError {
     netconf_err(device, e.step, e.source)
 }
 
+/// The settings [`JunosDriver::connect`] refuses, checked without a connection.
+pub(crate) fn check(target: &DeviceTarget) -> Result<(), DriverError> {
+    target.ssh_target("netconf", DEFAULT_PORT)?;
+    style_option(target)?;
+    pipelining_option(target)?;
+    target.save_config().map(drop)
+}
+
 /// The target option `junos_style` (`ex`, `els`, `mx`), checked.
 /// `netconf_pipelining` (default true): RPCs the driver knows come next written with the one before.
 fn pipelining_option(target: &DeviceTarget) -> Result<bool, DriverError> {

@@ -211,6 +211,8 @@ async fn eos_facts_and_declared_capabilities_over_eapi() {
 
     // Same device through the data.netgw option instead of connection_options; wrong port fails typed.
     let mut t = DeviceTarget::new("sw-eos", Platform::Eos, "127.0.0.1");
+    t.username = "admin".into();
+    t.password = Some(Secret::new("admin"));
     t.port = Some(peer.http_port);
     t.options.insert("eapi_transport".into(), json!("http"));
     EosDriver::connect(&t)
@@ -225,6 +227,7 @@ async fn eos_facts_and_declared_capabilities_over_eapi() {
     // HTTPS (the default) against a plain-HTTP server fails at the TLS layer, never silently downgrades.
     // (The plain HTTP server waits for a request line that never comes: a connect-phase timeout.)
     let mut tls = DeviceTarget::new("sw-eos", Platform::Eos, "127.0.0.1");
+    tls.username = "admin".into();
     tls.port = Some(peer.http_port);
     tls.timeouts.connect = Duration::from_secs(2);
     let err = EosDriver::connect(&tls)
