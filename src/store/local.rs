@@ -358,8 +358,9 @@ impl LocalRepo {
                 &path,
                 "name",
                 &format!(
-                    "is {:?} but the file is named for {name:?}",
-                    d.name.as_str()
+                    "is {:?} but the file is named for {:?}",
+                    d.name.as_str(),
+                    name.as_str()
                 ),
             ));
         }
@@ -406,8 +407,9 @@ impl LocalRepo {
                 &path,
                 "name",
                 &format!(
-                    "is {:?} but the file is named for {name:?}",
-                    c.name.as_str()
+                    "is {:?} but the file is named for {:?}",
+                    c.name.as_str(),
+                    name.as_str()
                 ),
             ));
         }

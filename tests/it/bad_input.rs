@@ -157,7 +157,17 @@ fn catalogue() -> Vec<Case> {
             2,
             &["invalid node name \"\"", "empty"],
         ),
-        // --- repo JSON (9)
+        // --- repo JSON (10)
+        case(
+            "node file named for another node",
+            &[("nodes/j0.json", "{\"name\": \"other\"}")],
+            &["node", "show", "j0"],
+            2,
+            &[
+                "nodes/j0.json",
+                "field `name`: is \"other\" but the file is named for \"j0\"",
+            ],
+        ),
         case(
             "node JSON syntax",
             &[("nodes/j1.json", "{\"name\": \"j1\", ")],
