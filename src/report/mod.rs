@@ -579,7 +579,7 @@ fn summary_text(r: &Value) -> String {
             count("failed"),
             [
                 (count("skipped"), "skipped (not driven by netgw)"),
-                (count("not_started"), "not started (see warnings)"),
+                (count("not_started"), "not started (each says why above)"),
                 (count("missing_nodes"), "not in the store (see warnings)")
             ]
             .iter()
