@@ -629,6 +629,21 @@ mod terminal_tests {
     }
 
     #[test]
+    fn nodes_not_started_are_counted_with_where_their_reason_is() {
+        let n = NodeReport::not_started("leaf3", true, "--max-fail 1 reached");
+        assert_eq!(
+            human_node(&n),
+            "netgw run for leaf3 not started: --max-fail 1 reached\n"
+        );
+        let r = serde_json::json!({"run_id": "r1", "summary": {"nodes": 3, "not_started": 2}});
+        let text = human_summary_json(&r);
+        assert!(
+            text.contains("3 node(s), 0 succeeded, 0 failed, 2 not started (each says why above);"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn the_human_report_escapes_device_errors_and_json_keeps_them() {
         let mut n = NodeReport::new("sw1", false);
         n.status = NodeStatus::Failed;
