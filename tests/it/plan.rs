@@ -174,8 +174,36 @@ fn a_plan_written_by_why_run_is_applied_exactly() {
         assert_eq!(site.vlan(n), None, "a refused plan changed {n}");
     }
 
-    let (code, _, text) = site.netgw(&["converge", "--plan", p]);
-    assert_eq!(code, Some(0), "{text}");
+    // The command the why-run printed applies the plan, run as printed (same repo and inventory).
+    let apply = out
+        .lines()
+        .find_map(|l| l.split_once("apply it with: ").map(|(_, c)| c.to_owned()))
+        .unwrap_or_else(|| panic!("no apply command in the why-run's output:\n{out}"));
+    assert!(
+        apply.starts_with("netgw --repo ") && apply.contains(&format!("converge --plan {p}")),
+        "{apply}"
+    );
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_netgw")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = Command::new("sh")
+        .args(["-c", &apply])
+        .env("PATH", path)
+        .env("NETGW_STATE_DIR", site.path("state"))
+        .env_remove("NETGW_LOCK_DIR")
+        .env_remove("NETGW_CURRENT_STATE")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{apply}\n{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(o.status.code(), Some(0), "{text}");
     for (n, _, _) in NODES {
         assert_eq!(site.vlan(n).as_deref(), Some("planned"), "{n}: {text}");
     }
