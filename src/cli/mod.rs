@@ -478,6 +478,7 @@ pub fn main(serve: crate::gateway::Serve) -> ExitCode {
     let _ = out.flush();
     match result {
         Ok(status) => status.into(),
+        Err(Failure { status, message }) if message.is_empty() => status.into(),
         Err(Failure { status, message }) => {
             let _ = out.flush();
             eprintln!("netgw: error: {}", crate::terminal::terminal_safe(&message));
@@ -535,6 +536,14 @@ impl From<crate::store::StoreError> for Failure {
 
 impl From<std::io::Error> for Failure {
     fn from(e: std::io::Error) -> Self {
+        // The reader went away (`netgw node show sw1 | head -3`): nothing to say to anyone, as
+        // `cat` and `grep` end on SIGPIPE without a word.
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            return Failure {
+                status: Status::Ok,
+                message: String::new(),
+            };
+        }
         Failure {
             status: Status::Usage,
             message: format!("writing output: {e}"),

@@ -385,3 +385,37 @@ fn completions_and_man_pages_come_from_the_cli_definition() {
         o.stdout
     );
 }
+
+/// A reader that stops early (`netgw inventory | head -3`) ends the command without a word and with
+/// status 0, as `cat` and `grep` do, not with an error about the pipe.
+#[test]
+fn a_reader_that_stops_early_ends_the_output_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let inv = dir.path().join("inventory.yml");
+    let hosts: String = (0..3000)
+        .map(|i| {
+            format!(
+                "  sw{i}: {{hostname: 10.0.{}.{}, platform: eos}}\n",
+                i / 250,
+                i % 250
+            )
+        })
+        .collect();
+    std::fs::write(&inv, format!("hosts:\n{hosts}")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_netgw"))
+        .args(["inventory", "--format", "json", "--inventory"])
+        .arg(&inv)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read a little, then go away, as `head` does.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 16];
+    std::io::Read::read_exact(&mut stdout, &mut first).unwrap();
+    drop(stdout);
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+}
