@@ -153,9 +153,17 @@ fn repo_files(repo: &LocalRepo, v: &mut Validation) {
         }
         Err(e) => v.push(Severity::Error, None, store_file(&e), e.to_string()),
     }
-    let dir = repo.root().join("environments");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return;
+    for env in environment_names(repo) {
+        if let Err(e) = resolve::repo_environment(repo, &env) {
+            v.push(Severity::Error, None, resolve_file(&e), e.to_string());
+        }
+    }
+}
+
+/// The environments the repo has (`environments/NAME.json`), sorted.
+fn environment_names(repo: &LocalRepo) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(repo.root().join("environments")) else {
+        return Vec::new();
     };
     let mut names: Vec<String> = entries
         .flatten()
@@ -167,11 +175,7 @@ fn repo_files(repo: &LocalRepo, v: &mut Validation) {
         })
         .collect();
     names.sort();
-    for env in names {
-        if let Err(e) = resolve::repo_environment(repo, &env) {
-            v.push(Severity::Error, None, resolve_file(&e), e.to_string());
-        }
-    }
+    names
 }
 
 fn node(repo: &LocalRepo, name: &str, v: &mut Validation) {
@@ -183,12 +187,22 @@ fn node(repo: &LocalRepo, name: &str, v: &mut Validation) {
         Ok(view) => view,
         Err(e) if e.is_missing_node(&node_name) => {
             let file = repo.desired_path(&node_name);
+            let existing = repo.node_names().unwrap_or_default();
+            let names: Vec<&str> = existing.iter().map(NodeName::as_str).collect();
+            let hint = crate::inventory::nearest(name, &names)
+                .map(|n| format!("; did you mean node {n}?"))
+                .unwrap_or_default();
             let msg = format!(
-                "no node file {}: a converge creates it and the device gets no resources",
+                "no node file {}: a converge creates it and the device gets no resources{hint}",
                 file.display()
             );
             return v.push(Severity::Warning, Some(name), Some(file), msg);
         }
+        Err(ResolveError::Store(StoreError::NotFound {
+            kind: "environment",
+            name: env,
+            ..
+        })) => return missing_environment(repo, &node_name, &env, v),
         Err(e) => {
             let file = resolve_file(&e).or_else(|| Some(repo.desired_path(&node_name)));
             return v.push(Severity::Error, Some(name), file, e.to_string());
@@ -208,6 +222,30 @@ fn node(repo: &LocalRepo, name: &str, v: &mut Validation) {
         v.problems.push(compile_problem(repo, &view, e));
     }
     unread_netdev_problems(repo, &view, &merged, v);
+}
+
+/// A node naming an environment the repo lacks: the error is the node file's `chef_environment`
+/// (where a pull request's diff shows it), with the nearest environment the repo has.
+fn missing_environment(repo: &LocalRepo, node: &NodeName, env: &str, v: &mut Validation) {
+    let names = environment_names(repo);
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let hint = crate::inventory::nearest(env, &names)
+        .map(|n| format!("; did you mean {n}?"))
+        .unwrap_or_default();
+    let file = repo.desired_path(node);
+    let path = vec!["chef_environment".to_owned()];
+    let missing = repo.root().join("environments").join(format!("{env}.json"));
+    v.problems.push(Problem {
+        severity: Severity::Error,
+        node: Some(node.to_string()),
+        line: line_of(&file, &path),
+        path: Some(path.join(".")),
+        message: format!(
+            "environment {env:?} not found (no {}){hint}",
+            missing.display()
+        ),
+        file: Some(file),
+    });
 }
 
 /// A compile error with the file that set the attribute it is about, and the path inside it.

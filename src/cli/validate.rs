@@ -57,7 +57,20 @@ fn repo_selection(repo: &LocalRepo, selection: &[String]) -> Result<Vec<String>,
     let nodes = repo.root().join("nodes");
     let inv = crate::inventory::Inventory::from_text(&nodes, &text)
         .map_err(|e| Failure::usage(e.to_string()))?;
-    select(&inv, selection)
+    use crate::inventory::select::SelectError;
+    crate::inventory::select::select(&inv, selection).map_err(|e| match e {
+        SelectError::NoMatch {
+            selection,
+            term,
+            hint,
+            ..
+        } => Failure::usage(format!(
+            "selection {selection:?}: term {term:?} matches no node file of {}{}",
+            nodes.display(),
+            hint.replace("did you mean host ", "did you mean node ")
+        )),
+        other => Failure::usage(other.to_string()),
+    })
 }
 
 fn inventory_problem(source: &DeviceSource, message: String) -> Validation {

@@ -274,7 +274,6 @@ impl LocalRepo {
         }
     }
 
-    /// Names of all nodes with a desired-state file, sorted.
     /// The roles the repo has (`roles/NAME.json`), sorted; none when it has no `roles/`.
     pub fn role_names(&self) -> Result<Vec<String>, StoreError> {
         let mut names = Vec::new();
@@ -300,6 +299,7 @@ impl LocalRepo {
         Ok(names)
     }
 
+    /// Names of all nodes with a desired-state file, sorted.
     pub fn node_names(&self) -> Result<Vec<NodeName>, StoreError> {
         let dir = self.root.join("nodes");
         let mut names = Vec::new();

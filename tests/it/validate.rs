@@ -213,6 +213,50 @@ fn inventory_settings_a_run_would_refuse_fail_validate() {
     assert!(!text.contains("host good"), "{text}");
 }
 
+/// A misspelt environment is the node file's error, at its `chef_environment` line, with the
+/// environment meant (a GitHub annotation on a file that does not exist shows nowhere); a node file
+/// that does not exist and a selection of none name the node meant.
+#[test]
+fn misspelt_names_are_reported_where_written_with_the_name_meant() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    common::write(&repo, "environments/prod.json", r#"{"name":"prod"}"#);
+    common::write(
+        &repo,
+        "nodes/sw1.json",
+        "{\n  \"name\": \"sw1\",\n  \"chef_environment\": \"prodd\"\n}\n",
+    );
+    let (code, text) = validate(&repo, &["--format", "github"]);
+    assert_eq!(code, 1, "{text}");
+    let want = format!(
+        "::error file={},line=3,title=netgw validate%3A node sw1::environment \"prodd\" not found",
+        repo.join("nodes/sw1.json").display()
+    );
+    assert!(text.contains(&want), "lacks {want}:\n{text}");
+    assert!(text.contains("did you mean prod?"), "{text}");
+
+    let inv = dir.path().join("inventory.yml");
+    std::fs::write(
+        &inv,
+        "hosts:\n  sw2: {hostname: h, platform: ios, username: u, password: p}\n",
+    )
+    .unwrap();
+    common::write(&repo, "nodes/sw1.json", r#"{"name":"sw1"}"#);
+    let (code, text) = validate(&repo, &["--inventory", inv.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("no node file") && text.contains("did you mean node sw1?"),
+        "{text}"
+    );
+    let (code, text) = validate(&repo, &["sw9"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("term \"sw9\" matches no node file of")
+            && text.contains("did you mean node sw1?"),
+        "{text}"
+    );
+}
+
 /// Every file under `dir` with its bytes.
 fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
