@@ -31,6 +31,8 @@ pub(super) fn validate_cmd(
                 let names = select(&inv, selection)?;
                 crate::validate::validate(&repo, Some(&inv), &names)
             }
+            // A path that names nothing is a usage error, as for every command.
+            Err(e) if names_nothing(source) => return Err(e),
             // The inventory is repo content too: a problem in the list, not a usage error.
             Err(e) => inventory_problem(source, e.message),
         }
@@ -71,6 +73,15 @@ fn repo_selection(repo: &LocalRepo, selection: &[String]) -> Result<Vec<String>,
         )),
         other => Failure::usage(other.to_string()),
     })
+}
+
+/// Whether `--inventory` or `--topology` names a file that does not exist (a Nautobot URL is not a file).
+fn names_nothing(source: &DeviceSource) -> bool {
+    source
+        .inventory
+        .as_ref()
+        .or(source.topology.as_ref())
+        .is_some_and(|p| !p.to_string_lossy().starts_with("nautobot+") && !p.exists())
 }
 
 fn inventory_problem(source: &DeviceSource, message: String) -> Validation {
