@@ -6,7 +6,7 @@
 #
 #   scripts/demo.sh            build (debug) and run
 #   NETGW_BIN_DIR=DIR          use already-built netgw and netgw-lab from DIR (no build)
-#   NETGW_DEMO_KEEP=1          keep the work directory (repo copy with saved current state, inventory)
+#   NETGW_DEMO_KEEP=1          keep the work directory (repo copy, inventory, netgw's state directory)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,7 +26,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The example repo is copied, so the demo's saved current state never touches the tracked files.
+# The example repo is copied, so the demo never writes beside the tracked files, whatever the
+# environment says (NETGW_CURRENT_STATE=repo saves current state beside the desired files).
 cp -r examples/repo "$work/repo"
 # The gateway's own state (node locks, intent journal) in the work directory too, so the demo leaves
 # nothing behind in ~/.local/state/netgw (unless NETGW_STATE_DIR says where it should go).

@@ -703,7 +703,7 @@ fn unread_netdev_keys(
             None => String::new(),
         };
         let warning = format!("{why}{origin}");
-        warn!(node = %view.name, "{warning}");
+        info!(node = %view.name, "{warning}");
         steps.report.warnings.push(warning);
     }
 }
@@ -923,7 +923,7 @@ async fn missing_node(
     steps: &mut Steps<'_>,
 ) -> StepResult<Arc<dyn NodeStore>> {
     let warning = missing_node_warning(ctx.store.as_ref(), name).await;
-    warn!("{warning}");
+    info!("{warning}");
     steps.report.warnings.push(warning);
     if opts.why_run {
         return Ok(Arc::new(crate::store::unsaved::Unsaved::new(
@@ -1104,7 +1104,7 @@ pub(crate) async fn prepare(
         crate::facts::merge(&mut facts, s);
     }
     for w in snmp.warnings {
-        warn!(node = %name, "{w}");
+        info!(node = %name, "{w}");
         steps.report.warnings.push(w);
     }
     let automatic = automatic_attributes(&facts, driver.platform().as_str(), &opts.run_id);
@@ -1407,7 +1407,7 @@ async fn recover(
             let w = format!(
                 "an unconfirmed change an earlier session left pending was reverted ({cmd}); no intent journal named it"
             );
-            warn!(node = %name, "{w}");
+            info!(node = %name, "{w}");
             steps.report.warnings.push(w);
         }
         return Ok(None);

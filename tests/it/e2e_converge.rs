@@ -223,6 +223,28 @@ fn a_misspelt_vlans_key_is_named_and_purges_no_vlan_a_port_uses() {
         before,
         "a refused plan changed the device"
     );
+    // Said once to a person: in the report, not again as a log line.
+    let d = lab.dir.path();
+    let o = Command::new(env!("CARGO_BIN_EXE_netgw"))
+        .arg("--repo")
+        .arg(d.join("repo"))
+        .arg("--state-dir")
+        .arg(d.join("state"))
+        .args(["converge", "eos1", "--inventory"])
+        .arg(d.join("inventory.yml"))
+        .output()
+        .unwrap();
+    let human = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        human.matches("read by no built-in recipe").count(),
+        1,
+        "{human}"
+    );
+    assert!(human.contains("WARNING: attribute netdev.vlan"), "{human}");
 
     // fake-switches takes no `switchport access vlan`: the port is left out of the converge that applies.
     write(lab.dir.path(), "repo/nodes/eos1.json", &node("vlans", "{}"));

@@ -249,8 +249,14 @@ fn misspelt_names_are_reported_where_written_with_the_name_meant() {
         "{text}"
     );
     let (code, text) = validate(&repo, &["--inventory", "inventry.yml"]);
-    assert_eq!(code, 2, "a path that names nothing is a usage error: {text}");
-    assert!(text.contains("inventory inventry.yml: No such file"), "{text}");
+    assert_eq!(
+        code, 2,
+        "a path that names nothing is a usage error: {text}"
+    );
+    assert!(
+        text.contains("inventory inventry.yml: No such file"),
+        "{text}"
+    );
     let (code, text) = validate(&repo, &["sw9"]);
     assert_eq!(code, 2, "{text}");
     assert!(
