@@ -1157,7 +1157,13 @@ pub(crate) async fn prepare(
 
     // 8. Observe and plan (or, with a plan file, the plan it recorded).
     let (compiled, the_plan, read) =
-        planned::plan_step(target, compiled, driver, opts, steps).await?;
+        planned::plan_step(target, compiled, driver, opts, steps, &|resource| {
+            ctx.store
+                .as_local()
+                .map(|repo| crate::validate::resource_note(repo, &view, resource))
+                .unwrap_or_default()
+        })
+        .await?;
     let mut automatic = automatic;
     if let Some((lags, l3)) = read {
         crate::facts::lag_l3_attributes(&mut facts, &lags, &l3, &mut automatic);

@@ -63,12 +63,15 @@ pub(crate) type ReadLagL3 = Option<(Vec<Lag>, Vec<L3Interface>)>;
 /// or with a plan file the one it recorded for this node. A plan that cannot be applied whole fails
 /// the node before anything is staged. Also what it read of aggregates and routed interfaces, for
 /// the node's facts.
+/// `origin` says where a resource was declared (` (set in FILE at PATH)`), for the error of one that
+/// cannot be planned.
 pub(crate) async fn plan_step(
     target: &DeviceTarget,
     compiled: Compiled,
     driver: &mut dyn Driver,
     opts: &EngineOptions,
     steps: &mut Steps<'_>,
+    origin: &(dyn Fn(&str) -> String + Send + Sync),
 ) -> StepResult<(Compiled, Plan, ReadLagL3)> {
     if let Some(file) = &opts.plan {
         let Some(node) = file.nodes.get(&target.name) else {
@@ -88,7 +91,11 @@ pub(crate) async fn plan_step(
     steps.mark("plan");
     let failures: Vec<String> = the_plan
         .failures()
-        .map(|f| format!("{}: {}", f.resource, f.error.clone().unwrap_or_default()))
+        .map(|f| {
+            let resource = f.resource.to_string();
+            let error = f.error.as_deref().unwrap_or_default();
+            format!("{resource}: {error}{}", origin(&resource))
+        })
         .collect();
     if !failures.is_empty() {
         record_plan(

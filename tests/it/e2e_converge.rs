@@ -246,6 +246,20 @@ fn a_misspelt_vlans_key_is_named_and_purges_no_vlan_a_port_uses() {
     );
     assert!(human.contains("WARNING: attribute netdev.vlan"), "{human}");
 
+    // A port the device does not have: the error says where it was declared.
+    write(
+        lab.dir.path(),
+        "repo/nodes/eos1.json",
+        &node("vlans", r#"{"Ethernet99":{"description":"x"}}"#),
+    );
+    let (code, _, text) = netgw(&lab, &["converge", "eos1"]);
+    assert_ne!(code, 0, "{text}");
+    assert!(
+        text.contains("interface Ethernet99 does not exist on the device (set in ")
+            && text.contains("nodes/eos1.json at normal.netdev.links.Ethernet99)"),
+        "{text}"
+    );
+
     // fake-switches takes no `switchport access vlan`: the port is left out of the converge that applies.
     write(lab.dir.path(), "repo/nodes/eos1.json", &node("vlans", "{}"));
     let (code, report, text) = netgw(&lab, &["converge", "eos1"]);
