@@ -12,7 +12,7 @@ pub(super) fn load_view(
     name: &NodeName,
 ) -> Result<resolve::NodeView, Failure> {
     let Some(server) = chef_store(cli)? else {
-        return Ok(resolve::resolve(repo, name)?);
+        return resolve::resolve(repo, name).map_err(|e| with_node_hint(repo, name, e.into()));
     };
     let sync = cookbook_sync(cli, Some(&server))?;
     let rt = runtime()?;
@@ -195,7 +195,9 @@ pub(super) fn expand_cmd(
     out: &mut dyn Write,
 ) -> Result<Status, Failure> {
     let name = node_name(name)?;
-    let desired = repo.load_desired(&name)?;
+    let desired = repo
+        .load_desired(&name)
+        .map_err(|e| with_node_hint(repo, &name, e.into()))?;
     let (_env, expansion) = resolve::expand_node(repo, &desired)?;
     let status = if expansion.missing_roles.is_empty() {
         Status::Ok
@@ -274,4 +276,16 @@ pub(super) fn expand_cmd(
         });
     }
     Ok(status)
+}
+
+/// A node the repo has no file for: the error names the nearest node it has.
+fn with_node_hint(repo: &LocalRepo, name: &NodeName, mut f: Failure) -> Failure {
+    if !repo.desired_path(name).exists() {
+        let existing = repo.node_names().unwrap_or_default();
+        let names: Vec<&str> = existing.iter().map(NodeName::as_str).collect();
+        if let Some(n) = crate::inventory::nearest(name.as_str(), &names) {
+            f.message.push_str(&format!("; did you mean node {n}?"));
+        }
+    }
+    f
 }

@@ -157,7 +157,14 @@ fn catalogue() -> Vec<Case> {
             2,
             &["invalid node name \"\"", "empty"],
         ),
-        // --- repo JSON (10)
+        // --- repo JSON (11)
+        case(
+            "a node the repo has no file for",
+            &[],
+            &["expand", "web2"],
+            2,
+            &["node \"web2\" not found", "did you mean node web1?"],
+        ),
         case(
             "node file named for another node",
             &[("nodes/j0.json", "{\"name\": \"other\"}")],
