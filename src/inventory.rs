@@ -397,7 +397,26 @@ impl Inventory {
                 f.defaults.unwrap_or_default(),
             ))))
         } else {
-            Ok(FileSections::Hosts(hosts_from_doc(path, doc)?))
+            let sections = ["hosts", "groups", "defaults"];
+            // `host:` for `hosts:` makes the file a hosts file with a host named `host`: say so.
+            let misspelt = doc.as_object().and_then(|m| {
+                m.keys()
+                    .filter(|k| !sections.contains(&k.as_str()))
+                    .find_map(|k| nearest(k, &sections).map(|s| (k.clone(), s)))
+            });
+            match (hosts_from_doc(path, doc), misspelt) {
+                (Ok(hosts), _) => Ok(FileSections::Hosts(hosts)),
+                (Err(InventoryError::File { path, message }), Some((key, section))) => {
+                    Err(InventoryError::File {
+                        path,
+                        message: format!(
+                            "{message} (a file without `hosts:` is read as a hosts file, each \
+                             top-level key a host; is `{key}:` meant to be `{section}:`?)"
+                        ),
+                    })
+                }
+                (Err(e), _) => Err(e),
+            }
         }
     }
 

@@ -679,7 +679,17 @@ fn catalogue() -> Vec<Case> {
             1,
             &["link[Et1]", "mtu", "out of range"],
         ),
-        // --- inventories (6)
+        // --- inventories (7)
+        case(
+            "inventory with host: for hosts:",
+            &[(
+                "inv.yml",
+                "host:\n  n1: {hostname: x, platform: eos}\ndefaults: {username: u}\n",
+            )],
+            &["converge", "--inventory", "{repo}/inv.yml"],
+            2,
+            &["inv.yml", "is `host:` meant to be `hosts:`?"],
+        ),
         case(
             "inventory YAML syntax",
             &[("inv.yml", "hosts: [unclosed\n")],
