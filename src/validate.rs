@@ -61,13 +61,23 @@ impl Validation {
         file: Option<PathBuf>,
         message: String,
     ) {
-        let line = file.as_deref().and_then(|f| line_in_message(&message, f));
+        // A store error about one key says `field `KEY``: its line is where the key is written.
+        let field = message
+            .split_once("field `")
+            .and_then(|(_, rest)| rest.split_once('`'))
+            .map(|(f, _)| f.to_owned());
+        let line = file.as_deref().and_then(|f| {
+            line_in_message(&message, f).or_else(|| {
+                let keys: Vec<String> = field.as_deref()?.split('.').map(str::to_owned).collect();
+                line_of(f, &keys)
+            })
+        });
         self.problems.push(Problem {
             severity,
             node: node.map(str::to_owned),
             file,
             line,
-            path: None,
+            path: field,
             message,
         });
     }

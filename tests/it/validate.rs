@@ -91,9 +91,10 @@ fn a_broken_repo_is_reported_by_file_line_and_path_without_touching_a_device() {
     let expect = [
         // The role that set the out-of-range VLAN, its line, and the path inside it.
         "roles/base.json:6 (default_attributes.netdev.vlans.5000): error: node sw1: netdev::vlans vlan[5000]",
-        "roles/core.json: error:",
+        // An unknown key: the line and the key, where it is written.
+        "roles/core.json:1 (defaults_attributes): error:",
         "did you mean",
-        "nodes/sw2.json: error: node sw2",
+        "nodes/sw2.json:1 (runlist): error: node sw2",
         "missing role(s) in the run-list: bse",
         "did you mean role base?",
         "nodes/sw5.json:1 (normal.netdev.links.Et1): error: node sw5: netdev::links link[Et1]: the same interface is also declared as Ethernet1",
