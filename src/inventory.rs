@@ -406,7 +406,9 @@ impl Inventory {
             });
             match (hosts_from_doc(path, doc), misspelt) {
                 (Ok(hosts), _) => Ok(FileSections::Hosts(hosts)),
-                (Err(InventoryError::File { path, message }), Some((key, section))) => {
+                (Err(InventoryError::File { path, message }), Some((key, section)))
+                    if message.contains(&format!("`{key}.")) =>
+                {
                     Err(InventoryError::File {
                         path,
                         message: format!(

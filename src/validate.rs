@@ -61,11 +61,13 @@ impl Validation {
         file: Option<PathBuf>,
         message: String,
     ) {
-        // A store error about one key says `field `KEY``: its line is where the key is written.
-        let field = message
-            .split_once("field `")
-            .and_then(|(_, rest)| rest.split_once('`'))
-            .map(|(f, _)| f.to_owned());
+        // A store error about one key of a file says `FILE: field `KEY``: its line is where the key
+        // is written.
+        let field = file.as_deref().and_then(|f| {
+            let prefix = format!("{}: field `", f.display());
+            let (_, rest) = message.split_once(prefix.as_str())?;
+            rest.split_once('`').map(|(key, _)| key.to_owned())
+        });
         let line = file.as_deref().and_then(|f| {
             line_in_message(&message, f).or_else(|| {
                 let keys: Vec<String> = field.as_deref()?.split('.').map(str::to_owned).collect();
@@ -163,29 +165,11 @@ fn repo_files(repo: &LocalRepo, v: &mut Validation) {
         }
         Err(e) => v.push(Severity::Error, None, store_file(&e), e.to_string()),
     }
-    for env in environment_names(repo) {
+    for env in repo.environment_names().unwrap_or_default() {
         if let Err(e) = resolve::repo_environment(repo, &env) {
             v.push(Severity::Error, None, resolve_file(&e), e.to_string());
         }
     }
-}
-
-/// The environments the repo has (`environments/NAME.json`), sorted.
-fn environment_names(repo: &LocalRepo) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(repo.root().join("environments")) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = entries
-        .flatten()
-        .filter_map(|e| {
-            e.file_name()
-                .to_str()?
-                .strip_suffix(".json")
-                .map(str::to_owned)
-        })
-        .collect();
-    names.sort();
-    names
 }
 
 fn node(repo: &LocalRepo, name: &str, v: &mut Validation) {
@@ -197,9 +181,8 @@ fn node(repo: &LocalRepo, name: &str, v: &mut Validation) {
         Ok(view) => view,
         Err(e) if e.is_missing_node(&node_name) => {
             let file = repo.desired_path(&node_name);
-            let existing = repo.node_names().unwrap_or_default();
-            let names: Vec<&str> = existing.iter().map(NodeName::as_str).collect();
-            let hint = crate::inventory::nearest(name, &names)
+            let hint = repo
+                .nearest_node(name)
                 .map(|n| format!("; did you mean node {n}?"))
                 .unwrap_or_default();
             let msg = format!(
@@ -237,7 +220,7 @@ fn node(repo: &LocalRepo, name: &str, v: &mut Validation) {
 /// A node naming an environment the repo lacks: the error is the node file's `chef_environment`
 /// (where a pull request's diff shows it), with the nearest environment the repo has.
 fn missing_environment(repo: &LocalRepo, node: &NodeName, env: &str, v: &mut Validation) {
-    let names = environment_names(repo);
+    let names = repo.environment_names().unwrap_or_default();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let hint = crate::inventory::nearest(env, &names)
         .map(|n| format!("; did you mean {n}?"))
@@ -245,15 +228,13 @@ fn missing_environment(repo: &LocalRepo, node: &NodeName, env: &str, v: &mut Val
     let file = repo.desired_path(node);
     let path = vec!["chef_environment".to_owned()];
     let missing = repo.root().join("environments").join(format!("{env}.json"));
+    let missing = format!("{} nor .rb", missing.display());
     v.problems.push(Problem {
         severity: Severity::Error,
         node: Some(node.to_string()),
         line: line_of(&file, &path),
         path: Some(path.join(".")),
-        message: format!(
-            "environment {env:?} not found (no {}){hint}",
-            missing.display()
-        ),
+        message: format!("environment {env:?} not found (no {missing}){hint}"),
         file: Some(file),
     });
 }

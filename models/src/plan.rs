@@ -286,23 +286,25 @@ pub fn plan(
     let mut p = Plan::default();
     plan_vlans(&mut p, desired_vlans, observed_vlans, vlan_policy, rules);
     plan_links(&mut p, desired_links, observed_links, link_policy, rules);
-    let users = desired_links
-        .iter()
-        .flat_map(|l| vlan_users("link", &l.name, l.access_vlan, l.native_vlan));
+    let users = desired_links.iter().flat_map(|l| {
+        let uses = [
+            ("access_vlan", l.access_vlan),
+            ("native_vlan", l.native_vlan),
+        ];
+        vlan_users("link", &l.name, uses)
+    });
     refuse_used_deletes(&mut p, users);
     p
 }
 
-/// What a declared port uses a VLAN as: `(resource, property, VLAN)` for its access and native VLAN.
-pub(crate) fn vlan_users(
+/// What a declared resource uses a VLAN as: `(resource, property, VLAN)` for each of `uses` set.
+pub(crate) fn vlan_users<const N: usize>(
     kind: &'static str,
     name: &str,
-    access: Option<VlanId>,
-    native: Option<VlanId>,
+    uses: [(&'static str, Option<VlanId>); N],
 ) -> impl Iterator<Item = (String, &'static str, VlanId)> {
     let resource = format!("{kind}[{name}]");
-    [("access_vlan", access), ("native_vlan", native)]
-        .into_iter()
+    uses.into_iter()
         .filter_map(move |(property, id)| Some((resource.clone(), property, id?)))
 }
 

@@ -88,13 +88,26 @@ pub fn plan_compiled(compiled: &Compiled, observed: &Snapshot, rules: &PlanRules
         compiled.lag_policy,
         rules,
     );
-    let users = compiled
+    let lags = compiled
         .lags
         .iter()
         .map(|d| &d.resource)
         .filter(|l| l.state == Presence::Present)
-        .flat_map(|l| vlan_users("lag", &l.name, l.access_vlan, l.native_vlan));
-    refuse_used_deletes(&mut the_plan, users);
+        .flat_map(|l| {
+            let uses = [
+                ("access_vlan", l.access_vlan),
+                ("native_vlan", l.native_vlan),
+            ];
+            vlan_users("lag", &l.name, uses)
+        });
+    // A routed VLAN interface is its VLAN's user too: it would route a VLAN that no longer exists.
+    let svis = compiled
+        .l3
+        .iter()
+        .map(|d| &d.resource)
+        .filter(|l| l.state == Presence::Present)
+        .flat_map(|l| vlan_users("l3_interface", &l.name, [("the VLAN it routes", l.vlan())]));
+    refuse_used_deletes(&mut the_plan, lags.chain(svis));
     let cx = L3Context {
         desired_vlans: &vlans,
         observed_vlans: &observed.vlans,
@@ -398,6 +411,50 @@ mod tests {
         assert_eq!(
             m.iter().map(ToString::to_string).collect::<Vec<_>>(),
             [r#"vlan[10] name: planned from "old", now "changed""#]
+        );
+    }
+
+    #[test]
+    fn purge_keeps_the_vlans_a_declared_lag_or_routed_vlan_interface_uses() {
+        let mut c = compiled(&[vlan(10, "web")], Policy::Purge);
+        c.lags.push(Declared {
+            recipe: "netdev::lags".into(),
+            resource: serde_json::from_value(
+                serde_json::json!({"name": "Port-Channel1", "mode": "access", "access_vlan": 20}),
+            )
+            .unwrap(),
+        });
+        c.l3.push(Declared {
+            recipe: "netdev::l3_interfaces".into(),
+            resource: serde_json::from_value(
+                serde_json::json!({"name": "Vlan30", "ipv4": ["10.0.30.1/24"]}),
+            )
+            .unwrap(),
+        });
+        let observed = Snapshot {
+            vlans: vec![
+                vlan(10, "web"),
+                vlan(20, "users"),
+                vlan(30, "mgmt"),
+                vlan(40, "old"),
+            ],
+            ..Snapshot::default()
+        };
+        let p = plan_compiled(&c, &observed, &PlanRules::default());
+        let deleted: Vec<u16> = p.vlan_deletes().map(|v| v.id.get()).collect();
+        assert_eq!(deleted, [40]);
+        let errors: Vec<String> = p.failures().filter_map(|r| r.error.clone()).collect();
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.contains("lag[Port-Channel1] uses it as access_vlan")),
+            "{errors:?}"
+        );
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.contains("l3_interface[Vlan30] uses it as the VLAN it routes")),
+            "{errors:?}"
         );
     }
 

@@ -209,12 +209,13 @@ pub(super) fn converge_cmd(
             None
         },
     };
+    // Recorded before the report is written: a reader that went away changes nothing on the server.
+    if let Some(to) = results_to {
+        record_results(&to, &report, compare_only);
+    }
     write_report(&report, format, shown, out)?;
     if let (Some(note), Format::Human) = (plan_note, format) {
         write!(out, "{note}")?;
-    }
-    if let Some(to) = results_to {
-        record_results(&to, &report, compare_only);
     }
     let drifted = compare_only && report.summary.updated > 0;
     if compare_only && matches!(format, Format::Human) {

@@ -450,6 +450,9 @@ pub enum Status {
     NodeFailed = 1,
     Usage = 2,
     GatewayFailed = 3,
+    /// The output's reader went away (`netgw ... | head`): 128 + SIGPIPE, what a shell reports for a
+    /// command a closed pipe ended, so `set -o pipefail` still sees the output was not all read.
+    ReaderGone = 141,
 }
 
 impl From<Status> for ExitCode {
@@ -540,7 +543,7 @@ impl From<std::io::Error> for Failure {
         // `cat` and `grep` end on SIGPIPE without a word.
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             return Failure {
-                status: Status::Ok,
+                status: Status::ReaderGone,
                 message: String::new(),
             };
         }

@@ -280,12 +280,10 @@ pub(super) fn expand_cmd(
 
 /// A node the repo has no file for: the error names the nearest node it has.
 fn with_node_hint(repo: &LocalRepo, name: &NodeName, mut f: Failure) -> Failure {
-    if !repo.desired_path(name).exists() {
-        let existing = repo.node_names().unwrap_or_default();
-        let names: Vec<&str> = existing.iter().map(NodeName::as_str).collect();
-        if let Some(n) = crate::inventory::nearest(name.as_str(), &names) {
-            f.message.push_str(&format!("; did you mean node {n}?"));
-        }
+    if !repo.desired_path(name).exists()
+        && let Some(n) = repo.nearest_node(name.as_str())
+    {
+        f.message.push_str(&format!("; did you mean node {n}?"));
     }
     f
 }

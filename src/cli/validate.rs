@@ -62,14 +62,13 @@ fn repo_selection(repo: &LocalRepo, selection: &[String]) -> Result<Vec<String>,
     use crate::inventory::select::SelectError;
     crate::inventory::select::select(&inv, selection).map_err(|e| match e {
         SelectError::NoMatch {
-            selection,
-            term,
-            hint,
-            ..
+            selection, term, ..
         } => Failure::usage(format!(
             "selection {selection:?}: term {term:?} matches no node file of {}{}",
             nodes.display(),
-            hint.replace("did you mean host ", "did you mean node ")
+            repo.nearest_node(&term)
+                .map(|n| format!("; did you mean node {n}?"))
+                .unwrap_or_default()
         )),
         other => Failure::usage(other.to_string()),
     })

@@ -143,14 +143,13 @@ async fn missing_node_warning(store: &dyn NodeStore, name: &NodeName) -> String 
         store.describe(name)
     );
     if let Some(repo) = store.as_local().cloned() {
-        let existing = tokio::task::spawn_blocking(move || repo.node_names())
+        let n = name.clone();
+        let near = tokio::task::spawn_blocking(move || repo.nearest_node(n.as_str()))
             .await
             .ok()
-            .and_then(Result::ok)
-            .unwrap_or_default();
-        let names: Vec<&str> = existing.iter().map(|n| n.as_str()).collect();
-        if let Some(n) = crate::inventory::nearest(name.as_str(), &names) {
-            w.push_str(&format!("; did you mean node {n}?"));
+            .flatten();
+        if let Some(near) = near {
+            w.push_str(&format!("; did you mean node {near}?"));
         }
     }
     w

@@ -274,19 +274,28 @@ impl LocalRepo {
         }
     }
 
-    /// The roles the repo has (`roles/NAME.json`), sorted; none when it has no `roles/`.
+    /// The roles the repo has (`roles/NAME.json`, or `.rb` in Chef's Ruby DSL, which
+    /// `crate::resolve::repo_role` reads), sorted; none when it has no `roles/`.
     pub fn role_names(&self) -> Result<Vec<String>, StoreError> {
+        self.document_names("roles")
+    }
+
+    /// The environments the repo has (`environments/NAME.json` or `.rb`), sorted.
+    pub fn environment_names(&self) -> Result<Vec<String>, StoreError> {
+        self.document_names("environments")
+    }
+
+    fn document_names(&self, dir: &str) -> Result<Vec<String>, StoreError> {
         let mut names = Vec::new();
-        let Ok(entries) = self.dir.handle().read_dir("roles") else {
+        let Ok(entries) = self.dir.handle().read_dir(dir) else {
             return Ok(names);
         };
         for entry in entries {
             let entry = entry.map_err(|source| StoreError::Io {
-                path: self.root.join("roles"),
+                path: self.root.join(dir),
                 source,
             })?;
             let file_name = entry.file_name();
-            // `.rb`: a role in Chef's Ruby DSL (`crate::resolve::repo_role` reads it).
             let stem = file_name
                 .to_str()
                 .and_then(|f| f.strip_suffix(".json").or_else(|| f.strip_suffix(".rb")));
@@ -297,6 +306,14 @@ impl LocalRepo {
         names.sort();
         names.dedup();
         Ok(names)
+    }
+
+    /// The node of the repo whose name is nearest `name`, for "did you mean" (none when none is near).
+    pub fn nearest_node(&self, name: &str) -> Option<NodeName> {
+        let existing = self.node_names().ok()?;
+        let names: Vec<&str> = existing.iter().map(NodeName::as_str).collect();
+        let near = netgw_models::name::nearest(name, &names)?;
+        NodeName::new(near).ok()
     }
 
     /// Names of all nodes with a desired-state file, sorted.

@@ -162,7 +162,10 @@ fn inventory_settings_a_run_would_refuse_fail_validate() {
             "scheme",
             "platform: eos, username: u, password: p, connection_options: {eapi: {extras: {transport: htps}}}",
         ),
-        ("nouser", "platform: eos, password: p"),
+        (
+            "nouser",
+            "platform: eos, password: p, connection_options: {eapi: {hostname: 192.0.2.7}}",
+        ),
         ("nopass", "platform: ios, username: u"),
         (
             "batch",

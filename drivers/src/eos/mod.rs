@@ -76,7 +76,7 @@ impl EapiSettings {
             .to_ascii_lowercase();
         let (base_url, ep) = t.http_base("eapi", &scheme, "eAPI transport")?;
         // Checked even where the connection's own `transport` wins: a bad value is never passed over.
-        if let Some(v) = t.options.get("eapi_transport")
+        if let Some(v) = t.options.get("eapi_transport").filter(|v| !v.is_null())
             && !v
                 .as_str()
                 .is_some_and(|s| matches!(s.to_ascii_lowercase().as_str(), "http" | "https"))
@@ -86,7 +86,9 @@ impl EapiSettings {
                 message: format!("option eapi_transport must be http or https, not {v}"),
             });
         }
-        if ep.username.is_empty() {
+        // Off the box eAPI answers nothing without credentials; on it (or through a tunnel to it),
+        // `protocol http localhost` may take requests without.
+        if ep.username.is_empty() && !is_loopback(&ep.host) {
             return Err(DriverError::Config {
                 device: t.name.clone(),
                 message: "eAPI needs a username: set the host's username or \
@@ -96,10 +98,12 @@ impl EapiSettings {
         }
         let mut http = HttpConfig::new(t.name.clone(), base_url.clone());
         http.tls = t.tls_mode();
-        http.auth = HttpAuth::Basic {
-            username: ep.username.clone(),
-            password: ep.password.clone().unwrap_or_default(),
-        };
+        if !ep.username.is_empty() {
+            http.auth = HttpAuth::Basic {
+                username: ep.username.clone(),
+                password: ep.password.clone().unwrap_or_default(),
+            };
+        }
         http.connect_timeout = t.timeouts.connect;
         http.request_timeout = t.timeouts.operation;
         Ok(EapiSettings {
@@ -112,6 +116,15 @@ impl EapiSettings {
             },
         })
     }
+}
+
+/// `localhost`, or an address of 127.0.0.0/8 or `::1` (brackets allowed).
+fn is_loopback(host: &str) -> bool {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    bare.eq_ignore_ascii_case("localhost")
+        || bare
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// What a release can do. Sessions exist on every EOS 4.x; the commit timer (confirmed commit) is

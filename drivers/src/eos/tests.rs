@@ -715,13 +715,24 @@ fn settings_from_target() {
         }),
     );
     t.tls.ca_file = Some("/etc/ca.pem".into());
-    // eAPI answers no request without credentials: no username is an error before any connection.
-    let e = EapiSettings::from_target(&t).unwrap_err().to_string();
-    assert!(e.contains("eAPI needs a username"), "{e}");
-    t.username = "admin".into();
+    // On the box (or a tunnel to it) eAPI may take requests without credentials; off it, no
+    // username is an error before any connection.
     let s = EapiSettings::from_target(&t).unwrap();
     assert_eq!(s.base_url, "http://[::1]:80");
+    assert_eq!(s.http.auth, HttpAuth::None);
+    let mut off_box = t.clone();
+    off_box.host = "192.0.2.7".into();
+    let e = EapiSettings::from_target(&off_box).unwrap_err().to_string();
+    assert!(e.contains("eAPI needs a username"), "{e}");
+    off_box.username = "admin".into();
+    let s = EapiSettings::from_target(&off_box).unwrap();
     assert!(matches!(&s.http.auth, HttpAuth::Basic { username, .. } if username == "admin"));
+    t.options
+        .insert("eapi_transport".into(), serde_json::Value::Null);
+    assert!(
+        EapiSettings::from_target(&t).is_ok(),
+        "an empty value is unset"
+    );
 
     let mut t = DeviceTarget::new("sw3", Platform::Eos, "h");
     t.username = "admin".into();
