@@ -741,7 +741,7 @@ impl Inventory {
                             tr.tls_ca.is_some() || tr.no_tls_verify),
                     },
                 }),
-                None,
+                driver_check(&t).err(),
             ),
             Err(InventoryError::NotDriven { .. }) => (Value::Null, None),
             // Why a converge of this host would fail (an unset password variable, ...).
@@ -882,6 +882,18 @@ impl Inventory {
         self.trust.apply(&mut t, &netgw);
         Ok(t)
     }
+}
+
+/// What the host's driver would refuse before dialling (`netgw_drivers::registry::check`), in the
+/// inventory's words: `inventory host sw1: option save_config must be true or false, not "no"`.
+pub fn driver_check(t: &DeviceTarget) -> Result<(), String> {
+    netgw_drivers::registry::check(t).map_err(|e| {
+        let why = match e {
+            netgw_drivers::driver::DriverError::Config { message, .. } => message,
+            other => other.to_string(),
+        };
+        format!("inventory host {}: {why}", t.name)
+    })
 }
 
 /// Every `data.netgw` key netgw reads (the general ones, then the drivers' options).

@@ -106,17 +106,8 @@ pub fn validate(repo: &LocalRepo, inv: Option<&Inventory>, names: &[String]) -> 
         if let Some(inv) = inv {
             match inv.target(name) {
                 Ok(t) => {
-                    if let Err(e) = netgw_drivers::registry::check(&t) {
-                        let why = match e {
-                            netgw_drivers::driver::DriverError::Config { message, .. } => message,
-                            other => other.to_string(),
-                        };
-                        v.push(
-                            Severity::Error,
-                            Some(name),
-                            Some(inv.source.clone()),
-                            format!("inventory host {name}: {why}"),
-                        );
+                    if let Err(why) = crate::inventory::driver_check(&t) {
+                        v.push(Severity::Error, Some(name), Some(inv.source.clone()), why);
                     }
                 }
                 Err(InventoryError::NotDriven { .. }) => {}

@@ -9,8 +9,8 @@ pub fn has_driver(platform: Platform) -> bool {
 }
 
 /// What [`connect`] would refuse in a target's settings, found without dialling: the transport, the
-/// credentials the transport needs and the driver's options. `netgw validate` and every run refuse
-/// the same settings with the same words.
+/// credentials the transport needs and the driver's options. `netgw validate`, `netgw inventory`
+/// and every run refuse the same settings with the same words.
 pub fn check(target: &DeviceTarget) -> Result<(), DriverError> {
     let transport = target.platform.transport();
     if let Some(t) = &target.transport

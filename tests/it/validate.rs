@@ -215,6 +215,28 @@ fn inventory_settings_a_run_would_refuse_fail_validate() {
         "{text}"
     );
     assert!(!text.contains("host good"), "{text}");
+    // `netgw inventory` says the same of each host, and fails as a CI check of the inventory.
+    let o = Command::new(env!("CARGO_BIN_EXE_netgw"))
+        .args(["inventory", "--format", "json", "--inventory"])
+        .arg(&inv)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let hosts: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let error = |n: &str| {
+        hosts
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["name"] == n)
+            .unwrap()["error"]
+            .clone()
+    };
+    assert_eq!(
+        error("save"),
+        "inventory host save: option save_config must be true or false, not \"no\""
+    );
+    assert!(error("good").is_null());
 }
 
 /// A misspelt environment is the node file's error, at its `chef_environment` line, with the
