@@ -251,14 +251,9 @@ fn compile_problem(repo: &LocalRepo, view: &resolve::NodeView, e: &CompileError)
     p
 }
 
-/// Where a compile error's value was set, for a run's report: ` (set in FILE at PATH)`, or nothing
-/// when no repo file set it. Reads no file (a run calls it on its async threads).
-pub fn origin_note(repo: &LocalRepo, view: &resolve::NodeView, e: &CompileError) -> String {
-    resource_note(repo, view, &e.resource)
-}
-
-/// Where a built-in recipe's resource (`vlan[10]`, `link[Et1]`) was declared: ` (set in FILE at
-/// PATH)`, or nothing. Reads no file.
+/// Where a built-in recipe's resource (`vlan[10]`, `link[Et1]`) was declared, for a run's report:
+/// ` (set in FILE at PATH)`, or nothing when no repo file set it. Reads no file (a run calls it on
+/// its async threads).
 pub fn resource_note(repo: &LocalRepo, view: &resolve::NodeView, resource: &str) -> String {
     resource_attribute(resource)
         .map(|attr| attribute_note(repo, view, &attr))

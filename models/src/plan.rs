@@ -773,16 +773,11 @@ mod tests {
             {"name": "Gi0/1", "mode": "access", "access_vlan": 100, "enabled": true},
             {"name": "Gi0/2", "mode": "trunk", "trunk_vlans": "1-4094", "native_vlan": 99, "enabled": true}
         ]));
+        let with_ports = |d: &[Vlan], o: &[Vlan], policy, ports: &[Link]| {
+            plan(d, o, policy, ports, &port_o, Policy::Merge, &cisco())
+        };
         // A misspelt `vlans` key declares nothing: purge would remove both VLANs the ports use.
-        let p = plan(
-            &[],
-            &o,
-            Policy::Purge,
-            &ports,
-            &port_o,
-            Policy::Merge,
-            &cisco(),
-        );
+        let p = with_ports(&[], &o, Policy::Purge, &ports);
         assert_eq!(p.vlan_deletes().count(), 0, "{:?}", p.vlans);
         let errors: Vec<&str> = p.failures().filter_map(|r| r.error.as_deref()).collect();
         assert_eq!(errors.len(), 2, "{errors:?}");
@@ -801,15 +796,7 @@ mod tests {
         );
         // Declared absent while a port uses it: the same refusal.
         let d = vlans(json!([{"id": 100, "state": "absent"}]));
-        let p = plan(
-            &d,
-            &o,
-            Policy::Merge,
-            &ports[..1],
-            &port_o,
-            Policy::Merge,
-            &cisco(),
-        );
+        let p = with_ports(&d, &o, Policy::Merge, &ports[..1]);
         assert!(p.is_empty(), "{:?}", p.vlans);
         assert!(p.failures().any(|r| r.resource
             == ResourceRef::Vlan {
@@ -817,26 +804,10 @@ mod tests {
             }));
         // A VLAN no declared port uses is still purged; the declared ones stay.
         let d = vlans(json!([{"id": 100, "name": "servers"}, {"id": 99}]));
-        let p = plan(
-            &d,
-            &o,
-            Policy::Purge,
-            &ports,
-            &port_o,
-            Policy::Merge,
-            &cisco(),
-        );
+        let p = with_ports(&d, &o, Policy::Purge, &ports);
         assert_eq!(p.failures().count(), 0);
         let o = vlans(json!([{"id": 1}, {"id": 99}, {"id": 100, "name": "servers"}, {"id": 300}]));
-        let p = plan(
-            &d,
-            &o,
-            Policy::Purge,
-            &ports,
-            &port_o,
-            Policy::Merge,
-            &cisco(),
-        );
+        let p = with_ports(&d, &o, Policy::Purge, &ports);
         let deleted: Vec<u16> = p.vlan_deletes().map(|v| v.id.get()).collect();
         assert_eq!(deleted, [300]);
     }

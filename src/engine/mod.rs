@@ -660,7 +660,7 @@ async fn converge_node(
 pub(crate) type StepResult<T> = Result<T, EngineError>;
 
 /// A compile's errors as failed resources, each naming the repo file that set its value when the
-/// desired state comes from the local repo (`crate::validate::origin_note`).
+/// desired state comes from the local repo (`crate::validate::resource_note`).
 fn compile_errors(
     ctx: &Ctx,
     view: &resolve::NodeView,
@@ -672,7 +672,7 @@ fn compile_errors(
     }
     for e in &compiled.errors {
         let origin = match ctx.store.as_local() {
-            Some(repo) => crate::validate::origin_note(repo, view, e),
+            Some(repo) => crate::validate::resource_note(repo, view, &e.resource),
             None => String::new(),
         };
         let message = format!("{}{origin}", e.message);

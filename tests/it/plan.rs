@@ -55,18 +55,25 @@ impl Site {
         self.dir.path().join(f)
     }
 
+    /// `program` in the site's environment: its state directory, no lock or current-state override.
+    fn command(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.env("NETGW_STATE_DIR", self.path("state"))
+            .env_remove("NETGW_LOCK_DIR")
+            .env_remove("NETGW_CURRENT_STATE")
+            .stdin(Stdio::null());
+        c
+    }
+
     /// `netgw ARGS`: exit code, stdout, and both streams for messages.
     fn netgw(&self, args: &[&str]) -> (Option<i32>, String, String) {
-        let out = Command::new(env!("CARGO_BIN_EXE_netgw"))
+        let out = self
+            .command(env!("CARGO_BIN_EXE_netgw"))
             .arg("--repo")
             .arg(self.path("repo"))
             .args(args)
             .arg("--inventory")
             .arg(self.path("inventory.yml"))
-            .env("NETGW_STATE_DIR", self.path("state"))
-            .env_remove("NETGW_LOCK_DIR")
-            .env_remove("NETGW_CURRENT_STATE")
-            .stdin(Stdio::null())
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -189,13 +196,10 @@ fn a_plan_written_by_why_run_is_applied_exactly() {
         bin_dir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let o = Command::new("sh")
+    let o = site
+        .command("sh")
         .args(["-c", &apply])
         .env("PATH", path)
-        .env("NETGW_STATE_DIR", site.path("state"))
-        .env_remove("NETGW_LOCK_DIR")
-        .env_remove("NETGW_CURRENT_STATE")
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     let text = format!(
